@@ -1,0 +1,219 @@
+//! Tool parameters are extractors, as axum's handler parameters are: each parameter's type
+//! decides, through [`FromToolCall`], whether it is a named argument (any `Deserialize +
+//! JsonSchema` type), the whole arguments ([`Args<T>`]) or a value injected from the call's
+//! context (any [`FromContext`] type, such as [`Ctx`]). The macros never look at type names.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::Deserializer;
+use serde::de::{self, DeserializeOwned, Visitor};
+use serde_json::{Map, Value};
+
+use crate::context::RequestContext;
+use crate::result::{ToolError, ToolResult};
+use crate::schema::{DefBuilder, ParamSpec};
+
+/// One tool call as generated code sees it: the validated arguments, the service instance and
+/// the request's context.
+pub struct ToolCall {
+    pub(crate) arguments: Map<String, Value>,
+    pub(crate) service: Option<Arc<dyn Any + Send + Sync>>,
+    pub(crate) request: Arc<RequestContext>,
+}
+
+impl ToolCall {
+    /// The service instance of type `T`, for a tool defined on `T`'s impl block.
+    pub fn service<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.service.clone()?.downcast::<T>().ok()
+    }
+
+    /// The request's context.
+    pub fn request(&self) -> &Arc<RequestContext> {
+        &self.request
+    }
+
+    /// The arguments not yet taken by a parameter.
+    pub fn arguments(&self) -> &Map<String, Value> {
+        &self.arguments
+    }
+}
+
+/// A type that can be a tool parameter.
+///
+/// Do not implement this trait: implement [`FromContext`] for values injected from the call's
+/// context, or derive `Deserialize` and `JsonSchema` for arguments.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a parameter of a tool",
+    label = "not an argument or a context value",
+    note = "an argument's type implements `serde::Deserialize` and `schemars::JsonSchema`",
+    note = "`Args<T>` takes all arguments as one struct; context values implement `FromContext`"
+)]
+pub trait FromToolCall<M>: Sized {
+    /// Adds what this parameter contributes to the tool's definition (its schema).
+    fn describe(def: &mut DefBuilder, spec: &ParamSpec);
+
+    /// Takes the parameter's value from the call; an `Err` is the call's result.
+    fn from_tool_call(call: &mut ToolCall, spec: &ParamSpec) -> Result<Self, ToolResult>;
+}
+
+/// A value injected into a tool from the call's context, chosen by the parameter's type.
+///
+/// ```
+/// use mcp_tool::{FromContext, ToolCall, ToolError};
+///
+/// /// The caller's tenant, read from the request's `_meta`.
+/// struct Tenant(String);
+///
+/// impl FromContext for Tenant {
+///     fn from_context(call: &ToolCall) -> Result<Self, ToolError> {
+///         let meta = call.request().meta();
+///         match meta.and_then(|m| m.get("tenant")).and_then(|t| t.as_str()) {
+///             Some(t) => Ok(Tenant(t.to_owned())),
+///             None => Err(ToolError::msg("this tool needs `_meta.tenant`")),
+///         }
+///     }
+/// }
+/// ```
+pub trait FromContext: Sized {
+    /// Builds the value from the call.
+    fn from_context(call: &ToolCall) -> Result<Self, ToolError>;
+}
+
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct ViaArgument;
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct ViaArgs;
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct ViaContext;
+
+impl<T: DeserializeOwned + JsonSchema> FromToolCall<ViaArgument> for T {
+    fn describe(def: &mut DefBuilder, spec: &ParamSpec) {
+        let schema = def.generator().subschema_for::<T>();
+        def.property(spec, schema, !accepts_missing::<T>());
+    }
+
+    fn from_tool_call(call: &mut ToolCall, spec: &ParamSpec) -> Result<Self, ToolResult> {
+        let result = match call.arguments.remove(spec.name) {
+            Some(v) => T::deserialize(v).map_err(|e| e.to_string()),
+            None => T::deserialize(Missing).map_err(|_| "required argument is missing".into()),
+        };
+        result.map_err(|e| ToolResult::error(format!("{}: {e}", spec.name)))
+    }
+}
+
+/// Takes an argument that falls back to `T::default()` when missing (`#[arg(default)]`).
+pub fn argument_or_default<T: DeserializeOwned + JsonSchema + Default>(
+    call: &mut ToolCall,
+    spec: &ParamSpec,
+) -> Result<T, ToolResult> {
+    match call.arguments.get(spec.name) {
+        None | Some(Value::Null) => Ok(T::default()),
+        Some(_) => <T as FromToolCall<ViaArgument>>::from_tool_call(call, spec),
+    }
+}
+
+/// Whether a missing argument is acceptable for `T` (it is for `Option<T>`), decided the way
+/// serde decides it for a missing struct field.
+fn accepts_missing<T: DeserializeOwned>() -> bool {
+    T::deserialize(Missing).is_ok()
+}
+
+/// A deserializer standing for an absent value: only `Option`-like types accept it.
+struct Missing;
+
+impl<'de> Deserializer<'de> for Missing {
+    type Error = de::value::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+        Err(de::Error::custom("missing"))
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        visitor.visit_none()
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf unit unit_struct newtype_struct seq tuple
+        tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+/// All of a tool's arguments as one struct: `T`'s fields are the tool's arguments.
+///
+/// ```
+/// use mcp_tool::prelude::*;
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct Search {
+///     /// What to look for
+///     query: String,
+///     /// How many results to return
+///     limit: Option<u32>,
+/// }
+///
+/// /// Search the catalogue.
+/// #[tool(read_only)]
+/// fn search(Args(s): Args<Search>) -> String {
+///     format!("{} (limit {})", s.query, s.limit.unwrap_or(10))
+/// }
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Args<T>(pub T);
+
+impl<T: DeserializeOwned + JsonSchema> FromToolCall<ViaArgs> for Args<T> {
+    fn describe(def: &mut DefBuilder, _spec: &ParamSpec) {
+        let schema = def.generator().subschema_for::<T>();
+        def.whole(schema);
+    }
+
+    fn from_tool_call(call: &mut ToolCall, _spec: &ParamSpec) -> Result<Self, ToolResult> {
+        let arguments = Value::Object(std::mem::take(&mut call.arguments));
+        T::deserialize(arguments)
+            .map(Args)
+            .map_err(|e| ToolResult::error(format!("arguments: {e}")))
+    }
+}
+
+impl<T: FromContext> FromToolCall<ViaContext> for T {
+    fn describe(_def: &mut DefBuilder, _spec: &ParamSpec) {}
+
+    fn from_tool_call(call: &mut ToolCall, _spec: &ParamSpec) -> Result<Self, ToolResult> {
+        T::from_context(call).map_err(crate::result::IntoToolResult::into_tool_result)
+    }
+}
+
+/// The context of the current call: request id, `_meta`, the client, the negotiated protocol
+/// version.
+#[derive(Clone, Debug)]
+pub struct Ctx {
+    request: Arc<RequestContext>,
+}
+
+impl Ctx {
+    /// The request's context.
+    pub fn request(&self) -> &RequestContext {
+        &self.request
+    }
+}
+
+impl std::ops::Deref for Ctx {
+    type Target = RequestContext;
+
+    fn deref(&self) -> &RequestContext {
+        &self.request
+    }
+}
+
+impl FromContext for Ctx {
+    fn from_context(call: &ToolCall) -> Result<Self, ToolError> {
+        Ok(Ctx {
+            request: call.request.clone(),
+        })
+    }
+}

@@ -1,0 +1,27 @@
+//! The runtime of mcp-tool: the registry of tools, their schemas and validators, dispatch,
+//! results, the MCP protocol and its transports, and an in-process test client.
+//!
+//! Users depend on the `mcp-tool` facade, which re-exports this crate.
+
+mod cli;
+mod context;
+mod extract;
+pub mod protocol;
+mod registry;
+mod result;
+mod schema;
+mod server;
+mod stdio;
+pub mod testing;
+
+#[doc(hidden)]
+pub mod __private;
+
+pub use cli::{Error, Result};
+pub use context::{ClientInfo, RequestContext};
+pub use extract::{Args, Ctx, FromContext, FromToolCall, ToolCall};
+pub use registry::{StartError, ToolRecord, ToolSet};
+pub use result::{Content, ERROR_META_KEY, IntoToolError, IntoToolResult, Json, ToolError, ToolResult};
+pub use schema::{Annotations, ToolDef};
+pub use server::{Server, ServerCore};
+pub use stdio::{serve_io, serve_stdio};

@@ -1,0 +1,396 @@
+//! What a tool gives back: content blocks, structured output, errors, and the one conversion
+//! trait, [`IntoToolResult`], that every return type goes through.
+//!
+//! The types here are independent of the protocol revision; `protocol` renders them for the
+//! revision a session negotiated.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+/// One block of a tool result's `content`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Content {
+    /// Plain text.
+    Text(String),
+    /// A block given as its JSON form, for block types the framework does not model.
+    Raw(Value),
+}
+
+impl Content {
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Content::Text(text.into())
+    }
+
+    /// The JSON form of this block.
+    pub fn to_json(&self) -> Value {
+        match self {
+            Content::Text(t) => {
+                let mut m = Map::with_capacity(2);
+                m.insert("type".into(), Value::String("text".into()));
+                m.insert("text".into(), Value::String(t.clone()));
+                Value::Object(m)
+            }
+            Content::Raw(v) => v.clone(),
+        }
+    }
+
+    /// The text of a text block.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            Content::Text(t) => Some(t),
+            Content::Raw(_) => None,
+        }
+    }
+}
+
+/// The full result of one tool call: MCP's `CallToolResult`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolResult {
+    /// Unstructured content blocks.
+    pub content: Vec<Content>,
+    /// Structured content, described by the tool's output schema.
+    pub structured_content: Option<Value>,
+    /// Whether the call failed in a way the model should see.
+    pub is_error: bool,
+    /// The result's `_meta`.
+    pub meta: Option<Map<String, Value>>,
+}
+
+impl ToolResult {
+    /// A successful result with one text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        ToolResult {
+            content: vec![Content::text(text)],
+            ..Self::default()
+        }
+    }
+
+    /// A failed result (`isError: true`) with one text block.
+    pub fn error(text: impl Into<String>) -> Self {
+        ToolResult {
+            content: vec![Content::text(text)],
+            is_error: true,
+            ..Self::default()
+        }
+    }
+
+    /// The concatenated text of all text blocks.
+    pub fn text_content(&self) -> String {
+        let mut out = String::new();
+        for c in &self.content {
+            if let Some(t) = c.as_text() {
+                if !out.is_empty() {
+                    out.push('\n');
+                }
+                out.push_str(t);
+            }
+        }
+        out
+    }
+
+    /// The JSON form of this result (`CallToolResult`).
+    pub fn to_json(&self) -> Value {
+        let mut m = Map::with_capacity(4);
+        m.insert(
+            "content".into(),
+            Value::Array(self.content.iter().map(Content::to_json).collect()),
+        );
+        if let Some(s) = &self.structured_content {
+            m.insert("structuredContent".into(), s.clone());
+        }
+        if self.is_error {
+            m.insert("isError".into(), Value::Bool(true));
+        }
+        if let Some(meta) = &self.meta {
+            m.insert("_meta".into(), Value::Object(meta.clone()));
+        }
+        Value::Object(m)
+    }
+}
+
+/// Converts a tool's return value into a [`ToolResult`].
+///
+/// Implemented for text (`String`, `&str`, `Cow<str>`), numbers, `bool`, `()`, [`Json<T>`],
+/// [`Content`], `Vec<Content>`, [`ToolResult`], [`ToolError`] and `Result<T, E>` of these (the
+/// error becomes `isError: true`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from a tool",
+    label = "not convertible into a tool result",
+    note = "return text (`String`), `Json<T>`, content blocks, `ToolResult`, or `Result<T, E>` of these"
+)]
+pub trait IntoToolResult {
+    /// Performs the conversion.
+    fn into_tool_result(self) -> ToolResult;
+
+    /// The output schema this type gives the tool, if any (`Json<T>` gives `T`'s).
+    fn output_schema(generator: &mut SchemaGenerator) -> Option<Schema> {
+        let _ = generator;
+        None
+    }
+}
+
+impl IntoToolResult for ToolResult {
+    fn into_tool_result(self) -> ToolResult {
+        self
+    }
+}
+
+impl IntoToolResult for () {
+    fn into_tool_result(self) -> ToolResult {
+        ToolResult::default()
+    }
+}
+
+impl IntoToolResult for String {
+    fn into_tool_result(self) -> ToolResult {
+        ToolResult::text(self)
+    }
+}
+
+impl IntoToolResult for &str {
+    fn into_tool_result(self) -> ToolResult {
+        ToolResult::text(self)
+    }
+}
+
+impl IntoToolResult for Cow<'_, str> {
+    fn into_tool_result(self) -> ToolResult {
+        ToolResult::text(self.into_owned())
+    }
+}
+
+impl IntoToolResult for Content {
+    fn into_tool_result(self) -> ToolResult {
+        ToolResult {
+            content: vec![self],
+            ..ToolResult::default()
+        }
+    }
+}
+
+impl IntoToolResult for Vec<Content> {
+    fn into_tool_result(self) -> ToolResult {
+        ToolResult {
+            content: self,
+            ..ToolResult::default()
+        }
+    }
+}
+
+macro_rules! display_results {
+    ($($t:ty),*) => {$(
+        impl IntoToolResult for $t {
+            fn into_tool_result(self) -> ToolResult {
+                ToolResult::text(self.to_string())
+            }
+        }
+    )*};
+}
+display_results!(
+    bool, char, i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, f32, f64
+);
+
+/// Structured output: `T` becomes `structuredContent` (with a JSON text copy) and `T`'s JSON
+/// Schema becomes the tool's `outputSchema`.
+///
+/// A `T` whose JSON form is not an object is wrapped as `{"result": …}`, with a matching schema,
+/// since `structuredContent` must be an object.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Json<T>(pub T);
+
+impl<T: Serialize + JsonSchema> IntoToolResult for Json<T> {
+    fn into_tool_result(self) -> ToolResult {
+        // Wrapping a non-object value as `{"result": …}` is decided once per tool from its
+        // output schema, by the dispatcher; here the value is given as it is.
+        match serde_json::to_value(&self.0) {
+            Ok(value) => ToolResult {
+                content: vec![Content::Text(value.to_string())],
+                structured_content: Some(value),
+                is_error: false,
+                meta: None,
+            },
+            Err(e) => ToolResult::error(format!("failed to serialize the result: {e}")),
+        }
+    }
+
+    fn output_schema(generator: &mut SchemaGenerator) -> Option<Schema> {
+        let schema = generator.subschema_for::<T>();
+        Some(resolve_ref(generator, &schema))
+    }
+}
+
+/// Follows a top-level `$ref` into the generator's definitions.
+fn resolve_ref(generator: &SchemaGenerator, schema: &Schema) -> Schema {
+    if let Some(Value::String(r)) = schema.get("$ref") {
+        if let Some(def) = r.rsplit('/').next().and_then(|n| generator.definitions().get(n)) {
+            if let Ok(s) = Schema::try_from(def.clone()) {
+                return s;
+            }
+        }
+    }
+    schema.clone()
+}
+
+/// A failure the model should see: `isError: true` with a message, and optionally a machine
+/// readable code, a suggestion for recovery, and whether retrying may succeed.
+///
+/// `?` converts any `std::error::Error` into a `ToolError` with the error's message.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ToolError {
+    code: Option<Cow<'static, str>>,
+    message: Cow<'static, str>,
+    suggestion: Option<Cow<'static, str>>,
+    retryable: bool,
+}
+
+impl ToolError {
+    /// An error with a machine-readable code (such as `NOT_FOUND`) and a message.
+    pub fn new(code: impl Into<Cow<'static, str>>, message: impl Into<Cow<'static, str>>) -> Self {
+        ToolError {
+            code: Some(code.into()),
+            message: message.into(),
+            suggestion: None,
+            retryable: false,
+        }
+    }
+
+    /// An error with only a message.
+    pub fn msg(message: impl Into<Cow<'static, str>>) -> Self {
+        ToolError {
+            code: None,
+            message: message.into(),
+            suggestion: None,
+            retryable: false,
+        }
+    }
+
+    /// Adds a suggestion telling the model how to recover.
+    #[must_use]
+    pub fn suggestion(mut self, suggestion: impl Into<Cow<'static, str>>) -> Self {
+        self.suggestion = Some(suggestion.into());
+        self
+    }
+
+    /// Marks the error as one where retrying may succeed.
+    #[must_use]
+    pub fn retryable(mut self, retryable: bool) -> Self {
+        self.retryable = retryable;
+        self
+    }
+
+    /// The machine-readable code.
+    pub fn code(&self) -> Option<&str> {
+        self.code.as_deref()
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The recovery suggestion.
+    pub fn suggestion_text(&self) -> Option<&str> {
+        self.suggestion.as_deref()
+    }
+
+    /// Whether retrying may succeed.
+    pub fn is_retryable(&self) -> bool {
+        self.retryable
+    }
+
+    /// The text the model sees: `[CODE] message` and the suggestion on its own line.
+    pub fn render(&self) -> String {
+        let mut text = String::new();
+        if let Some(code) = &self.code {
+            text.push('[');
+            text.push_str(code);
+            text.push_str("] ");
+        }
+        text.push_str(&self.message);
+        if let Some(s) = &self.suggestion {
+            text.push_str("\nSuggestion: ");
+            text.push_str(s);
+        }
+        if self.retryable {
+            text.push_str("\n(retryable)");
+        }
+        text
+    }
+}
+
+impl fmt::Debug for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.render())
+    }
+}
+
+impl<E: std::error::Error> From<E> for ToolError {
+    fn from(e: E) -> Self {
+        ToolError::msg(e.to_string())
+    }
+}
+
+impl IntoToolResult for ToolError {
+    fn into_tool_result(self) -> ToolResult {
+        let mut result = ToolResult::error(self.render());
+        let mut detail = Map::new();
+        if let Some(code) = &self.code {
+            detail.insert("code".into(), Value::String(code.to_string()));
+        }
+        detail.insert("message".into(), Value::String(self.message.to_string()));
+        if let Some(s) = &self.suggestion {
+            detail.insert("suggestion".into(), Value::String(s.to_string()));
+        }
+        detail.insert("retryable".into(), Value::Bool(self.retryable));
+        let mut meta = Map::with_capacity(1);
+        meta.insert(ERROR_META_KEY.into(), Value::Object(detail));
+        result.meta = Some(meta);
+        result
+    }
+}
+
+/// The `_meta` key under which a [`ToolError`]'s fields travel beside its text.
+pub const ERROR_META_KEY: &str = "dev.mcp-tool/error";
+
+/// The error half of a `Result` returned by a tool.
+///
+/// Implemented for [`ToolError`] and for every type that implements `Display` (so `String`,
+/// `&str`, `std::io::Error` and error enums all work).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the error type of a tool",
+    note = "use `ToolError`, or any type that implements `std::fmt::Display`"
+)]
+pub trait IntoToolError {
+    /// Converts the error into the `isError` result the model sees.
+    fn into_tool_error(self) -> ToolResult;
+}
+
+impl IntoToolError for ToolError {
+    fn into_tool_error(self) -> ToolResult {
+        self.into_tool_result()
+    }
+}
+
+impl<E: fmt::Display> IntoToolError for E {
+    fn into_tool_error(self) -> ToolResult {
+        ToolResult::error(self.to_string())
+    }
+}
+
+impl<T: IntoToolResult, E: IntoToolError> IntoToolResult for Result<T, E> {
+    fn into_tool_result(self) -> ToolResult {
+        match self {
+            Ok(v) => v.into_tool_result(),
+            Err(e) => e.into_tool_error(),
+        }
+    }
+
+    fn output_schema(generator: &mut SchemaGenerator) -> Option<Schema> {
+        T::output_schema(generator)
+    }
+}

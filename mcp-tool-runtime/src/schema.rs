@@ -1,0 +1,496 @@
+//! Tool definitions: the builder generated code fills in, the finished [`ToolDef`] with its
+//! input schema (JSON Schema 2020-12), its compiled validator, and the wording of validation
+//! errors.
+//!
+//! Everything here runs once per tool when a server starts, never per call.
+
+use std::fmt::Write as _;
+
+use jsonschema::error::{TypeKind, ValidationErrorKind};
+use schemars::generate::SchemaSettings;
+use schemars::{Schema, SchemaGenerator};
+use serde_json::{Map, Value};
+
+/// The schema generator settings every tool uses: JSON Schema 2020-12, definitions under
+/// `$defs`, no `$schema` keyword on subschemas.
+pub(crate) fn generator() -> SchemaGenerator {
+    SchemaSettings::draft2020_12()
+        .with(|s| s.meta_schema = None)
+        .into_generator()
+}
+
+/// The behaviour hints of a tool (`ToolAnnotations`). Unset hints are omitted so the
+/// specification's defaults apply.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Annotations {
+    /// The tool does not modify its environment.
+    pub read_only: Option<bool>,
+    /// The tool may perform destructive updates.
+    pub destructive: Option<bool>,
+    /// Repeated calls with the same arguments have no additional effect.
+    pub idempotent: Option<bool>,
+    /// The tool may interact with an open world of external entities.
+    pub open_world: Option<bool>,
+}
+
+impl Annotations {
+    fn to_json(&self, title: Option<&str>) -> Option<Value> {
+        let mut m = Map::new();
+        if let Some(t) = title {
+            m.insert("title".into(), Value::String(t.into()));
+        }
+        for (key, v) in [
+            ("readOnlyHint", self.read_only),
+            ("destructiveHint", self.destructive),
+            ("idempotentHint", self.idempotent),
+            ("openWorldHint", self.open_world),
+        ] {
+            if let Some(v) = v {
+                m.insert(key.into(), Value::Bool(v));
+            }
+        }
+        (!m.is_empty()).then_some(Value::Object(m))
+    }
+}
+
+/// What the macros say about one parameter of a tool.
+#[derive(Debug, Clone, Copy)]
+pub struct ParamSpec {
+    /// The argument's name in the input schema (the parameter's name, or its rename).
+    pub name: &'static str,
+    /// The argument's description (`#[arg(description = "…")]`).
+    pub description: Option<&'static str>,
+    /// Whether a missing argument takes the type's `Default` (`#[arg(default)]`).
+    pub default: bool,
+}
+
+/// Collects a tool's definition while a server starts. Generated code calls its methods.
+pub struct DefBuilder {
+    name: String,
+    title: Option<String>,
+    description: Option<String>,
+    annotations: Annotations,
+    properties: Map<String, Value>,
+    required: Vec<String>,
+    whole: Option<Schema>,
+    output_schema: Option<Schema>,
+    input_schema_override: Option<Value>,
+    meta: Option<Map<String, Value>>,
+    generator: SchemaGenerator,
+    problems: Vec<String>,
+}
+
+impl DefBuilder {
+    /// A builder for the tool `name`.
+    pub fn new(name: impl Into<String>) -> Self {
+        DefBuilder {
+            name: name.into(),
+            title: None,
+            description: None,
+            annotations: Annotations::default(),
+            properties: Map::new(),
+            required: Vec::new(),
+            whole: None,
+            output_schema: None,
+            input_schema_override: None,
+            meta: None,
+            generator: generator(),
+            problems: Vec::new(),
+        }
+    }
+
+    /// Sets the human-readable title.
+    pub fn title(&mut self, title: impl Into<String>) -> &mut Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets the description.
+    pub fn description(&mut self, description: impl Into<String>) -> &mut Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Sets the behaviour hints.
+    pub fn annotations(&mut self, annotations: Annotations) -> &mut Self {
+        self.annotations = annotations;
+        self
+    }
+
+    /// Merges entries into the tool's `_meta`.
+    pub fn meta(&mut self, meta: Map<String, Value>) -> &mut Self {
+        self.meta.get_or_insert_with(Map::new).extend(meta);
+        self
+    }
+
+    /// Replaces the derived input schema with a hand-written one, kept verbatim.
+    pub fn input_schema(&mut self, schema: Value) -> &mut Self {
+        self.input_schema_override = Some(schema);
+        self
+    }
+
+    /// Replaces the output schema.
+    pub fn output_schema(&mut self, schema: Schema) -> &mut Self {
+        self.output_schema = Some(schema);
+        self
+    }
+
+    /// Derives the output schema with a generator of its own, so its definitions travel in the
+    /// output schema's own `$defs`.
+    pub fn output_from(&mut self, derive: impl FnOnce(&mut SchemaGenerator) -> Option<Schema>) {
+        let mut generator = generator();
+        if let Some(mut schema) = derive(&mut generator) {
+            let mut defs = generator.take_definitions(true);
+            retain_referenced(&mut defs, &schema.clone().to_value());
+            if !defs.is_empty() {
+                schema.insert("$defs".into(), Value::Object(defs));
+            }
+            self.output_schema = Some(schema);
+        }
+    }
+
+    /// The schema generator shared by all of this tool's schemas (its definitions end up in
+    /// the input schema's `$defs`).
+    pub fn generator(&mut self) -> &mut SchemaGenerator {
+        &mut self.generator
+    }
+
+    /// Adds one named argument.
+    pub fn property(&mut self, spec: &ParamSpec, mut schema: Schema, required: bool) {
+        if let Some(d) = spec.description {
+            schema.insert("description".into(), Value::String(d.into()));
+        }
+        if self.properties.contains_key(spec.name) {
+            self.problems
+                .push(format!("argument `{}` is declared twice", spec.name));
+        }
+        self.properties.insert(spec.name.into(), schema.to_value());
+        if required && !spec.default {
+            self.required.push(spec.name.into());
+        }
+    }
+
+    /// Adds a whole-arguments type (`Args<T>`): its properties become the tool's.
+    pub fn whole(&mut self, schema: Schema) {
+        if self.whole.is_some() {
+            self.problems
+                .push("a tool takes at most one whole-arguments parameter (`Args<T>`)".into());
+        }
+        self.whole = Some(schema);
+    }
+
+    /// Records a problem found while building; the server refuses to start and names it.
+    pub fn problem(&mut self, problem: impl Into<String>) {
+        self.problems.push(problem.into());
+    }
+
+    /// Finishes the definition: builds the input schema and compiles its validator.
+    pub fn finish(mut self) -> Result<ToolDef, Vec<String>> {
+        let input_schema = match self.input_schema_override.take() {
+            Some(s) => s,
+            None => self.derived_input_schema(),
+        };
+        if input_schema.get("type").and_then(Value::as_str) != Some("object") {
+            self.problems
+                .push("the input schema's root must have `\"type\": \"object\"`".into());
+        }
+        let output_schema = self.output_schema.take().map(Schema::to_value);
+        let wrap_output = match &output_schema {
+            Some(s) => s.get("type").and_then(Value::as_str) != Some("object"),
+            None => false,
+        };
+        let output_schema = output_schema.map(|mut s| {
+            if wrap_output {
+                // `$ref`s point at the root: the definitions move up to the wrapper.
+                let defs = s.as_object_mut().and_then(|m| m.remove("$defs"));
+                let mut wrapper = serde_json::json!({
+                    "type": "object",
+                    "properties": { "result": s },
+                    "required": ["result"]
+                });
+                if let Some(defs) = defs {
+                    wrapper["$defs"] = defs;
+                }
+                wrapper
+            } else {
+                s
+            }
+        });
+        let validator = match jsonschema::options()
+            .with_draft(jsonschema::Draft::Draft202012)
+            .should_validate_formats(true)
+            .build(&input_schema)
+        {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.problems
+                    .push(format!("the input schema is not a valid JSON Schema: {e}"));
+                None
+            }
+        };
+        if !self.problems.is_empty() {
+            return Err(self.problems);
+        }
+        let mut tool = Map::new();
+        tool.insert("name".into(), Value::String(self.name.clone()));
+        if let Some(t) = &self.title {
+            tool.insert("title".into(), Value::String(t.clone()));
+        }
+        if let Some(d) = &self.description {
+            tool.insert("description".into(), Value::String(d.clone()));
+        }
+        tool.insert("inputSchema".into(), input_schema);
+        if let Some(o) = &output_schema {
+            tool.insert("outputSchema".into(), o.clone());
+        }
+        if let Some(a) = self.annotations.to_json(self.title.as_deref()) {
+            tool.insert("annotations".into(), a);
+        }
+        if let Some(m) = &self.meta {
+            tool.insert("_meta".into(), Value::Object(m.clone()));
+        }
+        Ok(ToolDef {
+            name: self.name,
+            title: self.title,
+            description: self.description,
+            annotations: self.annotations,
+            output_schema,
+            wrap_output,
+            validator: validator.expect("checked above"),
+            json: Value::Object(tool),
+        })
+    }
+
+    fn derived_input_schema(&mut self) -> Value {
+        let mut root = Map::new();
+        root.insert("type".into(), Value::String("object".into()));
+        let mut properties = std::mem::take(&mut self.properties);
+        let mut required = std::mem::take(&mut self.required);
+        let mut closed = true;
+        if let Some(whole) = self.whole.take() {
+            let resolved = self.resolve(whole);
+            if resolved.get("type").and_then(Value::as_str) != Some("object") {
+                self.problems.push(
+                    "`Args<T>` needs a `T` whose schema is an object (a struct with named fields)"
+                        .into(),
+                );
+            }
+            if let Some(Value::Object(p)) = resolved.get("properties") {
+                for (k, v) in p {
+                    if properties.insert(k.clone(), v.clone()).is_some() {
+                        self.problems.push(format!("argument `{k}` is declared twice"));
+                    }
+                }
+            }
+            if let Some(Value::Array(r)) = resolved.get("required") {
+                required.extend(r.iter().filter_map(|v| v.as_str().map(String::from)));
+            }
+            // A whole-arguments struct decides for itself whether unknown fields are refused
+            // (`#[serde(deny_unknown_fields)]` gives `additionalProperties: false`).
+            closed = resolved.get("additionalProperties") == Some(&Value::Bool(false));
+        }
+        root.insert("properties".into(), Value::Object(properties));
+        if !required.is_empty() {
+            root.insert(
+                "required".into(),
+                Value::Array(required.into_iter().map(Value::String).collect()),
+            );
+        }
+        if closed {
+            root.insert("additionalProperties".into(), Value::Bool(false));
+        }
+        let mut defs = self.generator.take_definitions(true);
+        retain_referenced(&mut defs, &Value::Object(root.clone()));
+        if !defs.is_empty() {
+            root.insert("$defs".into(), Value::Object(defs));
+        }
+        Value::Object(root)
+    }
+
+    /// Follows a top-level `$ref` into the generator's definitions.
+    fn resolve(&self, schema: Schema) -> Schema {
+        if let Some(Value::String(r)) = schema.get("$ref") {
+            if let Some(def) = r
+                .rsplit('/')
+                .next()
+                .and_then(|n| self.generator.definitions().get(n))
+            {
+                if let Ok(s) = Schema::try_from(def.clone()) {
+                    return s;
+                }
+            }
+        }
+        schema
+    }
+}
+
+/// Drops the definitions nothing refers to (a struct whose schema was inlined at the root).
+fn retain_referenced(defs: &mut Map<String, Value>, root: &Value) {
+    let text = root.to_string() + &Value::Object(defs.clone()).to_string();
+    defs.retain(|k, _| text.contains(&format!("\"#/$defs/{k}\"")));
+}
+
+/// A finished tool definition: what `tools/list` shows and what each call is validated against.
+pub struct ToolDef {
+    name: String,
+    title: Option<String>,
+    description: Option<String>,
+    annotations: Annotations,
+    output_schema: Option<Value>,
+    wrap_output: bool,
+    validator: jsonschema::Validator,
+    json: Value,
+}
+
+impl std::fmt::Debug for ToolDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolDef").field("json", &self.json).finish()
+    }
+}
+
+impl ToolDef {
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The tool's title.
+    pub fn title(&self) -> Option<&str> {
+        self.title.as_deref()
+    }
+
+    /// The tool's description.
+    pub fn description(&self) -> Option<&str> {
+        self.description.as_deref()
+    }
+
+    /// The tool's behaviour hints.
+    pub fn annotations(&self) -> &Annotations {
+        &self.annotations
+    }
+
+    /// The input schema, exactly as advertised.
+    pub fn input_schema(&self) -> &Value {
+        &self.json["inputSchema"]
+    }
+
+    /// The output schema, exactly as advertised.
+    pub fn output_schema(&self) -> Option<&Value> {
+        self.output_schema.as_ref()
+    }
+
+    /// Whether structured output is wrapped as `{"result": …}` (its schema is not an object).
+    pub fn wraps_output(&self) -> bool {
+        self.wrap_output
+    }
+
+    /// The tool's entry in `tools/list`.
+    pub fn to_json(&self) -> &Value {
+        &self.json
+    }
+
+    /// Validates arguments against the input schema. The error names every broken rule, one
+    /// per line, each with the path of the offending field.
+    pub fn validate(&self, arguments: &Value) -> Result<(), String> {
+        if self.validator.is_valid(arguments) {
+            return Ok(());
+        }
+        let mut out = String::new();
+        for error in self.validator.iter_errors(arguments) {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            describe_error(&mut out, &error);
+        }
+        Err(out)
+    }
+}
+
+/// Writes one validation error as `field.path: what is wrong`.
+fn describe_error(out: &mut String, error: &jsonschema::ValidationError<'_>) {
+    let path = pointer_to_path(error.instance_path().as_str());
+    let instance = error.instance();
+    let shown = short(instance);
+    match error.kind() {
+        ValidationErrorKind::Required { property } => {
+            let name = property.as_str().map_or_else(|| property.to_string(), String::from);
+            let full = if path.is_empty() { name } else { format!("{path}.{name}") };
+            let _ = write!(out, "{full}: required argument is missing");
+        }
+        ValidationErrorKind::AdditionalProperties { unexpected } => {
+            for (i, name) in unexpected.iter().enumerate() {
+                if i > 0 {
+                    out.push('\n');
+                }
+                let full = if path.is_empty() { name.clone() } else { format!("{path}.{name}") };
+                let _ = write!(out, "{full}: unknown argument (not in the input schema)");
+            }
+        }
+        kind => {
+            let label = if path.is_empty() { "arguments" } else { &path };
+            let _ = write!(out, "{label}: ");
+            match kind {
+                ValidationErrorKind::Format { format } => {
+                    let _ = write!(out, "{shown} is not a valid {format}");
+                }
+                ValidationErrorKind::MinLength { limit } => {
+                    let _ = write!(out, "{shown} is shorter than {limit} characters");
+                }
+                ValidationErrorKind::MaxLength { limit } => {
+                    let _ = write!(out, "{shown} is longer than {limit} characters");
+                }
+                ValidationErrorKind::Enum { options } => {
+                    let _ = write!(out, "{shown} is not one of {options}");
+                }
+                ValidationErrorKind::Type { kind } => {
+                    let expected = match kind {
+                        TypeKind::Single(t) => t.to_string(),
+                        TypeKind::Multiple(ts) => ts
+                            .iter()
+                            .map(|t| t.to_string())
+                            .collect::<Vec<_>>()
+                            .join(" or "),
+                    };
+                    let _ = write!(out, "{shown} is not of type {expected}");
+                }
+                ValidationErrorKind::Minimum { limit } => {
+                    let _ = write!(out, "{shown} is less than the minimum of {limit}");
+                }
+                ValidationErrorKind::Maximum { limit } => {
+                    let _ = write!(out, "{shown} is greater than the maximum of {limit}");
+                }
+                _ => {
+                    let _ = write!(out, "{error}");
+                }
+            }
+        }
+    }
+}
+
+/// `/items/0/name` → `items[0].name`.
+fn pointer_to_path(pointer: &str) -> String {
+    let mut out = String::new();
+    for seg in pointer.split('/').skip(1) {
+        let seg = seg.replace("~1", "/").replace("~0", "~");
+        if !seg.is_empty() && seg.bytes().all(|b| b.is_ascii_digit()) {
+            let _ = write!(out, "[{seg}]");
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(&seg);
+        }
+    }
+    out
+}
+
+/// A value as JSON, cut short when long.
+fn short(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 80 {
+        let cut: String = s.chars().take(77).collect();
+        format!("{cut}...")
+    } else {
+        s
+    }
+}

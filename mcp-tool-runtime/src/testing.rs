@@ -1,0 +1,219 @@
+//! An in-process MCP client for tests: it speaks real JSON-RPC text to a server over an
+//! in-memory pipe, through the same code path as stdio, with no subprocess.
+//!
+//! ```
+//! use mcp_tool::prelude::*;
+//! use mcp_tool::testing::Client;
+//!
+//! /// Add two numbers.
+//! #[tool]
+//! fn add(a: i64, b: i64) -> i64 {
+//!     a + b
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let client = Client::start(Server::new("test", "0.1.0")).await.unwrap();
+//! let result = client.call("add", serde_json::json!({ "a": 2, "b": 3 })).await.unwrap();
+//! assert_eq!(result.text(), "5");
+//! # }
+//! ```
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, WriteHalf};
+use tokio::sync::{Mutex as AsyncMutex, mpsc, oneshot};
+
+use crate::protocol::RpcError;
+use crate::registry::StartError;
+use crate::server::Server;
+
+type Pending = Arc<Mutex<HashMap<String, oneshot::Sender<Value>>>>;
+
+/// An in-process MCP client connected to one server session.
+pub struct Client {
+    writer: AsyncMutex<WriteHalf<DuplexStream>>,
+    pending: Pending,
+    next_id: AtomicI64,
+    other: AsyncMutex<mpsc::UnboundedReceiver<Value>>,
+    timeout: Duration,
+}
+
+/// The result of a `tools/call`, with helpers for assertions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallResult(pub Value);
+
+impl CallResult {
+    /// The text of all text blocks, joined by newlines.
+    pub fn text(&self) -> String {
+        self.0["content"]
+            .as_array()
+            .map(|blocks| {
+                blocks
+                    .iter()
+                    .filter_map(|b| b["text"].as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+            .unwrap_or_default()
+    }
+
+    /// Whether the result has `isError: true`.
+    pub fn is_error(&self) -> bool {
+        self.0["isError"] == Value::Bool(true)
+    }
+
+    /// The structured content.
+    pub fn structured(&self) -> Option<&Value> {
+        self.0.get("structuredContent")
+    }
+}
+
+impl Client {
+    /// Starts `server` in-process and initializes a session with it.
+    pub async fn start(server: Server) -> Result<Client, StartError> {
+        let client = Self::connect(server)?;
+        client
+            .initialize("2025-11-25")
+            .await
+            .expect("the server answers `initialize`");
+        Ok(client)
+    }
+
+    /// Starts `server` in-process without initializing (to test the handshake itself).
+    pub fn connect(server: Server) -> Result<Client, StartError> {
+        let core = server.build()?;
+        let (client_end, server_end) = tokio::io::duplex(1 << 20);
+        let (server_read, server_write) = tokio::io::split(server_end);
+        tokio::spawn(async move {
+            if let Err(e) = crate::stdio::serve_io(core, server_read, server_write).await {
+                tracing::error!(error = %e, "in-process server failed");
+            }
+        });
+        let (read, write) = tokio::io::split(client_end);
+        let pending: Pending = Arc::default();
+        let (other_tx, other_rx) = mpsc::unbounded_channel();
+        let routes = pending.clone();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(read).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                let Ok(message) = serde_json::from_str::<Value>(&line) else {
+                    panic!("the server wrote a line that is not JSON: {line}");
+                };
+                let is_response = message.get("method").is_none();
+                let waiter = is_response
+                    .then(|| message.get("id").map(Value::to_string))
+                    .flatten()
+                    .and_then(|id| routes.lock().expect("not poisoned").remove(&id));
+                match waiter {
+                    Some(w) => {
+                        let _ = w.send(message);
+                    }
+                    None => {
+                        let _ = other_tx.send(message);
+                    }
+                }
+            }
+        });
+        Ok(Client {
+            writer: AsyncMutex::new(write),
+            pending,
+            next_id: AtomicI64::new(1),
+            other: AsyncMutex::new(other_rx),
+            timeout: Duration::from_secs(30),
+        })
+    }
+
+    /// Sends `initialize` asking for `version`, then `notifications/initialized`; returns the
+    /// initialize result.
+    pub async fn initialize(&self, version: &str) -> Result<Value, RpcError> {
+        let result = self
+            .request(
+                "initialize",
+                json!({
+                    "protocolVersion": version,
+                    "capabilities": {},
+                    "clientInfo": { "name": "mcp-tool-testing", "version": "0" }
+                }),
+            )
+            .await?;
+        self.notify("notifications/initialized", json!({})).await;
+        Ok(result)
+    }
+
+    /// Sends a request and waits for its response.
+    pub async fn request(&self, method: &str, params: Value) -> Result<Value, RpcError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let message = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        self.request_raw(&id.to_string(), &message.to_string()).await
+    }
+
+    /// Sends a request line as given (its id written as `id`, JSON text) and waits for the
+    /// response with that id.
+    pub async fn request_raw(&self, id: &str, line: &str) -> Result<Value, RpcError> {
+        let (tx, rx) = oneshot::channel();
+        self.pending
+            .lock()
+            .expect("not poisoned")
+            .insert(id.to_owned(), tx);
+        self.send_raw(line).await;
+        let response = tokio::time::timeout(self.timeout, rx)
+            .await
+            .expect("the server answers within the timeout")
+            .expect("the server is running");
+        match response.get("error") {
+            Some(e) => Err(RpcError::from_json(e)),
+            None => Ok(response["result"].clone()),
+        }
+    }
+
+    /// Sends a notification.
+    pub async fn notify(&self, method: &str, params: Value) {
+        let message = json!({ "jsonrpc": "2.0", "method": method, "params": params });
+        self.send_raw(&message.to_string()).await;
+    }
+
+    /// Writes one line to the server as it is (it may be malformed on purpose).
+    pub async fn send_raw(&self, line: &str) {
+        let mut w = self.writer.lock().await;
+        w.write_all(line.as_bytes()).await.expect("the server is running");
+        w.write_all(b"\n").await.expect("the server is running");
+        w.flush().await.expect("the server is running");
+    }
+
+    /// The next message that answered no request of ours: a notification, a server→client
+    /// request, or a response to a raw line. `None` if nothing arrives within `wait`.
+    pub async fn next_message(&self, wait: Duration) -> Option<Value> {
+        let mut other = self.other.lock().await;
+        tokio::time::timeout(wait, other.recv()).await.ok().flatten()
+    }
+
+    /// Every tool, following `nextCursor` through all pages.
+    pub async fn list_tools(&self) -> Result<Vec<Value>, RpcError> {
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let params = match &cursor {
+                Some(c) => json!({ "cursor": c }),
+                None => json!({}),
+            };
+            let page = self.request("tools/list", params).await?;
+            tools.extend(page["tools"].as_array().cloned().unwrap_or_default());
+            match page.get("nextCursor").and_then(Value::as_str) {
+                Some(c) => cursor = Some(c.to_owned()),
+                None => return Ok(tools),
+            }
+        }
+    }
+
+    /// Calls a tool.
+    pub async fn call(&self, name: &str, arguments: Value) -> Result<CallResult, RpcError> {
+        self.request("tools/call", json!({ "name": name, "arguments": arguments }))
+            .await
+            .map(CallResult)
+    }
+}
