@@ -52,7 +52,9 @@ pub fn into_result<R: IntoToolResult>(r: R) -> ToolResult {
 /// The result of a call whose service instance is missing (the server checks at start, so
 /// this is only reached by a hand-built `ToolCall`).
 pub fn missing_service(ty: &'static str) -> ToolResult {
-    ToolResult::error(format!("internal error: no `{ty}` instance was given to the server"))
+    ToolResult::error(format!(
+        "internal error: no `{ty}` instance was given to the server"
+    ))
 }
 
 /// Runs a synchronous tool on the blocking thread pool so it cannot stall the async runtime.

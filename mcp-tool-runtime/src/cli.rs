@@ -116,7 +116,10 @@ impl Server {
                         Ok(v @ Value::Object(_)) => v,
                         Ok(_) => return Ok(cli_error(bin, "the arguments must be a JSON object")),
                         Err(e) => {
-                            return Ok(cli_error(bin, &format!("the arguments are not valid JSON: {e}")));
+                            return Ok(cli_error(
+                                bin,
+                                &format!("the arguments are not valid JSON: {e}"),
+                            ));
                         }
                     },
                 };
@@ -139,8 +142,13 @@ impl Server {
                 write_out(&(usage(bin) + "\n"))?;
                 Ok(0)
             }
-            Some("call") => Ok(cli_error(bin, "`call` takes a tool name and optional JSON arguments")),
-            Some(other @ ("list" | "schema")) => Ok(cli_error(bin, &format!("`{other}` takes no arguments"))),
+            Some("call") => Ok(cli_error(
+                bin,
+                "`call` takes a tool name and optional JSON arguments",
+            )),
+            Some(other @ ("list" | "schema")) => {
+                Ok(cli_error(bin, &format!("`{other}` takes no arguments")))
+            }
             Some(other) => Ok(cli_error(bin, &format!("unknown command `{other}`"))),
         }
     }
@@ -188,7 +196,12 @@ fn tool_table(core: &ServerCore) -> String {
     for [name, hints, about] in rows {
         out.push_str(&format!("{name:<w0$}  {hints:<w1$}  {about}\n"));
     }
-    out.push_str(&format!("{} tools on {} {}\n", core.tools().count(), core.name(), core.version()));
+    out.push_str(&format!(
+        "{} tools on {} {}\n",
+        core.tools().count(),
+        core.name(),
+        core.version()
+    ));
     out
 }
 

@@ -21,7 +21,9 @@ pub use cli::{Error, Result};
 pub use context::{ClientInfo, RequestContext};
 pub use extract::{Args, Ctx, FromContext, FromToolCall, ToolCall};
 pub use registry::{StartError, ToolRecord, ToolSet};
-pub use result::{Content, ERROR_META_KEY, IntoToolError, IntoToolResult, Json, ToolError, ToolResult};
+pub use result::{
+    Content, ERROR_META_KEY, IntoToolError, IntoToolResult, Json, ToolError, ToolResult,
+};
 pub use schema::{Annotations, ToolDef};
 pub use server::{Server, ServerCore};
 pub use stdio::{serve_io, serve_stdio};

@@ -60,6 +60,55 @@ impl ProtocolVersion {
     }
 }
 
+/// The shapes of tools and results differ between revisions; each era is one shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Era {
+    /// 2024-11-05: no annotations, titles, output schemas or structured content.
+    First,
+    /// 2025-03-26: annotations, but no titles, output schemas or structured content.
+    Annotations,
+    /// 2025-06-18 and 2025-11-25: everything.
+    Structured,
+}
+
+impl Era {
+    pub(crate) const ALL: [Era; 3] = [Era::First, Era::Annotations, Era::Structured];
+
+    pub(crate) fn of(version: ProtocolVersion) -> Era {
+        match version {
+            ProtocolVersion::V2024_11_05 => Era::First,
+            ProtocolVersion::V2025_03_26 => Era::Annotations,
+            ProtocolVersion::V2025_06_18 | ProtocolVersion::V2025_11_25 => Era::Structured,
+        }
+    }
+
+    pub(crate) fn index(self) -> usize {
+        self as usize
+    }
+
+    /// A tool's `tools/list` entry as this era knows it.
+    pub(crate) fn shape_tool(self, tool: &Value) -> Value {
+        let mut tool = tool.clone();
+        if let (Some(m), true) = (tool.as_object_mut(), self != Era::Structured) {
+            m.remove("title");
+            m.remove("outputSchema");
+            if self == Era::First {
+                m.remove("annotations");
+            } else if let Some(Value::Object(a)) = m.get_mut("annotations") {
+                a.remove("title");
+            }
+        }
+        tool
+    }
+
+    /// A `CallToolResult` as this era knows it.
+    pub(crate) fn shape_result(self, result: &mut Value) {
+        if let (Some(m), true) = (result.as_object_mut(), self != Era::Structured) {
+            m.remove("structuredContent");
+        }
+    }
+}
+
 impl fmt::Display for ProtocolVersion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -114,7 +163,10 @@ impl RpcError {
     /// Reads an error object.
     pub fn from_json(v: &Value) -> Self {
         RpcError {
-            code: v.get("code").and_then(Value::as_i64).unwrap_or(code::INTERNAL_ERROR),
+            code: v
+                .get("code")
+                .and_then(Value::as_i64)
+                .unwrap_or(code::INTERNAL_ERROR),
             message: v
                 .get("message")
                 .and_then(Value::as_str)
@@ -136,8 +188,8 @@ impl std::error::Error for RpcError {}
 /// One incoming message, borrowed from the line it was read from.
 #[derive(Deserialize)]
 pub(crate) struct Incoming<'a> {
-    #[serde(borrow, default, deserialize_with = "raw_present")]
-    pub(crate) jsonrpc: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub(crate) jsonrpc: Option<Cow<'a, str>>,
     #[serde(borrow, default, deserialize_with = "raw_present")]
     pub(crate) id: Option<&'a RawValue>,
     #[serde(borrow, default)]
@@ -174,9 +226,13 @@ pub(crate) enum Message<'a> {
 
 /// Parses one line into a message, or the error response to send back.
 pub(crate) fn parse(line: &[u8]) -> Result<Message<'_>, String> {
+    // serde would also read a struct from a JSON array: only an object is a message.
+    if line.trim_ascii_start().first() != Some(&b'{') {
+        return Err(bad_message(line, None));
+    }
     let msg: Incoming<'_> = match serde_json::from_slice(line) {
         Ok(m) => m,
-        Err(e) => return Err(bad_message(line, &e)),
+        Err(e) => return Err(bad_message(line, Some(&e))),
     };
     let invalid = |id: Option<&RawValue>, why: &str| {
         error_response(
@@ -184,13 +240,13 @@ pub(crate) fn parse(line: &[u8]) -> Result<Message<'_>, String> {
             &RpcError::new(code::INVALID_REQUEST, format!("Invalid Request: {why}")),
         )
     };
-    if msg.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
+    if msg.jsonrpc.as_deref() != Some("2.0") {
         return Err(invalid(msg.id, "`jsonrpc` must be \"2.0\""));
     }
-    if let Some(id) = msg.id {
-        if !valid_id(id) {
-            return Err(invalid(None, "`id` must be a string or an integer"));
-        }
+    if let Some(id) = msg.id
+        && !valid_id(id)
+    {
+        return Err(invalid(None, "`id` must be a string or an integer"));
     }
     if let Some(p) = msg.params {
         let first = p.get().as_bytes().first();
@@ -210,7 +266,10 @@ pub(crate) fn parse(line: &[u8]) -> Result<Message<'_>, String> {
         }),
         (None, Some(id)) => match (msg.result, msg.error) {
             (Some(r), None) => Ok(Message::Response { id, outcome: Ok(r) }),
-            (None, Some(e)) => Ok(Message::Response { id, outcome: Err(e) }),
+            (None, Some(e)) => Ok(Message::Response {
+                id,
+                outcome: Err(e),
+            }),
             _ => Err(invalid(
                 Some(id),
                 "a response has exactly one of `result` and `error`",
@@ -228,9 +287,9 @@ fn valid_id(id: &RawValue) -> bool {
 
 /// The response to a line that is not a valid message: -32700 when it is not JSON at all,
 /// -32600 when it is JSON of the wrong shape.
-fn bad_message(line: &[u8], e: &serde_json::Error) -> String {
+fn bad_message(line: &[u8], e: Option<&serde_json::Error>) -> String {
     match serde_json::from_slice::<Value>(line) {
-        Err(_) => error_response(
+        Err(e) => error_response(
             "null",
             &RpcError::new(code::PARSE_ERROR, format!("Parse error: {e}")),
         ),
@@ -241,7 +300,7 @@ fn bad_message(line: &[u8], e: &serde_json::Error) -> String {
                 .map_or_else(|| "null".to_owned(), Value::to_string);
             let why = if v.is_array() {
                 "batches are not supported".to_owned()
-            } else if v.is_object() {
+            } else if let (true, Some(e)) = (v.is_object(), e) {
                 e.to_string()
             } else {
                 "a message must be a JSON object".to_owned()

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use crate::extract::ToolCall;
+use crate::protocol::Era;
 use crate::result::ToolResult;
 use crate::schema::{DefBuilder, ToolDef};
 
@@ -156,7 +157,8 @@ pub(crate) struct Entry {
 pub(crate) struct Catalog {
     entries: Vec<Entry>,
     index: HashMap<Arc<str>, usize>,
-    pages: Vec<String>,
+    /// The `tools/list` pages, rendered once per protocol era.
+    pages: [Vec<String>; 3],
 }
 
 impl Catalog {
@@ -222,7 +224,7 @@ impl Catalog {
             .enumerate()
             .map(|(i, e)| (e.name.clone(), i))
             .collect();
-        let pages = render_pages(&entries, page_size.max(1));
+        let pages = Era::ALL.map(|era| render_pages(&entries, page_size.max(1), era));
         Ok(Catalog {
             entries,
             index,
@@ -239,16 +241,20 @@ impl Catalog {
     }
 
     /// The `tools/list` result for a cursor (`None`: the first page), as JSON text.
-    pub(crate) fn page(&self, cursor: Option<&str>) -> Option<&str> {
+    pub(crate) fn page(&self, cursor: Option<&str>, era: Era) -> Option<&str> {
+        let pages = &self.pages[era.index()];
         let i = match cursor {
             None => 0,
-            Some(c) => c.parse::<usize>().ok().filter(|&i| i > 0 && i < self.pages.len())?,
+            Some(c) => c
+                .parse::<usize>()
+                .ok()
+                .filter(|&i| i > 0 && i < pages.len())?,
         };
-        self.pages.get(i).map(String::as_str)
+        pages.get(i).map(String::as_str)
     }
 }
 
-fn render_pages(entries: &[Entry], page_size: usize) -> Vec<String> {
+fn render_pages(entries: &[Entry], page_size: usize, era: Era) -> Vec<String> {
     let chunks: Vec<&[Entry]> = if entries.is_empty() {
         vec![&[]]
     } else {
@@ -262,7 +268,12 @@ fn render_pages(entries: &[Entry], page_size: usize) -> Vec<String> {
             let mut m = Map::with_capacity(2);
             m.insert(
                 "tools".into(),
-                Value::Array(chunk.iter().map(|e| e.def.to_json().clone()).collect()),
+                Value::Array(
+                    chunk
+                        .iter()
+                        .map(|e| era.shape_tool(e.def.to_json()))
+                        .collect(),
+                ),
             );
             if i + 1 < count {
                 m.insert("nextCursor".into(), Value::String((i + 1).to_string()));

@@ -220,20 +220,8 @@ impl<T: Serialize + JsonSchema> IntoToolResult for Json<T> {
 
     fn output_schema(generator: &mut SchemaGenerator) -> Option<Schema> {
         let schema = generator.subschema_for::<T>();
-        Some(resolve_ref(generator, &schema))
+        Some(crate::schema::resolve_ref(generator, schema))
     }
-}
-
-/// Follows a top-level `$ref` into the generator's definitions.
-fn resolve_ref(generator: &SchemaGenerator, schema: &Schema) -> Schema {
-    if let Some(Value::String(r)) = schema.get("$ref") {
-        if let Some(def) = r.rsplit('/').next().and_then(|n| generator.definitions().get(n)) {
-            if let Ok(s) = Schema::try_from(def.clone()) {
-                return s;
-            }
-        }
-    }
-    schema.clone()
 }
 
 /// A failure the model should see: `isError: true` with a message, and optionally a machine

@@ -268,7 +268,7 @@ impl DefBuilder {
         let mut required = std::mem::take(&mut self.required);
         let mut closed = true;
         if let Some(whole) = self.whole.take() {
-            let resolved = self.resolve(whole);
+            let resolved = resolve_ref(&self.generator, whole);
             if resolved.get("type").and_then(Value::as_str) != Some("object") {
                 self.problems.push(
                     "`Args<T>` needs a `T` whose schema is an object (a struct with named fields)"
@@ -278,7 +278,8 @@ impl DefBuilder {
             if let Some(Value::Object(p)) = resolved.get("properties") {
                 for (k, v) in p {
                     if properties.insert(k.clone(), v.clone()).is_some() {
-                        self.problems.push(format!("argument `{k}` is declared twice"));
+                        self.problems
+                            .push(format!("argument `{k}` is declared twice"));
                     }
                 }
             }
@@ -306,22 +307,21 @@ impl DefBuilder {
         }
         Value::Object(root)
     }
+}
 
-    /// Follows a top-level `$ref` into the generator's definitions.
-    fn resolve(&self, schema: Schema) -> Schema {
-        if let Some(Value::String(r)) = schema.get("$ref") {
-            if let Some(def) = r
-                .rsplit('/')
-                .next()
-                .and_then(|n| self.generator.definitions().get(n))
-            {
-                if let Ok(s) = Schema::try_from(def.clone()) {
-                    return s;
-                }
-            }
-        }
-        schema
+/// Follows a top-level `$ref` into the generator's definitions (schemars refers to a named
+/// struct or enum instead of inlining it).
+pub(crate) fn resolve_ref(generator: &SchemaGenerator, schema: Schema) -> Schema {
+    if let Some(Value::String(r)) = schema.get("$ref")
+        && let Some(def) = r
+            .rsplit('/')
+            .next()
+            .and_then(|n| generator.definitions().get(n))
+        && let Ok(s) = Schema::try_from(def.clone())
+    {
+        return s;
     }
+    schema
 }
 
 /// Drops the definitions nothing refers to (a struct whose schema was inlined at the root).
@@ -400,21 +400,27 @@ impl ToolDef {
             if !out.is_empty() {
                 out.push('\n');
             }
-            describe_error(&mut out, &error);
+            describe_error(&mut out, &error, self.input_schema());
         }
         Err(out)
     }
 }
 
 /// Writes one validation error as `field.path: what is wrong`.
-fn describe_error(out: &mut String, error: &jsonschema::ValidationError<'_>) {
+fn describe_error(out: &mut String, error: &jsonschema::ValidationError<'_>, root: &Value) {
     let path = pointer_to_path(error.instance_path().as_str());
     let instance = error.instance();
     let shown = short(instance);
     match error.kind() {
         ValidationErrorKind::Required { property } => {
-            let name = property.as_str().map_or_else(|| property.to_string(), String::from);
-            let full = if path.is_empty() { name } else { format!("{path}.{name}") };
+            let name = property
+                .as_str()
+                .map_or_else(|| property.to_string(), String::from);
+            let full = if path.is_empty() {
+                name
+            } else {
+                format!("{path}.{name}")
+            };
             let _ = write!(out, "{full}: required argument is missing");
         }
         ValidationErrorKind::AdditionalProperties { unexpected } => {
@@ -422,7 +428,11 @@ fn describe_error(out: &mut String, error: &jsonschema::ValidationError<'_>) {
                 if i > 0 {
                     out.push('\n');
                 }
-                let full = if path.is_empty() { name.clone() } else { format!("{path}.{name}") };
+                let full = if path.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{path}.{name}")
+                };
                 let _ = write!(out, "{full}: unknown argument (not in the input schema)");
             }
         }
@@ -453,6 +463,12 @@ fn describe_error(out: &mut String, error: &jsonschema::ValidationError<'_>) {
                     };
                     let _ = write!(out, "{shown} is not of type {expected}");
                 }
+                ValidationErrorKind::OneOfNotValid { .. } | ValidationErrorKind::AnyOf { .. }
+                    if allowed_constants(root, error.schema_path().as_str()).is_some() =>
+                {
+                    let allowed = allowed_constants(root, error.schema_path().as_str());
+                    let _ = write!(out, "{shown} is not one of {}", allowed.unwrap_or_default());
+                }
                 ValidationErrorKind::Minimum { limit } => {
                     let _ = write!(out, "{shown} is less than the minimum of {limit}");
                 }
@@ -465,6 +481,29 @@ fn describe_error(out: &mut String, error: &jsonschema::ValidationError<'_>) {
             }
         }
     }
+}
+
+/// For a `oneOf`/`anyOf` whose branches are all `const` (how schemars writes an enum with
+/// documented variants), the allowed values as a JSON array.
+fn allowed_constants(root: &Value, schema_path: &str) -> Option<String> {
+    let mut node = root;
+    for seg in schema_path.split('/').skip(1) {
+        let seg = seg.replace("~1", "/").replace("~0", "~");
+        node = if seg == "$ref" {
+            let target = node.get("$ref")?.as_str()?.strip_prefix('#')?;
+            root.pointer(target)?
+        } else if let Value::Array(items) = node {
+            items.get(seg.parse::<usize>().ok()?)?
+        } else {
+            node.get(&seg)?
+        };
+    }
+    let values: Option<Vec<&Value>> = node
+        .as_array()?
+        .iter()
+        .map(|branch| branch.get("const"))
+        .collect();
+    values.map(|v| Value::Array(v.into_iter().cloned().collect()).to_string())
 }
 
 /// `/items/0/name` → `items[0].name`.

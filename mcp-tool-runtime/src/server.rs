@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 
 use crate::context::{ClientInfo, RequestContext};
 use crate::extract::ToolCall;
-use crate::protocol::{self, Message, ProtocolVersion, RpcError, code};
+use crate::protocol::{self, Era, Message, ProtocolVersion, RpcError, code};
 use crate::registry::{self, Catalog, Entry, Services, StartError, ToolRecord, ToolSet};
 use crate::result::ToolResult;
 
@@ -263,12 +263,13 @@ async fn run_tool(
         Ok(r) => r,
         Err(panic) => panic_result(Some(panic)),
     };
-    if entry.def.wraps_output() && !result.is_error {
-        if let Some(v) = result.structured_content.take() {
-            let mut m = Map::with_capacity(1);
-            m.insert("result".into(), v);
-            result.structured_content = Some(Value::Object(m));
-        }
+    if entry.def.wraps_output()
+        && !result.is_error
+        && let Some(v) = result.structured_content.take()
+    {
+        let mut m = Map::with_capacity(1);
+        m.insert("result".into(), v);
+        result.structured_content = Some(Value::Object(m));
     }
     result
 }
@@ -395,7 +396,10 @@ impl Session {
             "initialize" => self.initialize(params),
             "ping" => Ok(Value::Object(Map::new())),
             "tools/list" => match parse_params::<ListParams<'_>>(params) {
-                Ok(p) => match self.core.catalog.page(p.as_ref().and_then(|p| p.cursor.as_deref())) {
+                Ok(p) => match self.core.catalog.page(
+                    p.as_ref().and_then(|p| p.cursor.as_deref()),
+                    Era::of(self.client().protocol_version),
+                ) {
                     Some(page) => {
                         return self.send(protocol::raw_result_response(id_text, page));
                     }
@@ -474,9 +478,11 @@ impl Session {
                 .catalog
                 .get(&name)
                 .expect("the catalog does not change");
-            let result = run_tool(entry, arguments, request).await;
+            let era = Era::of(request.protocol_version());
+            let mut result = run_tool(entry, arguments, request).await.to_json();
+            era.shape_result(&mut result);
             session.finish(&key);
-            session.send(protocol::result_response(&id_text, &result.to_json()));
+            session.send(protocol::result_response(&id_text, &result));
         });
         in_flight.insert(id.get().to_owned(), task.abort_handle());
     }
@@ -485,7 +491,9 @@ impl Session {
         self.lock_in_flight().remove(key);
     }
 
-    fn lock_in_flight(&self) -> std::sync::MutexGuard<'_, HashMap<String, tokio::task::AbortHandle>> {
+    fn lock_in_flight(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<String, tokio::task::AbortHandle>> {
         self.in_flight
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -516,7 +524,9 @@ impl Session {
 }
 
 /// Parses a request's params; a missing `params` is `None`.
-fn parse_params<'a, T: Deserialize<'a>>(params: Option<&'a RawValue>) -> Result<Option<T>, RpcError> {
+fn parse_params<'a, T: Deserialize<'a>>(
+    params: Option<&'a RawValue>,
+) -> Result<Option<T>, RpcError> {
     match params {
         None => Ok(None),
         Some(p) => serde_json::from_str(p.get())

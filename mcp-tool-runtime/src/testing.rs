@@ -149,7 +149,8 @@ impl Client {
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, RpcError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let message = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
-        self.request_raw(&id.to_string(), &message.to_string()).await
+        self.request_raw(&id.to_string(), &message.to_string())
+            .await
     }
 
     /// Sends a request line as given (its id written as `id`, JSON text) and waits for the
@@ -180,7 +181,9 @@ impl Client {
     /// Writes one line to the server as it is (it may be malformed on purpose).
     pub async fn send_raw(&self, line: &str) {
         let mut w = self.writer.lock().await;
-        w.write_all(line.as_bytes()).await.expect("the server is running");
+        w.write_all(line.as_bytes())
+            .await
+            .expect("the server is running");
         w.write_all(b"\n").await.expect("the server is running");
         w.flush().await.expect("the server is running");
     }
@@ -189,7 +192,10 @@ impl Client {
     /// request, or a response to a raw line. `None` if nothing arrives within `wait`.
     pub async fn next_message(&self, wait: Duration) -> Option<Value> {
         let mut other = self.other.lock().await;
-        tokio::time::timeout(wait, other.recv()).await.ok().flatten()
+        tokio::time::timeout(wait, other.recv())
+            .await
+            .ok()
+            .flatten()
     }
 
     /// Every tool, following `nextCursor` through all pages.
@@ -212,8 +218,11 @@ impl Client {
 
     /// Calls a tool.
     pub async fn call(&self, name: &str, arguments: Value) -> Result<CallResult, RpcError> {
-        self.request("tools/call", json!({ "name": name, "arguments": arguments }))
-            .await
-            .map(CallResult)
+        self.request(
+            "tools/call",
+            json!({ "name": name, "arguments": arguments }),
+        )
+        .await
+        .map(CallResult)
     }
 }

@@ -27,9 +27,7 @@ pub use mcp_tool_runtime::*;
 /// What most servers need: the macros, the server, the argument and result types, and the
 /// serde/schemars derives.
 pub mod prelude {
-    pub use crate::{
-        Args, Content, Ctx, Json, Server, ToolError, ToolResult, tool, tools,
-    };
+    pub use crate::{Args, Content, Ctx, Json, Server, ToolError, ToolResult, tool, tools};
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
 }

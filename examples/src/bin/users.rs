@@ -1,0 +1,164 @@
+//! `users`: seed 001's user service: `create_user`, `get_user`, `delete_user` and `send_email`
+//! over an in-memory store and an in-memory outbox (no network).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use mcp_tool::prelude::*;
+
+/// User role determining access permissions.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Role {
+    #[default]
+    User,
+    Admin,
+    Moderator,
+}
+
+impl Role {
+    fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Admin => "admin",
+            Role::Moderator => "moderator",
+        }
+    }
+}
+
+/// The details of a new account.
+#[derive(Deserialize, JsonSchema)]
+struct CreateUser {
+    /// Valid email address for the account
+    #[schemars(email)]
+    email: String,
+    /// Full name of the user
+    #[schemars(length(min = 2, max = 100))]
+    name: String,
+    /// User role determining access permissions
+    #[serde(default)]
+    role: Role,
+    /// Additional key-value pairs for custom attributes
+    metadata: Option<HashMap<String, String>>,
+}
+
+/// A user account.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct User {
+    /// Generated user ID
+    id: String,
+    email: String,
+    name: String,
+    role: String,
+    created_at: String,
+    #[serde(skip)]
+    #[allow(dead_code)]
+    metadata: HashMap<String, String>,
+}
+
+/// An email to send.
+#[derive(Deserialize, JsonSchema)]
+struct Email {
+    #[schemars(email)]
+    to: String,
+    subject: String,
+    body: String,
+}
+
+/// The user service: an in-memory store and outbox.
+#[derive(Default)]
+struct Users {
+    next_id: AtomicU64,
+    users: Mutex<BTreeMap<String, User>>,
+    outbox: Mutex<Vec<(String, String, String)>>,
+}
+
+#[tools]
+impl Users {
+    /// Create a new user account with the provided details. Returns the created user object with generated ID.
+    #[tool(title = "Create User Account", destructive = false, idempotent = false, read_only = false, open_world = false)]
+    async fn create_user(&self, Args(input): Args<CreateUser>) -> Json<User> {
+        let n = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
+        let user = User {
+            id: format!("usr_{n:06x}"),
+            email: input.email,
+            name: input.name,
+            role: input.role.as_str().to_owned(),
+            created_at: now_rfc3339(),
+            metadata: input.metadata.unwrap_or_default(),
+        };
+        self.users
+            .lock()
+            .expect("store lock")
+            .insert(user.id.clone(), user.clone());
+        Json(user)
+    }
+
+    /// Retrieve user profile by ID
+    #[tool(title = "Get User Profile", read_only, idempotent, destructive = false, open_world = false)]
+    async fn get_user(
+        &self,
+        #[arg(rename = "userId", description = "User ID")] user_id: String,
+    ) -> Result<Json<User>, ToolError> {
+        let users = self.users.lock().expect("store lock");
+        match users.get(&user_id) {
+            Some(user) => Ok(Json(user.clone())),
+            None => Err(ToolError::new("NOT_FOUND", format!("no user has the id `{user_id}`"))
+                .suggestion("create the user with `create_user`, or check the id")),
+        }
+    }
+
+    /// Permanently delete a user account and all associated data
+    #[tool(title = "Delete User Account", destructive, idempotent, read_only = false, open_world = false)]
+    async fn delete_user(
+        &self,
+        #[arg(rename = "userId", description = "User ID to delete")] user_id: String,
+    ) -> String {
+        match self.users.lock().expect("store lock").remove(&user_id) {
+            Some(user) => format!("Deleted user {} ({})", user.id, user.email),
+            None => format!("No user has the id {user_id}; nothing to delete"),
+        }
+    }
+
+    /// Send an email via external email service
+    #[tool(title = "Send Email", destructive = false, idempotent = false, read_only = false, open_world)]
+    async fn send_email(&self, Args(email): Args<Email>) -> String {
+        let mut outbox = self.outbox.lock().expect("outbox lock");
+        outbox.push((email.to.clone(), email.subject, email.body));
+        format!("Email #{} to {} queued", outbox.len(), email.to)
+    }
+}
+
+/// The current time as an RFC 3339 timestamp in UTC.
+fn now_rfc3339() -> String {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+fn main() -> mcp_tool::Result<()> {
+    Server::new("users", env!("CARGO_PKG_VERSION"))
+        .title("User accounts")
+        .service(Users::default())
+        .run()
+}
