@@ -9,6 +9,6 @@ cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 echo "== cargo test"
-cargo test --workspace
+cargo test --workspace --no-fail-fast
 echo "== cargo doc"
 RUSTDOCFLAGS=-Dwarnings cargo doc --workspace --no-deps --quiet

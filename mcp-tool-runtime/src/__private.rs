@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
-pub use crate::extract::{FromToolCall, ToolCall, ViaArgs, ViaArgument, ViaContext};
+pub use crate::extract::{FromToolCall, Rejection, ToolCall, ViaArgs, ViaArgument, ViaContext};
 pub use crate::registry::{BoxFuture, ServiceType, ToolRecord, ToolSet};
 pub use crate::result::{IntoToolResult, ToolResult};
 pub use crate::schema::{Annotations, DefBuilder, ParamSpec};
@@ -33,7 +33,7 @@ pub fn describe_default<T: DeserializeOwned + JsonSchema + Default>(
 pub fn extract<T: FromToolCall<M>, M>(
     call: &mut ToolCall,
     spec: &ParamSpec,
-) -> Result<T, ToolResult> {
+) -> Result<T, Rejection> {
     T::from_tool_call(call, spec)
 }
 
@@ -62,10 +62,12 @@ pub async fn run_blocking<F>(f: F) -> ToolResult
 where
     F: FnOnce() -> ToolResult + Send + 'static,
 {
-    match tokio::task::spawn_blocking(f).await {
+    let request = crate::logging::current();
+    match tokio::task::spawn_blocking(move || crate::logging::in_blocking(request, f)).await {
         Ok(r) => r,
         Err(e) => crate::server::panic_result(e.try_into_panic().ok()),
     }
 }
 
+pub use std::time::Duration;
 pub use std::{file, line};

@@ -62,7 +62,13 @@ impl Server {
     /// `call <tool> '<json>'` and `schema` inspect and try the tools. Bad command-line input
     /// prints a message and exits with status 2; a `call` whose result is an error exits 1.
     pub async fn main(self) -> Result<()> {
-        let args: Vec<String> = std::env::args().collect();
+        self.main_with_args(std::env::args()).await
+    }
+
+    /// [`Server::main`] with a command line of the caller's (the program name first), for
+    /// servers that take options of their own and pass the rest on.
+    pub async fn main_with_args<I: IntoIterator<Item = String>>(self, args: I) -> Result<()> {
+        let args: Vec<String> = args.into_iter().collect();
         let bin = args
             .first()
             .and_then(|a| std::path::Path::new(a).file_name())
@@ -81,10 +87,15 @@ impl Server {
     /// }
     /// ```
     pub fn run(self) -> Result<()> {
+        self.run_with_args(std::env::args())
+    }
+
+    /// [`Server::run`] with a command line of the caller's (the program name first).
+    pub fn run_with_args<I: IntoIterator<Item = String>>(self, args: I) -> Result<()> {
         tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()?
-            .block_on(self.main())
+            .block_on(self.main_with_args(args))
     }
 
     /// Runs one command line (without the program name); returns the exit status.
@@ -206,13 +217,21 @@ fn tool_table(core: &ServerCore) -> String {
 }
 
 /// Sends `tracing` output to stderr (stdout carries the protocol), filtered by `RUST_LOG`
-/// (default `warn`). Does nothing if the application installed a subscriber already.
+/// (default `warn`), and events inside tool calls to their clients too. Does nothing if the
+/// application installed a subscriber already.
 fn init_tracing() {
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let stderr = tracing_subscriber::fmt::layer()
         .with_writer(io::stderr)
         .with_ansi(false)
+        .with_filter(filter);
+    let _ = tracing_subscriber::registry()
+        .with(stderr)
+        .with(crate::logging::ClientLogLayer)
         .try_init();
 }

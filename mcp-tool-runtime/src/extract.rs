@@ -40,6 +40,9 @@ impl ToolCall {
     }
 }
 
+/// Why a parameter could not be extracted: the call's result (boxed, as it is the cold path).
+pub type Rejection = Box<ToolResult>;
+
 /// A type that can be a tool parameter.
 ///
 /// Do not implement this trait: implement [`FromContext`] for values injected from the call's
@@ -55,7 +58,7 @@ pub trait FromToolCall<M>: Sized {
     fn describe(def: &mut DefBuilder, spec: &ParamSpec);
 
     /// Takes the parameter's value from the call; an `Err` is the call's result.
-    fn from_tool_call(call: &mut ToolCall, spec: &ParamSpec) -> Result<Self, ToolResult>;
+    fn from_tool_call(call: &mut ToolCall, spec: &ParamSpec) -> Result<Self, Rejection>;
 }
 
 /// A value injected into a tool from the call's context, chosen by the parameter's type.
@@ -79,6 +82,11 @@ pub trait FromToolCall<M>: Sized {
 pub trait FromContext: Sized {
     /// Builds the value from the call.
     fn from_context(call: &ToolCall) -> Result<Self, ToolError>;
+
+    /// Records what the value needs from the server (checked when the server starts).
+    fn describe(def: &mut DefBuilder) {
+        let _ = def;
+    }
 }
 
 #[doc(hidden)]
@@ -97,12 +105,12 @@ impl<T: DeserializeOwned + JsonSchema> FromToolCall<ViaArgument> for T {
         def.property(spec, schema, !accepts_missing::<T>());
     }
 
-    fn from_tool_call(call: &mut ToolCall, spec: &ParamSpec) -> Result<Self, ToolResult> {
+    fn from_tool_call(call: &mut ToolCall, spec: &ParamSpec) -> Result<Self, Rejection> {
         let result = match call.arguments.remove(spec.name) {
             Some(v) => T::deserialize(v).map_err(|e| e.to_string()),
             None => T::deserialize(Missing).map_err(|_| "required argument is missing".into()),
         };
-        result.map_err(|e| ToolResult::error(format!("{}: {e}", spec.name)))
+        result.map_err(|e| Box::new(ToolResult::error(format!("{}: {e}", spec.name))))
     }
 }
 
@@ -110,7 +118,7 @@ impl<T: DeserializeOwned + JsonSchema> FromToolCall<ViaArgument> for T {
 pub fn argument_or_default<T: DeserializeOwned + JsonSchema + Default>(
     call: &mut ToolCall,
     spec: &ParamSpec,
-) -> Result<T, ToolResult> {
+) -> Result<T, Rejection> {
     match call.arguments.get(spec.name) {
         None | Some(Value::Null) => Ok(T::default()),
         Some(_) => <T as FromToolCall<ViaArgument>>::from_tool_call(call, spec),
@@ -172,19 +180,22 @@ impl<T: DeserializeOwned + JsonSchema> FromToolCall<ViaArgs> for Args<T> {
         def.whole(schema);
     }
 
-    fn from_tool_call(call: &mut ToolCall, _spec: &ParamSpec) -> Result<Self, ToolResult> {
+    fn from_tool_call(call: &mut ToolCall, _spec: &ParamSpec) -> Result<Self, Rejection> {
         let arguments = Value::Object(std::mem::take(&mut call.arguments));
         T::deserialize(arguments)
             .map(Args)
-            .map_err(|e| ToolResult::error(format!("arguments: {e}")))
+            .map_err(|e| Box::new(ToolResult::error(format!("arguments: {e}"))))
     }
 }
 
 impl<T: FromContext> FromToolCall<ViaContext> for T {
-    fn describe(_def: &mut DefBuilder, _spec: &ParamSpec) {}
+    fn describe(def: &mut DefBuilder, _spec: &ParamSpec) {
+        T::describe(def);
+    }
 
-    fn from_tool_call(call: &mut ToolCall, _spec: &ParamSpec) -> Result<Self, ToolResult> {
-        T::from_context(call).map_err(crate::result::IntoToolResult::into_tool_result)
+    fn from_tool_call(call: &mut ToolCall, _spec: &ParamSpec) -> Result<Self, Rejection> {
+        T::from_context(call)
+            .map_err(|e| Box::new(crate::result::IntoToolResult::into_tool_result(e)))
     }
 }
 

@@ -6,6 +6,9 @@
 mod cli;
 mod context;
 mod extract;
+mod interact;
+mod logging;
+mod manager;
 pub mod protocol;
 mod registry;
 mod result;
@@ -18,8 +21,14 @@ pub mod testing;
 pub mod __private;
 
 pub use cli::{Error, Result};
-pub use context::{ClientInfo, RequestContext};
+pub use context::{
+    CancellationToken, ClientInfo, LogLevel, Logger, Meta, Peer, Progress, RequestContext,
+    RequestId, State, ToolManager,
+};
 pub use extract::{Args, Ctx, FromContext, FromToolCall, ToolCall};
+pub use interact::{Elicitation, SamplingRequest, SamplingResult, requested_schema};
+pub use logging::ClientLogLayer;
+pub use manager::Batch;
 pub use registry::{StartError, ToolRecord, ToolSet};
 pub use result::{
     Content, ERROR_META_KEY, IntoToolError, IntoToolResult, Json, ToolError, ToolResult,

@@ -343,3 +343,22 @@ pub(crate) fn error_response(id: &str, error: &RpcError) -> String {
         error.to_json()
     )
 }
+
+/// Serializes a notification.
+pub(crate) fn notification(method: &str, params: &Value) -> String {
+    let mut m = Map::with_capacity(3);
+    m.insert("jsonrpc".into(), Value::String("2.0".into()));
+    m.insert("method".into(), Value::String(method.into()));
+    m.insert("params".into(), params.clone());
+    Value::Object(m).to_string()
+}
+
+/// Serializes a request the server makes of the client.
+pub(crate) fn request(id: u64, method: &str, params: &Value) -> String {
+    let mut m = Map::with_capacity(4);
+    m.insert("jsonrpc".into(), Value::String("2.0".into()));
+    m.insert("id".into(), Value::from(id));
+    m.insert("method".into(), Value::String(method.into()));
+    m.insert("params".into(), params.clone());
+    Value::Object(m).to_string()
+}

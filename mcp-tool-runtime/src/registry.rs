@@ -157,8 +157,9 @@ pub(crate) struct Entry {
 pub(crate) struct Catalog {
     entries: Vec<Entry>,
     index: HashMap<Arc<str>, usize>,
-    /// The `tools/list` pages, rendered once per protocol era.
+    /// The `tools/list` pages of the default selection, rendered once per protocol era.
     pages: [Vec<String>; 3],
+    page_size: usize,
 }
 
 impl Catalog {
@@ -166,6 +167,7 @@ impl Catalog {
     pub(crate) fn build(
         records: Vec<ToolRecord>,
         services: &Services,
+        states: &Services,
         page_size: usize,
     ) -> Result<Catalog, StartError> {
         let mut problems = Vec::new();
@@ -203,12 +205,23 @@ impl Catalog {
             let mut builder = DefBuilder::new(record.name);
             (record.define)(&mut builder);
             match builder.finish() {
-                Ok(def) => entries.push(Entry {
-                    def,
-                    name: Arc::from(record.name),
-                    call: record.call,
-                    service,
-                }),
+                Ok(def) => {
+                    for (id, ty) in def.states() {
+                        if !states.contains_key(id) {
+                            problems.push(format!(
+                                "tool `{}` ({}) takes `State<{ty}>`, but no such value was given to the server: add `.state(…)` to the `Server` builder",
+                                record.name,
+                                record.site()
+                            ));
+                        }
+                    }
+                    entries.push(Entry {
+                        def,
+                        name: Arc::from(record.name),
+                        call: record.call,
+                        service,
+                    });
+                }
                 Err(errs) => {
                     for e in errs {
                         problems.push(format!("tool `{}` ({}): {e}", record.name, record.site()));
@@ -224,16 +237,23 @@ impl Catalog {
             .enumerate()
             .map(|(i, e)| (e.name.clone(), i))
             .collect();
-        let pages = Era::ALL.map(|era| render_pages(&entries, page_size.max(1), era));
+        let page_size = page_size.max(1);
+        let listed: Vec<&Entry> = entries.iter().filter(|e| !e.def.hidden()).collect();
+        let pages = Era::ALL.map(|era| render_pages(&listed, page_size, era));
         Ok(Catalog {
             entries,
             index,
             pages,
+            page_size,
         })
     }
 
     pub(crate) fn get(&self, name: &str) -> Option<&Entry> {
         self.index.get(name).map(|&i| &self.entries[i])
+    }
+
+    pub(crate) fn page_size(&self) -> usize {
+        self.page_size
     }
 
     pub(crate) fn entries(&self) -> &[Entry] {
@@ -254,31 +274,43 @@ impl Catalog {
     }
 }
 
-fn render_pages(entries: &[Entry], page_size: usize, era: Era) -> Vec<String> {
-    let chunks: Vec<&[Entry]> = if entries.is_empty() {
-        vec![&[]]
-    } else {
-        entries.chunks(page_size).collect()
-    };
-    let count = chunks.len();
-    chunks
-        .into_iter()
-        .enumerate()
-        .map(|(i, chunk)| {
-            let mut m = Map::with_capacity(2);
-            m.insert(
-                "tools".into(),
-                Value::Array(
-                    chunk
-                        .iter()
-                        .map(|e| era.shape_tool(e.def.to_json()))
-                        .collect(),
-                ),
-            );
-            if i + 1 < count {
-                m.insert("nextCursor".into(), Value::String((i + 1).to_string()));
-            }
-            Value::Object(m).to_string()
-        })
+fn render_pages(entries: &[&Entry], page_size: usize, era: Era) -> Vec<String> {
+    let count = entries.len().div_ceil(page_size).max(1);
+    (0..count)
+        .map(|i| render(entries, page_size, i, era))
         .collect()
+}
+
+/// Renders one `tools/list` page of a filtered list; `None` for a bad cursor.
+pub(crate) fn render_page(
+    entries: &[&Entry],
+    page_size: usize,
+    cursor: Option<&str>,
+    era: Era,
+) -> Option<String> {
+    let count = entries.len().div_ceil(page_size).max(1);
+    let i = match cursor {
+        None => 0,
+        Some(c) => c.parse::<usize>().ok().filter(|&i| i > 0 && i < count)?,
+    };
+    Some(render(entries, page_size, i, era))
+}
+
+fn render(entries: &[&Entry], page_size: usize, page: usize, era: Era) -> String {
+    let start = page * page_size;
+    let chunk = &entries[start.min(entries.len())..(start + page_size).min(entries.len())];
+    let mut m = Map::with_capacity(2);
+    m.insert(
+        "tools".into(),
+        Value::Array(
+            chunk
+                .iter()
+                .map(|e| era.shape_tool(e.def.to_json()))
+                .collect(),
+        ),
+    );
+    if start + page_size < entries.len() {
+        m.insert("nextCursor".into(), Value::String((page + 1).to_string()));
+    }
+    Value::Object(m).to_string()
 }

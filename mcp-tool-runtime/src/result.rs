@@ -59,6 +59,10 @@ pub struct ToolResult {
     pub is_error: bool,
     /// The result's `_meta`.
     pub meta: Option<Map<String, Value>>,
+    /// Tools to enable for this session once the call is over (not sent to the client).
+    pub enable_tools: Vec<String>,
+    /// Tools to disable for this session once the call is over (not sent to the client).
+    pub disable_tools: Vec<String>,
 }
 
 impl ToolResult {
@@ -77,6 +81,21 @@ impl ToolResult {
             is_error: true,
             ..Self::default()
         }
+    }
+
+    /// Enables these tools for the session once the call is over (seed 003's
+    /// `enableTools`, as after a successful login).
+    #[must_use]
+    pub fn enable_tools<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
+        self.enable_tools.extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Disables these tools for the session once the call is over.
+    #[must_use]
+    pub fn disable_tools<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
+        self.disable_tools.extend(names.into_iter().map(Into::into));
+        self
     }
 
     /// The concatenated text of all text blocks.
@@ -211,8 +230,7 @@ impl<T: Serialize + JsonSchema> IntoToolResult for Json<T> {
             Ok(value) => ToolResult {
                 content: vec![Content::Text(value.to_string())],
                 structured_content: Some(value),
-                is_error: false,
-                meta: None,
+                ..ToolResult::default()
             },
             Err(e) => ToolResult::error(format!("failed to serialize the result: {e}")),
         }
@@ -229,82 +247,110 @@ impl<T: Serialize + JsonSchema> IntoToolResult for Json<T> {
 ///
 /// `?` converts any `std::error::Error` into a `ToolError` with the error's message.
 #[derive(Clone, PartialEq, Eq)]
-pub struct ToolError {
+pub struct ToolError(Box<ErrorFields>);
+
+#[derive(Clone, PartialEq, Eq)]
+struct ErrorFields {
     code: Option<Cow<'static, str>>,
     message: Cow<'static, str>,
     suggestion: Option<Cow<'static, str>>,
     retryable: bool,
+    enable_tools: Vec<String>,
+    disable_tools: Vec<String>,
 }
 
 impl ToolError {
     /// An error with a machine-readable code (such as `NOT_FOUND`) and a message.
     pub fn new(code: impl Into<Cow<'static, str>>, message: impl Into<Cow<'static, str>>) -> Self {
-        ToolError {
+        ToolError(Box::new(ErrorFields {
             code: Some(code.into()),
             message: message.into(),
             suggestion: None,
             retryable: false,
-        }
+            enable_tools: Vec::new(),
+            disable_tools: Vec::new(),
+        }))
     }
 
     /// An error with only a message.
     pub fn msg(message: impl Into<Cow<'static, str>>) -> Self {
-        ToolError {
+        ToolError(Box::new(ErrorFields {
             code: None,
             message: message.into(),
             suggestion: None,
             retryable: false,
-        }
+            enable_tools: Vec::new(),
+            disable_tools: Vec::new(),
+        }))
     }
 
     /// Adds a suggestion telling the model how to recover.
     #[must_use]
     pub fn suggestion(mut self, suggestion: impl Into<Cow<'static, str>>) -> Self {
-        self.suggestion = Some(suggestion.into());
+        self.0.suggestion = Some(suggestion.into());
         self
     }
 
     /// Marks the error as one where retrying may succeed.
     #[must_use]
     pub fn retryable(mut self, retryable: bool) -> Self {
-        self.retryable = retryable;
+        self.0.retryable = retryable;
+        self
+    }
+
+    /// Enables these tools for the session once the call is over.
+    #[must_use]
+    pub fn enable_tools<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
+        self.0
+            .enable_tools
+            .extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Disables these tools for the session once the call is over (for example after too
+    /// many failed attempts).
+    #[must_use]
+    pub fn disable_tools<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
+        self.0
+            .disable_tools
+            .extend(names.into_iter().map(Into::into));
         self
     }
 
     /// The machine-readable code.
     pub fn code(&self) -> Option<&str> {
-        self.code.as_deref()
+        self.0.code.as_deref()
     }
 
     /// The message.
     pub fn message(&self) -> &str {
-        &self.message
+        &self.0.message
     }
 
     /// The recovery suggestion.
     pub fn suggestion_text(&self) -> Option<&str> {
-        self.suggestion.as_deref()
+        self.0.suggestion.as_deref()
     }
 
     /// Whether retrying may succeed.
     pub fn is_retryable(&self) -> bool {
-        self.retryable
+        self.0.retryable
     }
 
     /// The text the model sees: `[CODE] message` and the suggestion on its own line.
     pub fn render(&self) -> String {
         let mut text = String::new();
-        if let Some(code) = &self.code {
+        if let Some(code) = &self.0.code {
             text.push('[');
             text.push_str(code);
             text.push_str("] ");
         }
-        text.push_str(&self.message);
-        if let Some(s) = &self.suggestion {
+        text.push_str(&self.0.message);
+        if let Some(s) = &self.0.suggestion {
             text.push_str("\nSuggestion: ");
             text.push_str(s);
         }
-        if self.retryable {
+        if self.0.retryable {
             text.push_str("\n(retryable)");
         }
         text
@@ -327,17 +373,19 @@ impl IntoToolResult for ToolError {
     fn into_tool_result(self) -> ToolResult {
         let mut result = ToolResult::error(self.render());
         let mut detail = Map::new();
-        if let Some(code) = &self.code {
+        if let Some(code) = &self.0.code {
             detail.insert("code".into(), Value::String(code.to_string()));
         }
-        detail.insert("message".into(), Value::String(self.message.to_string()));
-        if let Some(s) = &self.suggestion {
+        detail.insert("message".into(), Value::String(self.0.message.to_string()));
+        if let Some(s) = &self.0.suggestion {
             detail.insert("suggestion".into(), Value::String(s.to_string()));
         }
-        detail.insert("retryable".into(), Value::Bool(self.retryable));
+        detail.insert("retryable".into(), Value::Bool(self.0.retryable));
         let mut meta = Map::with_capacity(1);
         meta.insert(ERROR_META_KEY.into(), Value::Object(detail));
         result.meta = Some(meta);
+        result.enable_tools = self.0.enable_tools;
+        result.disable_tools = self.0.disable_tools;
         result
     }
 }

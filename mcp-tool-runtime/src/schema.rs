@@ -4,7 +4,9 @@
 //!
 //! Everything here runs once per tool when a server starts, never per call.
 
+use std::any::TypeId;
 use std::fmt::Write as _;
+use std::time::Duration;
 
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use schemars::generate::SchemaSettings;
@@ -78,6 +80,10 @@ pub struct DefBuilder {
     meta: Option<Map<String, Value>>,
     generator: SchemaGenerator,
     problems: Vec<String>,
+    hidden: bool,
+    always_visible: bool,
+    timeout: Option<Duration>,
+    states: Vec<(TypeId, &'static str)>,
 }
 
 impl DefBuilder {
@@ -96,7 +102,35 @@ impl DefBuilder {
             meta: None,
             generator: generator(),
             problems: Vec::new(),
+            hidden: false,
+            always_visible: false,
+            timeout: None,
+            states: Vec::new(),
         }
+    }
+
+    /// Registers the tool without listing it until it is enabled (`hidden`).
+    pub fn hidden(&mut self, hidden: bool) -> &mut Self {
+        self.hidden = hidden;
+        self
+    }
+
+    /// Keeps the tool listed whatever the allow or block mode (`always_visible`).
+    pub fn always_visible(&mut self, always_visible: bool) -> &mut Self {
+        self.always_visible = always_visible;
+        self
+    }
+
+    /// Limits how long one call may run (`timeout = "30s"`).
+    pub fn timeout(&mut self, timeout: Duration) -> &mut Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Records that the tool takes `State<T>` of this type.
+    pub fn require_state(&mut self, id: TypeId, name: &'static str) -> &mut Self {
+        self.states.push((id, name));
+        self
     }
 
     /// Sets the human-readable title.
@@ -159,6 +193,12 @@ impl DefBuilder {
     pub fn property(&mut self, spec: &ParamSpec, mut schema: Schema, required: bool) {
         if let Some(d) = spec.description {
             schema.insert("description".into(), Value::String(d.into()));
+        }
+        if spec.name.is_empty() {
+            self.problems.push(
+                "a parameter whose pattern is not a plain name is an argument here: name it, or give it `#[arg(rename = \"…\")]`"
+                    .into(),
+            );
         }
         if self.properties.contains_key(spec.name) {
             self.problems
@@ -258,6 +298,10 @@ impl DefBuilder {
             wrap_output,
             validator: validator.expect("checked above"),
             json: Value::Object(tool),
+            hidden: self.hidden,
+            always_visible: self.always_visible,
+            timeout: self.timeout,
+            states: self.states,
         })
     }
 
@@ -340,6 +384,10 @@ pub struct ToolDef {
     wrap_output: bool,
     validator: jsonschema::Validator,
     json: Value,
+    hidden: bool,
+    always_visible: bool,
+    timeout: Option<Duration>,
+    states: Vec<(TypeId, &'static str)>,
 }
 
 impl std::fmt::Debug for ToolDef {
@@ -382,6 +430,26 @@ impl ToolDef {
     /// Whether structured output is wrapped as `{"result": …}` (its schema is not an object).
     pub fn wraps_output(&self) -> bool {
         self.wrap_output
+    }
+
+    /// Whether the tool is registered but not listed until enabled.
+    pub fn hidden(&self) -> bool {
+        self.hidden
+    }
+
+    /// Whether the tool stays listed whatever the allow or block mode.
+    pub fn always_visible(&self) -> bool {
+        self.always_visible
+    }
+
+    /// The tool's own time limit per call.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    /// The `State<T>` types the tool takes.
+    pub(crate) fn states(&self) -> &[(TypeId, &'static str)] {
+        &self.states
     }
 
     /// The tool's entry in `tools/list`.
@@ -531,5 +599,19 @@ fn short(v: &Value) -> String {
         format!("{cut}...")
     } else {
         s
+    }
+}
+
+/// A duration as the `timeout` attribute writes it (`500ms`, `30s`, `2m`, `1h`).
+pub(crate) fn format_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms.is_multiple_of(3_600_000) && ms > 0 {
+        format!("{}h", ms / 3_600_000)
+    } else if ms.is_multiple_of(60_000) && ms > 0 {
+        format!("{}m", ms / 60_000)
+    } else if ms.is_multiple_of(1000) {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{ms}ms")
     }
 }

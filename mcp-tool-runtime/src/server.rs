@@ -6,16 +6,19 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
-use crate::context::{ClientInfo, RequestContext};
+use crate::context::{CancellationToken, ClientInfo, LogLevel, ProgressState, RequestContext};
 use crate::extract::ToolCall;
+use crate::manager::{Batch, Selector};
 use crate::protocol::{self, Era, Message, ProtocolVersion, RpcError, code};
 use crate::registry::{self, Catalog, Entry, Services, StartError, ToolRecord, ToolSet};
 use crate::result::ToolResult;
@@ -38,10 +41,12 @@ pub struct Server {
     pub(crate) title: Option<String>,
     pub(crate) instructions: Option<String>,
     services: Services,
+    states: Services,
     tools: Vec<ToolRecord>,
     use_inventory: bool,
     only: Option<Vec<String>>,
     page_size: usize,
+    timeout: Option<Duration>,
 }
 
 impl Server {
@@ -54,10 +59,12 @@ impl Server {
             title: None,
             instructions: None,
             services: HashMap::new(),
+            states: HashMap::new(),
             tools: Vec::new(),
             use_inventory: true,
             only: None,
             page_size: 1000,
+            timeout: None,
         }
     }
 
@@ -69,6 +76,18 @@ impl Server {
     /// Gives a shared instance that the tools of `T`'s `#[tools]` impl block run on.
     pub fn service_arc<T: Send + Sync + 'static>(mut self, service: Arc<T>) -> Self {
         self.services.insert(TypeId::of::<T>(), service);
+        self
+    }
+
+    /// Gives a value that tools take as `State<T>`.
+    pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.states.insert(TypeId::of::<T>(), Arc::new(value));
+        self
+    }
+
+    /// The time limit of a call for tools without a `timeout` of their own (none by default).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
         self
     }
 
@@ -132,7 +151,12 @@ impl Server {
             }
             records.retain(|r| only.iter().any(|n| n == r.name));
         }
-        let catalog = Catalog::build(records, &self.services, self.page_size)?;
+        let catalog = Arc::new(Catalog::build(
+            records,
+            &self.services,
+            &self.states,
+            self.page_size,
+        )?);
         tracing::debug!(tools = catalog.entries().len(), "mcp server ready");
         Ok(Arc::new(ServerCore {
             name: self.name,
@@ -140,6 +164,10 @@ impl Server {
             title: self.title,
             instructions: self.instructions,
             catalog,
+            states: self.states,
+            timeout: self.timeout,
+            sessions: Mutex::new(Vec::new()),
+            global_changes: Mutex::new(Vec::new()),
         }))
     }
 }
@@ -150,7 +178,11 @@ pub struct ServerCore {
     version: String,
     title: Option<String>,
     instructions: Option<String>,
-    catalog: Catalog,
+    catalog: Arc<Catalog>,
+    states: Services,
+    timeout: Option<Duration>,
+    sessions: Mutex<Vec<Weak<Session>>>,
+    global_changes: Mutex<Vec<Batch>>,
 }
 
 impl std::fmt::Debug for ServerCore {
@@ -188,14 +220,15 @@ impl ServerCore {
     }
 
     /// Calls a tool in-process, validating the arguments as `tools/call` does. `Err` is the
-    /// JSON-RPC error a client would get (unknown tool).
-    pub async fn call(&self, name: &str, arguments: Value) -> Result<ToolResult, RpcError> {
-        let request = Arc::new(RequestContext {
-            id: Value::from(0),
-            tool: Arc::from(name),
-            meta: None,
-            client: Arc::new(ClientInfo::default()),
-        });
+    /// JSON-RPC error a client would get (unknown tool). Notifications the tool sends are
+    /// dropped and requests it makes of the client fail: there is no client.
+    pub async fn call(
+        self: &Arc<Self>,
+        name: &str,
+        arguments: Value,
+    ) -> Result<ToolResult, RpcError> {
+        let (tx, _) = mpsc::unbounded_channel();
+        let session = Session::new(self.clone(), tx);
         let arguments = match arguments {
             Value::Null => Map::new(),
             Value::Object(m) => m,
@@ -206,8 +239,41 @@ impl ServerCore {
                 ));
             }
         };
-        let entry = self.catalog.get(name).ok_or_else(|| unknown_tool(name))?;
-        Ok(run_tool(entry, arguments, request).await)
+        let entry = session
+            .active_entry(name)
+            .ok_or_else(|| unknown_tool(name))?;
+        let request = session.request_context(entry, Value::from(0), None);
+        Ok(session.run_tool(entry, arguments, request).await)
+    }
+
+    /// Changes the tool selection of every session, current and future; each session whose
+    /// list changes is sent `notifications/tools/list_changed`. Returns the tools active for a
+    /// new session. Unknown names are refused.
+    pub fn change_tools(&self, batch: Batch) -> Result<Vec<String>, StartError> {
+        let probe = Selector::new(self.catalog.clone());
+        for earlier in lock(&self.global_changes).iter() {
+            let _ = probe.apply(earlier);
+        }
+        let (active, _) = probe.apply(&batch).map_err(|e| StartError::new(vec![e]))?;
+        let sessions: Vec<Arc<Session>> = {
+            let mut sessions = lock(&self.sessions);
+            sessions.retain(|s| s.strong_count() > 0);
+            sessions.iter().filter_map(Weak::upgrade).collect()
+        };
+        for session in sessions {
+            let _ = session.apply_tools(&batch);
+        }
+        lock(&self.global_changes).push(batch);
+        Ok(active)
+    }
+
+    /// The value given with [`Server::state`].
+    pub(crate) fn state<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.states
+            .get(&TypeId::of::<T>())?
+            .clone()
+            .downcast::<T>()
+            .ok()
     }
 
     fn initialize_result(&self, version: ProtocolVersion) -> Value {
@@ -224,7 +290,7 @@ impl ServerCore {
         );
         result.insert(
             "capabilities".into(),
-            serde_json::json!({ "tools": { "listChanged": false } }),
+            serde_json::json!({ "tools": { "listChanged": true }, "logging": {} }),
         );
         result.insert("serverInfo".into(), Value::Object(info));
         if let Some(i) = &self.instructions {
@@ -236,42 +302,6 @@ impl ServerCore {
 
 fn unknown_tool(name: &str) -> RpcError {
     RpcError::new(code::INVALID_PARAMS, format!("Unknown tool: `{name}`"))
-}
-
-/// Validates the arguments, runs the tool (catching a panic) and shapes its result.
-async fn run_tool(
-    entry: &Entry,
-    arguments: Map<String, Value>,
-    request: Arc<RequestContext>,
-) -> ToolResult {
-    let arguments = Value::Object(arguments);
-    if let Err(why) = entry.def.validate(&arguments) {
-        return ToolResult::error(format!(
-            "Invalid arguments for tool `{}`:\n{why}",
-            entry.name
-        ));
-    }
-    let Value::Object(arguments) = arguments else {
-        unreachable!("built as an object above")
-    };
-    let call = ToolCall {
-        arguments,
-        service: entry.service.clone(),
-        request,
-    };
-    let mut result = match (CatchUnwind((entry.call)(call))).await {
-        Ok(r) => r,
-        Err(panic) => panic_result(Some(panic)),
-    };
-    if entry.def.wraps_output()
-        && !result.is_error
-        && let Some(v) = result.structured_content.take()
-    {
-        let mut m = Map::with_capacity(1);
-        m.insert("result".into(), v);
-        result.structured_content = Some(Value::Object(m));
-    }
-    result
 }
 
 /// The result of a tool that panicked: the model sees `isError`, the server keeps serving.
@@ -307,12 +337,24 @@ impl<F: Future + Unpin> Future for CatchUnwind<F> {
 /// Where a session's outgoing messages go (one JSON text per message, no newline).
 pub(crate) type Outbound = mpsc::UnboundedSender<String>;
 
-/// One connection's protocol state: the negotiated version, the client, the calls in flight.
+/// One connection's protocol state: the negotiated version, the client, the calls in flight,
+/// the requests made of the client, the log level and the tool selection.
 pub(crate) struct Session {
     core: Arc<ServerCore>,
     out: Outbound,
     client: RwLock<Arc<ClientInfo>>,
-    in_flight: Mutex<HashMap<String, tokio::task::AbortHandle>>,
+    in_flight: Mutex<HashMap<String, InFlight>>,
+    next_request: AtomicU64,
+    pending: Mutex<HashMap<u64, oneshot::Sender<Result<Value, RpcError>>>>,
+    /// The client's minimum log level; `u8::MAX` until it sets one (then everything is sent).
+    log_level: AtomicU8,
+    selector: Selector,
+}
+
+/// A call in flight: how to stop it.
+struct InFlight {
+    abort: tokio::task::AbortHandle,
+    cancel: CancellationToken,
 }
 
 #[derive(Deserialize)]
@@ -347,15 +389,39 @@ struct CancelledParams {
     request_id: Value,
 }
 
+#[derive(Deserialize)]
+struct SetLevelParams<'a> {
+    #[serde(borrow)]
+    level: std::borrow::Cow<'a, str>,
+}
+
 impl Session {
     /// A session of `core` whose outgoing messages go to `out`.
     pub(crate) fn new(core: Arc<ServerCore>, out: Outbound) -> Arc<Session> {
-        Arc::new(Session {
+        let selector = Selector::new(core.catalog.clone());
+        for change in lock(&core.global_changes).iter() {
+            let _ = selector.apply(change);
+        }
+        let session = Arc::new(Session {
             core,
             out,
             client: RwLock::new(Arc::new(ClientInfo::default())),
             in_flight: Mutex::new(HashMap::new()),
-        })
+            next_request: AtomicU64::new(1),
+            pending: Mutex::new(HashMap::new()),
+            log_level: AtomicU8::new(u8::MAX),
+            selector,
+        });
+        {
+            let mut sessions = lock(&session.core.sessions);
+            sessions.retain(|s| s.strong_count() > 0);
+            sessions.push(Arc::downgrade(&session));
+        }
+        session
+    }
+
+    pub(crate) fn core(&self) -> &Arc<ServerCore> {
+        &self.core
     }
 
     fn send(&self, message: String) {
@@ -363,11 +429,65 @@ impl Session {
         let _ = self.out.send(message);
     }
 
+    /// Sends a notification to the client.
+    pub(crate) fn notify(&self, method: &str, params: Value) {
+        self.send(protocol::notification(method, &params));
+    }
+
+    /// Sends a request to the client and waits for its response.
+    pub(crate) async fn request(&self, method: &str, params: Value) -> Result<Value, RpcError> {
+        let id = self.next_request.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        lock(&self.pending).insert(id, tx);
+        // Forget the request if the waiting call is dropped (cancelled) first.
+        let _forget = Forget { session: self, id };
+        self.send(protocol::request(id, method, &params));
+        match rx.await {
+            Ok(answer) => answer,
+            Err(_) => Err(RpcError::new(
+                code::INTERNAL_ERROR,
+                "the connection closed before the client answered",
+            )),
+        }
+    }
+
     fn client(&self) -> Arc<ClientInfo> {
         self.client
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone()
+    }
+
+    /// Whether a log message at `level` goes to the client.
+    pub(crate) fn logs(&self, level: LogLevel) -> bool {
+        let min = self.log_level.load(Ordering::Relaxed);
+        min == u8::MAX || level as u8 >= min
+    }
+
+    /// The active tools' names, in order.
+    pub(crate) fn active_tools(&self) -> Vec<String> {
+        self.selector.active()
+    }
+
+    /// Changes the tool selection; tells the client when the list changed.
+    pub(crate) fn apply_tools(&self, batch: &Batch) -> Result<Vec<String>, String> {
+        let (active, changed) = self.selector.apply(batch)?;
+        if changed {
+            self.notify(
+                "notifications/tools/list_changed",
+                Value::Object(Map::new()),
+            );
+        }
+        Ok(active)
+    }
+
+    /// The entry of an active tool.
+    fn active_entry(&self, name: &str) -> Option<&Entry> {
+        let entry = self.core.catalog.get(name)?;
+        self.selector
+            .read()
+            .is_active(name, entry.def.hidden(), entry.def.always_visible())
+            .then_some(entry)
     }
 
     /// Handles one incoming line. Requests that run a tool are spawned, so many are in flight
@@ -378,36 +498,46 @@ impl Session {
             Err(response) => return self.send(response),
         };
         match message {
-            Message::Request { id, method, params } => self.request(id, &method, params),
+            Message::Request { id, method, params } => self.handle_request(id, &method, params),
             Message::Notification { method, params } => self.notification(&method, params),
-            Message::Response { id, outcome } => {
-                tracing::debug!(
-                    id = id.get(),
-                    error = outcome.is_err(),
-                    "ignoring a response to no request of ours"
-                );
-            }
+            Message::Response { id, outcome } => self.response(id, outcome),
         }
     }
 
-    fn request(self: &Arc<Self>, id: &RawValue, method: &str, params: Option<&RawValue>) {
+    fn response(&self, id: &RawValue, outcome: Result<&RawValue, &RawValue>) {
+        let waiter = id
+            .get()
+            .parse::<u64>()
+            .ok()
+            .and_then(|id| lock(&self.pending).remove(&id));
+        let Some(waiter) = waiter else {
+            tracing::debug!(id = id.get(), "ignoring a response to no request of ours");
+            return;
+        };
+        let answer = match outcome {
+            Ok(result) => serde_json::from_str(result.get())
+                .map_err(|e| RpcError::new(code::PARSE_ERROR, e.to_string())),
+            Err(error) => Err(serde_json::from_str::<Value>(error.get()).map_or_else(
+                |e| RpcError::new(code::PARSE_ERROR, e.to_string()),
+                |v| RpcError::from_json(&v),
+            )),
+        };
+        let _ = waiter.send(answer);
+    }
+
+    fn handle_request(self: &Arc<Self>, id: &RawValue, method: &str, params: Option<&RawValue>) {
         let id_text = id.get();
         let outcome = match method {
             "initialize" => self.initialize(params),
             "ping" => Ok(Value::Object(Map::new())),
             "tools/list" => match parse_params::<ListParams<'_>>(params) {
-                Ok(p) => match self.core.catalog.page(
-                    p.as_ref().and_then(|p| p.cursor.as_deref()),
-                    Era::of(self.client().protocol_version),
-                ) {
-                    Some(page) => {
-                        return self.send(protocol::raw_result_response(id_text, page));
-                    }
-                    None => Err(RpcError::new(code::INVALID_PARAMS, "Invalid cursor")),
-                },
+                Ok(p) => {
+                    return self.list_tools(id_text, p.as_ref().and_then(|p| p.cursor.as_deref()));
+                }
                 Err(e) => Err(e),
             },
             "tools/call" => return self.call(id, params),
+            "logging/setLevel" => self.set_level(params),
             _ => Err(RpcError::new(
                 code::METHOD_NOT_FOUND,
                 format!("Method not found: `{method}`"),
@@ -435,6 +565,64 @@ impl Session {
         Ok(self.core.initialize_result(version))
     }
 
+    fn set_level(&self, params: Option<&RawValue>) -> Result<Value, RpcError> {
+        let params = parse_params::<SetLevelParams<'_>>(params)?.ok_or_else(|| {
+            RpcError::new(code::INVALID_PARAMS, "`logging/setLevel` needs params")
+        })?;
+        let level = LogLevel::parse(&params.level).ok_or_else(|| {
+            RpcError::new(
+                code::INVALID_PARAMS,
+                format!("unknown log level `{}`", params.level),
+            )
+        })?;
+        self.log_level.store(level as u8, Ordering::Relaxed);
+        Ok(Value::Object(Map::new()))
+    }
+
+    fn list_tools(&self, id: &str, cursor: Option<&str>) {
+        let era = Era::of(self.client().protocol_version);
+        let selection = self.selector.read();
+        let response = if selection.is_default() {
+            // The catalog's pages were rendered once for the default selection.
+            match self.core.catalog.page(cursor, era) {
+                Some(page) => protocol::raw_result_response(id, page),
+                None => protocol::error_response(id, &invalid_cursor()),
+            }
+        } else {
+            let tools: Vec<&Entry> = self
+                .core
+                .catalog
+                .entries()
+                .iter()
+                .filter(|e| selection.is_active(&e.name, e.def.hidden(), e.def.always_visible()))
+                .collect();
+            match registry::render_page(&tools, self.core.catalog.page_size(), cursor, era) {
+                Some(page) => protocol::raw_result_response(id, &page),
+                None => protocol::error_response(id, &invalid_cursor()),
+            }
+        };
+        drop(selection);
+        self.send(response);
+    }
+
+    pub(crate) fn request_context(
+        self: &Arc<Self>,
+        entry: &Entry,
+        id: Value,
+        meta: Option<Map<String, Value>>,
+    ) -> Arc<RequestContext> {
+        let token = meta.as_ref().and_then(|m| m.get("progressToken")).cloned();
+        Arc::new(RequestContext {
+            id,
+            tool: entry.name.clone(),
+            meta,
+            client: self.client(),
+            session: self.clone(),
+            cancel: CancellationToken::default(),
+            progress: ProgressState::new(token),
+        })
+    }
+
     fn call(self: &Arc<Self>, id: &RawValue, params: Option<&RawValue>) {
         let id_text = id.get().to_owned();
         let params = match parse_params::<CallParams<'_>>(params) {
@@ -445,7 +633,7 @@ impl Session {
             }
             Err(e) => return self.send(protocol::error_response(&id_text, &e)),
         };
-        let Some(entry) = self.core.catalog.get(&params.name) else {
+        let Some(entry) = self.active_entry(&params.name) else {
             return self.send(protocol::error_response(
                 &id_text,
                 &unknown_tool(&params.name),
@@ -459,19 +647,19 @@ impl Session {
                 return self.send(protocol::error_response(&id_text, &e));
             }
         };
-        let request = Arc::new(RequestContext {
-            id: serde_json::from_str(&id_text).unwrap_or(Value::Null),
-            tool: entry.name.clone(),
-            meta: params.meta,
-            client: self.client(),
-        });
+        let request = self.request_context(
+            entry,
+            serde_json::from_str(&id_text).unwrap_or(Value::Null),
+            params.meta,
+        );
+        let cancel = request.cancel.clone();
         let session = self.clone();
         let name = entry.name.clone();
         let key = id_text.clone();
         // The in-flight table is locked while spawning, so the task cannot remove its entry
         // before it is inserted. The task looks its entry up again by name: the catalog lives
         // as long as the session.
-        let mut in_flight = self.lock_in_flight();
+        let mut in_flight = lock(&self.in_flight);
         let task = tokio::spawn(async move {
             let entry = session
                 .core
@@ -479,24 +667,82 @@ impl Session {
                 .get(&name)
                 .expect("the catalog does not change");
             let era = Era::of(request.protocol_version());
-            let mut result = run_tool(entry, arguments, request).await.to_json();
+            let mut result = session.run_tool(entry, arguments, request).await.to_json();
             era.shape_result(&mut result);
-            session.finish(&key);
+            lock(&session.in_flight).remove(&key);
             session.send(protocol::result_response(&id_text, &result));
         });
-        in_flight.insert(id.get().to_owned(), task.abort_handle());
+        in_flight.insert(
+            id.get().to_owned(),
+            InFlight {
+                abort: task.abort_handle(),
+                cancel,
+            },
+        );
     }
 
-    fn finish(&self, key: &str) {
-        self.lock_in_flight().remove(key);
-    }
-
-    fn lock_in_flight(
+    /// Validates the arguments, runs the tool (catching a panic, within its time limit) and
+    /// shapes its result; then applies the tool changes the result asks for.
+    pub(crate) async fn run_tool(
         &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<String, tokio::task::AbortHandle>> {
-        self.in_flight
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        entry: &Entry,
+        arguments: Map<String, Value>,
+        request: Arc<RequestContext>,
+    ) -> ToolResult {
+        let arguments = Value::Object(arguments);
+        if let Err(why) = entry.def.validate(&arguments) {
+            return ToolResult::error(format!(
+                "Invalid arguments for tool `{}`:\n{why}",
+                entry.name
+            ));
+        }
+        let Value::Object(arguments) = arguments else {
+            unreachable!("built as an object above")
+        };
+        let call = ToolCall {
+            arguments,
+            service: entry.service.clone(),
+            request: request.clone(),
+        };
+        let run = crate::logging::scope(request.clone(), CatchUnwind((entry.call)(call)));
+        let outcome = match entry.def.timeout().or(self.core.timeout) {
+            None => run.await,
+            Some(limit) => match tokio::time::timeout(limit, run).await {
+                Ok(outcome) => outcome,
+                Err(_) => {
+                    request.cancel.cancel();
+                    return ToolResult::error(format!(
+                        "tool `{}` timed out after {}",
+                        entry.name,
+                        crate::schema::format_duration(limit)
+                    ));
+                }
+            },
+        };
+        let mut result = match outcome {
+            Ok(r) => r,
+            Err(panic) => panic_result(Some(panic)),
+        };
+        if entry.def.wraps_output()
+            && !result.is_error
+            && let Some(v) = result.structured_content.take()
+        {
+            let mut m = Map::with_capacity(1);
+            m.insert("result".into(), v);
+            result.structured_content = Some(Value::Object(m));
+        }
+        if !result.enable_tools.is_empty() || !result.disable_tools.is_empty() {
+            let batch = Batch {
+                enable: std::mem::take(&mut result.enable_tools),
+                disable: std::mem::take(&mut result.disable_tools),
+                ..Batch::default()
+            };
+            if let Err(e) = self.apply_tools(&batch) {
+                tracing::warn!(tool = %entry.name, error = %e, "the result's tool changes were refused");
+            }
+        }
+        request.progress.settle().await;
+        result
     }
 
     fn notification(&self, method: &str, params: Option<&RawValue>) {
@@ -505,9 +751,11 @@ impl Session {
             "notifications/cancelled" => {
                 if let Ok(Some(p)) = parse_params::<CancelledParams>(params) {
                     let key = p.request_id.to_string();
-                    if let Some(task) = self.lock_in_flight().remove(&key) {
-                        // Dropping the tool's future is its cancellation; no response is sent.
-                        task.abort();
+                    if let Some(call) = lock(&self.in_flight).remove(&key) {
+                        // The token tells cooperative code; dropping the future is the
+                        // cancellation itself. No response is sent.
+                        call.cancel.cancel();
+                        call.abort.abort();
                     }
                 }
             }
@@ -517,10 +765,32 @@ impl Session {
 
     /// Cancels every call still in flight (the connection is closing).
     pub(crate) fn abort_all(&self) {
-        for (_, task) in self.lock_in_flight().drain() {
-            task.abort();
+        for (_, call) in lock(&self.in_flight).drain() {
+            call.cancel.cancel();
+            call.abort.abort();
         }
     }
+}
+
+/// Removes a request made of the client from the pending table when its waiter goes away.
+struct Forget<'a> {
+    session: &'a Session,
+    id: u64,
+}
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        lock(&self.session.pending).remove(&self.id);
+    }
+}
+
+fn invalid_cursor() -> RpcError {
+    RpcError::new(code::INVALID_PARAMS, "Invalid cursor")
+}
+
+/// Locks a mutex, ignoring poisoning (no invariant spans a panic here).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Parses a request's params; a missing `params` is `None`.

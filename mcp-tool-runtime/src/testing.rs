@@ -13,7 +13,7 @@
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
-//! let client = Client::start(Server::new("test", "0.1.0")).await.unwrap();
+//! let client = Client::start(Server::new("test", "0.1.0").only(["add"])).await.unwrap();
 //! let result = client.call("add", serde_json::json!({ "a": 2, "b": 3 })).await.unwrap();
 //! assert_eq!(result.text(), "5");
 //! # }
@@ -131,12 +131,22 @@ impl Client {
     /// Sends `initialize` asking for `version`, then `notifications/initialized`; returns the
     /// initialize result.
     pub async fn initialize(&self, version: &str) -> Result<Value, RpcError> {
+        self.initialize_with(version, json!({})).await
+    }
+
+    /// Like [`Client::initialize`], declaring client capabilities (such as
+    /// `{"sampling": {}, "elicitation": {}}`).
+    pub async fn initialize_with(
+        &self,
+        version: &str,
+        capabilities: Value,
+    ) -> Result<Value, RpcError> {
         let result = self
             .request(
                 "initialize",
                 json!({
                     "protocolVersion": version,
-                    "capabilities": {},
+                    "capabilities": capabilities,
                     "clientInfo": { "name": "mcp-tool-testing", "version": "0" }
                 }),
             )
@@ -176,6 +186,50 @@ impl Client {
     pub async fn notify(&self, method: &str, params: Value) {
         let message = json!({ "jsonrpc": "2.0", "method": method, "params": params });
         self.send_raw(&message.to_string()).await;
+    }
+
+    /// Answers a request the server made of this client.
+    pub async fn respond(&self, id: &Value, result: Value) {
+        let message = json!({ "jsonrpc": "2.0", "id": id, "result": result });
+        self.send_raw(&message.to_string()).await;
+    }
+
+    /// Answers a request the server made of this client with an error.
+    pub async fn respond_error(&self, id: &Value, code: i64, message: &str) {
+        let message =
+            json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } });
+        self.send_raw(&message.to_string()).await;
+    }
+
+    /// Waits for the next message whose `method` is `method` (a notification or a server
+    /// request), skipping others; `None` if none arrives within `wait`.
+    pub async fn wait_for(&self, method: &str, wait: Duration) -> Option<Value> {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let message = self.next_message(left).await?;
+            if message["method"] == method {
+                return Some(message);
+            }
+        }
+    }
+
+    /// Sends a request without waiting; returns its id. Its response then arrives through
+    /// the returned receiver (or not at all, if cancelled).
+    pub async fn start_request(
+        &self,
+        method: &str,
+        params: Value,
+    ) -> (Value, oneshot::Receiver<Value>) {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        self.pending
+            .lock()
+            .expect("not poisoned")
+            .insert(id.to_string(), tx);
+        let message = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        self.send_raw(&message.to_string()).await;
+        (Value::from(id), rx)
     }
 
     /// Writes one line to the server as it is (it may be malformed on purpose).

@@ -14,6 +14,7 @@ pub struct Shout {
 
 /// Shout some text.
 #[tool(read_only)]
+#[must_use]
 pub fn shout(Args(s): Args<Shout>) -> String {
     s.text.to_uppercase()
 }
@@ -24,6 +25,7 @@ pub async fn repeat(
     #[arg(description = "The word")] word: String,
     #[arg(default)] times: u8,
 ) -> String {
+    tokio::task::yield_now().await;
     word.repeat(usize::from(times))
 }
 
@@ -35,13 +37,19 @@ pub struct Service;
 impl Service {
     /// Say hello.
     #[tool(idempotent)]
+    #[must_use]
     pub fn hello(&self, name: Option<String>) -> String {
         format!("hello {}", name.unwrap_or_default())
     }
 
     /// Fail politely.
+    ///
+    /// # Errors
+    ///
+    /// Always.
     #[tool]
     pub async fn fail(&self) -> Result<(), ToolError> {
+        tokio::task::yield_now().await;
         Err(ToolError::msg("no"))
     }
 }

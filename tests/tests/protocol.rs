@@ -24,7 +24,11 @@ async fn greet(
     #[arg(default)] times: u32,
 ) -> String {
     let text = format!("hello {name}");
-    let text = if shout == Some(true) { text.to_uppercase() } else { text };
+    let text = if shout == Some(true) {
+        text.to_uppercase()
+    } else {
+        text
+    };
     vec![text; times.max(1) as usize].join(" ")
 }
 
@@ -54,7 +58,12 @@ fn signup(Args(s): Args<Signup>) -> String {
         Plan::Free => "free",
         Plan::Pro => "pro",
     };
-    format!("{} <{}> on {plan} with {} seats", s.name, s.email, s.seats.unwrap_or(1))
+    format!(
+        "{} <{}> on {plan} with {} seats",
+        s.name,
+        s.email,
+        s.seats.unwrap_or(1)
+    )
 }
 
 /// Always panics.
@@ -216,7 +225,10 @@ async fn unknown_method_before_initialize_is_32601_and_the_session_goes_on() {
     assert_eq!(e.code, -32601);
     assert!(e.message.contains("server/discover"));
     c.initialize("2025-11-25").await.unwrap();
-    let e = c.request("resources/frobnicate", json!({})).await.unwrap_err();
+    let e = c
+        .request("resources/frobnicate", json!({}))
+        .await
+        .unwrap_err();
     assert_eq!(e.code, -32601);
 }
 
@@ -250,10 +262,19 @@ async fn invalid_requests_are_32600() {
         (r#"[{"jsonrpc":"2.0","id":3,"method":"ping"}]"#, Value::Null),
         (r#""hello""#, Value::Null),
         (r#"42"#, Value::Null),
-        (r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#, Value::Null),
+        (
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+            Value::Null,
+        ),
         (r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#, Value::Null),
-        (r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#, Value::Null),
-        (r#"{"jsonrpc":"2.0","id":4,"method":"ping","params":[1]}"#, json!(4)),
+        (
+            r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#,
+            Value::Null,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":4,"method":"ping","params":[1]}"#,
+            json!(4),
+        ),
         (r#"{"jsonrpc":"2.0","id":5,"method":7}"#, json!(5)),
         (r#"{"jsonrpc":"2.0"}"#, Value::Null),
     ] {
@@ -283,8 +304,19 @@ async fn tools_list_is_sorted_and_describes_every_tool() {
     let mut sorted = names.clone();
     sorted.sort_unstable();
     assert_eq!(names, sorted);
-    for expected in ["add", "counter.get", "greet", "incr", "signup", "version", "whoami"] {
-        assert!(names.contains(&expected), "{expected} missing from {names:?}");
+    for expected in [
+        "add",
+        "counter.get",
+        "greet",
+        "incr",
+        "signup",
+        "version",
+        "whoami",
+    ] {
+        assert!(
+            names.contains(&expected),
+            "{expected} missing from {names:?}"
+        );
     }
     for t in &tools {
         assert!(t["description"].as_str().is_some_and(|d| !d.is_empty()));
@@ -297,7 +329,10 @@ async fn tools_list_is_sorted_and_describes_every_tool() {
     );
     assert_eq!(add["description"], "Add two integers.");
     assert_eq!(add["inputSchema"]["required"], json!(["a", "b"]));
-    assert_eq!(add["inputSchema"]["properties"]["a"]["description"], "First addend");
+    assert_eq!(
+        add["inputSchema"]["properties"]["a"]["description"],
+        "First addend"
+    );
     assert_eq!(add["inputSchema"]["additionalProperties"], false);
     assert!(add.get("outputSchema").is_none());
 
@@ -311,14 +346,20 @@ async fn tools_list_is_sorted_and_describes_every_tool() {
     let signup = tools.iter().find(|t| t["name"] == "signup").unwrap();
     let schema = &signup["inputSchema"];
     assert_eq!(schema["properties"]["email"]["format"], "email");
-    assert_eq!(schema["properties"]["email"]["description"], "Contact address");
+    assert_eq!(
+        schema["properties"]["email"]["description"],
+        "Contact address"
+    );
     assert_eq!(schema["required"], json!(["email", "name", "plan"]));
 
     let point = tools.iter().find(|t| t["name"] == "point").unwrap();
     assert_eq!(point["outputSchema"]["type"], "object");
     assert_eq!(point["outputSchema"]["required"], json!(["x", "y"]));
     let answer = tools.iter().find(|t| t["name"] == "answer").unwrap();
-    assert_eq!(answer["outputSchema"]["properties"]["result"]["type"], "integer");
+    assert_eq!(
+        answer["outputSchema"]["properties"]["result"]["type"],
+        "integer"
+    );
     assert_eq!(answer["outputSchema"]["required"], json!(["result"]));
 
     let noargs = tools.iter().find(|t| t["name"] == "version").unwrap();
@@ -337,7 +378,10 @@ async fn tools_list_paginates_with_a_cursor() {
     let all = c.list_tools().await.unwrap();
     let unpaged = client().await.list_tools().await.unwrap();
     assert_eq!(all, unpaged);
-    let second = c.request("tools/list", json!({ "cursor": cursor })).await.unwrap();
+    let second = c
+        .request("tools/list", json!({ "cursor": cursor }))
+        .await
+        .unwrap();
     assert_eq!(second["tools"][0], unpaged[3]);
     let e = c
         .request("tools/list", json!({ "cursor": "bogus" }))
@@ -353,7 +397,10 @@ async fn calls_return_text_and_numbers() {
     assert_eq!(r.text(), "42");
     assert!(!r.is_error());
     let r = c
-        .call("greet", json!({ "name": "ann", "loudly": true, "times": 2 }))
+        .call(
+            "greet",
+            json!({ "name": "ann", "loudly": true, "times": 2 }),
+        )
         .await
         .unwrap();
     assert_eq!(r.text(), "HELLO ANN HELLO ANN");
@@ -427,13 +474,19 @@ async fn validation_errors_name_the_field_and_the_rule() {
     let t = error_text(&c, "signup", with("email", json!("x"))).await;
     assert!(t.contains(r#"email: "x" is not a valid email"#), "{t}");
     let t = error_text(&c, "signup", with("name", json!("A"))).await;
-    assert!(t.contains(r#"name: "A" is shorter than 2 characters"#), "{t}");
+    assert!(
+        t.contains(r#"name: "A" is shorter than 2 characters"#),
+        "{t}"
+    );
     let t = error_text(&c, "signup", with("name", json!("A very long name"))).await;
     assert!(t.contains("name:") && t.contains("longer than 10"), "{t}");
     let t = error_text(&c, "signup", with("plan", json!("gold"))).await;
     assert!(t.contains(r#"plan: "gold" is not one of"#), "{t}");
     let t = error_text(&c, "signup", with("seats", json!(9))).await;
-    assert!(t.contains("seats: 9 is greater than the maximum of 5"), "{t}");
+    assert!(
+        t.contains("seats: 9 is greater than the maximum of 5"),
+        "{t}"
+    );
     let t = error_text(&c, "signup", with("seats", json!("two"))).await;
     assert!(t.contains("seats:"), "{t}");
     let t = error_text(&c, "signup", json!({ "email": "a@b.co" })).await;
@@ -470,7 +523,13 @@ async fn a_panicking_tool_is_an_error_and_the_server_keeps_serving() {
     assert!(t.contains("panicked") && t.contains("boom"), "{t}");
     let t = error_text(&c, "explode_sync", json!({})).await;
     assert!(t.contains("panicked") && t.contains("sync boom"), "{t}");
-    assert_eq!(c.call("add", json!({ "a": 1, "b": 1 })).await.unwrap().text(), "2");
+    assert_eq!(
+        c.call("add", json!({ "a": 1, "b": 1 }))
+            .await
+            .unwrap()
+            .text(),
+        "2"
+    );
 }
 
 #[tokio::test]
@@ -526,7 +585,13 @@ async fn calls_run_concurrently_and_are_answered_as_they_finish() {
     };
     tokio::time::sleep(Duration::from_millis(50)).await;
     let started = std::time::Instant::now();
-    assert_eq!(c.call("add", json!({ "a": 1, "b": 2 })).await.unwrap().text(), "3");
+    assert_eq!(
+        c.call("add", json!({ "a": 1, "b": 2 }))
+            .await
+            .unwrap()
+            .text(),
+        "3"
+    );
     assert!(started.elapsed() < Duration::from_millis(500));
     assert!(!slow.is_finished());
     assert_eq!(slow.await.unwrap().unwrap().text(), "slept 600");
@@ -535,7 +600,10 @@ async fn calls_run_concurrently_and_are_answered_as_they_finish() {
     for i in 0..100 {
         let c = c.clone();
         calls.push(tokio::spawn(async move {
-            c.call("add", json!({ "a": i, "b": 1 })).await.unwrap().text()
+            c.call("add", json!({ "a": i, "b": 1 }))
+                .await
+                .unwrap()
+                .text()
         }));
     }
     for (i, call) in calls.into_iter().enumerate() {
@@ -555,7 +623,13 @@ async fn a_blocking_tool_does_not_stall_the_runtime() {
     tokio::time::sleep(Duration::from_millis(100)).await;
     let started = std::time::Instant::now();
     assert_eq!(c.request("ping", json!({})).await.unwrap(), json!({}));
-    assert_eq!(c.call("add", json!({ "a": 1, "b": 2 })).await.unwrap().text(), "3");
+    assert_eq!(
+        c.call("add", json!({ "a": 1, "b": 2 }))
+            .await
+            .unwrap()
+            .text(),
+        "3"
+    );
     assert!(started.elapsed() < Duration::from_millis(600));
     for b in blocking {
         assert_eq!(b.await.unwrap().unwrap().text(), "blocked 800");
@@ -587,7 +661,10 @@ async fn a_cancelled_call_is_dropped_and_gets_no_response() {
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    assert!(WAIT_DROPPED.load(Ordering::SeqCst), "the tool's future was dropped");
+    assert!(
+        WAIT_DROPPED.load(Ordering::SeqCst),
+        "the tool's future was dropped"
+    );
     assert!(c.next_message(Duration::from_millis(300)).await.is_none());
     assert_eq!(c.request("ping", json!({})).await.unwrap(), json!({}));
 }
@@ -622,9 +699,18 @@ fn pick(choice: Documented) -> &'static str {
 #[tokio::test]
 async fn one_of_constants_errors_list_the_allowed_values() {
     let c = client().await;
-    assert_eq!(c.call("pick", json!({ "choice": "Two" })).await.unwrap().text(), "two");
+    assert_eq!(
+        c.call("pick", json!({ "choice": "Two" }))
+            .await
+            .unwrap()
+            .text(),
+        "two"
+    );
     let t = error_text(&c, "pick", json!({ "choice": "Three" })).await;
-    assert!(t.contains(r#"choice: "Three" is not one of ["One","Two"]"#), "{t}");
+    assert!(
+        t.contains(r#"choice: "Three" is not one of ["One","Two"]"#),
+        "{t}"
+    );
 }
 
 #[tokio::test]

@@ -10,7 +10,7 @@ mod first {
 
     /// One `same`.
     #[tool]
-    pub fn same() -> &'static str {
+    pub(crate) fn same() -> &'static str {
         "first"
     }
 }
@@ -20,7 +20,7 @@ mod second {
 
     /// Another `same`.
     #[tool(name = "same")]
-    pub fn also_same() -> &'static str {
+    pub(crate) fn also_same() -> &'static str {
         "second"
     }
 }
@@ -68,7 +68,10 @@ fn every_problem_is_reported_together_with_both_sites() {
         .iter()
         .find(|p| p.contains("`fetch`"))
         .unwrap_or_else(|| panic!("no missing-service report in {text}"));
-    assert!(missing.contains("Store") && missing.contains(".service("), "{missing}");
+    assert!(
+        missing.contains("Store") && missing.contains(".service("),
+        "{missing}"
+    );
     assert_eq!(err.problems().len(), 2, "{text}");
 }
 

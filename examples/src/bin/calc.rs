@@ -5,7 +5,10 @@ use mcp_tool::prelude::*;
 
 /// Multiply two numbers.
 #[tool(read_only, idempotent, open_world = false)]
-fn multiply(#[arg(description = "First factor")] a: f64, #[arg(description = "Second factor")] b: f64) -> f64 {
+fn multiply(
+    #[arg(description = "First factor")] a: f64,
+    #[arg(description = "Second factor")] b: f64,
+) -> f64 {
     a * b
 }
 

@@ -79,7 +79,13 @@ struct Users {
 #[tools]
 impl Users {
     /// Create a new user account with the provided details. Returns the created user object with generated ID.
-    #[tool(title = "Create User Account", destructive = false, idempotent = false, read_only = false, open_world = false)]
+    #[tool(
+        title = "Create User Account",
+        destructive = false,
+        idempotent = false,
+        read_only = false,
+        open_world = false
+    )]
     async fn create_user(&self, Args(input): Args<CreateUser>) -> Json<User> {
         let n = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
         let user = User {
@@ -98,7 +104,13 @@ impl Users {
     }
 
     /// Retrieve user profile by ID
-    #[tool(title = "Get User Profile", read_only, idempotent, destructive = false, open_world = false)]
+    #[tool(
+        title = "Get User Profile",
+        read_only,
+        idempotent,
+        destructive = false,
+        open_world = false
+    )]
     async fn get_user(
         &self,
         #[arg(rename = "userId", description = "User ID")] user_id: String,
@@ -106,13 +118,21 @@ impl Users {
         let users = self.users.lock().expect("store lock");
         match users.get(&user_id) {
             Some(user) => Ok(Json(user.clone())),
-            None => Err(ToolError::new("NOT_FOUND", format!("no user has the id `{user_id}`"))
-                .suggestion("create the user with `create_user`, or check the id")),
+            None => Err(
+                ToolError::new("NOT_FOUND", format!("no user has the id `{user_id}`"))
+                    .suggestion("create the user with `create_user`, or check the id"),
+            ),
         }
     }
 
     /// Permanently delete a user account and all associated data
-    #[tool(title = "Delete User Account", destructive, idempotent, read_only = false, open_world = false)]
+    #[tool(
+        title = "Delete User Account",
+        destructive,
+        idempotent,
+        read_only = false,
+        open_world = false
+    )]
     async fn delete_user(
         &self,
         #[arg(rename = "userId", description = "User ID to delete")] user_id: String,
@@ -124,7 +144,13 @@ impl Users {
     }
 
     /// Send an email via external email service
-    #[tool(title = "Send Email", destructive = false, idempotent = false, read_only = false, open_world)]
+    #[tool(
+        title = "Send Email",
+        destructive = false,
+        idempotent = false,
+        read_only = false,
+        open_world
+    )]
     async fn send_email(&self, Args(email): Args<Email>) -> String {
         let mut outbox = self.outbox.lock().expect("outbox lock");
         outbox.push((email.to.clone(), email.subject, email.body));

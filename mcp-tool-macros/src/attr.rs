@@ -1,0 +1,693 @@
+//! Parsing of the macros' own attributes: `#[tool(...)]`, `#[tools(...)]` and `#[arg(...)]`.
+//!
+//! Nothing here returns a `Result`. Every problem (an unknown key, a key given twice, a value
+//! of the wrong kind) is pushed into the [`Ctxt`] on the narrowest token, and parsing goes on
+//! with the next key, so one build reports every bad key of an attribute. What parsed is kept
+//! with its key's tokens, so later checks can put their errors on them too.
+//!
+//! Each attribute's keys are a table of [`KeyDef`]s: adding a key is one field in the
+//! attribute's struct and one line in its table. The tables also drive "did you mean".
+
+use proc_macro2::{Group, TokenStream, TokenTree};
+use quote::ToTokens;
+use syn::ext::IdentExt;
+use syn::meta::ParseNestedMeta;
+use syn::parse::{ParseStream, Parser};
+use syn::{Attribute, LitBool, LitStr, Meta, Path, Token};
+
+use crate::ctxt::Ctxt;
+
+/// A value given to a key, with the key's tokens (for errors about the key) and the key's
+/// position among the attribute's keys (to tell which of two conflicting keys came second).
+pub(crate) struct Setting<T> {
+    pub(crate) key: Path,
+    pub(crate) order: usize,
+    pub(crate) value: T,
+}
+
+/// `#[tool(...)]`.
+#[derive(Default)]
+pub(crate) struct Tool {
+    pub(crate) name: Option<Setting<LitStr>>,
+    pub(crate) title: Option<Setting<LitStr>>,
+    pub(crate) description: Option<Setting<LitStr>>,
+    pub(crate) read_only: Option<Setting<bool>>,
+    pub(crate) destructive: Option<Setting<bool>>,
+    pub(crate) idempotent: Option<Setting<bool>>,
+    pub(crate) open_world: Option<Setting<bool>>,
+    pub(crate) hidden: Option<Setting<bool>>,
+    pub(crate) default_visible: Option<Setting<bool>>,
+    pub(crate) always_visible: Option<Setting<bool>>,
+    /// The time limit in milliseconds.
+    pub(crate) timeout: Option<Setting<u64>>,
+    pub(crate) krate: Option<Setting<Path>>,
+    /// Known keys that an unknown key was taken for ("did you mean"), so that checks do not
+    /// also report the key as missing.
+    pub(crate) misspelled: Vec<&'static str>,
+}
+
+impl Keys for Tool {
+    const NAME: &'static str = "tool";
+    const KEYS: &'static [KeyDef<Self>] = &[
+        KeyDef {
+            name: "name",
+            parse: |t, cx, k, v| t.name = k.string(cx, v),
+        },
+        KeyDef {
+            name: "title",
+            parse: |t, cx, k, v| t.title = k.non_empty_string(cx, v),
+        },
+        KeyDef {
+            name: "description",
+            parse: |t, cx, k, v| t.description = k.non_empty_string(cx, v),
+        },
+        KeyDef {
+            name: "read_only",
+            parse: |t, cx, k, v| t.read_only = k.flag(cx, v),
+        },
+        KeyDef {
+            name: "destructive",
+            parse: |t, cx, k, v| t.destructive = k.flag(cx, v),
+        },
+        KeyDef {
+            name: "idempotent",
+            parse: |t, cx, k, v| t.idempotent = k.flag(cx, v),
+        },
+        KeyDef {
+            name: "open_world",
+            parse: |t, cx, k, v| t.open_world = k.flag(cx, v),
+        },
+        KeyDef {
+            name: "hidden",
+            parse: |t, cx, k, v| t.hidden = k.flag(cx, v),
+        },
+        KeyDef {
+            name: "default_visible",
+            parse: |t, cx, k, v| t.default_visible = k.flag(cx, v),
+        },
+        KeyDef {
+            name: "always_visible",
+            parse: |t, cx, k, v| t.always_visible = k.flag(cx, v),
+        },
+        KeyDef {
+            name: "timeout",
+            parse: |t, cx, k, v| t.timeout = k.duration(cx, v),
+        },
+        KeyDef {
+            name: "crate",
+            parse: |t, cx, k, v| t.krate = k.path(cx, v),
+        },
+    ];
+
+    fn misspelled(&mut self, key: &'static str) {
+        self.misspelled.push(key);
+    }
+}
+
+impl Tool {
+    /// Parses the arguments of a free function's `#[tool(...)]` (the attribute macro's input).
+    pub(crate) fn from_args(cx: &Ctxt, args: TokenStream) -> Tool {
+        let mut tool = Tool::default();
+        parse_args(cx, &mut tool, args);
+        tool
+    }
+
+    /// Parses a method's `#[tool]` or `#[tool(...)]` inside a `#[tools]` impl block.
+    pub(crate) fn from_attr(cx: &Ctxt, attr: &Attribute) -> Tool {
+        let mut tool = Tool::default();
+        parse_attr(cx, &mut tool, attr);
+        tool
+    }
+}
+
+/// `#[tools(...)]`.
+#[derive(Default)]
+pub(crate) struct Tools {
+    pub(crate) manual: Option<Setting<bool>>,
+    pub(crate) krate: Option<Setting<Path>>,
+}
+
+impl Keys for Tools {
+    const NAME: &'static str = "tools";
+    const KEYS: &'static [KeyDef<Self>] = &[
+        KeyDef {
+            name: "manual",
+            parse: |t, cx, k, v| t.manual = k.flag(cx, v),
+        },
+        KeyDef {
+            name: "crate",
+            parse: |t, cx, k, v| t.krate = k.path(cx, v),
+        },
+    ];
+}
+
+impl Tools {
+    /// Parses the arguments of `#[tools(...)]`.
+    pub(crate) fn from_args(cx: &Ctxt, args: TokenStream) -> Tools {
+        let mut tools = Tools::default();
+        parse_args(cx, &mut tools, args);
+        tools
+    }
+
+    /// Whether registration is left to the user (`manual`, or `manual = true`).
+    pub(crate) fn is_manual(&self) -> bool {
+        self.manual.as_ref().is_some_and(|m| m.value)
+    }
+}
+
+/// `#[arg(...)]` on a tool's parameter; several `#[arg]` attributes on one parameter add up.
+#[derive(Default)]
+pub(crate) struct Arg {
+    pub(crate) description: Option<Setting<LitStr>>,
+    pub(crate) rename: Option<Setting<LitStr>>,
+    pub(crate) default: Option<Setting<bool>>,
+}
+
+impl Keys for Arg {
+    const NAME: &'static str = "arg";
+    const KEYS: &'static [KeyDef<Self>] = &[
+        KeyDef {
+            name: "description",
+            parse: |a, cx, k, v| a.description = k.non_empty_string(cx, v),
+        },
+        KeyDef {
+            name: "rename",
+            parse: |a, cx, k, v| a.rename = k.non_empty_string(cx, v),
+        },
+        KeyDef {
+            name: "default",
+            parse: |a, cx, k, v| a.default = k.flag(cx, v),
+        },
+    ];
+}
+
+impl Arg {
+    /// Parses every `#[arg(...)]` among a parameter's attributes.
+    pub(crate) fn from_attrs(cx: &Ctxt, attrs: &[Attribute]) -> Arg {
+        let mut arg = Arg::default();
+        let mut seen = Vec::new();
+        let mut order = 0;
+        for attr in attrs.iter().filter(|a| is_arg_attr(a)) {
+            let result = attr
+                .parse_nested_meta(|meta| parse_key(cx, &mut arg, &mut seen, &mut order, &meta));
+            if let Err(e) = result {
+                cx.syn_error(e);
+            }
+        }
+        arg
+    }
+
+    /// Whether a missing argument takes `Default::default()`.
+    pub(crate) fn is_default(&self) -> bool {
+        self.default.as_ref().is_some_and(|d| d.value)
+    }
+}
+
+/// Whether `attr` is `#[arg(...)]`, which `#[tool]` consumes from parameters.
+pub(crate) fn is_arg_attr(attr: &Attribute) -> bool {
+    attr.path().is_ident("arg")
+}
+
+/// Whether `attr` is a method's `#[tool]`: `tool`, `mcp_tool::tool`, or `tool` under the
+/// path given as `#[tools(crate = …)]`.
+pub(crate) fn is_tool_attr(attr: &Attribute, krate: Option<&Path>) -> bool {
+    let path = attr.path();
+    if path.is_ident("tool") {
+        return true;
+    }
+    let segments: Vec<&syn::PathSegment> = path.segments.iter().collect();
+    let Some((last, prefix)) = segments.split_last() else {
+        return false;
+    };
+    if last.ident != "tool" || !last.arguments.is_none() {
+        return false;
+    }
+    let prefix: Vec<String> = prefix.iter().map(|s| s.ident.to_string()).collect();
+    if prefix == ["mcp_tool"] {
+        return true;
+    }
+    krate.is_some_and(|k| {
+        let k: Vec<String> = k.segments.iter().map(|s| s.ident.to_string()).collect();
+        k == prefix
+    })
+}
+
+/// An attribute's keys.
+trait Keys: Sized + 'static {
+    /// The attribute's name, for messages.
+    const NAME: &'static str;
+    /// Every key the attribute accepts.
+    const KEYS: &'static [KeyDef<Self>];
+
+    /// Called with the known key an unknown one was taken for.
+    fn misspelled(&mut self, key: &'static str) {
+        let _ = key;
+    }
+}
+
+/// One key an attribute accepts, and how its value is stored.
+struct KeyDef<B: 'static> {
+    name: &'static str,
+    parse: fn(&mut B, &Ctxt, &Key<'_>, Value),
+}
+
+/// The key being parsed: its tokens, its canonical name and its position.
+struct Key<'a> {
+    path: &'a Path,
+    name: &'static str,
+    order: usize,
+}
+
+/// What follows a key.
+enum Value {
+    /// Nothing: `read_only`.
+    Absent,
+    /// `= tokens`: the tokens up to the next top-level comma.
+    Assigned(Token![=], TokenStream),
+    /// A delimited group: `read_only(...)`.
+    Group(Group),
+}
+
+impl Value {
+    fn take(input: ParseStream<'_>) -> syn::Result<Value> {
+        if input.peek(Token![=]) {
+            let eq = input.parse()?;
+            let mut tokens = TokenStream::new();
+            while !input.is_empty() && !input.peek(Token![,]) {
+                tokens.extend([input.parse::<TokenTree>()?]);
+            }
+            Ok(Value::Assigned(eq, tokens))
+        } else if input.peek(syn::token::Paren)
+            || input.peek(syn::token::Bracket)
+            || input.peek(syn::token::Brace)
+        {
+            Ok(Value::Group(input.parse()?))
+        } else {
+            Ok(Value::Absent)
+        }
+    }
+}
+
+impl Key<'_> {
+    fn setting<T>(&self, value: T) -> Setting<T> {
+        Setting {
+            key: self.path.clone(),
+            order: self.order,
+            value,
+        }
+    }
+
+    /// `key = "…"`.
+    fn string(&self, cx: &Ctxt, value: Value) -> Option<Setting<LitStr>> {
+        let expected = || format!("expected a string: `{} = \"…\"`", self.name);
+        match value {
+            Value::Absent => {
+                cx.error_spanned_by(self.path, expected());
+                None
+            }
+            Value::Group(group) => {
+                cx.error_spanned_by(group, expected());
+                None
+            }
+            Value::Assigned(eq, tokens) if tokens.is_empty() => {
+                cx.error_spanned_by(eq, expected());
+                None
+            }
+            Value::Assigned(_, tokens) => match syn::parse2::<LitStr>(tokens.clone()) {
+                Ok(lit) => Some(self.setting(lit)),
+                Err(_) => {
+                    cx.error_spanned_by(tokens, expected());
+                    None
+                }
+            },
+        }
+    }
+
+    /// `key = "…"`, where `""` is an error.
+    fn non_empty_string(&self, cx: &Ctxt, value: Value) -> Option<Setting<LitStr>> {
+        let setting = self.string(cx, value)?;
+        if setting.value.value().trim().is_empty() {
+            cx.error_spanned_by(&setting.value, format!("`{}` cannot be empty", self.name));
+            return None;
+        }
+        Some(setting)
+    }
+
+    /// `key` (true), `key = true` or `key = false`.
+    fn flag(&self, cx: &Ctxt, value: Value) -> Option<Setting<bool>> {
+        let expected = || format!("expected `{0}`, `{0} = true` or `{0} = false`", self.name);
+        match value {
+            Value::Absent => Some(self.setting(true)),
+            Value::Group(group) => {
+                cx.error_spanned_by(group, expected());
+                None
+            }
+            Value::Assigned(eq, tokens) if tokens.is_empty() => {
+                cx.error_spanned_by(eq, expected());
+                None
+            }
+            Value::Assigned(_, tokens) => match syn::parse2::<LitBool>(tokens.clone()) {
+                Ok(lit) => Some(self.setting(lit.value)),
+                Err(_) => {
+                    cx.error_spanned_by(tokens, expected());
+                    None
+                }
+            },
+        }
+    }
+
+    /// `key = "30s"`: a positive duration in `ms`, `s`, `m` or `h`, as milliseconds.
+    fn duration(&self, cx: &Ctxt, value: Value) -> Option<Setting<u64>> {
+        let setting = self.string(cx, value)?;
+        if let Some(ms) = parse_duration(&setting.value.value()) {
+            Some(self.setting(ms))
+        } else {
+            cx.error_spanned_by(
+                &setting.value,
+                format!(
+                    "expected a positive duration such as `{} = \"30s\"` (units: `ms`, `s`, `m`, `h`)",
+                    self.name
+                ),
+            );
+            None
+        }
+    }
+
+    /// `key = path` or `key = "path"`.
+    fn path(&self, cx: &Ctxt, value: Value) -> Option<Setting<Path>> {
+        let expected = || format!("expected a path: `{} = ::mcp_tool`", self.name);
+        let tokens = match value {
+            Value::Absent => {
+                cx.error_spanned_by(self.path, expected());
+                return None;
+            }
+            Value::Group(group) => {
+                cx.error_spanned_by(group, expected());
+                return None;
+            }
+            Value::Assigned(eq, tokens) if tokens.is_empty() => {
+                cx.error_spanned_by(eq, expected());
+                return None;
+            }
+            Value::Assigned(_, tokens) => tokens,
+        };
+        let parsed = match syn::parse2::<LitStr>(tokens.clone()) {
+            Ok(lit) => lit.parse_with(Path::parse_mod_style),
+            Err(_) => Path::parse_mod_style.parse2(tokens.clone()),
+        };
+        match parsed {
+            Ok(path) => Some(self.setting(path)),
+            Err(_) => {
+                cx.error_spanned_by(tokens, expected());
+                None
+            }
+        }
+    }
+}
+
+/// `"500ms"`, `"30s"`, `"2m"`, `"1h"` as milliseconds; `None` when malformed or zero.
+pub(crate) fn parse_duration(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit())?;
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number.parse().ok()?;
+    let factor = match unit.trim() {
+        "ms" => 1,
+        "s" => 1000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        _ => return None,
+    };
+    number.checked_mul(factor).filter(|&ms| ms > 0)
+}
+
+/// Parses `key, key = value, …` given as a macro's arguments.
+fn parse_args<B: Keys>(cx: &Ctxt, builder: &mut B, args: TokenStream) {
+    let mut seen = Vec::new();
+    let mut order = 0;
+    let parser = syn::meta::parser(|meta| parse_key(cx, builder, &mut seen, &mut order, &meta));
+    if let Err(e) = parser.parse2(args) {
+        cx.syn_error(e);
+    }
+}
+
+/// Parses an attribute that may be bare (`#[tool]`) or have keys (`#[tool(...)]`).
+fn parse_attr<B: Keys>(cx: &Ctxt, builder: &mut B, attr: &Attribute) {
+    if let Meta::Path(_) = attr.meta {
+        return;
+    }
+    let mut seen = Vec::new();
+    let mut order = 0;
+    let result =
+        attr.parse_nested_meta(|meta| parse_key(cx, builder, &mut seen, &mut order, &meta));
+    if let Err(e) = result {
+        cx.syn_error(e);
+    }
+}
+
+/// Parses one key and its value. Only a malformed attribute (not a bad key or value) returns
+/// an error, which ends the parsing of this attribute.
+fn parse_key<B: Keys>(
+    cx: &Ctxt,
+    builder: &mut B,
+    seen: &mut Vec<&'static str>,
+    order: &mut usize,
+    meta: &ParseNestedMeta<'_>,
+) -> syn::Result<()> {
+    let value = Value::take(meta.input)?;
+    *order += 1;
+    let def = meta
+        .path
+        .get_ident()
+        .and_then(|ident| B::KEYS.iter().find(|k| ident.unraw() == k.name));
+    let Some(def) = def else {
+        if let Some(known) = unknown_key::<B>(cx, &meta.path) {
+            builder.misspelled(known);
+        }
+        return Ok(());
+    };
+    if seen.contains(&def.name) {
+        cx.error_spanned_by(
+            &meta.path,
+            format!("`{}` specified more than once", def.name),
+        );
+        return Ok(());
+    }
+    seen.push(def.name);
+    let key = Key {
+        path: &meta.path,
+        name: def.name,
+        order: *order,
+    };
+    (def.parse)(builder, cx, &key, value);
+    Ok(())
+}
+
+/// Reports an unknown key; returns the known key it was probably meant to be.
+fn unknown_key<B: Keys>(cx: &Ctxt, path: &Path) -> Option<&'static str> {
+    let written = tokens_to_code(path.to_token_stream());
+    let mut msg = format!("unknown `{}` attribute `{written}`", B::NAME);
+    let suggestion = suggest(&written, B::KEYS.iter().map(|k| k.name));
+    match suggestion {
+        Some(known) => msg.push_str(&format!(", did you mean `{known}`?")),
+        None => {
+            let list: Vec<String> = B::KEYS.iter().map(|k| format!("`{}`", k.name)).collect();
+            msg.push_str(&format!(", expected one of {}", list.join(", ")));
+        }
+    }
+    cx.error_spanned_by(path, msg);
+    suggestion
+}
+
+/// The known key closest to `written`, if it is at most two edits away.
+pub(crate) fn suggest<'k>(written: &str, known: impl Iterator<Item = &'k str>) -> Option<&'k str> {
+    known
+        .map(|k| (edit_distance(written, k), k))
+        .filter(|&(d, _)| d <= 2)
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, k)| k)
+}
+
+/// Levenshtein distance over chars, ignoring ASCII case.
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().map(|c| c.to_ascii_lowercase()).collect();
+    let b: Vec<char> = b.chars().map(|c| c.to_ascii_lowercase()).collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for (i, ca) in a.iter().enumerate() {
+        cur[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = prev[j] + usize::from(ca != cb);
+            cur[j + 1] = substitution.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+/// Source-like text of tokens, for messages: `Vec<u8>` rather than `Vec < u8 >`.
+pub(crate) fn tokens_to_code(tokens: TokenStream) -> String {
+    let mut text = tokens.to_string();
+    for (from, to) in [
+        (" :: ", "::"),
+        (":: ", "::"),
+        (" < ", "<"),
+        ("< ", "<"),
+        (" <", "<"),
+        (" >", ">"),
+        (" ,", ","),
+        ("& ", "&"),
+        ("' ", "'"),
+        ("( ", "("),
+        (" )", ")"),
+        ("[ ", "["),
+        (" ]", "]"),
+        (" ;", ";"),
+    ] {
+        text = text.replace(from, to);
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edit_distance_counts_single_char_edits() {
+        assert_eq!(edit_distance("description", "description"), 0);
+        assert_eq!(edit_distance("descripton", "description"), 1);
+        assert_eq!(edit_distance("desciption", "description"), 1);
+        assert_eq!(edit_distance("descirption", "description"), 2);
+        assert_eq!(edit_distance("readonly", "read_only"), 1);
+        assert_eq!(edit_distance("Name", "name"), 0);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("abc", ""), 3);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("nom", "名前"), 3);
+    }
+
+    #[test]
+    fn suggestions_are_at_most_two_edits_away() {
+        let keys = ["name", "title", "description", "read_only", "destructive"];
+        assert_eq!(suggest("descripton", keys.into_iter()), Some("description"));
+        assert_eq!(suggest("nmae", keys.into_iter()), Some("name"));
+        assert_eq!(suggest("titel", keys.into_iter()), Some("title"));
+        assert_eq!(suggest("readonly", keys.into_iter()), Some("read_only"));
+        assert_eq!(suggest("timeout", keys.into_iter()), None);
+        assert_eq!(suggest("summary", keys.into_iter()), None);
+    }
+
+    #[test]
+    fn code_text_drops_token_spacing() {
+        let ty: syn::Type = syn::parse_quote!(&'a std::collections::HashMap<String, Vec<u8>>);
+        assert_eq!(
+            tokens_to_code(ty.to_token_stream()),
+            "&'a std::collections::HashMap<String, Vec<u8>>"
+        );
+        let ty: syn::Type = syn::parse_quote!(&[(u8, u16)]);
+        assert_eq!(tokens_to_code(ty.to_token_stream()), "&[(u8, u16)]");
+    }
+
+    fn errors(cx: Ctxt) -> Vec<String> {
+        match cx.check() {
+            Ok(()) => Vec::new(),
+            Err(e) => e.into_iter().map(|e| e.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn tool_keys_parse() {
+        let cx = Ctxt::new();
+        let tool = Tool::from_args(
+            &cx,
+            quote::quote!(
+                name = "x",
+                title = "X",
+                read_only,
+                destructive = false,
+                crate = "::a::b"
+            ),
+        );
+        assert!(errors(cx).is_empty());
+        assert_eq!(tool.name.unwrap().value.value(), "x");
+        assert_eq!(tool.title.unwrap().value.value(), "X");
+        assert!(tool.read_only.unwrap().value);
+        assert!(!tool.destructive.unwrap().value);
+        assert!(tool.idempotent.is_none());
+        let krate = tool.krate.unwrap().value;
+        assert_eq!(tokens_to_code(krate.to_token_stream()), "::a::b");
+    }
+
+    #[test]
+    fn every_bad_key_is_reported() {
+        let cx = Ctxt::new();
+        let _ = Tool::from_args(
+            &cx,
+            quote::quote!(
+                descripton = "x",
+                name = 5,
+                read_only = "yes",
+                title = "",
+                name = "b",
+                retries = 3,
+                timeout = "soon",
+                crate = 1 + 2
+            ),
+        );
+        assert_eq!(
+            errors(cx),
+            [
+                "unknown `tool` attribute `descripton`, did you mean `description`?",
+                "expected a string: `name = \"…\"`",
+                "expected `read_only`, `read_only = true` or `read_only = false`",
+                "`title` cannot be empty",
+                "`name` specified more than once",
+                "unknown `tool` attribute `retries`, expected one of `name`, `title`, \
+                 `description`, `read_only`, `destructive`, `idempotent`, `open_world`, \
+                 `hidden`, `default_visible`, `always_visible`, `timeout`, `crate`",
+                "expected a positive duration such as `timeout = \"30s\"` (units: `ms`, `s`, \
+                 `m`, `h`)",
+                "expected a path: `crate = ::mcp_tool`",
+            ]
+        );
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("500ms"), Some(500));
+        assert_eq!(parse_duration("30s"), Some(30_000));
+        assert_eq!(parse_duration("2m"), Some(120_000));
+        assert_eq!(parse_duration("1h"), Some(3_600_000));
+        for bad in [
+            "",
+            "30",
+            "0s",
+            "s",
+            "1.5s",
+            "-1s",
+            "3 days",
+            "99999999999999999999h",
+        ] {
+            assert_eq!(parse_duration(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn tool_attr_paths() {
+        let krate: Path = syn::parse_quote!(my::fw);
+        for (attr, expected) in [
+            (quote::quote!(#[tool]), true),
+            (quote::quote!(#[tool(name = "x")]), true),
+            (quote::quote!(#[mcp_tool::tool]), true),
+            (quote::quote!(#[::mcp_tool::tool]), true),
+            (quote::quote!(#[my::fw::tool]), true),
+            (quote::quote!(#[other::tool]), false),
+            (quote::quote!(#[tools]), false),
+            (quote::quote!(#[doc = "tool"]), false),
+        ] {
+            let attrs = Attribute::parse_outer.parse2(attr.clone()).unwrap();
+            assert_eq!(is_tool_attr(&attrs[0], Some(&krate)), expected, "{attr}");
+        }
+    }
+}

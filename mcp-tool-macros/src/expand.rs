@@ -1,0 +1,385 @@
+//! Code generation from a checked model. Nothing here parses or reports errors.
+//!
+//! Generated code names runtime items only as `#krate::__private::…` (`::mcp_tool` unless the
+//! user gave `crate = …`), never bare `Box`, `Some`, `Ok` or `Arc`, so it works whatever the
+//! user's crate has in scope. Spans are chosen so the compiler's own errors land on the user's
+//! tokens: trait errors about a parameter on its type, about the result on the return type, a
+//! future that is not `Send` and the registration's `line!()` on the function's name, and a
+//! service that is not `Send + Sync` on the receiver.
+
+use proc_macro2::{Group, Span, TokenStream, TokenTree};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
+use syn::ext::IdentExt;
+use syn::spanned::Spanned;
+use syn::{Ident, ImplItem, Path};
+
+use crate::ast::{Description, Param, ReceiverKind, ToolFn, ToolImpl};
+use crate::strip;
+
+/// The path generated code reaches the runtime through.
+pub(crate) fn krate(path: Option<&Path>) -> TokenStream {
+    match path {
+        Some(path) => path.to_token_stream(),
+        None => quote!(::mcp_tool),
+    }
+}
+
+/// `tokens` with every token, nested ones included, at `span`.
+///
+/// `quote_spanned!` spans only the tokens it writes itself, not interpolated ones such as the
+/// runtime's path; and rustc places some errors (and `line!()`) at the span of a whole
+/// expression, from its first token to its last. So a path like `::mcp_tool::__private::…`
+/// that starts an expression meant to be at the user's token must be there too.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut tt| {
+            if let TokenTree::Group(g) = &tt {
+                let mut group = Group::new(g.delimiter(), respan(g.stream(), span));
+                group.set_span(span);
+                tt = TokenTree::Group(group);
+            } else {
+                tt.set_span(span);
+            }
+            tt
+        })
+        .collect()
+}
+
+/// `#krate::__private` at `span`.
+fn private_at(krate: &TokenStream, span: Span) -> TokenStream {
+    respan(quote!(#krate::__private), span)
+}
+
+/// Lints generated items must not trip in the user's crate.
+fn allow() -> TokenStream {
+    quote! {
+        #[allow(
+            non_upper_case_globals,
+            non_snake_case,
+            unused_qualifications,
+            clippy::all,
+            clippy::pedantic
+        )]
+    }
+}
+
+/// A free function under `#[tool]`: the function, then its registration in a `const _`.
+pub(crate) fn free_tool(tool: &ToolFn<'_>, item: &syn::ItemFn) -> TokenStream {
+    let krate = krate(tool.attrs.krate.as_ref().map(|k| &k.value));
+    let item = strip::tool_fn(item);
+    let allow = allow();
+    let define = define_fn(tool, &krate, &format_ident!("__mcp_tool_define"));
+    let ident = &tool.sig.ident;
+    let call = call_fn(
+        tool,
+        &krate,
+        &format_ident!("__mcp_tool_call"),
+        &quote!(#ident),
+    );
+    let record = record(
+        tool,
+        &krate,
+        &quote!(__mcp_tool_define),
+        &quote!(__mcp_tool_call),
+    );
+    quote! {
+        #item
+
+        #[doc(hidden)]
+        #allow
+        const _: () = {
+            #define
+            #call
+            #krate::__private::inventory::submit! { #record }
+        };
+    }
+}
+
+/// An impl block under `#[tools]`: the impl with hidden items added for each tool and
+/// `mcp_tools()`, then (unless `manual`) the registration of every tool.
+pub(crate) fn tool_impl(imp: &ToolImpl<'_>) -> TokenStream {
+    let krate_path = imp.attrs.krate.as_ref().map(|k| &k.value);
+    let krate = krate(krate_path);
+    let allow = allow();
+    let mut item = strip::tool_impl(imp.original, krate_path);
+    let consts = record_idents(imp);
+    for (tool, record_ident) in imp.tools.iter().zip(&consts) {
+        let unraw = tool.sig.ident.unraw();
+        let define_ident = format_ident!("__mcp_tool_define_{}", unraw);
+        let call_ident = format_ident!("__mcp_tool_call_{}", unraw);
+        let ident = &tool.sig.ident;
+        let define = define_fn(tool, &krate, &define_ident);
+        let call = call_fn(tool, &krate, &call_ident, &quote!(Self::#ident));
+        let record = record(
+            tool,
+            &krate,
+            &quote!(Self::#define_ident),
+            &quote!(Self::#call_ident),
+        );
+        item.items.push(ImplItem::Verbatim(quote! {
+            #[doc(hidden)]
+            #allow
+            #define
+
+            #[doc(hidden)]
+            #allow
+            #call
+
+            #[doc(hidden)]
+            #allow
+            const #record_ident: #krate::__private::ToolRecord = #record;
+        }));
+    }
+    item.items
+        .push(ImplItem::Verbatim(mcp_tools_fn(&krate, &consts)));
+    let registration = if imp.attrs.is_manual() {
+        TokenStream::new()
+    } else {
+        let self_ty = &imp.original.self_ty;
+        quote! {
+            #[doc(hidden)]
+            #allow
+            const _: () = {
+                #(#krate::__private::inventory::submit! { <#self_ty>::#consts })*
+            };
+        }
+    };
+    quote! {
+        #item
+        #registration
+    }
+}
+
+/// `mcp_tools()`, listing the given record constants.
+pub(crate) fn mcp_tools_fn(krate: &TokenStream, consts: &[Ident]) -> TokenStream {
+    quote! {
+        /// The MCP tools of this impl block, for registering them explicitly with
+        /// `Server::tools`.
+        #[must_use]
+        #[allow(unreachable_pub, dead_code, clippy::all, clippy::pedantic)]
+        pub fn mcp_tools() -> #krate::__private::ToolSet {
+            #krate::__private::ToolSet::new(#krate::__private::vec![#(Self::#consts),*])
+        }
+    }
+}
+
+/// `__MCP_TOOL_<NAME>` for each tool, made unique if two methods differ only in case.
+fn record_idents(imp: &ToolImpl<'_>) -> Vec<Ident> {
+    let mut idents: Vec<Ident> = Vec::new();
+    for (i, tool) in imp.tools.iter().enumerate() {
+        let upper = tool.sig.ident.unraw().to_string().to_ascii_uppercase();
+        let mut ident = format_ident!("__MCP_TOOL_{}", upper);
+        if idents.contains(&ident) {
+            ident = format_ident!("__MCP_TOOL_{}_{}", upper, i);
+        }
+        idents.push(ident);
+    }
+    idents
+}
+
+/// `fn #ident(__def: &mut DefBuilder)`: title, description, annotations, each parameter's
+/// part of the input schema, and the output schema.
+fn define_fn(tool: &ToolFn<'_>, krate: &TokenStream, ident: &Ident) -> TokenStream {
+    let p = quote!(#krate::__private);
+    let title = tool.attrs.title.as_ref().map(|t| {
+        let lit = &t.value;
+        quote!(__def.title(#lit);)
+    });
+    let description = match &tool.description {
+        Description::Text(lit) => Some(quote!(__def.description(#lit);)),
+        Description::Missing | Description::FromMacro(_) => None,
+    };
+    let a = &tool.attrs;
+    let hints = [&a.read_only, &a.destructive, &a.idempotent, &a.open_world];
+    let annotations = hints.iter().any(|h| h.is_some()).then(|| {
+        let [read_only, destructive, idempotent, open_world] = hints.map(|hint| match hint {
+            Some(setting) => {
+                let value = setting.value;
+                quote!(#p::Some(#value))
+            }
+            None => quote!(#p::None),
+        });
+        quote! {
+            __def.annotations(#p::Annotations {
+                read_only: #read_only,
+                destructive: #destructive,
+                idempotent: #idempotent,
+                open_world: #open_world,
+            });
+        }
+    });
+    let hidden = (a.hidden.as_ref().is_some_and(|h| h.value)
+        || a.default_visible.as_ref().is_some_and(|v| !v.value))
+    .then(|| quote!(__def.hidden(true);));
+    let always_visible = a
+        .always_visible
+        .as_ref()
+        .filter(|v| v.value)
+        .map(|_| quote!(__def.always_visible(true);));
+    let timeout = a.timeout.as_ref().map(|t| {
+        let ms = t.value;
+        quote!(__def.timeout(#p::Duration::from_millis(#ms));)
+    });
+    let params = tool.params.iter().map(|param| {
+        let ty = param.ty;
+        let spec = param_spec(param, krate);
+        let at = private_at(krate, ty.span());
+        if param.attrs.is_default() {
+            quote_spanned!(ty.span()=> #at::describe_default::<#ty>(__def, &#spec);)
+        } else {
+            quote_spanned!(ty.span()=> #at::describe::<#ty, _>(__def, &#spec);)
+        }
+    });
+    let output = tool
+        .output()
+        .filter(|_| tool.has_output_schema())
+        .map(|ty| {
+            let at = private_at(krate, ty.span());
+            quote_spanned!(ty.span()=> #at::output::<#ty>(__def);)
+        });
+    quote! {
+        fn #ident(__def: &mut #p::DefBuilder) {
+            #title
+            #description
+            #annotations
+            #hidden
+            #always_visible
+            #timeout
+            #(#params)*
+            #output
+        }
+    }
+}
+
+/// `fn #ident(__call: ToolCall) -> BoxFuture`: takes the service and each parameter from the
+/// call, then runs the tool (a sync one on the blocking pool) and converts its result.
+fn call_fn(
+    tool: &ToolFn<'_>,
+    krate: &TokenStream,
+    ident: &Ident,
+    path: &TokenStream,
+) -> TokenStream {
+    let p = quote!(#krate::__private);
+    let fn_span = tool.sig.ident.span();
+    let call_param = match (&tool.receiver, tool.params.is_empty()) {
+        (_, false) => quote!(mut __call),
+        (Some(_), true) => quote!(__call),
+        (None, true) => quote!(_),
+    };
+    let service = tool.receiver.as_ref().map(|receiver| {
+        let span = receiver.original.self_token.span;
+        let at = private_at(krate, span);
+        let take = quote_spanned!(span=> __call.service::<Self>());
+        let missing = quote_spanned!(span=> #at::missing_service(#at::type_name::<Self>()));
+        quote! {
+            let __service: #p::Arc<Self> = match #take {
+                #p::Some(__service) => __service,
+                #p::None => return #missing,
+            };
+        }
+    });
+    let locals: Vec<Ident> = (0..tool.params.len())
+        .map(|i| format_ident!("__arg{}", i))
+        .collect();
+    let extracts = tool.params.iter().zip(&locals).map(|(param, local)| {
+        let ty = param.ty;
+        let spec = param_spec(param, krate);
+        let at = private_at(krate, ty.span());
+        let extract = if param.attrs.is_default() {
+            quote_spanned!(ty.span()=> #at::extract_default::<#ty>(&mut __call, &#spec))
+        } else {
+            quote_spanned!(ty.span()=> #at::extract::<#ty, _>(&mut __call, &#spec))
+        };
+        quote! {
+            let #local = match #extract {
+                #p::Ok(__value) => __value,
+                #p::Err(__rejection) => return *__rejection,
+            };
+        }
+    });
+    let receiver_arg = tool.receiver.as_ref().map(|r| match r.kind {
+        ReceiverKind::Arc => quote!(__service,),
+        ReceiverKind::Ref | ReceiverKind::Unsupported => quote!(&__service,),
+    });
+    let mut invoke = quote!(#path(#receiver_arg #(#locals),*));
+    let is_async = tool.sig.asyncness.is_some();
+    if is_async {
+        invoke = quote!(#invoke.await);
+    }
+    let output_span = tool.output().map_or(fn_span, Spanned::span);
+    let at = private_at(krate, output_span);
+    // The call itself at the function's name: a call that does not resolve (a `#[tool]`
+    // associated fn outside `#[tools]`) is reported there.
+    let invoke = respan(invoke, fn_span);
+    let converted = quote_spanned!(output_span=> #at::into_result(#invoke));
+    let run = if is_async {
+        converted
+    } else {
+        quote!(#p::run_blocking(move || #converted).await)
+    };
+    // The coercion to `BoxFuture` is where a future that is not `Send` fails: put that error
+    // on the tool's name.
+    let at = private_at(krate, fn_span);
+    let boxed = quote_spanned! {fn_span=>
+        #at::Box::pin(async move {
+            #service
+            #(#extracts)*
+            #run
+        })
+    };
+    quote! {
+        fn #ident(#call_param: #p::ToolCall) -> #p::BoxFuture {
+            #boxed
+        }
+    }
+}
+
+/// `ParamSpec { name, description, default }` for one parameter.
+fn param_spec(param: &Param<'_>, krate: &TokenStream) -> TokenStream {
+    let p = quote!(#krate::__private);
+    let name = &param.name;
+    let description = match &param.attrs.description {
+        Some(d) => {
+            let lit = &d.value;
+            quote!(#p::Some(#lit))
+        }
+        None => quote!(#p::None),
+    };
+    let default = param.attrs.is_default();
+    quote!(#p::ParamSpec { name: #name, description: #description, default: #default })
+}
+
+/// The `ToolRecord` of one tool.
+fn record(
+    tool: &ToolFn<'_>,
+    krate: &TokenStream,
+    define: &TokenStream,
+    call: &TokenStream,
+) -> TokenStream {
+    let p = quote!(#krate::__private);
+    let name = &tool.name.value;
+    let fn_span = tool.sig.ident.span();
+    // `line!()` reports the line its invocation starts on: the function's name.
+    let at = private_at(krate, fn_span);
+    let file = quote_spanned!(fn_span=> #at::file!());
+    let line = quote_spanned!(fn_span=> #at::line!());
+    let service = match &tool.receiver {
+        Some(receiver) => {
+            let span = receiver.original.self_token.span;
+            let at = private_at(krate, span);
+            quote_spanned!(span=> #at::Some(#at::ServiceType::of::<Self>()))
+        }
+        None => quote!(#p::None),
+    };
+    quote! {
+        #p::ToolRecord {
+            name: #name,
+            file: #file,
+            line: #line,
+            service: #service,
+            define: #define,
+            call: #call,
+        }
+    }
+}

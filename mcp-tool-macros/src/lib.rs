@@ -1,0 +1,216 @@
+//! Procedural macros of [`mcp-tool`](https://docs.rs/mcp-tool): `#[tool]` and `#[tools]`.
+//!
+//! This crate is an implementation detail: depend on `mcp-tool`, which re-exports both macros
+//! as `mcp_tool::tool` and `mcp_tool::tools`, and whose hidden `__private` module is the only
+//! thing the generated code refers to.
+//!
+//! Each macro runs the same pipeline: parse the user's item with `syn`, read the macros' own
+//! attributes into a model (`attr`, `ast`), check the rules that relate its parts (`check`),
+//! and then either generate code (`expand`) or, if anything was reported, emit the item as it
+//! was followed by every error (`fallback`).
+#![doc(test(attr(deny(warnings))))]
+
+mod ast;
+mod attr;
+mod check;
+mod ctxt;
+mod doc;
+mod expand;
+mod fallback;
+mod strip;
+#[cfg(test)]
+mod tests;
+
+use proc_macro::TokenStream;
+
+use crate::ctxt::Ctxt;
+
+/// Turns a function into an MCP tool and registers it with every server of the program.
+///
+/// The function's parameters are the tool's arguments, named after the parameters and described
+/// by the input schema their types derive (`serde::Deserialize` + `schemars::JsonSchema`); an
+/// `Option<T>` argument is optional. A parameter can instead be injected from the call's
+/// context (`Ctx`, or any `FromContext` type), or take all arguments as one struct (`Args<T>`).
+/// The return value becomes the tool's result through `IntoToolResult`: text, `Json<T>`
+/// (structured output, with an output schema), `ToolResult`, or a `Result` of these.
+///
+/// ```
+/// use mcp_tool::prelude::*;
+///
+/// /// Multiply two numbers.
+/// #[tool(read_only, idempotent)]
+/// fn multiply(#[arg(description = "The first factor")] a: f64, b: f64) -> f64 {
+///     a * b
+/// }
+/// # fn main() {}
+/// ```
+///
+/// The function may be `async` or not. A synchronous tool runs on the runtime's blocking thread
+/// pool, so it may block; an `async` tool's future must be `Send`.
+///
+/// A method can be a tool too: put `#[tool]` on it and [`#[tools]`](macro@tools) on its impl
+/// block.
+///
+/// # Keys
+///
+/// | key | value | meaning |
+/// |---|---|---|
+/// | `name` | `"…"` | The tool's name: 1 to 128 characters among `A-Z a-z 0-9 _ - .`. Default: the function's name. |
+/// | `title` | `"…"` | A human-readable title. |
+/// | `description` | `"…"` | What the tool does, for the model. Default: the doc comment, which a tool needs if it has no `description`. |
+/// | `read_only` | flag | The tool does not modify its environment. |
+/// | `destructive` | flag | The tool may perform destructive updates (not with `read_only`). |
+/// | `idempotent` | flag | Calling it again with the same arguments has no further effect. |
+/// | `open_world` | flag | The tool interacts with an open world of external entities. |
+/// | `crate` | path | The path of the `mcp-tool` crate, if not `::mcp_tool`. |
+///
+/// A flag is written alone (`read_only`, meaning `true`) or as `read_only = true` or
+/// `read_only = false`; an unset hint is left out of the tool's annotations.
+///
+/// # Parameters: `#[arg(...)]`
+///
+/// | key | value | meaning |
+/// |---|---|---|
+/// | `description` | `"…"` | The argument's description in the input schema. |
+/// | `rename` | `"…"` | The argument's name, if not the parameter's. |
+/// | `default` | flag | A missing argument takes `Default::default()` instead of being required. |
+///
+/// ```
+/// use mcp_tool::prelude::*;
+///
+/// /// Search the catalogue.
+/// #[tool(name = "catalogue.search", read_only)]
+/// async fn search(
+///     #[arg(description = "What to look for")] query: String,
+///     #[arg(rename = "max", default)] limit: u32,
+///     page: Option<u32>,
+/// ) -> Result<Json<Vec<String>>, ToolError> {
+///     let _ = (limit, page);
+///     Ok(Json(vec![query]))
+/// }
+/// # fn main() {}
+/// ```
+///
+/// Parameters are owned values (`String`, not `&str`) of concrete types: a tool cannot be
+/// generic, `unsafe` or `extern`.
+///
+/// ```compile_fail
+/// use mcp_tool::prelude::*;
+///
+/// /// Greet someone.
+/// #[tool]
+/// fn greet(name: &str) -> String { // error: take `String` instead of `&str`
+///     format!("Hello, {name}!")
+/// }
+/// # fn main() {}
+/// ```
+#[proc_macro_attribute]
+pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
+    tool_attr(args.into(), item.into()).into()
+}
+
+/// Makes the `#[tool]` methods of an inherent impl block MCP tools, and registers them.
+///
+/// A tool method takes `&self` or `self: Arc<Self>`: the server holds one instance of the type
+/// (its *service*) and runs calls concurrently, so mutable state goes behind a `Mutex`. An
+/// associated function without `self` is a tool that needs no service. Methods without
+/// `#[tool]` are left alone.
+///
+/// ```
+/// use std::sync::atomic::{AtomicU64, Ordering};
+///
+/// use mcp_tool::prelude::*;
+///
+/// #[derive(Default)]
+/// pub struct Counter {
+///     count: AtomicU64,
+/// }
+///
+/// #[tools]
+/// impl Counter {
+///     /// Add to the counter and return its new value.
+///     #[tool(name = "counter.add")]
+///     fn add(&self, #[arg(description = "How much to add")] n: u64) -> u64 {
+///         self.count.fetch_add(n, Ordering::Relaxed) + n
+///     }
+///
+///     /// The counter's value.
+///     #[tool(read_only)]
+///     async fn get(&self) -> u64 {
+///         self.count.load(Ordering::Relaxed)
+///     }
+///
+///     /// Whether a number is even (needs no counter).
+///     #[tool(read_only)]
+///     fn is_even(n: u64) -> bool {
+///         n % 2 == 0
+///     }
+/// }
+/// # fn main() {}
+/// ```
+///
+/// Besides registering the tools, `#[tools]` adds `pub fn mcp_tools() -> ToolSet` to the impl
+/// block, for giving them to a server explicitly (`Server::tools`).
+///
+/// # Keys
+///
+/// | key | value | meaning |
+/// |---|---|---|
+/// | `manual` | flag | Do not register the tools automatically: only `mcp_tools()` gives them. Needed for a generic impl, whose each instantiation is registered with `Server::tools(Type::<…>::mcp_tools())`. |
+/// | `crate` | path | The path of the `mcp-tool` crate, if not `::mcp_tool`. |
+///
+/// Each method's `#[tool(...)]` takes the keys `#[tool]` takes on a function, except `crate`.
+#[proc_macro_attribute]
+pub fn tools(args: TokenStream, item: TokenStream) -> TokenStream {
+    tools_attr(args.into(), item.into()).into()
+}
+
+fn tool_attr(
+    args: proc_macro2::TokenStream,
+    item: proc_macro2::TokenStream,
+) -> proc_macro2::TokenStream {
+    let func = match syn::parse2::<syn::Item>(item.clone()) {
+        Ok(syn::Item::Fn(func)) => func,
+        Ok(_) => {
+            let error = syn::Error::new(proc_macro2::Span::call_site(), ast::NOT_A_FUNCTION);
+            return fallback::item(item, &error);
+        }
+        Err(error) => return fallback::item(item, &error),
+    };
+    let cx = Ctxt::new();
+    let attrs = attr::Tool::from_args(&cx, args);
+    let model = ast::ToolFn::from_item_fn(&cx, &func, attrs);
+    check::free_tool(&cx, &model);
+    match cx.check() {
+        Ok(()) => expand::free_tool(&model, &func),
+        Err(error) => fallback::tool_fn(&func, &error),
+    }
+}
+
+fn tools_attr(
+    args: proc_macro2::TokenStream,
+    item: proc_macro2::TokenStream,
+) -> proc_macro2::TokenStream {
+    let imp = match syn::parse2::<syn::Item>(item.clone()) {
+        Ok(syn::Item::Impl(imp)) => imp,
+        Ok(_) => {
+            let error = syn::Error::new(
+                proc_macro2::Span::call_site(),
+                "`#[tools]` goes on an inherent impl block (`impl Type { … }`)",
+            );
+            return fallback::item(item, &error);
+        }
+        Err(error) => return fallback::item(item, &error),
+    };
+    let cx = Ctxt::new();
+    let attrs = attr::Tools::from_args(&cx, args);
+    let model = ast::ToolImpl::from_syn(&cx, &imp, attrs);
+    check::tool_impl(&cx, &model);
+    match cx.check() {
+        Ok(()) => expand::tool_impl(&model),
+        Err(error) => {
+            let krate = model.attrs.krate.as_ref().map(|k| &k.value);
+            fallback::tool_impl(&imp, krate, &error)
+        }
+    }
+}

@@ -1,0 +1,213 @@
+//! Which tools a session sees: the tool manager (enable, disable, allow-list and block-list
+//! modes, batches) over each tool's visibility (`hidden`, `always_visible`).
+//!
+//! A tool is active when:
+//! - it was disabled explicitly: never;
+//! - it was enabled explicitly, or is `always_visible`: always;
+//! - in allow-list mode: when the list names it;
+//! - in block-list mode: when it is not `hidden` and the list does not name it;
+//! - otherwise: when it is not `hidden`.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, RwLock};
+
+use crate::registry::Catalog;
+
+/// How the allow and block lists apply.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Every tool that is not hidden.
+    #[default]
+    All,
+    /// Only the named tools.
+    Allow(BTreeSet<String>),
+    /// Every tool that is not hidden, except the named ones.
+    Block(BTreeSet<String>),
+}
+
+/// One session's tool selection.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Selection {
+    mode: Mode,
+    enabled: BTreeSet<String>,
+    disabled: BTreeSet<String>,
+}
+
+impl Selection {
+    /// Whether the selection is the one every session starts with.
+    pub(crate) fn is_default(&self) -> bool {
+        *self == Selection::default()
+    }
+
+    pub(crate) fn is_active(&self, name: &str, hidden: bool, always_visible: bool) -> bool {
+        if self.disabled.contains(name) {
+            return false;
+        }
+        if always_visible || self.enabled.contains(name) {
+            return true;
+        }
+        match &self.mode {
+            Mode::All => !hidden,
+            Mode::Allow(names) => names.contains(name),
+            Mode::Block(names) => !hidden && !names.contains(name),
+        }
+    }
+
+    fn apply(&mut self, change: &Batch) {
+        if let Some(allow) = &change.allow {
+            self.mode = Mode::Allow(allow.iter().cloned().collect());
+            self.enabled.clear();
+            self.disabled.clear();
+        }
+        if let Some(block) = &change.block {
+            self.mode = Mode::Block(block.iter().cloned().collect());
+            self.enabled.clear();
+            self.disabled.clear();
+        }
+        for name in &change.enable {
+            self.disabled.remove(name);
+            self.enabled.insert(name.clone());
+        }
+        for name in &change.disable {
+            self.enabled.remove(name);
+            self.disabled.insert(name.clone());
+        }
+    }
+}
+
+/// Several changes to the tool selection, applied together (one `list_changed` at most):
+/// first the allow or block list (which switch the mode and forget earlier enables and
+/// disables), then the enables, then the disables.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Batch {
+    /// Tools to enable.
+    pub enable: Vec<String>,
+    /// Tools to disable.
+    pub disable: Vec<String>,
+    /// Switch to allow-list mode with these tools.
+    pub allow: Option<Vec<String>>,
+    /// Switch to block-list mode with these tools.
+    pub block: Option<Vec<String>>,
+}
+
+impl Batch {
+    /// Whether the batch changes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.enable.is_empty()
+            && self.disable.is_empty()
+            && self.allow.is_none()
+            && self.block.is_none()
+    }
+}
+
+/// A session's shared selection plus what is needed to report changes.
+pub(crate) struct Selector {
+    catalog: Arc<Catalog>,
+    selection: RwLock<Selection>,
+}
+
+impl Selector {
+    pub(crate) fn new(catalog: Arc<Catalog>) -> Self {
+        Selector {
+            catalog,
+            selection: RwLock::new(Selection::default()),
+        }
+    }
+
+    pub(crate) fn read(&self) -> std::sync::RwLockReadGuard<'_, Selection> {
+        self.selection
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The active tools' names, in order.
+    pub(crate) fn active(&self) -> Vec<String> {
+        let selection = self.read();
+        self.catalog
+            .entries()
+            .iter()
+            .filter(|e| selection.is_active(&e.name, e.def.hidden(), e.def.always_visible()))
+            .map(|e| e.name.to_string())
+            .collect()
+    }
+
+    /// Applies a batch; returns the active tools afterwards and whether that list changed.
+    /// Unknown names are refused before anything changes.
+    pub(crate) fn apply(&self, batch: &Batch) -> Result<(Vec<String>, bool), String> {
+        let unknown: Vec<&str> = batch
+            .enable
+            .iter()
+            .chain(&batch.disable)
+            .chain(batch.allow.iter().flatten())
+            .chain(batch.block.iter().flatten())
+            .map(String::as_str)
+            .filter(|n| self.catalog.get(n).is_none())
+            .collect();
+        if !unknown.is_empty() {
+            return Err(format!("no tool is named {}", quoted(&unknown)));
+        }
+        let before = self.active();
+        {
+            let mut selection = self
+                .selection
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            selection.apply(batch);
+        }
+        let after = self.active();
+        let changed = before != after;
+        Ok((after, changed))
+    }
+}
+
+fn quoted(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn batch() -> Batch {
+        Batch::default()
+    }
+
+    #[test]
+    fn hidden_tools_need_enabling_and_always_visible_ones_survive_modes() {
+        let mut s = Selection::default();
+        assert!(s.is_active("a", false, false));
+        assert!(!s.is_active("h", true, false));
+        s.apply(&Batch {
+            enable: vec!["h".into()],
+            ..batch()
+        });
+        assert!(s.is_active("h", true, false));
+        s.apply(&Batch {
+            allow: Some(vec!["a".into()]),
+            ..batch()
+        });
+        assert!(s.is_active("a", false, false));
+        assert!(!s.is_active("b", false, false));
+        assert!(
+            !s.is_active("h", true, false),
+            "a mode switch forgets enables"
+        );
+        assert!(s.is_active("v", false, true), "always visible");
+        s.apply(&Batch {
+            block: Some(vec!["a".into()]),
+            ..batch()
+        });
+        assert!(!s.is_active("a", false, false));
+        assert!(s.is_active("b", false, false));
+        assert!(!s.is_active("h", true, false));
+        s.apply(&Batch {
+            disable: vec!["v".into()],
+            ..batch()
+        });
+        assert!(!s.is_active("v", false, true), "an explicit disable wins");
+    }
+}

@@ -1,0 +1,9 @@
+use mcp_tool::prelude::*;
+
+/// Multiply two numbers.
+#[tool(description = "")]
+fn multiply(a: f64, b: f64) -> f64 {
+    a * b
+}
+
+fn main() {}
