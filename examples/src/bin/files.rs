@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use mcp_tool::prelude::*;
 use mcp_tool::tokio;
-use mcp_tool::{CancellationToken, Logger, Progress};
+use mcp_tool::{CancellationToken, Elicitation, Logger, Peer, Progress};
 
 /// One entry of a directory listing.
 #[derive(Serialize, JsonSchema)]
@@ -31,6 +31,13 @@ struct Listing {
     path: String,
     /// Its entries, sorted by name.
     entries: Vec<Entry>,
+}
+
+/// The answer to "delete this file?".
+#[derive(Deserialize, JsonSchema)]
+struct Confirm {
+    /// Delete the file?
+    confirm: bool,
 }
 
 /// The files service: a root folder and the password that unlocks writing.
@@ -156,15 +163,35 @@ impl Files {
     async fn delete_file(
         &self,
         #[arg(description = "Path relative to the root folder")] path: String,
+        peer: Peer,
     ) -> Result<String, ToolError> {
         let real = self.resolve(&path)?;
         if real == self.root {
             return Err(refused("the root folder itself cannot be deleted"));
         }
+        // Ask the user first when the client can show a form.
+        if peer.client().has_capability("elicitation") {
+            match peer.elicit::<Confirm>(format!("Delete `{path}`?")).await? {
+                Elicitation::Accept(Confirm { confirm: true }) => {}
+                _ => return Ok(format!("{path} was not deleted")),
+            }
+        }
         tokio::fs::remove_file(&real)
             .await
             .map_err(|e| ToolError::new("DELETE_FAILED", format!("`{path}`: {e}")))?;
         Ok(format!("deleted {path}"))
+    }
+
+    /// Summarize a text file with the client's model (sampling).
+    #[tool(read_only, open_world = false)]
+    async fn summarize_file(
+        &self,
+        #[arg(description = "Path relative to the root folder")] path: String,
+        ctx: Ctx,
+    ) -> Result<String, ToolError> {
+        let text = self.read_file(path).await?;
+        ctx.sample_text(format!("Summarize this file in one sentence:\n\n{text}"), 200)
+            .await
     }
 
     /// Rebuild the search index of the root folder, reporting progress in 10 steps.
