@@ -26,7 +26,13 @@ fn users_list_shows_a_table_of_the_tools() {
     let out = run(USERS, &["list"]);
     assert_eq!(out.code(), 0, "{out:?}");
     assert!(out.stderr.is_empty(), "{out:?}");
-    for name in ["create_user", "delete_user", "get_user", "send_email"] {
+    for name in [
+        "create_user",
+        "delete_user",
+        "get_user",
+        "seed_users",
+        "send_email",
+    ] {
         assert!(out.stdout.contains(name), "{name} missing: {}", out.stdout);
     }
     let row = |name: &str| -> String {
@@ -43,7 +49,7 @@ fn users_list_shows_a_table_of_the_tools() {
     assert!(row("send_email").contains("open-world"));
     assert!(!row("create_user").contains("destructive"));
     assert!(
-        out.stdout.contains(&format!("4 tools on users {VERSION}")),
+        out.stdout.contains(&format!("5 tools on users {VERSION}")),
         "{}",
         out.stdout
     );
@@ -58,7 +64,13 @@ fn users_schema_is_the_tools_list() {
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(
         names,
-        ["create_user", "delete_user", "get_user", "send_email"]
+        [
+            "create_user",
+            "delete_user",
+            "get_user",
+            "seed_users",
+            "send_email"
+        ]
     );
     // The same definitions a client gets over stdio.
     let mut p = Proc::initialized(USERS);

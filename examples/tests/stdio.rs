@@ -177,7 +177,7 @@ fn server_discover_before_initialize_is_method_not_found_and_the_server_keeps_wo
     let result = p.result("initialize", init_params(LATEST));
     assert_eq!(result["protocolVersion"], LATEST);
     p.notify("notifications/initialized", Value::Null);
-    assert_eq!(p.tools().len(), 4);
+    assert_eq!(p.tools().len(), 5);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -429,7 +429,13 @@ fn users_tools_list_matches_seed_001() {
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(
         names,
-        ["create_user", "delete_user", "get_user", "send_email"]
+        [
+            "create_user",
+            "delete_user",
+            "get_user",
+            "seed_users",
+            "send_email"
+        ]
     );
     let by_name: HashMap<&str, &Value> = names.iter().copied().zip(tools.iter()).collect();
 
@@ -445,6 +451,11 @@ fn users_tools_list_matches_seed_001() {
             [false, true, true, false],
         ),
         ("get_user", "Get User Profile", [true, false, true, false]),
+        (
+            "seed_users",
+            "Seed Demo Users",
+            [false, false, false, false],
+        ),
         ("send_email", "Send Email", [false, false, false, true]),
     ];
     for (name, title, [read_only, destructive, idempotent, open_world]) in expect {
@@ -583,7 +594,7 @@ fn get_delete_and_send_email_schemas() {
 fn tools_list_params_and_cursors() {
     let mut p = Proc::initialized(USERS);
     let all = p.result("tools/list", json!({}));
-    assert_eq!(all["tools"].as_array().unwrap().len(), 4);
+    assert_eq!(all["tools"].as_array().unwrap().len(), 5);
     assert_eq!(p.result("tools/list", json!({ "cursor": null })), all);
     for cursor in [json!("abc"), json!("1"), json!("0"), json!("-1"), json!("")] {
         let e = p.rpc_error("tools/list", json!({ "cursor": cursor }));
@@ -1021,7 +1032,7 @@ fn many_calls_in_flight_are_each_answered_once() {
     }
     assert_eq!(user_ids.len(), N, "every user got its own id");
     p.expect_silence();
-    assert_eq!(p.tools().len(), 4);
+    assert_eq!(p.tools().len(), 5);
 }
 
 #[test]

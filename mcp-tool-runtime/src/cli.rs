@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::io::{self, Write};
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -53,7 +54,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 fn usage(bin: &str) -> String {
     format!(
-        "usage:\n  {bin}                      serve MCP on stdio (what MCP hosts launch)\n  {bin} list                 show the tools\n  {bin} call <tool> [json]   call one tool in-process and print its result\n  {bin} schema               print the tools/list JSON\n  {bin} help                 show this message"
+        "usage:\n  {bin}                      serve MCP on stdio (what MCP hosts launch)\n  {bin} --http [ADDR]        serve MCP over Streamable HTTP at http://ADDR/mcp (default 127.0.0.1:8080)\n  {bin} list                 show the tools\n  {bin} call <tool> [json]   call one tool in-process and print its result\n  {bin} schema               print the tools/list JSON\n  {bin} help                 show this message"
     )
 }
 
@@ -108,6 +109,25 @@ impl Server {
                 crate::stdio::serve_stdio(core).await?;
                 Ok(0)
             }
+            Some("--http") if args.len() <= 2 => {
+                let text = args.get(1).map_or("127.0.0.1:8080", String::as_str);
+                let Ok(addr) = text.parse::<std::net::SocketAddr>() else {
+                    return Ok(cli_error(
+                        bin,
+                        &format!("`{text}` is not an address such as 127.0.0.1:8080"),
+                    ));
+                };
+                init_tracing();
+                let mut server = self;
+                if server.http.auth.is_none()
+                    && let Some(tokens) = crate::http::BearerTokens::from_env(TOKENS_ENV)
+                {
+                    server.http.auth = Some(Arc::new(tokens));
+                }
+                server.serve_http(addr).await?;
+                Ok(0)
+            }
+            Some("--http") => Ok(cli_error(bin, "`--http` takes at most one address")),
             Some("list") if args.len() == 1 => {
                 let core = self.build()?;
                 write_out(&tool_table(&core))?;
@@ -164,6 +184,10 @@ impl Server {
         }
     }
 }
+
+/// The environment variable whose bearer tokens guard `--http` (comma-separated `token` or
+/// `subject:token` entries), when the server configured no authenticator of its own.
+pub const TOKENS_ENV: &str = "MCP_TOOL_BEARER_TOKENS";
 
 fn cli_error(bin: &str, message: &str) -> i32 {
     let _ = writeln!(io::stderr(), "error: {message}\n\n{}", usage(bin));

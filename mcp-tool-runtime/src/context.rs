@@ -45,9 +45,12 @@ impl FromContext for ClientInfo {
 /// The context of one request.
 pub struct RequestContext {
     pub(crate) id: Value,
+    /// The id as JSON text: what the request's own messages are routed by.
+    pub(crate) related: Arc<str>,
     pub(crate) tool: Arc<str>,
     pub(crate) meta: Option<Map<String, Value>>,
     pub(crate) client: Arc<ClientInfo>,
+    pub(crate) identity: Option<Arc<crate::http::Identity>>,
     pub(crate) session: Arc<Session>,
     pub(crate) cancel: CancellationToken,
     pub(crate) progress: ProgressState,
@@ -89,6 +92,11 @@ impl RequestContext {
         &self.client
     }
 
+    /// Who made the request, when an authenticator established it (HTTP).
+    pub fn identity(&self) -> Option<&crate::http::Identity> {
+        self.identity.as_deref()
+    }
+
     /// The negotiated protocol version.
     pub fn protocol_version(&self) -> ProtocolVersion {
         self.client.protocol_version
@@ -97,7 +105,7 @@ impl RequestContext {
     /// Reports progress (see [`Progress::report`]).
     pub fn progress(&self, done: f64, total: impl Into<Option<f64>>, message: &str) {
         self.progress
-            .report(&self.session, done, total.into(), message);
+            .report(&self.session, &self.related, done, total.into(), message);
     }
 
     /// Whether the client cancelled this request (or it timed out).
@@ -114,6 +122,7 @@ impl RequestContext {
     pub fn logger(&self) -> Logger {
         Logger {
             session: self.session.clone(),
+            related: Some(self.related.clone()),
             name: None,
         }
     }
@@ -122,6 +131,7 @@ impl RequestContext {
     pub fn peer(&self) -> Peer {
         Peer {
             session: self.session.clone(),
+            related: Some(self.related.clone()),
             client: self.client.clone(),
         }
     }
@@ -130,6 +140,7 @@ impl RequestContext {
     pub fn tools(&self) -> ToolManager {
         ToolManager {
             session: self.session.clone(),
+            related: Some(self.related.clone()),
         }
     }
 }
@@ -182,7 +193,14 @@ impl ProgressState {
         }
     }
 
-    fn report(&self, session: &Session, done: f64, total: Option<f64>, message: &str) {
+    fn report(
+        &self,
+        session: &Session,
+        related: &Arc<str>,
+        done: f64,
+        total: Option<f64>,
+        message: &str,
+    ) {
         let Some(token) = &self.token else { return };
         {
             let mut last = self
@@ -206,7 +224,11 @@ impl ProgressState {
         if !message.is_empty() {
             params.insert("message".into(), Value::String(message.into()));
         }
-        session.notify("notifications/progress", Value::Object(params));
+        session.notify(
+            Some(related),
+            "notifications/progress",
+            Value::Object(params),
+        );
     }
 
     /// Waits until the last progress notification is [`PROGRESS_SETTLE`] old.
@@ -336,6 +358,7 @@ impl LogLevel {
 #[derive(Clone)]
 pub struct Logger {
     session: Arc<Session>,
+    related: Option<Arc<str>>,
     name: Option<Arc<str>>,
 }
 
@@ -354,6 +377,7 @@ impl Logger {
     pub fn named(&self, name: impl Into<Arc<str>>) -> Logger {
         Logger {
             session: self.session.clone(),
+            related: self.related.clone(),
             name: Some(name.into()),
         }
     }
@@ -370,8 +394,11 @@ impl Logger {
             params.insert("logger".into(), Value::String(n.to_string()));
         }
         params.insert("data".into(), data);
-        self.session
-            .notify("notifications/message", Value::Object(params));
+        self.session.notify(
+            self.related.as_ref(),
+            "notifications/message",
+            Value::Object(params),
+        );
     }
 
     levels!(
@@ -391,6 +418,7 @@ impl FromContext for Logger {
 #[derive(Clone)]
 pub struct Peer {
     session: Arc<Session>,
+    related: Option<Arc<str>>,
     client: Arc<ClientInfo>,
 }
 
@@ -402,7 +430,9 @@ impl Peer {
 
     /// Sends a request to the client and waits for its answer.
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, RpcError> {
-        self.session.request(method, params).await
+        self.session
+            .request(self.related.as_ref(), method, params)
+            .await
     }
 
     /// Fails with a clear error unless the client declared `capability`.
@@ -431,6 +461,7 @@ impl FromContext for Peer {
 #[derive(Clone)]
 pub struct ToolManager {
     session: Arc<Session>,
+    related: Option<Arc<str>>,
 }
 
 impl ToolManager {
@@ -481,7 +512,7 @@ impl ToolManager {
     /// Applies several changes at once; returns the active tools.
     pub fn batch(&self, batch: Batch) -> Result<Vec<String>, ToolError> {
         self.session
-            .apply_tools(&batch)
+            .apply_tools(self.related.as_ref(), &batch)
             .map_err(|e| ToolError::new("UNKNOWN_TOOL", e))
     }
 

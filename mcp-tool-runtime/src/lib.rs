@@ -6,6 +6,7 @@
 mod cli;
 mod context;
 mod extract;
+mod http;
 mod interact;
 mod logging;
 mod manager;
@@ -20,12 +21,15 @@ pub mod testing;
 #[doc(hidden)]
 pub mod __private;
 
-pub use cli::{Error, Result};
+pub use cli::{Error, Result, TOKENS_ENV};
 pub use context::{
     CancellationToken, ClientInfo, LogLevel, Logger, Meta, Peer, Progress, RequestContext,
     RequestId, State, ToolManager,
 };
 pub use extract::{Args, Ctx, FromContext, FromToolCall, ToolCall};
+pub use http::{
+    AuthError, AuthFuture, Authenticator, BearerTokens, HttpConfig, Identity, ResourceMetadata,
+};
 pub use interact::{Elicitation, SamplingRequest, SamplingResult, requested_schema};
 pub use logging::ClientLogLayer;
 pub use manager::Batch;

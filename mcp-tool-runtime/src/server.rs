@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -18,6 +18,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::context::{CancellationToken, ClientInfo, LogLevel, ProgressState, RequestContext};
 use crate::extract::ToolCall;
+use crate::http::HttpConfig;
 use crate::manager::{Batch, Selector};
 use crate::protocol::{self, Era, Message, ProtocolVersion, RpcError, code};
 use crate::registry::{self, Catalog, Entry, Services, StartError, ToolRecord, ToolSet};
@@ -47,6 +48,7 @@ pub struct Server {
     only: Option<Vec<String>>,
     page_size: usize,
     timeout: Option<Duration>,
+    pub(crate) http: HttpConfig,
 }
 
 impl Server {
@@ -65,6 +67,7 @@ impl Server {
             only: None,
             page_size: 1000,
             timeout: None,
+            http: HttpConfig::default(),
         }
     }
 
@@ -89,6 +92,32 @@ impl Server {
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
+    }
+
+    /// How the HTTP endpoint behaves (hosts, origins, body limit, sessions, auth).
+    pub fn http_config(mut self, config: HttpConfig) -> Self {
+        self.http = config;
+        self
+    }
+
+    /// Guards the HTTP endpoint with an authenticator, such as [`BearerTokens`](crate::BearerTokens).
+    pub fn auth(mut self, auth: impl crate::http::Authenticator) -> Self {
+        self.http.auth = Some(Arc::new(auth));
+        self
+    }
+
+    /// The MCP endpoint as an axum `Router`, to mount in an application beside its own
+    /// routes and middleware (`app.merge(router)`).
+    pub fn into_router(self) -> Result<axum::Router, StartError> {
+        let config = self.http.clone();
+        Ok(self.build()?.http_router(config))
+    }
+
+    /// Serves MCP over Streamable HTTP on `addr` until SIGINT or SIGTERM.
+    pub async fn serve_http(self, addr: std::net::SocketAddr) -> crate::Result<()> {
+        let config = self.http.clone();
+        self.build()?.serve_http(addr, config).await?;
+        Ok(())
     }
 
     /// Adds tools explicitly (for example `Type::mcp_tools()`), beside the registered ones.
@@ -261,7 +290,7 @@ impl ServerCore {
             sessions.iter().filter_map(Weak::upgrade).collect()
         };
         for session in sessions {
-            let _ = session.apply_tools(&batch);
+            let _ = session.apply_tools(None, &batch);
         }
         lock(&self.global_changes).push(batch);
         Ok(active)
@@ -334,8 +363,20 @@ impl<F: Future + Unpin> Future for CatchUnwind<F> {
     }
 }
 
-/// Where a session's outgoing messages go (one JSON text per message, no newline).
-pub(crate) type Outbound = mpsc::UnboundedSender<String>;
+/// One outgoing message (JSON text, no newline) and the request it belongs to, so a
+/// transport that routes (HTTP) can put it on that request's stream.
+#[derive(Debug)]
+pub(crate) struct Outgoing {
+    pub(crate) text: String,
+    /// The id (as JSON text) of the client request this message belongs to.
+    pub(crate) related: Option<Arc<str>>,
+    /// Whether this is the response to `related` (its stream ends with it). An empty `text`
+    /// with `is_response` ends a cancelled request's stream without a response.
+    pub(crate) is_response: bool,
+}
+
+/// Where a session's outgoing messages go.
+pub(crate) type Outbound = mpsc::UnboundedSender<Outgoing>;
 
 /// One connection's protocol state: the negotiated version, the client, the calls in flight,
 /// the requests made of the client, the log level and the tool selection.
@@ -349,6 +390,10 @@ pub(crate) struct Session {
     /// The client's minimum log level; `u8::MAX` until it sets one (then everything is sent).
     log_level: AtomicU8,
     selector: Selector,
+    /// Who the session belongs to (HTTP with an authenticator).
+    identity: RwLock<Option<Arc<crate::http::Identity>>>,
+    /// Whether the transport can carry requests to the client and their answers back.
+    can_request: AtomicBool,
 }
 
 /// A call in flight: how to stop it.
@@ -411,6 +456,8 @@ impl Session {
             pending: Mutex::new(HashMap::new()),
             log_level: AtomicU8::new(u8::MAX),
             selector,
+            identity: RwLock::new(None),
+            can_request: AtomicBool::new(true),
         });
         {
             let mut sessions = lock(&session.core.sessions);
@@ -424,24 +471,70 @@ impl Session {
         &self.core
     }
 
-    fn send(&self, message: String) {
-        // The receiver is gone only when the connection is closing; nothing is left to tell.
-        let _ = self.out.send(message);
+    pub(crate) fn set_identity(&self, identity: Option<Arc<crate::http::Identity>>) {
+        *self
+            .identity
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = identity;
     }
 
-    /// Sends a notification to the client.
-    pub(crate) fn notify(&self, method: &str, params: Value) {
-        self.send(protocol::notification(method, &params));
+    /// A session that lives for one message: it cannot make requests of the client, and the
+    /// protocol version comes from the transport.
+    pub(crate) fn set_stateless(&self, version: ProtocolVersion) {
+        self.can_request.store(false, Ordering::Relaxed);
+        let client = ClientInfo {
+            protocol_version: version,
+            ..ClientInfo::default()
+        };
+        *self
+            .client
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(client);
+    }
+
+    fn emit(&self, text: String, related: Option<&Arc<str>>, is_response: bool) {
+        // The receiver is gone only when the connection is closing; nothing is left to tell.
+        let _ = self.out.send(Outgoing {
+            text,
+            related: related.cloned(),
+            is_response,
+        });
+    }
+
+    /// Sends a message that belongs to no request.
+    fn send(&self, text: String) {
+        self.emit(text, None, false);
+    }
+
+    /// Sends the response to the request whose id is `id` (JSON text).
+    fn respond(&self, id: &str, text: String) {
+        self.emit(text, Some(&Arc::from(id)), true);
+    }
+
+    /// Sends a notification to the client, on the stream of the request it belongs to.
+    pub(crate) fn notify(&self, related: Option<&Arc<str>>, method: &str, params: Value) {
+        self.emit(protocol::notification(method, &params), related, false);
     }
 
     /// Sends a request to the client and waits for its response.
-    pub(crate) async fn request(&self, method: &str, params: Value) -> Result<Value, RpcError> {
+    pub(crate) async fn request(
+        &self,
+        related: Option<&Arc<str>>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, RpcError> {
+        if !self.can_request.load(Ordering::Relaxed) || self.out.is_closed() {
+            return Err(RpcError::new(
+                code::INTERNAL_ERROR,
+                "this connection cannot carry requests to the client (stateless or in-process)",
+            ));
+        }
         let id = self.next_request.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         lock(&self.pending).insert(id, tx);
         // Forget the request if the waiting call is dropped (cancelled) first.
         let _forget = Forget { session: self, id };
-        self.send(protocol::request(id, method, &params));
+        self.emit(protocol::request(id, method, &params), related, false);
         match rx.await {
             Ok(answer) => answer,
             Err(_) => Err(RpcError::new(
@@ -470,10 +563,15 @@ impl Session {
     }
 
     /// Changes the tool selection; tells the client when the list changed.
-    pub(crate) fn apply_tools(&self, batch: &Batch) -> Result<Vec<String>, String> {
+    pub(crate) fn apply_tools(
+        &self,
+        related: Option<&Arc<str>>,
+        batch: &Batch,
+    ) -> Result<Vec<String>, String> {
         let (active, changed) = self.selector.apply(batch)?;
         if changed {
             self.notify(
+                related,
                 "notifications/tools/list_changed",
                 Value::Object(Map::new()),
             );
@@ -543,10 +641,13 @@ impl Session {
                 format!("Method not found: `{method}`"),
             )),
         };
-        self.send(match outcome {
-            Ok(result) => protocol::result_response(id_text, &result),
-            Err(error) => protocol::error_response(id_text, &error),
-        });
+        self.respond(
+            id_text,
+            match outcome {
+                Ok(result) => protocol::result_response(id_text, &result),
+                Err(error) => protocol::error_response(id_text, &error),
+            },
+        );
     }
 
     fn initialize(&self, params: Option<&RawValue>) -> Result<Value, RpcError> {
@@ -602,7 +703,7 @@ impl Session {
             }
         };
         drop(selection);
-        self.send(response);
+        self.respond(id, response);
     }
 
     pub(crate) fn request_context(
@@ -613,10 +714,16 @@ impl Session {
     ) -> Arc<RequestContext> {
         let token = meta.as_ref().and_then(|m| m.get("progressToken")).cloned();
         Arc::new(RequestContext {
+            related: Arc::from(id.to_string()),
             id,
             tool: entry.name.clone(),
             meta,
             client: self.client(),
+            identity: self
+                .identity
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .clone(),
             session: self.clone(),
             cancel: CancellationToken::default(),
             progress: ProgressState::new(token),
@@ -629,22 +736,22 @@ impl Session {
             Ok(Some(p)) => p,
             Ok(None) => {
                 let e = RpcError::new(code::INVALID_PARAMS, "`tools/call` needs params");
-                return self.send(protocol::error_response(&id_text, &e));
+                return self.respond(&id_text, protocol::error_response(&id_text, &e));
             }
-            Err(e) => return self.send(protocol::error_response(&id_text, &e)),
+            Err(e) => return self.respond(&id_text, protocol::error_response(&id_text, &e)),
         };
         let Some(entry) = self.active_entry(&params.name) else {
-            return self.send(protocol::error_response(
+            return self.respond(
                 &id_text,
-                &unknown_tool(&params.name),
-            ));
+                protocol::error_response(&id_text, &unknown_tool(&params.name)),
+            );
         };
         let arguments = match params.arguments {
             Value::Null => Map::new(),
             Value::Object(m) => m,
             _ => {
                 let e = RpcError::new(code::INVALID_PARAMS, "`arguments` must be an object");
-                return self.send(protocol::error_response(&id_text, &e));
+                return self.respond(&id_text, protocol::error_response(&id_text, &e));
             }
         };
         let request = self.request_context(
@@ -670,7 +777,7 @@ impl Session {
             let mut result = session.run_tool(entry, arguments, request).await.to_json();
             era.shape_result(&mut result);
             lock(&session.in_flight).remove(&key);
-            session.send(protocol::result_response(&id_text, &result));
+            session.respond(&id_text, protocol::result_response(&id_text, &result));
         });
         in_flight.insert(
             id.get().to_owned(),
@@ -737,7 +844,7 @@ impl Session {
                 disable: std::mem::take(&mut result.disable_tools),
                 ..Batch::default()
             };
-            if let Err(e) = self.apply_tools(&batch) {
+            if let Err(e) = self.apply_tools(Some(&request.related), &batch) {
                 tracing::warn!(tool = %entry.name, error = %e, "the result's tool changes were refused");
             }
         }
@@ -753,9 +860,11 @@ impl Session {
                     let key = p.request_id.to_string();
                     if let Some(call) = lock(&self.in_flight).remove(&key) {
                         // The token tells cooperative code; dropping the future is the
-                        // cancellation itself. No response is sent.
+                        // cancellation itself. No response is sent: only the end of the
+                        // request, for transports that hold a stream open for it.
                         call.cancel.cancel();
                         call.abort.abort();
+                        self.emit(String::new(), Some(&Arc::from(key.as_str())), true);
                     }
                 }
             }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::mpsc;
 
-use crate::server::{ServerCore, Session};
+use crate::server::{Outgoing, ServerCore, Session};
 
 /// How long calls still running when the input closes may take to finish.
 const DRAIN: Duration = Duration::from_secs(10);
@@ -20,7 +20,7 @@ where
     R: AsyncRead + Unpin + Send,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (tx, rx) = mpsc::unbounded_channel::<String>();
+    let (tx, rx) = mpsc::unbounded_channel::<Outgoing>();
     let writer = tokio::spawn(write_messages(rx, output));
     let session = Session::new(core, tx);
     let mut reader = BufReader::with_capacity(64 * 1024, input);
@@ -53,21 +53,28 @@ where
 
 /// Writes each message on its own line, flushing only when no more messages are waiting.
 async fn write_messages<W: AsyncWrite + Unpin>(
-    mut rx: mpsc::UnboundedReceiver<String>,
+    mut rx: mpsc::UnboundedReceiver<Outgoing>,
     output: W,
 ) -> io::Result<()> {
     let mut out = BufWriter::with_capacity(64 * 1024, output);
     while let Some(message) = rx.recv().await {
-        out.write_all(message.as_bytes()).await?;
-        out.write_all(b"\n").await?;
+        write_message(&mut out, &message).await?;
         while let Ok(message) = rx.try_recv() {
-            out.write_all(message.as_bytes()).await?;
-            out.write_all(b"\n").await?;
+            write_message(&mut out, &message).await?;
         }
         out.flush().await?;
     }
     out.flush().await?;
     out.shutdown().await
+}
+
+async fn write_message<W: AsyncWrite + Unpin>(out: &mut W, message: &Outgoing) -> io::Result<()> {
+    // An empty message only marks the end of a cancelled request.
+    if message.text.is_empty() {
+        return Ok(());
+    }
+    out.write_all(message.text.as_bytes()).await?;
+    out.write_all(b"\n").await
 }
 
 /// Serves MCP on this process's stdin and stdout.

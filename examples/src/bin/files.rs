@@ -190,8 +190,11 @@ impl Files {
         ctx: Ctx,
     ) -> Result<String, ToolError> {
         let text = self.read_file(path).await?;
-        ctx.sample_text(format!("Summarize this file in one sentence:\n\n{text}"), 200)
-            .await
+        ctx.sample_text(
+            format!("Summarize this file in one sentence:\n\n{text}"),
+            200,
+        )
+        .await
     }
 
     /// Rebuild the search index of the root folder, reporting progress in 10 steps.

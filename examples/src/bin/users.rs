@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use mcp_tool::prelude::*;
+use mcp_tool::{Progress, tokio};
 
 /// User role determining access permissions.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema)]
@@ -141,6 +142,43 @@ impl Users {
             Some(user) => format!("Deleted user {} ({})", user.id, user.email),
             None => format!("No user has the id {user_id}; nothing to delete"),
         }
+    }
+
+    /// Create `count` demo users, one every 50 ms, reporting progress after each.
+    #[tool(
+        title = "Seed Demo Users",
+        destructive = false,
+        idempotent = false,
+        open_world = false
+    )]
+    async fn seed_users(
+        &self,
+        #[arg(description = "How many demo users to create (1-20)")] count: u8,
+        progress: Progress,
+    ) -> Result<String, ToolError> {
+        if !(1..=20).contains(&count) {
+            return Err(
+                ToolError::new("OUT_OF_RANGE", format!("count must be 1-20, not {count}"))
+                    .suggestion("ask for between 1 and 20 users"),
+            );
+        }
+        for i in 1..=count {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            let Json(user) = self
+                .create_user(Args(CreateUser {
+                    email: format!("demo{i}@example.com"),
+                    name: format!("Demo User {i}"),
+                    role: Role::User,
+                    metadata: None,
+                }))
+                .await;
+            progress.report(
+                f64::from(i),
+                f64::from(count),
+                &format!("created {}", user.id),
+            );
+        }
+        Ok(format!("created {count} demo users"))
     }
 
     /// Send an email via external email service

@@ -49,7 +49,14 @@ pub(crate) struct Proc {
 impl Proc {
     /// Spawns `bin` with no arguments (it serves MCP on stdio), all three streams piped.
     pub(crate) fn spawn(bin: &str) -> Proc {
+        Proc::spawn_args(bin, &[])
+    }
+
+    /// Spawns `bin args…` (a server that serves MCP on stdio with these arguments), all
+    /// three streams piped.
+    pub(crate) fn spawn_args(bin: &str, args: &[&str]) -> Proc {
         let mut child = Command::new(bin)
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -114,6 +121,23 @@ impl Proc {
             json!({
                 "protocolVersion": "2025-11-25",
                 "capabilities": {},
+                "clientInfo": { "name": "integration-tests", "version": "0.0.0" }
+            }),
+        );
+        assert_eq!(result["protocolVersion"], "2025-11-25");
+        p.notify("notifications/initialized", Value::Null);
+        p
+    }
+
+    /// Spawns `bin args…` and completes the `initialize` handshake (latest protocol version),
+    /// declaring the client `capabilities` given.
+    pub(crate) fn initialized_with(bin: &str, args: &[&str], capabilities: Value) -> Proc {
+        let mut p = Proc::spawn_args(bin, args);
+        let result = p.result(
+            "initialize",
+            json!({
+                "protocolVersion": "2025-11-25",
+                "capabilities": capabilities,
                 "clientInfo": { "name": "integration-tests", "version": "0.0.0" }
             }),
         );
@@ -242,6 +266,92 @@ impl Proc {
     pub(crate) fn next_id(&mut self) -> i64 {
         self.next_id += 1;
         self.next_id
+    }
+
+    /// Sends a request with the given id (`params` omitted when `Null`) without waiting for
+    /// its response.
+    pub(crate) fn send_request(&mut self, id: &Value, method: &str, params: Value) {
+        let mut m = json!({ "jsonrpc": "2.0", "id": id.clone(), "method": method });
+        if !params.is_null() {
+            m["params"] = params;
+        }
+        self.send(&m);
+    }
+
+    /// Answers a request the server made of the client with a `result`.
+    pub(crate) fn respond(&mut self, id: &Value, result: Value) {
+        self.send(&json!({ "jsonrpc": "2.0", "id": id.clone(), "result": result }));
+    }
+
+    /// Answers a request the server made of the client with an `error`.
+    pub(crate) fn respond_error(&mut self, id: &Value, code: i64, message: &str) {
+        self.send(&json!({
+            "jsonrpc": "2.0",
+            "id": id.clone(),
+            "error": { "code": code, "message": message }
+        }));
+    }
+
+    /// Every message up to and including the response with `id`: the messages before it
+    /// (notifications, requests of the server) and the response. Fails the test when the
+    /// response does not come within [`TIMEOUT`].
+    pub(crate) fn until_response(&mut self, id: &Value) -> (Vec<Value>, Value) {
+        let deadline = Instant::now() + TIMEOUT;
+        let mut before = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let Some(message) = self.recv_timeout(left) else {
+                panic!(
+                    "no response with id {id} within {TIMEOUT:?} (stdout ended: {}); got before: {before:?}; stderr:\n{}",
+                    self.eof,
+                    self.stderr()
+                );
+            };
+            let is_response = message.get("method").is_none() && message["id"] == *id;
+            if is_response {
+                return (before, message);
+            }
+            before.push(message);
+        }
+    }
+
+    /// The next message that is not a notification (a request of the server, or a
+    /// response), with the notifications that came before it. Fails the test when none
+    /// comes within [`TIMEOUT`].
+    pub(crate) fn next_non_notification(&mut self) -> (Vec<Value>, Value) {
+        let deadline = Instant::now() + TIMEOUT;
+        let mut notes = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let Some(message) = self.recv_timeout(left) else {
+                panic!(
+                    "nothing but notifications within {TIMEOUT:?} (stdout ended: {}): {notes:?}; stderr:\n{}",
+                    self.eof,
+                    self.stderr()
+                );
+            };
+            if message.get("method").is_some() && message.get("id").is_none() {
+                notes.push(message);
+            } else {
+                return (notes, message);
+            }
+        }
+    }
+
+    /// Every message that arrives within `window` (bounded: stops at the end of stdout).
+    pub(crate) fn drain_for(&mut self, window: Duration) -> Vec<Value> {
+        let deadline = Instant::now() + window;
+        let mut got = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return got;
+            }
+            match self.recv_timeout(left) {
+                Some(m) => got.push(m),
+                None => return got,
+            }
+        }
     }
 
     /// Sends a request with the given id and returns its response (the whole message).
