@@ -147,6 +147,7 @@ impl Users {
     /// Create `count` demo users, one every 50 ms, reporting progress after each.
     #[tool(
         title = "Seed Demo Users",
+        read_only = false,
         destructive = false,
         idempotent = false,
         open_world = false
