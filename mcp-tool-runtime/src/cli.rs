@@ -161,7 +161,11 @@ impl Server {
                         Ok(if result.is_error { 1 } else { 0 })
                     }
                     Err(e) => {
-                        let known: Vec<&str> = core.tools().map(|t| t.name()).collect();
+                        let known: Vec<&str> = core
+                            .tools()
+                            .filter(|t| !t.hidden())
+                            .map(|t| t.name())
+                            .collect();
                         Ok(cli_error(
                             bin,
                             &format!("{}; the tools are: {}", e.message, known.join(", ")),
@@ -202,8 +206,10 @@ fn write_out(text: &str) -> io::Result<()> {
 
 /// A readable table of the tools: name, hints, title and the description's first line.
 fn tool_table(core: &ServerCore) -> String {
+    let hidden = core.tools().filter(|t| t.hidden()).count();
     let rows: Vec<[String; 3]> = core
         .tools()
+        .filter(|t| !t.hidden())
         .map(|t| {
             let a = t.annotations();
             let mut hints = Vec::new();
@@ -232,11 +238,17 @@ fn tool_table(core: &ServerCore) -> String {
         out.push_str(&format!("{name:<w0$}  {hints:<w1$}  {about}\n"));
     }
     out.push_str(&format!(
-        "{} tools on {} {}\n",
-        core.tools().count(),
+        "{} tools on {} {}",
+        core.tools().count() - hidden,
         core.name(),
         core.version()
     ));
+    if hidden > 0 {
+        out.push_str(&format!(
+            " ({hidden} more hidden until a session enables them)"
+        ));
+    }
+    out.push('\n');
     out
 }
 

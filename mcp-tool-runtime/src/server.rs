@@ -234,16 +234,15 @@ impl ServerCore {
         &self.version
     }
 
-    /// The tools' `tools/list` entries, in order.
+    /// The `tools/list` entries a new session sees (hidden tools left out), in order.
     pub fn tool_list(&self) -> Vec<Value> {
-        self.catalog
-            .entries()
-            .iter()
-            .map(|e| e.def.to_json().clone())
+        self.tools()
+            .filter(|t| !t.hidden())
+            .map(|t| t.to_json().clone())
             .collect()
     }
 
-    /// The tools' definitions, in order.
+    /// Every tool's definition, hidden ones included, in order.
     pub fn tools(&self) -> impl Iterator<Item = &crate::schema::ToolDef> {
         self.catalog.entries().iter().map(|e| &e.def)
     }

@@ -18,7 +18,7 @@ use mcp_tool::{CancellationToken, Elicitation, Logger, Peer, Progress};
 struct Entry {
     /// The entry's name.
     name: String,
-    /// `file` or `dir`.
+    /// `file`, `dir`, or `link` (a symbolic link that leads outside the root or nowhere).
     kind: String,
     /// The size in bytes (files only).
     size: Option<u64>,
@@ -52,40 +52,68 @@ fn refused(why: impl Into<String>) -> ToolError {
 }
 
 impl Files {
-    /// The real path of `rel` under the root, refusing anything that leads outside it.
+    /// The path of `rel` under the root, refusing anything that leads outside it: absolute
+    /// paths, `..`, and symbolic links (in the folders or at the end) whose target is outside
+    /// the root or missing. A link at the end is kept as a link (so deleting it deletes the
+    /// link); reading or writing through it reaches its checked target.
     fn resolve(&self, rel: &str) -> Result<PathBuf, ToolError> {
-        let path = Path::new(rel);
-        for part in path.components() {
+        let mut clean = PathBuf::new();
+        for part in Path::new(rel).components() {
             match part {
-                Component::Normal(_) | Component::CurDir => {}
+                Component::Normal(name) => clean.push(name),
+                Component::CurDir => {}
                 Component::ParentDir => return Err(refused(format!("`{rel}` goes up with `..`"))),
                 Component::RootDir | Component::Prefix(_) => {
                     return Err(refused(format!("`{rel}` is an absolute path")));
                 }
             }
         }
-        let joined = self.root.join(path);
-        // Resolve symbolic links through the deepest part that exists.
-        let real = match joined.canonicalize() {
-            Ok(real) => real,
-            Err(_) => {
-                let parent = joined.parent().unwrap_or(&self.root);
-                let name = joined
-                    .file_name()
-                    .ok_or_else(|| refused(format!("`{rel}` names no file")))?;
-                parent
-                    .canonicalize()
-                    .map_err(|_| {
-                        ToolError::new("NOT_FOUND", format!("`{rel}`: the folder does not exist"))
-                    })?
-                    .join(name)
-            }
+        let (Some(parent), Some(name)) = (clean.parent(), clean.file_name()) else {
+            return Ok(self.root.clone());
         };
-        if real.starts_with(&self.root) {
-            Ok(real)
-        } else {
-            Err(refused(format!("`{rel}` leads outside the root folder")))
+        // The folders on the way must really be inside the root (links included).
+        let parent = self.root.join(parent).canonicalize().map_err(|_| {
+            ToolError::new("NOT_FOUND", format!("`{rel}`: the folder does not exist"))
+        })?;
+        if !parent.starts_with(&self.root) {
+            return Err(refused(format!("`{rel}` leads outside the root folder")));
         }
+        let path = parent.join(name);
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+            // Where the link leads; for a link to nothing (yet), where its target would be.
+            let target = path.canonicalize().ok().or_else(|| {
+                let to = parent.join(std::fs::read_link(&path).ok()?);
+                Some(to.parent()?.canonicalize().ok()?.join(to.file_name()?))
+            });
+            if !target.is_some_and(|t| t.starts_with(&self.root)) {
+                return Err(refused(format!(
+                    "`{rel}` is a link that leads outside the root folder"
+                )));
+            }
+        }
+        Ok(path)
+    }
+
+    /// What a directory entry is, following links that stay inside the root.
+    async fn describe(&self, entry: &tokio::fs::DirEntry) -> std::io::Result<Entry> {
+        let mut meta = entry.metadata().await?;
+        let mut kind = "file";
+        if meta.file_type().is_symlink() {
+            match tokio::fs::canonicalize(entry.path()).await {
+                Ok(target) if target.starts_with(&self.root) => {
+                    meta = tokio::fs::metadata(&target).await?
+                }
+                _ => kind = "link",
+            }
+        }
+        if meta.is_dir() {
+            kind = "dir";
+        }
+        Ok(Entry {
+            name: entry.file_name().to_string_lossy().into_owned(),
+            kind: kind.to_owned(),
+            size: meta.is_file().then_some(meta.len()),
+        })
     }
 }
 
@@ -116,12 +144,7 @@ impl Files {
             .map_err(|e| ToolError::new("LIST_FAILED", format!("`{rel}`: {e}")))?;
         let mut entries = Vec::new();
         while let Some(entry) = dir.next_entry().await? {
-            let meta = entry.metadata().await?;
-            entries.push(Entry {
-                name: entry.file_name().to_string_lossy().into_owned(),
-                kind: if meta.is_dir() { "dir" } else { "file" }.to_owned(),
-                size: meta.is_file().then_some(meta.len()),
-            });
+            entries.push(self.describe(&entry).await?);
         }
         entries.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(Json(Listing { path: rel, entries }))
@@ -168,6 +191,15 @@ impl Files {
         let real = self.resolve(&path)?;
         if real == self.root {
             return Err(refused("the root folder itself cannot be deleted"));
+        }
+        if tokio::fs::symlink_metadata(&real)
+            .await
+            .is_ok_and(|m| m.is_dir())
+        {
+            return Err(ToolError::new(
+                "DELETE_FAILED",
+                format!("`{path}` is a folder; only files are deleted"),
+            ));
         }
         // Ask the user first when the client can show a form.
         if peer.client().has_capability("elicitation") {
