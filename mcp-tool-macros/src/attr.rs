@@ -40,6 +40,10 @@ pub(crate) struct Tool {
     pub(crate) always_visible: Option<Setting<bool>>,
     /// The time limit in milliseconds.
     pub(crate) timeout: Option<Setting<u64>>,
+    /// A hand-written input schema (JSON text, checked), used verbatim.
+    pub(crate) input_schema: Option<Setting<LitStr>>,
+    /// A hand-written output schema (JSON text, checked), replacing the derived one.
+    pub(crate) output_schema: Option<Setting<LitStr>>,
     pub(crate) krate: Option<Setting<Path>>,
     /// Known keys that an unknown key was taken for ("did you mean"), so that checks do not
     /// also report the key as missing.
@@ -92,6 +96,14 @@ impl Keys for Tool {
         KeyDef {
             name: "timeout",
             parse: |t, cx, k, v| t.timeout = k.duration(cx, v),
+        },
+        KeyDef {
+            name: "input_schema",
+            parse: |t, cx, k, v| t.input_schema = k.schema(cx, v, true),
+        },
+        KeyDef {
+            name: "output_schema",
+            parse: |t, cx, k, v| t.output_schema = k.schema(cx, v, false),
         },
         KeyDef {
             name: "crate",
@@ -370,6 +382,29 @@ impl Key<'_> {
                 ),
             );
             None
+        }
+    }
+
+    /// `key = r#"{ … }"#`: a JSON Schema object, checked here. An input schema's root must
+    /// have `"type": "object"`, as MCP requires.
+    fn schema(&self, cx: &Ctxt, value: Value, input: bool) -> Option<Setting<LitStr>> {
+        let setting = self.string(cx, value)?;
+        let text = setting.value.value();
+        let problem = match serde_json::from_str::<serde_json::Value>(&text) {
+            Err(e) => Some(format!("`{}` is not valid JSON: {e}", self.name)),
+            Ok(v) if !v.is_object() => Some(format!("`{}` must be a JSON object", self.name)),
+            Ok(v) if input && v.get("type").and_then(|t| t.as_str()) != Some("object") => Some(
+                "`input_schema` must have `\"type\": \"object\"` at its root, as MCP requires"
+                    .to_owned(),
+            ),
+            Ok(_) => None,
+        };
+        match problem {
+            Some(p) => {
+                cx.error_spanned_by(&setting.value, p);
+                None
+            }
+            None => Some(setting),
         }
     }
 

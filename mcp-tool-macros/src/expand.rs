@@ -221,6 +221,14 @@ fn define_fn(tool: &ToolFn<'_>, krate: &TokenStream, ident: &Ident) -> TokenStre
         let ms = t.value;
         quote!(__def.timeout(#p::Duration::from_millis(#ms));)
     });
+    let input_schema = a.input_schema.as_ref().map(|s| {
+        let lit = &s.value;
+        quote!(__def.input_schema_json(#lit);)
+    });
+    let output_schema = a.output_schema.as_ref().map(|s| {
+        let lit = &s.value;
+        quote!(__def.output_schema_json(#lit);)
+    });
     let params = tool.params.iter().map(|param| {
         let ty = param.ty;
         let spec = param_spec(param, krate);
@@ -246,8 +254,10 @@ fn define_fn(tool: &ToolFn<'_>, krate: &TokenStream, ident: &Ident) -> TokenStre
             #hidden
             #always_visible
             #timeout
+            #input_schema
             #(#params)*
             #output
+            #output_schema
         }
     }
 }

@@ -282,16 +282,19 @@ impl ServerCore {
             &config.path,
             get(handle_get).post(handle_post).delete(handle_delete),
         );
-        if config.resource_metadata.is_some() {
-            router = router
-                .route(
-                    "/.well-known/oauth-protected-resource",
-                    get(handle_metadata),
-                )
-                .route(
-                    &format!("/.well-known/oauth-protected-resource{}", config.path),
+        if let Some(meta) = &config.resource_metadata {
+            // RFC 9728: the well-known segment goes between the host and the resource's path.
+            let (_, path) = split_url(&meta.resource);
+            router = router.route(
+                "/.well-known/oauth-protected-resource",
+                get(handle_metadata),
+            );
+            if !path.is_empty() && path != "/" {
+                router = router.route(
+                    &format!("/.well-known/oauth-protected-resource{path}"),
                     get(handle_metadata),
                 );
+            }
         }
         let router = router
             .layer(DefaultBodyLimit::max(config.body_limit))
@@ -480,13 +483,9 @@ impl Endpoint {
             error.description.replace('"', "'")
         );
         if let Some(meta) = &self.config.resource_metadata {
-            let base = meta
-                .resource
-                .trim_end_matches(&self.config.path)
-                .trim_end_matches('/');
+            let (origin, path) = split_url(&meta.resource);
             value.push_str(&format!(
-                ", resource_metadata=\"{base}/.well-known/oauth-protected-resource{}\"",
-                self.config.path
+                ", resource_metadata=\"{origin}/.well-known/oauth-protected-resource{path}\""
             ));
         }
         let mut response = rpc_error(
@@ -500,8 +499,9 @@ impl Endpoint {
         response
     }
 
-    /// The checks every method of the endpoint shares: shutdown, Host/Origin, credentials.
-    async fn admit(&self, parts: &Parts) -> Result<Option<Identity>, Refusal> {
+    /// Refuses new work once shutdown began (answers and notifications still get through, so
+    /// calls waiting on the client can finish).
+    fn refuse_if_stopping(&self) -> Result<(), Refusal> {
         if self.shutting_down.load(Ordering::SeqCst) {
             return Err(refuse(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -509,6 +509,11 @@ impl Endpoint {
                 "the server is shutting down",
             ));
         }
+        Ok(())
+    }
+
+    /// The checks every method of the endpoint shares: Host/Origin, credentials.
+    async fn admit(&self, parts: &Parts) -> Result<Option<Identity>, Refusal> {
         check_origin(&self.config, &parts.headers)?;
         match &self.config.auth {
             None => Ok(None),
@@ -597,6 +602,15 @@ fn route(http: &HttpSession, message: Outgoing) {
     }
 }
 
+/// `https://host:port/a/b` → (`https://host:port`, `/a/b`).
+fn split_url(url: &str) -> (&str, &str) {
+    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    match url[after_scheme..].find('/') {
+        Some(i) => url.split_at(after_scheme + i),
+        None => (url, ""),
+    }
+}
+
 /// 32 random bytes, hex: visible ASCII, unguessable. `None` without system randomness (a
 /// guessable id is never handed out).
 fn new_session_id() -> Option<String> {
@@ -672,10 +686,15 @@ async fn handle_post(
                 .into_response();
         }
         Ok(Message::Request { id, method, .. }) => {
-            (Some(Arc::<str>::from(id.get())), method == "initialize")
+            (Some(protocol::id_key(id.get())), method == "initialize")
         }
         Ok(_) => (None, false),
     };
+    if id.is_some()
+        && let Err(r) = endpoint.refuse_if_stopping()
+    {
+        return *r;
+    }
     let version = match check_version(&parts.headers) {
         Ok(v) => v,
         Err(r) => return *r,
@@ -798,6 +817,9 @@ async fn handle_get(
     };
     if endpoint.config.stateless {
         return method_not_allowed("GET");
+    }
+    if let Err(r) = endpoint.refuse_if_stopping() {
+        return *r;
     }
     let accepts_sse = parts
         .headers

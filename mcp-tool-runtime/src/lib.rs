@@ -4,6 +4,7 @@
 //! Users depend on the `mcp-tool` facade, which re-exports this crate.
 
 mod cli;
+mod content;
 mod context;
 mod extract;
 mod http;
@@ -12,6 +13,7 @@ mod logging;
 mod manager;
 pub mod protocol;
 mod registry;
+mod resources;
 mod result;
 mod schema;
 mod server;
@@ -22,6 +24,10 @@ pub mod testing;
 pub mod __private;
 
 pub use cli::{Error, Result, TOKENS_ENV};
+pub use content::{
+    Audience, Content, ContentAnnotations, IntoContent, ResourceBody, ResourceContents,
+    ResourceLink, base64_encode,
+};
 pub use context::{
     CancellationToken, ClientInfo, LogLevel, Logger, Meta, Peer, Progress, RequestContext,
     RequestId, State, ToolManager,
@@ -34,9 +40,11 @@ pub use interact::{Elicitation, SamplingRequest, SamplingResult, requested_schem
 pub use logging::ClientLogLayer;
 pub use manager::Batch;
 pub use registry::{StartError, ToolRecord, ToolSet};
-pub use result::{
-    Content, ERROR_META_KEY, IntoToolError, IntoToolResult, Json, ToolError, ToolResult,
+pub use resources::{
+    HandlerFuture, Prompt, PromptMessage, PromptRequest, PromptResult, RESOURCE_NOT_FOUND,
+    Resource, ResourceRequest, ResourceTemplate, Role,
 };
+pub use result::{ERROR_META_KEY, IntoToolError, IntoToolResult, Json, ToolError, ToolResult};
 pub use schema::{Annotations, ToolDef};
 pub use server::{Server, ServerCore};
 pub use stdio::{serve_io, serve_stdio};

@@ -11,42 +11,7 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-/// One block of a tool result's `content`.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Content {
-    /// Plain text.
-    Text(String),
-    /// A block given as its JSON form, for block types the framework does not model.
-    Raw(Value),
-}
-
-impl Content {
-    /// A text block.
-    pub fn text(text: impl Into<String>) -> Self {
-        Content::Text(text.into())
-    }
-
-    /// The JSON form of this block.
-    pub fn to_json(&self) -> Value {
-        match self {
-            Content::Text(t) => {
-                let mut m = Map::with_capacity(2);
-                m.insert("type".into(), Value::String("text".into()));
-                m.insert("text".into(), Value::String(t.clone()));
-                Value::Object(m)
-            }
-            Content::Raw(v) => v.clone(),
-        }
-    }
-
-    /// The text of a text block.
-    pub fn as_text(&self) -> Option<&str> {
-        match self {
-            Content::Text(t) => Some(t),
-            Content::Raw(_) => None,
-        }
-    }
-}
+use crate::content::Content;
 
 /// The full result of one tool call: MCP's `CallToolResult`.
 #[derive(Debug, Clone, Default, PartialEq)]

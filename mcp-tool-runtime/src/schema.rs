@@ -163,6 +163,30 @@ impl DefBuilder {
         self
     }
 
+    /// Replaces the derived input schema with JSON text (checked at compile time by the
+    /// macros), kept verbatim.
+    pub fn input_schema_json(&mut self, json: &str) -> &mut Self {
+        match serde_json::from_str(json) {
+            Ok(v) => self.input_schema(v),
+            Err(e) => {
+                self.problem(format!("`input_schema` is not valid JSON: {e}"));
+                self
+            }
+        }
+    }
+
+    /// Replaces the derived output schema with JSON text (checked at compile time by the
+    /// macros).
+    pub fn output_schema_json(&mut self, json: &str) -> &mut Self {
+        match serde_json::from_str::<Value>(json).map(Schema::try_from) {
+            Ok(Ok(s)) => self.output_schema(s),
+            _ => {
+                self.problem("`output_schema` is not a JSON Schema object");
+                self
+            }
+        }
+    }
+
     /// Replaces the output schema.
     pub fn output_schema(&mut self, schema: Schema) -> &mut Self {
         self.output_schema = Some(schema);

@@ -16,12 +16,14 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio::sync::{mpsc, oneshot};
 
+use crate::content::ResourceContents;
 use crate::context::{CancellationToken, ClientInfo, LogLevel, ProgressState, RequestContext};
 use crate::extract::ToolCall;
 use crate::http::HttpConfig;
 use crate::manager::{Batch, Selector};
 use crate::protocol::{self, Era, Message, ProtocolVersion, RpcError, code};
 use crate::registry::{self, Catalog, Entry, Services, StartError, ToolRecord, ToolSet};
+use crate::resources::{Offerings, Prompt, Resource, ResourceTemplate};
 use crate::result::ToolResult;
 
 /// Builds an MCP server: its identity, its tools and the service instances they run on.
@@ -49,6 +51,7 @@ pub struct Server {
     page_size: usize,
     timeout: Option<Duration>,
     pub(crate) http: HttpConfig,
+    offerings: Offerings,
 }
 
 impl Server {
@@ -68,7 +71,26 @@ impl Server {
             page_size: 1000,
             timeout: None,
             http: HttpConfig::default(),
+            offerings: Offerings::default(),
         }
+    }
+
+    /// Offers a resource (`resources/list`, `resources/read`).
+    pub fn resource(mut self, resource: Resource) -> Self {
+        self.offerings.resources.push(resource);
+        self
+    }
+
+    /// Offers a family of resources named by a URI template.
+    pub fn resource_template(mut self, template: ResourceTemplate) -> Self {
+        self.offerings.templates.push(template);
+        self
+    }
+
+    /// Offers a prompt (`prompts/list`, `prompts/get`).
+    pub fn prompt(mut self, prompt: Prompt) -> Self {
+        self.offerings.prompts.push(prompt);
+        self
     }
 
     /// Gives the instance that the tools of `T`'s `#[tools]` impl block run on.
@@ -197,6 +219,8 @@ impl Server {
             timeout: self.timeout,
             sessions: Mutex::new(Vec::new()),
             global_changes: Mutex::new(Vec::new()),
+            capabilities: capabilities(&self.offerings),
+            offerings: RwLock::new(Arc::new(self.offerings)),
         }))
     }
 }
@@ -212,6 +236,23 @@ pub struct ServerCore {
     timeout: Option<Duration>,
     sessions: Mutex<Vec<Weak<Session>>>,
     global_changes: Mutex<Vec<Batch>>,
+    offerings: RwLock<Arc<Offerings>>,
+    capabilities: Value,
+}
+
+/// What the server declares it can do, from what it offers.
+fn capabilities(offerings: &Offerings) -> Value {
+    let mut caps = serde_json::json!({ "tools": { "listChanged": true }, "logging": {} });
+    if offerings.has_resources() {
+        caps["resources"] = serde_json::json!({ "subscribe": true, "listChanged": true });
+    }
+    if !offerings.prompts.is_empty() {
+        caps["prompts"] = serde_json::json!({ "listChanged": true });
+    }
+    if offerings.has_completions() {
+        caps["completions"] = serde_json::json!({});
+    }
+    caps
 }
 
 impl std::fmt::Debug for ServerCore {
@@ -295,6 +336,77 @@ impl ServerCore {
         Ok(active)
     }
 
+    pub(crate) fn offerings(&self) -> Arc<Offerings> {
+        self.offerings
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    fn live_sessions(&self) -> Vec<Arc<Session>> {
+        let mut sessions = lock(&self.sessions);
+        sessions.retain(|s| s.strong_count() > 0);
+        sessions.iter().filter_map(Weak::upgrade).collect()
+    }
+
+    fn change_offerings(&self, change: impl FnOnce(&mut Offerings), notification: &str) {
+        {
+            let mut offerings = self
+                .offerings
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut next = (**offerings).clone();
+            change(&mut next);
+            *offerings = Arc::new(next);
+        }
+        for session in self.live_sessions() {
+            session.notify(None, notification, Value::Object(Map::new()));
+        }
+    }
+
+    /// Adds a resource while serving (replacing one with the same URI); every session is sent
+    /// `notifications/resources/list_changed`.
+    pub fn add_resource(&self, resource: Resource) {
+        self.change_offerings(
+            |o| {
+                o.resources.retain(|r| r.uri() != resource.uri());
+                o.resources.push(resource);
+            },
+            "notifications/resources/list_changed",
+        );
+    }
+
+    /// Removes a resource while serving; every session is sent
+    /// `notifications/resources/list_changed`.
+    pub fn remove_resource(&self, uri: &str) {
+        self.change_offerings(
+            |o| o.resources.retain(|r| r.uri() != uri),
+            "notifications/resources/list_changed",
+        );
+    }
+
+    /// Adds a prompt while serving; every session is sent `notifications/prompts/list_changed`.
+    pub fn add_prompt(&self, prompt: Prompt) {
+        self.change_offerings(
+            |o| o.prompts.push(prompt),
+            "notifications/prompts/list_changed",
+        );
+    }
+
+    /// Tells every session subscribed to `uri` that the resource changed
+    /// (`notifications/resources/updated`).
+    pub fn resource_updated(&self, uri: &str) {
+        for session in self.live_sessions() {
+            if lock(&session.subscriptions).contains(uri) {
+                session.notify(
+                    None,
+                    "notifications/resources/updated",
+                    serde_json::json!({ "uri": uri }),
+                );
+            }
+        }
+    }
+
     /// The value given with [`Server::state`].
     pub(crate) fn state<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
         self.states
@@ -316,10 +428,7 @@ impl ServerCore {
             "protocolVersion".into(),
             Value::String(version.as_str().into()),
         );
-        result.insert(
-            "capabilities".into(),
-            serde_json::json!({ "tools": { "listChanged": true }, "logging": {} }),
-        );
+        result.insert("capabilities".into(), self.capabilities.clone());
         result.insert("serverInfo".into(), Value::Object(info));
         if let Some(i) = &self.instructions {
             result.insert("instructions".into(), Value::String(i.clone()));
@@ -393,6 +502,8 @@ pub(crate) struct Session {
     identity: RwLock<Option<Arc<crate::http::Identity>>>,
     /// Whether the transport can carry requests to the client and their answers back.
     can_request: AtomicBool,
+    /// The resource URIs the client subscribed to.
+    subscriptions: Mutex<std::collections::HashSet<String>>,
 }
 
 /// A call in flight: how to stop it.
@@ -434,6 +545,42 @@ struct CancelledParams {
 }
 
 #[derive(Deserialize)]
+struct UriParams {
+    uri: String,
+}
+
+#[derive(Deserialize)]
+struct PromptParams {
+    name: String,
+    #[serde(default)]
+    arguments: Map<String, Value>,
+}
+
+#[derive(Deserialize)]
+struct CompleteArgument {
+    name: String,
+    #[serde(default)]
+    value: String,
+}
+
+#[derive(Deserialize)]
+struct CompleteParams {
+    #[serde(rename = "ref")]
+    reference: Value,
+    argument: CompleteArgument,
+    #[serde(default)]
+    context: Option<Value>,
+}
+
+fn refused(r: crate::resources::Refused) -> RpcError {
+    RpcError {
+        code: r.code,
+        message: r.message,
+        data: r.data,
+    }
+}
+
+#[derive(Deserialize)]
 struct SetLevelParams<'a> {
     #[serde(borrow)]
     level: std::borrow::Cow<'a, str>,
@@ -457,6 +604,7 @@ impl Session {
             selector,
             identity: RwLock::new(None),
             can_request: AtomicBool::new(true),
+            subscriptions: Mutex::new(std::collections::HashSet::new()),
         });
         {
             let mut sessions = lock(&session.core.sessions);
@@ -505,9 +653,9 @@ impl Session {
         self.emit(text, None, false);
     }
 
-    /// Sends the response to the request whose id is `id` (JSON text).
+    /// Sends the response to the request whose id is `id` (JSON text as received).
     fn respond(&self, id: &str, text: String) {
-        self.emit(text, Some(&Arc::from(id)), true);
+        self.emit(text, Some(&protocol::id_key(id)), true);
     }
 
     /// Sends a notification to the client, on the stream of the request it belongs to.
@@ -635,6 +783,21 @@ impl Session {
             },
             "tools/call" => return self.call(id, params),
             "logging/setLevel" => self.set_level(params),
+            "resources/list" => self.list_offerings(params, "resources", |o| {
+                o.resources.iter().map(Resource::to_json).collect()
+            }),
+            "resources/templates/list" => self.list_offerings(params, "resourceTemplates", |o| {
+                o.templates.iter().map(ResourceTemplate::to_json).collect()
+            }),
+            "prompts/list" => self.list_offerings(params, "prompts", |o| {
+                o.prompts.iter().map(Prompt::to_json).collect()
+            }),
+            "resources/read" => return self.read_resource(id, params),
+            "prompts/get" => return self.get_prompt(id, params),
+            "resources/subscribe" | "resources/unsubscribe" => {
+                self.subscribe(params, method == "resources/subscribe")
+            }
+            "completion/complete" => self.complete(params),
             _ => Err(RpcError::new(
                 code::METHOD_NOT_FOUND,
                 format!("Method not found: `{method}`"),
@@ -663,6 +826,135 @@ impl Session {
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(client);
         Ok(self.core.initialize_result(version))
+    }
+
+    /// A `…/list` of resources, templates or prompts, paginated like `tools/list`.
+    fn list_offerings(
+        &self,
+        params: Option<&RawValue>,
+        key: &str,
+        items: impl FnOnce(&Offerings) -> Vec<Value>,
+    ) -> Result<Value, RpcError> {
+        let params = parse_params::<ListParams<'_>>(params)?;
+        let items = items(&self.core.offerings());
+        let size = self.core.catalog.page_size();
+        let start = match params.as_ref().and_then(|p| p.cursor.as_deref()) {
+            None => 0,
+            Some(c) => c
+                .parse::<usize>()
+                .ok()
+                .filter(|&i| i > 0 && i < items.len())
+                .ok_or_else(invalid_cursor)?,
+        };
+        let end = (start + size).min(items.len());
+        let mut result = Map::new();
+        result.insert(key.into(), Value::Array(items[start..end].to_vec()));
+        if end < items.len() {
+            result.insert("nextCursor".into(), Value::String(end.to_string()));
+        }
+        Ok(Value::Object(result))
+    }
+
+    /// Runs a handler in its own task, answering with its outcome.
+    fn spawn_answer<F>(self: &Arc<Self>, id: &RawValue, answer: F)
+    where
+        F: Future<Output = Result<Value, RpcError>> + Send + 'static,
+    {
+        let id_text = id.get().to_owned();
+        let session = self.clone();
+        let key = protocol::id_key(&id_text).to_string();
+        let mut in_flight = lock(&self.in_flight);
+        let task = tokio::spawn(async move {
+            let outcome = answer.await;
+            lock(&session.in_flight).remove(&key);
+            session.respond(
+                &id_text,
+                match outcome {
+                    Ok(result) => protocol::result_response(&id_text, &result),
+                    Err(error) => protocol::error_response(&id_text, &error),
+                },
+            );
+        });
+        in_flight.insert(
+            protocol::id_key(id.get()).to_string(),
+            InFlight {
+                abort: task.abort_handle(),
+                cancel: CancellationToken::default(),
+            },
+        );
+    }
+
+    fn read_resource(self: &Arc<Self>, id: &RawValue, params: Option<&RawValue>) {
+        let outcome = parse_params::<UriParams>(params).and_then(|p| {
+            let p = p.ok_or_else(|| {
+                RpcError::new(code::INVALID_PARAMS, "`resources/read` needs a `uri`")
+            })?;
+            self.core.offerings().reader(&p.uri).map_err(refused)
+        });
+        match outcome {
+            Err(e) => self.respond(id.get(), protocol::error_response(id.get(), &e)),
+            Ok((read, request)) => self.spawn_answer(id, async move {
+                let contents = read(request)
+                    .await
+                    .map_err(|e| RpcError::new(code::INTERNAL_ERROR, e.render()))?;
+                let contents: Vec<Value> = contents.iter().map(ResourceContents::to_json).collect();
+                Ok(serde_json::json!({ "contents": contents }))
+            }),
+        }
+    }
+
+    fn get_prompt(self: &Arc<Self>, id: &RawValue, params: Option<&RawValue>) {
+        let outcome = parse_params::<PromptParams>(params).and_then(|p| {
+            let p = p.ok_or_else(|| {
+                RpcError::new(code::INVALID_PARAMS, "`prompts/get` needs a `name`")
+            })?;
+            self.core
+                .offerings()
+                .prompt(&p.name, p.arguments)
+                .map_err(refused)
+        });
+        match outcome {
+            Err(e) => self.respond(id.get(), protocol::error_response(id.get(), &e)),
+            Ok((get, request)) => self.spawn_answer(id, async move {
+                let result = get(request)
+                    .await
+                    .map_err(|e| RpcError::new(code::INTERNAL_ERROR, e.render()))?;
+                Ok(result.to_json())
+            }),
+        }
+    }
+
+    fn subscribe(&self, params: Option<&RawValue>, on: bool) -> Result<Value, RpcError> {
+        let p = parse_params::<UriParams>(params)?
+            .ok_or_else(|| RpcError::new(code::INVALID_PARAMS, "a `uri` is needed"))?;
+        let mut subscriptions = lock(&self.subscriptions);
+        if on {
+            subscriptions.insert(p.uri);
+        } else {
+            subscriptions.remove(&p.uri);
+        }
+        Ok(Value::Object(Map::new()))
+    }
+
+    fn complete(&self, params: Option<&RawValue>) -> Result<Value, RpcError> {
+        let p = parse_params::<CompleteParams>(params)?.ok_or_else(|| {
+            RpcError::new(code::INVALID_PARAMS, "`completion/complete` needs params")
+        })?;
+        let context = p
+            .context
+            .as_ref()
+            .and_then(|c| c.get("arguments"))
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let values = self
+            .core
+            .offerings()
+            .complete(&p.reference, &p.argument.name, &p.argument.value, &context)
+            .map_err(refused)?;
+        Ok(serde_json::json!({
+            "completion": { "values": values, "total": values.len(), "hasMore": false }
+        }))
     }
 
     fn set_level(&self, params: Option<&RawValue>) -> Result<Value, RpcError> {
@@ -761,7 +1053,7 @@ impl Session {
         let cancel = request.cancel.clone();
         let session = self.clone();
         let name = entry.name.clone();
-        let key = id_text.clone();
+        let key = protocol::id_key(&id_text).to_string();
         // The in-flight table is locked while spawning, so the task cannot remove its entry
         // before it is inserted. The task looks its entry up again by name: the catalog lives
         // as long as the session.
@@ -779,7 +1071,7 @@ impl Session {
             session.respond(&id_text, protocol::result_response(&id_text, &result));
         });
         in_flight.insert(
-            id.get().to_owned(),
+            protocol::id_key(id.get()).to_string(),
             InFlight {
                 abort: task.abort_handle(),
                 cancel,

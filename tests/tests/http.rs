@@ -1,0 +1,1676 @@
+//! The Streamable HTTP transport over real sockets: sessions, protocol-version and Host/Origin
+//! checks, body limits, bearer-token auth with RFC 9728 metadata, JSON and SSE responses,
+//! concurrent streams, requests of the client, the standalone GET stream, cancellation, the
+//! stateless mode, mounting beside other routes, and graceful shutdown of a real binary.
+//!
+//! Every server runs in-process on `127.0.0.1:0` (except the shutdown test, which spawns the
+//! `users` example) and every wait is bounded.
+
+use std::io::Read;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::routing::get;
+use mcp_tool::prelude::*;
+use mcp_tool::{
+    Batch, BearerTokens, Elicitation, HttpConfig, Identity, Logger, Progress, ResourceMetadata,
+    ServerCore, State, ToolManager,
+};
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST, ORIGIN, WWW_AUTHENTICATE};
+use reqwest::{RequestBuilder, StatusCode};
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+use tokio::sync::Barrier;
+
+/// The longest any single wait may take.
+const WAIT: Duration = Duration::from_secs(10);
+
+const LATEST: &str = "2025-11-25";
+
+const SESSION: &str = "mcp-session-id";
+
+const VERSION: &str = "mcp-protocol-version";
+
+// ---------------------------------------------------------------------------------------------
+// Tools
+// ---------------------------------------------------------------------------------------------
+
+/// Greets someone.
+#[tool]
+fn hello(name: String) -> String {
+    format!("hello {name}")
+}
+
+/// Reports progress three times.
+#[tool]
+async fn steps(progress: Progress) -> String {
+    for i in 1..=3 {
+        progress.report(f64::from(i), 3.0, &format!("step {i}"));
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    "done".into()
+}
+
+/// Logs at four levels.
+#[tool]
+async fn chatty(log: Logger) -> String {
+    log.debug("debug detail");
+    log.info("connected");
+    log.warning("disk almost full");
+    log.error("query failed");
+    "logged".into()
+}
+
+/// Waits until two other calls have arrived, reporting progress before and after.
+#[tool]
+async fn meet(barrier: State<Barrier>, progress: Progress, tag: String) -> String {
+    progress.report(1.0, 2.0, &format!("{tag} waiting"));
+    barrier.wait().await;
+    progress.report(2.0, 2.0, &format!("{tag} met"));
+    format!("met {tag}")
+}
+
+/// The tags of the `slow` calls dropped before they finished.
+static SLOW_DROPPED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+struct DropFlag(String);
+
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        SLOW_DROPPED
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(std::mem::take(&mut self.0));
+    }
+}
+
+fn slow_dropped(tag: &str) -> bool {
+    SLOW_DROPPED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .any(|t| t == tag)
+}
+
+/// Runs for half a minute unless cancelled.
+#[tool]
+async fn slow(tag: String) -> String {
+    let _flag = DropFlag(tag);
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    "finished".into()
+}
+
+/// Who the user is.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Who {
+    /// Your name
+    name: String,
+}
+
+/// Asks the user for their name.
+#[tool]
+async fn ask_name(ctx: Ctx) -> Result<String, ToolError> {
+    match ctx.elicit::<Who>("Who are you?").await? {
+        Elicitation::Accept(who) => Ok(format!("hello {}", who.name)),
+        Elicitation::Decline => Ok("declined".into()),
+        Elicitation::Cancel => Ok("cancelled".into()),
+    }
+}
+
+/// Asks the client's model.
+#[tool]
+async fn ask_model(ctx: Ctx) -> Result<String, ToolError> {
+    let answer = ctx.sample_text("say hi", 20).await?;
+    Ok(format!("model said: {answer}"))
+}
+
+/// Disables `hello` for this session; returns the tools still active.
+#[tool]
+fn hide_hello(tools: ToolManager) -> Result<String, ToolError> {
+    Ok(tools.disable(["hello"])?.join(","))
+}
+
+/// Tells who is calling.
+#[tool]
+fn whoami(identity: Identity) -> String {
+    identity.subject
+}
+
+// ---------------------------------------------------------------------------------------------
+// Harness
+// ---------------------------------------------------------------------------------------------
+
+fn core(tools: &[&str]) -> Arc<ServerCore> {
+    Server::new("t", "0")
+        .state(Barrier::new(3))
+        .only(tools.iter().copied())
+        .build()
+        .expect("the test server builds")
+}
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("an HTTP client")
+}
+
+/// A server listening on a loopback port; stopped when dropped.
+struct Served {
+    port: u16,
+    base: String,
+    http: reqwest::Client,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn listen() -> (TcpListener, u16) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let port = listener.local_addr().expect("local addr").port();
+    (listener, port)
+}
+
+fn start(listener: TcpListener, port: u16, router: Router) -> Served {
+    let task = tokio::spawn(async move {
+        axum::serve(listener, router).await.expect("axum serves");
+    });
+    Served {
+        port,
+        base: format!("http://127.0.0.1:{port}"),
+        http: client(),
+        task,
+    }
+}
+
+async fn serve(router: Router) -> Served {
+    let (listener, port) = listen().await;
+    start(listener, port, router)
+}
+
+async fn serve_core(core: &Arc<ServerCore>, config: HttpConfig) -> Served {
+    serve(core.http_router(config)).await
+}
+
+/// A response read whole.
+#[derive(Debug)]
+struct Reply {
+    status: StatusCode,
+    headers: reqwest::header::HeaderMap,
+    body: String,
+}
+
+impl Reply {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    fn content_type(&self) -> &str {
+        self.header("content-type").unwrap_or("")
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {:?} {}", self.status, self.body))
+    }
+
+    /// The JSON-RPC messages of the body: one JSON object, or the `data` of each SSE event.
+    fn messages(&self) -> Vec<Value> {
+        if self.content_type().starts_with("text/event-stream") {
+            sse_events(&self.body)
+        } else {
+            vec![self.json()]
+        }
+    }
+
+    /// The JSON-RPC error code of a refusal's body.
+    fn error_code(&self) -> i64 {
+        let body = self.json();
+        body["error"]["code"]
+            .as_i64()
+            .unwrap_or_else(|| panic!("not a JSON-RPC error: {body}"))
+    }
+}
+
+async fn send(request: RequestBuilder) -> Reply {
+    let response = tokio::time::timeout(WAIT, request.send())
+        .await
+        .expect("timed out waiting for the response head")
+        .expect("the request was sent");
+    read(response).await
+}
+
+async fn read(response: reqwest::Response) -> Reply {
+    let status = response.status();
+    let headers = response.headers().clone();
+    let body = tokio::time::timeout(WAIT, response.text())
+        .await
+        .expect("timed out reading the response body")
+        .expect("the body was read");
+    Reply {
+        status,
+        headers,
+        body,
+    }
+}
+
+/// The `data` of each event of a whole SSE body (comments and empty events skipped).
+fn sse_events(body: &str) -> Vec<Value> {
+    body.replace("\r\n", "\n")
+        .split("\n\n")
+        .filter_map(event_data)
+        .map(|data| serde_json::from_str(&data).expect("SSE data is JSON"))
+        .collect()
+}
+
+fn event_data(event: &str) -> Option<String> {
+    let data: Vec<&str> = event
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(|d| d.strip_prefix(' ').unwrap_or(d))
+        .collect();
+    (!data.is_empty() && !data.iter().all(|d| d.is_empty())).then(|| data.join("\n"))
+}
+
+/// An SSE response read event by event.
+struct Events {
+    response: reqwest::Response,
+    buf: String,
+}
+
+impl Events {
+    fn new(response: reqwest::Response) -> Events {
+        assert_eq!(response.status(), StatusCode::OK);
+        let ct = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        assert!(ct.starts_with("text/event-stream"), "not SSE: {ct}");
+        Events {
+            response,
+            buf: String::new(),
+        }
+    }
+
+    /// The next event's message; `None` when the stream ended.
+    async fn next(&mut self) -> Option<Value> {
+        loop {
+            if let Some(end) = self.buf.find("\n\n") {
+                let event: String = self.buf.drain(..end + 2).collect();
+                match event_data(&event) {
+                    Some(data) => return Some(serde_json::from_str(&data).expect("SSE JSON")),
+                    None => continue,
+                }
+            }
+            let chunk = tokio::time::timeout(WAIT, self.response.chunk())
+                .await
+                .expect("timed out waiting for an SSE event")
+                .expect("the SSE stream broke");
+            match chunk {
+                Some(bytes) => self
+                    .buf
+                    .push_str(std::str::from_utf8(&bytes).expect("UTF-8 SSE")),
+                None => {
+                    assert!(self.buf.trim().is_empty(), "a partial event: {}", self.buf);
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// Every remaining message, until the stream ends.
+    async fn rest(mut self) -> Vec<Value> {
+        let mut all = Vec::new();
+        while let Some(m) = self.next().await {
+            all.push(m);
+        }
+        all
+    }
+}
+
+impl Served {
+    fn url(&self) -> String {
+        format!("{}/mcp", self.base)
+    }
+
+    /// A POST as a client sends it, without a session.
+    fn post(&self) -> RequestBuilder {
+        self.http
+            .post(self.url())
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header(CONTENT_TYPE, "application/json")
+    }
+
+    async fn post_json(&self, body: &Value) -> Reply {
+        send(self.post().body(body.to_string())).await
+    }
+
+    /// Initializes a session (declaring `capabilities`) and sends `notifications/initialized`.
+    async fn session(&self, capabilities: Value) -> Session<'_> {
+        self.session_with(capabilities, |r| r).await
+    }
+
+    async fn session_with(
+        &self,
+        capabilities: Value,
+        extra: impl Fn(RequestBuilder) -> RequestBuilder + 'static,
+    ) -> Session<'_> {
+        let reply = send(extra(
+            self.post().body(initialize(capabilities).to_string()),
+        ))
+        .await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+        assert!(reply.content_type().starts_with("application/json"));
+        assert_eq!(reply.json()["result"]["protocolVersion"], LATEST);
+        let id = reply
+            .header(SESSION)
+            .expect("initialize gives Mcp-Session-Id")
+            .to_owned();
+        let session = Session {
+            srv: self,
+            id,
+            next: AtomicI64::new(10),
+            extra: Box::new(extra),
+        };
+        let reply = session.notify("notifications/initialized", json!({})).await;
+        assert_eq!(reply.status, StatusCode::ACCEPTED);
+        assert!(reply.body.is_empty(), "202 with a body: {}", reply.body);
+        session
+    }
+}
+
+fn initialize(capabilities: Value) -> Value {
+    json!({
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": LATEST,
+            "capabilities": capabilities,
+            "clientInfo": { "name": "http-test", "version": "0" },
+        },
+    })
+}
+
+fn request(id: i64, method: &str, params: Value) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })
+}
+
+fn call_params(tool: &str, args: Value, token: Option<&str>) -> Value {
+    let mut params = json!({ "name": tool, "arguments": args });
+    if let Some(t) = token {
+        params["_meta"] = json!({ "progressToken": t });
+    }
+    params
+}
+
+/// An initialized session of a served endpoint.
+struct Session<'a> {
+    srv: &'a Served,
+    id: String,
+    next: AtomicI64,
+    /// Headers every request of this session carries (credentials).
+    extra: Box<dyn Fn(RequestBuilder) -> RequestBuilder + 'a>,
+}
+
+impl Session<'_> {
+    fn next_id(&self) -> i64 {
+        self.next.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// A POST in this session, with the protocol version header.
+    fn post(&self) -> RequestBuilder {
+        (self.extra)(
+            self.srv
+                .post()
+                .header(SESSION, &self.id)
+                .header(VERSION, LATEST),
+        )
+    }
+
+    async fn post_json(&self, body: &Value) -> Reply {
+        send(self.post().body(body.to_string())).await
+    }
+
+    async fn notify(&self, method: &str, params: Value) -> Reply {
+        self.post_json(&json!({ "jsonrpc": "2.0", "method": method, "params": params }))
+            .await
+    }
+
+    /// Sends a request; returns its id and the whole reply.
+    async fn request(&self, method: &str, params: Value) -> (i64, Reply) {
+        let id = self.next_id();
+        (id, self.post_json(&request(id, method, params)).await)
+    }
+
+    /// Calls a tool expecting a JSON answer; returns the `result`.
+    async fn call(&self, tool: &str, args: Value) -> Value {
+        let (id, reply) = self
+            .request("tools/call", call_params(tool, args, None))
+            .await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+        assert!(
+            reply.content_type().starts_with("application/json"),
+            "{}: {}",
+            reply.content_type(),
+            reply.body
+        );
+        let body = reply.json();
+        assert_eq!(body["id"], id);
+        body["result"].clone()
+    }
+
+    /// Starts a request and returns the open response (its head has arrived).
+    async fn open(&self, body: &Value) -> reqwest::Response {
+        tokio::time::timeout(WAIT, self.post().body(body.to_string()).send())
+            .await
+            .expect("timed out waiting for the response head")
+            .expect("the request was sent")
+    }
+
+    fn get(&self) -> RequestBuilder {
+        (self.extra)(
+            self.srv
+                .http
+                .get(self.srv.url())
+                .header(ACCEPT, "text/event-stream")
+                .header(SESSION, &self.id)
+                .header(VERSION, LATEST),
+        )
+    }
+
+    fn delete(&self) -> RequestBuilder {
+        (self.extra)(
+            self.srv
+                .http
+                .delete(self.srv.url())
+                .header(SESSION, &self.id)
+                .header(VERSION, LATEST),
+        )
+    }
+}
+
+fn text_of(result: &Value) -> &str {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text content: {result}"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sessions
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn initialize_issues_a_random_visible_ascii_session_id() {
+    let core = core(&["hello"]);
+    let srv = serve_core(&core, HttpConfig::default()).await;
+    let a = srv.session(json!({})).await;
+    let b = srv.session(json!({})).await;
+    for id in [&a.id, &b.id] {
+        assert!(id.len() >= 32, "a short session id: {id}");
+        assert!(
+            id.bytes().all(|c| (0x21..=0x7e).contains(&c)),
+            "not visible ASCII: {id:?}"
+        );
+    }
+    assert_ne!(a.id, b.id, "two sessions got the same id");
+
+    // A JSON-RPC response from the client (to no request of ours) is accepted too.
+    let reply = a
+        .post_json(&json!({ "jsonrpc": "2.0", "id": 999, "result": {} }))
+        .await;
+    assert_eq!(reply.status, StatusCode::ACCEPTED);
+    assert!(reply.body.is_empty());
+
+    // Both sessions work, independently.
+    assert_eq!(
+        text_of(&a.call("hello", json!({"name": "a"})).await),
+        "hello a"
+    );
+    assert_eq!(
+        text_of(&b.call("hello", json!({"name": "b"})).await),
+        "hello b"
+    );
+
+    // Sending initialize with a session id is refused (it opens a new one).
+    let reply = send(a.post().body(initialize(json!({})).to_string())).await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn requests_need_a_live_session() {
+    let core = core(&["hello"]);
+    let srv = serve_core(&core, HttpConfig::default()).await;
+    let list = request(2, "tools/list", json!({}));
+
+    // No session id.
+    let reply = srv.post_json(&list).await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{}", reply.body);
+    assert_eq!(reply.error_code(), -32600);
+    let reply = srv
+        .post_json(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
+        .await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+
+    // An unknown one.
+    let reply = send(
+        srv.post()
+            .header(SESSION, "no-such-session")
+            .body(list.to_string()),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::NOT_FOUND, "{}", reply.body);
+    let reply = send(
+        srv.http
+            .delete(srv.url())
+            .header(SESSION, "no-such-session"),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::NOT_FOUND);
+
+    // A terminated one.
+    let s = srv.session(json!({})).await;
+    let (_, reply) = s.request("tools/list", json!({})).await;
+    assert_eq!(reply.status, StatusCode::OK);
+    let reply = send(s.delete()).await;
+    assert!(reply.status.is_success(), "DELETE: {:?}", reply.status);
+    let (_, reply) = s.request("tools/list", json!({})).await;
+    assert_eq!(reply.status, StatusCode::NOT_FOUND, "{}", reply.body);
+    let reply = s.notify("notifications/initialized", json!({})).await;
+    assert_eq!(reply.status, StatusCode::NOT_FOUND);
+    let reply = send(s.get()).await;
+    assert_eq!(reply.status, StatusCode::NOT_FOUND);
+    let reply = send(s.delete()).await;
+    assert_eq!(reply.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn idle_sessions_expire() {
+    let core = core(&["hello"]);
+    let mut config = HttpConfig::default();
+    config.session_idle = Duration::from_millis(300);
+    let srv = serve_core(&core, config).await;
+    let s = srv.session(json!({})).await;
+    // Used within the idle time: still there.
+    for _ in 0..4 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let (_, reply) = s.request("ping", json!({})).await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let (_, reply) = s.request("ping", json!({})).await;
+    assert_eq!(reply.status, StatusCode::NOT_FOUND, "{}", reply.body);
+}
+
+#[tokio::test]
+async fn protocol_version_header_is_checked() {
+    let core = core(&["hello"]);
+    let srv = serve_core(&core, HttpConfig::default()).await;
+    let s = srv.session(json!({})).await;
+    let base = || {
+        srv.post()
+            .header(SESSION, &s.id)
+            .body(request(5, "tools/list", json!({})).to_string())
+    };
+    for version in ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"] {
+        let reply = send(base().header(VERSION, version)).await;
+        assert_eq!(reply.status, StatusCode::OK, "{version}: {}", reply.body);
+        assert!(reply.json()["result"]["tools"].is_array());
+    }
+    let reply = send(base()).await;
+    assert_eq!(reply.status, StatusCode::OK, "no header: {}", reply.body);
+    let reply = send(base().header(VERSION, "1999-01-01")).await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{}", reply.body);
+    assert_eq!(reply.error_code(), -32600);
+    assert!(reply.body.contains("1999-01-01"), "{}", reply.body);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host, Origin, bodies
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn host_and_origin_are_checked() {
+    let core = core(&["hello"]);
+    let srv = serve_core(&core, HttpConfig::default()).await;
+    let init = initialize(json!({})).to_string();
+
+    let reply = send(
+        srv.post()
+            .header(HOST, "evil.example.com")
+            .body(init.clone()),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::FORBIDDEN, "{}", reply.body);
+    let reply = send(
+        srv.post()
+            .header(ORIGIN, "http://evil.example.com")
+            .body(init.clone()),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::FORBIDDEN, "{}", reply.body);
+    let reply = send(
+        srv.post()
+            .header(HOST, "evil.example.com")
+            .header(ORIGIN, "http://evil.example.com")
+            .body(init.clone()),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::FORBIDDEN);
+    // A look-alike of localhost is not loopback.
+    let reply = send(
+        srv.post()
+            .header(ORIGIN, "http://localhost.evil.example.com")
+            .body(init.clone()),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::FORBIDDEN);
+
+    let port = srv.port;
+    for (host, origin) in [
+        (
+            format!("localhost:{port}"),
+            format!("http://localhost:{port}"),
+        ),
+        (
+            format!("127.0.0.1:{port}"),
+            format!("http://127.0.0.1:{port}"),
+        ),
+        (format!("[::1]:{port}"), format!("http://[::1]:{port}")),
+        (
+            format!("LocalHost:{port}"),
+            format!("http://app.localhost:{port}"),
+        ),
+    ] {
+        let reply = send(
+            srv.post()
+                .header(HOST, &host)
+                .header(ORIGIN, &origin)
+                .body(init.clone()),
+        )
+        .await;
+        assert_eq!(
+            reply.status,
+            StatusCode::OK,
+            "{host} {origin}: {}",
+            reply.body
+        );
+        assert!(reply.header(SESSION).is_some());
+    }
+    // The other methods are guarded too.
+    let s = srv.session(json!({})).await;
+    let reply = send(s.get().header(HOST, "evil.example.com")).await;
+    assert_eq!(reply.status, StatusCode::FORBIDDEN);
+    let reply = send(s.delete().header(ORIGIN, "http://evil.example.com")).await;
+    assert_eq!(reply.status, StatusCode::FORBIDDEN);
+    let (_, reply) = s.request("ping", json!({})).await;
+    assert_eq!(
+        reply.status,
+        StatusCode::OK,
+        "the refused DELETE ended the session"
+    );
+}
+
+#[tokio::test]
+async fn configured_hosts_and_origins_are_admitted() {
+    let core = core(&["hello"]);
+    let mut config = HttpConfig::default();
+    config.allowed_hosts = Some(vec!["mcp.example.com".into()]);
+    config.allowed_origins = Some(vec!["https://app.example.com".into()]);
+    let srv = serve_core(&core, config).await;
+    let init = initialize(json!({})).to_string();
+
+    for host in ["mcp.example.com", "mcp.example.com:443"] {
+        let reply = send(
+            srv.post()
+                .header(HOST, host)
+                .header(ORIGIN, "https://app.example.com")
+                .body(init.clone()),
+        )
+        .await;
+        assert_eq!(reply.status, StatusCode::OK, "{host}: {}", reply.body);
+    }
+    let reply = send(
+        srv.post()
+            .header(HOST, "evil.example.com")
+            .body(init.clone()),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::FORBIDDEN);
+    let reply = send(
+        srv.post()
+            .header(HOST, "mcp.example.com")
+            .header(ORIGIN, "https://evil.example.com")
+            .body(init.clone()),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::FORBIDDEN);
+}
+
+#[tokio::test]
+async fn bodies_are_limited_typed_and_parsed() {
+    let core = core(&["hello"]);
+    let mut config = HttpConfig::default();
+    config.body_limit = 1024;
+    let srv = serve_core(&core, config).await;
+
+    // Too large: 10 KiB of valid JSON.
+    let big = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": { "protocolVersion": LATEST, "capabilities": {}, "clientInfo": { "name": "x".repeat(10 * 1024) } },
+    });
+    let reply = srv.post_json(&big).await;
+    assert_eq!(
+        reply.status,
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "{}",
+        reply.body
+    );
+    // Within the limit: fine.
+    let reply = srv.post_json(&initialize(json!({}))).await;
+    assert_eq!(reply.status, StatusCode::OK);
+
+    let reply = send(
+        srv.http
+            .post(srv.url())
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header(CONTENT_TYPE, "text/plain")
+            .body(initialize(json!({})).to_string()),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+
+    let reply = send(
+        srv.post()
+            .body("{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\""),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+    assert_eq!(reply.error_code(), -32700);
+    assert_eq!(reply.json()["id"], Value::Null);
+
+    let reply = srv
+        .post_json(&json!([
+            request(1, "ping", json!({})),
+            request(2, "ping", json!({}))
+        ]))
+        .await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+    assert_eq!(reply.error_code(), -32600);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Auth
+// ---------------------------------------------------------------------------------------------
+
+fn tokens() -> BearerTokens {
+    BearerTokens::new()
+        .token("s3cret", "alice")
+        .token("b0b-token", "bob")
+}
+
+fn bearer(token: &'static str) -> impl Fn(RequestBuilder) -> RequestBuilder {
+    move |r| r.header(AUTHORIZATION, format!("Bearer {token}"))
+}
+
+#[tokio::test]
+async fn bearer_tokens_guard_the_endpoint() {
+    let core = core(&["whoami", "hello"]);
+    let mut config = HttpConfig::default();
+    config.auth = Some(Arc::new(tokens()));
+    let srv = serve_core(&core, config).await;
+    let init = initialize(json!({})).to_string();
+
+    let reply = send(srv.post().body(init.clone())).await;
+    assert_eq!(reply.status, StatusCode::UNAUTHORIZED, "{}", reply.body);
+    let challenge = reply.header("www-authenticate").expect("WWW-Authenticate");
+    assert!(challenge.starts_with("Bearer "), "{challenge}");
+    assert!(!challenge.contains("resource_metadata"), "{challenge}");
+
+    let reply = send(
+        srv.post()
+            .header(AUTHORIZATION, "Bearer wrong")
+            .body(init.clone()),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::UNAUTHORIZED);
+    let challenge = reply.header("www-authenticate").expect("WWW-Authenticate");
+    assert!(challenge.contains("invalid_token"), "{challenge}");
+    // Another scheme is no bearer token.
+    let reply = send(
+        srv.post()
+            .header(AUTHORIZATION, "Basic czNjcmV0")
+            .body(init.clone()),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::UNAUTHORIZED);
+
+    let alice = srv.session_with(json!({}), bearer("s3cret")).await;
+    assert_eq!(text_of(&alice.call("whoami", json!({})).await), "alice");
+    let bob = srv.session_with(json!({}), bearer("b0b-token")).await;
+    assert_eq!(text_of(&bob.call("whoami", json!({})).await), "bob");
+
+    // Alice's session with Bob's token, or with none.
+    let reply = send(
+        srv.post()
+            .header(SESSION, &alice.id)
+            .header(AUTHORIZATION, "Bearer b0b-token")
+            .body(request(3, "tools/list", json!({})).to_string()),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::FORBIDDEN, "{}", reply.body);
+    let reply = send(
+        srv.post()
+            .header(SESSION, &alice.id)
+            .body(request(3, "tools/list", json!({})).to_string()),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::UNAUTHORIZED);
+    let reply = send(
+        srv.http
+            .delete(srv.url())
+            .header(SESSION, &alice.id)
+            .header(AUTHORIZATION, "Bearer b0b-token"),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::FORBIDDEN);
+    // Still Alice's.
+    assert_eq!(text_of(&alice.call("whoami", json!({})).await), "alice");
+
+    // No metadata configured: no metadata served.
+    let reply = send(srv.http.get(format!(
+        "{}/.well-known/oauth-protected-resource/mcp",
+        srv.base
+    )))
+    .await;
+    assert_eq!(reply.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn protected_resource_metadata_is_served_and_named() {
+    let (listener, port) = listen().await;
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let mut config = HttpConfig::default();
+    config.resource_metadata = Some(ResourceMetadata {
+        resource: resource.clone(),
+        authorization_servers: vec!["https://auth.example.com".into()],
+        scopes_supported: vec!["mcp:tools".into()],
+    });
+    // Through the builder: `Server::auth` and `Server::into_router`.
+    let router = Server::new("t", "0")
+        .only(["whoami"])
+        .http_config(config)
+        .auth(tokens())
+        .into_router()
+        .expect("the router builds");
+    let srv = start(listener, port, router);
+
+    let reply = send(srv.post().body(initialize(json!({})).to_string())).await;
+    assert_eq!(reply.status, StatusCode::UNAUTHORIZED);
+    let challenge = reply
+        .header(WWW_AUTHENTICATE.as_str())
+        .expect("WWW-Authenticate");
+    let metadata_url = format!("http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp");
+    assert!(
+        challenge.starts_with("Bearer ")
+            && challenge.contains(&format!("resource_metadata=\"{metadata_url}\"")),
+        "{challenge}"
+    );
+
+    for url in [
+        metadata_url.clone(),
+        format!("http://127.0.0.1:{port}/.well-known/oauth-protected-resource"),
+    ] {
+        let reply = send(srv.http.get(&url)).await;
+        assert_eq!(reply.status, StatusCode::OK, "{url}");
+        assert!(reply.content_type().starts_with("application/json"));
+        let meta = reply.json();
+        assert_eq!(meta["resource"], resource);
+        assert_eq!(
+            meta["authorization_servers"],
+            json!(["https://auth.example.com"])
+        );
+        assert_eq!(meta["scopes_supported"], json!(["mcp:tools"]));
+        assert_eq!(meta["bearer_methods_supported"], json!(["header"]));
+    }
+
+    let alice = srv.session_with(json!({}), bearer("s3cret")).await;
+    assert_eq!(text_of(&alice.call("whoami", json!({})).await), "alice");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Responses: JSON, SSE, concurrency, requests of the client, the GET stream
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn plain_calls_get_json_and_progress_gets_a_stream() {
+    let core = core(&["hello", "steps", "whoami"]);
+    let srv = serve_core(&core, HttpConfig::default()).await;
+    let s = srv.session(json!({})).await;
+
+    let result = s.call("hello", json!({ "name": "http" })).await;
+    assert_eq!(text_of(&result), "hello http");
+    assert_ne!(result["isError"], true);
+    // Without an authenticator there is no identity.
+    let result = s.call("whoami", json!({})).await;
+    assert_eq!(result["isError"], true, "{result}");
+
+    // Without a progress token the progress reports are not sent: plain JSON.
+    let result = s.call("steps", json!({})).await;
+    assert_eq!(text_of(&result), "done");
+
+    let id = s.next_id();
+    let reply = s
+        .post_json(&request(
+            id,
+            "tools/call",
+            call_params("steps", json!({}), Some("tok")),
+        ))
+        .await;
+    assert_eq!(reply.status, StatusCode::OK);
+    assert!(
+        reply.content_type().starts_with("text/event-stream"),
+        "{}",
+        reply.content_type()
+    );
+    let messages = reply.messages();
+    assert_eq!(messages.len(), 4, "{messages:#?}");
+    for (i, m) in messages[..3].iter().enumerate() {
+        assert_eq!(m["method"], "notifications/progress", "{m}");
+        assert_eq!(m["params"]["progressToken"], "tok");
+        assert_eq!(m["params"]["progress"], i + 1);
+        assert_eq!(m["params"]["total"], 3);
+        assert_eq!(m["params"]["message"], format!("step {}", i + 1));
+    }
+    let last = &messages[3];
+    assert_eq!(last["id"], id);
+    assert_eq!(text_of(&last["result"]), "done");
+}
+
+#[tokio::test]
+async fn logs_go_on_the_calls_stream() {
+    let core = core(&["chatty"]);
+    let srv = serve_core(&core, HttpConfig::default()).await;
+    let s = srv.session(json!({})).await;
+    let (_, reply) = s
+        .request("logging/setLevel", json!({ "level": "warning" }))
+        .await;
+    assert_eq!(reply.status, StatusCode::OK);
+    assert_eq!(reply.json()["result"], json!({}));
+
+    let id = s.next_id();
+    let reply = s
+        .post_json(&request(
+            id,
+            "tools/call",
+            call_params("chatty", json!({}), None),
+        ))
+        .await;
+    assert_eq!(reply.status, StatusCode::OK);
+    assert!(reply.content_type().starts_with("text/event-stream"));
+    let messages = reply.messages();
+    let logs: Vec<(&str, &str)> = messages
+        .iter()
+        .filter(|m| m["method"] == "notifications/message")
+        .map(|m| {
+            (
+                m["params"]["level"].as_str().unwrap_or("?"),
+                m["params"]["data"].as_str().unwrap_or("?"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        logs,
+        [("warning", "disk almost full"), ("error", "query failed")]
+    );
+    assert_eq!(messages.len(), 3, "{messages:#?}");
+    assert_eq!(messages[2]["id"], id);
+    assert_eq!(text_of(&messages[2]["result"]), "logged");
+}
+
+#[tokio::test]
+async fn concurrent_calls_in_one_session_each_get_their_own_stream() {
+    let core = core(&["meet"]);
+    let srv = serve_core(&core, HttpConfig::default()).await;
+    let s = srv.session(json!({})).await;
+    // `meet` returns only when three calls wait at once: served one by one, they would hang.
+    let one = |tag: &'static str| {
+        let id = s.next_id();
+        let body = request(
+            id,
+            "tools/call",
+            call_params("meet", json!({ "tag": tag }), Some(tag)),
+        );
+        let s = &s;
+        async move { (tag, id, s.post_json(&body).await) }
+    };
+    let replies = tokio::time::timeout(WAIT, async {
+        let (a, b, c) = tokio::join!(one("a"), one("b"), one("c"));
+        [a, b, c]
+    })
+    .await
+    .expect("the three calls did not all run at once");
+    for (tag, id, reply) in replies {
+        assert_eq!(reply.status, StatusCode::OK, "{tag}: {}", reply.body);
+        let messages = reply.messages();
+        let (last, progress) = messages.split_last().expect("messages");
+        assert_eq!(last["id"], id, "{tag}: {messages:#?}");
+        assert_eq!(text_of(&last["result"]), format!("met {tag}"));
+        assert_eq!(progress.len(), 2, "{tag}: {messages:#?}");
+        for (p, message) in progress.iter().zip(["waiting", "met"]) {
+            assert_eq!(p["method"], "notifications/progress");
+            assert_eq!(p["params"]["progressToken"], tag, "another call's progress");
+            assert_eq!(p["params"]["message"], format!("{tag} {message}"));
+        }
+    }
+}
+
+#[tokio::test]
+async fn elicitation_and_sampling_go_over_the_calls_stream() {
+    let core = core(&["ask_name", "ask_model"]);
+    let srv = serve_core(&core, HttpConfig::default()).await;
+    let s = srv
+        .session(json!({ "elicitation": {}, "sampling": {} }))
+        .await;
+
+    // Elicitation, accepted.
+    let call_id = s.next_id();
+    let response = s
+        .open(&request(
+            call_id,
+            "tools/call",
+            call_params("ask_name", json!({}), None),
+        ))
+        .await;
+    let mut events = Events::new(response);
+    let ask = events.next().await.expect("the elicitation request");
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    assert_eq!(ask["params"]["message"], "Who are you?");
+    assert_eq!(
+        ask["params"]["requestedSchema"]["properties"]["name"]["type"],
+        "string"
+    );
+    let reply = s
+        .post_json(&json!({
+            "jsonrpc": "2.0",
+            "id": ask["id"],
+            "result": { "action": "accept", "content": { "name": "Ada" } },
+        }))
+        .await;
+    assert_eq!(reply.status, StatusCode::ACCEPTED, "{}", reply.body);
+    assert!(reply.body.is_empty());
+    let rest = events.rest().await;
+    assert_eq!(rest.len(), 1, "{rest:#?}");
+    assert_eq!(rest[0]["id"], call_id);
+    assert_eq!(text_of(&rest[0]["result"]), "hello Ada");
+
+    // Elicitation, declined with an error answer... and sampling.
+    let call_id = s.next_id();
+    let response = s
+        .open(&request(
+            call_id,
+            "tools/call",
+            call_params("ask_model", json!({}), None),
+        ))
+        .await;
+    let mut events = Events::new(response);
+    let ask = events.next().await.expect("the sampling request");
+    assert_eq!(ask["method"], "sampling/createMessage", "{ask}");
+    assert_eq!(ask["params"]["maxTokens"], 20);
+    let reply = s
+        .post_json(&json!({
+            "jsonrpc": "2.0",
+            "id": ask["id"],
+            "result": {
+                "role": "assistant",
+                "content": { "type": "text", "text": "hi!" },
+                "model": "test-model",
+            },
+        }))
+        .await;
+    assert_eq!(reply.status, StatusCode::ACCEPTED);
+    let rest = events.rest().await;
+    assert_eq!(rest.len(), 1, "{rest:#?}");
+    assert_eq!(rest[0]["id"], call_id);
+    assert_eq!(text_of(&rest[0]["result"]), "model said: hi!");
+
+    // A session whose client did not declare elicitation: a tool error, as JSON.
+    let plain = srv.session(json!({})).await;
+    let result = plain.call("ask_name", json!({})).await;
+    assert_eq!(result["isError"], true, "{result}");
+}
+
+#[tokio::test]
+async fn the_get_stream_carries_messages_of_no_request() {
+    let core = core(&["hello", "steps"]);
+    let srv = serve_core(&core, HttpConfig::default()).await;
+    let a = srv.session(json!({})).await;
+    let b = srv.session(json!({})).await;
+
+    // Without a session, or without accepting SSE.
+    let reply = send(srv.http.get(srv.url()).header(ACCEPT, "text/event-stream")).await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+    let reply = send(
+        srv.http
+            .get(srv.url())
+            .header(ACCEPT, "application/json")
+            .header(SESSION, &a.id),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::NOT_ACCEPTABLE);
+
+    let response = tokio::time::timeout(WAIT, a.get().send())
+        .await
+        .expect("GET head")
+        .expect("GET");
+    let mut a_events = Events::new(response);
+    let reply = send(a.get()).await;
+    assert_eq!(reply.status, StatusCode::CONFLICT, "{}", reply.body);
+    let response = tokio::time::timeout(WAIT, b.get().send())
+        .await
+        .expect("GET head")
+        .expect("GET");
+    let mut b_events = Events::new(response);
+
+    // Calls still answer on their own POST while the GET stream is open.
+    assert_eq!(
+        text_of(&a.call("hello", json!({"name": "x"})).await),
+        "hello x"
+    );
+
+    let active = core
+        .change_tools(Batch {
+            disable: vec!["steps".into()],
+            ..Batch::default()
+        })
+        .expect("a valid change");
+    assert_eq!(active, ["hello"]);
+    for events in [&mut a_events, &mut b_events] {
+        let n = events.next().await.expect("list_changed");
+        assert_eq!(n["method"], "notifications/tools/list_changed", "{n}");
+        assert!(n.get("id").is_none());
+    }
+    let (_, reply) = a.request("tools/list", json!({})).await;
+    let names: Vec<Value> = reply.json()["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| t["name"].clone())
+        .collect();
+    assert_eq!(names, [json!("hello")]);
+
+    // DELETE ends the session's GET stream.
+    let reply = send(a.delete()).await;
+    assert!(reply.status.is_success());
+    assert_eq!(
+        a_events.next().await,
+        None,
+        "the GET stream outlived its session"
+    );
+
+    // A client that dropped its GET stream can open it again.
+    drop(b_events);
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let response = loop {
+        let response = tokio::time::timeout(WAIT, b.get().send())
+            .await
+            .expect("GET head")
+            .expect("GET");
+        if response.status() != StatusCode::CONFLICT {
+            break response;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the dropped GET stream still counts as open 3 s later (409)"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let mut b_events = Events::new(response);
+    core.change_tools(Batch {
+        enable: vec!["steps".into()],
+        ..Batch::default()
+    })
+    .expect("a valid change");
+    let n = b_events.next().await.expect("list_changed");
+    assert_eq!(n["method"], "notifications/tools/list_changed", "{n}");
+}
+
+#[tokio::test]
+async fn tool_changes_made_by_a_call_go_on_its_stream() {
+    let core = core(&["hello", "hide_hello"]);
+    let srv = serve_core(&core, HttpConfig::default()).await;
+    let a = srv.session(json!({})).await;
+    let b = srv.session(json!({})).await;
+    let response = tokio::time::timeout(WAIT, b.get().send())
+        .await
+        .expect("GET head")
+        .expect("GET");
+    let mut b_events = Events::new(response);
+    let response = tokio::time::timeout(WAIT, a.get().send())
+        .await
+        .expect("GET head")
+        .expect("GET");
+    let mut a_events = Events::new(response);
+
+    let id = a.next_id();
+    let reply = a
+        .post_json(&request(
+            id,
+            "tools/call",
+            call_params("hide_hello", json!({}), None),
+        ))
+        .await;
+    assert_eq!(reply.status, StatusCode::OK);
+    let messages = reply.messages();
+    assert_eq!(messages.len(), 2, "{messages:#?}");
+    assert_eq!(messages[0]["method"], "notifications/tools/list_changed");
+    assert_eq!(messages[1]["id"], id);
+    assert_eq!(text_of(&messages[1]["result"]), "hide_hello");
+
+    // Only this session's list changed; the other one's is as before.
+    let (_, reply) = b.request("tools/list", json!({})).await;
+    assert_eq!(
+        reply.json()["result"]["tools"].as_array().map(Vec::len),
+        Some(2)
+    );
+    let (_, reply) = a.request("tools/list", json!({})).await;
+    assert_eq!(
+        reply.json()["result"]["tools"].as_array().map(Vec::len),
+        Some(1)
+    );
+    // Nothing went on either GET stream: a global change is the next thing each sees.
+    core.change_tools(Batch {
+        disable: vec!["hide_hello".into()],
+        ..Batch::default()
+    })
+    .expect("a valid change");
+    for events in [&mut a_events, &mut b_events] {
+        let n = events.next().await.expect("list_changed");
+        assert_eq!(n["method"], "notifications/tools/list_changed", "{n}");
+    }
+}
+
+#[tokio::test]
+async fn cancelling_a_call_ends_its_post_without_a_response() {
+    let core = core(&["slow", "hello"]);
+    let srv = serve_core(&core, HttpConfig::default()).await;
+    let s = srv.session(json!({})).await;
+    let id = s.next_id();
+    let body = request(
+        id,
+        "tools/call",
+        call_params("slow", json!({ "tag": "plain" }), None),
+    );
+    let started = Instant::now();
+    let (reply, cancelled) = tokio::join!(s.post_json(&body), async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        s.notify(
+            "notifications/cancelled",
+            json!({ "requestId": id, "reason": "enough" }),
+        )
+        .await
+    });
+    assert_eq!(cancelled.status, StatusCode::ACCEPTED);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the call ran on"
+    );
+    match reply.status {
+        StatusCode::ACCEPTED => assert!(reply.body.is_empty(), "{}", reply.body),
+        StatusCode::OK => {
+            assert!(reply.content_type().starts_with("text/event-stream"));
+            let messages = reply.messages();
+            assert!(
+                messages
+                    .iter()
+                    .all(|m| m.get("result").is_none() && m.get("error").is_none()),
+                "a cancelled call was answered: {messages:#?}"
+            );
+        }
+        other => panic!("unexpected status {other}: {}", reply.body),
+    }
+    assert!(slow_dropped("plain"), "the call was not dropped");
+    // The session goes on.
+    assert_eq!(
+        text_of(&s.call("hello", json!({"name": "again"})).await),
+        "hello again"
+    );
+}
+
+#[tokio::test]
+async fn cancelling_works_for_a_string_id_written_with_escapes() {
+    // JSON-RPC ids compare as values: `"caf\u00e9"` (as Python's json.dumps writes it) is the
+    // id `café`, and a cancellation naming `café` names that call.
+    let core = core(&["slow"]);
+    let srv = serve_core(&core, HttpConfig::default()).await;
+    let s = srv.session(json!({})).await;
+    let body = r#"{"jsonrpc":"2.0","id":"caf\u00e9","method":"tools/call","params":{"name":"slow","arguments":{"tag":"escaped"}}}"#;
+    let (reply, cancelled) = tokio::join!(
+        tokio::time::timeout(Duration::from_secs(3), s.post().body(body).send()),
+        async {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            s.notify("notifications/cancelled", json!({ "requestId": "café" }))
+                .await
+        }
+    );
+    assert_eq!(cancelled.status, StatusCode::ACCEPTED);
+    let reply = reply.expect("the cancellation was ignored: the call still runs 3 s later");
+    let reply = read(reply.expect("the request was sent")).await;
+    assert_eq!(reply.status, StatusCode::ACCEPTED, "{}", reply.body);
+    assert!(slow_dropped("escaped"), "the call was not dropped");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stateless mode and mounting
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn stateless_mode_answers_every_post_on_its_own() {
+    let core = core(&["hello", "steps", "ask_model"]);
+    let mut config = HttpConfig::default();
+    config.stateless = true;
+    let srv = serve_core(&core, config).await;
+
+    let reply = srv.post_json(&initialize(json!({ "sampling": {} }))).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    assert!(
+        reply.header(SESSION).is_none(),
+        "a stateless server issued a session"
+    );
+    assert_eq!(reply.json()["result"]["protocolVersion"], LATEST);
+
+    let reply = srv
+        .post_json(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
+        .await;
+    assert_eq!(reply.status, StatusCode::ACCEPTED);
+
+    let reply = send(
+        srv.post().header(VERSION, LATEST).body(
+            request(
+                7,
+                "tools/call",
+                call_params("hello", json!({"name": "s"}), None),
+            )
+            .to_string(),
+        ),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    assert!(reply.content_type().starts_with("application/json"));
+    assert_eq!(reply.json()["id"], 7);
+    assert_eq!(text_of(&reply.json()["result"]), "hello s");
+
+    // Progress has nowhere to go: the answer is still one JSON object.
+    let reply = srv
+        .post_json(&request(
+            8,
+            "tools/call",
+            call_params("steps", json!({}), Some("t")),
+        ))
+        .await;
+    assert_eq!(reply.status, StatusCode::OK);
+    assert!(reply.content_type().starts_with("application/json"));
+    assert_eq!(text_of(&reply.json()["result"]), "done");
+
+    // The client cannot be asked anything.
+    let reply = srv
+        .post_json(&request(
+            9,
+            "tools/call",
+            call_params("ask_model", json!({}), None),
+        ))
+        .await;
+    assert_eq!(reply.status, StatusCode::OK);
+    assert_eq!(reply.json()["result"]["isError"], true, "{}", reply.body);
+
+    let reply = send(srv.http.get(srv.url()).header(ACCEPT, "text/event-stream")).await;
+    assert_eq!(reply.status, StatusCode::METHOD_NOT_ALLOWED);
+    let reply = send(srv.http.delete(srv.url())).await;
+    assert_eq!(reply.status, StatusCode::METHOD_NOT_ALLOWED);
+
+    // Still checked: Host and version.
+    let reply = send(
+        srv.post()
+            .header(HOST, "evil.example.com")
+            .body(initialize(json!({})).to_string()),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::FORBIDDEN);
+    let reply = send(
+        srv.post()
+            .header(VERSION, "1999-01-01")
+            .body(request(10, "ping", json!({})).to_string()),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn the_router_mounts_beside_other_routes() {
+    let core = core(&["hello"]);
+    let mut config = HttpConfig::default();
+    config.path = "/api/mcp".into();
+    let app = Router::new()
+        .route("/health", get(|| async { "ok" }))
+        .merge(core.http_router(config));
+    let srv = serve(app).await;
+
+    let reply = send(srv.http.get(format!("{}/health", srv.base))).await;
+    assert_eq!(reply.status, StatusCode::OK);
+    assert_eq!(reply.body, "ok");
+
+    let reply = send(
+        srv.http
+            .post(format!("{}/api/mcp", srv.base))
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header(CONTENT_TYPE, "application/json")
+            .body(initialize(json!({})).to_string()),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    let session = reply.header(SESSION).expect("a session").to_owned();
+    let reply = send(
+        srv.http
+            .post(format!("{}/api/mcp", srv.base))
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header(CONTENT_TYPE, "application/json")
+            .header(SESSION, &session)
+            .body(
+                request(
+                    2,
+                    "tools/call",
+                    call_params("hello", json!({"name": "m"}), None),
+                )
+                .to_string(),
+            ),
+    )
+    .await;
+    assert_eq!(text_of(&reply.json()["result"]), "hello m");
+
+    // The default path is not served when another is configured.
+    let reply = srv.post_json(&initialize(json!({}))).await;
+    assert_eq!(reply.status, StatusCode::NOT_FOUND);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Graceful shutdown of a real binary
+// ---------------------------------------------------------------------------------------------
+
+/// Kills the child when dropped (a failing test leaves no process behind).
+struct ChildGuard(Child);
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Builds the `users` example and returns its path.
+fn build_users() -> String {
+    let workspace = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let mut child = Command::new(env!("CARGO"))
+        .args([
+            "build",
+            "-p",
+            "mcp-tool-examples",
+            "--bin",
+            "users",
+            "--message-format=json",
+        ])
+        .current_dir(workspace)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("cargo runs");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let mut stderr = child.stderr.take().expect("stderr");
+    let out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stdout.read_to_string(&mut s);
+        s
+    });
+    let err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stderr.read_to_string(&mut s);
+        s
+    });
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("cargo build") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("building the users example took more than 5 minutes");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let out = out.join().expect("stdout reader");
+    let err = err.join().expect("stderr reader");
+    assert!(status.success(), "cargo build failed:\n{err}");
+    out.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "users")
+        .find_map(|m| m["executable"].as_str().map(str::to_owned))
+        .unwrap_or_else(|| panic!("no users executable in cargo's output:\n{err}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_lets_calls_in_flight_finish_and_exits_cleanly() {
+    let users = tokio::task::spawn_blocking(build_users)
+        .await
+        .expect("the build thread");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let mut guard = ChildGuard(
+        Command::new(&users)
+            .args(["--http", &format!("127.0.0.1:{port}")])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .env_remove(mcp_tool::TOKENS_ENV)
+            .spawn()
+            .expect("users starts"),
+    );
+    let pid = guard.0.id().to_string();
+
+    let srv = Served {
+        port,
+        base: format!("http://127.0.0.1:{port}"),
+        http: client(),
+        task: tokio::spawn(async {}),
+    };
+    // Wait until it listens.
+    let deadline = Instant::now() + WAIT;
+    loop {
+        match srv
+            .post()
+            .body(request(0, "ping", json!({})).to_string())
+            .send()
+            .await
+        {
+            Ok(_) => break,
+            Err(e) => {
+                assert!(Instant::now() < deadline, "users never listened: {e}");
+                assert!(guard.0.try_wait().expect("wait").is_none(), "users exited");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
+    let s = srv.session(json!({})).await;
+    let call_id = s.next_id();
+    let response = s
+        .open(&request(
+            call_id,
+            "tools/call",
+            call_params("seed_users", json!({ "count": 20 }), Some("seed")),
+        ))
+        .await;
+    let mut events = Events::new(response);
+    let first = events.next().await.expect("the first progress");
+    assert_eq!(first["method"], "notifications/progress");
+
+    let status = Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    // New requests are refused: no connection, or 503.
+    let fresh = client();
+    let attempt = tokio::time::timeout(
+        WAIT,
+        fresh
+            .post(srv.url())
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header(CONTENT_TYPE, "application/json")
+            .body(initialize(json!({})).to_string())
+            .send(),
+    )
+    .await
+    .expect("a new request hung during shutdown");
+    match attempt {
+        Err(_) => {}
+        Ok(r) => assert_eq!(
+            r.status(),
+            StatusCode::SERVICE_UNAVAILABLE,
+            "a new request was served during shutdown"
+        ),
+    }
+
+    // The call in flight finishes, its progress then its result.
+    let rest = events.rest().await;
+    let (last, progress) = rest.split_last().expect("the rest of the call");
+    assert_eq!(last["id"], call_id, "{rest:#?}");
+    assert_eq!(text_of(&last["result"]), "created 20 demo users");
+    assert_eq!(progress.len(), 19, "{rest:#?}");
+    assert_eq!(progress.last().expect("progress")["params"]["progress"], 20);
+
+    // Then the process exits, with status 0.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let status = loop {
+        if let Some(status) = guard.0.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "users still running 5 s after its last call"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(status.success(), "users exited with {status}");
+}
