@@ -44,6 +44,20 @@ pub(crate) struct Tool {
     pub(crate) input_schema: Option<Setting<LitStr>>,
     /// A hand-written output schema (JSON text, checked), replacing the derived one.
     pub(crate) output_schema: Option<Setting<LitStr>>,
+    /// Status text while the tool runs (at most 64 characters).
+    pub(crate) invoking: Option<Setting<LitStr>>,
+    /// Status text once the tool ran (at most 64 characters).
+    pub(crate) invoked: Option<Setting<LitStr>>,
+    /// An example request and response (JSON texts, checked).
+    pub(crate) examples: Option<Setting<Examples>>,
+    /// Icons (a JSON array of `{src, mimeType?, sizes?, theme?}`, checked).
+    pub(crate) icons: Option<Setting<LitStr>>,
+    /// Entries merged into the tool's `_meta` (a JSON object, checked).
+    pub(crate) meta: Option<Setting<LitStr>>,
+    /// The MCP Apps view: the name of an HTML file in the crate's `ui/` folder.
+    pub(crate) ui: Option<Setting<LitStr>>,
+    /// Who may call the tool: `["model", "app"]`, `["model"]` or `["app"]`.
+    pub(crate) visibility: Option<Setting<Vec<LitStr>>>,
     pub(crate) krate: Option<Setting<Path>>,
     /// Known keys that an unknown key was taken for ("did you mean"), so that checks do not
     /// also report the key as missing.
@@ -106,6 +120,34 @@ impl Keys for Tool {
             parse: |t, cx, k, v| t.output_schema = k.schema(cx, v, false),
         },
         KeyDef {
+            name: "invoking",
+            parse: |t, cx, k, v| t.invoking = k.status_text(cx, v),
+        },
+        KeyDef {
+            name: "invoked",
+            parse: |t, cx, k, v| t.invoked = k.status_text(cx, v),
+        },
+        KeyDef {
+            name: "examples",
+            parse: |t, cx, k, v| t.examples = k.examples(cx, v),
+        },
+        KeyDef {
+            name: "icons",
+            parse: |t, cx, k, v| t.icons = k.icons(cx, v),
+        },
+        KeyDef {
+            name: "meta",
+            parse: |t, cx, k, v| t.meta = k.meta(cx, v),
+        },
+        KeyDef {
+            name: "ui",
+            parse: |t, cx, k, v| t.ui = k.ui(cx, v),
+        },
+        KeyDef {
+            name: "visibility",
+            parse: |t, cx, k, v| t.visibility = k.visibility(cx, v),
+        },
+        KeyDef {
             name: "crate",
             parse: |t, cx, k, v| t.krate = k.path(cx, v),
         },
@@ -130,6 +172,13 @@ impl Tool {
         parse_attr(cx, &mut tool, attr);
         tool
     }
+}
+
+/// `examples(request = "…", response = "…")`: JSON texts, each checked to be an object.
+#[derive(Default)]
+pub(crate) struct Examples {
+    pub(crate) request: Option<LitStr>,
+    pub(crate) response: Option<LitStr>,
 }
 
 /// `#[tools(...)]`.
@@ -408,6 +457,204 @@ impl Key<'_> {
         }
     }
 
+    /// `key = "…"`: a non-empty status text of at most 64 characters (OpenAI's limit).
+    fn status_text(&self, cx: &Ctxt, value: Value) -> Option<Setting<LitStr>> {
+        let setting = self.non_empty_string(cx, value)?;
+        let len = setting.value.value().chars().count();
+        if len > 64 {
+            cx.error_spanned_by(
+                &setting.value,
+                format!(
+                    "`{}` is {len} characters long; status texts are at most 64",
+                    self.name
+                ),
+            );
+            return None;
+        }
+        Some(setting)
+    }
+
+    /// `key = "…"` holding JSON, parsed and checked by `check`.
+    fn json(
+        &self,
+        cx: &Ctxt,
+        value: Value,
+        check: impl FnOnce(&serde_json::Value) -> Option<String>,
+    ) -> Option<Setting<LitStr>> {
+        let setting = self.string(cx, value)?;
+        let problem = match serde_json::from_str::<serde_json::Value>(&setting.value.value()) {
+            Err(e) => Some(format!("`{}` is not valid JSON: {e}", self.name)),
+            Ok(v) => check(&v),
+        };
+        if let Some(p) = problem {
+            cx.error_spanned_by(&setting.value, p);
+            return None;
+        }
+        Some(setting)
+    }
+
+    /// `icons = r#"[{"src": "…"}]"#`.
+    fn icons(&self, cx: &Ctxt, value: Value) -> Option<Setting<LitStr>> {
+        self.json(cx, value, |v| match v.as_array() {
+            None => Some("`icons` must be a JSON array of `{\"src\": …}` objects".into()),
+            Some(icons) => icons
+                .iter()
+                .position(|i| i.get("src").and_then(serde_json::Value::as_str).is_none())
+                .map(|i| format!("icon {i} needs a string `src`")),
+        })
+    }
+
+    /// `meta = r#"{…}"#`: an object whose keys avoid the prefixes MCP reserves.
+    fn meta(&self, cx: &Ctxt, value: Value) -> Option<Setting<LitStr>> {
+        self.json(cx, value, |v| {
+            let Some(object) = v.as_object() else {
+                return Some("`meta` must be a JSON object".into());
+            };
+            object.keys().find_map(|k| {
+                reserved_meta_key(k).then(|| {
+                    format!(
+                        "`_meta` key `{k}` uses a prefix MCP reserves (a label `modelcontextprotocol` or `mcp`): choose another prefix"
+                    )
+                })
+            })
+        })
+    }
+
+    /// `ui = "moon"`: the file `ui/moon.html` of the crate must exist.
+    fn ui(&self, cx: &Ctxt, value: Value) -> Option<Setting<LitStr>> {
+        let setting = self.non_empty_string(cx, value)?;
+        let name = setting.value.value();
+        if !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        {
+            cx.error_spanned_by(
+                &setting.value,
+                "a UI name uses only `A-Z`, `a-z`, `0-9`, `_`, `-` and `.`",
+            );
+            return None;
+        }
+        if let Ok(dir) = std::env::var("CARGO_MANIFEST_DIR") {
+            let file = std::path::Path::new(&dir)
+                .join("ui")
+                .join(format!("{name}.html"));
+            if !file.is_file() {
+                cx.error_spanned_by(
+                    &setting.value,
+                    format!("no UI named `{name}`: this crate has no file `ui/{name}.html`"),
+                );
+                return None;
+            }
+        }
+        Some(setting)
+    }
+
+    /// `visibility = ["model", "app"]`.
+    fn visibility(&self, cx: &Ctxt, value: Value) -> Option<Setting<Vec<LitStr>>> {
+        let expected = "expected `visibility = [\"model\", \"app\"]`, `[\"model\"]` or `[\"app\"]`";
+        let tokens = match value {
+            Value::Assigned(_, tokens) => tokens,
+            Value::Absent => {
+                cx.error_spanned_by(self.path, expected);
+                return None;
+            }
+            Value::Group(g) => {
+                cx.error_spanned_by(g, expected);
+                return None;
+            }
+        };
+        let parsed = syn::parse2::<syn::ExprArray>(tokens.clone())
+            .ok()
+            .and_then(|array| {
+                array
+                    .elems
+                    .iter()
+                    .map(|e| match e {
+                        syn::Expr::Lit(syn::ExprLit {
+                            lit: syn::Lit::Str(s),
+                            ..
+                        }) => Some(s.clone()),
+                        _ => None,
+                    })
+                    .collect::<Option<Vec<LitStr>>>()
+            });
+        let Some(items) = parsed.filter(|items| !items.is_empty()) else {
+            cx.error_spanned_by(tokens, expected);
+            return None;
+        };
+        let mut seen = Vec::new();
+        for item in &items {
+            let v = item.value();
+            if v != "model" && v != "app" {
+                cx.error_spanned_by(
+                    item,
+                    format!("unknown visibility `{v}`: use `model` and/or `app`"),
+                );
+                return None;
+            }
+            if seen.contains(&v) {
+                cx.error_spanned_by(item, format!("`{v}` is listed twice"));
+                return None;
+            }
+            seen.push(v);
+        }
+        Some(self.setting(items))
+    }
+
+    /// `examples(request = r#"{…}"#, response = r#"{…}"#)`.
+    fn examples(&self, cx: &Ctxt, value: Value) -> Option<Setting<Examples>> {
+        let expected = "expected `examples(request = r#\"{…}\"#, response = r#\"{…}\"#)`";
+        let Value::Group(group) = value else {
+            cx.error_spanned_by(self.path, expected);
+            return None;
+        };
+        let mut examples = Examples::default();
+        let mut ok = true;
+        let parser = syn::meta::parser(|meta| {
+            let which = if meta.path.is_ident("request") {
+                &mut examples.request
+            } else if meta.path.is_ident("response") {
+                &mut examples.response
+            } else {
+                ok = false;
+                cx.error_spanned_by(&meta.path, "`examples` takes `request` and `response`");
+                // Skip its value, so the next part still parses.
+                let _: syn::Expr = meta.value()?.parse()?;
+                return Ok(());
+            };
+            if which.is_some() {
+                ok = false;
+                cx.error_spanned_by(&meta.path, "specified more than once");
+                let _: syn::Expr = meta.value()?.parse()?;
+                return Ok(());
+            }
+            let lit: LitStr = meta.value()?.parse()?;
+            match serde_json::from_str::<serde_json::Value>(&lit.value()) {
+                Ok(v) if v.is_object() => *which = Some(lit),
+                Ok(_) => {
+                    ok = false;
+                    cx.error_spanned_by(&lit, "an example must be a JSON object");
+                }
+                Err(e) => {
+                    ok = false;
+                    cx.error_spanned_by(&lit, format!("the example is not valid JSON: {e}"));
+                }
+            }
+            Ok(())
+        });
+        if let Err(e) = parser.parse2(group.stream()) {
+            cx.syn_error(e);
+            return None;
+        }
+        if examples.request.is_none() && examples.response.is_none() {
+            if ok {
+                cx.error_spanned_by(group, expected);
+            }
+            return None;
+        }
+        ok.then(|| self.setting(examples))
+    }
+
     /// `key = path` or `key = "path"`.
     fn path(&self, cx: &Ctxt, value: Value) -> Option<Setting<Path>> {
         let expected = || format!("expected a path: `{} = ::mcp_tool`", self.name);
@@ -438,6 +685,17 @@ impl Key<'_> {
             }
         }
     }
+}
+
+/// Whether a `_meta` key uses a prefix MCP reserves: a prefix (before `/`) one of whose
+/// dot-separated labels is `modelcontextprotocol` or `mcp`.
+pub(crate) fn reserved_meta_key(key: &str) -> bool {
+    let Some((prefix, _)) = key.split_once('/') else {
+        return false;
+    };
+    prefix
+        .split('.')
+        .any(|label| label == "modelcontextprotocol" || label == "mcp")
 }
 
 /// `"500ms"`, `"30s"`, `"2m"`, `"1h"` as milliseconds; `None` when malformed or zero.
@@ -680,7 +938,9 @@ mod tests {
                 "`name` specified more than once",
                 "unknown `tool` attribute `retries`, expected one of `name`, `title`, \
                  `description`, `read_only`, `destructive`, `idempotent`, `open_world`, \
-                 `hidden`, `default_visible`, `always_visible`, `timeout`, `crate`",
+                 `hidden`, `default_visible`, `always_visible`, `timeout`, `input_schema`, \
+                 `output_schema`, `invoking`, `invoked`, `examples`, `icons`, `meta`, `ui`, \
+                 `visibility`, `crate`",
                 "expected a positive duration such as `timeout = \"30s\"` (units: `ms`, `s`, \
                  `m`, `h`)",
                 "expected a path: `crate = ::mcp_tool`",

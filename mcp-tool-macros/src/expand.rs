@@ -229,6 +229,41 @@ fn define_fn(tool: &ToolFn<'_>, krate: &TokenStream, ident: &Ident) -> TokenStre
         let lit = &s.value;
         quote!(__def.output_schema_json(#lit);)
     });
+    let invoking = a.invoking.as_ref().map(|s| {
+        let lit = &s.value;
+        quote!(__def.invoking(#lit);)
+    });
+    let invoked = a.invoked.as_ref().map(|s| {
+        let lit = &s.value;
+        quote!(__def.invoked(#lit);)
+    });
+    let examples = a.examples.as_ref().map(|s| {
+        let opt = |lit: &Option<syn::LitStr>| match lit {
+            Some(l) => quote!(#p::Some(#l)),
+            None => quote!(#p::None),
+        };
+        let (request, response) = (opt(&s.value.request), opt(&s.value.response));
+        quote!(__def.examples_json(#request, #response);)
+    });
+    let icons = a.icons.as_ref().map(|s| {
+        let lit = &s.value;
+        quote!(__def.icons_json(#lit);)
+    });
+    let meta = a.meta.as_ref().map(|s| {
+        let lit = &s.value;
+        quote!(__def.meta_json(#lit);)
+    });
+    let ui = a.ui.as_ref().map(|s| {
+        let lit = &s.value;
+        // Embedded at compile time; `include_str!` also makes cargo rebuild when it changes.
+        quote_spanned!(lit.span()=> __def.ui(#lit, #p::include_str!(#p::concat!(
+            #p::env!("CARGO_MANIFEST_DIR"), "/ui/", #lit, ".html"
+        )));)
+    });
+    let visibility = a.visibility.as_ref().map(|s| {
+        let items = &s.value;
+        quote!(__def.visibility(&[#(#items),*]);)
+    });
     let params = tool.params.iter().map(|param| {
         let ty = param.ty;
         let spec = param_spec(param, krate);
@@ -254,6 +289,13 @@ fn define_fn(tool: &ToolFn<'_>, krate: &TokenStream, ident: &Ident) -> TokenStre
             #hidden
             #always_visible
             #timeout
+            #invoking
+            #invoked
+            #examples
+            #icons
+            #meta
+            #ui
+            #visibility
             #input_schema
             #(#params)*
             #output

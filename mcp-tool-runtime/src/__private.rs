@@ -70,4 +70,5 @@ where
 }
 
 pub use std::time::Duration;
+pub use std::{concat, env, include_str};
 pub use std::{file, line};

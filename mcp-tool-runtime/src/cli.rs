@@ -161,10 +161,10 @@ impl Server {
                         Ok(if result.is_error { 1 } else { 0 })
                     }
                     Err(e) => {
-                        let known: Vec<&str> = core
+                        let known: Vec<String> = core
                             .tools()
-                            .filter(|t| !t.hidden())
-                            .map(|t| t.name())
+                            .filter(|t| !t.hidden() && t.for_model())
+                            .map(|t| t.name().to_owned())
                             .collect();
                         Ok(cli_error(
                             bin,

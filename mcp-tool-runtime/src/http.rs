@@ -63,6 +63,9 @@ pub struct HttpConfig {
     pub resource_metadata: Option<ResourceMetadata>,
     /// How long calls still running at shutdown may take.
     pub shutdown_grace: Duration,
+    /// Answer every request with an SSE stream, even one whose only message is its response
+    /// (as the TypeScript SDK does by default). Off: such a request is answered with JSON.
+    pub sse_responses: bool,
 }
 
 impl Default for HttpConfig {
@@ -77,6 +80,7 @@ impl Default for HttpConfig {
             auth: None,
             resource_metadata: None,
             shutdown_grace: Duration::from_secs(10),
+            sse_responses: false,
         }
     }
 }
@@ -90,6 +94,7 @@ impl fmt::Debug for HttpConfig {
             .field("body_limit", &self.body_limit)
             .field("session_idle", &self.session_idle)
             .field("stateless", &self.stateless)
+            .field("sse_responses", &self.sse_responses)
             .field("auth", &self.auth.is_some())
             .finish_non_exhaustive()
     }
@@ -733,7 +738,7 @@ async fn handle_post(
     let (tx, rx) = mpsc::unbounded_channel();
     lock(&http.routes).requests.insert(id.clone(), tx);
     http.session.handle_line(&body);
-    let mut response = respond(rx).await;
+    let mut response = respond(rx, endpoint.config.sse_responses).await;
     if let Some(session_id) = session_id
         && let Ok(v) = HeaderValue::from_str(&session_id)
     {
@@ -742,9 +747,9 @@ async fn handle_post(
     response
 }
 
-/// Answers one request: JSON when its response is the first message for it, otherwise an SSE
-/// stream of everything that belongs to it, ending with the response.
-async fn respond(mut rx: mpsc::UnboundedReceiver<Outgoing>) -> Response {
+/// Answers one request: JSON when its response is the first message for it (unless `sse`),
+/// otherwise an SSE stream of everything that belongs to it, ending with the response.
+async fn respond(mut rx: mpsc::UnboundedReceiver<Outgoing>, sse: bool) -> Response {
     let Some(first) = rx.recv().await else {
         // The call was cancelled: no response will come.
         return StatusCode::ACCEPTED.into_response();
@@ -754,7 +759,9 @@ async fn respond(mut rx: mpsc::UnboundedReceiver<Outgoing>) -> Response {
             // Cancelled: the client expects no response.
             return StatusCode::ACCEPTED.into_response();
         }
-        return ([(header::CONTENT_TYPE, "application/json")], first.text).into_response();
+        if !sse {
+            return ([(header::CONTENT_TYPE, "application/json")], first.text).into_response();
+        }
     }
     let stream =
         futures_util::stream::unfold((Some(first), Some(rx)), |(pending, rx)| async move {

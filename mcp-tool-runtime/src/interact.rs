@@ -258,6 +258,18 @@ fn primitive(name: &str, prop: &Value, defs: &Map<String, Value>) -> Result<Valu
         m.insert("oneOf".into(), Value::Array(branches));
         m.remove("enum");
     }
+    // The formats of elicitation are email, uri, date and date-time, on strings; schemars's
+    // numeric formats (`int64`, `double`, `uint8`, …) are no part of a requested schema.
+    let spec_format = matches!(
+        (
+            m.get("type").and_then(Value::as_str),
+            m.get("format").and_then(Value::as_str)
+        ),
+        (Some("string"), Some("email" | "uri" | "date" | "date-time"))
+    );
+    if !spec_format {
+        m.remove("format");
+    }
     match m.get("type").and_then(Value::as_str) {
         Some("string" | "number" | "integer" | "boolean") => Ok(prop),
         Some("array") => {

@@ -6,6 +6,7 @@
 mod cli;
 mod content;
 mod context;
+mod dynamic;
 mod extract;
 mod http;
 mod interact;
@@ -32,6 +33,7 @@ pub use context::{
     CancellationToken, ClientInfo, LogLevel, Logger, Meta, Peer, Progress, RequestContext,
     RequestId, State, ToolManager,
 };
+pub use dynamic::{DynamicArgs, DynamicTool, PropertyType, ToolProperty};
 pub use extract::{Args, Ctx, FromContext, FromToolCall, ToolCall};
 pub use http::{
     AuthError, AuthFuture, Authenticator, BearerTokens, HttpConfig, Identity, ResourceMetadata,
@@ -41,8 +43,8 @@ pub use logging::ClientLogLayer;
 pub use manager::Batch;
 pub use registry::{StartError, ToolRecord, ToolSet};
 pub use resources::{
-    HandlerFuture, Prompt, PromptMessage, PromptRequest, PromptResult, RESOURCE_NOT_FOUND,
-    Resource, ResourceRequest, ResourceTemplate, Role,
+    APP_MIME_TYPE, HandlerFuture, Prompt, PromptMessage, PromptRequest, PromptResult,
+    RESOURCE_NOT_FOUND, Resource, ResourceRequest, ResourceTemplate, Role,
 };
 pub use result::{ERROR_META_KEY, IntoToolError, IntoToolResult, Json, ToolError, ToolResult};
 pub use schema::{Annotations, ToolDef};

@@ -9,7 +9,7 @@
 //! - otherwise: when it is not `hidden`.
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, RwLock};
+use std::sync::RwLock;
 
 use crate::registry::Catalog;
 
@@ -100,20 +100,13 @@ impl Batch {
     }
 }
 
-/// A session's shared selection plus what is needed to report changes.
+/// A session's shared selection.
+#[derive(Default)]
 pub(crate) struct Selector {
-    catalog: Arc<Catalog>,
     selection: RwLock<Selection>,
 }
 
 impl Selector {
-    pub(crate) fn new(catalog: Arc<Catalog>) -> Self {
-        Selector {
-            catalog,
-            selection: RwLock::new(Selection::default()),
-        }
-    }
-
     pub(crate) fn read(&self) -> std::sync::RwLockReadGuard<'_, Selection> {
         self.selection
             .read()
@@ -121,9 +114,9 @@ impl Selector {
     }
 
     /// The active tools' names, in order.
-    pub(crate) fn active(&self) -> Vec<String> {
+    pub(crate) fn active(&self, catalog: &Catalog) -> Vec<String> {
         let selection = self.read();
-        self.catalog
+        catalog
             .entries()
             .iter()
             .filter(|e| selection.is_active(&e.name, e.def.hidden(), e.def.always_visible()))
@@ -133,7 +126,11 @@ impl Selector {
 
     /// Applies a batch; returns the active tools afterwards and whether that list changed.
     /// Unknown names are refused before anything changes.
-    pub(crate) fn apply(&self, batch: &Batch) -> Result<(Vec<String>, bool), String> {
+    pub(crate) fn apply(
+        &self,
+        catalog: &Catalog,
+        batch: &Batch,
+    ) -> Result<(Vec<String>, bool), String> {
         let unknown: Vec<&str> = batch
             .enable
             .iter()
@@ -141,12 +138,12 @@ impl Selector {
             .chain(batch.allow.iter().flatten())
             .chain(batch.block.iter().flatten())
             .map(String::as_str)
-            .filter(|n| self.catalog.get(n).is_none())
+            .filter(|n| catalog.get(n).is_none())
             .collect();
         if !unknown.is_empty() {
             return Err(format!("no tool is named {}", quoted(&unknown)));
         }
-        let before = self.active();
+        let before = self.active(catalog);
         {
             let mut selection = self
                 .selection
@@ -154,7 +151,7 @@ impl Selector {
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             selection.apply(batch);
         }
-        let after = self.active();
+        let after = self.active(catalog);
         let changed = before != after;
         Ok((after, changed))
     }

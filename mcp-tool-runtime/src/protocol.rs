@@ -366,10 +366,10 @@ pub(crate) fn request(id: u64, method: &str, params: &Value) -> String {
 /// The canonical form of a request id (JSON text as serde_json writes it), for matching ids
 /// written differently (`"caf\u00e9"` and `"café"` are the same id).
 pub(crate) fn id_key(raw: &str) -> std::sync::Arc<str> {
-    if raw.contains('\\') {
-        if let Ok(v) = serde_json::from_str::<Value>(raw) {
-            return v.to_string().into();
-        }
+    if raw.contains('\\')
+        && let Ok(v) = serde_json::from_str::<Value>(raw)
+    {
+        return v.to_string().into();
     }
     raw.into()
 }

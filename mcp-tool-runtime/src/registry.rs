@@ -76,6 +76,26 @@ impl ToolRecord {
 
 inventory::collect!(ToolRecord);
 
+/// The specification's rule for tool names: 1–128 characters of `A-Z a-z 0-9 _ - .` (the
+/// macros check it at compile time; dynamic tools here).
+pub(crate) fn check_name(name: &str) -> Result<(), String> {
+    let len = name.chars().count();
+    if !(1..=128).contains(&len) {
+        return Err(format!(
+            "a tool name has 1 to 128 characters, `{name}` has {len}"
+        ));
+    }
+    match name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
+    {
+        Some(bad) => Err(format!(
+            "tool name `{name}` contains {bad:?}: tool names use only `A-Z`, `a-z`, `0-9`, `_`, `-` and `.`"
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Every tool registered through `inventory` in this binary.
 pub(crate) fn registered() -> impl Iterator<Item = &'static ToolRecord> {
     inventory::iter::<ToolRecord>.into_iter()
@@ -145,17 +165,34 @@ impl std::error::Error for StartError {}
 /// The service instances given to a server, by type.
 pub(crate) type Services = HashMap<TypeId, Arc<dyn Any + Send + Sync>>;
 
+/// How a tool runs: a function the macros generated, or a closure of a dynamic tool.
+#[derive(Clone)]
+pub(crate) enum Call {
+    Static(fn(ToolCall) -> BoxFuture),
+    Dynamic(Arc<dyn Fn(ToolCall) -> BoxFuture + Send + Sync>),
+}
+
+impl Call {
+    pub(crate) fn invoke(&self, call: ToolCall) -> BoxFuture {
+        match self {
+            Call::Static(f) => f(call),
+            Call::Dynamic(f) => f(call),
+        }
+    }
+}
+
 /// One tool ready to be called.
 pub(crate) struct Entry {
-    pub(crate) def: ToolDef,
+    pub(crate) def: Arc<ToolDef>,
     pub(crate) name: Arc<str>,
-    pub(crate) call: fn(ToolCall) -> BoxFuture,
+    pub(crate) call: Call,
     pub(crate) service: Option<Arc<dyn Any + Send + Sync>>,
 }
 
 /// The tools of a running server: sorted by name, with their `tools/list` pages rendered once.
+/// Adding or removing a tool while serving builds a new catalog.
 pub(crate) struct Catalog {
-    entries: Vec<Entry>,
+    entries: Vec<Arc<Entry>>,
     index: HashMap<Arc<str>, usize>,
     /// The `tools/list` pages of the default selection, rendered once per protocol era.
     pages: [Vec<String>; 3],
@@ -165,6 +202,7 @@ pub(crate) struct Catalog {
 impl Catalog {
     /// Builds the catalog from records, checking names, services and schemas.
     pub(crate) fn build(
+        server: &str,
         records: Vec<ToolRecord>,
         services: &Services,
         states: &Services,
@@ -202,7 +240,7 @@ impl Catalog {
                     }
                 },
             };
-            let mut builder = DefBuilder::new(record.name);
+            let mut builder = DefBuilder::for_server(record.name, server);
             (record.define)(&mut builder);
             match builder.finish() {
                 Ok(def) => {
@@ -215,12 +253,12 @@ impl Catalog {
                             ));
                         }
                     }
-                    entries.push(Entry {
-                        def,
+                    entries.push(Arc::new(Entry {
+                        def: Arc::new(def),
                         name: Arc::from(record.name),
-                        call: record.call,
+                        call: Call::Static(record.call),
                         service,
-                    });
+                    }));
                 }
                 Err(errs) => {
                     for e in errs {
@@ -232,23 +270,46 @@ impl Catalog {
         if !problems.is_empty() {
             return Err(StartError::new(problems));
         }
+        Ok(Catalog::from_entries(entries, page_size))
+    }
+
+    /// A catalog of these entries (sorted here), with its pages rendered.
+    pub(crate) fn from_entries(mut entries: Vec<Arc<Entry>>, page_size: usize) -> Catalog {
+        entries.sort_by(|a, b| a.name.cmp(&b.name));
         let index = entries
             .iter()
             .enumerate()
             .map(|(i, e)| (e.name.clone(), i))
             .collect();
         let page_size = page_size.max(1);
-        let listed: Vec<&Entry> = entries.iter().filter(|e| !e.def.hidden()).collect();
+        let listed: Vec<&Entry> = entries
+            .iter()
+            .map(|e| &**e)
+            .filter(|e| !e.def.hidden() && e.def.for_model())
+            .collect();
         let pages = Era::ALL.map(|era| render_pages(&listed, page_size, era));
-        Ok(Catalog {
+        Catalog {
             entries,
             index,
             pages,
             page_size,
-        })
+        }
     }
 
-    pub(crate) fn get(&self, name: &str) -> Option<&Entry> {
+    /// This catalog with `entry` added (replacing a dynamic tool of the same name) or the tool
+    /// `remove` removed.
+    pub(crate) fn changed(&self, add: Option<Arc<Entry>>, remove: Option<&str>) -> Catalog {
+        let mut entries: Vec<Arc<Entry>> = self
+            .entries
+            .iter()
+            .filter(|e| Some(&*e.name) != remove && add.as_ref().is_none_or(|a| a.name != e.name))
+            .cloned()
+            .collect();
+        entries.extend(add);
+        Catalog::from_entries(entries, self.page_size)
+    }
+
+    pub(crate) fn get(&self, name: &str) -> Option<&Arc<Entry>> {
         self.index.get(name).map(|&i| &self.entries[i])
     }
 
@@ -256,7 +317,7 @@ impl Catalog {
         self.page_size
     }
 
-    pub(crate) fn entries(&self) -> &[Entry] {
+    pub(crate) fn entries(&self) -> &[Arc<Entry>] {
         &self.entries
     }
 

@@ -698,6 +698,38 @@ impl Offerings {
     }
 }
 
+/// The MIME type of an MCP Apps view.
+pub const APP_MIME_TYPE: &str = "text/html;profile=mcp-app";
+
+/// The resource serving an MCP Apps view (`ui://<server>/<name>`), with its CSP if configured.
+pub(crate) fn ui_resource(
+    uri: &str,
+    name: &str,
+    html: &'static str,
+    csp: Option<&Value>,
+) -> Resource {
+    let mut meta = Map::new();
+    if let Some(csp) = csp {
+        meta.insert("ui".into(), serde_json::json!({ "csp": csp }));
+    }
+    let contents = ResourceContents::text(uri, APP_MIME_TYPE, html);
+    let contents = if meta.is_empty() {
+        contents
+    } else {
+        contents.with_meta(meta.clone())
+    };
+    let mut r = Resource::new(uri, name, move |_| {
+        let contents = contents.clone();
+        async move { Ok(vec![contents]) }
+    })
+    .mime_type(APP_MIME_TYPE)
+    .description(format!("The `{name}` view (MCP Apps)"));
+    if !meta.is_empty() {
+        r = r.meta(meta);
+    }
+    r
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

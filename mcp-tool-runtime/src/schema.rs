@@ -84,6 +84,11 @@ pub struct DefBuilder {
     always_visible: bool,
     timeout: Option<Duration>,
     states: Vec<(TypeId, &'static str)>,
+    server: String,
+    ui: Option<(&'static str, &'static str)>,
+    visibility: Option<Vec<&'static str>>,
+    examples: Option<(Option<Value>, Option<Value>)>,
+    icons: Option<Value>,
 }
 
 impl DefBuilder {
@@ -106,7 +111,86 @@ impl DefBuilder {
             always_visible: false,
             timeout: None,
             states: Vec::new(),
+            server: String::new(),
+            ui: None,
+            visibility: None,
+            examples: None,
+            icons: None,
         }
+    }
+
+    /// The builder of a tool of the server `server` (which names its UI resources).
+    pub(crate) fn for_server(name: impl Into<String>, server: &str) -> Self {
+        let mut b = DefBuilder::new(name);
+        b.server = server.to_owned();
+        b
+    }
+
+    fn parse_json(&mut self, key: &str, json: &str) -> Option<Value> {
+        match serde_json::from_str(json) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.problem(format!("`{key}` is not valid JSON: {e}"));
+                None
+            }
+        }
+    }
+
+    /// The status text shown while the tool runs (`openai/toolInvocation/invoking`).
+    pub fn invoking(&mut self, text: &str) -> &mut Self {
+        self.meta_entry("openai/toolInvocation/invoking", Value::String(text.into()))
+    }
+
+    /// The status text shown once the tool ran (`openai/toolInvocation/invoked`).
+    pub fn invoked(&mut self, text: &str) -> &mut Self {
+        self.meta_entry("openai/toolInvocation/invoked", Value::String(text.into()))
+    }
+
+    fn meta_entry(&mut self, key: &str, value: Value) -> &mut Self {
+        self.meta
+            .get_or_insert_with(Map::new)
+            .insert(key.into(), value);
+        self
+    }
+
+    /// An example request and response (JSON texts), published in `_meta.examples` and
+    /// checked against the schemas by [`ToolDef::check_examples`].
+    pub fn examples_json(&mut self, request: Option<&str>, response: Option<&str>) -> &mut Self {
+        let request = request.and_then(|r| self.parse_json("examples(request)", r));
+        let response = response.and_then(|r| self.parse_json("examples(response)", r));
+        self.examples = Some((request, response));
+        self
+    }
+
+    /// Icons (a JSON array of `{src, mimeType?, sizes?, theme?}`).
+    pub fn icons_json(&mut self, json: &str) -> &mut Self {
+        self.icons = self.parse_json("icons", json);
+        self
+    }
+
+    /// Entries merged into the tool's `_meta` (a JSON object). Keys with a prefix MCP reserves
+    /// are refused.
+    pub fn meta_json(&mut self, json: &str) -> &mut Self {
+        if let Some(Value::Object(m)) = self.parse_json("meta", json) {
+            if let Some(k) = m.keys().find(|k| reserved_meta_key(k)) {
+                self.problem(format!("`_meta` key `{k}` uses a prefix MCP reserves"));
+            }
+            self.meta(m);
+        }
+        self
+    }
+
+    /// Links the tool to an MCP Apps view: `ui://<server>/<name>`, whose HTML is `html`.
+    pub fn ui(&mut self, name: &'static str, html: &'static str) -> &mut Self {
+        self.ui = Some((name, html));
+        self
+    }
+
+    /// Who may call the tool: `"model"` (listed for the model) and/or `"app"` (callable from
+    /// an MCP Apps view).
+    pub fn visibility(&mut self, who: &[&'static str]) -> &mut Self {
+        self.visibility = Some(who.to_vec());
+        self
     }
 
     /// Registers the tool without listing it until it is enabled (`hidden`).
@@ -310,9 +394,69 @@ impl DefBuilder {
         if let Some(a) = self.annotations.to_json(self.title.as_deref()) {
             tool.insert("annotations".into(), a);
         }
+        if let Some(icons) = &self.icons {
+            tool.insert("icons".into(), icons.clone());
+        }
+        let for_model = self
+            .visibility
+            .as_ref()
+            .is_none_or(|v| v.contains(&"model"));
+        let for_app = self.visibility.as_ref().is_none_or(|v| v.contains(&"app"));
+        let ui_uri = self
+            .ui
+            .map(|(name, _)| format!("ui://{}/{name}", self.server));
+        if ui_uri.is_some() || self.visibility.is_some() {
+            let mut ui = Map::new();
+            if let Some(uri) = &ui_uri {
+                ui.insert("resourceUri".into(), Value::String(uri.clone()));
+            }
+            if let Some(v) = &self.visibility {
+                ui.insert(
+                    "visibility".into(),
+                    Value::Array(v.iter().map(|s| Value::String((*s).into())).collect()),
+                );
+            }
+            let meta = self.meta.get_or_insert_with(Map::new);
+            meta.insert("ui".into(), Value::Object(ui));
+            if let Some(uri) = &ui_uri {
+                // The OpenAI Apps SDK's names for the same things.
+                meta.insert("openai/outputTemplate".into(), Value::String(uri.clone()));
+            }
+            meta.insert("openai/widgetAccessible".into(), Value::Bool(for_app));
+            if !for_model {
+                meta.insert("openai/visibility".into(), Value::String("private".into()));
+            }
+        }
+        if let Some((request, response)) = &self.examples {
+            let mut ex = Map::new();
+            if let Some(r) = request {
+                ex.insert("request".into(), r.clone());
+            }
+            if let Some(r) = response {
+                ex.insert("response".into(), r.clone());
+            }
+            self.meta
+                .get_or_insert_with(Map::new)
+                .insert("examples".into(), Value::Object(ex));
+        }
         if let Some(m) = &self.meta {
             tool.insert("_meta".into(), Value::Object(m.clone()));
         }
+        let output_validator = match &output_schema {
+            None => None,
+            Some(schema) => match jsonschema::options()
+                .with_draft(jsonschema::Draft::Draft202012)
+                .should_validate_formats(true)
+                .build(schema)
+            {
+                Ok(v) => Some(v),
+                Err(e) => {
+                    return Err(vec![format!(
+                        "the output schema is not a valid JSON Schema: {e}"
+                    )]);
+                }
+            },
+        };
         Ok(ToolDef {
             name: self.name,
             title: self.title,
@@ -326,6 +470,12 @@ impl DefBuilder {
             always_visible: self.always_visible,
             timeout: self.timeout,
             states: self.states,
+            for_model,
+            ui: self
+                .ui
+                .map(|(name, html)| (ui_uri.unwrap_or_default(), name, html)),
+            examples: self.examples,
+            output_validator,
         })
     }
 
@@ -412,6 +562,10 @@ pub struct ToolDef {
     always_visible: bool,
     timeout: Option<Duration>,
     states: Vec<(TypeId, &'static str)>,
+    for_model: bool,
+    ui: Option<(String, &'static str, &'static str)>,
+    examples: Option<(Option<Value>, Option<Value>)>,
+    output_validator: Option<jsonschema::Validator>,
 }
 
 impl std::fmt::Debug for ToolDef {
@@ -469,6 +623,71 @@ impl ToolDef {
     /// The tool's own time limit per call.
     pub fn timeout(&self) -> Option<Duration> {
         self.timeout
+    }
+
+    /// Whether the tool is listed for the model (its visibility includes `model`).
+    pub fn for_model(&self) -> bool {
+        self.for_model
+    }
+
+    /// The tool's MCP Apps view: its `ui://` URI, its name and its HTML.
+    pub fn ui(&self) -> Option<(&str, &'static str, &'static str)> {
+        self.ui
+            .as_ref()
+            .map(|(uri, name, html)| (uri.as_str(), *name, *html))
+    }
+
+    /// Checks structured content against the output schema (the same rules a client applies).
+    pub fn validate_output(&self, structured: &Value) -> Result<(), String> {
+        let Some(validator) = &self.output_validator else {
+            return Ok(());
+        };
+        if validator.is_valid(structured) {
+            return Ok(());
+        }
+        let mut out = String::new();
+        for error in validator.iter_errors(structured) {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            let path = pointer_to_path(error.instance_path().as_str());
+            let _ = write!(
+                out,
+                "{}: {error}",
+                if path.is_empty() { "result" } else { &path }
+            );
+        }
+        Err(out)
+    }
+
+    /// Checks the tool's examples: the request against the input schema, the response against
+    /// the output schema. Call it in a test (see `mcp_tool::testing::check_examples`).
+    pub fn check_examples(&self) -> Result<(), String> {
+        let Some((request, response)) = &self.examples else {
+            return Ok(());
+        };
+        let mut problems = Vec::new();
+        if let Some(r) = request
+            && let Err(e) = self.validate(r)
+        {
+            problems.push(format!(
+                "the example request does not fit the input schema:\n{e}"
+            ));
+        }
+        // The response is the structured content a client sees (wrapped as `{"result": …}`
+        // for a non-object output).
+        if let Some(r) = response
+            && let Err(e) = self.validate_output(r)
+        {
+            problems.push(format!(
+                "the example response does not fit the output schema:\n{e}"
+            ));
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("\n"))
+        }
     }
 
     /// The `State<T>` types the tool takes.
@@ -596,6 +815,16 @@ fn allowed_constants(root: &Value, schema_path: &str) -> Option<String> {
         .map(|branch| branch.get("const"))
         .collect();
     values.map(|v| Value::Array(v.into_iter().cloned().collect()).to_string())
+}
+
+/// Whether a `_meta` key uses a prefix MCP reserves (a prefix label `modelcontextprotocol` or
+/// `mcp`).
+pub(crate) fn reserved_meta_key(key: &str) -> bool {
+    key.split_once('/').is_some_and(|(prefix, _)| {
+        prefix
+            .split('.')
+            .any(|label| label == "modelcontextprotocol" || label == "mcp")
+    })
 }
 
 /// `/items/0/name` → `items[0].name`.

@@ -52,6 +52,8 @@ pub struct Server {
     timeout: Option<Duration>,
     pub(crate) http: HttpConfig,
     offerings: Offerings,
+    ui_csp: Option<Value>,
+    dynamic: Vec<crate::dynamic::DynamicTool>,
 }
 
 impl Server {
@@ -72,7 +74,34 @@ impl Server {
             timeout: None,
             http: HttpConfig::default(),
             offerings: Offerings::default(),
+            ui_csp: None,
+            dynamic: Vec::new(),
         }
+    }
+
+    /// Offers a tool defined at run time, without the macros.
+    pub fn dynamic_tool(mut self, tool: crate::dynamic::DynamicTool) -> Self {
+        self.dynamic.push(tool);
+        self
+    }
+
+    /// The domains MCP Apps views may reach (`_meta.ui.csp` of every `ui://` resource): for
+    /// `fetch`/XHR/WebSocket (`connect`) and for scripts, styles, images and fonts
+    /// (`resources`). Without it hosts apply their restrictive default.
+    pub fn ui_csp<C, R, S1, S2>(mut self, connect: C, resources: R) -> Self
+    where
+        C: IntoIterator<Item = S1>,
+        R: IntoIterator<Item = S2>,
+        S1: Into<String>,
+        S2: Into<String>,
+    {
+        let list =
+            |items: Vec<String>| Value::Array(items.into_iter().map(Value::String).collect());
+        self.ui_csp = Some(serde_json::json!({
+            "connectDomains": list(connect.into_iter().map(Into::into).collect()),
+            "resourceDomains": list(resources.into_iter().map(Into::into).collect()),
+        }));
+        self
     }
 
     /// Offers a resource (`resources/list`, `resources/read`).
@@ -202,25 +231,60 @@ impl Server {
             }
             records.retain(|r| only.iter().any(|n| n == r.name));
         }
-        let catalog = Arc::new(Catalog::build(
+        let mut catalog = Catalog::build(
+            &self.name,
             records,
             &self.services,
             &self.states,
             self.page_size,
-        )?);
+        )?;
+        let mut problems = Vec::new();
+        for tool in &self.dynamic {
+            if catalog.get(tool.name()).is_some() {
+                problems.push(format!(
+                    "two tools are named `{}` (one is dynamic)",
+                    tool.name()
+                ));
+                continue;
+            }
+            match tool.entry(&self.name) {
+                Ok(entry) => catalog = catalog.changed(Some(entry), None),
+                Err(errs) => problems.extend(
+                    errs.into_iter()
+                        .map(|e| format!("dynamic tool `{}`: {e}", tool.name())),
+                ),
+            }
+        }
+        if !problems.is_empty() {
+            return Err(StartError::new(problems));
+        }
+        let catalog = Arc::new(catalog);
         tracing::debug!(tools = catalog.entries().len(), "mcp server ready");
+        let mut offerings = self.offerings;
+        for entry in catalog.entries() {
+            if let Some((uri, name, html)) = entry.def.ui()
+                && !offerings.resources.iter().any(|r| r.uri() == uri)
+            {
+                offerings.resources.push(crate::resources::ui_resource(
+                    uri,
+                    name,
+                    html,
+                    self.ui_csp.as_ref(),
+                ));
+            }
+        }
         Ok(Arc::new(ServerCore {
             name: self.name,
             version: self.version,
             title: self.title,
             instructions: self.instructions,
-            catalog,
+            catalog: RwLock::new(catalog),
             states: self.states,
             timeout: self.timeout,
             sessions: Mutex::new(Vec::new()),
             global_changes: Mutex::new(Vec::new()),
-            capabilities: capabilities(&self.offerings),
-            offerings: RwLock::new(Arc::new(self.offerings)),
+            capabilities: capabilities(&offerings),
+            offerings: RwLock::new(Arc::new(offerings)),
         }))
     }
 }
@@ -231,7 +295,7 @@ pub struct ServerCore {
     version: String,
     title: Option<String>,
     instructions: Option<String>,
-    catalog: Arc<Catalog>,
+    catalog: RwLock<Arc<Catalog>>,
     states: Services,
     timeout: Option<Duration>,
     sessions: Mutex<Vec<Weak<Session>>>,
@@ -259,7 +323,7 @@ impl std::fmt::Debug for ServerCore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServerCore")
             .field("name", &self.name)
-            .field("tools", &self.catalog.entries().len())
+            .field("tools", &self.catalog().entries().len())
             .finish()
     }
 }
@@ -278,14 +342,27 @@ impl ServerCore {
     /// The `tools/list` entries a new session sees (hidden tools left out), in order.
     pub fn tool_list(&self) -> Vec<Value> {
         self.tools()
-            .filter(|t| !t.hidden())
+            .filter(|t| !t.hidden() && t.for_model())
             .map(|t| t.to_json().clone())
             .collect()
     }
 
     /// Every tool's definition, hidden ones included, in order.
-    pub fn tools(&self) -> impl Iterator<Item = &crate::schema::ToolDef> {
-        self.catalog.entries().iter().map(|e| &e.def)
+    pub fn tools(&self) -> std::vec::IntoIter<Arc<crate::schema::ToolDef>> {
+        self.catalog()
+            .entries()
+            .iter()
+            .map(|e| e.def.clone())
+            .collect::<Vec<_>>()
+            .into_iter()
+    }
+
+    /// The current catalog (it changes when dynamic tools are added or removed).
+    pub(crate) fn catalog(&self) -> Arc<Catalog> {
+        self.catalog
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// Calls a tool in-process, validating the arguments as `tools/call` does. `Err` is the
@@ -311,19 +388,73 @@ impl ServerCore {
         let entry = session
             .active_entry(name)
             .ok_or_else(|| unknown_tool(name))?;
-        let request = session.request_context(entry, Value::from(0), None);
-        Ok(session.run_tool(entry, arguments, request).await)
+        let request = session.request_context(&entry, Value::from(0), None);
+        Ok(session.run_tool(&entry, arguments, request).await)
+    }
+
+    /// Adds a dynamic tool while serving (replacing a dynamic tool of the same name); every
+    /// session is sent `notifications/tools/list_changed`. A tool defined with `#[tool]`
+    /// cannot be replaced.
+    pub fn add_tool(&self, tool: crate::dynamic::DynamicTool) -> Result<(), StartError> {
+        let entry = tool.entry(&self.name).map_err(StartError::new)?;
+        {
+            let mut catalog = self
+                .catalog
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some(existing) = catalog.get(tool.name())
+                && matches!(existing.call, registry::Call::Static(_))
+            {
+                return Err(StartError::new(vec![format!(
+                    "a `#[tool]` named `{}` exists already",
+                    tool.name()
+                )]));
+            }
+            *catalog = Arc::new(catalog.changed(Some(entry), None));
+        }
+        self.tools_changed();
+        Ok(())
+    }
+
+    /// Removes a tool while serving; every session is sent
+    /// `notifications/tools/list_changed`. Returns whether it existed.
+    pub fn remove_tool(&self, name: &str) -> bool {
+        {
+            let mut catalog = self
+                .catalog
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if catalog.get(name).is_none() {
+                return false;
+            }
+            *catalog = Arc::new(catalog.changed(None, Some(name)));
+        }
+        self.tools_changed();
+        true
+    }
+
+    fn tools_changed(&self) {
+        for session in self.live_sessions() {
+            session.notify(
+                None,
+                "notifications/tools/list_changed",
+                Value::Object(Map::new()),
+            );
+        }
     }
 
     /// Changes the tool selection of every session, current and future; each session whose
     /// list changes is sent `notifications/tools/list_changed`. Returns the tools active for a
     /// new session. Unknown names are refused.
     pub fn change_tools(&self, batch: Batch) -> Result<Vec<String>, StartError> {
-        let probe = Selector::new(self.catalog.clone());
+        let catalog = self.catalog();
+        let probe = Selector::default();
         for earlier in lock(&self.global_changes).iter() {
-            let _ = probe.apply(earlier);
+            let _ = probe.apply(&catalog, earlier);
         }
-        let (active, _) = probe.apply(&batch).map_err(|e| StartError::new(vec![e]))?;
+        let (active, _) = probe
+            .apply(&catalog, &batch)
+            .map_err(|e| StartError::new(vec![e]))?;
         let sessions: Vec<Arc<Session>> = {
             let mut sessions = lock(&self.sessions);
             sessions.retain(|s| s.strong_count() > 0);
@@ -589,9 +720,10 @@ struct SetLevelParams<'a> {
 impl Session {
     /// A session of `core` whose outgoing messages go to `out`.
     pub(crate) fn new(core: Arc<ServerCore>, out: Outbound) -> Arc<Session> {
-        let selector = Selector::new(core.catalog.clone());
+        let selector = Selector::default();
+        let catalog = core.catalog();
         for change in lock(&core.global_changes).iter() {
-            let _ = selector.apply(change);
+            let _ = selector.apply(&catalog, change);
         }
         let session = Arc::new(Session {
             core,
@@ -706,7 +838,7 @@ impl Session {
 
     /// The active tools' names, in order.
     pub(crate) fn active_tools(&self) -> Vec<String> {
-        self.selector.active()
+        self.selector.active(&self.core.catalog())
     }
 
     /// Changes the tool selection; tells the client when the list changed.
@@ -715,7 +847,7 @@ impl Session {
         related: Option<&Arc<str>>,
         batch: &Batch,
     ) -> Result<Vec<String>, String> {
-        let (active, changed) = self.selector.apply(batch)?;
+        let (active, changed) = self.selector.apply(&self.core.catalog(), batch)?;
         if changed {
             self.notify(
                 related,
@@ -727,12 +859,13 @@ impl Session {
     }
 
     /// The entry of an active tool.
-    fn active_entry(&self, name: &str) -> Option<&Entry> {
-        let entry = self.core.catalog.get(name)?;
+    fn active_entry(&self, name: &str) -> Option<Arc<Entry>> {
+        let catalog = self.core.catalog();
+        let entry = catalog.get(name)?;
         self.selector
             .read()
             .is_active(name, entry.def.hidden(), entry.def.always_visible())
-            .then_some(entry)
+            .then(|| entry.clone())
     }
 
     /// Handles one incoming line. Requests that run a tool are spawned, so many are in flight
@@ -772,6 +905,27 @@ impl Session {
 
     fn handle_request(self: &Arc<Self>, id: &RawValue, method: &str, params: Option<&RawValue>) {
         let id_text = id.get();
+        // The methods of a capability the server did not declare do not exist for the client.
+        let capability = match method.split_once('/') {
+            Some(("resources", _)) => Some("resources"),
+            Some(("prompts", _)) => Some("prompts"),
+            Some(("completion", _)) => Some("completions"),
+            _ => None,
+        };
+        if let Some(c) = capability
+            && self.core.capabilities.get(c).is_none()
+        {
+            return self.respond(
+                id_text,
+                protocol::error_response(
+                    id_text,
+                    &RpcError::new(
+                        code::METHOD_NOT_FOUND,
+                        format!("Method not found: `{method}` (this server offers no {c})"),
+                    ),
+                ),
+            );
+        }
         let outcome = match method {
             "initialize" => self.initialize(params),
             "ping" => Ok(Value::Object(Map::new())),
@@ -837,7 +991,7 @@ impl Session {
     ) -> Result<Value, RpcError> {
         let params = parse_params::<ListParams<'_>>(params)?;
         let items = items(&self.core.offerings());
-        let size = self.core.catalog.page_size();
+        let size = self.core.catalog().page_size();
         let start = match params.as_ref().and_then(|p| p.cursor.as_deref()) {
             None => 0,
             Some(c) => c
@@ -974,21 +1128,24 @@ impl Session {
     fn list_tools(&self, id: &str, cursor: Option<&str>) {
         let era = Era::of(self.client().protocol_version);
         let selection = self.selector.read();
+        let catalog = self.core.catalog();
         let response = if selection.is_default() {
             // The catalog's pages were rendered once for the default selection.
-            match self.core.catalog.page(cursor, era) {
+            match catalog.page(cursor, era) {
                 Some(page) => protocol::raw_result_response(id, page),
                 None => protocol::error_response(id, &invalid_cursor()),
             }
         } else {
-            let tools: Vec<&Entry> = self
-                .core
-                .catalog
+            let tools: Vec<&Entry> = catalog
                 .entries()
                 .iter()
-                .filter(|e| selection.is_active(&e.name, e.def.hidden(), e.def.always_visible()))
+                .map(|e| &**e)
+                .filter(|e| {
+                    e.def.for_model()
+                        && selection.is_active(&e.name, e.def.hidden(), e.def.always_visible())
+                })
                 .collect();
-            match registry::render_page(&tools, self.core.catalog.page_size(), cursor, era) {
+            match registry::render_page(&tools, catalog.page_size(), cursor, era) {
                 Some(page) => protocol::raw_result_response(id, &page),
                 None => protocol::error_response(id, &invalid_cursor()),
             }
@@ -1046,26 +1203,19 @@ impl Session {
             }
         };
         let request = self.request_context(
-            entry,
+            &entry,
             serde_json::from_str(&id_text).unwrap_or(Value::Null),
             params.meta,
         );
         let cancel = request.cancel.clone();
         let session = self.clone();
-        let name = entry.name.clone();
         let key = protocol::id_key(&id_text).to_string();
         // The in-flight table is locked while spawning, so the task cannot remove its entry
-        // before it is inserted. The task looks its entry up again by name: the catalog lives
-        // as long as the session.
+        // before it is inserted.
         let mut in_flight = lock(&self.in_flight);
         let task = tokio::spawn(async move {
-            let entry = session
-                .core
-                .catalog
-                .get(&name)
-                .expect("the catalog does not change");
             let era = Era::of(request.protocol_version());
-            let mut result = session.run_tool(entry, arguments, request).await.to_json();
+            let mut result = session.run_tool(&entry, arguments, request).await.to_json();
             era.shape_result(&mut result);
             lock(&session.in_flight).remove(&key);
             session.respond(&id_text, protocol::result_response(&id_text, &result));
@@ -1102,7 +1252,7 @@ impl Session {
             service: entry.service.clone(),
             request: request.clone(),
         };
-        let run = crate::logging::scope(request.clone(), CatchUnwind((entry.call)(call)));
+        let run = crate::logging::scope(request.clone(), CatchUnwind(entry.call.invoke(call)));
         let outcome = match entry.def.timeout().or(self.core.timeout) {
             None => run.await,
             Some(limit) => match tokio::time::timeout(limit, run).await {
@@ -1121,6 +1271,15 @@ impl Session {
             Ok(r) => r,
             Err(panic) => panic_result(Some(panic)),
         };
+        if !result.is_error
+            && result.content.is_empty()
+            && let Some(structured) = &result.structured_content
+        {
+            // Structured content alone: the text copy for clients that read only `content`.
+            result
+                .content
+                .push(crate::content::Content::text(structured.to_string()));
+        }
         if entry.def.wraps_output()
             && !result.is_error
             && let Some(v) = result.structured_content.take()
@@ -1128,6 +1287,24 @@ impl Session {
             let mut m = Map::with_capacity(1);
             m.insert("result".into(), v);
             result.structured_content = Some(Value::Object(m));
+        }
+        // In debug builds (and so in tests) every structured result is checked against the
+        // advertised output schema, so a mismatch shows up before a client rejects it.
+        if cfg!(debug_assertions) && !result.is_error && entry.def.output_schema().is_some() {
+            let problem = match &result.structured_content {
+                None => Some(
+                    "the tool declares an output schema but returned no structured content"
+                        .to_owned(),
+                ),
+                Some(s) => entry.def.validate_output(s).err(),
+            };
+            if let Some(problem) = problem {
+                tracing::error!(tool = %entry.name, %problem, "structured result does not match the output schema");
+                result = ToolResult::error(format!(
+                    "internal error: the result of `{}` does not match its output schema:\n{problem}",
+                    entry.name
+                ));
+            }
         }
         if !result.enable_tools.is_empty() || !result.disable_tools.is_empty() {
             let batch = Batch {

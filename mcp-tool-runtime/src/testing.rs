@@ -280,3 +280,34 @@ impl Client {
         .map(CallResult)
     }
 }
+
+/// Checks every tool's `examples(request = …, response = …)` against its own input and output
+/// schemas; the error lists each tool whose examples do not fit. Call it from a test:
+///
+/// ```
+/// use mcp_tool::prelude::*;
+///
+/// /// Double a number.
+/// #[tool(examples(request = r#"{"n": 2}"#, response = r#"{"result": 4}"#))]
+/// fn double(n: i64) -> Json<i64> {
+///     Json(n * 2)
+/// }
+///
+/// let core = Server::new("t", "0").only(["double"]).build().unwrap();
+/// mcp_tool::testing::check_examples(&core).unwrap();
+/// ```
+pub fn check_examples(core: &crate::server::ServerCore) -> Result<(), String> {
+    let problems: Vec<String> = core
+        .tools()
+        .filter_map(|t| {
+            t.check_examples()
+                .err()
+                .map(|e| format!("tool `{}`: {e}", t.name()))
+        })
+        .collect();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
+    }
+}

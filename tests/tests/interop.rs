@@ -1,0 +1,402 @@
+//! Real MCP clients that nobody here wrote, driven against the `users` example server over
+//! stdio and over Streamable HTTP (`users --http 127.0.0.1:PORT`, endpoint `/mcp`):
+//!
+//! - the official TypeScript SDK client (`interop/ts-client.mjs`, npm `@modelcontextprotocol/sdk`);
+//! - the official Python SDK client (`interop/py-client.py`, PyPI `mcp`), in its default mode
+//!   (a `server/discover` probe first, then `initialize`) and in legacy mode;
+//! - the MCP Inspector's CLI (`interop/inspector.mjs`, npm `@modelcontextprotocol/inspector-cli`).
+//!
+//! Each script runs as a subprocess with a time limit, checks what it saw itself (exiting
+//! non-zero on any failed check) and prints one JSON line summarizing it, which the tests here
+//! check again. The clients are installed by `bash interop/setup.sh` (which
+//! `scripts/test-all.sh` runs): the versions are pinned in `interop/package-lock.json` and
+//! `interop/requirements.txt`, and each summary must report the pinned version.
+
+use std::io::Read;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// The longest one client script may run (the scripts give up by themselves after 60 s).
+const SCRIPT_LIMIT: Duration = Duration::from_secs(120);
+
+/// The version every client must negotiate with our server.
+const NEGOTIATED: &str = "2025-11-25";
+
+const TOOLS: [&str; 5] = [
+    "create_user",
+    "delete_user",
+    "get_user",
+    "seed_users",
+    "send_email",
+];
+
+fn interop_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../interop")
+        .canonicalize()
+        .expect("the interop/ directory of the workspace")
+}
+
+const SETUP_HINT: &str = "install the interop clients with `bash interop/setup.sh` \
+                          (scripts/test-all.sh does it)";
+
+// ---------------------------------------------------------------------------------------------
+// The server under test
+// ---------------------------------------------------------------------------------------------
+
+/// Builds the `users` example once (for every test of this file) and returns its path.
+fn users_bin() -> &'static str {
+    static USERS: OnceLock<String> = OnceLock::new();
+    USERS.get_or_init(build_users)
+}
+
+fn build_users() -> String {
+    let workspace = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let mut child = Command::new(env!("CARGO"))
+        .args([
+            "build",
+            "-p",
+            "mcp-tool-examples",
+            "--bin",
+            "users",
+            "--message-format=json",
+        ])
+        .current_dir(workspace)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("cargo runs");
+    let (status, out, err) = wait_bounded(&mut child, Duration::from_secs(300))
+        .unwrap_or_else(|| panic!("building the users example took more than 5 minutes"));
+    assert!(status.success(), "cargo build failed:\n{err}");
+    out.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "users")
+        .find_map(|m| m["executable"].as_str().map(str::to_owned))
+        .unwrap_or_else(|| panic!("no users executable in cargo's output:\n{err}"))
+}
+
+/// Waits for a child whose stdout and stderr are piped, reading both; kills it (by its pid)
+/// and returns `None` after `limit`.
+fn wait_bounded(
+    child: &mut Child,
+    limit: Duration,
+) -> Option<(std::process::ExitStatus, String, String)> {
+    fn reader(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = pipe.read_to_string(&mut s);
+            s
+        })
+    }
+    let out = reader(child.stdout.take().expect("piped stdout"));
+    let err = reader(child.stderr.take().expect("piped stderr"));
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            break Some(status);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let (out, err) = (
+        out.join().expect("stdout reader"),
+        err.join().expect("stderr reader"),
+    );
+    match status {
+        Some(status) => Some((status, out, err)),
+        None => {
+            eprintln!("--- stdout so far:\n{out}\n--- stderr so far:\n{err}");
+            None
+        }
+    }
+}
+
+/// `users --http 127.0.0.1:PORT` on a free port; killed (by its pid) when dropped.
+struct HttpServer {
+    child: Child,
+    url: String,
+}
+
+impl HttpServer {
+    fn start() -> HttpServer {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        let child = Command::new(users_bin())
+            .args(["--http", &addr.to_string()])
+            .env_remove("MCP_TOOL_BEARER_TOKENS")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("users starts");
+        let mut server = HttpServer {
+            child,
+            url: format!("http://{addr}/mcp"),
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+            if let Some(status) = server.child.try_wait().expect("try_wait") {
+                panic!("users --http {addr} exited before listening: {status}");
+            }
+            assert!(
+                Instant::now() < deadline,
+                "users --http {addr} never listened"
+            );
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        server
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The clients
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Transport {
+    Stdio,
+    Http,
+}
+
+/// The versions the project pins: `interop/package.json` and `interop/requirements.txt`.
+fn pinned(package: &str) -> String {
+    let dir = interop_dir();
+    if package == "mcp" {
+        let text = std::fs::read_to_string(dir.join("requirements.txt")).expect("requirements");
+        return text
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("mcp=="))
+            .expect("mcp is pinned in requirements.txt")
+            .to_owned();
+    }
+    let text = std::fs::read_to_string(dir.join("package.json")).expect("package.json");
+    let json: Value = serde_json::from_str(&text).expect("package.json is JSON");
+    json["dependencies"][package]
+        .as_str()
+        .unwrap_or_else(|| panic!("{package} is pinned in package.json"))
+        .to_owned()
+}
+
+/// The interpreter of a client script, checking that its packages are installed.
+fn interpreter(script: &str) -> PathBuf {
+    let dir = interop_dir();
+    if script.ends_with(".py") {
+        let python = dir.join(".venv/bin/python");
+        assert!(
+            python.exists(),
+            "{} is missing: {SETUP_HINT}",
+            python.display()
+        );
+        return python;
+    }
+    for package in [
+        "@modelcontextprotocol/sdk",
+        "@modelcontextprotocol/inspector-cli",
+    ] {
+        let manifest = dir.join("node_modules").join(package).join("package.json");
+        assert!(manifest.exists(), "{package} is missing: {SETUP_HINT}");
+    }
+    PathBuf::from("node")
+}
+
+/// Runs one client script against `users` over `transport` and returns its JSON summary,
+/// after checking that it exited 0 and reported no failure.
+fn run_client(label: &str, script: &str, leading: &[&str], transport: Transport) -> Value {
+    let program = interpreter(script);
+    let users = users_bin();
+    let started = Instant::now();
+    let server = (transport == Transport::Http).then(HttpServer::start);
+    let mut args: Vec<String> = leading.iter().map(|s| (*s).to_owned()).collect();
+    match &server {
+        None => args.extend(["stdio".to_owned(), users.to_owned()]),
+        Some(server) => args.extend(["http".to_owned(), server.url.clone()]),
+    }
+    let mut child = Command::new(&program)
+        .arg(script)
+        .args(&args)
+        .current_dir(interop_dir())
+        .env_remove("MCP_TOOL_BEARER_TOKENS")
+        .env_remove("RUST_LOG")
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{label}: cannot run {}: {e}", program.display()));
+    let (status, out, err) = wait_bounded(&mut child, SCRIPT_LIMIT)
+        .unwrap_or_else(|| panic!("{label}: {script} ran for more than {SCRIPT_LIMIT:?}"));
+    drop(server);
+    let line = out
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    let summary: Value = serde_json::from_str(line).unwrap_or_else(|e| {
+        panic!("{label}: the last line of stdout is not a JSON summary ({e}):\n{out}\n--- stderr:\n{err}")
+    });
+    assert!(
+        status.success() && summary["ok"] == true,
+        "{label}: {script} exited with {status}; failures: {:#}\n--- stderr:\n{err}",
+        summary["failures"]
+    );
+    assert_eq!(summary["failures"], json!([]), "{label}");
+    eprintln!(
+        "{label}: ok in {:.2} s: {line}",
+        started.elapsed().as_secs_f64()
+    );
+    summary
+}
+
+/// The checks every client's summary must pass: the tools, a created user, the bad call.
+fn check_common(label: &str, summary: &Value) {
+    assert_eq!(summary["tools"], json!(TOOLS), "{label}: tools");
+    let user = &summary["created"];
+    assert_eq!(user["email"], "jane.doe@example.com", "{label}: {user}");
+    assert!(
+        user["id"].as_str().is_some_and(|id| id.starts_with("usr_")),
+        "{label}: {user}"
+    );
+    assert_eq!(summary["badCall"]["isError"], true, "{label}");
+    assert!(
+        summary["badCall"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains(r#"email: "x" is not a valid email"#)),
+        "{label}: {}",
+        summary["badCall"]
+    );
+}
+
+/// The checks of an SDK client's summary: the version, client-side output validation, the
+/// unknown user, and every progress notification.
+fn check_sdk(label: &str, summary: &Value) {
+    check_common(label, summary);
+    assert_eq!(summary["protocolVersion"], NEGOTIATED, "{label}");
+    assert_eq!(summary["server"]["name"], "users", "{label}");
+    assert_eq!(summary["validatorRejectsTampered"], true, "{label}");
+    assert_eq!(summary["missingUser"]["isError"], true, "{label}");
+    let progress = summary["progress"].as_array().expect("progress");
+    let seen: Vec<(f64, f64)> = progress
+        .iter()
+        .map(|p| {
+            (
+                p["progress"].as_f64().unwrap_or(-1.0),
+                p["total"].as_f64().unwrap_or(-1.0),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        (1..=5).map(|i| (f64::from(i), 5.0)).collect::<Vec<_>>(),
+        "{label}: progress notifications"
+    );
+    assert_eq!(summary["seedResult"], "created 5 demo users", "{label}");
+}
+
+fn typescript(transport: Transport) {
+    let label = format!("TypeScript SDK over {transport:?}");
+    let summary = run_client(&label, "ts-client.mjs", &[], transport);
+    assert_eq!(
+        summary["sdkVersion"],
+        pinned("@modelcontextprotocol/sdk"),
+        "{label}"
+    );
+    check_sdk(&label, &summary);
+    assert_eq!(summary["outputValidatorCached"], true, "{label}");
+    if transport == Transport::Http {
+        assert_eq!(summary["sessionTerminated"], true, "{label}: DELETE");
+    }
+}
+
+fn python(mode: &str, transport: Transport) {
+    let label = format!("Python SDK ({mode} mode) over {transport:?}");
+    let summary = run_client(&label, "py-client.py", &[mode], transport);
+    assert_eq!(summary["sdkVersion"], pinned("mcp"), "{label}");
+    check_sdk(&label, &summary);
+    let probes = summary["discoverProbe"].as_array().expect("discoverProbe");
+    if mode == "auto" {
+        // The server refused `server/discover` with an error, so the client fell back to
+        // `initialize`: on stdio a JSON-RPC -32601 (method not found); over HTTP any refusal
+        // the client maps to an MCP error will do (today a 400 naming the unsupported
+        // MCP-Protocol-Version 2026-07-28, which the client reads as -32600).
+        assert_eq!(probes.len(), 1, "{label}: {probes:?}");
+        if transport == Transport::Stdio {
+            assert_eq!(probes[0]["error"], -32601, "{label}: {probes:?}");
+        } else {
+            assert!(probes[0]["error"].is_i64(), "{label}: {probes:?}");
+        }
+    } else {
+        assert!(probes.is_empty(), "{label}: {probes:?}");
+    }
+}
+
+fn inspector(transport: Transport) {
+    let label = format!("Inspector CLI over {transport:?}");
+    let summary = run_client(&label, "inspector.mjs", &[], transport);
+    assert_eq!(
+        summary["inspectorVersion"],
+        pinned("@modelcontextprotocol/inspector-cli"),
+        "{label}"
+    );
+    check_common(&label, &summary);
+}
+
+#[test]
+fn typescript_sdk_over_stdio() {
+    typescript(Transport::Stdio);
+}
+
+#[test]
+fn typescript_sdk_over_http() {
+    typescript(Transport::Http);
+}
+
+#[test]
+fn python_sdk_auto_mode_over_stdio() {
+    python("auto", Transport::Stdio);
+}
+
+#[test]
+fn python_sdk_legacy_mode_over_stdio() {
+    python("legacy", Transport::Stdio);
+}
+
+#[test]
+fn python_sdk_auto_mode_over_http() {
+    python("auto", Transport::Http);
+}
+
+#[test]
+fn python_sdk_legacy_mode_over_http() {
+    python("legacy", Transport::Http);
+}
+
+#[test]
+fn inspector_cli_over_stdio() {
+    inspector(Transport::Stdio);
+}
+
+#[test]
+fn inspector_cli_over_http() {
+    inspector(Transport::Http);
+}
