@@ -206,10 +206,13 @@ fn write_out(text: &str) -> io::Result<()> {
 
 /// A readable table of the tools: name, hints, title and the description's first line.
 fn tool_table(core: &ServerCore) -> String {
-    let hidden = core.tools().filter(|t| t.hidden()).count();
+    let hidden = core
+        .tools()
+        .filter(|t| t.hidden() || !t.for_model())
+        .count();
     let rows: Vec<[String; 3]> = core
         .tools()
-        .filter(|t| !t.hidden())
+        .filter(|t| !t.hidden() && t.for_model())
         .map(|t| {
             let a = t.annotations();
             let mut hints = Vec::new();
@@ -245,7 +248,7 @@ fn tool_table(core: &ServerCore) -> String {
     ));
     if hidden > 0 {
         out.push_str(&format!(
-            " ({hidden} more hidden until a session enables them)"
+            " ({hidden} more: hidden until a session enables them, or for MCP Apps views only)"
         ));
     }
     out.push('\n');

@@ -316,6 +316,9 @@ impl DynamicTool {
             def.title(t.clone());
         }
         if let Some(m) = &self.meta {
+            if let Some(k) = m.keys().find(|k| crate::schema::reserved_meta_key(k)) {
+                def.problem(format!("`_meta` key `{k}` uses a prefix MCP reserves"));
+            }
             def.meta(m.clone());
         }
         if let Some(define) = &self.input_type {

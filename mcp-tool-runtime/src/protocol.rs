@@ -101,10 +101,33 @@ impl Era {
         tool
     }
 
-    /// A `CallToolResult` as this era knows it.
+    /// A `CallToolResult` as this era knows it: no structured content before 2025-06-18, and
+    /// blocks the era lacks (audio before 2025-03-26, resource links before 2025-06-18)
+    /// described in text instead.
     pub(crate) fn shape_result(self, result: &mut Value) {
-        if let (Some(m), true) = (result.as_object_mut(), self != Era::Structured) {
-            m.remove("structuredContent");
+        if self == Era::Structured {
+            return;
+        }
+        let Some(m) = result.as_object_mut() else {
+            return;
+        };
+        m.remove("structuredContent");
+        if let Some(Value::Array(blocks)) = m.get_mut("content") {
+            for block in blocks {
+                let text = match block.get("type").and_then(Value::as_str) {
+                    Some("audio") if self == Era::First => format!(
+                        "[audio ({}) not shown: this client's protocol version has no audio]",
+                        block["mimeType"].as_str().unwrap_or("?")
+                    ),
+                    Some("resource_link") => format!(
+                        "Resource: {} <{}>",
+                        block["name"].as_str().unwrap_or(""),
+                        block["uri"].as_str().unwrap_or("")
+                    ),
+                    _ => continue,
+                };
+                *block = serde_json::json!({ "type": "text", "text": text });
+            }
         }
     }
 }

@@ -89,6 +89,8 @@ pub struct DefBuilder {
     visibility: Option<Vec<&'static str>>,
     examples: Option<(Option<Value>, Option<Value>)>,
     icons: Option<Value>,
+    /// `invoking` and `invoked` status texts.
+    status: (Option<String>, Option<String>),
 }
 
 impl DefBuilder {
@@ -116,6 +118,7 @@ impl DefBuilder {
             visibility: None,
             examples: None,
             icons: None,
+            status: (None, None),
         }
     }
 
@@ -138,18 +141,13 @@ impl DefBuilder {
 
     /// The status text shown while the tool runs (`openai/toolInvocation/invoking`).
     pub fn invoking(&mut self, text: &str) -> &mut Self {
-        self.meta_entry("openai/toolInvocation/invoking", Value::String(text.into()))
+        self.status.0 = Some(text.to_owned());
+        self
     }
 
     /// The status text shown once the tool ran (`openai/toolInvocation/invoked`).
     pub fn invoked(&mut self, text: &str) -> &mut Self {
-        self.meta_entry("openai/toolInvocation/invoked", Value::String(text.into()))
-    }
-
-    fn meta_entry(&mut self, key: &str, value: Value) -> &mut Self {
-        self.meta
-            .get_or_insert_with(Map::new)
-            .insert(key.into(), value);
+        self.status.1 = Some(text.to_owned());
         self
     }
 
@@ -405,8 +403,23 @@ impl DefBuilder {
         let ui_uri = self
             .ui
             .map(|(name, _)| format!("ui://{}/{name}", self.server));
+        // What the attributes say wins over the same keys given through `meta`.
+        for (key, text) in [
+            ("openai/toolInvocation/invoking", &self.status.0),
+            ("openai/toolInvocation/invoked", &self.status.1),
+        ] {
+            if let Some(t) = text {
+                self.meta
+                    .get_or_insert_with(Map::new)
+                    .insert(key.into(), Value::String(t.clone()));
+            }
+        }
         if ui_uri.is_some() || self.visibility.is_some() {
-            let mut ui = Map::new();
+            // Merged into a `ui` object given through `meta` (its other keys are kept).
+            let mut ui = match self.meta.as_mut().and_then(|m| m.remove("ui")) {
+                Some(Value::Object(m)) => m,
+                _ => Map::new(),
+            };
             if let Some(uri) = &ui_uri {
                 ui.insert("resourceUri".into(), Value::String(uri.clone()));
             }

@@ -416,15 +416,19 @@ impl ServerCore {
         Ok(())
     }
 
-    /// Removes a tool while serving; every session is sent
-    /// `notifications/tools/list_changed`. Returns whether it existed.
+    /// Removes a dynamic tool while serving; every session is sent
+    /// `notifications/tools/list_changed`. Returns whether a dynamic tool of that name existed
+    /// (a `#[tool]` is not removed: disable it with the tool manager instead).
     pub fn remove_tool(&self, name: &str) -> bool {
         {
             let mut catalog = self
                 .catalog
                 .write()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if catalog.get(name).is_none() {
+            if !catalog
+                .get(name)
+                .is_some_and(|e| matches!(e.call, registry::Call::Dynamic(_)))
+            {
                 return false;
             }
             *catalog = Arc::new(catalog.changed(None, Some(name)));
@@ -1271,8 +1275,7 @@ impl Session {
             Ok(r) => r,
             Err(panic) => panic_result(Some(panic)),
         };
-        if !result.is_error
-            && result.content.is_empty()
+        if result.content.is_empty()
             && let Some(structured) = &result.structured_content
         {
             // Structured content alone: the text copy for clients that read only `content`.
