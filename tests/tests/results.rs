@@ -1119,7 +1119,10 @@ async fn dynamic_tools_refuse_reserved_meta_and_static_tools_are_not_removed() {
         .build()
         .unwrap_err();
     assert!(err.to_string().contains("reserves"), "{err}");
-    let core = Server::new("results", "0.1.0").only(["meta_overlap"]).build().unwrap();
+    let core = Server::new("results", "0.1.0")
+        .only(["meta_overlap"])
+        .build()
+        .unwrap();
     assert!(!core.remove_tool("meta_overlap"));
     assert_eq!(core.tools().count(), 1);
 }
