@@ -326,6 +326,13 @@ impl ServerCore {
         let (router, endpoint) = self.http_endpoint(config);
         let listener = tokio::net::TcpListener::bind(addr).await?;
         tracing::info!(addr = %listener.local_addr()?, "serving MCP over HTTP");
+        // Responses (SSE events especially) go out in several writes: without TCP_NODELAY,
+        // Nagle's algorithm holds each one back for about 40 ms.
+        let listener = axum::serve::ListenerExt::tap_io(listener, |stream| {
+            if let Err(e) = stream.set_nodelay(true) {
+                tracing::debug!(error = %e, "could not set TCP_NODELAY");
+            }
+        });
         let (stop_tx, mut stop_rx) = watch::channel(false);
         let signal_endpoint = endpoint.clone();
         tokio::spawn(async move {

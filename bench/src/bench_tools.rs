@@ -1,0 +1,96 @@
+//! The benchmark's tools written with mcp-tool the way a user writes them (the `bench-server`
+//! binary and the in-process `dispatch` bench share them).
+
+use std::collections::HashMap;
+
+use mcp_tool::prelude::*;
+use mcp_tool_bench::{UserIds, now_rfc3339};
+
+/// Add two integers.
+#[tool(read_only, idempotent)]
+pub(crate) fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+/// Add two integers (the same tool as an `async fn`, for the driver's `diag` leg: it runs on
+/// the runtime's worker instead of the blocking pool).
+#[tool(read_only, idempotent)]
+pub(crate) async fn add_async(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+/// User role determining access permissions.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Role {
+    #[default]
+    User,
+    Admin,
+    Moderator,
+}
+
+impl Role {
+    fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Admin => "admin",
+            Role::Moderator => "moderator",
+        }
+    }
+}
+
+/// The details of a new account.
+#[derive(Deserialize, JsonSchema)]
+struct CreateUser {
+    /// Valid email address for the account
+    #[schemars(email)]
+    email: String,
+    /// Full name of the user
+    #[schemars(length(min = 2, max = 100))]
+    name: String,
+    /// User role determining access permissions
+    #[serde(default)]
+    role: Role,
+    /// Additional key-value pairs for custom attributes
+    #[allow(dead_code)]
+    metadata: Option<HashMap<String, String>>,
+}
+
+/// A user account.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct User {
+    /// Generated user ID
+    id: String,
+    email: String,
+    name: String,
+    role: String,
+    created_at: String,
+}
+
+/// The user service.
+#[derive(Default)]
+pub(crate) struct Users {
+    ids: UserIds,
+}
+
+#[tools]
+impl Users {
+    /// Create a new user account with the provided details. Returns the created user object with generated ID.
+    #[tool(
+        title = "Create User Account",
+        destructive = false,
+        idempotent = false,
+        read_only = false,
+        open_world = false
+    )]
+    async fn create_user(&self, Args(input): Args<CreateUser>) -> Json<User> {
+        Json(User {
+            id: self.ids.next(),
+            email: input.email,
+            name: input.name,
+            role: input.role.as_str().to_owned(),
+            created_at: now_rfc3339(),
+        })
+    }
+}

@@ -1,0 +1,118 @@
+//! `rmcp-fast`: the benchmark's tools with rmcp in its fastest form: the `ToolRouter` is built
+//! once and stored (shared through an `Arc`, so the per-session or per-request clone that
+//! `StreamableHttpService` makes is a reference count), `#[tool_handler(router = ...)]` uses
+//! the stored router, and stdio goes through `stdio_pipes()`, rmcp's non-blocking pipe
+//! transport (no hand-off to Tokio's blocking pool per read and write). Over HTTP, accepted
+//! connections get `TCP_NODELAY`.
+//!
+//! ```text
+//! rmcp-fast                              MCP on stdio
+//! rmcp-fast --http ADDR                  StreamableHttpService with sessions (SSE answers)
+//! rmcp-fast --http ADDR --stateless      StreamableHttpService, stateless JSON answers
+//! ```
+
+use std::sync::Arc;
+
+use axum::serve::ListenerExt;
+
+use mcp_tool_bench::{UserIds, now_rfc3339};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::{Json, Parameters};
+use rmcp::transport::stdio_pipes;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+
+#[path = "../rmcp_model.rs"]
+mod model;
+use model::{AddRequest, CreateUserRequest, User};
+
+#[derive(Clone)]
+struct Bench {
+    ids: Arc<UserIds>,
+    tool_router: Arc<ToolRouter<Bench>>,
+}
+
+impl Bench {
+    fn new() -> Self {
+        Bench {
+            ids: Arc::default(),
+            tool_router: Arc::new(Self::tool_router()),
+        }
+    }
+}
+
+#[tool_router]
+impl Bench {
+    #[tool(
+        description = "Add two integers.",
+        annotations(read_only_hint = true, idempotent_hint = true)
+    )]
+    fn add(&self, Parameters(AddRequest { a, b }): Parameters<AddRequest>) -> String {
+        (a + b).to_string()
+    }
+
+    #[tool(
+        description = "Create a new user account with the provided details. Returns the created user object with generated ID.",
+        annotations(
+            title = "Create User Account",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn create_user(&self, Parameters(input): Parameters<CreateUserRequest>) -> Json<User> {
+        Json(User {
+            id: self.ids.next(),
+            email: input.email,
+            name: input.name,
+            role: input.role.as_str().to_owned(),
+            created_at: now_rfc3339(),
+        })
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for Bench {}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let server = Bench::new();
+    if let Some(at) = args.iter().position(|a| a == "--http") {
+        let addr = args.get(at + 1).ok_or("--http needs an address")?;
+        let stateless = args.iter().any(|a| a == "--stateless");
+        let router = if stateless {
+            let config = StreamableHttpServerConfig::default()
+                .with_legacy_session_mode(false)
+                .with_json_response(true);
+            let service = StreamableHttpService::new(
+                move || Ok(server.clone()),
+                NeverSessionManager::default().into(),
+                config,
+            );
+            axum::Router::new().nest_service("/mcp", service)
+        } else {
+            let service = StreamableHttpService::new(
+                move || Ok(server.clone()),
+                LocalSessionManager::default().into(),
+                StreamableHttpServerConfig::default(),
+            );
+            axum::Router::new().nest_service("/mcp", service)
+        };
+        // TCP_NODELAY: a session-mode answer is an SSE stream written in several pieces, which
+        // Nagle's algorithm would hold back until the client's delayed ACK (~40 ms).
+        let listener = tokio::net::TcpListener::bind(addr.as_str())
+            .await?
+            .tap_io(|tcp| {
+                let _ = tcp.set_nodelay(true);
+            });
+        axum::serve(listener, router).await?;
+        return Ok(());
+    }
+    let service = server.serve(stdio_pipes()).await?;
+    service.waiting().await?;
+    Ok(())
+}
