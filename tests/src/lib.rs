@@ -1,1 +1,251 @@
-//! Integration and UI tests of mcp-tool live in `tests/`: protocol round trips through the in-process client, start-time checks, and trybuild cases for every macro diagnostic.
+//! Integration and UI tests of mcp-tool live in `tests/`: protocol round trips through the
+//! in-process client, start-time checks, HTTP, real clients, and trybuild cases for every macro
+//! diagnostic. This library holds what several of those test files share.
+
+use std::io::Read;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use std::sync::Arc;
+
+use mcp_tool::ServerCore;
+use mcp_tool::serde_json::{self, Value, json};
+use mcp_tool::tokio;
+use mcp_tool::tokio::io::{
+    AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf, split,
+};
+
+/// How long a raw session waits for the server.
+const WAIT: Duration = Duration::from_secs(5);
+
+/// Waits for a child whose stdout and stderr are piped, reading both; kills it and returns
+/// `None` after `limit` (printing what it wrote so far).
+pub fn wait_bounded(child: &mut Child, limit: Duration) -> Option<(ExitStatus, String, String)> {
+    fn reader(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = pipe.read_to_string(&mut s);
+            s
+        })
+    }
+    let out = reader(child.stdout.take().expect("piped stdout"));
+    let err = reader(child.stderr.take().expect("piped stderr"));
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            break Some(status);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let (out, err) = (
+        out.join().expect("stdout reader"),
+        err.join().expect("stderr reader"),
+    );
+    match status {
+        Some(status) => Some((status, out, err)),
+        None => {
+            eprintln!("--- stdout so far:\n{out}\n--- stderr so far:\n{err}");
+            None
+        }
+    }
+}
+
+/// The path of the `users` example, built (once per test binary) with the same cargo.
+pub fn users_bin() -> &'static str {
+    static USERS: OnceLock<String> = OnceLock::new();
+    USERS.get_or_init(|| {
+        let workspace = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+        let mut child = Command::new(env!("CARGO"))
+            .args([
+                "build",
+                "-p",
+                "mcp-tool-examples",
+                "--bin",
+                "users",
+                "--message-format=json",
+            ])
+            .current_dir(workspace)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("cargo runs");
+        let (status, out, err) = wait_bounded(&mut child, Duration::from_secs(300))
+            .unwrap_or_else(|| panic!("building the users example took more than 5 minutes"));
+        assert!(status.success(), "cargo build failed:\n{err}");
+        out.lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "users")
+            .find_map(|m| m["executable"].as_str().map(str::to_owned))
+            .unwrap_or_else(|| panic!("no users executable in cargo's output:\n{err}"))
+    })
+}
+
+/// A free port on the loopback interface.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// `users --http 127.0.0.1:PORT` on a free port, started and listening; killed when dropped.
+pub struct UsersHttp {
+    /// The server process.
+    pub child: Child,
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// Its MCP endpoint.
+    pub url: String,
+}
+
+impl UsersHttp {
+    /// Starts the server and waits (at most 10 s) until it listens.
+    pub fn start() -> UsersHttp {
+        let addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
+        let child = Command::new(users_bin())
+            .args(["--http", &addr.to_string()])
+            .env_remove(mcp_tool::TOKENS_ENV)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("users starts");
+        let mut server = UsersHttp {
+            child,
+            addr,
+            url: format!("http://{addr}/mcp"),
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+            if let Some(status) = server.child.try_wait().expect("try_wait") {
+                panic!("users --http {addr} exited before listening: {status}");
+            }
+            assert!(
+                Instant::now() < deadline,
+                "users --http {addr} never listened"
+            );
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        server
+    }
+}
+
+impl Drop for UsersHttp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One raw session of a shared core over an in-memory pipe, for tests that need the core
+/// itself (`add_tool`, `resource_updated`, …) and several sessions of it.
+pub struct RawSession {
+    write: WriteHalf<DuplexStream>,
+    lines: Lines<BufReader<ReadHalf<DuplexStream>>>,
+    next_id: i64,
+}
+
+impl RawSession {
+    /// Opens a session of `core` and initializes it.
+    pub async fn open(core: &Arc<ServerCore>) -> RawSession {
+        let (client_end, server_end) = tokio::io::duplex(1 << 16);
+        let (server_read, server_write) = split(server_end);
+        let core = core.clone();
+        tokio::spawn(async move {
+            let _ = mcp_tool::serve_io(core, server_read, server_write).await;
+        });
+        let (read, write) = split(client_end);
+        let mut session = RawSession {
+            write,
+            lines: BufReader::new(read).lines(),
+            next_id: 0,
+        };
+        let init = session
+            .request(
+                "initialize",
+                json!({ "protocolVersion": "2025-11-25", "capabilities": {},
+                        "clientInfo": { "name": "raw", "version": "0" } }),
+            )
+            .await;
+        assert!(init.get("result").is_some(), "{init}");
+        session
+            .send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
+            .await;
+        session
+    }
+
+    /// Writes one message.
+    pub async fn send(&mut self, message: Value) {
+        let mut line = message.to_string();
+        line.push('\n');
+        self.write.write_all(line.as_bytes()).await.unwrap();
+        self.write.flush().await.unwrap();
+    }
+
+    /// The next message from the server.
+    pub async fn next(&mut self) -> Value {
+        let line = tokio::time::timeout(WAIT, self.lines.next_line())
+            .await
+            .expect("the server writes within the timeout")
+            .unwrap()
+            .expect("the server is running");
+        serde_json::from_str(&line).unwrap()
+    }
+
+    /// Sends a request; returns its response, failing on any other message before it.
+    pub async fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
+            .await;
+        let message = self.next().await;
+        assert_eq!(
+            message["id"], id,
+            "expected the response to {method}, got {message}"
+        );
+        message
+    }
+
+    /// The names `tools/list` gives.
+    pub async fn tool_names(&mut self) -> Vec<String> {
+        let r = self.request("tools/list", json!({})).await;
+        r["result"]["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .filter_map(|t| t["name"].as_str().map(String::from))
+            .collect()
+    }
+
+    /// Calls a tool; returns the whole response.
+    pub async fn call(&mut self, name: &str, arguments: Value) -> Value {
+        self.request(
+            "tools/call",
+            json!({ "name": name, "arguments": arguments }),
+        )
+        .await
+    }
+
+    /// Asserts that the next message is `notifications/tools/list_changed`.
+    pub async fn expect_list_changed(&mut self) {
+        let m = self.next().await;
+        assert_eq!(
+            m,
+            json!({ "jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": {} })
+        );
+    }
+
+    /// Asserts that nothing came before the answer to a ping.
+    pub async fn expect_nothing_pending(&mut self) {
+        let pong = self.request("ping", json!({})).await;
+        assert_eq!(pong["result"], json!({}), "{pong}");
+    }
+}

@@ -6,7 +6,6 @@
 //! Every server runs in-process on `127.0.0.1:0` (except the shutdown test, which spawns the
 //! `users` example) and every wait is bounded.
 
-use std::io::Read;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -1515,60 +1514,9 @@ impl Drop for ChildGuard {
     }
 }
 
-/// Builds the `users` example and returns its path.
-fn build_users() -> String {
-    let workspace = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
-    let mut child = Command::new(env!("CARGO"))
-        .args([
-            "build",
-            "-p",
-            "mcp-tool-examples",
-            "--bin",
-            "users",
-            "--message-format=json",
-        ])
-        .current_dir(workspace)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("cargo runs");
-    let mut stdout = child.stdout.take().expect("stdout");
-    let mut stderr = child.stderr.take().expect("stderr");
-    let out = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stdout.read_to_string(&mut s);
-        s
-    });
-    let err = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stderr.read_to_string(&mut s);
-        s
-    });
-    let deadline = Instant::now() + Duration::from_secs(300);
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("cargo build") {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("building the users example took more than 5 minutes");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    let out = out.join().expect("stdout reader");
-    let err = err.join().expect("stderr reader");
-    assert!(status.success(), "cargo build failed:\n{err}");
-    out.lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "users")
-        .find_map(|m| m["executable"].as_str().map(str::to_owned))
-        .unwrap_or_else(|| panic!("no users executable in cargo's output:\n{err}"))
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_lets_calls_in_flight_finish_and_exits_cleanly() {
-    let users = tokio::task::spawn_blocking(build_users)
+    let users = tokio::task::spawn_blocking(mcp_tool_tests::users_bin)
         .await
         .expect("the build thread");
     let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -1576,7 +1524,7 @@ async fn sigterm_lets_calls_in_flight_finish_and_exits_cleanly() {
         .expect("a free port")
         .port();
     let mut guard = ChildGuard(
-        Command::new(&users)
+        Command::new(users)
             .args(["--http", &format!("127.0.0.1:{port}")])
             .stdin(Stdio::null())
             .stdout(Stdio::null())

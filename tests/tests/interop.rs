@@ -12,13 +12,11 @@
 //! `scripts/test-all.sh` runs): the versions are pinned in `interop/package-lock.json` and
 //! `interop/requirements.txt`, and each summary must report the pinned version.
 
-use std::io::Read;
-use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use mcp_tool_tests::{UsersHttp, users_bin, wait_bounded};
 use serde_json::{Value, json};
 
 /// The longest one client script may run (the scripts give up by themselves after 60 s).
@@ -50,124 +48,6 @@ const SETUP_HINT: &str = "install the interop clients with `bash interop/setup.s
 // ---------------------------------------------------------------------------------------------
 
 /// Builds the `users` example once (for every test of this file) and returns its path.
-fn users_bin() -> &'static str {
-    static USERS: OnceLock<String> = OnceLock::new();
-    USERS.get_or_init(build_users)
-}
-
-fn build_users() -> String {
-    let workspace = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
-    let mut child = Command::new(env!("CARGO"))
-        .args([
-            "build",
-            "-p",
-            "mcp-tool-examples",
-            "--bin",
-            "users",
-            "--message-format=json",
-        ])
-        .current_dir(workspace)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("cargo runs");
-    let (status, out, err) = wait_bounded(&mut child, Duration::from_secs(300))
-        .unwrap_or_else(|| panic!("building the users example took more than 5 minutes"));
-    assert!(status.success(), "cargo build failed:\n{err}");
-    out.lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "users")
-        .find_map(|m| m["executable"].as_str().map(str::to_owned))
-        .unwrap_or_else(|| panic!("no users executable in cargo's output:\n{err}"))
-}
-
-/// Waits for a child whose stdout and stderr are piped, reading both; kills it (by its pid)
-/// and returns `None` after `limit`.
-fn wait_bounded(
-    child: &mut Child,
-    limit: Duration,
-) -> Option<(std::process::ExitStatus, String, String)> {
-    fn reader(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
-        std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = pipe.read_to_string(&mut s);
-            s
-        })
-    }
-    let out = reader(child.stdout.take().expect("piped stdout"));
-    let err = reader(child.stderr.take().expect("piped stderr"));
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("try_wait") {
-            break Some(status);
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let (out, err) = (
-        out.join().expect("stdout reader"),
-        err.join().expect("stderr reader"),
-    );
-    match status {
-        Some(status) => Some((status, out, err)),
-        None => {
-            eprintln!("--- stdout so far:\n{out}\n--- stderr so far:\n{err}");
-            None
-        }
-    }
-}
-
-/// `users --http 127.0.0.1:PORT` on a free port; killed (by its pid) when dropped.
-struct HttpServer {
-    child: Child,
-    url: String,
-}
-
-impl HttpServer {
-    fn start() -> HttpServer {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
-        let addr = SocketAddr::from(([127, 0, 0, 1], port));
-        let child = Command::new(users_bin())
-            .args(["--http", &addr.to_string()])
-            .env_remove("MCP_TOOL_BEARER_TOKENS")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("users starts");
-        let mut server = HttpServer {
-            child,
-            url: format!("http://{addr}/mcp"),
-        };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
-            if let Some(status) = server.child.try_wait().expect("try_wait") {
-                panic!("users --http {addr} exited before listening: {status}");
-            }
-            assert!(
-                Instant::now() < deadline,
-                "users --http {addr} never listened"
-            );
-            std::thread::sleep(Duration::from_millis(25));
-        }
-        server
-    }
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // The clients
@@ -226,7 +106,7 @@ fn run_client(label: &str, script: &str, leading: &[&str], transport: Transport)
     let program = interpreter(script);
     let users = users_bin();
     let started = Instant::now();
-    let server = (transport == Transport::Http).then(HttpServer::start);
+    let server = (transport == Transport::Http).then(UsersHttp::start);
     let mut args: Vec<String> = leading.iter().map(|s| (*s).to_owned()).collect();
     match &server {
         None => args.extend(["stdio".to_owned(), users.to_owned()]),

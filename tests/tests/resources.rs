@@ -4,18 +4,16 @@
 //! fixes made for the conformance suite: elicitation schemas without schemars's numeric
 //! formats, and the HTTP option to answer every request with an SSE stream.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_tool::prelude::*;
 use mcp_tool::testing::Client;
 use mcp_tool::{
     HttpConfig, Prompt, PromptMessage, PromptResult, RESOURCE_NOT_FOUND, Resource,
-    ResourceContents, ResourceTemplate, Role, ServerCore,
+    ResourceContents, ResourceTemplate, Role,
 };
+use mcp_tool_tests::RawSession;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf};
-use tokio::io::{WriteHalf, split};
 
 /// The longest any single wait may take.
 const WAIT: Duration = Duration::from_secs(5);
@@ -346,74 +344,6 @@ async fn prompt_arguments_and_template_variables_are_completed() {
     ] {
         let e = complete(bad.clone(), "arg1", "", None).await.unwrap_err();
         assert_eq!(e.code, INVALID_PARAMS, "{bad}: {e:?}");
-    }
-}
-
-/// One raw session of a shared core, over an in-memory pipe: for tests that need the core
-/// itself (`resource_updated`, `add_resource`) and several sessions.
-struct RawSession {
-    write: WriteHalf<DuplexStream>,
-    lines: Lines<BufReader<ReadHalf<DuplexStream>>>,
-    next_id: i64,
-}
-
-impl RawSession {
-    async fn open(core: &Arc<ServerCore>) -> RawSession {
-        let (client_end, server_end) = tokio::io::duplex(1 << 16);
-        let (server_read, server_write) = split(server_end);
-        let core = core.clone();
-        tokio::spawn(async move {
-            let _ = mcp_tool::serve_io(core, server_read, server_write).await;
-        });
-        let (read, write) = split(client_end);
-        let mut session = RawSession {
-            write,
-            lines: BufReader::new(read).lines(),
-            next_id: 0,
-        };
-        let init = session
-            .request(
-                "initialize",
-                json!({ "protocolVersion": "2025-11-25", "capabilities": {},
-                        "clientInfo": { "name": "raw", "version": "0" } }),
-            )
-            .await;
-        assert!(init.get("result").is_some(), "{init}");
-        session
-            .send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
-            .await;
-        session
-    }
-
-    async fn send(&mut self, message: Value) {
-        let mut line = message.to_string();
-        line.push('\n');
-        self.write.write_all(line.as_bytes()).await.unwrap();
-        self.write.flush().await.unwrap();
-    }
-
-    /// The next message from the server.
-    async fn next(&mut self) -> Value {
-        let line = tokio::time::timeout(WAIT, self.lines.next_line())
-            .await
-            .expect("the server writes within the timeout")
-            .unwrap()
-            .expect("the server is running");
-        serde_json::from_str(&line).unwrap()
-    }
-
-    /// Sends a request; returns its response, failing on any other message before it.
-    async fn request(&mut self, method: &str, params: Value) -> Value {
-        self.next_id += 1;
-        let id = self.next_id;
-        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
-            .await;
-        let message = self.next().await;
-        assert_eq!(
-            message["id"], id,
-            "expected the response to {method}, got {message}"
-        );
-        message
     }
 }
 

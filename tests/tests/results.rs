@@ -4,21 +4,14 @@
 //! MCP Apps visibility, content annotations, and tools defined at run time (property lists,
 //! raw schemas, schemars types; added and removed while a client is connected).
 
-use std::sync::Arc;
-use std::time::Duration;
-
 use mcp_tool::prelude::*;
 use mcp_tool::testing::{CallResult, Client, check_examples};
 use mcp_tool::{
     Annotations, Audience, ContentAnnotations, DynamicArgs, DynamicTool, PropertyType,
     ResourceLink, ServerCore, ToolProperty,
 };
+use mcp_tool_tests::RawSession;
 use serde_json::{Value, json};
-use tokio::io::{
-    AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf, split,
-};
-
-const WAIT: Duration = Duration::from_secs(5);
 
 /// JSON-RPC's "invalid params", which an unknown tool gets.
 const INVALID_PARAMS: i64 = -32602;
@@ -859,107 +852,6 @@ fn bad_dynamic_tools_stop_the_start() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("not a valid JSON Schema"), "{err}");
-}
-
-/// One raw session of a shared core over an in-memory pipe, for tests that need the core
-/// itself (`add_tool`, `remove_tool`).
-struct RawSession {
-    write: WriteHalf<DuplexStream>,
-    lines: Lines<BufReader<ReadHalf<DuplexStream>>>,
-    next_id: i64,
-}
-
-impl RawSession {
-    async fn open(core: &Arc<ServerCore>) -> RawSession {
-        let (client_end, server_end) = tokio::io::duplex(1 << 16);
-        let (server_read, server_write) = split(server_end);
-        let core = core.clone();
-        tokio::spawn(async move {
-            let _ = mcp_tool::serve_io(core, server_read, server_write).await;
-        });
-        let (read, write) = split(client_end);
-        let mut session = RawSession {
-            write,
-            lines: BufReader::new(read).lines(),
-            next_id: 0,
-        };
-        let init = session
-            .request(
-                "initialize",
-                json!({ "protocolVersion": "2025-11-25", "capabilities": {},
-                        "clientInfo": { "name": "raw", "version": "0" } }),
-            )
-            .await;
-        assert!(init.get("result").is_some(), "{init}");
-        session
-            .send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
-            .await;
-        session
-    }
-
-    async fn send(&mut self, message: Value) {
-        let mut line = message.to_string();
-        line.push('\n');
-        self.write.write_all(line.as_bytes()).await.unwrap();
-        self.write.flush().await.unwrap();
-    }
-
-    /// The next message from the server.
-    async fn next(&mut self) -> Value {
-        let line = tokio::time::timeout(WAIT, self.lines.next_line())
-            .await
-            .expect("the server writes within the timeout")
-            .unwrap()
-            .expect("the server is running");
-        serde_json::from_str(&line).unwrap()
-    }
-
-    /// Sends a request; returns its response, failing on any other message before it.
-    async fn request(&mut self, method: &str, params: Value) -> Value {
-        self.next_id += 1;
-        let id = self.next_id;
-        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
-            .await;
-        let message = self.next().await;
-        assert_eq!(
-            message["id"], id,
-            "expected the response to {method}, got {message}"
-        );
-        message
-    }
-
-    async fn tool_names(&mut self) -> Vec<String> {
-        let r = self.request("tools/list", json!({})).await;
-        r["result"]["tools"]
-            .as_array()
-            .expect("tools")
-            .iter()
-            .filter_map(|t| t["name"].as_str().map(String::from))
-            .collect()
-    }
-
-    async fn call(&mut self, name: &str, arguments: Value) -> Value {
-        self.request(
-            "tools/call",
-            json!({ "name": name, "arguments": arguments }),
-        )
-        .await
-    }
-
-    /// Asserts that the next message is `notifications/tools/list_changed`.
-    async fn expect_list_changed(&mut self) {
-        let m = self.next().await;
-        assert_eq!(
-            m,
-            json!({ "jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": {} })
-        );
-    }
-
-    /// Asserts that nothing came before the answer to a ping.
-    async fn expect_nothing_pending(&mut self) {
-        let pong = self.request("ping", json!({})).await;
-        assert_eq!(pong["result"], json!({}), "{pong}");
-    }
 }
 
 #[tokio::test]

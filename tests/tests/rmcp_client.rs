@@ -9,12 +9,10 @@
 //! `isError` result, and that `seed_users {count: 5}` delivers all five progress notifications
 //! in order. Every wait is bounded; every server process is killed at the end.
 
-use std::io::Read;
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use mcp_tool_tests::{UsersHttp, users_bin};
 use rmcp::ClientHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ProgressNotificationParam, ProtocolVersion,
@@ -35,118 +33,6 @@ const NEGOTIATED: &str = "2025-11-25";
 // ---------------------------------------------------------------------------------------------
 // The server under test
 // ---------------------------------------------------------------------------------------------
-
-/// Builds the `users` example once (for every test of this file) and returns its path.
-fn users_bin() -> &'static str {
-    static USERS: OnceLock<String> = OnceLock::new();
-    USERS.get_or_init(build_users)
-}
-
-fn build_users() -> String {
-    let workspace = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
-    let mut child = Command::new(env!("CARGO"))
-        .args([
-            "build",
-            "-p",
-            "mcp-tool-examples",
-            "--bin",
-            "users",
-            "--message-format=json",
-        ])
-        .current_dir(workspace)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("cargo runs");
-    let (out, err) = drain(&mut child);
-    let deadline = Instant::now() + Duration::from_secs(300);
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("cargo build") {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("building the users example took more than 5 minutes");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    let (out, err) = (
-        out.join().expect("stdout reader"),
-        err.join().expect("stderr reader"),
-    );
-    assert!(status.success(), "cargo build failed:\n{err}");
-    out.lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "users")
-        .find_map(|m| m["executable"].as_str().map(str::to_owned))
-        .unwrap_or_else(|| panic!("no users executable in cargo's output:\n{err}"))
-}
-
-type Reader = std::thread::JoinHandle<String>;
-
-/// Reads a child's stdout and stderr to the end on threads of their own.
-fn drain(child: &mut Child) -> (Reader, Reader) {
-    fn reader(mut pipe: impl Read + Send + 'static) -> Reader {
-        std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = pipe.read_to_string(&mut s);
-            s
-        })
-    }
-    (
-        reader(child.stdout.take().expect("piped stdout")),
-        reader(child.stderr.take().expect("piped stderr")),
-    )
-}
-
-/// `users --http 127.0.0.1:PORT` on a free port; killed (by its pid) when dropped.
-struct HttpServer {
-    child: Child,
-    url: String,
-}
-
-impl HttpServer {
-    fn start() -> HttpServer {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
-        let addr = SocketAddr::from(([127, 0, 0, 1], port));
-        let child = Command::new(users_bin())
-            .args(["--http", &addr.to_string()])
-            .env_remove("MCP_TOOL_BEARER_TOKENS")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("users starts");
-        let mut server = HttpServer {
-            child,
-            url: format!("http://{addr}/mcp"),
-        };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
-            if let Some(status) = server.child.try_wait().expect("try_wait") {
-                panic!("users --http {addr} exited before listening: {status}");
-            }
-            assert!(
-                Instant::now() < deadline,
-                "users --http {addr} never listened"
-            );
-            std::thread::sleep(Duration::from_millis(25));
-        }
-        server
-    }
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // The client
@@ -356,7 +242,7 @@ async fn over_stdio(lifecycle: Lifecycle) {
 
 async fn over_http(lifecycle: Lifecycle) {
     let label = format!("rmcp over HTTP, {lifecycle:?}");
-    let server = tokio::task::spawn_blocking(HttpServer::start)
+    let server = tokio::task::spawn_blocking(UsersHttp::start)
         .await
         .expect("the server starts");
     let transport = StreamableHttpClientTransport::from_uri(server.url.clone());
