@@ -624,7 +624,12 @@ impl Key<'_> {
             };
             if which.is_some() {
                 ok = false;
-                cx.error_spanned_by(&meta.path, "specified more than once");
+                let part = if meta.path.is_ident("request") {
+                    "request"
+                } else {
+                    "response"
+                };
+                cx.error_spanned_by(&meta.path, format!("`{part}` specified more than once"));
                 let _: syn::Expr = meta.value()?.parse()?;
                 return Ok(());
             }

@@ -24,4 +24,11 @@ fn not_a_group(a: i64) -> i64 {
     a
 }
 
+
+/// The same part twice.
+#[tool(examples(request = "{}", request = "{}"))]
+fn twice(a: i64) -> i64 {
+    a
+}
+
 fn main() {}
