@@ -78,6 +78,36 @@ async fn write_message<W: AsyncWrite + Unpin>(out: &mut W, message: &Outgoing) -
 }
 
 /// Serves MCP on this process's stdin and stdout.
+///
+/// When stdin and stdout are pipes (as MCP hosts launch servers), they are driven as
+/// non-blocking pipes by the runtime's reactor; otherwise (a terminal, a file) through Tokio's
+/// blocking stdio threads.
 pub async fn serve_stdio(core: Arc<ServerCore>) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    if let Some((input, output)) = stdio_pipes() {
+        return serve_io(core, input, output).await;
+    }
     serve_io(core, tokio::io::stdin(), tokio::io::stdout()).await
+}
+
+/// Stdin and stdout reopened as non-blocking pipes (new open file descriptions, so the flag
+/// does not leak to the file descriptors the process inherited), when both are pipes.
+#[cfg(target_os = "linux")]
+fn stdio_pipes() -> Option<(
+    tokio::net::unix::pipe::Receiver,
+    tokio::net::unix::pipe::Sender,
+)> {
+    use std::os::unix::fs::FileTypeExt;
+    let is_pipe = |path: &str| std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo());
+    if !is_pipe("/proc/self/fd/0") || !is_pipe("/proc/self/fd/1") {
+        return None;
+    }
+    let input = std::fs::File::open("/proc/self/fd/0").ok()?;
+    let output = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/proc/self/fd/1")
+        .ok()?;
+    let input = tokio::net::unix::pipe::Receiver::from_file(input).ok()?;
+    let output = tokio::net::unix::pipe::Sender::from_file(output).ok()?;
+    Some((input, output))
 }
