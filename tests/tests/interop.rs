@@ -9,7 +9,7 @@
 //! Each script runs as a subprocess with a time limit, checks what it saw itself (exiting
 //! non-zero on any failed check) and prints one JSON line summarizing it, which the tests here
 //! check again. The clients are installed by `bash interop/setup.sh` (which
-//! `scripts/test-all.sh` runs): the versions are pinned in `interop/package-lock.json` and
+//! `.ci/run` runs): the versions are pinned in `interop/package-lock.json` and
 //! `interop/requirements.txt`, and each summary must report the pinned version.
 
 use std::path::{Path, PathBuf};
@@ -41,7 +41,7 @@ fn interop_dir() -> PathBuf {
 }
 
 const SETUP_HINT: &str = "install the interop clients with `bash interop/setup.sh` \
-                          (scripts/test-all.sh does it)";
+                          (.ci/run does it)";
 
 // ---------------------------------------------------------------------------------------------
 // The server under test
