@@ -114,6 +114,25 @@ wait_port() {
     die "nothing listens on port $port after 30 s"
 }
 
+# Waits (at most 30 s) until the server $1 prints "MCP endpoint URL" in its log $2; prints URL.
+wait_endpoint() {
+    local pid=$1 logfile=$2 url
+    for _ in $(seq 300); do
+        url=$(sed -n 's/.*MCP endpoint \(http:[^ ]*\).*/\1/p' "$logfile" | head -1)
+        if [[ -n "$url" ]]; then
+            echo "$url"
+            return 0
+        fi
+        kill -0 "$pid" 2>/dev/null || {
+            cat "$logfile" >&2
+            die "the server exited before listening"
+        }
+        sleep 0.1
+    done
+    cat "$logfile" >&2
+    die "the server did not say where it listens after 30 s"
+}
+
 results="$here/results"
 rm -rf "$results"
 mkdir -p "$results"
@@ -150,11 +169,10 @@ leg() {
 }
 
 # --- the example over HTTP (legs 1, 2 and 4) and over stdio through supergateway (leg 3) --------
-port=$(free_port)
-start "$results/http-server.log" "$bin" --http "127.0.0.1:$port"
+# Port 0: the server takes a port the system gives it and prints its endpoint.
+start "$results/http-server.log" "$bin" --http "127.0.0.1:0"
 http_pid=$server_pid
-wait_port "$port" "$http_pid" "$results/http-server.log"
-url="http://127.0.0.1:$port/mcp"
+url=$(wait_endpoint "$http_pid" "$results/http-server.log")
 
 echo "== conformance leg 1: 0.1.16 active suite over HTTP ($url)"
 leg http 40 0 "$suite_stable" --url "$url" --expected-failures baselines/http.yml

@@ -124,7 +124,13 @@ impl Server {
                 {
                     server.http.auth = Some(Arc::new(tokens));
                 }
-                server.serve_http(addr).await?;
+                let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+                    io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}"))
+                })?;
+                // Always said (stdout is not the protocol here): where to point a client,
+                // with the real port when the address asked for port 0.
+                eprintln!("{bin}: MCP endpoint http://{}/mcp", listener.local_addr()?);
+                server.serve_http_on(listener).await?;
                 Ok(0)
             }
             Some("--http") => Ok(cli_error(bin, "`--http` takes at most one address")),

@@ -314,6 +314,18 @@ impl ServerCore {
         addr: SocketAddr,
         config: HttpConfig,
     ) -> std::io::Result<()> {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        self.serve_http_on(listener, config).await
+    }
+
+    /// [`serve_http`](Self::serve_http) on a listener bound already (port 0 included: its
+    /// `local_addr` says where it listens).
+    pub async fn serve_http_on(
+        self: &Arc<Self>,
+        listener: tokio::net::TcpListener,
+        config: HttpConfig,
+    ) -> std::io::Result<()> {
+        let addr = listener.local_addr()?;
         let mut config = config;
         if config.allowed_hosts.is_none() && !addr.ip().is_loopback() {
             tracing::warn!(
@@ -324,8 +336,7 @@ impl ServerCore {
         }
         let grace = config.shutdown_grace;
         let (router, endpoint) = self.http_endpoint(config);
-        let listener = tokio::net::TcpListener::bind(addr).await?;
-        tracing::info!(addr = %listener.local_addr()?, "serving MCP over HTTP");
+        tracing::info!(%addr, "serving MCP over HTTP");
         // Responses (SSE events especially) go out in several writes: without TCP_NODELAY,
         // Nagle's algorithm holds each one back for about 40 ms.
         let listener = axum::serve::ListenerExt::tap_io(listener, |stream| {

@@ -171,6 +171,13 @@ impl Server {
         Ok(())
     }
 
+    /// Serves MCP over Streamable HTTP on a listener bound already, until SIGINT or SIGTERM.
+    pub async fn serve_http_on(self, listener: tokio::net::TcpListener) -> crate::Result<()> {
+        let config = self.http.clone();
+        self.build()?.serve_http_on(listener, config).await?;
+        Ok(())
+    }
+
     /// Adds tools explicitly (for example `Type::mcp_tools()`), beside the registered ones.
     pub fn tools(mut self, tools: ToolSet) -> Self {
         self.tools.extend_from_slice(tools.records());

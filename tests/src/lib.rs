@@ -2,10 +2,10 @@
 //! in-process client, start-time checks, HTTP, real clients, and trybuild cases for every macro
 //! diagnostic. This library holds what several of those test files share.
 
-use std::io::Read;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::io::{BufRead, BufReader as StdBufReader, Read};
+use std::net::SocketAddr;
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::OnceLock;
+use std::sync::{OnceLock, mpsc};
 use std::time::{Duration, Instant};
 
 use std::sync::Arc;
@@ -88,15 +88,8 @@ pub fn users_bin() -> &'static str {
     })
 }
 
-/// A free port on the loopback interface.
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
-}
-
-/// `users --http 127.0.0.1:PORT` on a free port, started and listening; killed when dropped.
+/// `users --http 127.0.0.1:0`, listening on the port the system gave it (read from the line
+/// the CLI prints, so no two servers race for a port); killed when dropped.
 pub struct UsersHttp {
     /// The server process.
     pub child: Child,
@@ -107,34 +100,46 @@ pub struct UsersHttp {
 }
 
 impl UsersHttp {
-    /// Starts the server and waits (at most 10 s) until it listens.
+    /// Starts the server and waits (at most 10 s) until it says where it listens.
     pub fn start() -> UsersHttp {
-        let addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
-        let child = Command::new(users_bin())
-            .args(["--http", &addr.to_string()])
+        let mut child = Command::new(users_bin())
+            .args(["--http", "127.0.0.1:0"])
             .env_remove(mcp_tool::TOKENS_ENV)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("users starts");
-        let mut server = UsersHttp {
-            child,
-            addr,
-            url: format!("http://{addr}/mcp"),
-        };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
-            if let Some(status) = server.child.try_wait().expect("try_wait") {
-                panic!("users --http {addr} exited before listening: {status}");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let (tx, rx) = mpsc::channel();
+        // Reads the endpoint line, then passes the rest of stderr on (and keeps the pipe drained).
+        std::thread::spawn(move || {
+            let mut tx = Some(tx);
+            for line in StdBufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if let Some(url) = line.split("MCP endpoint ").nth(1)
+                    && let Some(tx) = tx.take()
+                {
+                    let _ = tx.send(url.trim().to_owned());
+                } else {
+                    eprintln!("users: {line}");
+                }
             }
-            assert!(
-                Instant::now() < deadline,
-                "users --http {addr} never listened"
-            );
-            std::thread::sleep(Duration::from_millis(25));
-        }
-        server
+        });
+        let url = match rx.recv_timeout(Duration::from_secs(10)) {
+            Ok(url) => url,
+            Err(e) => {
+                let _ = child.kill();
+                let status = child.wait().expect("wait");
+                panic!("users --http 127.0.0.1:0 never said where it listens ({e}); {status}");
+            }
+        };
+        let addr = url
+            .strip_prefix("http://")
+            .and_then(|rest| rest.strip_suffix("/mcp"))
+            .and_then(|a| a.parse().ok())
+            .unwrap_or_else(|| panic!("not an endpoint URL: {url}"));
+        UsersHttp { child, addr, url }
     }
 }
 

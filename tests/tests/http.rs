@@ -6,7 +6,7 @@
 //! Every server runs in-process on `127.0.0.1:0` (except the shutdown test, which spawns the
 //! `users` example) and every wait is bounded.
 
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -1504,60 +1504,20 @@ async fn the_router_mounts_beside_other_routes() {
 // Graceful shutdown of a real binary
 // ---------------------------------------------------------------------------------------------
 
-/// Kills the child when dropped (a failing test leaves no process behind).
-struct ChildGuard(Child);
-
-impl Drop for ChildGuard {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_lets_calls_in_flight_finish_and_exits_cleanly() {
-    let users = tokio::task::spawn_blocking(mcp_tool_tests::users_bin)
+    // UsersHttp builds the binary, waits until it listens and kills it when dropped.
+    let mut server = tokio::task::spawn_blocking(mcp_tool_tests::UsersHttp::start)
         .await
-        .expect("the build thread");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
-    let mut guard = ChildGuard(
-        Command::new(users)
-            .args(["--http", &format!("127.0.0.1:{port}")])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .env_remove(mcp_tool::TOKENS_ENV)
-            .spawn()
-            .expect("users starts"),
-    );
-    let pid = guard.0.id().to_string();
-
+        .expect("the server starts");
+    let pid = server.child.id().to_string();
+    let port = server.addr.port();
     let srv = Served {
         port,
         base: format!("http://127.0.0.1:{port}"),
         http: client(),
         task: tokio::spawn(async {}),
     };
-    // Wait until it listens.
-    let deadline = Instant::now() + WAIT;
-    loop {
-        match srv
-            .post()
-            .body(request(0, "ping", json!({})).to_string())
-            .send()
-            .await
-        {
-            Ok(_) => break,
-            Err(e) => {
-                assert!(Instant::now() < deadline, "users never listened: {e}");
-                assert!(guard.0.try_wait().expect("wait").is_none(), "users exited");
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-        }
-    }
     let s = srv.session(json!({})).await;
     let call_id = s.next_id();
     let response = s
@@ -1611,7 +1571,7 @@ async fn sigterm_lets_calls_in_flight_finish_and_exits_cleanly() {
     // Then the process exits, with status 0.
     let deadline = Instant::now() + Duration::from_secs(5);
     let status = loop {
-        if let Some(status) = guard.0.try_wait().expect("wait") {
+        if let Some(status) = server.child.try_wait().expect("wait") {
             break status;
         }
         assert!(
