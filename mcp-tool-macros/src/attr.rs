@@ -40,6 +40,8 @@ pub(crate) struct Tool {
     pub(crate) always_visible: Option<Setting<bool>>,
     /// The time limit in milliseconds.
     pub(crate) timeout: Option<Setting<u64>>,
+    /// A synchronous tool that always runs on the blocking pool (it may block).
+    pub(crate) blocking: Option<Setting<bool>>,
     /// A hand-written input schema (JSON text, checked), used verbatim.
     pub(crate) input_schema: Option<Setting<LitStr>>,
     /// A hand-written output schema (JSON text, checked), replacing the derived one.
@@ -110,6 +112,10 @@ impl Keys for Tool {
         KeyDef {
             name: "timeout",
             parse: |t, cx, k, v| t.timeout = k.duration(cx, v),
+        },
+        KeyDef {
+            name: "blocking",
+            parse: |t, cx, k, v| t.blocking = k.flag(cx, v),
         },
         KeyDef {
             name: "input_schema",
@@ -943,9 +949,9 @@ mod tests {
                 "`name` specified more than once",
                 "unknown `tool` attribute `retries`, expected one of `name`, `title`, \
                  `description`, `read_only`, `destructive`, `idempotent`, `open_world`, \
-                 `hidden`, `default_visible`, `always_visible`, `timeout`, `input_schema`, \
-                 `output_schema`, `invoking`, `invoked`, `examples`, `icons`, `meta`, `ui`, \
-                 `visibility`, `crate`",
+                 `hidden`, `default_visible`, `always_visible`, `timeout`, `blocking`, \
+                 `input_schema`, `output_schema`, `invoking`, `invoked`, `examples`, `icons`, \
+                 `meta`, `ui`, `visibility`, `crate`",
                 "expected a positive duration such as `timeout = \"30s\"` (units: `ms`, `s`, \
                  `m`, `h`)",
                 "expected a path: `crate = ::mcp_tool`",

@@ -141,6 +141,16 @@ fn tool_fn(cx: &Ctxt, tool: &ToolFn<'_>) {
     annotations(cx, tool);
     signature(cx, tool);
     params(cx, tool);
+    if let Some(blocking) = &tool.attrs.blocking
+        && blocking.value
+        && tool.sig.asyncness.is_some()
+    {
+        cx.error_spanned_by(
+            &blocking.key,
+            "`blocking` is for synchronous tools: an `async fn` runs on the async runtime; \
+             move its blocking part into `tokio::task::spawn_blocking`, or make it a plain `fn`",
+        );
+    }
 }
 
 fn name(cx: &Ctxt, tool: &ToolFn<'_>) {

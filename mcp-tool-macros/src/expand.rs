@@ -305,7 +305,7 @@ fn define_fn(tool: &ToolFn<'_>, krate: &TokenStream, ident: &Ident) -> TokenStre
 }
 
 /// `fn #ident(__call: ToolCall) -> BoxFuture`: takes the service and each parameter from the
-/// call, then runs the tool (a sync one on the blocking pool) and converts its result.
+/// call, then runs the tool (a sync one as its `SyncPolicy` says) and converts its result.
 fn call_fn(
     tool: &ToolFn<'_>,
     krate: &TokenStream,
@@ -368,7 +368,17 @@ fn call_fn(
     let run = if is_async {
         converted
     } else {
-        quote!(#p::run_blocking(move || #converted).await)
+        // One policy per tool: on the blocking pool until the tool has shown it is quick
+        // (or always, with `blocking`).
+        let policy = if tool.attrs.blocking.as_ref().is_some_and(|b| b.value) {
+            quote!(#p::SyncPolicy::blocking())
+        } else {
+            quote!(#p::SyncPolicy::adaptive())
+        };
+        quote!({
+            static __POLICY: #p::SyncPolicy = #policy;
+            #p::run_sync(&__POLICY, move || #converted).await
+        })
     };
     // The coercion to `BoxFuture` is where a future that is not `Send` fails: put that error
     // on the tool's name.

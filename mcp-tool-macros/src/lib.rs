@@ -45,8 +45,13 @@ use crate::ctxt::Ctxt;
 /// # fn main() {}
 /// ```
 ///
-/// The function may be `async` or not. A synchronous tool runs on the runtime's blocking thread
-/// pool, so it may block; an `async` tool's future must be `Send`.
+/// The function may be `async` or not; an `async` tool's future must be `Send`. A synchronous
+/// tool never stalls the async runtime by surprise: its calls run on the blocking thread pool
+/// until 16 calls in a row have each finished within 100 µs; from then on they run on the
+/// async worker that handles the call, which saves two thread hand-offs per call. A call on
+/// the worker that takes 1 ms or more sends the tool back to the blocking pool for good (with a
+/// warning on stderr). Mark a tool that may block (I/O, locks) `blocking` to keep it on the
+/// blocking pool from the start.
 ///
 /// A method can be a tool too: put `#[tool]` on it and [`#[tools]`](macro@tools) on its impl
 /// block.
@@ -62,6 +67,18 @@ use crate::ctxt::Ctxt;
 /// | `destructive` | flag | The tool may perform destructive updates (not with `read_only`). |
 /// | `idempotent` | flag | Calling it again with the same arguments has no further effect. |
 /// | `open_world` | flag | The tool interacts with an open world of external entities. |
+/// | `hidden` | flag | Registered but not listed until enabled (`ToolManager`); `default_visible = false` says the same. |
+/// | `always_visible` | flag | Listed whatever the session's allow or block list. |
+/// | `timeout` | `"30s"` | A time limit (`ms`, `s`, `m`, `h`): a call that exceeds it is stopped and answered with `isError`. |
+/// | `blocking` | flag | A synchronous tool that may block: always run on the blocking thread pool. |
+/// | `input_schema` | `"{…}"` | A hand-written input schema (JSON, checked at compile time), published verbatim. |
+/// | `output_schema` | `"{…}"` | A hand-written output schema, replacing the derived one. |
+/// | `invoking` / `invoked` | `"…"` | Status texts while the tool runs and once it ran (at most 64 characters). |
+/// | `examples` | `examples(request = "{…}", response = "{…}")` | An example call, published in `_meta` and checked by `testing::check_examples`. |
+/// | `icons` | `"[…]"` | Icons: a JSON array of `{src, mimeType?, sizes?, theme?}`. |
+/// | `meta` | `"{…}"` | Entries merged into the tool's `_meta` (reserved MCP prefixes refused). |
+/// | `ui` | `"name"` | An MCP Apps view: the crate's `ui/name.html`, embedded at compile time. |
+/// | `visibility` | `["model", "app"]` | Who may call the tool; `["app"]` hides it from the model. |
 /// | `crate` | path | The path of the `mcp-tool` crate, if not `::mcp_tool`. |
 ///
 /// A flag is written alone (`read_only`, meaning `true`) or as `read_only = true` or

@@ -53,7 +53,8 @@ const RUNTIME_NAMES: &[&str] = &[
     "output",
     "into_result",
     "missing_service",
-    "run_blocking",
+    "run_sync",
+    "SyncPolicy",
 ];
 
 fn assert_only_private_paths(tokens: TokenStream) {

@@ -8,6 +8,7 @@ pub use crate::extract::{FromToolCall, Rejection, ToolCall, ViaArgs, ViaArgument
 pub use crate::registry::{BoxFuture, ServiceType, ToolRecord, ToolSet};
 pub use crate::result::{IntoToolResult, ToolResult};
 pub use crate::schema::{Annotations, DefBuilder, ParamSpec};
+pub use crate::sync_tools::SyncPolicy;
 pub use inventory;
 pub use std::any::type_name;
 pub use std::boxed::Box;
@@ -57,16 +58,12 @@ pub fn missing_service(ty: &'static str) -> ToolResult {
     ))
 }
 
-/// Runs a synchronous tool on the blocking thread pool so it cannot stall the async runtime.
-pub async fn run_blocking<F>(f: F) -> ToolResult
+/// Runs a synchronous tool body where its [`SyncPolicy`] says.
+pub async fn run_sync<F>(policy: &'static SyncPolicy, body: F) -> ToolResult
 where
     F: FnOnce() -> ToolResult + Send + 'static,
 {
-    let request = crate::logging::current();
-    match tokio::task::spawn_blocking(move || crate::logging::in_blocking(request, f)).await {
-        Ok(r) => r,
-        Err(e) => crate::server::panic_result(e.try_into_panic().ok()),
-    }
+    crate::sync_tools::run_sync(policy, body).await
 }
 
 pub use std::time::Duration;

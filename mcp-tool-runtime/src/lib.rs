@@ -19,6 +19,7 @@ mod result;
 mod schema;
 mod server;
 mod stdio;
+mod sync_tools;
 pub mod testing;
 
 #[doc(hidden)]

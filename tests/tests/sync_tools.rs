@@ -1,0 +1,173 @@
+//! Where synchronous tools run: on the blocking pool until they have shown they are quick,
+//! then on the async worker handling the call; back to the pool for good after a slow call on
+//! the worker; always on the pool with `#[tool(blocking)]`.
+//!
+//! Each test runs on a current-thread runtime, so "on the worker" means "on the test's own
+//! thread". Every tool here is used by one test only: its policy lives as long as the process.
+
+use std::sync::Mutex;
+use std::thread::{self, ThreadId};
+use std::time::Duration;
+
+use mcp_tool::ServerCore;
+use mcp_tool::prelude::*;
+use mcp_tool::serde_json::{self, json};
+
+static SEEN: Mutex<Vec<(&'static str, ThreadId)>> = Mutex::new(Vec::new());
+
+fn seen(tool: &'static str) {
+    SEEN.lock().unwrap().push((tool, thread::current().id()));
+}
+
+/// The threads each call of `tool` ran on, in order.
+fn threads_of(tool: &str) -> Vec<ThreadId> {
+    SEEN.lock()
+        .unwrap()
+        .iter()
+        .filter(|(t, _)| *t == tool)
+        .map(|(_, id)| *id)
+        .collect()
+}
+
+/// Quick.
+#[tool]
+fn quick(a: i64) -> i64 {
+    seen("quick");
+    a + 1
+}
+
+/// Quick, but marked as one that may block.
+#[tool(blocking)]
+fn marked_blocking(a: i64) -> i64 {
+    seen("marked_blocking");
+    a + 1
+}
+
+/// Always takes 300 µs.
+#[tool]
+fn steady_slow() -> &'static str {
+    seen("steady_slow");
+    thread::sleep(Duration::from_micros(300));
+    "done"
+}
+
+/// Quick unless asked to sleep.
+#[tool]
+fn sometimes_slow(sleep_ms: u64) -> &'static str {
+    seen("sometimes_slow");
+    thread::sleep(Duration::from_millis(sleep_ms));
+    "done"
+}
+
+async fn call_n(core: &std::sync::Arc<ServerCore>, tool: &str, args: serde_json::Value, n: usize) {
+    for _ in 0..n {
+        let result = core.call(tool, args.clone()).await.expect("a known tool");
+        assert!(!result.is_error, "{tool}: {}", result.text_content());
+    }
+}
+
+fn core(tool: &str) -> std::sync::Arc<ServerCore> {
+    Server::new("sync", "1.0.0")
+        .only([tool])
+        .build()
+        .expect("the server builds")
+}
+
+/// Calls `tool` until a call runs on this (the worker's) thread; returns how many calls that
+/// took. (A call preempted on a busy machine can take over 100 µs and restart the count, so
+/// this allows for more than the 17 calls an idle machine needs.)
+async fn calls_until_inline(
+    core: &std::sync::Arc<ServerCore>,
+    tool: &'static str,
+    args: serde_json::Value,
+) -> usize {
+    let me = thread::current().id();
+    for n in 1..=500 {
+        call_n(core, tool, args.clone(), 1).await;
+        if threads_of(tool).last() == Some(&me) {
+            return n;
+        }
+    }
+    panic!("{tool} never ran on the worker in 500 quick calls");
+}
+
+#[tokio::test]
+async fn a_quick_tool_moves_to_the_worker_after_16_quick_calls() {
+    let core = core("quick");
+    let n = calls_until_inline(&core, "quick", json!({ "a": 1 })).await;
+    assert!(
+        n >= 17,
+        "the first 16 calls run on the blocking pool, not {n}"
+    );
+    call_n(&core, "quick", json!({ "a": 1 }), 20).await;
+    let me = thread::current().id();
+    let threads = threads_of("quick");
+    assert!(
+        threads[n - 1..].iter().all(|t| *t == me),
+        "once on the worker, it stays there: {threads:?} (worker {me:?})"
+    );
+}
+
+#[tokio::test]
+async fn a_blocking_tool_stays_on_the_pool() {
+    let core = core("marked_blocking");
+    call_n(&core, "marked_blocking", json!({ "a": 1 }), 40).await;
+    let me = thread::current().id();
+    let threads = threads_of("marked_blocking");
+    assert_eq!(threads.len(), 40);
+    assert!(threads.iter().all(|t| *t != me), "{threads:?}");
+}
+
+#[tokio::test]
+async fn a_tool_slower_than_100_us_stays_on_the_pool() {
+    let core = core("steady_slow");
+    call_n(&core, "steady_slow", json!({}), 30).await;
+    let me = thread::current().id();
+    let threads = threads_of("steady_slow");
+    assert_eq!(threads.len(), 30);
+    assert!(threads.iter().all(|t| *t != me), "{threads:?}");
+}
+
+#[tokio::test]
+async fn a_slow_call_on_the_worker_sends_the_tool_back_to_the_pool_for_good() {
+    let core = core("sometimes_slow");
+    let n = calls_until_inline(&core, "sometimes_slow", json!({ "sleep_ms": 0 })).await;
+    // On the worker now: this call is slow (5 ms ≥ 1 ms), and runs there.
+    call_n(&core, "sometimes_slow", json!({ "sleep_ms": 5 }), 1).await;
+    call_n(&core, "sometimes_slow", json!({ "sleep_ms": 0 }), 30).await;
+    let me = thread::current().id();
+    let threads = threads_of("sometimes_slow");
+    assert_eq!(threads.len(), n + 31);
+    assert_eq!(
+        threads[n], me,
+        "the slow call ran on the worker: {threads:?}"
+    );
+    assert!(
+        threads[n + 1..].iter().all(|t| *t != me),
+        "after the slow call, every call runs on the pool again: {threads:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_panic_on_the_worker_is_an_error_result() {
+    /// Panics on request.
+    #[tool]
+    fn panics_on_request(panic: bool) -> &'static str {
+        seen("panics_on_request");
+        assert!(!panic, "asked to panic");
+        "fine"
+    }
+    let core = core("panics_on_request");
+    calls_until_inline(&core, "panics_on_request", json!({ "panic": false })).await;
+    let result = core
+        .call("panics_on_request", json!({ "panic": true }))
+        .await
+        .expect("a known tool");
+    assert!(result.is_error);
+    assert!(
+        result.text_content().contains("asked to panic"),
+        "{}",
+        result.text_content()
+    );
+    call_n(&core, "panics_on_request", json!({ "panic": false }), 2).await;
+}
