@@ -1219,17 +1219,26 @@ impl Session {
             params.meta,
         );
         let cancel = request.cancel.clone();
+        let era = Era::of(request.protocol_version());
+        let session = self.clone();
+        let mut run = Box::pin(async move { session.run_tool(&entry, arguments, request).await });
+        // Most calls finish without waiting for anything: answer those right here, sparing a
+        // task and a hand-off between threads. A call that is not done yet goes on in a task
+        // of its own, whose first poll registers the wakers it really needs (the one used
+        // here wakes nothing).
+        let mut here = Context::from_waker(std::task::Waker::noop());
+        if let Poll::Ready(result) = run.as_mut().poll(&mut here) {
+            return self.answer_call(&id_text, era, result);
+        }
         let session = self.clone();
         let key = protocol::id_key(&id_text).to_string();
         // The in-flight table is locked while spawning, so the task cannot remove its entry
         // before it is inserted.
         let mut in_flight = lock(&self.in_flight);
         let task = tokio::spawn(async move {
-            let era = Era::of(request.protocol_version());
-            let mut result = session.run_tool(&entry, arguments, request).await.to_json();
-            era.shape_result(&mut result);
+            let result = run.await;
             lock(&session.in_flight).remove(&key);
-            session.respond(&id_text, protocol::result_response(&id_text, &result));
+            session.answer_call(&id_text, era, result);
         });
         in_flight.insert(
             protocol::id_key(id.get()).to_string(),
@@ -1238,6 +1247,13 @@ impl Session {
                 cancel,
             },
         );
+    }
+
+    /// Sends a call's result, shaped for the session's protocol era.
+    fn answer_call(&self, id: &str, era: Era, result: ToolResult) {
+        let mut result = result.to_json();
+        era.shape_result(&mut result);
+        self.respond(id, protocol::result_response(id, &result));
     }
 
     /// Validates the arguments, runs the tool (catching a panic, within its time limit) and

@@ -83,11 +83,20 @@ async fn write_message<W: AsyncWrite + Unpin>(out: &mut W, message: &Outgoing) -
 /// non-blocking pipes by the runtime's reactor; otherwise (a terminal, a file) through Tokio's
 /// blocking stdio threads.
 pub async fn serve_stdio(core: Arc<ServerCore>) -> io::Result<()> {
-    #[cfg(target_os = "linux")]
-    if let Some((input, output)) = stdio_pipes() {
-        return serve_io(core, input, output).await;
+    // The session runs as a task of the runtime, not in the caller's future: `main` is
+    // usually driven by `block_on` on a thread of its own, and every message would then
+    // cross between that thread and the runtime's workers.
+    let serve = async move {
+        #[cfg(target_os = "linux")]
+        if let Some((input, output)) = stdio_pipes() {
+            return serve_io(core, input, output).await;
+        }
+        serve_io(core, tokio::io::stdin(), tokio::io::stdout()).await
+    };
+    match tokio::spawn(serve).await {
+        Ok(result) => result,
+        Err(e) => Err(io::Error::other(format!("the stdio session failed: {e}"))),
     }
-    serve_io(core, tokio::io::stdin(), tokio::io::stdout()).await
 }
 
 /// Stdin and stdout reopened as non-blocking pipes (new open file descriptions, so the flag
