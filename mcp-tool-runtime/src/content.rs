@@ -296,6 +296,24 @@ impl Content {
     }
 }
 
+/// The same JSON as [`Content::to_json`], written without building it: text blocks (the
+/// common case) directly, other blocks through their JSON form.
+impl serde::Serialize for Content {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        match self {
+            Content::Text(text) => {
+                let mut m = serializer.serialize_map(Some(2))?;
+                m.serialize_entry("type", "text")?;
+                m.serialize_entry("text", text)?;
+                m.end()
+            }
+            Content::Raw(v) => v.serialize(serializer),
+            other => other.to_json().serialize(serializer),
+        }
+    }
+}
+
 /// A block type of the user's own (seed 000's `VideoContent`): anything that can say what its
 /// JSON form is. `Content::from_block(video)` turns it into a [`Content`].
 ///

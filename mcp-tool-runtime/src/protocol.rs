@@ -338,14 +338,25 @@ fn bad_message(line: &[u8], e: Option<&serde_json::Error>) -> String {
 
 /// Serializes a success response with the id as received.
 pub(crate) fn result_response(id: &str, result: &Value) -> String {
-    let result = result.to_string();
-    let mut s = String::with_capacity(result.len() + id.len() + 32);
-    s.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
-    s.push_str(id);
-    s.push_str(",\"result\":");
-    s.push_str(&result);
-    s.push('}');
-    s
+    serialize_result_response(id, result)
+}
+
+/// Serializes a success response, writing `result` straight into the message.
+pub(crate) fn serialize_result_response<T: serde::Serialize>(id: &str, result: &T) -> String {
+    let mut out = Vec::with_capacity(256 + id.len());
+    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    out.extend_from_slice(id.as_bytes());
+    out.extend_from_slice(b",\"result\":");
+    if let Err(e) = serde_json::to_writer(&mut out, result) {
+        let e = RpcError::new(
+            code::INTERNAL_ERROR,
+            format!("cannot serialize the result: {e}"),
+        );
+        return error_response(id, &e);
+    }
+    out.push(b'}');
+    // serde_json writes UTF-8, and `id` is text.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// Serializes a success response whose result is already JSON text.
@@ -367,23 +378,49 @@ pub(crate) fn error_response(id: &str, error: &RpcError) -> String {
     )
 }
 
+/// JSON text of a value, written through serde_json's byte writer (faster than `Display`,
+/// which goes through `fmt::Write`).
+pub(crate) fn json_string<T: serde::Serialize + ?Sized>(value: &T) -> String {
+    let mut out = Vec::with_capacity(128);
+    match serde_json::to_writer(&mut out, value) {
+        // serde_json writes UTF-8.
+        Ok(()) => String::from_utf8(out).unwrap_or_default(),
+        // Only a map with non-string keys fails, which no value here has.
+        Err(e) => {
+            tracing::error!(error = %e, "cannot serialize a value as JSON");
+            "null".to_owned()
+        }
+    }
+}
+
+/// A notification or request of the server's: `{"jsonrpc":"2.0",[id,]method,params}`.
+#[derive(serde::Serialize)]
+struct Outbound<'a> {
+    jsonrpc: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<u64>,
+    method: &'a str,
+    params: &'a Value,
+}
+
 /// Serializes a notification.
 pub(crate) fn notification(method: &str, params: &Value) -> String {
-    let mut m = Map::with_capacity(3);
-    m.insert("jsonrpc".into(), Value::String("2.0".into()));
-    m.insert("method".into(), Value::String(method.into()));
-    m.insert("params".into(), params.clone());
-    Value::Object(m).to_string()
+    json_string(&Outbound {
+        jsonrpc: "2.0",
+        id: None,
+        method,
+        params,
+    })
 }
 
 /// Serializes a request the server makes of the client.
 pub(crate) fn request(id: u64, method: &str, params: &Value) -> String {
-    let mut m = Map::with_capacity(4);
-    m.insert("jsonrpc".into(), Value::String("2.0".into()));
-    m.insert("id".into(), Value::from(id));
-    m.insert("method".into(), Value::String(method.into()));
-    m.insert("params".into(), params.clone());
-    Value::Object(m).to_string()
+    json_string(&Outbound {
+        jsonrpc: "2.0",
+        id: Some(id),
+        method,
+        params,
+    })
 }
 
 /// The canonical form of a request id (JSON text as serde_json writes it), for matching ids

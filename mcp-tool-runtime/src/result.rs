@@ -97,6 +97,29 @@ impl ToolResult {
     }
 }
 
+/// The same JSON as [`ToolResult::to_json`], written without building it.
+impl Serialize for ToolResult {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let len = 1
+            + usize::from(self.structured_content.is_some())
+            + usize::from(self.is_error)
+            + usize::from(self.meta.is_some());
+        let mut m = serializer.serialize_map(Some(len))?;
+        m.serialize_entry("content", &self.content)?;
+        if let Some(s) = &self.structured_content {
+            m.serialize_entry("structuredContent", s)?;
+        }
+        if self.is_error {
+            m.serialize_entry("isError", &true)?;
+        }
+        if let Some(meta) = &self.meta {
+            m.serialize_entry("_meta", meta)?;
+        }
+        m.end()
+    }
+}
+
 /// Converts a tool's return value into a [`ToolResult`].
 ///
 /// Implemented for text (`String`, `&str`, `Cow<str>`), numbers, `bool`, `()`, [`Json<T>`],
@@ -193,7 +216,7 @@ impl<T: Serialize + JsonSchema> IntoToolResult for Json<T> {
         // output schema, by the dispatcher; here the value is given as it is.
         match serde_json::to_value(&self.0) {
             Ok(value) => ToolResult {
-                content: vec![Content::Text(value.to_string())],
+                content: vec![Content::Text(crate::protocol::json_string(&value))],
                 structured_content: Some(value),
                 ..ToolResult::default()
             },
@@ -393,5 +416,49 @@ impl<T: IntoToolResult, E: IntoToolError> IntoToolResult for Result<T, E> {
 
     fn output_schema(generator: &mut SchemaGenerator) -> Option<Schema> {
         T::output_schema(generator)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::content::{Audience, ContentAnnotations, ResourceContents};
+    use serde_json::json;
+
+    /// The serialized form (sent to clients of the current protocol) is exactly `to_json`.
+    #[test]
+    fn serializing_gives_the_json_form() {
+        let mut meta = Map::new();
+        meta.insert("k".into(), json!([1, "two"]));
+        let results = [
+            ToolResult::text("plain \"quoted\" \u{e9}\n"),
+            ToolResult::error("bad"),
+            ToolResult {
+                content: vec![
+                    Content::text("a"),
+                    Content::image([1u8, 2, 3], "image/png"),
+                    Content::audio([4u8], "audio/wav"),
+                    Content::resource_link("file:///x", "x"),
+                    Content::resource(ResourceContents::text("file:///y", "text/plain", "y")),
+                    Content::resource(ResourceContents::blob("file:///z", "a/b", [0u8; 5])),
+                    Content::text("n").annotate(ContentAnnotations {
+                        audience: vec![Audience::User],
+                        priority: Some(0.5),
+                        last_modified: None,
+                    }),
+                    Content::Raw(json!({ "type": "video", "uri": "v" })),
+                ],
+                structured_content: Some(json!({ "id": 1, "tags": ["x"] })),
+                meta: Some(meta),
+                enable_tools: vec!["not sent".into()],
+                ..ToolResult::default()
+            },
+            ToolResult::default(),
+        ];
+        for result in results {
+            let written: Value =
+                serde_json::from_str(&serde_json::to_string(&result).unwrap()).unwrap();
+            assert_eq!(written, result.to_json(), "{result:?}");
+        }
     }
 }

@@ -1251,9 +1251,14 @@ impl Session {
 
     /// Sends a call's result, shaped for the session's protocol era.
     fn answer_call(&self, id: &str, era: Era, result: ToolResult) {
-        let mut result = result.to_json();
-        era.shape_result(&mut result);
-        self.respond(id, protocol::result_response(id, &result));
+        let text = if era == Era::Structured {
+            protocol::serialize_result_response(id, &result)
+        } else {
+            let mut result = result.to_json();
+            era.shape_result(&mut result);
+            protocol::result_response(id, &result)
+        };
+        self.respond(id, text);
     }
 
     /// Validates the arguments, runs the tool (catching a panic, within its time limit) and
@@ -1304,7 +1309,9 @@ impl Session {
             // Structured content alone: the text copy for clients that read only `content`.
             result
                 .content
-                .push(crate::content::Content::text(structured.to_string()));
+                .push(crate::content::Content::text(protocol::json_string(
+                    structured,
+                )));
         }
         if entry.def.wraps_output()
             && !result.is_error
