@@ -816,7 +816,7 @@ async fn stateless_post(
     identity: Option<Identity>,
 ) -> Response {
     let (tx, mut rx) = mpsc::unbounded_channel::<Outgoing>();
-    let session = Session::new(endpoint.core.clone(), tx);
+    let session = Session::one_shot(endpoint.core.clone(), tx);
     session.set_identity(identity.map(Arc::new));
     session.set_stateless(version.unwrap_or(ProtocolVersion::LATEST));
     session.handle_line(body);

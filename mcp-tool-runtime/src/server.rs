@@ -381,7 +381,7 @@ impl ServerCore {
         arguments: Value,
     ) -> Result<ToolResult, RpcError> {
         let (tx, _) = mpsc::unbounded_channel();
-        let session = Session::new(self.clone(), tx);
+        let session = Session::one_shot(self.clone(), tx);
         let arguments = match arguments {
             Value::Null => Map::new(),
             Value::Object(m) => m,
@@ -731,12 +731,24 @@ struct SetLevelParams<'a> {
 impl Session {
     /// A session of `core` whose outgoing messages go to `out`.
     pub(crate) fn new(core: Arc<ServerCore>, out: Outbound) -> Arc<Session> {
+        let session = Self::one_shot(core, out);
+        {
+            let mut sessions = lock(&session.core.sessions);
+            sessions.retain(|s| s.strong_count() > 0);
+            sessions.push(Arc::downgrade(&session));
+        }
+        session
+    }
+
+    /// A session for one message (stateless HTTP, an in-process call): not among the core's
+    /// live sessions, so catalog changes are not announced to it.
+    pub(crate) fn one_shot(core: Arc<ServerCore>, out: Outbound) -> Arc<Session> {
         let selector = Selector::default();
         let catalog = core.catalog();
         for change in lock(&core.global_changes).iter() {
             let _ = selector.apply(&catalog, change);
         }
-        let session = Arc::new(Session {
+        Arc::new(Session {
             core,
             out,
             client: RwLock::new(Arc::new(ClientInfo::default())),
@@ -748,13 +760,7 @@ impl Session {
             identity: RwLock::new(None),
             can_request: AtomicBool::new(true),
             subscriptions: Mutex::new(std::collections::HashSet::new()),
-        });
-        {
-            let mut sessions = lock(&session.core.sessions);
-            sessions.retain(|s| s.strong_count() > 0);
-            sessions.push(Arc::downgrade(&session));
-        }
-        session
+        })
     }
 
     pub(crate) fn core(&self) -> &Arc<ServerCore> {
