@@ -24,8 +24,8 @@ const TOO_SLOW: Duration = Duration::from_millis(1);
 const BLOCKING: u32 = u32::MAX;
 
 /// Where one synchronous tool's calls run. The state is the number of consecutive quick calls
-/// seen on the blocking pool (up to [`PROBATION`], which means "on the worker"), or
-/// [`BLOCKING`].
+/// seen on the blocking pool (up to 16, which means "on the worker"), or `u32::MAX` for a tool
+/// that stays on the blocking pool.
 #[derive(Debug)]
 pub struct SyncPolicy(AtomicU32);
 
