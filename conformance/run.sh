@@ -97,40 +97,31 @@ free_port() {
     node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
 }
 
-# Waits (at most 30 s) until something listens on 127.0.0.1:$1, while $2 is alive.
-wait_port() {
-    local port=$1 pid=$2 logfile=$3
+# Waits (at most 30 s) until the command after $1 (server pid), $2 (its log) and $3 (what is
+# awaited, for the message) succeeds, while the server is alive.
+wait_for() {
+    local pid=$1 logfile=$2 what=$3
+    shift 3
     for _ in $(seq 300); do
-        if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-            return 0
-        fi
+        "$@" && return 0
         kill -0 "$pid" 2>/dev/null || {
             cat "$logfile" >&2
-            die "the server exited before listening on port $port"
+            die "the server exited before $what"
         }
         sleep 0.1
     done
     cat "$logfile" >&2
-    die "nothing listens on port $port after 30 s"
+    die "no $what after 30 s"
 }
 
-# Waits (at most 30 s) until the server $1 prints "MCP endpoint URL" in its log $2; prints URL.
-wait_endpoint() {
-    local pid=$1 logfile=$2 url
-    for _ in $(seq 300); do
-        url=$(sed -n 's/.*MCP endpoint \(http:[^ ]*\).*/\1/p' "$logfile" | head -1)
-        if [[ -n "$url" ]]; then
-            echo "$url"
-            return 0
-        fi
-        kill -0 "$pid" 2>/dev/null || {
-            cat "$logfile" >&2
-            die "the server exited before listening"
-        }
-        sleep 0.1
-    done
-    cat "$logfile" >&2
-    die "the server did not say where it listens after 30 s"
+# Whether something listens on 127.0.0.1:$1.
+listens() {
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# Whether the log $1 has the "MCP endpoint URL" line the server prints when it listens.
+says_endpoint() {
+    grep -q 'MCP endpoint http:' "$1"
 }
 
 results="$here/results"
@@ -172,7 +163,8 @@ leg() {
 # Port 0: the server takes a port the system gives it and prints its endpoint.
 start "$results/http-server.log" "$bin" --http "127.0.0.1:0"
 http_pid=$server_pid
-url=$(wait_endpoint "$http_pid" "$results/http-server.log")
+wait_for "$http_pid" "$results/http-server.log" "its endpoint line" says_endpoint "$results/http-server.log"
+url=$(sed -n 's/.*MCP endpoint \(http:[^ ]*\).*/\1/p' "$results/http-server.log" | head -1)
 
 echo "== conformance leg 1: 0.1.16 active suite over HTTP ($url)"
 leg http 40 0 "$suite_stable" --url "$url" --expected-failures baselines/http.yml
@@ -187,7 +179,7 @@ gport=$(free_port)
 start "$results/stdio-gateway.log" node "$gateway" --stdio "$bin" \
     --outputTransport streamableHttp --stateful --sessionTimeout 60000 --port "$gport" --logLevel none
 gateway_pid=$server_pid
-wait_port "$gport" "$gateway_pid" "$results/stdio-gateway.log"
+wait_for "$gateway_pid" "$results/stdio-gateway.log" "listening on port $gport" listens "$gport"
 
 echo "== conformance leg 3: 0.1.16 active suite over stdio, through supergateway (port $gport)"
 leg stdio 39 1 "$suite_stable" --url "http://127.0.0.1:$gport/mcp" --expected-failures baselines/stdio.yml

@@ -108,24 +108,24 @@ async fn a_quick_tool_moves_to_the_worker_after_16_quick_calls() {
     );
 }
 
+/// Calls `tool` `n` times and checks that no call ran on the worker.
+async fn stays_on_the_pool(tool: &'static str, args: serde_json::Value, n: usize) {
+    let core = core(tool);
+    call_n(&core, tool, args, n).await;
+    let me = thread::current().id();
+    let threads = threads_of(tool);
+    assert_eq!(threads.len(), n);
+    assert!(threads.iter().all(|t| *t != me), "{tool}: {threads:?}");
+}
+
 #[tokio::test]
 async fn a_blocking_tool_stays_on_the_pool() {
-    let core = core("marked_blocking");
-    call_n(&core, "marked_blocking", json!({ "a": 1 }), 40).await;
-    let me = thread::current().id();
-    let threads = threads_of("marked_blocking");
-    assert_eq!(threads.len(), 40);
-    assert!(threads.iter().all(|t| *t != me), "{threads:?}");
+    stays_on_the_pool("marked_blocking", json!({ "a": 1 }), 40).await;
 }
 
 #[tokio::test]
 async fn a_tool_slower_than_100_us_stays_on_the_pool() {
-    let core = core("steady_slow");
-    call_n(&core, "steady_slow", json!({}), 30).await;
-    let me = thread::current().id();
-    let threads = threads_of("steady_slow");
-    assert_eq!(threads.len(), 30);
-    assert!(threads.iter().all(|t| *t != me), "{threads:?}");
+    stays_on_the_pool("steady_slow", json!({}), 30).await;
 }
 
 #[tokio::test]
