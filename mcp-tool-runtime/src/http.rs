@@ -32,7 +32,7 @@ use serde_json::json;
 use tokio::sync::{mpsc, watch};
 
 use crate::protocol::{self, Message, ProtocolVersion, RpcError, code};
-use crate::server::{Outgoing, ServerCore, Session};
+use crate::server::{Deliver, Outbound, Outgoing, ServerCore, Session};
 
 const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
 const VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
@@ -580,48 +580,45 @@ impl Endpoint {
         }
     }
 
-    /// A new session, with the task that routes its messages to the open streams.
+    /// A new session, whose messages go straight to the open streams.
     fn new_session(&self, identity: Option<Identity>) -> Option<(String, Arc<HttpSession>)> {
         let id = new_session_id()?;
-        let (tx, mut rx) = mpsc::unbounded_channel::<Outgoing>();
-        let session = Session::new(self.core.clone(), tx);
-        session.set_identity(identity.clone().map(Arc::new));
-        let http = Arc::new(HttpSession {
-            session,
-            routes: Mutex::new(Routes::default()),
-            last_seen: Mutex::new(Instant::now()),
-            identity,
-        });
-        let weak = Arc::downgrade(&http);
-        tokio::spawn(async move {
-            while let Some(message) = rx.recv().await {
-                let Some(http) = weak.upgrade() else { return };
-                route(&http, message);
+        let http = Arc::new_cyclic(|me: &std::sync::Weak<HttpSession>| {
+            let to: std::sync::Weak<dyn Deliver> = me.clone();
+            let session = Session::new(self.core.clone(), Outbound::Routed(to));
+            session.set_identity(identity.clone().map(Arc::new));
+            HttpSession {
+                session,
+                routes: Mutex::new(Routes::default()),
+                last_seen: Mutex::new(Instant::now()),
+                identity,
             }
         });
         Some((id, http))
     }
 }
 
-/// Puts a session's message on the stream it belongs to: its request's, else the GET stream.
-fn route(http: &HttpSession, message: Outgoing) {
-    let mut routes = lock(&http.routes);
-    if let Some(related) = message.related.clone()
-        && let Some(stream) = routes.requests.get(&related)
-    {
-        let done = message.is_response;
-        if stream.send(message).is_err() || done {
-            routes.requests.remove(&related);
-        }
-        return;
-    }
-    match &routes.standalone {
-        Some(stream) if !message.is_response => {
-            if stream.send(message).is_err() {
-                routes.standalone = None;
+impl Deliver for HttpSession {
+    /// Puts a message on the stream it belongs to: its request's, else the GET stream.
+    fn deliver(&self, message: Outgoing) {
+        let mut routes = lock(&self.routes);
+        if let Some(related) = message.related.clone()
+            && let Some(stream) = routes.requests.get(&related)
+        {
+            let done = message.is_response;
+            if stream.send(message).is_err() || done {
+                routes.requests.remove(&related);
             }
+            return;
         }
-        _ => tracing::debug!("no open stream for a message; dropped"),
+        match &routes.standalone {
+            Some(stream) if !message.is_response => {
+                if stream.send(message).is_err() {
+                    routes.standalone = None;
+                }
+            }
+            _ => tracing::debug!("no open stream for a message; dropped"),
+        }
     }
 }
 

@@ -625,8 +625,48 @@ pub(crate) struct Outgoing {
     pub(crate) is_response: bool,
 }
 
-/// Where a session's outgoing messages go.
-pub(crate) type Outbound = mpsc::UnboundedSender<Outgoing>;
+/// Where a session's outgoing messages go: a channel to the one stream of a connection
+/// (stdio, one-shot sessions), or a transport that puts each message on its stream at once
+/// (HTTP sessions, whose messages belong to different requests' streams).
+pub(crate) enum Outbound {
+    Channel(mpsc::UnboundedSender<Outgoing>),
+    Routed(Weak<dyn Deliver>),
+}
+
+/// A transport that routes a session's messages itself.
+pub(crate) trait Deliver: Send + Sync {
+    /// Puts the message on the stream it belongs to (or drops it if that stream is gone).
+    fn deliver(&self, message: Outgoing);
+}
+
+impl Outbound {
+    fn send(&self, message: Outgoing) {
+        match self {
+            // The receiver is gone only when the connection is closing; nothing is left to tell.
+            Outbound::Channel(tx) => {
+                let _ = tx.send(message);
+            }
+            Outbound::Routed(to) => {
+                if let Some(to) = to.upgrade() {
+                    to.deliver(message);
+                }
+            }
+        }
+    }
+
+    fn is_closed(&self) -> bool {
+        match self {
+            Outbound::Channel(tx) => tx.is_closed(),
+            Outbound::Routed(to) => to.strong_count() == 0,
+        }
+    }
+}
+
+impl From<mpsc::UnboundedSender<Outgoing>> for Outbound {
+    fn from(tx: mpsc::UnboundedSender<Outgoing>) -> Self {
+        Outbound::Channel(tx)
+    }
+}
 
 /// One connection's protocol state: the negotiated version, the client, the calls in flight,
 /// the requests made of the client, the log level and the tool selection.
@@ -730,7 +770,7 @@ struct SetLevelParams<'a> {
 
 impl Session {
     /// A session of `core` whose outgoing messages go to `out`.
-    pub(crate) fn new(core: Arc<ServerCore>, out: Outbound) -> Arc<Session> {
+    pub(crate) fn new(core: Arc<ServerCore>, out: impl Into<Outbound>) -> Arc<Session> {
         let session = Self::one_shot(core, out);
         {
             let mut sessions = lock(&session.core.sessions);
@@ -742,7 +782,8 @@ impl Session {
 
     /// A session for one message (stateless HTTP, an in-process call): not among the core's
     /// live sessions, so catalog changes are not announced to it.
-    pub(crate) fn one_shot(core: Arc<ServerCore>, out: Outbound) -> Arc<Session> {
+    pub(crate) fn one_shot(core: Arc<ServerCore>, out: impl Into<Outbound>) -> Arc<Session> {
+        let out = out.into();
         let selector = Selector::default();
         let catalog = core.catalog();
         for change in lock(&core.global_changes).iter() {
@@ -789,8 +830,7 @@ impl Session {
     }
 
     fn emit(&self, text: String, related: Option<&Arc<str>>, is_response: bool) {
-        // The receiver is gone only when the connection is closing; nothing is left to tell.
-        let _ = self.out.send(Outgoing {
+        self.out.send(Outgoing {
             text,
             related: related.cloned(),
             is_response,
