@@ -696,7 +696,9 @@ async fn handle_post(
             );
         }
     };
-    let (id, is_initialize) = match protocol::parse(&body) {
+    // Parsed once: the id and method decide how to answer, and the session takes the message.
+    let message = match protocol::parse(&body) {
+        Ok(message) => message,
         Err(response) => {
             return (
                 StatusCode::BAD_REQUEST,
@@ -705,10 +707,12 @@ async fn handle_post(
             )
                 .into_response();
         }
-        Ok(Message::Request { id, method, .. }) => {
+    };
+    let (id, is_initialize) = match &message {
+        Message::Request { id, method, .. } => {
             (Some(protocol::id_key(id.get())), method == "initialize")
         }
-        Ok(_) => (None, false),
+        _ => (None, false),
     };
     if id.is_some()
         && let Err(r) = endpoint.refuse_if_stopping()
@@ -720,7 +724,7 @@ async fn handle_post(
         Err(r) => return *r,
     };
     if endpoint.config.stateless {
-        return stateless_post(&endpoint, &body, id, version, identity).await;
+        return stateless_post(&endpoint, message, id, version, identity).await;
     }
     let (session_id, http) = if is_initialize {
         if parts.headers.contains_key(&SESSION_HEADER) {
@@ -747,12 +751,12 @@ async fn handle_post(
     };
     let Some(id) = id else {
         // A notification or a response: accepted, nothing to say.
-        http.session.handle_line(&body);
+        http.session.handle_message(message);
         return StatusCode::ACCEPTED.into_response();
     };
     let (tx, rx) = mpsc::unbounded_channel();
     lock(&http.routes).requests.insert(id.clone(), tx);
-    http.session.handle_line(&body);
+    http.session.handle_message(message);
     let mut response = respond(rx, endpoint.config.sse_responses).await;
     if let Some(session_id) = session_id
         && let Ok(v) = HeaderValue::from_str(&session_id)
@@ -807,7 +811,7 @@ fn sse_response(body: Body) -> Response {
 /// Stateless mode: a fresh session per POST, JSON only.
 async fn stateless_post(
     endpoint: &Endpoint,
-    body: &[u8],
+    message: Message<'_>,
     id: Option<Arc<str>>,
     version: Option<ProtocolVersion>,
     identity: Option<Identity>,
@@ -816,7 +820,7 @@ async fn stateless_post(
     let session = Session::one_shot(endpoint.core.clone(), tx);
     session.set_identity(identity.map(Arc::new));
     session.set_stateless(version.unwrap_or(ProtocolVersion::LATEST));
-    session.handle_line(body);
+    session.handle_message(message);
     let Some(id) = id else {
         return StatusCode::ACCEPTED.into_response();
     };

@@ -928,10 +928,14 @@ impl Session {
     /// Handles one incoming line. Requests that run a tool are spawned, so many are in flight
     /// at once and each is answered when it finishes; everything else is answered in order.
     pub(crate) fn handle_line(self: &Arc<Self>, line: &[u8]) {
-        let message = match protocol::parse(line) {
-            Ok(m) => m,
-            Err(response) => return self.send(response),
-        };
+        match protocol::parse(line) {
+            Ok(message) => self.handle_message(message),
+            Err(response) => self.send(response),
+        }
+    }
+
+    /// Handles one message parsed already (the HTTP transport reads its id first).
+    pub(crate) fn handle_message(self: &Arc<Self>, message: Message<'_>) {
         match message {
             Message::Request { id, method, params } => self.handle_request(id, &method, params),
             Message::Notification { method, params } => self.notification(&method, params),
