@@ -6,7 +6,6 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use common::{Proc, VERSION, error_text, is_error, names_field, obj, run, text};
@@ -59,22 +58,9 @@ fn blocks(result: &Value) -> &Vec<Value> {
         .unwrap_or_else(|| panic!("`content` is an array: {result}"))
 }
 
-/// Today's date in UTC, as YYYY-MM-DD (civil from days, Howard Hinnant's algorithm).
+/// Today's date in UTC, as YYYY-MM-DD.
 fn today_utc() -> String {
-    let days = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .expect("after 1970")
-        .as_secs()
-        / 86_400;
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (year, month, day) = mcp_tool_examples::civil_from_days(mcp_tool_examples::days_today());
     format!("{year:04}-{month:02}-{day:02}")
 }
 

@@ -2,8 +2,6 @@
 //! content, drawn by an MCP Apps view (`ui/moon.html`, served as `ui://moon/moon`); `moon_facts`
 //! answers in text only. Everything is computed here: no network.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use mcp_tool::prelude::*;
 
 /// The mean length of a lunar cycle (new moon to new moon), in days.
@@ -81,41 +79,20 @@ impl Date {
         }
     }
 
-    /// Days since 1970-01-01 (Howard Hinnant's `days_from_civil`).
+    /// Days since 1970-01-01.
     fn days_since_epoch(self) -> i64 {
-        let y = if self.month <= 2 {
-            self.year - 1
-        } else {
-            self.year
-        };
-        let era = y.div_euclid(400);
-        let yoe = y.rem_euclid(400);
-        let m = i64::from(self.month);
-        let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(self.day) - 1;
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-        era * 146_097 + doe - 719_468
+        mcp_tool_examples::days_from_civil(self.year, self.month, self.day)
     }
 
-    /// The date `days` after 1970-01-01 (Howard Hinnant's `civil_from_days`).
+    /// The date `days` after 1970-01-01.
     fn from_days_since_epoch(days: i64) -> Date {
-        let z = days + 719_468;
-        let era = z.div_euclid(146_097);
-        let doe = z.rem_euclid(146_097);
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-        let mp = (5 * doy + 2) / 153;
-        let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-        let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-        let year = yoe + era * 400 + i64::from(month <= 2);
+        let (year, month, day) = mcp_tool_examples::civil_from_days(days);
         Date { year, month, day }
     }
 
     /// Today, in UTC.
     fn today() -> Date {
-        let secs = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        Date::from_days_since_epoch((secs / 86_400) as i64)
+        Date::from_days_since_epoch(mcp_tool_examples::days_today())
     }
 }
 
