@@ -8,7 +8,7 @@ pub use crate::extract::{FromToolCall, Rejection, ToolCall, ViaArgs, ViaArgument
 pub use crate::registry::{BoxFuture, ServiceType, ToolRecord, ToolSet};
 pub use crate::result::{IntoToolResult, ToolResult};
 pub use crate::schema::{Annotations, DefBuilder, ParamSpec};
-pub use crate::sync_tools::SyncPolicy;
+pub use crate::sync_tools::{SyncPolicy, run_sync};
 pub use inventory;
 pub use std::any::type_name;
 pub use std::boxed::Box;
@@ -56,14 +56,6 @@ pub fn missing_service(ty: &'static str) -> ToolResult {
     ToolResult::error(format!(
         "internal error: no `{ty}` instance was given to the server"
     ))
-}
-
-/// Runs a synchronous tool body where its [`SyncPolicy`] says.
-pub async fn run_sync<F>(policy: &'static SyncPolicy, body: F) -> ToolResult
-where
-    F: FnOnce() -> ToolResult + Send + 'static,
-{
-    crate::sync_tools::run_sync(policy, body).await
 }
 
 pub use std::time::Duration;

@@ -336,13 +336,8 @@ fn bad_message(line: &[u8], e: Option<&serde_json::Error>) -> String {
     }
 }
 
-/// Serializes a success response with the id as received.
-pub(crate) fn result_response(id: &str, result: &Value) -> String {
-    serialize_result_response(id, result)
-}
-
-/// Serializes a success response, writing `result` straight into the message.
-pub(crate) fn serialize_result_response<T: serde::Serialize>(id: &str, result: &T) -> String {
+/// Serializes a success response with the id as received, writing `result` straight into it.
+pub(crate) fn result_response<T: serde::Serialize + ?Sized>(id: &str, result: &T) -> String {
     let mut out = Vec::with_capacity(256 + id.len());
     out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
     out.extend_from_slice(id.as_bytes());
@@ -395,7 +390,7 @@ pub(crate) fn json_string<T: serde::Serialize + ?Sized>(value: &T) -> String {
 
 /// A notification or request of the server's: `{"jsonrpc":"2.0",[id,]method,params}`.
 #[derive(serde::Serialize)]
-struct Outbound<'a> {
+struct ServerMessage<'a> {
     jsonrpc: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     id: Option<u64>,
@@ -405,7 +400,7 @@ struct Outbound<'a> {
 
 /// Serializes a notification.
 pub(crate) fn notification(method: &str, params: &Value) -> String {
-    json_string(&Outbound {
+    json_string(&ServerMessage {
         jsonrpc: "2.0",
         id: None,
         method,
@@ -415,7 +410,7 @@ pub(crate) fn notification(method: &str, params: &Value) -> String {
 
 /// Serializes a request the server makes of the client.
 pub(crate) fn request(id: u64, method: &str, params: &Value) -> String {
-    json_string(&Outbound {
+    json_string(&ServerMessage {
         jsonrpc: "2.0",
         id: Some(id),
         method,

@@ -579,6 +579,16 @@ impl ServerCore {
     }
 }
 
+/// The response to a tool call, its result shaped for the session's protocol era.
+fn call_response(id: &str, era: Era, result: ToolResult) -> String {
+    if era == Era::Structured {
+        return protocol::result_response(id, &result);
+    }
+    let mut result = result.to_json();
+    era.shape_result(&mut result);
+    protocol::result_response(id, &result)
+}
+
 fn unknown_tool(name: &str) -> RpcError {
     RpcError::new(code::INVALID_PARAMS, format!("Unknown tool: `{name}`"))
 }
@@ -925,8 +935,9 @@ impl Session {
             .then(|| entry.clone())
     }
 
-    /// Handles one incoming line. Requests that run a tool are spawned, so many are in flight
-    /// at once and each is answered when it finishes; everything else is answered in order.
+    /// Handles one incoming line. A tool call that finishes at once is answered here; one that
+    /// waits goes on in a task of its own, so many are in flight at once and each is answered
+    /// when it finishes. Everything else is answered in order.
     pub(crate) fn handle_line(self: &Arc<Self>, line: &[u8]) {
         match protocol::parse(line) {
             Ok(message) => self.handle_message(message),
@@ -1076,25 +1087,40 @@ impl Session {
         F: Future<Output = Result<Value, RpcError>> + Send + 'static,
     {
         let id_text = id.get().to_owned();
-        let session = self.clone();
-        let key = protocol::id_key(&id_text).to_string();
-        let mut in_flight = lock(&self.in_flight);
-        let task = tokio::spawn(async move {
-            let outcome = answer.await;
-            lock(&session.in_flight).remove(&key);
-            session.respond(
-                &id_text,
-                match outcome {
+        let response = {
+            let id_text = id_text.clone();
+            async move {
+                match answer.await {
                     Ok(result) => protocol::result_response(&id_text, &result),
                     Err(error) => protocol::error_response(&id_text, &error),
-                },
-            );
+                }
+            }
+        };
+        self.spawn_tracked(id_text, CancellationToken::default(), response);
+    }
+
+    /// Answers a request from a task of its own, listed in the in-flight table (so that
+    /// `notifications/cancelled` stops it) until its response is ready.
+    fn spawn_tracked<F>(self: &Arc<Self>, id_text: String, cancel: CancellationToken, response: F)
+    where
+        F: Future<Output = String> + Send + 'static,
+    {
+        let session = self.clone();
+        let key = protocol::id_key(&id_text).to_string();
+        let task_key = key.clone();
+        // The in-flight table is locked while spawning, so the task cannot remove its entry
+        // before it is inserted.
+        let mut in_flight = lock(&self.in_flight);
+        let task = tokio::spawn(async move {
+            let response = response.await;
+            lock(&session.in_flight).remove(&task_key);
+            session.respond(&id_text, response);
         });
         in_flight.insert(
-            protocol::id_key(id.get()).to_string(),
+            key,
             InFlight {
                 abort: task.abort_handle(),
-                cancel: CancellationToken::default(),
+                cancel,
             },
         );
     }
@@ -1278,37 +1304,13 @@ impl Session {
         // here wakes nothing).
         let mut here = Context::from_waker(std::task::Waker::noop());
         if let Poll::Ready(result) = run.as_mut().poll(&mut here) {
-            return self.answer_call(&id_text, era, result);
+            return self.respond(&id_text, call_response(&id_text, era, result));
         }
-        let session = self.clone();
-        let key = protocol::id_key(&id_text).to_string();
-        // The in-flight table is locked while spawning, so the task cannot remove its entry
-        // before it is inserted.
-        let mut in_flight = lock(&self.in_flight);
-        let task = tokio::spawn(async move {
-            let result = run.await;
-            lock(&session.in_flight).remove(&key);
-            session.answer_call(&id_text, era, result);
-        });
-        in_flight.insert(
-            protocol::id_key(id.get()).to_string(),
-            InFlight {
-                abort: task.abort_handle(),
-                cancel,
-            },
-        );
-    }
-
-    /// Sends a call's result, shaped for the session's protocol era.
-    fn answer_call(&self, id: &str, era: Era, result: ToolResult) {
-        let text = if era == Era::Structured {
-            protocol::serialize_result_response(id, &result)
-        } else {
-            let mut result = result.to_json();
-            era.shape_result(&mut result);
-            protocol::result_response(id, &result)
+        let response = {
+            let id_text = id_text.clone();
+            async move { call_response(&id_text, era, run.await) }
         };
-        self.respond(id, text);
+        self.spawn_tracked(id_text, cancel, response);
     }
 
     /// Validates the arguments, runs the tool (catching a panic, within its time limit) and

@@ -72,7 +72,7 @@ impl SyncPolicy {
 }
 
 /// Runs a synchronous tool body where its policy says, timing it.
-pub(crate) async fn run_sync<F>(policy: &'static SyncPolicy, body: F) -> ToolResult
+pub async fn run_sync<F>(policy: &'static SyncPolicy, body: F) -> ToolResult
 where
     F: FnOnce() -> ToolResult + Send + 'static,
 {
