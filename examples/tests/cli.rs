@@ -1,5 +1,5 @@
-//! The example servers' command line: `list`, `schema`, `call`, `help`, and bad input
-//! (status 2, a message and the usage on stderr).
+//! The example servers' command line: `list`, `schema`, `call`, `help`, `--http` on a taken address,
+//! and bad input (status 2, a message and the usage on stderr).
 
 mod common;
 
@@ -208,4 +208,18 @@ fn calc_list_and_schema() {
         .map(|t| t["name"].clone())
         .collect();
     assert_eq!(names, [json!("divide"), json!("multiply")]);
+}
+
+#[test]
+fn http_on_an_address_in_use_says_which_and_exits_1() {
+    // Held open for the whole test: the server cannot bind it.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let addr = taken.local_addr().expect("its address").to_string();
+    let out = run(USERS, &["--http", &addr]);
+    assert_eq!(out.code(), 1, "{out:?}");
+    assert!(out.stdout.is_empty(), "nothing on stdout: {out:?}");
+    assert!(
+        out.stderr.contains(&format!("cannot listen on {addr}")),
+        "{out:?}"
+    );
 }
