@@ -1,5 +1,5 @@
-//! The example servers' command line: `list`, `schema`, `call`, `help`, `--http` on a taken address,
-//! and bad input (status 2, a message and the usage on stderr).
+//! The example servers' command line: `list`, `schema`, `call`, `help`, `--http` on an
+//! address in use, and bad input (status 2, a message and the usage on stderr).
 
 mod common;
 
