@@ -161,7 +161,7 @@ leg() {
 
 # --- the example over HTTP (legs 1, 2 and 4) and over stdio through supergateway (leg 3) --------
 # Port 0: the server takes a port the system gives it and prints its endpoint.
-start "$results/http-server.log" "$bin" --http "127.0.0.1:0"
+start "$results/http-server.log" "$bin" --http "127.0.0.1:0" --sse
 http_pid=$server_pid
 wait_for "$http_pid" "$results/http-server.log" "its endpoint line" says_endpoint "$results/http-server.log"
 url=$(sed -n 's/.*MCP endpoint \(http:[^ ]*\).*/\1/p' "$results/http-server.log" | head -1)

@@ -265,22 +265,11 @@ fn define_fn(tool: &ToolFn<'_>, krate: &TokenStream, ident: &Ident) -> TokenStre
         quote!(__def.visibility(&[#(#items),*]);)
     });
     let params = tool.params.iter().map(|param| {
-        let ty = param.ty;
         let spec = param_spec(param, krate);
-        let at = private_at(krate, ty.span());
-        if param.attrs.is_default() {
-            quote_spanned!(ty.span()=> #at::describe_default::<#ty>(__def, &#spec);)
-        } else {
-            quote_spanned!(ty.span()=> #at::describe::<#ty, _>(__def, &#spec);)
-        }
+        let fns = param_fns(param, krate);
+        quote!((#fns.describe)(__def, &#spec);)
     });
-    let output = tool
-        .output()
-        .filter(|_| tool.has_output_schema())
-        .map(|ty| {
-            let at = private_at(krate, ty.span());
-            quote_spanned!(ty.span()=> #at::output::<#ty>(__def);)
-        });
+    let output = output_fns(tool, krate).map(|fns| quote!((#fns.describe)(__def);));
     quote! {
         fn #ident(__def: &mut #p::DefBuilder) {
             #title
@@ -322,7 +311,7 @@ fn call_fn(
     let service = tool.receiver.as_ref().map(|receiver| {
         let span = receiver.original.self_token.span;
         let at = private_at(krate, span);
-        let take = quote_spanned!(span=> __call.service::<Self>());
+        let take = quote_spanned!(span=> (#at::service::<Self>().take)(&__call));
         let missing = quote_spanned!(span=> #at::missing_service(#at::type_name::<Self>()));
         quote! {
             let __service: #p::Arc<Self> = match #take {
@@ -335,14 +324,9 @@ fn call_fn(
         .map(|i| format_ident!("__arg{}", i))
         .collect();
     let extracts = tool.params.iter().zip(&locals).map(|(param, local)| {
-        let ty = param.ty;
         let spec = param_spec(param, krate);
-        let at = private_at(krate, ty.span());
-        let extract = if param.attrs.is_default() {
-            quote_spanned!(ty.span()=> #at::extract_default::<#ty>(&mut __call, &#spec))
-        } else {
-            quote_spanned!(ty.span()=> #at::extract::<#ty, _>(&mut __call, &#spec))
-        };
+        let fns = param_fns(param, krate);
+        let extract = quote!((#fns.extract)(&mut __call, &#spec));
         quote! {
             let #local = match #extract {
                 #p::Ok(__value) => __value,
@@ -359,12 +343,18 @@ fn call_fn(
     if is_async {
         invoke = quote!(#invoke.await);
     }
-    let output_span = tool.output().map_or(fn_span, Spanned::span);
-    let at = private_at(krate, output_span);
     // The call itself at the function's name: a call that does not resolve (a `#[tool]`
     // associated fn outside `#[tools]`) is reported there.
     let invoke = respan(invoke, fn_span);
-    let converted = quote_spanned!(output_span=> #at::into_result(#invoke));
+    let converted = match output_fns(tool, krate) {
+        Some(fns) => quote!((#fns.convert)(#invoke)),
+        None => {
+            // No nameable return type (none, or `impl Trait`): the conversion is inferred.
+            let output_span = tool.output().map_or(fn_span, Spanned::span);
+            let at = private_at(krate, output_span);
+            quote_spanned!(output_span=> #at::into_result(#invoke))
+        }
+    };
     let run = if is_async {
         converted
     } else {
@@ -395,6 +385,27 @@ fn call_fn(
             #boxed
         }
     }
+}
+
+/// `param::<T, _>()` (or `param_default::<T>()`) at the parameter's type: the one place a
+/// parameter's type is checked. The definition and the call both use it, written identically,
+/// so a type that is no extractor gives one error, not one per use.
+fn param_fns(param: &Param<'_>, krate: &TokenStream) -> TokenStream {
+    let ty = param.ty;
+    let at = private_at(krate, ty.span());
+    if param.attrs.is_default() {
+        quote_spanned!(ty.span()=> #at::param_default::<#ty>())
+    } else {
+        quote_spanned!(ty.span()=> #at::param::<#ty, _>())
+    }
+}
+
+/// `output::<R>()` at the return type, for a return type that can be named: the one place it
+/// is checked (see [`param_fns`]).
+fn output_fns(tool: &ToolFn<'_>, krate: &TokenStream) -> Option<TokenStream> {
+    let ty = tool.output().filter(|_| tool.has_output_schema())?;
+    let at = private_at(krate, ty.span());
+    Some(quote_spanned!(ty.span()=> #at::output::<#ty>()))
 }
 
 /// `ParamSpec { name, description, default }` for one parameter.
@@ -430,7 +441,7 @@ fn record(
         Some(receiver) => {
             let span = receiver.original.self_token.span;
             let at = private_at(krate, span);
-            quote_spanned!(span=> #at::Some(#at::ServiceType::of::<Self>()))
+            quote_spanned!(span=> #at::Some(#at::service::<Self>().ty))
         }
         None => quote!(#p::None),
     };

@@ -1,53 +1,93 @@
 //! Items used by code that `mcp-tool-macros` generates. Not public API: reached only through
 //! `::mcp_tool::__private`, and may change in any release.
+//!
+//! Each parameter and the return type reach the runtime through one function each
+//! ([`param`], [`output`]), called with the same type at the same place in the definition
+//! and the call: a type that is no extractor (or no result) is one error, reported once.
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
-pub use crate::extract::{FromToolCall, Rejection, ToolCall, ViaArgs, ViaArgument, ViaContext};
-pub use crate::registry::{BoxFuture, ServiceType, ToolRecord, ToolSet};
-pub use crate::result::{IntoToolResult, ToolResult};
-pub use crate::schema::{Annotations, DefBuilder, ParamSpec};
-pub use crate::sync_tools::{SyncPolicy, run_sync};
+pub use crate::tool::extract::{ViaArgs, ViaArgument, ViaContext};
+pub use crate::tool::sync::{SyncPolicy, run_sync};
+pub use crate::tool::{
+    Annotations, BoxFuture, DefBuilder, FromToolCall, IntoToolResult, ParamSpec, Rejection,
+    ServiceType, ToolCall, ToolRecord, ToolResult, ToolSet,
+};
 pub use inventory;
 pub use std::any::type_name;
 pub use std::boxed::Box;
 pub use std::option::Option::{self, None, Some};
 pub use std::result::Result::{self, Err, Ok};
 pub use std::sync::Arc;
+pub use std::time::Duration;
 pub use std::vec;
+pub use std::{concat, env, include_str};
+pub use std::{file, line};
 
-/// Adds a parameter's contribution to a tool's definition.
-pub fn describe<T: FromToolCall<M>, M>(def: &mut DefBuilder, spec: &ParamSpec) {
-    T::describe(def, spec);
+use crate::tool::extract::argument_or_default;
+
+/// What generated code does with one parameter: describe it, and take it from a call.
+pub struct Param<T> {
+    /// Adds the parameter's part of the tool's definition.
+    pub describe: fn(&mut DefBuilder, &ParamSpec),
+    /// Takes the parameter's value from the call.
+    pub extract: fn(&mut ToolCall, &ParamSpec) -> Result<T, Rejection>,
 }
 
-/// Adds an argument that falls back to its `Default` (`#[arg(default)]`).
-pub fn describe_default<T: DeserializeOwned + JsonSchema + Default>(
-    def: &mut DefBuilder,
-    spec: &ParamSpec,
-) {
-    <T as FromToolCall<ViaArgument>>::describe(def, spec);
+/// The parameter functions of a parameter of type `T`.
+pub const fn param<T: FromToolCall<M>, M>() -> Param<T> {
+    Param {
+        describe: T::describe,
+        extract: T::from_tool_call,
+    }
 }
 
-/// Takes a parameter's value from the call.
-pub fn extract<T: FromToolCall<M>, M>(
-    call: &mut ToolCall,
-    spec: &ParamSpec,
-) -> Result<T, Rejection> {
-    T::from_tool_call(call, spec)
+/// The parameter functions of an argument that falls back to its `Default`
+/// (`#[arg(default)]`).
+pub const fn param_default<T: DeserializeOwned + JsonSchema + Default>() -> Param<T> {
+    Param {
+        describe: <T as FromToolCall<ViaArgument>>::describe,
+        extract: argument_or_default::<T>,
+    }
 }
 
-pub use crate::extract::argument_or_default as extract_default;
+/// What generated code does with a tool's return type: its output schema, and the conversion
+/// of a returned value.
+pub struct Output<R> {
+    /// Adds the output schema the type gives the tool.
+    pub describe: fn(&mut DefBuilder),
+    /// Converts a returned value.
+    pub convert: fn(R) -> ToolResult,
+}
 
-/// Adds the output schema a return type gives the tool.
-pub fn output<R: IntoToolResult>(def: &mut DefBuilder) {
+/// The output functions of a return type `R`.
+pub const fn output<R: IntoToolResult>() -> Output<R> {
+    Output {
+        describe: describe_output::<R>,
+        convert: R::into_tool_result,
+    }
+}
+
+fn describe_output<R: IntoToolResult>(def: &mut DefBuilder) {
     def.output_from(R::output_schema);
 }
 
-/// Converts a tool's return value.
-pub fn into_result<R: IntoToolResult>(r: R) -> ToolResult {
-    r.into_tool_result()
+/// What generated code does with a tool method's service type: name it in the record, and
+/// take the instance from a call. Checked (`Send + Sync`) in this one place.
+pub struct Service<T> {
+    /// The type, for the record.
+    pub ty: ServiceType,
+    /// Takes the instance from a call.
+    pub take: fn(&ToolCall) -> Option<Arc<T>>,
+}
+
+/// The service functions of a service type `T`.
+pub const fn service<T: Send + Sync + 'static>() -> Service<T> {
+    Service {
+        ty: ServiceType::of::<T>(),
+        take: ToolCall::service::<T>,
+    }
 }
 
 /// The result of a call whose service instance is missing (the server checks at start, so
@@ -58,6 +98,7 @@ pub fn missing_service(ty: &'static str) -> ToolResult {
     ))
 }
 
-pub use std::time::Duration;
-pub use std::{concat, env, include_str};
-pub use std::{file, line};
+/// Converts a tool's return value whose type cannot be named (`impl Trait`, or none).
+pub fn into_result<R: IntoToolResult>(r: R) -> ToolResult {
+    r.into_tool_result()
+}

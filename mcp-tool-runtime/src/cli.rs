@@ -1,174 +1,190 @@
-//! The command line every server binary gets from [`Server::main`]: serve MCP on stdio (no
-//! arguments), or inspect and try the tools in-process.
+//! The command line every server binary gets from [`Server::run`]: serve MCP on stdio (no
+//! arguments) or over Streamable HTTP (`--http`), or inspect and try the tools in-process
+//! (`list`, `schema`, `call`).
+//!
+//! Layer: above the transports; it starts them.
 
-use std::fmt;
 use std::io::{self, Write};
-use std::sync::Arc;
 
+use serde::Serialize;
 use serde_json::Value;
 
-use crate::registry::StartError;
-use crate::server::{Server, ServerCore};
+use crate::protocol::Era;
+use crate::server::{Result, Server, ServerHandle};
+use crate::tool::ClientLogLayer;
+#[cfg(feature = "http")]
+use crate::transport::http::{BearerTokens, HttpConfig, TOKENS_ENV};
 
-/// An error that stops a server.
-#[non_exhaustive]
-pub enum Error {
-    /// The server could not start (its tools have problems).
-    Start(StartError),
-    /// Reading or writing the transport failed.
-    Io(io::Error),
+/// The HTTP options the command line gives; ignored without `--http`.
+#[derive(Default)]
+struct HttpOptions {
+    addr: Option<String>,
+    stateless: bool,
+    sse: bool,
 }
 
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::Start(e) => fmt::Display::fmt(e, f),
-            Error::Io(e) => write!(f, "i/o error: {e}"),
-        }
-    }
+/// What a command line asks for.
+enum Command {
+    Stdio,
+    Http(HttpOptions),
+    List,
+    Schema,
+    Call(String, Option<String>),
+    Help,
 }
-
-// `main` returning `Err` prints the `Debug` form: make it the readable one.
-impl fmt::Debug for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(self, f)
-    }
-}
-
-impl std::error::Error for Error {}
-
-impl From<StartError> for Error {
-    fn from(e: StartError) -> Self {
-        Error::Start(e)
-    }
-}
-
-impl From<io::Error> for Error {
-    fn from(e: io::Error) -> Self {
-        Error::Io(e)
-    }
-}
-
-/// `Result` with [`Error`].
-pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 fn usage(bin: &str) -> String {
     format!(
-        "usage:\n  {bin}                      serve MCP on stdio (what MCP hosts launch)\n  {bin} --http [ADDR]        serve MCP over Streamable HTTP at http://ADDR/mcp (default 127.0.0.1:8080)\n  {bin} list                 show the tools\n  {bin} call <tool> [json]   call one tool in-process and print its result\n  {bin} schema               print the tools/list JSON\n  {bin} help                 show this message"
+        "usage:
+  {bin}                      serve MCP on stdio (what MCP hosts launch)
+  {bin} --http [ADDR]        serve MCP over Streamable HTTP at http://ADDR/mcp (default 127.0.0.1:8080)
+        --stateless          ... without sessions: every POST answered on its own
+        --sse                ... every answer as an SSE stream, not JSON
+  {bin} list                 show the tools
+  {bin} call <tool> [json]   call one tool in-process and print its result
+  {bin} schema               print the tools/list JSON
+  {bin} help                 show this message
+
+environment: {tokens}=subject:token,… requires a bearer token over HTTP; RUST_LOG filters the log on stderr",
+        tokens = "MCP_TOOL_BEARER_TOKENS"
     )
 }
 
-impl Server {
-    /// Runs the server's command line: with no arguments, serves MCP on stdio; `list`,
-    /// `call <tool> '<json>'` and `schema` inspect and try the tools. Bad command-line input
-    /// prints a message and exits with status 2; a `call` whose result is an error exits 1.
-    pub async fn main(self) -> Result<()> {
-        self.main_with_args(std::env::args()).await
-    }
-
-    /// [`Server::main`] with a command line of the caller's (the program name first), for
-    /// servers that take options of their own and pass the rest on.
-    pub async fn main_with_args<I: IntoIterator<Item = String>>(self, args: I) -> Result<()> {
-        let args: Vec<String> = args.into_iter().collect();
-        let bin = args
-            .first()
-            .and_then(|a| std::path::Path::new(a).file_name())
-            .map_or_else(|| self.name.clone(), |n| n.to_string_lossy().into_owned());
-        match self.run_cli(&bin, &args[1.min(args.len())..]).await? {
-            0 => Ok(()),
-            code => std::process::exit(code),
+/// Reads a command line (without the program name).
+fn parse(args: &[String]) -> std::result::Result<Command, String> {
+    let mut http = HttpOptions::default();
+    let mut wants_http = false;
+    let mut rest: Vec<&str> = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let arg = args[i].as_str();
+        match arg {
+            "--http" => {
+                wants_http = true;
+                // The address is optional: the next word is one unless it is a flag.
+                if let Some(next) = args.get(i + 1).filter(|a| !a.starts_with("--")) {
+                    http.addr = Some(next.clone());
+                    i += 1;
+                }
+            }
+            "--stateless" => http.stateless = true,
+            "--sse" => http.sse = true,
+            "-h" | "--help" => return Ok(Command::Help),
+            flag if flag.starts_with("--") => return Err(format!("unknown option `{flag}`")),
+            word => rest.push(word),
         }
+        i += 1;
     }
+    if (http.stateless || http.sse) && !wants_http {
+        return Err("`--stateless` and `--sse` go with `--http`".into());
+    }
+    let command = match rest.as_slice() {
+        [] if wants_http => Command::Http(http),
+        [] => Command::Stdio,
+        _ if wants_http => return Err("`--http` takes at most one address".into()),
+        ["list"] => Command::List,
+        ["schema"] => Command::Schema,
+        ["help"] => Command::Help,
+        ["call", tool] => Command::Call((*tool).to_owned(), None),
+        ["call", tool, json] => Command::Call((*tool).to_owned(), Some((*json).to_owned())),
+        ["call", ..] => return Err("`call` takes a tool name and optional JSON arguments".into()),
+        [other @ ("list" | "schema"), ..] => return Err(format!("`{other}` takes no arguments")),
+        [other, ..] => return Err(format!("unknown command `{other}`")),
+    };
+    Ok(command)
+}
 
-    /// Like [`Server::main`], on a Tokio runtime of its own: the whole `main` of a server.
+impl Server {
+    /// Runs the server's command line on a Tokio runtime of its own: the whole `main` of a
+    /// server. With no arguments it serves MCP on stdio; `--http [ADDR]` serves Streamable
+    /// HTTP; `list`, `call <tool> '<json>'` and `schema` inspect and try the tools. Bad
+    /// command-line input prints a message and exits with status 2; a `call` whose result is
+    /// an error exits 1.
     ///
     /// ```no_run
     /// fn main() -> mcp_tool::Result<()> {
     ///     mcp_tool::Server::new("calc", env!("CARGO_PKG_VERSION")).run()
     /// }
     /// ```
+    ///
+    /// It starts a runtime, so call it from a plain `fn main`; inside an async runtime, build
+    /// the server and serve it with `serve_stdio` or `serve_http`.
     pub fn run(self) -> Result<()> {
         self.run_with_args(std::env::args())
     }
 
-    /// [`Server::run`] with a command line of the caller's (the program name first).
+    /// [`Server::run`] with a command line of the caller's (the program name first), for
+    /// servers that take options of their own and pass the rest on.
     pub fn run_with_args<I: IntoIterator<Item = String>>(self, args: I) -> Result<()> {
-        tokio::runtime::Builder::new_multi_thread()
+        let args: Vec<String> = args.into_iter().collect();
+        let bin = args
+            .first()
+            .and_then(|a| std::path::Path::new(a).file_name())
+            .map_or_else(|| self.name.clone(), |n| n.to_string_lossy().into_owned());
+        let command = match parse(args.get(1..).unwrap_or_default()) {
+            Ok(command) => command,
+            Err(message) => std::process::exit(cli_error(&bin, &message)),
+        };
+        let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
-            .build()?
-            .block_on(self.main_with_args(args))
+            .build()?;
+        match runtime.block_on(self.execute(&bin, command))? {
+            0 => Ok(()),
+            code => std::process::exit(code),
+        }
     }
 
-    /// Runs one command line (without the program name); returns the exit status.
-    pub async fn run_cli(self, bin: &str, args: &[String]) -> Result<i32> {
-        let command = args.first().map(String::as_str);
+    /// Runs one command; returns the exit status.
+    async fn execute(self, bin: &str, command: Command) -> Result<i32> {
         match command {
-            None => {
+            Command::Stdio => {
                 init_tracing();
-                let core = self.build()?;
-                crate::stdio::serve_stdio(core).await?;
+                self.build()?.serve_stdio().await?;
                 Ok(0)
             }
-            Some("--http") if args.len() <= 2 => {
-                let text = args.get(1).map_or("127.0.0.1:8080", String::as_str);
-                let Ok(addr) = text.parse::<std::net::SocketAddr>() else {
-                    return Ok(cli_error(
-                        bin,
-                        &format!("`{text}` is not an address such as 127.0.0.1:8080"),
-                    ));
+            Command::Http(options) => serve_http(self, bin, options).await,
+            Command::List => {
+                write_out(&tool_table(&self.build()?))?;
+                Ok(0)
+            }
+            Command::Schema => {
+                let server = self.build()?;
+                let tools = server.tools();
+                let list = Tools {
+                    tools: tools
+                        .iter()
+                        .filter(|t| !t.hidden() && t.for_model())
+                        .map(|t| t.wire(Era::Structured))
+                        .collect(),
                 };
-                init_tracing();
-                let mut server = self;
-                if server.http.auth.is_none()
-                    && let Some(tokens) = crate::http::BearerTokens::from_env(TOKENS_ENV)
-                {
-                    server.http.auth = Some(Arc::new(tokens));
-                }
-                let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
-                    io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}"))
-                })?;
-                // Always said (stdout is not the protocol here): where to point a client,
-                // with the real port when the address asked for port 0.
-                eprintln!("{bin}: MCP endpoint http://{}/mcp", listener.local_addr()?);
-                server.serve_http_on(listener).await?;
+                let text = serde_json::to_string_pretty(&list).map_err(io::Error::other)?;
+                write_out(&format!("{text}\n"))?;
                 Ok(0)
             }
-            Some("--http") => Ok(cli_error(bin, "`--http` takes at most one address")),
-            Some("list") if args.len() == 1 => {
-                let core = self.build()?;
-                write_out(&tool_table(&core))?;
-                Ok(0)
-            }
-            Some("schema") if args.len() == 1 => {
-                let core = self.build()?;
-                let list = serde_json::json!({ "tools": core.tool_list() });
-                write_out(&format!("{list:#}\n"))?;
-                Ok(0)
-            }
-            Some("call") if (2..=3).contains(&args.len()) => {
-                let name = &args[1];
-                let arguments = match args.get(2) {
+            Command::Call(name, arguments) => {
+                let arguments = match arguments.as_deref().map(serde_json::from_str::<Value>) {
                     None => Value::Object(serde_json::Map::new()),
-                    Some(text) => match serde_json::from_str::<Value>(text) {
-                        Ok(v @ Value::Object(_)) => v,
-                        Ok(_) => return Ok(cli_error(bin, "the arguments must be a JSON object")),
-                        Err(e) => {
-                            return Ok(cli_error(
-                                bin,
-                                &format!("the arguments are not valid JSON: {e}"),
-                            ));
-                        }
-                    },
+                    Some(Ok(v @ Value::Object(_))) => v,
+                    Some(Ok(_)) => {
+                        return Ok(cli_error(bin, "the arguments must be a JSON object"));
+                    }
+                    Some(Err(e)) => {
+                        return Ok(cli_error(
+                            bin,
+                            &format!("the arguments are not valid JSON: {e}"),
+                        ));
+                    }
                 };
-                let core = self.build()?;
-                match core.call(name, arguments).await {
+                let server = self.build()?;
+                match server.call(&name, arguments).await {
                     Ok(result) => {
                         write_out(&format!("{:#}\n", result.to_json()))?;
                         Ok(if result.is_error { 1 } else { 0 })
                     }
                     Err(e) => {
-                        let known: Vec<String> = core
+                        let known: Vec<String> = server
                             .tools()
+                            .iter()
                             .filter(|t| !t.hidden() && t.for_model())
                             .map(|t| t.name().to_owned())
                             .collect();
@@ -179,25 +195,61 @@ impl Server {
                     }
                 }
             }
-            Some("help" | "--help" | "-h") => {
+            Command::Help => {
                 write_out(&(usage(bin) + "\n"))?;
                 Ok(0)
             }
-            Some("call") => Ok(cli_error(
-                bin,
-                "`call` takes a tool name and optional JSON arguments",
-            )),
-            Some(other @ ("list" | "schema")) => {
-                Ok(cli_error(bin, &format!("`{other}` takes no arguments")))
-            }
-            Some(other) => Ok(cli_error(bin, &format!("unknown command `{other}`"))),
         }
     }
 }
 
-/// The environment variable whose bearer tokens guard `--http` (comma-separated `token` or
-/// `subject:token` entries), when the server configured no authenticator of its own.
-pub const TOKENS_ENV: &str = "MCP_TOOL_BEARER_TOKENS";
+/// The `schema` command's output: the `tools/list` result of every listed tool.
+#[derive(Serialize)]
+struct Tools<'a> {
+    tools: Vec<crate::protocol::wire::Tool<'a>>,
+}
+
+#[cfg(feature = "http")]
+async fn serve_http(server: Server, bin: &str, options: HttpOptions) -> Result<i32> {
+    let text = options.addr.as_deref().unwrap_or("127.0.0.1:8080");
+    let Ok(addr) = text.parse::<std::net::SocketAddr>() else {
+        return Ok(cli_error(
+            bin,
+            &format!("`{text}` is not an address such as 127.0.0.1:8080"),
+        ));
+    };
+    init_tracing();
+    let mut config = HttpConfig {
+        stateless: options.stateless,
+        sse_responses: options.sse,
+        ..HttpConfig::default()
+    };
+    if let Some(tokens) = BearerTokens::from_env(TOKENS_ENV) {
+        config = config.with_auth(tokens);
+    }
+    let server = server.build()?;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}")))?;
+    // Always said (stdout is not the protocol here): where to point a client, with the real
+    // port when the address asked for port 0.
+    let _ = writeln!(
+        io::stderr(),
+        "{bin}: MCP endpoint http://{}{}",
+        listener.local_addr()?,
+        config.path
+    );
+    server.serve_http(listener, config).await?;
+    Ok(0)
+}
+
+#[cfg(not(feature = "http"))]
+async fn serve_http(_: Server, bin: &str, _: HttpOptions) -> Result<i32> {
+    Ok(cli_error(
+        bin,
+        "this server was built without HTTP (the `http` feature of mcp-tool)",
+    ))
+}
 
 fn cli_error(bin: &str, message: &str) -> i32 {
     let _ = writeln!(io::stderr(), "error: {message}\n\n{}", usage(bin));
@@ -211,13 +263,14 @@ fn write_out(text: &str) -> io::Result<()> {
 }
 
 /// A readable table of the tools: name, hints, title and the description's first line.
-fn tool_table(core: &ServerCore) -> String {
-    let hidden = core
-        .tools()
+fn tool_table(server: &ServerHandle) -> String {
+    let tools = server.tools();
+    let hidden = tools
+        .iter()
         .filter(|t| t.hidden() || !t.for_model())
         .count();
-    let rows: Vec<[String; 3]> = core
-        .tools()
+    let rows: Vec<[String; 3]> = tools
+        .iter()
         .filter(|t| !t.hidden() && t.for_model())
         .map(|t| {
             let a = t.annotations();
@@ -248,9 +301,9 @@ fn tool_table(core: &ServerCore) -> String {
     }
     out.push_str(&format!(
         "{} tools on {} {}",
-        core.tools().count() - hidden,
-        core.name(),
-        core.version()
+        tools.len() - hidden,
+        server.name(),
+        server.version()
     ));
     if hidden > 0 {
         out.push_str(&format!(
@@ -277,6 +330,6 @@ fn init_tracing() {
         .with_filter(filter);
     let _ = tracing_subscriber::registry()
         .with(stderr)
-        .with(crate::logging::ClientLogLayer)
+        .with(ClientLogLayer)
         .try_init();
 }

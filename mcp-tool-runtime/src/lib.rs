@@ -1,53 +1,24 @@
-//! The runtime of mcp-tool: the registry of tools, their schemas and validators, dispatch,
-//! results, the MCP protocol and its transports, and an in-process test client.
+//! The runtime of mcp-tool, read bottom-up in four layers, each importing only the ones
+//! below it:
 //!
-//! Users depend on the `mcp-tool` facade, which re-exports this crate.
+//! - [`protocol`]: JSON-RPC framing, the MCP revisions, errors, the typed wire model;
+//! - `tool`: what a tool author touches — the call's context, extractors, results, content,
+//!   definitions, dynamic tools;
+//! - `server`: the builder, the running server, sessions, dispatch, resources and prompts;
+//! - `transport`: stdio and Streamable HTTP.
+//!
+//! The command line and the test client sit above them. Users depend on the `mcp-tool`
+//! facade, which re-exports this crate's public surface in modules that mirror the layers.
 
 mod cli;
-mod content;
-mod context;
-mod dynamic;
-mod extract;
-mod http;
-mod interact;
-mod logging;
-mod manager;
 pub mod protocol;
-mod registry;
-mod resources;
-mod result;
-mod schema;
-mod server;
-mod stdio;
-mod sync_tools;
+pub mod server;
 pub mod testing;
+pub mod tool;
+pub mod transport;
 
 #[doc(hidden)]
 pub mod __private;
 
-pub use cli::{Error, Result, TOKENS_ENV};
-pub use content::{
-    Audience, Content, ContentAnnotations, IntoContent, ResourceBody, ResourceContents,
-    ResourceLink, base64_encode,
-};
-pub use context::{
-    CancellationToken, ClientInfo, LogLevel, Logger, Meta, Peer, Progress, RequestContext,
-    RequestId, State, ToolManager,
-};
-pub use dynamic::{DynamicArgs, DynamicTool, PropertyType, ToolProperty};
-pub use extract::{Args, Ctx, FromContext, FromToolCall, ToolCall};
-pub use http::{
-    AuthError, AuthFuture, Authenticator, BearerTokens, HttpConfig, Identity, ResourceMetadata,
-};
-pub use interact::{Elicitation, SamplingRequest, SamplingResult, requested_schema};
-pub use logging::ClientLogLayer;
-pub use manager::Batch;
-pub use registry::{StartError, ToolRecord, ToolSet};
-pub use resources::{
-    APP_MIME_TYPE, HandlerFuture, Prompt, PromptMessage, PromptRequest, PromptResult,
-    RESOURCE_NOT_FOUND, Resource, ResourceRequest, ResourceTemplate, Role,
-};
-pub use result::{ERROR_META_KEY, IntoToolError, IntoToolResult, Json, ToolError, ToolResult};
-pub use schema::{Annotations, ToolDef};
-pub use server::{Server, ServerCore};
-pub use stdio::{serve_io, serve_stdio};
+#[cfg(test)]
+mod layers;

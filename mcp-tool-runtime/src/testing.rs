@@ -1,5 +1,8 @@
-//! An in-process MCP client for tests: it speaks real JSON-RPC text to a server over an
-//! in-memory pipe, through the same code path as stdio, with no subprocess.
+//! Testing servers: an in-process MCP [`Client`] that speaks real JSON-RPC text to a server
+//! over an in-memory pipe, through the same code path as stdio, with no subprocess; and
+//! [`check_examples`], which checks every tool's examples against its schemas.
+//!
+//! Layer: above the transports, like the command line.
 //!
 //! ```
 //! use mcp_tool::prelude::*;
@@ -29,8 +32,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, WriteHa
 use tokio::sync::{Mutex as AsyncMutex, mpsc, oneshot};
 
 use crate::protocol::RpcError;
-use crate::registry::StartError;
-use crate::server::Server;
+use crate::server::{Server, ServerHandle, StartError};
 
 type Pending = Arc<Mutex<HashMap<String, oneshot::Sender<Value>>>>;
 
@@ -41,6 +43,17 @@ pub struct Client {
     next_id: AtomicI64,
     other: AsyncMutex<mpsc::UnboundedReceiver<Value>>,
     timeout: Duration,
+}
+
+/// Serves one MCP connection of `server` over a pair of byte streams (an in-memory pipe, say)
+/// until the input ends, exactly as stdio does; then lets the calls in flight finish (for at
+/// most 10 seconds) and flushes their answers.
+pub async fn serve_io<R, W>(server: ServerHandle, input: R, output: W) -> std::io::Result<()>
+where
+    R: tokio::io::AsyncRead + Unpin + Send,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    crate::transport::stdio::serve_io(server, input, output).await
 }
 
 /// The result of a `tools/call`, with helpers for assertions.
@@ -86,11 +99,11 @@ impl Client {
 
     /// Starts `server` in-process without initializing (to test the handshake itself).
     pub fn connect(server: Server) -> Result<Client, StartError> {
-        let core = server.build()?;
+        let server = server.build()?;
         let (client_end, server_end) = tokio::io::duplex(1 << 20);
         let (server_read, server_write) = tokio::io::split(server_end);
         tokio::spawn(async move {
-            if let Err(e) = crate::stdio::serve_io(core, server_read, server_write).await {
+            if let Err(e) = serve_io(server, server_read, server_write).await {
                 tracing::error!(error = %e, "in-process server failed");
             }
         });
@@ -293,12 +306,13 @@ impl Client {
 ///     Json(n * 2)
 /// }
 ///
-/// let core = Server::new("t", "0").only(["double"]).build().unwrap();
-/// mcp_tool::testing::check_examples(&core).unwrap();
+/// let server = Server::new("t", "0").only(["double"]).build().unwrap();
+/// mcp_tool::testing::check_examples(&server).unwrap();
 /// ```
-pub fn check_examples(core: &crate::server::ServerCore) -> Result<(), String> {
-    let problems: Vec<String> = core
+pub fn check_examples(server: &ServerHandle) -> Result<(), String> {
+    let problems: Vec<String> = server
         .tools()
+        .iter()
         .filter_map(|t| {
             t.check_examples()
                 .err()

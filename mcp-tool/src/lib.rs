@@ -2,8 +2,32 @@
 //!
 //! Write MCP (Model Context Protocol) servers by annotating ordinary Rust functions and methods
 //! with `#[tool]`. The framework derives each tool's JSON Schema from its parameters, registers
-//! it, validates every call against the advertised schema, dispatches it, and speaks the
-//! protocol over stdio.
+//! it, validates every call against the schema it advertises, dispatches the call, and speaks
+//! the protocol over stdio and Streamable HTTP.
+//!
+//! This page is the guide; each section's example is compiled and run as a test.
+//!
+//! - [A first server](#a-first-server)
+//! - [Tools on a service](#tools-on-a-service)
+//! - [Parameters](#parameters) and [validation](#validation)
+//! - [Results and errors](#results-and-errors)
+//! - [The call's context](#the-calls-context): progress, logging, cancellation, time limits,
+//!   state
+//! - [Asking the client](#asking-the-client): elicitation and sampling
+//! - [Which tools a session sees](#which-tools-a-session-sees)
+//! - [Describing a tool](#describing-a-tool): hints, metadata, examples, MCP Apps views
+//! - [Resources, prompts, completion](#resources-prompts-completion)
+//! - [Tools defined at run time](#tools-defined-at-run-time)
+//! - [Serving](#serving): the command line, stdio, HTTP, your own axum app
+//! - [Testing](#testing)
+//! - [Where things are](#where-things-are)
+//!
+//! ## A first server
+//!
+//! A free function with `#[tool]` is a tool: its name is the function's name, its description
+//! the doc comment, its arguments the parameters. [`Server::run`] is the whole `main`: with no
+//! arguments the binary speaks MCP on stdio (what hosts such as Claude Desktop launch);
+//! `--http` serves Streamable HTTP; `list`, `schema` and `call` try the tools from a shell.
 //!
 //! ```no_run
 //! use mcp_tool::prelude::*;
@@ -14,28 +38,520 @@
 //!     a * b
 //! }
 //!
-//! #[tokio::main]
-//! async fn main() -> mcp_tool::Result<()> {
-//!     Server::new("calc", "1.0.0").main().await
+//! fn main() -> mcp_tool::Result<()> {
+//!     Server::new("calc", env!("CARGO_PKG_VERSION")).run()
 //! }
 //! ```
+//!
+//! ```text
+//! $ calc call multiply '{"a": 6, "b": 7}'
+//! { "content": [ { "type": "text", "text": "42" } ] }
+//! ```
+//!
+//! Names are checked at compile time against the specification's rule (1–128 characters of
+//! `A-Z a-z 0-9 _ - .`); a tool without a description, an unknown attribute key, a parameter
+//! that is not an argument or a context value, a return type that cannot become a result:
+//! each is a compile error on the offending token.
+//!
+//! ## Tools on a service
+//!
+//! Methods become tools with `#[tool]` on each and [`#[tools]`](tools) on the impl block; the
+//! server runs them on the instance given with [`Server::service`]. Tools share the instance
+//! and run concurrently, so they take `&self` (or `self: Arc<Self>`).
+//!
+//! ```
+//! use std::sync::Mutex;
+//!
+//! use mcp_tool::prelude::*;
+//!
+//! #[derive(Default)]
+//! struct Notes {
+//!     notes: Mutex<Vec<String>>,
+//! }
+//!
+//! #[tools]
+//! impl Notes {
+//!     /// Add a note; returns how many there are.
+//!     #[tool(idempotent = false)]
+//!     fn add_note(&self, text: String) -> usize {
+//!         let mut notes = self.notes.lock().unwrap();
+//!         notes.push(text);
+//!         notes.len()
+//!     }
+//!
+//!     /// Every note, oldest first.
+//!     #[tool(read_only)]
+//!     fn notes(&self) -> Json<Vec<String>> {
+//!         Json(self.notes.lock().unwrap().clone())
+//!     }
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let server = Server::new("notes", "1.0.0")
+//!     .only(["add_note", "notes"])
+//!     .service(Notes::default())
+//!     .build()
+//!     .unwrap();
+//! server.call("add_note", serde_json::json!({"text": "buy milk"})).await.unwrap();
+//! let all = server.call("notes", serde_json::json!({})).await.unwrap();
+//! assert_eq!(all.structured_content, Some(serde_json::json!({"result": ["buy milk"]})));
+//! # }
+//! ```
+//!
+//! A tool whose service was not given is reported when the server starts, naming the type;
+//! so are two tools with one name (with both definitions' places).
+//!
+//! ## Parameters
+//!
+//! Each parameter is an extractor, decided by its type:
+//! - a `Deserialize + JsonSchema` type is a named argument (required unless `Option<T>` or
+//!   `#[arg(default)]`), described by its doc or `#[arg(description = "…")]`, renamed with
+//!   `#[arg(rename = "…")]`;
+//! - [`Args<T>`] takes all arguments as one struct;
+//! - context values — [`Ctx`] and everything in [`extract`] — are injected and add nothing to
+//!   the schema. Implement [`FromContext`](extract::FromContext) for values of your own.
+//!
+//! ```
+//! use mcp_tool::prelude::*;
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! struct Query {
+//!     /// What to look for
+//!     text: String,
+//!     /// At most this many results (1–50)
+//!     #[schemars(range(min = 1, max = 50))]
+//!     limit: Option<u8>,
+//! }
+//!
+//! /// Search the catalogue.
+//! #[tool(read_only)]
+//! fn search_catalogue(Args(q): Args<Query>) -> String {
+//!     format!("{} (limit {})", q.text, q.limit.unwrap_or(10))
+//! }
+//!
+//! /// Find a user.
+//! #[tool(read_only)]
+//! fn find_user(
+//!     #[arg(rename = "userId", description = "The user's id")] user_id: String,
+//!     #[arg(default)] include_deleted: bool,
+//! ) -> String {
+//!     format!("{user_id} {include_deleted}")
+//! }
+//!
+//! let server = Server::new("t", "1").only(["search_catalogue", "find_user"]).build().unwrap();
+//! let tools = server.tools();
+//! assert_eq!(tools[0].input_schema()["required"], serde_json::json!(["userId"]));
+//! ```
+//!
+//! ## Validation
+//!
+//! Arguments are validated against the same JSON Schema 2020-12 the tool advertises —
+//! formats, lengths, ranges, enums, required and unknown arguments — before the tool runs. A
+//! bad call is answered with `isError: true` and a text that names each field and the rule it
+//! broke, so a model can correct itself; an unknown tool is a JSON-RPC error.
+//!
+//! ```
+//! # use mcp_tool::prelude::*;
+//! #[derive(Deserialize, JsonSchema)]
+//! struct Signup {
+//!     #[schemars(email)]
+//!     email: String,
+//! }
+//!
+//! /// Sign up.
+//! #[tool]
+//! fn sign_up(Args(s): Args<Signup>) -> String {
+//!     s.email
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let server = Server::new("t", "1").only(["sign_up"]).build().unwrap();
+//! let r = server.call("sign_up", serde_json::json!({"email": "x"})).await.unwrap();
+//! assert!(r.is_error);
+//! assert!(r.text_content().contains(r#"email: "x" is not a valid email"#));
+//! # }
+//! ```
+//!
+//! ## Results and errors
+//!
+//! Every return type converts through one trait,
+//! [`IntoToolResult`](content::IntoToolResult): text (`String`, `&str`, numbers), `()`,
+//! [`Json<T>`] (structured content with a text copy, and `T`'s schema as the tool's
+//! `outputSchema`), [`Content`] blocks and `Vec`s of them, a whole [`ToolResult`], and
+//! `Result<T, E>` whose error becomes `isError: true`. [`ToolError`] carries a code, a
+//! suggestion for recovery and a retryable flag; a panicking tool becomes an `isError` result
+//! and the server keeps serving.
+//!
+//! ```
+//! use mcp_tool::prelude::*;
+//!
+//! /// Divide `a` by `b`.
+//! #[tool(read_only)]
+//! fn divide(a: f64, b: f64) -> Result<f64, ToolError> {
+//!     if b == 0.0 {
+//!         return Err(ToolError::new("DIVISION_BY_ZERO", "cannot divide by zero")
+//!             .suggestion("call again with a non-zero `b`"));
+//!     }
+//!     Ok(a / b)
+//! }
+//!
+//! /// A chart and its caption.
+//! #[tool(read_only)]
+//! fn chart() -> Vec<Content> {
+//!     vec![Content::image([0x89, b'P', b'N', b'G'], "image/png"), Content::text("sales")]
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let server = Server::new("t", "1").only(["divide", "chart"]).build().unwrap();
+//! let r = server.call("divide", serde_json::json!({"a": 1, "b": 0})).await.unwrap();
+//! assert!(r.is_error);
+//! assert_eq!(
+//!     r.text_content(),
+//!     "[DIVISION_BY_ZERO] cannot divide by zero\nSuggestion: call again with a non-zero `b`"
+//! );
+//! # }
+//! ```
+//!
+//! ## The call's context
+//!
+//! [`Ctx`] is the call: its request id and `_meta`, its client and protocol version, and what
+//! it can do on its connection. The same abilities come as parameters of their own:
+//! [`Progress`](extract::Progress) (`notifications/progress`, with the client's token),
+//! [`Logger`](extract::Logger) (`notifications/message` at the eight syslog levels, honouring
+//! `logging/setLevel`; `tracing` events inside a call reach the client too),
+//! [`CancellationToken`](extract::CancellationToken) (a cancelled call's future is dropped; the
+//! token lets cleanup code notice), [`State<T>`](extract::State) (a value given with
+//! [`Server::state`], checked at start). `timeout = "30s"` bounds a call.
+//!
+//! ```
+//! use std::sync::atomic::{AtomicU64, Ordering};
+//!
+//! use mcp_tool::prelude::*;
+//!
+//! /// Counts every reindex.
+//! #[derive(Default)]
+//! struct Runs {
+//!     count: AtomicU64,
+//! }
+//!
+//! /// Rebuild the index, reporting progress.
+//! #[tool(timeout = "2m")]
+//! async fn reindex(progress: Progress, log: Logger, runs: State<Runs>) -> String {
+//!     for step in 1..=3 {
+//!         progress.report(f64::from(step), 3.0, "indexing");
+//!     }
+//!     log.info("index rebuilt");
+//!     format!("run {}", runs.count.fetch_add(1, Ordering::Relaxed) + 1)
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let server = Server::new("t", "1").only(["reindex"]).state(Runs::default()).build().unwrap();
+//! let r = server.call("reindex", serde_json::json!({})).await.unwrap();
+//! assert_eq!(r.text_content(), "run 1");
+//! # }
+//! ```
+//!
+//! A plain `fn` tool never stalls the async runtime by surprise: it runs on the blocking pool
+//! until it has shown it is quick, then on the worker; `#[tool(blocking)]` keeps one that may
+//! block (file or network I/O) on the pool.
+//!
+//! ## Asking the client
+//!
+//! A tool can ask the user for input ([`Ctx::elicit`], the form derived from a Rust type) or
+//! the client's model for a completion ([`Ctx::sample_text`],
+//! [`Peer::sample`](extract::Peer::sample)). Without the client's capability the call gets a
+//! clear error; an answer that does not fit the requested schema is refused, naming the field.
+//!
+//! ```
+//! use mcp_tool::extract::Elicitation;
+//! use mcp_tool::prelude::*;
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! struct Confirm {
+//!     /// Type the file's name to confirm
+//!     name: String,
+//! }
+//!
+//! /// Delete a file after the user confirms.
+//! #[tool(destructive)]
+//! async fn delete_file(path: String, ctx: Ctx) -> Result<String, ToolError> {
+//!     match ctx.elicit::<Confirm>(format!("Delete {path}?")).await? {
+//!         Elicitation::Accept(c) if c.name == path => Ok(format!("deleted {path}")),
+//!         _ => Ok("kept".into()),
+//!     }
+//! }
+//! # fn main() {}
+//! ```
+//!
+//! ## Which tools a session sees
+//!
+//! A `hidden` tool is registered but not listed until a session enables it;
+//! `always_visible` ones stay listed whatever the session's allow or block list. A tool
+//! changes its session's tools with the [`ToolManager`](extract::ToolManager) (or with
+//! [`ToolResult::enable_tools`]); [`ServerHandle::change_tools`](server::ServerHandle) changes
+//! every session's. Each change that alters a session's list sends it
+//! `notifications/tools/list_changed`.
+//!
+//! ```
+//! use mcp_tool::prelude::*;
+//!
+//! /// Log in: reveals the admin tools for this session.
+//! #[tool]
+//! fn log_in(password: String) -> Result<ToolResult, ToolError> {
+//!     if password != "open sesame" {
+//!         return Err(ToolError::new("DENIED", "wrong password"));
+//!     }
+//!     Ok(ToolResult::text("welcome").enable_tools(["purge"]))
+//! }
+//!
+//! /// Delete everything.
+//! #[tool(hidden, destructive)]
+//! fn purge() -> &'static str {
+//!     "purged"
+//! }
+//! # fn main() {}
+//! ```
+//!
+//! ## Describing a tool
+//!
+//! | key | what |
+//! |---|---|
+//! | `name`, `title`, `description` | the tool's identity (`description` defaults to the doc comment) |
+//! | `read_only`, `destructive`, `idempotent`, `open_world` | behaviour hints; unset ones are omitted so the spec's defaults apply |
+//! | `input_schema`, `output_schema` | hand-written schemas (JSON, checked at compile time) |
+//! | `examples(request = …, response = …)` | an example call, checked by [`testing::check_examples`] |
+//! | `icons`, `meta` | icons, and entries merged into `_meta` |
+//! | `invoking`, `invoked` | status texts while the tool runs and once it ran |
+//! | `ui = "name"`, `visibility` | an MCP Apps view (`ui/name.html`, embedded at compile time) and who may call the tool |
+//!
+//! ```
+//! use mcp_tool::prelude::*;
+//!
+//! /// Today's moon phase.
+//! #[tool(
+//!     title = "Moon phase",
+//!     read_only,
+//!     open_world = false,
+//!     invoking = "Looking at the sky…",
+//!     examples(request = r#"{"day": 3}"#, response = r#"{"result": "waxing"}"#)
+//! )]
+//! fn moon_phase(day: u32) -> Json<&'static str> {
+//!     Json(if day < 15 { "waxing" } else { "waning" })
+//! }
+//!
+//! let server = Server::new("sky", "1").only(["moon_phase"]).build().unwrap();
+//! mcp_tool::testing::check_examples(&server).unwrap();
+//! ```
+//!
+//! ## Resources, prompts, completion
+//!
+//! [`Server::resource`], [`Server::resource_template`] and [`Server::prompt`] offer what a
+//! server has beside its tools (see [`resource`] and [`prompt`]); templates and prompts
+//! complete their arguments (`completion/complete`).
+//!
+//! ```
+//! use mcp_tool::Server;
+//! use mcp_tool::content::ResourceContents;
+//! use mcp_tool::prompt::{Prompt, PromptMessage};
+//! use mcp_tool::resource::{Resource, ResourceTemplate};
+//!
+//! let server = Server::new("docs", "1.0.0")
+//!     .resource(Resource::text("docs://readme", "readme", "text/markdown", "# Hello"))
+//!     .resource_template(
+//!         ResourceTemplate::new("docs://page/{slug}", "page")
+//!             .read(|request| async move {
+//!                 let slug = request.var("slug").unwrap_or_default().to_owned();
+//!                 Ok(vec![ResourceContents::text(request.uri(), "text/plain", slug)])
+//!             })
+//!             .complete("slug", |typed, _| {
+//!                 ["intro", "install"].iter().filter(|s| s.starts_with(typed)).map(|s| s.to_string()).collect()
+//!             }),
+//!     )
+//!     .prompt(
+//!         Prompt::new("summarize")
+//!             .description("Summarize a page")
+//!             .argument("slug", "The page", true)
+//!             .get(|request| async move {
+//!                 let slug = request.argument("slug").unwrap_or_default().to_owned();
+//!                 Ok(vec![PromptMessage::user(format!("Summarize docs://page/{slug}"))].into())
+//!             }),
+//!     );
+//! # let _ = server;
+//! ```
+//!
+//! ## Tools defined at run time
+//!
+//! [`DynamicTool`](dynamic::DynamicTool) defines a tool without the macros — from a property
+//! list, a hand-written schema or a schemars type — with the same validation. Add and remove
+//! them while serving with [`ServerHandle::add_tool`](server::ServerHandle::add_tool).
+//!
+//! ```
+//! use mcp_tool::dynamic::{DynamicTool, ToolProperty};
+//! use mcp_tool::{Server, ToolResult};
+//!
+//! let greet = DynamicTool::new("greet", "Greet someone.", |args| async move {
+//!     ToolResult::text(format!("Hello, {}!", args.get_str("name").unwrap_or("you")))
+//! })
+//! .property(ToolProperty::string("name").description("Who").required());
+//!
+//! let server = Server::new("dyn", "1.0.0").without_registry().dynamic_tool(greet).build().unwrap();
+//! assert_eq!(server.tools()[0].name(), "greet");
+//! ```
+//!
+//! ## Serving
+//!
+//! - [`Server::run`]: the command line — stdio by default, `--http [ADDR]` (with
+//!   `--stateless`, `--sse`), `list`, `schema`, `call`. `MCP_TOOL_BEARER_TOKENS` requires a
+//!   bearer token over HTTP.
+//! - [`Server::build`] gives the running server, a cheap `Clone`
+//!   [`ServerHandle`](server::ServerHandle): `serve_stdio().await`,
+//!   `serve_http(listener, config).await`, or `into_router(config)` to mount the endpoint in an
+//!   axum application. The HTTP settings ([`http::HttpConfig`]: hosts and origins, body limit,
+//!   sessions, stateless mode, authentication with RFC 9728 metadata) are arguments of those
+//!   entry points.
+//!
+//! ```no_run
+//! use mcp_tool::Server;
+//! use mcp_tool::http::{BearerTokens, HttpConfig};
+//!
+//! #[tokio::main]
+//! async fn main() -> mcp_tool::Result<()> {
+//!     let server = Server::new("users", "1.0.0").build()?;
+//!     let config = HttpConfig::default().with_auth(BearerTokens::new().token("s3cret", "alice"));
+//!     let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//!     server.serve_http(listener, config).await?;
+//!     Ok(())
+//! }
+//! ```
+//!
+//! HTTP is the cargo feature `http`, on by default; with `default-features = false` a server
+//! speaks stdio only and compiles neither axum nor hyper.
+//!
+//! ## Testing
+//!
+//! [`testing::Client`] speaks real JSON-RPC to a server in-process, over the same code path as
+//! stdio; [`ServerHandle::call`](server::ServerHandle::call) calls one tool directly.
+//!
+//! ```
+//! use mcp_tool::prelude::*;
+//! use mcp_tool::testing::Client;
+//!
+//! /// Shout it.
+//! #[tool]
+//! fn shout(text: String) -> String {
+//!     text.to_uppercase()
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let client = Client::start(Server::new("t", "1").only(["shout"])).await.unwrap();
+//! assert_eq!(client.list_tools().await.unwrap()[0]["name"], "shout");
+//! let result = client.call("shout", serde_json::json!({"text": "hi"})).await.unwrap();
+//! assert_eq!(result.text(), "HI");
+//! # }
+//! ```
+//!
+//! ## Where things are
+//!
+//! The crate root and the [`prelude`] hold what a tool author uses daily. The rest mirrors the
+//! runtime's layers:
+//!
+//! | module | what |
+//! |---|---|
+//! | [`extract`] | the context values a tool takes, and requests to the client |
+//! | [`content`] | content blocks and the result conversion traits |
+//! | [`resource`], [`prompt`] | what a server offers beside tools |
+//! | [`dynamic`] | tools defined at run time, and tool definitions |
+//! | [`server`] | the running server, explicit tool sets, errors |
+//! | [`http`] | Streamable HTTP settings and authentication |
+//! | [`protocol`] | protocol revisions and JSON-RPC errors |
+//! | [`testing`] | the in-process client and example checks |
 #![doc(test(attr(deny(warnings))))]
 
 pub use mcp_tool_macros::{tool, tools};
-pub use mcp_tool_runtime::*;
+pub use mcp_tool_runtime::protocol::Content;
+pub use mcp_tool_runtime::server::{Result, Server};
+pub use mcp_tool_runtime::tool::{Args, Ctx, Json, ToolError, ToolResult};
 
-/// What most servers need: the macros, the server, the argument and result types, and the
-/// serde/schemars derives.
+/// What most servers need: the macros, the server, the parameter and result types, the
+/// context values tools take most often, and the serde/schemars derives.
 pub mod prelude {
+    pub use crate::extract::{CancellationToken, Logger, Progress, State};
     pub use crate::{Args, Content, Ctx, Json, Server, ToolError, ToolResult, tool, tools};
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
 }
 
-pub use schemars;
-pub use serde;
-pub use serde_json;
-pub use tokio;
+/// A tool's parameters: the context values a tool takes by type, the traits that make a type
+/// a parameter, and the requests a tool makes of its client (sampling, elicitation).
+pub mod extract {
+    pub use mcp_tool_runtime::tool::{
+        Args, Batch, CancellationToken, ClientInfo, Ctx, Elicitation, FromContext, FromToolCall,
+        Identity, LogLevel, Logger, Meta, Peer, Progress, RequestId, Requirements, SamplingMessage,
+        SamplingRequest, SamplingResult, State, ToolCall, ToolManager, requested_schema,
+    };
+}
+
+/// What a tool returns: content blocks (text, images, audio, resource links, embedded
+/// resources, annotations, your own block types) and the conversion every return type goes
+/// through.
+pub mod content {
+    pub use mcp_tool_runtime::protocol::{
+        Audience, Content, ContentAnnotations, EmbeddedResource, MediaContent, ResourceBody,
+        ResourceContents, ResourceLink, TextContent, base64_encode,
+    };
+    pub use mcp_tool_runtime::tool::{
+        ERROR_META_KEY, IntoContent, IntoToolError, IntoToolResult, Json, ToolError, ToolResult,
+    };
+}
+
+/// Resources and resource templates a server offers beside its tools.
+pub mod resource {
+    pub use mcp_tool_runtime::server::resource::*;
+}
+
+/// Prompts a server offers beside its tools.
+pub mod prompt {
+    pub use mcp_tool_runtime::protocol::Role;
+    pub use mcp_tool_runtime::server::prompt::*;
+}
+
+/// Tools defined at run time, and the definition every tool has.
+pub mod dynamic {
+    pub use mcp_tool_runtime::tool::{
+        Annotations, DynamicArgs, DynamicTool, PropertyType, ToolDef, ToolProperty,
+    };
+}
+
+/// The running server and what a server is built from: [`ServerHandle`](server::ServerHandle)
+/// (serve it, call its tools in-process, change what it offers while it serves), explicit
+/// tool sets, the errors that stop a server, and the `tracing` layer that sends a call's
+/// events to its client.
+pub mod server {
+    pub use mcp_tool_runtime::server::{Error, Result, Server, ServerHandle, StartError};
+    pub use mcp_tool_runtime::tool::{ClientLogLayer, ToolRecord, ToolSet};
+}
+
+/// The Streamable HTTP transport's settings and authentication (feature `http`, on by
+/// default).
+#[cfg(feature = "http")]
+pub mod http {
+    pub use mcp_tool_runtime::transport::http::*;
+}
+
+/// Protocol revisions and JSON-RPC errors.
+pub mod protocol {
+    pub use mcp_tool_runtime::protocol::{ProtocolVersion, RpcError, code};
+}
+
+/// Testing servers: an in-process client, and the check of every tool's examples.
+pub mod testing {
+    pub use mcp_tool_runtime::testing::*;
+}
 
 #[doc(hidden)]
 pub mod __private {

@@ -8,12 +8,10 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{OnceLock, mpsc};
 use std::time::{Duration, Instant};
 
-use std::sync::Arc;
+use mcp_tool::server::ServerHandle;
+use serde_json::{Value, json};
 
-use mcp_tool::ServerCore;
-use mcp_tool::serde_json::{self, Value, json};
-use mcp_tool::tokio;
-use mcp_tool::tokio::io::{
+use tokio::io::{
     AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf, split,
 };
 
@@ -104,7 +102,7 @@ impl UsersHttp {
     pub fn start() -> UsersHttp {
         let mut child = Command::new(users_bin())
             .args(["--http", "127.0.0.1:0"])
-            .env_remove(mcp_tool::TOKENS_ENV)
+            .env_remove(mcp_tool::http::TOKENS_ENV)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -159,13 +157,13 @@ pub struct RawSession {
 }
 
 impl RawSession {
-    /// Opens a session of `core` and initializes it.
-    pub async fn open(core: &Arc<ServerCore>) -> RawSession {
+    /// Opens a session of `server` and initializes it.
+    pub async fn open(server: &ServerHandle) -> RawSession {
         let (client_end, server_end) = tokio::io::duplex(1 << 16);
         let (server_read, server_write) = split(server_end);
-        let core = core.clone();
+        let server = server.clone();
         tokio::spawn(async move {
-            let _ = mcp_tool::serve_io(core, server_read, server_write).await;
+            let _ = mcp_tool::testing::serve_io(server, server_read, server_write).await;
         });
         let (read, write) = split(client_end);
         let mut session = RawSession {

@@ -6,12 +6,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use mcp_tool::prelude::*;
-use mcp_tool::testing::Client;
-use mcp_tool::{
+use mcp_tool::extract::{
     Batch, CancellationToken, ClientInfo, Elicitation, Logger, Meta, Peer, Progress, RequestId,
     SamplingRequest, State, ToolManager,
 };
+use mcp_tool::prelude::*;
+use mcp_tool::testing::Client;
 use serde_json::{Value, json};
 
 const WAIT: Duration = Duration::from_secs(5);
@@ -76,7 +76,7 @@ async fn chatty(log: Logger) -> String {
     db.info("connected");
     log.warning("disk almost full");
     log.error("query failed");
-    log.log(mcp_tool::LogLevel::Critical, json!({ "code": 7 }));
+    log.log(mcp_tool::extract::LogLevel::Critical, json!({ "code": 7 }));
     tracing::info!(rows = 3, "fetched rows");
     "logged".into()
 }
@@ -357,7 +357,7 @@ async fn log_messages(c: &Client) -> Vec<Value> {
 async fn log_levels_filter_what_the_client_gets() {
     let _ = tracing::subscriber::set_global_default({
         use tracing_subscriber::layer::SubscriberExt as _;
-        tracing_subscriber::registry().with(mcp_tool::ClientLogLayer)
+        tracing_subscriber::registry().with(mcp_tool::server::ClientLogLayer)
     });
     let c = client().await;
     c.call("chatty", json!({})).await.unwrap();

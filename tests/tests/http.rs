@@ -14,11 +14,10 @@ use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::routing::get;
+use mcp_tool::extract::{Batch, Elicitation, Identity, Logger, Progress, State, ToolManager};
+use mcp_tool::http::{BearerTokens, HttpConfig, ResourceMetadata};
 use mcp_tool::prelude::*;
-use mcp_tool::{
-    Batch, BearerTokens, Elicitation, HttpConfig, Identity, Logger, Progress, ResourceMetadata,
-    ServerCore, State, ToolManager,
-};
+use mcp_tool::server::ServerHandle;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST, ORIGIN, WWW_AUTHENTICATE};
 use reqwest::{RequestBuilder, StatusCode};
 use serde_json::{Value, json};
@@ -143,7 +142,7 @@ fn whoami(identity: Identity) -> String {
 // Harness
 // ---------------------------------------------------------------------------------------------
 
-fn core(tools: &[&str]) -> Arc<ServerCore> {
+fn core(tools: &[&str]) -> ServerHandle {
     Server::new("t", "0")
         .state(Barrier::new(3))
         .only(tools.iter().copied())
@@ -195,8 +194,8 @@ async fn serve(router: Router) -> Served {
     start(listener, port, router)
 }
 
-async fn serve_core(core: &Arc<ServerCore>, config: HttpConfig) -> Served {
-    serve(core.http_router(config)).await
+async fn serve_core(core: &ServerHandle, config: HttpConfig) -> Served {
+    serve(core.clone().into_router(config)).await
 }
 
 /// A response read whole.
@@ -904,13 +903,12 @@ async fn protected_resource_metadata_is_served_and_named() {
         authorization_servers: vec!["https://auth.example.com".into()],
         scopes_supported: vec!["mcp:tools".into()],
     });
-    // Through the builder: `Server::auth` and `Server::into_router`.
+    // Through the entry point's configuration: `HttpConfig::with_auth` and `into_router`.
     let router = Server::new("t", "0")
         .only(["whoami"])
-        .http_config(config)
-        .auth(tokens())
-        .into_router()
-        .expect("the router builds");
+        .build()
+        .expect("the server builds")
+        .into_router(config.with_auth(tokens()));
     let srv = start(listener, port, router);
 
     let reply = send(srv.post().body(initialize(json!({})).to_string())).await;
@@ -1460,7 +1458,7 @@ async fn the_router_mounts_beside_other_routes() {
     config.path = "/api/mcp".into();
     let app = Router::new()
         .route("/health", get(|| async { "ok" }))
-        .merge(core.http_router(config));
+        .merge(core.into_router(config));
     let srv = serve(app).await;
 
     let reply = send(srv.http.get(format!("{}/health", srv.base))).await;

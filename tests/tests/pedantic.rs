@@ -60,5 +60,5 @@ fn strict_crates_build_and_serve() {
         .service(Service)
         .build()
         .expect("starts");
-    assert_eq!(core.tools().count(), 4);
+    assert_eq!(core.tools().len(), 4);
 }

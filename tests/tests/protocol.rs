@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
+use mcp_tool::extract::{FromContext, ToolCall};
 use mcp_tool::prelude::*;
 use mcp_tool::testing::Client;
-use mcp_tool::{FromContext, ToolCall};
 use serde_json::{Value, json};
 
 /// Add two integers.
@@ -134,7 +134,7 @@ struct Tenant(String);
 
 impl FromContext for Tenant {
     fn from_context(call: &ToolCall) -> Result<Self, ToolError> {
-        call.request()
+        call.ctx()
             .meta()
             .and_then(|m| m.get("tenant"))
             .and_then(Value::as_str)
@@ -510,7 +510,7 @@ async fn errors_become_is_error_results() {
         "[E_CODE] went wrong\nSuggestion: try again later\n(retryable)"
     );
     assert_eq!(
-        r.0["_meta"][mcp_tool::ERROR_META_KEY],
+        r.0["_meta"][mcp_tool::content::ERROR_META_KEY],
         json!({ "code": "E_CODE", "message": "went wrong", "suggestion": "try again later", "retryable": true })
     );
     assert_eq!(error_text(&c, "fail_io", json!({})).await, "disk on fire");

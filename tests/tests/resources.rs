@@ -6,12 +6,12 @@
 
 use std::time::Duration;
 
+use mcp_tool::content::ResourceContents;
+use mcp_tool::http::HttpConfig;
 use mcp_tool::prelude::*;
+use mcp_tool::prompt::{Prompt, PromptMessage, PromptResult, Role};
+use mcp_tool::resource::{RESOURCE_NOT_FOUND, Resource, ResourceTemplate};
 use mcp_tool::testing::Client;
-use mcp_tool::{
-    HttpConfig, Prompt, PromptMessage, PromptResult, RESOURCE_NOT_FOUND, Resource,
-    ResourceContents, ResourceTemplate, Role,
-};
 use mcp_tool_tests::RawSession;
 use serde_json::{Value, json};
 
@@ -433,7 +433,7 @@ fn half() -> f32 {
 
 #[test]
 fn elicitation_schemas_keep_only_the_formats_of_the_spec() {
-    let schema = mcp_tool::requested_schema::<Numbers>().unwrap();
+    let schema = mcp_tool::extract::requested_schema::<Numbers>().unwrap();
     let p = &schema["properties"];
     // schemars's `uint8`, `int64`, `double`, `float` are no elicitation formats.
     assert_eq!(
@@ -453,7 +453,7 @@ fn elicitation_schemas_keep_only_the_formats_of_the_spec() {
 
 /// POSTs `initialize` to a router serving `config`; returns the content type and the body.
 async fn initialize_over_http(config: HttpConfig) -> (String, String) {
-    let router = server().http_config(config).into_router().unwrap();
+    let router = server().build().unwrap().into_router(config);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let serve = tokio::spawn(async move {

@@ -4,12 +4,11 @@
 //! MCP Apps visibility, content annotations, and tools defined at run time (property lists,
 //! raw schemas, schemars types; added and removed while a client is connected).
 
+use mcp_tool::content::{Audience, ContentAnnotations, ResourceLink};
+use mcp_tool::dynamic::{Annotations, DynamicArgs, DynamicTool, PropertyType, ToolProperty};
 use mcp_tool::prelude::*;
+use mcp_tool::server::ServerHandle;
 use mcp_tool::testing::{CallResult, Client, check_examples};
-use mcp_tool::{
-    Annotations, Audience, ContentAnnotations, DynamicArgs, DynamicTool, PropertyType,
-    ResourceLink, ServerCore, ToolProperty,
-};
 use mcp_tool_tests::RawSession;
 use serde_json::{Value, json};
 
@@ -218,7 +217,7 @@ fn annotated() -> Vec<Content> {
             title: None,
             description: None,
             mime_type: Some("text/plain".into()),
-            size: None,
+            ..ResourceLink::default()
         })
         .annotate(ContentAnnotations {
             audience: vec![Audience::User, Audience::Assistant],
@@ -261,12 +260,12 @@ async fn listed(c: &Client, name: &str) -> Value {
         .unwrap_or_else(|| panic!("`{name}` is not listed"))
 }
 
-fn def(core: &ServerCore, name: &str) -> Value {
+fn def(core: &ServerHandle, name: &str) -> Value {
     core.tools()
+        .into_iter()
         .find(|t| t.name() == name)
         .unwrap_or_else(|| panic!("no tool `{name}`"))
         .to_json()
-        .clone()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -512,8 +511,16 @@ async fn an_app_only_tool_is_not_listed_but_callable() {
     assert_eq!(r.text(), "refreshed");
 
     let core = Server::new("results", "0.1.0").only(names).build().unwrap();
-    assert!(!core.tool_list().iter().any(|t| t["name"] == "refresh_view"));
-    let app = core.tools().find(|t| t.name() == "refresh_view").unwrap();
+    assert!(
+        core.tools()
+            .iter()
+            .any(|t| t.name() == "refresh_view" && !t.for_model())
+    );
+    let app = core
+        .tools()
+        .into_iter()
+        .find(|t| t.name() == "refresh_view")
+        .unwrap();
     assert!(!app.for_model());
     assert_eq!(
         app.to_json()["_meta"],
@@ -1016,5 +1023,5 @@ async fn dynamic_tools_refuse_reserved_meta_and_static_tools_are_not_removed() {
         .build()
         .unwrap();
     assert!(!core.remove_tool("meta_overlap"));
-    assert_eq!(core.tools().count(), 1);
+    assert_eq!(core.tools().len(), 1);
 }

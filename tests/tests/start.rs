@@ -78,7 +78,7 @@ fn every_problem_is_reported_together_with_both_sites() {
 #[test]
 fn only_selects_tools_and_refuses_unknown_names() {
     let core = Server::new("t", "0").only(["unique"]).build().unwrap();
-    let names: Vec<String> = core.tools().map(|t| t.name().to_owned()).collect();
+    let names: Vec<String> = core.tools().iter().map(|t| t.name().to_owned()).collect();
     assert_eq!(names, ["unique"]);
     let err = Server::new("t", "0").only(["nope"]).build().unwrap_err();
     assert!(err.to_string().contains("`nope`"), "{err}");
@@ -123,5 +123,5 @@ fn the_registry_holds_every_tool_of_this_binary() {
         .only(["unique", "fetch"])
         .build()
         .unwrap();
-    assert_eq!(core.tools().count(), 2);
+    assert_eq!(core.tools().len(), 2);
 }

@@ -9,9 +9,9 @@ use std::sync::Mutex;
 use std::thread::{self, ThreadId};
 use std::time::Duration;
 
-use mcp_tool::ServerCore;
 use mcp_tool::prelude::*;
-use mcp_tool::serde_json::{self, json};
+use mcp_tool::server::ServerHandle;
+use serde_json::json;
 
 static SEEN: Mutex<Vec<(&'static str, ThreadId)>> = Mutex::new(Vec::new());
 
@@ -59,14 +59,14 @@ fn sometimes_slow(sleep_ms: u64) -> &'static str {
     "done"
 }
 
-async fn call_n(core: &std::sync::Arc<ServerCore>, tool: &str, args: serde_json::Value, n: usize) {
+async fn call_n(core: &ServerHandle, tool: &str, args: serde_json::Value, n: usize) {
     for _ in 0..n {
         let result = core.call(tool, args.clone()).await.expect("a known tool");
         assert!(!result.is_error, "{tool}: {}", result.text_content());
     }
 }
 
-fn core(tool: &str) -> std::sync::Arc<ServerCore> {
+fn core(tool: &str) -> ServerHandle {
     Server::new("sync", "1.0.0")
         .only([tool])
         .build()
@@ -77,7 +77,7 @@ fn core(tool: &str) -> std::sync::Arc<ServerCore> {
 /// took. (A call preempted on a busy machine can take over 100 µs and restart the count, so
 /// this allows for more than the 17 calls an idle machine needs.)
 async fn calls_until_inline(
-    core: &std::sync::Arc<ServerCore>,
+    core: &ServerHandle,
     tool: &'static str,
     args: serde_json::Value,
 ) -> usize {

@@ -10,7 +10,6 @@
 //! bench-server --stateless --http ADDR      Streamable HTTP, stateless JSON mode
 //! ```
 
-use mcp_tool::HttpConfig;
 use mcp_tool::prelude::*;
 
 #[path = "../bench_tools.rs"]
@@ -18,21 +17,8 @@ mod bench_tools;
 use bench_tools::Users;
 
 fn main() -> mcp_tool::Result<()> {
-    let mut args: Vec<String> = std::env::args().collect();
-    let mut http = HttpConfig::default();
-    args.retain(|a| match a.as_str() {
-        "--stateless" => {
-            http.stateless = true;
-            false
-        }
-        "--session" => {
-            http.stateless = false;
-            false
-        }
-        _ => true,
-    });
+    // `--stateless` and `--http` are the command line every server has.
     Server::new("bench-server", env!("CARGO_PKG_VERSION"))
         .service(Users::default())
-        .http_config(http)
-        .run_with_args(args)
+        .run()
 }

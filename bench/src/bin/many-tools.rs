@@ -29,7 +29,7 @@ async fn measure() -> mcp_tool::Result<()> {
     let t = Instant::now();
     let core = server().build()?;
     let first_build = t.elapsed();
-    let tools = core.tools().count();
+    let tools = core.tools().len();
     drop(core);
     let builds: Vec<Duration> = (0..20)
         .map(|_| {

@@ -12,12 +12,12 @@
 
 use std::time::Duration;
 
+use mcp_tool::content::{MediaContent, ResourceBody, ResourceContents};
+use mcp_tool::extract::{Elicitation, Logger, Meta, Progress};
 use mcp_tool::prelude::*;
-use mcp_tool::serde_json::{self, Value};
-use mcp_tool::{
-    Elicitation, HttpConfig, Logger, Meta, Progress, Prompt, PromptMessage, PromptResult, Resource,
-    ResourceBody, ResourceContents, ResourceTemplate, Role, tokio,
-};
+use mcp_tool::prompt::{Prompt, PromptMessage, PromptResult, Role};
+use mcp_tool::resource::{Resource, ResourceTemplate};
+use serde_json::Value;
 
 /// A 1×1 red PNG, base64-encoded (the reference server's fixture).
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -28,11 +28,17 @@ const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
 /// The pause between the notifications of the logging and progress tools.
 const STEP: Duration = Duration::from_millis(50);
 
-fn png() -> Content {
-    Content::Image {
-        data: PNG.to_owned(),
-        mime_type: "image/png".to_owned(),
+/// A media block of data base64-encoded already.
+fn media(data: &str, mime_type: &str) -> MediaContent {
+    MediaContent {
+        data: data.to_owned(),
+        mime_type: mime_type.to_owned(),
+        ..MediaContent::default()
     }
+}
+
+fn png() -> Content {
+    Content::Image(media(PNG, "image/png"))
 }
 
 /// A value as JSON text.
@@ -57,10 +63,7 @@ fn test_image_content() -> Content {
 /// Tests audio content response
 #[tool(read_only)]
 fn test_audio_content() -> Content {
-    Content::Audio {
-        data: WAV.to_owned(),
-        mime_type: "audio/wav".to_owned(),
-    }
+    Content::Audio(media(WAV, "audio/wav"))
 }
 
 /// Tests embedded resource content response
@@ -474,16 +477,13 @@ fn prompts(server: Server) -> Server {
 }
 
 fn main() -> mcp_tool::Result<()> {
-    // Over HTTP, every request is answered with an SSE stream, as the reference server does:
-    // `server-sse-multiple-streams` checks that such streams work (JSON answers only get an
-    // INFO there).
-    let mut http = HttpConfig::default();
-    http.sse_responses = true;
+    // `conformance/run.sh` serves it with `--http ADDR --sse` (every request answered with an
+    // SSE stream, as the reference server does: `server-sse-multiple-streams` checks that such
+    // streams work) and with plain `--http` (JSON answers).
     let server = Server::new("mcp-conformance-test-server", env!("CARGO_PKG_VERSION"))
         .title("MCP conformance test server")
         .instructions(
             "Implements every tool, resource and prompt of the MCP conformance suite's server scenarios.",
-        )
-        .http_config(http);
+        );
     prompts(resources(server)).run()
 }

@@ -10,8 +10,8 @@ use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
 use mcp_tool::prelude::*;
-use mcp_tool::tokio;
-use mcp_tool::{CancellationToken, Elicitation, Logger, Peer, Progress};
+
+use mcp_tool::extract::{CancellationToken, Elicitation, Logger, Peer, Progress};
 
 /// One entry of a directory listing.
 #[derive(Serialize, JsonSchema)]

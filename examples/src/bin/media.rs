@@ -5,12 +5,13 @@
 //! structured content and `_meta`, structured content alone (the framework writes its text
 //! copy), and two tools defined at run time with `DynamicTool`. No network, no files.
 
-use mcp_tool::prelude::*;
-use mcp_tool::serde_json::{Map, Value, json};
-use mcp_tool::{
-    Annotations, Audience, ContentAnnotations, DynamicArgs, DynamicTool, IntoContent, Resource,
-    ResourceContents, ResourceLink, ToolProperty, base64_encode,
+use mcp_tool::content::{
+    Audience, ContentAnnotations, IntoContent, ResourceContents, ResourceLink, base64_encode,
 };
+use mcp_tool::dynamic::{Annotations, DynamicArgs, DynamicTool, ToolProperty};
+use mcp_tool::prelude::*;
+use mcp_tool::resource::Resource;
+use serde_json::{Map, Value, json};
 
 // ---------------------------------------------------------------------------------------------
 // PNG and WAV, written by hand.
@@ -269,6 +270,7 @@ fn latest_report() -> Content {
         description: Some("What the media server produced most recently".into()),
         mime_type: Some("text/markdown".into()),
         size: Some(REPORT.len() as u64),
+        ..ResourceLink::default()
     })
 }
 

@@ -5,8 +5,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use mcp_tool::extract::Progress;
 use mcp_tool::prelude::*;
-use mcp_tool::{Progress, tokio};
+
 use mcp_tool_examples::now_rfc3339;
 
 /// User role determining access permissions.

@@ -20,7 +20,7 @@ async fn search(Args(s): Args<Search>, ctx: Ctx) -> String {
 #[tokio::main]
 async fn main() {
     let core = Server::new("t", "1").only(["search"]).build().unwrap();
-    let input = &core.tool_list()[0]["inputSchema"];
+    let input = &core.tools()[0].to_json()["inputSchema"];
     assert_eq!(input["required"], json!(["query"]));
     assert_eq!(
         input["properties"]["query"]["description"],

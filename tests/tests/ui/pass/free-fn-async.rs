@@ -7,7 +7,7 @@ use serde_json::json;
 #[tool]
 async fn greet(name: String, ctx: Ctx) -> String {
     tokio::time::sleep(Duration::from_millis(1)).await;
-    let _ = ctx.request();
+    let _ = ctx.id();
     format!("hello {name}")
 }
 
@@ -17,7 +17,7 @@ async fn noop() {}
 
 /// A tool whose return type is opaque (it gets no output schema).
 #[tool]
-fn opaque() -> impl mcp_tool::IntoToolResult {
+fn opaque() -> impl mcp_tool::content::IntoToolResult {
     "opaque"
 }
 
@@ -40,7 +40,7 @@ async fn main() {
         .only(["greet", "noop", "opaque", "point"])
         .build()
         .unwrap();
-    let tools = core.tool_list();
+    let tools: Vec<_> = core.tools().iter().map(|t| t.to_json()).collect();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["greet", "noop", "opaque", "point"]);
     // `ctx` is injected, not an argument.

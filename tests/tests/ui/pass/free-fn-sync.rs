@@ -29,7 +29,7 @@ async fn main() {
         .only(["multiply", "math.divide"])
         .build()
         .unwrap();
-    let tools = core.tool_list();
+    let tools: Vec<_> = core.tools().iter().map(|t| t.to_json()).collect();
     assert_eq!(tools.len(), 2);
     let divide = &tools[0];
     assert_eq!(divide["name"], "math.divide");

@@ -1,5 +1,5 @@
 use mcp_tool::prelude::*;
-use mcp_tool::serde_json::{Value, json};
+use serde_json::{Value, json};
 
 /// Takes whatever its hand-written 2020-12 schema allows.
 #[tool(input_schema = r##"{
@@ -16,7 +16,7 @@ fn echo(Args(v): Args<Value>) -> Json<Value> {
 #[tokio::main]
 async fn main() {
     let core = Server::new("t", "0").only(["echo"]).build().unwrap();
-    let tool = core.tools().next().unwrap();
+    let tool = core.tools().into_iter().next().unwrap();
     assert_eq!(tool.input_schema()["$defs"]["address"]["properties"]["city"]["type"], "string");
     assert_eq!(tool.input_schema()["additionalProperties"], false);
     assert_eq!(tool.output_schema().unwrap()["required"], json!(["echo"]));

@@ -50,9 +50,9 @@ async fn main() {
         .build()
         .unwrap();
     let names: Vec<String> = core
-        .tool_list()
+        .tools()
         .iter()
-        .map(|t| t["name"].to_string())
+        .map(|t| t.to_json()["name"].to_string())
         .collect();
     assert_eq!(names, ["\"add\"", "\"get\"", "\"is-even\"", "\"reset\""]);
 
@@ -93,7 +93,7 @@ async fn main() {
         .service(Counter::default())
         .build()
         .unwrap();
-    assert_eq!(core.tool_list().len(), 4);
+    assert_eq!(core.tools().len(), 4);
     assert_eq!(Counter::default().helper(), 0);
 
     // The records point at the methods' lines.

@@ -30,7 +30,7 @@ async fn main() {
         .service(Store::<u32>::default())
         .build()
         .unwrap();
-    let tool = &core.tool_list()[0];
+    let tool = &core.tools()[0].to_json();
     assert_eq!(tool["inputSchema"]["properties"]["item"]["type"], "integer");
     assert_eq!(
         core.call("push", json!({ "item": 7 }))

@@ -15,7 +15,7 @@ fn search(
 #[tokio::main]
 async fn main() {
     let core = Server::new("t", "1").only(["search"]).build().unwrap();
-    let tool = &core.tool_list()[0];
+    let tool = &core.tools()[0].to_json();
     let input = &tool["inputSchema"];
     assert_eq!(input["required"], json!(["query"]));
     assert_eq!(

@@ -16,7 +16,7 @@ pub fn multiply(a: f64, b: f64) -> f64 {
 /// A free async tool with an extractor and no arguments.
 #[tool]
 pub async fn whoami(ctx: Ctx) -> String {
-    format!("{:?}", ctx.request().id())
+    format!("{:?}", ctx.id())
 }
 
 /// A service.

@@ -1,25 +1,43 @@
 //! Requests a tool makes of the client while it runs: sampling (`sampling/createMessage`) and
-//! elicitation (`elicitation/create`, with the requested schema derived from a Rust type).
+//! elicitation (`elicitation/create`, with the requested schema derived from a Rust type and
+//! the answer checked against it).
 
 use schemars::JsonSchema;
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
-use crate::context::{Peer, RequestContext};
-use crate::result::ToolError;
+use super::context::{ClientInfo, Ctx};
+use super::extract::{FromContext, ToolCall};
+use super::result::ToolError;
+use crate::protocol::wire::ElicitParams;
+use crate::protocol::{Content, Role, RpcError, jsonrpc};
+
+/// One message of a sampling request.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SamplingMessage {
+    /// Who says it.
+    pub role: Role,
+    /// What is said.
+    pub content: Content,
+}
 
 /// A `sampling/createMessage` request: messages for the client's model to answer.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct SamplingRequest {
-    /// The conversation so far: `{role, content}` messages.
-    pub messages: Vec<Value>,
+    /// The conversation so far.
+    pub messages: Vec<SamplingMessage>,
     /// The most tokens the answer may have.
     pub max_tokens: u32,
     /// A system prompt.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub system_prompt: Option<String>,
     /// Sampling temperature.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f64>,
     /// Further parameters (`modelPreferences`, `stopSequences`, …), sent as given.
+    #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
 
@@ -38,20 +56,20 @@ impl SamplingRequest {
     /// Adds a user message with text content.
     #[must_use]
     pub fn user(mut self, text: impl Into<String>) -> Self {
-        self.messages.push(json!({
-            "role": "user",
-            "content": { "type": "text", "text": text.into() }
-        }));
+        self.messages.push(SamplingMessage {
+            role: Role::User,
+            content: Content::text(text),
+        });
         self
     }
 
     /// Adds an assistant message with text content.
     #[must_use]
     pub fn assistant(mut self, text: impl Into<String>) -> Self {
-        self.messages.push(json!({
-            "role": "assistant",
-            "content": { "type": "text", "text": text.into() }
-        }));
+        self.messages.push(SamplingMessage {
+            role: Role::Assistant,
+            content: Content::text(text),
+        });
         self
     }
 
@@ -68,19 +86,6 @@ impl SamplingRequest {
         self.temperature = Some(temperature);
         self
     }
-
-    fn to_params(&self) -> Value {
-        let mut m = self.extra.clone();
-        m.insert("messages".into(), Value::Array(self.messages.clone()));
-        m.insert("maxTokens".into(), Value::from(self.max_tokens));
-        if let Some(s) = &self.system_prompt {
-            m.insert("systemPrompt".into(), Value::String(s.clone()));
-        }
-        if let Some(t) = self.temperature {
-            m.insert("temperature".into(), Value::from(t));
-        }
-        Value::Object(m)
-    }
 }
 
 /// The client's answer to a sampling request.
@@ -91,6 +96,27 @@ pub struct SamplingResult {
 }
 
 impl SamplingResult {
+    /// Checks the shape of an answer: `role`, `model`, and `content` as a block (or a list of
+    /// blocks) with a `type`.
+    fn check(raw: Value) -> Result<Self, String> {
+        let blocks = match &raw["content"] {
+            Value::Array(blocks) => blocks.iter().collect::<Vec<_>>(),
+            block @ Value::Object(_) => vec![block],
+            Value::Null => return Err("it has no `content`".into()),
+            _ => return Err("its `content` is neither a block nor a list of blocks".into()),
+        };
+        if let Some(bad) = blocks.iter().position(|b| !b["type"].is_string()) {
+            return Err(format!("content block {bad} has no `type`"));
+        }
+        if !raw["role"].is_string() {
+            return Err("it has no `role`".into());
+        }
+        if !raw["model"].is_string() {
+            return Err("it has no `model`".into());
+        }
+        Ok(SamplingResult { raw })
+    }
+
     /// The text of the answer's content (text blocks joined), empty if it has none.
     pub fn text(&self) -> String {
         match &self.raw["content"] {
@@ -125,57 +151,25 @@ pub enum Elicitation<T> {
     Cancel,
 }
 
-impl Peer {
-    /// Asks the client's model for a message (`sampling/createMessage`). Fails with a clear
-    /// error when the client did not declare the `sampling` capability.
-    pub async fn sample(&self, request: SamplingRequest) -> Result<SamplingResult, ToolError> {
-        self.require("sampling", "sampling")?;
-        let raw = self
-            .request("sampling/createMessage", request.to_params())
-            .await
-            .map_err(|e| ToolError::new("SAMPLING_FAILED", e.message))?;
-        Ok(SamplingResult { raw })
-    }
+/// The client of the current call, for requests the server makes of it: sampling
+/// (`sampling/createMessage`) and elicitation (`elicitation/create`).
+#[derive(Clone, Debug)]
+pub struct Peer {
+    ctx: Ctx,
+}
 
-    /// Asks the user for values of type `T` (`elicitation/create`); `T` is a flat struct of
-    /// strings, numbers, integers, booleans and enums, with defaults where given. Fails with
-    /// a clear error when the client did not declare the `elicitation` capability.
-    pub async fn elicit<T: DeserializeOwned + JsonSchema>(
-        &self,
-        message: impl Into<String>,
-    ) -> Result<Elicitation<T>, ToolError> {
-        self.require("elicitation", "elicitation")?;
-        let schema = requested_schema::<T>().map_err(|e| ToolError::new("BAD_ELICITATION", e))?;
-        let answer = self
-            .request(
-                "elicitation/create",
-                json!({ "mode": "form", "message": message.into(), "requestedSchema": schema }),
-            )
-            .await
-            .map_err(|e| ToolError::new("ELICITATION_FAILED", e.message))?;
-        match answer["action"].as_str() {
-            Some("accept") => {
-                let content = answer.get("content").cloned().unwrap_or(json!({}));
-                T::deserialize(content)
-                    .map(Elicitation::Accept)
-                    .map_err(|e| {
-                        ToolError::new(
-                            "ELICITATION_FAILED",
-                            format!("the answer does not fit the requested schema: {e}"),
-                        )
-                    })
-            }
-            Some("decline") => Ok(Elicitation::Decline),
-            Some("cancel") => Ok(Elicitation::Cancel),
-            other => Err(ToolError::new(
-                "ELICITATION_FAILED",
-                format!("the client answered with an unknown action {other:?}"),
-            )),
-        }
+impl FromContext for Peer {
+    fn from_context(call: &ToolCall) -> Result<Self, ToolError> {
+        Ok(call.ctx().peer())
     }
 }
 
-impl RequestContext {
+impl Ctx {
+    /// The client, for requests the server makes of it (sampling, elicitation).
+    pub fn peer(&self) -> Peer {
+        Peer { ctx: self.clone() }
+    }
+
     /// Asks the client's model for an answer to `prompt` (see [`Peer::sample`]).
     pub async fn sample_text(
         &self,
@@ -198,11 +192,105 @@ impl RequestContext {
     }
 }
 
+impl Peer {
+    /// The client's declared information and capabilities.
+    pub fn client(&self) -> &ClientInfo {
+        self.ctx.client()
+    }
+
+    /// Sends a request to the client and waits for its answer.
+    pub async fn request<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: &P,
+    ) -> Result<Value, RpcError> {
+        let state = &self.ctx.state;
+        state
+            .conn
+            .request(Some(&state.related), method, jsonrpc::json_string(params))
+            .await
+    }
+
+    /// Fails with a clear error unless the client declared `capability`.
+    fn require(&self, capability: &str, what: &str) -> Result<(), ToolError> {
+        if self.client().has_capability(capability) {
+            Ok(())
+        } else {
+            Err(ToolError::new(
+                "MISSING_CLIENT_CAPABILITY",
+                format!(
+                    "the client did not declare the `{capability}` capability, so {what} is not available"
+                ),
+            ))
+        }
+    }
+
+    /// Asks the client's model for a message (`sampling/createMessage`). Fails with a clear
+    /// error when the client did not declare the `sampling` capability, or answers with
+    /// something that is not a sampling result.
+    pub async fn sample(&self, request: SamplingRequest) -> Result<SamplingResult, ToolError> {
+        self.require("sampling", "sampling")?;
+        let raw = self
+            .request("sampling/createMessage", &request)
+            .await
+            .map_err(|e| ToolError::new("SAMPLING_FAILED", e.message))?;
+        SamplingResult::check(raw).map_err(|why| {
+            ToolError::new(
+                "SAMPLING_FAILED",
+                format!("the client's answer is not a sampling result: {why}"),
+            )
+        })
+    }
+
+    /// Asks the user for values of type `T` (`elicitation/create`); `T` is a flat struct of
+    /// strings, numbers, integers, booleans and enums, with defaults where given. Fails with
+    /// a clear error when the client did not declare the `elicitation` capability, or when an
+    /// accepted answer does not fit the requested schema (each broken rule named).
+    pub async fn elicit<T: DeserializeOwned + JsonSchema>(
+        &self,
+        message: impl Into<String>,
+    ) -> Result<Elicitation<T>, ToolError> {
+        self.require("elicitation", "elicitation")?;
+        let schema = requested_schema::<T>().map_err(|e| ToolError::new("BAD_ELICITATION", e))?;
+        let message = message.into();
+        let params = ElicitParams {
+            mode: "form",
+            message: &message,
+            requested_schema: &schema,
+        };
+        let answer = self
+            .request("elicitation/create", &params)
+            .await
+            .map_err(|e| ToolError::new("ELICITATION_FAILED", e.message))?;
+        let failed = |why: String| ToolError::new("ELICITATION_FAILED", why);
+        match answer["action"].as_str() {
+            Some("accept") => {
+                let content = answer.get("content").cloned().unwrap_or(json!({}));
+                super::def::check_against(&schema, &content).map_err(|why| {
+                    failed(format!(
+                        "the answer does not fit the requested schema:\n{why}"
+                    ))
+                })?;
+                T::deserialize(content)
+                    .map(Elicitation::Accept)
+                    .map_err(|e| {
+                        failed(format!("the answer does not fit the requested schema: {e}"))
+                    })
+            }
+            Some("decline") => Ok(Elicitation::Decline),
+            Some("cancel") => Ok(Elicitation::Cancel),
+            other => Err(failed(format!(
+                "the client answered with an unknown action {other:?}"
+            ))),
+        }
+    }
+}
+
 /// The `requestedSchema` of an elicitation for `T`: a flat object whose properties are
 /// primitive (string, number, integer, boolean) or enums, single or multi-select, titled or
 /// not (SEP-1034 defaults, SEP-1330 enums).
 pub fn requested_schema<T: JsonSchema>() -> Result<Value, String> {
-    let mut generator = crate::schema::generator();
+    let mut generator = super::def::generator();
     let root = generator.root_schema_for::<T>().to_value();
     let defs = root
         .get("$defs")

@@ -1,8 +1,8 @@
 //! What a tool gives back: content blocks, structured output, errors, and the one conversion
 //! trait, [`IntoToolResult`], that every return type goes through.
 //!
-//! The types here are independent of the protocol revision; `protocol` renders them for the
-//! revision a session negotiated.
+//! [`ToolResult`] is MCP's `CallToolResult` itself: serializing it writes the wire form. A
+//! revision without structured content gets a view of it (`respond`).
 
 use std::borrow::Cow;
 use std::fmt;
@@ -11,22 +11,29 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::content::Content;
+use crate::protocol::wire::LegacyCallToolResult;
+use crate::protocol::{Content, Era, jsonrpc};
 
 /// The full result of one tool call: MCP's `CallToolResult`.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ToolResult {
     /// Unstructured content blocks.
     pub content: Vec<Content>,
     /// Structured content, described by the tool's output schema.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub structured_content: Option<Value>,
     /// Whether the call failed in a way the model should see.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
     /// The result's `_meta`.
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
     /// Tools to enable for this session once the call is over (not sent to the client).
+    #[serde(skip)]
     pub enable_tools: Vec<String>,
     /// Tools to disable for this session once the call is over (not sent to the client).
+    #[serde(skip)]
     pub disable_tools: Vec<String>,
 }
 
@@ -48,8 +55,8 @@ impl ToolResult {
         }
     }
 
-    /// Enables these tools for the session once the call is over (seed 003's
-    /// `enableTools`, as after a successful login).
+    /// Enables these tools for the session once the call is over (as after a successful
+    /// login).
     #[must_use]
     pub fn enable_tools<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
         self.enable_tools.extend(names.into_iter().map(Into::into));
@@ -79,44 +86,57 @@ impl ToolResult {
 
     /// The JSON form of this result (`CallToolResult`).
     pub fn to_json(&self) -> Value {
-        let mut m = Map::with_capacity(4);
-        m.insert(
-            "content".into(),
-            Value::Array(self.content.iter().map(Content::to_json).collect()),
-        );
-        if let Some(s) = &self.structured_content {
-            m.insert("structuredContent".into(), s.clone());
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    /// The response to request `id` carrying this result, as a client of `era` reads it.
+    pub(crate) fn respond(&self, id: &str, era: Era) -> String {
+        if era.has_structured() {
+            return jsonrpc::result_response(id, self);
         }
-        if self.is_error {
-            m.insert("isError".into(), Value::Bool(true));
-        }
-        if let Some(meta) = &self.meta {
-            m.insert("_meta".into(), Value::Object(meta.clone()));
-        }
-        Value::Object(m)
+        let legacy = LegacyCallToolResult {
+            content: self.content.iter().map(|c| c.for_era(era)).collect(),
+            is_error: self.is_error,
+            meta: self.meta.as_ref(),
+        };
+        jsonrpc::result_response(id, &legacy)
     }
 }
 
-/// The same JSON as [`ToolResult::to_json`], written without building it.
-impl Serialize for ToolResult {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap as _;
-        let len = 1
-            + usize::from(self.structured_content.is_some())
-            + usize::from(self.is_error)
-            + usize::from(self.meta.is_some());
-        let mut m = serializer.serialize_map(Some(len))?;
-        m.serialize_entry("content", &self.content)?;
-        if let Some(s) = &self.structured_content {
-            m.serialize_entry("structuredContent", s)?;
-        }
-        if self.is_error {
-            m.serialize_entry("isError", &true)?;
-        }
-        if let Some(meta) = &self.meta {
-            m.serialize_entry("_meta", meta)?;
-        }
-        m.end()
+/// A block type of the user's own: anything that can say what its block is.
+/// `Content::from_block(video)` turns it into a [`Content`].
+///
+/// ```
+/// use mcp_tool::Content;
+/// use mcp_tool::content::IntoContent;
+/// use serde_json::json;
+///
+/// struct Video { url: String }
+///
+/// impl IntoContent for Video {
+///     fn into_content(self) -> Content {
+///         Content::Raw(json!({ "type": "resource_link", "uri": self.url, "name": "video", "mimeType": "video/mp4" }))
+///     }
+/// }
+///
+/// let block = Content::from_block(Video { url: "https://example.com/v.mp4".into() });
+/// assert_eq!(block.to_json()["mimeType"], "video/mp4");
+/// ```
+pub trait IntoContent {
+    /// The block.
+    fn into_content(self) -> Content;
+}
+
+impl IntoContent for Content {
+    fn into_content(self) -> Content {
+        self
+    }
+}
+
+impl Content {
+    /// A block of a user-defined type.
+    pub fn from_block(block: impl IntoContent) -> Self {
+        block.into_content()
     }
 }
 
@@ -216,7 +236,7 @@ impl<T: Serialize + JsonSchema> IntoToolResult for Json<T> {
         // output schema, by the dispatcher; here the value is given as it is.
         match serde_json::to_value(&self.0) {
             Ok(value) => ToolResult {
-                content: vec![Content::Text(crate::protocol::json_string(&value))],
+                content: vec![Content::text(jsonrpc::json_string(&value))],
                 structured_content: Some(value),
                 ..ToolResult::default()
             },
@@ -226,7 +246,7 @@ impl<T: Serialize + JsonSchema> IntoToolResult for Json<T> {
 
     fn output_schema(generator: &mut SchemaGenerator) -> Option<Schema> {
         let schema = generator.subschema_for::<T>();
-        Some(crate::schema::resolve_ref(generator, schema))
+        Some(super::def::resolve_ref(generator, schema))
     }
 }
 
@@ -360,22 +380,30 @@ impl<E: std::error::Error> From<E> for ToolError {
 impl IntoToolResult for ToolError {
     fn into_tool_result(self) -> ToolResult {
         let mut result = ToolResult::error(self.render());
-        let mut detail = Map::new();
-        if let Some(code) = &self.0.code {
-            detail.insert("code".into(), Value::String(code.to_string()));
+        let detail = ErrorDetail {
+            code: self.0.code.as_deref(),
+            message: &self.0.message,
+            suggestion: self.0.suggestion.as_deref(),
+            retryable: self.0.retryable,
+        };
+        if let Ok(detail) = serde_json::to_value(detail) {
+            result.meta = Some(Map::from_iter([(ERROR_META_KEY.to_owned(), detail)]));
         }
-        detail.insert("message".into(), Value::String(self.0.message.to_string()));
-        if let Some(s) = &self.0.suggestion {
-            detail.insert("suggestion".into(), Value::String(s.to_string()));
-        }
-        detail.insert("retryable".into(), Value::Bool(self.0.retryable));
-        let mut meta = Map::with_capacity(1);
-        meta.insert(ERROR_META_KEY.into(), Value::Object(detail));
-        result.meta = Some(meta);
         result.enable_tools = self.0.enable_tools;
         result.disable_tools = self.0.disable_tools;
         result
     }
+}
+
+/// A [`ToolError`]'s fields, as they travel in the result's `_meta`.
+#[derive(Serialize)]
+struct ErrorDetail<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    code: Option<&'a str>,
+    message: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    suggestion: Option<&'a str>,
+    retryable: bool,
 }
 
 /// The `_meta` key under which a [`ToolError`]'s fields travel beside its text.
@@ -422,43 +450,42 @@ impl<T: IntoToolResult, E: IntoToolError> IntoToolResult for Result<T, E> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::content::{Audience, ContentAnnotations, ResourceContents};
     use serde_json::json;
 
-    /// The serialized form (sent to clients of the current protocol) is exactly `to_json`.
     #[test]
-    fn serializing_gives_the_json_form() {
+    fn results_serialize_as_call_tool_results() {
         let mut meta = Map::new();
         meta.insert("k".into(), json!([1, "two"]));
-        let results = [
-            ToolResult::text("plain \"quoted\" \u{e9}\n"),
-            ToolResult::error("bad"),
-            ToolResult {
-                content: vec![
-                    Content::text("a"),
-                    Content::image([1u8, 2, 3], "image/png"),
-                    Content::audio([4u8], "audio/wav"),
-                    Content::resource_link("file:///x", "x"),
-                    Content::resource(ResourceContents::text("file:///y", "text/plain", "y")),
-                    Content::resource(ResourceContents::blob("file:///z", "a/b", [0u8; 5])),
-                    Content::text("n").annotate(ContentAnnotations {
-                        audience: vec![Audience::User],
-                        priority: Some(0.5),
-                        last_modified: None,
-                    }),
-                    Content::Raw(json!({ "type": "video", "uri": "v" })),
-                ],
-                structured_content: Some(json!({ "id": 1, "tags": ["x"] })),
-                meta: Some(meta),
-                enable_tools: vec!["not sent".into()],
-                ..ToolResult::default()
-            },
-            ToolResult::default(),
-        ];
-        for result in results {
-            let written: Value =
-                serde_json::from_str(&serde_json::to_string(&result).unwrap()).unwrap();
-            assert_eq!(written, result.to_json(), "{result:?}");
-        }
+        let result = ToolResult {
+            content: vec![Content::text("a")],
+            structured_content: Some(json!({ "id": 1 })),
+            meta: Some(meta),
+            enable_tools: vec!["not sent".into()],
+            ..ToolResult::default()
+        };
+        assert_eq!(
+            result.to_json(),
+            json!({"content": [{"type": "text", "text": "a"}], "structuredContent": {"id": 1}, "_meta": {"k": [1, "two"]}})
+        );
+        assert_eq!(
+            ToolResult::error("bad").to_json(),
+            json!({"content": [{"type": "text", "text": "bad"}], "isError": true})
+        );
+        assert_eq!(ToolResult::default().to_json(), json!({"content": []}));
+    }
+
+    #[test]
+    fn older_eras_get_no_structured_content() {
+        let result = ToolResult {
+            content: vec![Content::resource_link("file:///x", "x")],
+            structured_content: Some(json!({ "id": 1 })),
+            ..ToolResult::default()
+        };
+        let text = result.respond("1", Era::Annotations);
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            v["result"],
+            json!({"content": [{"type": "text", "text": "Resource: x <file:///x>"}]})
+        );
     }
 }

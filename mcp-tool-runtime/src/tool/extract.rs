@@ -2,8 +2,13 @@
 //! decides, through [`FromToolCall`], whether it is a named argument (any `Deserialize +
 //! JsonSchema` type), the whole arguments ([`Args<T>`]) or a value injected from the call's
 //! context (any [`FromContext`] type, such as [`Ctx`]). The macros never look at type names.
+//!
+//! Values given to the server with `Server::state` are handed to the call by the server, as
+//! axum hands `state` to its extractors: [`State<T>`] reads them from the call, not from the
+//! connection.
 
-use std::any::Any;
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
@@ -11,16 +16,20 @@ use serde::Deserializer;
 use serde::de::{self, DeserializeOwned, Visitor};
 use serde_json::{Map, Value};
 
-use crate::context::RequestContext;
-use crate::result::{ToolError, ToolResult};
-use crate::schema::{DefBuilder, ParamSpec};
+use super::builder::{DefBuilder, ParamSpec};
+use super::context::{CancellationToken, ClientInfo, Ctx, Identity, Logger, Progress, ToolManager};
+use super::result::{IntoToolResult, ToolError, ToolResult};
 
-/// One tool call as generated code sees it: the validated arguments, the service instance and
-/// the request's context.
+/// Values of any type, by type: the service instances and the states given to a server.
+pub(crate) type TypeMap = HashMap<TypeId, Arc<dyn Any + Send + Sync>>;
+
+/// One tool call as generated code sees it: the validated arguments, the service instance, the
+/// server's states and the call's context.
 pub struct ToolCall {
     pub(crate) arguments: Map<String, Value>,
     pub(crate) service: Option<Arc<dyn Any + Send + Sync>>,
-    pub(crate) request: Arc<RequestContext>,
+    pub(crate) states: Arc<TypeMap>,
+    pub(crate) ctx: Ctx,
 }
 
 impl ToolCall {
@@ -29,23 +38,37 @@ impl ToolCall {
         self.service.clone()?.downcast::<T>().ok()
     }
 
-    /// The request's context.
-    pub fn request(&self) -> &Arc<RequestContext> {
-        &self.request
+    /// The call's context.
+    pub fn ctx(&self) -> &Ctx {
+        &self.ctx
     }
 
     /// The arguments not yet taken by a parameter.
     pub fn arguments(&self) -> &Map<String, Value> {
         &self.arguments
     }
+
+    /// The value of type `T` given to the server with `Server::state`.
+    pub fn state<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.states
+            .get(&TypeId::of::<T>())?
+            .clone()
+            .downcast::<T>()
+            .ok()
+    }
 }
 
 /// Why a parameter could not be extracted: the call's result (boxed, as it is the cold path).
 pub type Rejection = Box<ToolResult>;
 
-/// A type that can be a tool parameter.
+mod sealed {
+    pub trait Sealed<M> {}
+}
+
+/// A type that can be a tool parameter: an argument (`Deserialize + JsonSchema`), all the
+/// arguments ([`Args<T>`]) or a context value ([`FromContext`]).
 ///
-/// Do not implement this trait: implement [`FromContext`] for values injected from the call's
+/// This trait is sealed: implement [`FromContext`] for values injected from the call's
 /// context, or derive `Deserialize` and `JsonSchema` for arguments.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a parameter of a tool",
@@ -53,25 +76,50 @@ pub type Rejection = Box<ToolResult>;
     note = "an argument's type implements `serde::Deserialize` and `schemars::JsonSchema`",
     note = "`Args<T>` takes all arguments as one struct; context values implement `FromContext`"
 )]
-pub trait FromToolCall<M>: Sized {
+pub trait FromToolCall<M>: Sized + sealed::Sealed<M> {
     /// Adds what this parameter contributes to the tool's definition (its schema).
+    #[doc(hidden)]
     fn describe(def: &mut DefBuilder, spec: &ParamSpec);
 
     /// Takes the parameter's value from the call; an `Err` is the call's result.
+    #[doc(hidden)]
     fn from_tool_call(call: &mut ToolCall, spec: &ParamSpec) -> Result<Self, Rejection>;
+}
+
+/// What a context value needs from the server, checked when the server starts (see
+/// [`FromContext::requires`]).
+pub struct Requirements<'a> {
+    def: &'a mut DefBuilder,
+}
+
+impl std::fmt::Debug for Requirements<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Requirements").finish_non_exhaustive()
+    }
+}
+
+impl Requirements<'_> {
+    /// The value needs a `T` given to the server with `Server::state`: the server refuses to
+    /// start without one.
+    pub fn state<T: Send + Sync + 'static>(&mut self) -> &mut Self {
+        self.def
+            .require_state(TypeId::of::<T>(), std::any::type_name::<T>());
+        self
+    }
 }
 
 /// A value injected into a tool from the call's context, chosen by the parameter's type.
 ///
 /// ```
-/// use mcp_tool::{FromContext, ToolCall, ToolError};
+/// use mcp_tool::ToolError;
+/// use mcp_tool::extract::{FromContext, ToolCall};
 ///
 /// /// The caller's tenant, read from the request's `_meta`.
 /// struct Tenant(String);
 ///
 /// impl FromContext for Tenant {
 ///     fn from_context(call: &ToolCall) -> Result<Self, ToolError> {
-///         let meta = call.request().meta();
+///         let meta = call.ctx().meta();
 ///         match meta.and_then(|m| m.get("tenant")).and_then(|t| t.as_str()) {
 ///             Some(t) => Ok(Tenant(t.to_owned())),
 ///             None => Err(ToolError::msg("this tool needs `_meta.tenant`")),
@@ -84,8 +132,8 @@ pub trait FromContext: Sized {
     fn from_context(call: &ToolCall) -> Result<Self, ToolError>;
 
     /// Records what the value needs from the server (checked when the server starts).
-    fn describe(def: &mut DefBuilder) {
-        let _ = def;
+    fn requires(requirements: &mut Requirements<'_>) {
+        let _ = requirements;
     }
 }
 
@@ -98,6 +146,8 @@ pub struct ViaArgs;
 #[doc(hidden)]
 #[derive(Debug)]
 pub struct ViaContext;
+
+impl<T: DeserializeOwned + JsonSchema> sealed::Sealed<ViaArgument> for T {}
 
 impl<T: DeserializeOwned + JsonSchema> FromToolCall<ViaArgument> for T {
     fn describe(def: &mut DefBuilder, spec: &ParamSpec) {
@@ -115,7 +165,7 @@ impl<T: DeserializeOwned + JsonSchema> FromToolCall<ViaArgument> for T {
 }
 
 /// Takes an argument that falls back to `T::default()` when missing (`#[arg(default)]`).
-pub fn argument_or_default<T: DeserializeOwned + JsonSchema + Default>(
+pub(crate) fn argument_or_default<T: DeserializeOwned + JsonSchema + Default>(
     call: &mut ToolCall,
     spec: &ParamSpec,
 ) -> Result<T, Rejection> {
@@ -174,6 +224,8 @@ impl<'de> Deserializer<'de> for Missing {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Args<T>(pub T);
 
+impl<T: DeserializeOwned + JsonSchema> sealed::Sealed<ViaArgs> for Args<T> {}
+
 impl<T: DeserializeOwned + JsonSchema> FromToolCall<ViaArgs> for Args<T> {
     fn describe(def: &mut DefBuilder, _spec: &ParamSpec) {
         let schema = def.generator().subschema_for::<T>();
@@ -188,43 +240,114 @@ impl<T: DeserializeOwned + JsonSchema> FromToolCall<ViaArgs> for Args<T> {
     }
 }
 
+impl<T: FromContext> sealed::Sealed<ViaContext> for T {}
+
 impl<T: FromContext> FromToolCall<ViaContext> for T {
     fn describe(def: &mut DefBuilder, _spec: &ParamSpec) {
-        T::describe(def);
+        T::requires(&mut Requirements { def });
     }
 
     fn from_tool_call(call: &mut ToolCall, _spec: &ParamSpec) -> Result<Self, Rejection> {
-        T::from_context(call)
-            .map_err(|e| Box::new(crate::result::IntoToolResult::into_tool_result(e)))
-    }
-}
-
-/// The context of the current call: request id, `_meta`, the client, the negotiated protocol
-/// version.
-#[derive(Clone, Debug)]
-pub struct Ctx {
-    request: Arc<RequestContext>,
-}
-
-impl Ctx {
-    /// The request's context.
-    pub fn request(&self) -> &RequestContext {
-        &self.request
-    }
-}
-
-impl std::ops::Deref for Ctx {
-    type Target = RequestContext;
-
-    fn deref(&self) -> &RequestContext {
-        &self.request
+        T::from_context(call).map_err(|e| Box::new(e.into_tool_result()))
     }
 }
 
 impl FromContext for Ctx {
     fn from_context(call: &ToolCall) -> Result<Self, ToolError> {
-        Ok(Ctx {
-            request: call.request.clone(),
+        Ok(call.ctx.clone())
+    }
+}
+
+impl FromContext for ClientInfo {
+    fn from_context(call: &ToolCall) -> Result<Self, ToolError> {
+        Ok((*call.ctx.state.client).clone())
+    }
+}
+
+impl FromContext for Identity {
+    fn from_context(call: &ToolCall) -> Result<Self, ToolError> {
+        call.ctx
+            .identity()
+            .cloned()
+            .ok_or_else(|| ToolError::new("UNAUTHENTICATED", "this request carries no identity"))
+    }
+}
+
+impl FromContext for Progress {
+    fn from_context(call: &ToolCall) -> Result<Self, ToolError> {
+        Ok(Progress {
+            ctx: call.ctx.clone(),
         })
+    }
+}
+
+impl FromContext for CancellationToken {
+    fn from_context(call: &ToolCall) -> Result<Self, ToolError> {
+        Ok(call.ctx.state.cancel.clone())
+    }
+}
+
+impl FromContext for Logger {
+    fn from_context(call: &ToolCall) -> Result<Self, ToolError> {
+        Ok(call.ctx.logger())
+    }
+}
+
+impl FromContext for ToolManager {
+    fn from_context(call: &ToolCall) -> Result<Self, ToolError> {
+        Ok(call.ctx.tools())
+    }
+}
+
+/// A value given to the server with `Server::state`, shared by every call. A tool that takes
+/// `State<T>` fails the server's start when no `T` was given.
+pub struct State<T>(pub Arc<T>);
+
+impl<T> Clone for State<T> {
+    fn clone(&self) -> Self {
+        State(self.0.clone())
+    }
+}
+
+impl<T> std::ops::Deref for State<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T: Send + Sync + 'static> FromContext for State<T> {
+    fn from_context(call: &ToolCall) -> Result<Self, ToolError> {
+        call.state::<T>().map(State).ok_or_else(|| {
+            ToolError::msg(format!(
+                "internal error: no `{}` state was given to the server",
+                std::any::type_name::<T>()
+            ))
+        })
+    }
+
+    fn requires(requirements: &mut Requirements<'_>) {
+        requirements.state::<T>();
+    }
+}
+
+/// The request's `_meta` (empty when it had none).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Meta(pub Map<String, Value>);
+
+impl FromContext for Meta {
+    fn from_context(call: &ToolCall) -> Result<Self, ToolError> {
+        Ok(Meta(call.ctx.meta().cloned().unwrap_or_default()))
+    }
+}
+
+/// The request's JSON-RPC id, as the client sent it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestId(pub Value);
+
+impl FromContext for RequestId {
+    fn from_context(call: &ToolCall) -> Result<Self, ToolError> {
+        Ok(RequestId(call.ctx.id().clone()))
     }
 }

@@ -1,9 +1,10 @@
-//! Tools defined at run time, without the macros (seed 000): from a typed property list, a raw
-//! JSON Schema or a schemars type, with the same validation and dispatch as `#[tool]` ones.
-//! Adding or removing one while serving tells every session (`list_changed`).
+//! Tools defined at run time, without the macros: from a typed property list, a raw JSON
+//! Schema or a schemars type, with the same validation and dispatch as `#[tool]` ones. Adding
+//! or removing one while serving tells every session (`list_changed`).
 //!
 //! ```
-//! use mcp_tool::{DynamicTool, Server, ToolProperty, ToolResult};
+//! use mcp_tool::dynamic::{DynamicTool, ToolProperty};
+//! use mcp_tool::{Server, ToolResult};
 //!
 //! let greet = DynamicTool::new("greet", "Greet someone by name.", |args| async move {
 //!     let name = args.get_str("name").unwrap_or("stranger").to_owned();
@@ -23,11 +24,12 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::context::RequestContext;
-use crate::extract::ToolCall;
-use crate::registry::{BoxFuture, Call, Entry};
-use crate::result::{IntoToolResult, ToolError};
-use crate::schema::{Annotations, DefBuilder};
+use super::builder::DefBuilder;
+use super::context::Ctx;
+use super::def::{Annotations, ToolDef, generator, reserved_meta_key};
+use super::extract::ToolCall;
+use super::record::{BoxFuture, Call, check_name};
+use super::result::{IntoToolResult, ToolError};
 
 /// The JSON type of a [`ToolProperty`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,7 +58,7 @@ impl PropertyType {
     }
 }
 
-/// One argument of a dynamic tool (seed 000's `McpToolProperty`).
+/// One argument of a dynamic tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolProperty {
     /// The argument's name.
@@ -150,8 +152,8 @@ impl ToolProperty {
 pub struct DynamicArgs {
     /// The arguments.
     pub arguments: Map<String, Value>,
-    /// The request's context (progress, logging, cancellation, the client…).
-    pub request: Arc<RequestContext>,
+    /// The call's context (progress, logging, cancellation, the client…).
+    pub ctx: Ctx,
 }
 
 impl fmt::Debug for DynamicArgs {
@@ -226,7 +228,7 @@ impl DynamicTool {
             handler: Arc::new(move |call: ToolCall| -> BoxFuture {
                 let args = DynamicArgs {
                     arguments: call.arguments,
-                    request: call.request,
+                    ctx: call.ctx,
                 };
                 let run = handler(args);
                 Box::pin(async move { run.await.into_tool_result() })
@@ -271,7 +273,7 @@ impl DynamicTool {
     #[must_use]
     pub fn input_type<T: JsonSchema>(mut self) -> Self {
         self.input_type = Some(Arc::new(|def: &mut DefBuilder| {
-            let schema = crate::schema::generator().root_schema_for::<T>();
+            let schema = generator().root_schema_for::<T>();
             let mut value = schema.to_value();
             if let Some(m) = value.as_object_mut() {
                 m.remove("$schema");
@@ -303,10 +305,10 @@ impl DynamicTool {
         self
     }
 
-    /// The catalog entry: the definition built and checked as `#[tool]` ones are.
-    pub(crate) fn entry(&self, server: &str) -> Result<Arc<Entry>, Vec<String>> {
+    /// The definition, built and checked as `#[tool]` ones are, and how the tool runs.
+    pub(crate) fn define(&self, server: &str) -> Result<(ToolDef, Call), Vec<String>> {
         let mut def = DefBuilder::for_server(self.name.clone(), server);
-        if let Err(e) = crate::registry::check_name(&self.name) {
+        if let Err(e) = check_name(&self.name) {
             def.problem(e);
         }
         def.description(self.description.clone())
@@ -316,7 +318,7 @@ impl DynamicTool {
             def.title(t.clone());
         }
         if let Some(m) = &self.meta {
-            if let Some(k) = m.keys().find(|k| crate::schema::reserved_meta_key(k)) {
+            if let Some(k) = m.keys().find(|k| reserved_meta_key(k)) {
                 def.problem(format!("`_meta` key `{k}` uses a prefix MCP reserves"));
             }
             def.meta(m.clone());
@@ -351,11 +353,6 @@ impl DynamicTool {
             }
         }
         let def = def.finish()?;
-        Ok(Arc::new(Entry {
-            def: Arc::new(def),
-            name: Arc::from(self.name.as_str()),
-            call: Call::Dynamic(self.handler.clone()),
-            service: None,
-        }))
+        Ok((def, Call::Dynamic(self.handler.clone())))
     }
 }

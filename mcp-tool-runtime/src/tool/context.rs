@@ -1,10 +1,13 @@
-//! What a running tool can reach: the request's context, and the extractors built on it —
-//! [`Progress`], [`Cancellation`], [`Logger`], [`Peer`] (sampling, elicitation), the
-//! [`ToolManager`], [`State`], [`Meta`] and [`ClientInfo`].
+//! The context of one call, [`Ctx`], and what a tool reaches through it: its client
+//! ([`ClientInfo`], [`Identity`]), [`Progress`], cancellation, the [`Logger`] and the
+//! [`ToolManager`].
 //!
-//! Each is a parameter type; the macros never look at names, the types decide.
+//! A call talks to its connection only through [`Connection`], which the server's session
+//! implements: this module knows no session and no transport.
 
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -12,13 +15,38 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::extract::{FromContext, ToolCall};
-use crate::manager::Batch;
-use crate::protocol::{ProtocolVersion, RpcError};
-use crate::result::ToolError;
-use crate::server::Session;
+use crate::protocol::wire::{LogParams, ProgressParams, number};
+use crate::protocol::{ProtocolVersion, RpcError, jsonrpc};
 
-/// What the client said about itself when the session was initialized.
+/// The answer to a request the server made of the client.
+pub(crate) type Answer<'a> = Pin<Box<dyn Future<Output = Result<Value, RpcError>> + Send + 'a>>;
+
+/// What a call may ask of the connection it arrived on. The server's session implements it;
+/// messages are JSON text already, and `related` names the request they belong to (so a
+/// transport that routes can put them on that request's stream).
+pub(crate) trait Connection: Send + Sync {
+    /// Sends a notification.
+    fn send(&self, related: Option<&Arc<str>>, message: String);
+    /// Sends a request to the client (`params` as JSON text) and waits for its answer.
+    fn request<'a>(
+        &'a self,
+        related: Option<&'a Arc<str>>,
+        method: &'a str,
+        params: String,
+    ) -> Answer<'a>;
+    /// Whether a log message at `level` goes to the client.
+    fn logs(&self, level: LogLevel) -> bool;
+    /// Changes which tools the session sees; returns the active tools.
+    fn change_tools(
+        &self,
+        related: Option<&Arc<str>>,
+        batch: &Batch,
+    ) -> Result<Vec<String>, String>;
+    /// The active tools' names, in order.
+    fn active_tools(&self) -> Vec<String>;
+}
+
+/// What the client said about itself.
 #[derive(Debug, Clone, Default)]
 pub struct ClientInfo {
     /// The negotiated protocol version.
@@ -36,111 +64,139 @@ impl ClientInfo {
     }
 }
 
-impl FromContext for ClientInfo {
-    fn from_context(call: &ToolCall) -> Result<Self, ToolError> {
-        Ok((*call.request.client).clone())
-    }
+/// Who made a request, as an authenticator established it (HTTP with auth).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    /// The subject (user or client) the credentials belong to.
+    pub subject: String,
+    /// The scopes granted.
+    pub scopes: Vec<String>,
 }
 
-/// The context of one request.
-pub struct RequestContext {
+/// Everything about one call that does not change while it runs.
+pub(crate) struct CallState {
+    /// The JSON-RPC id, as the client sent it.
     pub(crate) id: Value,
-    /// The id as JSON text: what the request's own messages are routed by.
+    /// The id's canonical JSON text: what the call's own messages are routed by.
     pub(crate) related: Arc<str>,
     pub(crate) tool: Arc<str>,
     pub(crate) meta: Option<Map<String, Value>>,
     pub(crate) client: Arc<ClientInfo>,
-    pub(crate) identity: Option<Arc<crate::http::Identity>>,
-    pub(crate) session: Arc<Session>,
+    pub(crate) identity: Option<Arc<Identity>>,
+    pub(crate) conn: Arc<dyn Connection>,
     pub(crate) cancel: CancellationToken,
     pub(crate) progress: ProgressState,
 }
 
-impl fmt::Debug for RequestContext {
+/// The context of the current call: its request (id, `_meta`, the tool), its client and the
+/// negotiated protocol version, and what it can do on its connection — report progress, log,
+/// notice cancellation, ask the client (sampling, elicitation), change the session's tools.
+/// Take it as a parameter of any type: it is cheap to clone.
+///
+/// ```
+/// use mcp_tool::prelude::*;
+///
+/// /// Count down, reporting each step.
+/// #[tool]
+/// async fn countdown(from: u32, ctx: Ctx) -> String {
+///     for i in 0..from {
+///         ctx.progress(f64::from(i + 1), f64::from(from), "counting");
+///     }
+///     format!("{} counted down from {from}", ctx.tool())
+/// }
+/// ```
+#[derive(Clone)]
+pub struct Ctx {
+    pub(crate) state: Arc<CallState>,
+}
+
+impl fmt::Debug for Ctx {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RequestContext")
-            .field("id", &self.id)
-            .field("tool", &self.tool)
-            .field("meta", &self.meta)
+        f.debug_struct("Ctx")
+            .field("id", &self.state.id)
+            .field("tool", &self.state.tool)
+            .field("meta", &self.state.meta)
             .finish_non_exhaustive()
     }
 }
 
-impl RequestContext {
+impl Ctx {
+    pub(crate) fn new(state: CallState) -> Self {
+        Ctx {
+            state: Arc::new(state),
+        }
+    }
+
     /// The JSON-RPC id of the request (a string or a number), as the client sent it.
     pub fn id(&self) -> &Value {
-        &self.id
+        &self.state.id
     }
 
     /// The name of the tool being called.
     pub fn tool(&self) -> &str {
-        &self.tool
+        &self.state.tool
     }
 
     /// The request's `_meta`, if it had one.
     pub fn meta(&self) -> Option<&Map<String, Value>> {
-        self.meta.as_ref()
+        self.state.meta.as_ref()
     }
 
     /// The request's progress token, exactly as received (string or number).
     pub fn progress_token(&self) -> Option<&Value> {
-        self.meta.as_ref()?.get("progressToken")
+        self.state.meta.as_ref()?.get("progressToken")
     }
 
     /// The client and the negotiated protocol version.
     pub fn client(&self) -> &ClientInfo {
-        &self.client
+        &self.state.client
     }
 
     /// Who made the request, when an authenticator established it (HTTP).
-    pub fn identity(&self) -> Option<&crate::http::Identity> {
-        self.identity.as_deref()
+    pub fn identity(&self) -> Option<&Identity> {
+        self.state.identity.as_deref()
     }
 
     /// The negotiated protocol version.
     pub fn protocol_version(&self) -> ProtocolVersion {
-        self.client.protocol_version
+        self.state.client.protocol_version
     }
 
     /// Reports progress (see [`Progress::report`]).
     pub fn progress(&self, done: f64, total: impl Into<Option<f64>>, message: &str) {
-        self.progress
-            .report(&self.session, &self.related, done, total.into(), message);
+        self.state.progress.report(
+            &*self.state.conn,
+            &self.state.related,
+            done,
+            total.into(),
+            message,
+        );
     }
 
     /// Whether the client cancelled this request (or it timed out).
     pub fn is_cancelled(&self) -> bool {
-        self.cancel.is_cancelled()
+        self.state.cancel.is_cancelled()
     }
 
     /// The call's cancellation token.
     pub fn cancellation(&self) -> &CancellationToken {
-        &self.cancel
+        &self.state.cancel
     }
 
     /// A logger sending `notifications/message` to the client.
     pub fn logger(&self) -> Logger {
         Logger {
-            session: self.session.clone(),
-            related: Some(self.related.clone()),
+            conn: self.state.conn.clone(),
+            related: Some(self.state.related.clone()),
             name: None,
-        }
-    }
-
-    /// The client, for requests the server makes of it (sampling, elicitation).
-    pub fn peer(&self) -> Peer {
-        Peer {
-            session: self.session.clone(),
-            related: Some(self.related.clone()),
-            client: self.client.clone(),
         }
     }
 
     /// This session's tool manager.
     pub fn tools(&self) -> ToolManager {
         ToolManager {
-            session: self.session.clone(),
-            related: Some(self.related.clone()),
+            conn: self.state.conn.clone(),
+            related: Some(self.state.related.clone()),
         }
     }
 }
@@ -148,29 +204,21 @@ impl RequestContext {
 /// The progress of one call: reported with [`Progress::report`], sent to the client as
 /// `notifications/progress` with the request's progress token. Without a token it does
 /// nothing.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct Progress {
-    request: Arc<RequestContext>,
+    pub(crate) ctx: Ctx,
 }
 
 impl Progress {
     /// Reports `done` out of `total` (if known) with a message (`""` for none). Values must
     /// increase: a value not above the last one is not sent.
     pub fn report(&self, done: f64, total: impl Into<Option<f64>>, message: &str) {
-        self.request.progress(done, total, message);
+        self.ctx.progress(done, total, message);
     }
 
     /// Whether the client asked for progress (gave a progress token).
     pub fn is_tracked(&self) -> bool {
-        self.request.progress_token().is_some()
-    }
-}
-
-impl FromContext for Progress {
-    fn from_context(call: &ToolCall) -> Result<Self, ToolError> {
-        Ok(Progress {
-            request: call.request.clone(),
-        })
+        self.ctx.progress_token().is_some()
     }
 }
 
@@ -195,7 +243,7 @@ impl ProgressState {
 
     fn report(
         &self,
-        session: &Session,
+        conn: &dyn Connection,
         related: &Arc<str>,
         done: f64,
         total: Option<f64>,
@@ -215,19 +263,15 @@ impl ProgressState {
             }
             *last = Some((done, Instant::now()));
         }
-        let mut params = Map::with_capacity(4);
-        params.insert("progressToken".into(), token.clone());
-        params.insert("progress".into(), number(done));
-        if let Some(t) = total {
-            params.insert("total".into(), number(t));
-        }
-        if !message.is_empty() {
-            params.insert("message".into(), Value::String(message.into()));
-        }
-        session.notify(
+        let params = ProgressParams {
+            progress_token: token,
+            progress: number(done),
+            total: total.map(number),
+            message: Some(message).filter(|m| !m.is_empty()),
+        };
+        conn.send(
             Some(related),
-            "notifications/progress",
-            Value::Object(params),
+            jsonrpc::notification("notifications/progress", &params),
         );
     }
 
@@ -244,16 +288,6 @@ impl ProgressState {
                 tokio::time::sleep(PROGRESS_SETTLE - elapsed).await;
             }
         }
-    }
-}
-
-/// A whole number as a JSON integer, anything else as a float.
-fn number(n: f64) -> Value {
-    if n.fract() == 0.0 && n.abs() < 9.0e15 {
-        #[allow(clippy::cast_possible_truncation)] // checked: integral and in range
-        Value::from(n as i64)
-    } else {
-        Value::from(n)
     }
 }
 
@@ -297,12 +331,6 @@ impl CancellationToken {
 impl fmt::Debug for CancellationToken {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "CancellationToken({})", self.is_cancelled())
-    }
-}
-
-impl FromContext for CancellationToken {
-    fn from_context(call: &ToolCall) -> Result<Self, ToolError> {
-        Ok(call.request.cancel.clone())
     }
 }
 
@@ -357,9 +385,15 @@ impl LogLevel {
 /// client set with `logging/setLevel`.
 #[derive(Clone)]
 pub struct Logger {
-    session: Arc<Session>,
+    conn: Arc<dyn Connection>,
     related: Option<Arc<str>>,
     name: Option<Arc<str>>,
+}
+
+impl fmt::Debug for Logger {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Logger").field("name", &self.name).finish()
+    }
 }
 
 macro_rules! levels {
@@ -376,7 +410,7 @@ impl Logger {
     #[must_use]
     pub fn named(&self, name: impl Into<Arc<str>>) -> Logger {
         Logger {
-            session: self.session.clone(),
+            conn: self.conn.clone(),
             related: self.related.clone(),
             name: Some(name.into()),
         }
@@ -384,20 +418,18 @@ impl Logger {
 
     /// Logs any JSON-serializable data at `level`.
     pub fn log(&self, level: LogLevel, data: impl Serialize) {
-        if !self.session.logs(level) {
+        if !self.conn.logs(level) {
             return;
         }
         let data = serde_json::to_value(data).unwrap_or_else(|e| Value::String(e.to_string()));
-        let mut params = Map::with_capacity(3);
-        params.insert("level".into(), Value::String(level.as_str().into()));
-        if let Some(n) = &self.name {
-            params.insert("logger".into(), Value::String(n.to_string()));
-        }
-        params.insert("data".into(), data);
-        self.session.notify(
+        let params = LogParams {
+            level: level.as_str(),
+            logger: self.name.as_deref(),
+            data: &data,
+        };
+        self.conn.send(
             self.related.as_ref(),
-            "notifications/message",
-            Value::Object(params),
+            jsonrpc::notification("notifications/message", &params),
         );
     }
 
@@ -407,71 +439,61 @@ impl Logger {
     );
 }
 
-impl FromContext for Logger {
-    fn from_context(call: &ToolCall) -> Result<Self, ToolError> {
-        Ok(call.request.logger())
-    }
+/// Several changes to a session's tool selection, applied together (one `list_changed` at
+/// most): first the allow or block list (which switch the mode and forget earlier enables and
+/// disables), then the enables, then the disables.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Batch {
+    /// Tools to enable.
+    pub enable: Vec<String>,
+    /// Tools to disable.
+    pub disable: Vec<String>,
+    /// Switch to allow-list mode with these tools.
+    pub allow: Option<Vec<String>>,
+    /// Switch to block-list mode with these tools.
+    pub block: Option<Vec<String>>,
 }
 
-/// The client of the current session, for requests the server makes of it: sampling
-/// (`sampling/createMessage`) and elicitation (`elicitation/create`).
-#[derive(Clone)]
-pub struct Peer {
-    session: Arc<Session>,
-    related: Option<Arc<str>>,
-    client: Arc<ClientInfo>,
-}
-
-impl Peer {
-    /// The client's declared information and capabilities.
-    pub fn client(&self) -> &ClientInfo {
-        &self.client
-    }
-
-    /// Sends a request to the client and waits for its answer.
-    pub async fn request(&self, method: &str, params: Value) -> Result<Value, RpcError> {
-        self.session
-            .request(self.related.as_ref(), method, params)
-            .await
-    }
-
-    /// Fails with a clear error unless the client declared `capability`.
-    pub(crate) fn require(&self, capability: &str, what: &str) -> Result<(), ToolError> {
-        if self.client.has_capability(capability) {
-            Ok(())
-        } else {
-            Err(ToolError::new(
-                "MISSING_CLIENT_CAPABILITY",
-                format!(
-                    "the client did not declare the `{capability}` capability, so {what} is not available"
-                ),
-            ))
-        }
-    }
-}
-
-impl FromContext for Peer {
-    fn from_context(call: &ToolCall) -> Result<Self, ToolError> {
-        Ok(call.request.peer())
+impl Batch {
+    /// Whether the batch changes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.enable.is_empty()
+            && self.disable.is_empty()
+            && self.allow.is_none()
+            && self.block.is_none()
     }
 }
 
 /// Turns on and off the tools of the current session. Every change that alters the list of
 /// active tools sends `notifications/tools/list_changed`.
+///
+/// A tool is active when it was enabled explicitly or is `always_visible` (unless disabled
+/// explicitly); in allow-list mode when the list names it; in block-list mode when it is not
+/// `hidden` and the list does not name it; otherwise when it is not `hidden`.
 #[derive(Clone)]
 pub struct ToolManager {
-    session: Arc<Session>,
+    conn: Arc<dyn Connection>,
     related: Option<Arc<str>>,
+}
+
+impl fmt::Debug for ToolManager {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolManager").finish_non_exhaustive()
+    }
+}
+
+fn names<I: IntoIterator<Item = S>, S: Into<String>>(names: I) -> Vec<String> {
+    names.into_iter().map(Into::into).collect()
 }
 
 impl ToolManager {
     /// Enables tools (hidden ones included); returns the active tools.
     pub fn enable<I: IntoIterator<Item = S>, S: Into<String>>(
         &self,
-        names: I,
-    ) -> Result<Vec<String>, ToolError> {
+        tools: I,
+    ) -> Result<Vec<String>, crate::tool::ToolError> {
         self.batch(Batch {
-            enable: names.into_iter().map(Into::into).collect(),
+            enable: names(tools),
             ..Batch::default()
         })
     }
@@ -479,10 +501,10 @@ impl ToolManager {
     /// Disables tools; returns the active tools.
     pub fn disable<I: IntoIterator<Item = S>, S: Into<String>>(
         &self,
-        names: I,
-    ) -> Result<Vec<String>, ToolError> {
+        tools: I,
+    ) -> Result<Vec<String>, crate::tool::ToolError> {
         self.batch(Batch {
-            disable: names.into_iter().map(Into::into).collect(),
+            disable: names(tools),
             ..Batch::default()
         })
     }
@@ -490,10 +512,10 @@ impl ToolManager {
     /// Switches to allow-list mode: only these tools (and always-visible ones) are active.
     pub fn set_allowed<I: IntoIterator<Item = S>, S: Into<String>>(
         &self,
-        names: I,
-    ) -> Result<Vec<String>, ToolError> {
+        tools: I,
+    ) -> Result<Vec<String>, crate::tool::ToolError> {
         self.batch(Batch {
-            allow: Some(names.into_iter().map(Into::into).collect()),
+            allow: Some(names(tools)),
             ..Batch::default()
         })
     }
@@ -501,87 +523,23 @@ impl ToolManager {
     /// Switches to block-list mode: every visible tool except these is active.
     pub fn set_blocked<I: IntoIterator<Item = S>, S: Into<String>>(
         &self,
-        names: I,
-    ) -> Result<Vec<String>, ToolError> {
+        tools: I,
+    ) -> Result<Vec<String>, crate::tool::ToolError> {
         self.batch(Batch {
-            block: Some(names.into_iter().map(Into::into).collect()),
+            block: Some(names(tools)),
             ..Batch::default()
         })
     }
 
     /// Applies several changes at once; returns the active tools.
-    pub fn batch(&self, batch: Batch) -> Result<Vec<String>, ToolError> {
-        self.session
-            .apply_tools(self.related.as_ref(), &batch)
-            .map_err(|e| ToolError::new("UNKNOWN_TOOL", e))
+    pub fn batch(&self, batch: Batch) -> Result<Vec<String>, crate::tool::ToolError> {
+        self.conn
+            .change_tools(self.related.as_ref(), &batch)
+            .map_err(|e| crate::tool::ToolError::new("UNKNOWN_TOOL", e))
     }
 
     /// The active tools' names, in order.
     pub fn active(&self) -> Vec<String> {
-        self.session.active_tools()
-    }
-}
-
-impl FromContext for ToolManager {
-    fn from_context(call: &ToolCall) -> Result<Self, ToolError> {
-        Ok(call.request.tools())
-    }
-}
-
-/// A value given to the server with [`Server::state`](crate::Server::state), shared by every
-/// call. A tool that takes `State<T>` fails the server's start when no `T` was given.
-pub struct State<T>(pub Arc<T>);
-
-impl<T> Clone for State<T> {
-    fn clone(&self) -> Self {
-        State(self.0.clone())
-    }
-}
-
-impl<T> std::ops::Deref for State<T> {
-    type Target = T;
-
-    fn deref(&self) -> &T {
-        &self.0
-    }
-}
-
-impl<T: Send + Sync + 'static> FromContext for State<T> {
-    fn from_context(call: &ToolCall) -> Result<Self, ToolError> {
-        call.request
-            .session
-            .core()
-            .state::<T>()
-            .map(State)
-            .ok_or_else(|| {
-                ToolError::msg(format!(
-                    "internal error: no `{}` state was given to the server",
-                    std::any::type_name::<T>()
-                ))
-            })
-    }
-
-    fn describe(def: &mut crate::schema::DefBuilder) {
-        def.require_state(std::any::TypeId::of::<T>(), std::any::type_name::<T>());
-    }
-}
-
-/// The request's `_meta` (empty when it had none).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Meta(pub Map<String, Value>);
-
-impl FromContext for Meta {
-    fn from_context(call: &ToolCall) -> Result<Self, ToolError> {
-        Ok(Meta(call.request.meta.clone().unwrap_or_default()))
-    }
-}
-
-/// The request's JSON-RPC id, as the client sent it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RequestId(pub Value);
-
-impl FromContext for RequestId {
-    fn from_context(call: &ToolCall) -> Result<Self, ToolError> {
-        Ok(RequestId(call.request.id.clone()))
+        self.conn.active_tools()
     }
 }

@@ -1,5 +1,6 @@
-//! Which tools a session sees: the tool manager (enable, disable, allow-list and block-list
-//! modes, batches) over each tool's visibility (`hidden`, `always_visible`).
+//! Which tools a session sees: the selection a tool manager changes (enable, disable,
+//! allow-list and block-list modes, batches) over each tool's visibility (`hidden`,
+//! `always_visible`).
 //!
 //! A tool is active when:
 //! - it was disabled explicitly: never;
@@ -11,7 +12,9 @@
 use std::collections::BTreeSet;
 use std::sync::RwLock;
 
-use crate::registry::Catalog;
+use crate::tool::Batch;
+
+use super::catalog::Catalog;
 
 /// How the allow and block lists apply.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -53,7 +56,17 @@ impl Selection {
         }
     }
 
-    fn apply(&mut self, change: &Batch) {
+    /// The names of the tools this selection makes active, in order.
+    pub(crate) fn active(&self, catalog: &Catalog) -> Vec<String> {
+        catalog
+            .entries()
+            .iter()
+            .filter(|e| self.is_active(&e.name, e.def.hidden(), e.def.always_visible()))
+            .map(|e| e.name.to_string())
+            .collect()
+    }
+
+    pub(crate) fn apply(&mut self, change: &Batch) {
         if let Some(allow) = &change.allow {
             self.mode = Mode::Allow(allow.iter().cloned().collect());
             self.enabled.clear();
@@ -75,38 +88,20 @@ impl Selection {
     }
 }
 
-/// Several changes to the tool selection, applied together (one `list_changed` at most):
-/// first the allow or block list (which switch the mode and forget earlier enables and
-/// disables), then the enables, then the disables.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Batch {
-    /// Tools to enable.
-    pub enable: Vec<String>,
-    /// Tools to disable.
-    pub disable: Vec<String>,
-    /// Switch to allow-list mode with these tools.
-    pub allow: Option<Vec<String>>,
-    /// Switch to block-list mode with these tools.
-    pub block: Option<Vec<String>>,
-}
-
-impl Batch {
-    /// Whether the batch changes nothing.
-    pub fn is_empty(&self) -> bool {
-        self.enable.is_empty()
-            && self.disable.is_empty()
-            && self.allow.is_none()
-            && self.block.is_none()
-    }
-}
-
-/// A session's shared selection.
+/// A session's selection, shared by its calls.
 #[derive(Default)]
 pub(crate) struct Selector {
     selection: RwLock<Selection>,
 }
 
 impl Selector {
+    /// A selector starting from `selection` (the server's global one).
+    pub(crate) fn starting_at(selection: Selection) -> Self {
+        Selector {
+            selection: RwLock::new(selection),
+        }
+    }
+
     pub(crate) fn read(&self) -> std::sync::RwLockReadGuard<'_, Selection> {
         self.selection
             .read()
@@ -115,13 +110,7 @@ impl Selector {
 
     /// The active tools' names, in order.
     pub(crate) fn active(&self, catalog: &Catalog) -> Vec<String> {
-        let selection = self.read();
-        catalog
-            .entries()
-            .iter()
-            .filter(|e| selection.is_active(&e.name, e.def.hidden(), e.def.always_visible()))
-            .map(|e| e.name.to_string())
-            .collect()
+        self.read().active(catalog)
     }
 
     /// Applies a batch; returns the active tools afterwards and whether that list changed.
@@ -131,18 +120,7 @@ impl Selector {
         catalog: &Catalog,
         batch: &Batch,
     ) -> Result<(Vec<String>, bool), String> {
-        let unknown: Vec<&str> = batch
-            .enable
-            .iter()
-            .chain(&batch.disable)
-            .chain(batch.allow.iter().flatten())
-            .chain(batch.block.iter().flatten())
-            .map(String::as_str)
-            .filter(|n| catalog.get(n).is_none())
-            .collect();
-        if !unknown.is_empty() {
-            return Err(format!("no tool is named {}", quoted(&unknown)));
-        }
+        check_names(catalog, batch)?;
         let before = self.active(catalog);
         {
             let mut selection = self
@@ -154,6 +132,24 @@ impl Selector {
         let after = self.active(catalog);
         let changed = before != after;
         Ok((after, changed))
+    }
+}
+
+/// Refuses a batch that names a tool the catalog does not have.
+pub(crate) fn check_names(catalog: &Catalog, batch: &Batch) -> Result<(), String> {
+    let unknown: Vec<&str> = batch
+        .enable
+        .iter()
+        .chain(&batch.disable)
+        .chain(batch.allow.iter().flatten())
+        .chain(batch.block.iter().flatten())
+        .map(String::as_str)
+        .filter(|n| catalog.get(n).is_none())
+        .collect();
+    if unknown.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("no tool is named {}", quoted(&unknown)))
     }
 }
 

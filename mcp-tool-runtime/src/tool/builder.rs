@@ -1,59 +1,18 @@
-//! Tool definitions: the builder generated code fills in, the finished [`ToolDef`] with its
-//! input schema (JSON Schema 2020-12), its compiled validator, and the wording of validation
-//! errors.
+//! The builder of a tool's definition: generated code (and `DynamicTool`) fill it in while a
+//! server starts; [`DefBuilder::finish`] derives the input schema (JSON Schema 2020-12),
+//! compiles the validators and reports every problem together.
 //!
 //! Everything here runs once per tool when a server starts, never per call.
 
 use std::any::TypeId;
-use std::fmt::Write as _;
 use std::time::Duration;
 
-use jsonschema::error::{TypeKind, ValidationErrorKind};
-use schemars::generate::SchemaSettings;
 use schemars::{Schema, SchemaGenerator};
 use serde_json::{Map, Value};
 
-/// The schema generator settings every tool uses: JSON Schema 2020-12, definitions under
-/// `$defs`, no `$schema` keyword on subschemas.
-pub(crate) fn generator() -> SchemaGenerator {
-    SchemaSettings::draft2020_12()
-        .with(|s| s.meta_schema = None)
-        .into_generator()
-}
-
-/// The behaviour hints of a tool (`ToolAnnotations`). Unset hints are omitted so the
-/// specification's defaults apply.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Annotations {
-    /// The tool does not modify its environment.
-    pub read_only: Option<bool>,
-    /// The tool may perform destructive updates.
-    pub destructive: Option<bool>,
-    /// Repeated calls with the same arguments have no additional effect.
-    pub idempotent: Option<bool>,
-    /// The tool may interact with an open world of external entities.
-    pub open_world: Option<bool>,
-}
-
-impl Annotations {
-    fn to_json(&self, title: Option<&str>) -> Option<Value> {
-        let mut m = Map::new();
-        if let Some(t) = title {
-            m.insert("title".into(), Value::String(t.into()));
-        }
-        for (key, v) in [
-            ("readOnlyHint", self.read_only),
-            ("destructiveHint", self.destructive),
-            ("idempotentHint", self.idempotent),
-            ("openWorldHint", self.open_world),
-        ] {
-            if let Some(v) = v {
-                m.insert(key.into(), Value::Bool(v));
-            }
-        }
-        (!m.is_empty()).then_some(Value::Object(m))
-    }
-}
+use super::def::{
+    Annotations, ToolDef, compile, generator, reserved_meta_key, resolve_ref, retain_referenced,
+};
 
 /// What the macros say about one parameter of a tool.
 #[derive(Debug, Clone, Copy)]
@@ -362,11 +321,7 @@ impl DefBuilder {
                 s
             }
         });
-        let validator = match jsonschema::options()
-            .with_draft(jsonschema::Draft::Draft202012)
-            .should_validate_formats(true)
-            .build(&input_schema)
-        {
+        let validator = match compile(&input_schema) {
             Ok(v) => Some(v),
             Err(e) => {
                 self.problems
@@ -376,24 +331,6 @@ impl DefBuilder {
         };
         if !self.problems.is_empty() {
             return Err(self.problems);
-        }
-        let mut tool = Map::new();
-        tool.insert("name".into(), Value::String(self.name.clone()));
-        if let Some(t) = &self.title {
-            tool.insert("title".into(), Value::String(t.clone()));
-        }
-        if let Some(d) = &self.description {
-            tool.insert("description".into(), Value::String(d.clone()));
-        }
-        tool.insert("inputSchema".into(), input_schema);
-        if let Some(o) = &output_schema {
-            tool.insert("outputSchema".into(), o.clone());
-        }
-        if let Some(a) = self.annotations.to_json(self.title.as_deref()) {
-            tool.insert("annotations".into(), a);
-        }
-        if let Some(icons) = &self.icons {
-            tool.insert("icons".into(), icons.clone());
         }
         let for_model = self
             .visibility
@@ -452,16 +389,9 @@ impl DefBuilder {
                 .get_or_insert_with(Map::new)
                 .insert("examples".into(), Value::Object(ex));
         }
-        if let Some(m) = &self.meta {
-            tool.insert("_meta".into(), Value::Object(m.clone()));
-        }
         let output_validator = match &output_schema {
             None => None,
-            Some(schema) => match jsonschema::options()
-                .with_draft(jsonschema::Draft::Draft202012)
-                .should_validate_formats(true)
-                .build(schema)
-            {
+            Some(schema) => match compile(schema) {
                 Ok(v) => Some(v),
                 Err(e) => {
                     return Err(vec![format!(
@@ -475,10 +405,12 @@ impl DefBuilder {
             title: self.title,
             description: self.description,
             annotations: self.annotations,
+            input_schema,
             output_schema,
+            icons: self.icons,
+            meta: self.meta,
             wrap_output,
             validator: validator.expect("checked above"),
-            json: Value::Object(tool),
             hidden: self.hidden,
             always_visible: self.always_visible,
             timeout: self.timeout,
@@ -537,347 +469,5 @@ impl DefBuilder {
             root.insert("$defs".into(), Value::Object(defs));
         }
         Value::Object(root)
-    }
-}
-
-/// Follows a top-level `$ref` into the generator's definitions (schemars refers to a named
-/// struct or enum instead of inlining it).
-pub(crate) fn resolve_ref(generator: &SchemaGenerator, schema: Schema) -> Schema {
-    if let Some(Value::String(r)) = schema.get("$ref")
-        && let Some(def) = r
-            .rsplit('/')
-            .next()
-            .and_then(|n| generator.definitions().get(n))
-        && let Ok(s) = Schema::try_from(def.clone())
-    {
-        return s;
-    }
-    schema
-}
-
-/// Drops the definitions nothing refers to (a struct whose schema was inlined at the root).
-fn retain_referenced(defs: &mut Map<String, Value>, root: &Value) {
-    let text = root.to_string() + &Value::Object(defs.clone()).to_string();
-    defs.retain(|k, _| text.contains(&format!("\"#/$defs/{k}\"")));
-}
-
-/// A finished tool definition: what `tools/list` shows and what each call is validated against.
-pub struct ToolDef {
-    name: String,
-    title: Option<String>,
-    description: Option<String>,
-    annotations: Annotations,
-    output_schema: Option<Value>,
-    wrap_output: bool,
-    validator: jsonschema::Validator,
-    json: Value,
-    hidden: bool,
-    always_visible: bool,
-    timeout: Option<Duration>,
-    states: Vec<(TypeId, &'static str)>,
-    for_model: bool,
-    ui: Option<(String, &'static str, &'static str)>,
-    examples: Option<(Option<Value>, Option<Value>)>,
-    output_validator: Option<jsonschema::Validator>,
-}
-
-impl std::fmt::Debug for ToolDef {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ToolDef").field("json", &self.json).finish()
-    }
-}
-
-impl ToolDef {
-    /// The tool's name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The tool's title.
-    pub fn title(&self) -> Option<&str> {
-        self.title.as_deref()
-    }
-
-    /// The tool's description.
-    pub fn description(&self) -> Option<&str> {
-        self.description.as_deref()
-    }
-
-    /// The tool's behaviour hints.
-    pub fn annotations(&self) -> &Annotations {
-        &self.annotations
-    }
-
-    /// The input schema, exactly as advertised.
-    pub fn input_schema(&self) -> &Value {
-        &self.json["inputSchema"]
-    }
-
-    /// The output schema, exactly as advertised.
-    pub fn output_schema(&self) -> Option<&Value> {
-        self.output_schema.as_ref()
-    }
-
-    /// Whether structured output is wrapped as `{"result": …}` (its schema is not an object).
-    pub fn wraps_output(&self) -> bool {
-        self.wrap_output
-    }
-
-    /// Whether the tool is registered but not listed until enabled.
-    pub fn hidden(&self) -> bool {
-        self.hidden
-    }
-
-    /// Whether the tool stays listed whatever the allow or block mode.
-    pub fn always_visible(&self) -> bool {
-        self.always_visible
-    }
-
-    /// The tool's own time limit per call.
-    pub fn timeout(&self) -> Option<Duration> {
-        self.timeout
-    }
-
-    /// Whether the tool is listed for the model (its visibility includes `model`).
-    pub fn for_model(&self) -> bool {
-        self.for_model
-    }
-
-    /// The tool's MCP Apps view: its `ui://` URI, its name and its HTML.
-    pub fn ui(&self) -> Option<(&str, &'static str, &'static str)> {
-        self.ui
-            .as_ref()
-            .map(|(uri, name, html)| (uri.as_str(), *name, *html))
-    }
-
-    /// Checks structured content against the output schema (the same rules a client applies).
-    pub fn validate_output(&self, structured: &Value) -> Result<(), String> {
-        let Some(validator) = &self.output_validator else {
-            return Ok(());
-        };
-        if validator.is_valid(structured) {
-            return Ok(());
-        }
-        let mut out = String::new();
-        for error in validator.iter_errors(structured) {
-            if !out.is_empty() {
-                out.push('\n');
-            }
-            let path = pointer_to_path(error.instance_path().as_str());
-            let _ = write!(
-                out,
-                "{}: {error}",
-                if path.is_empty() { "result" } else { &path }
-            );
-        }
-        Err(out)
-    }
-
-    /// Checks the tool's examples: the request against the input schema, the response against
-    /// the output schema. Call it in a test (see `mcp_tool::testing::check_examples`).
-    pub fn check_examples(&self) -> Result<(), String> {
-        let Some((request, response)) = &self.examples else {
-            return Ok(());
-        };
-        let mut problems = Vec::new();
-        if let Some(r) = request
-            && let Err(e) = self.validate(r)
-        {
-            problems.push(format!(
-                "the example request does not fit the input schema:\n{e}"
-            ));
-        }
-        // The response is the structured content a client sees (wrapped as `{"result": …}`
-        // for a non-object output).
-        if let Some(r) = response
-            && let Err(e) = self.validate_output(r)
-        {
-            problems.push(format!(
-                "the example response does not fit the output schema:\n{e}"
-            ));
-        }
-        if problems.is_empty() {
-            Ok(())
-        } else {
-            Err(problems.join("\n"))
-        }
-    }
-
-    /// The `State<T>` types the tool takes.
-    pub(crate) fn states(&self) -> &[(TypeId, &'static str)] {
-        &self.states
-    }
-
-    /// The tool's entry in `tools/list`.
-    pub fn to_json(&self) -> &Value {
-        &self.json
-    }
-
-    /// Validates arguments against the input schema. The error names every broken rule, one
-    /// per line, each with the path of the offending field.
-    pub fn validate(&self, arguments: &Value) -> Result<(), String> {
-        if self.validator.is_valid(arguments) {
-            return Ok(());
-        }
-        let mut out = String::new();
-        for error in self.validator.iter_errors(arguments) {
-            if !out.is_empty() {
-                out.push('\n');
-            }
-            describe_error(&mut out, &error, self.input_schema());
-        }
-        Err(out)
-    }
-}
-
-/// Writes one validation error as `field.path: what is wrong`.
-fn describe_error(out: &mut String, error: &jsonschema::ValidationError<'_>, root: &Value) {
-    let path = pointer_to_path(error.instance_path().as_str());
-    let instance = error.instance();
-    let shown = short(instance);
-    match error.kind() {
-        ValidationErrorKind::Required { property } => {
-            let name = property
-                .as_str()
-                .map_or_else(|| property.to_string(), String::from);
-            let full = if path.is_empty() {
-                name
-            } else {
-                format!("{path}.{name}")
-            };
-            let _ = write!(out, "{full}: required argument is missing");
-        }
-        ValidationErrorKind::AdditionalProperties { unexpected } => {
-            for (i, name) in unexpected.iter().enumerate() {
-                if i > 0 {
-                    out.push('\n');
-                }
-                let full = if path.is_empty() {
-                    name.clone()
-                } else {
-                    format!("{path}.{name}")
-                };
-                let _ = write!(out, "{full}: unknown argument (not in the input schema)");
-            }
-        }
-        kind => {
-            let label = if path.is_empty() { "arguments" } else { &path };
-            let _ = write!(out, "{label}: ");
-            match kind {
-                ValidationErrorKind::Format { format } => {
-                    let _ = write!(out, "{shown} is not a valid {format}");
-                }
-                ValidationErrorKind::MinLength { limit } => {
-                    let _ = write!(out, "{shown} is shorter than {limit} characters");
-                }
-                ValidationErrorKind::MaxLength { limit } => {
-                    let _ = write!(out, "{shown} is longer than {limit} characters");
-                }
-                ValidationErrorKind::Enum { options } => {
-                    let _ = write!(out, "{shown} is not one of {options}");
-                }
-                ValidationErrorKind::Type { kind } => {
-                    let expected = match kind {
-                        TypeKind::Single(t) => t.to_string(),
-                        TypeKind::Multiple(ts) => ts
-                            .iter()
-                            .map(|t| t.to_string())
-                            .collect::<Vec<_>>()
-                            .join(" or "),
-                    };
-                    let _ = write!(out, "{shown} is not of type {expected}");
-                }
-                ValidationErrorKind::OneOfNotValid { .. } | ValidationErrorKind::AnyOf { .. }
-                    if allowed_constants(root, error.schema_path().as_str()).is_some() =>
-                {
-                    let allowed = allowed_constants(root, error.schema_path().as_str());
-                    let _ = write!(out, "{shown} is not one of {}", allowed.unwrap_or_default());
-                }
-                ValidationErrorKind::Minimum { limit } => {
-                    let _ = write!(out, "{shown} is less than the minimum of {limit}");
-                }
-                ValidationErrorKind::Maximum { limit } => {
-                    let _ = write!(out, "{shown} is greater than the maximum of {limit}");
-                }
-                _ => {
-                    let _ = write!(out, "{error}");
-                }
-            }
-        }
-    }
-}
-
-/// For a `oneOf`/`anyOf` whose branches are all `const` (how schemars writes an enum with
-/// documented variants), the allowed values as a JSON array.
-fn allowed_constants(root: &Value, schema_path: &str) -> Option<String> {
-    let mut node = root;
-    for seg in schema_path.split('/').skip(1) {
-        let seg = seg.replace("~1", "/").replace("~0", "~");
-        node = if seg == "$ref" {
-            let target = node.get("$ref")?.as_str()?.strip_prefix('#')?;
-            root.pointer(target)?
-        } else if let Value::Array(items) = node {
-            items.get(seg.parse::<usize>().ok()?)?
-        } else {
-            node.get(&seg)?
-        };
-    }
-    let values: Option<Vec<&Value>> = node
-        .as_array()?
-        .iter()
-        .map(|branch| branch.get("const"))
-        .collect();
-    values.map(|v| Value::Array(v.into_iter().cloned().collect()).to_string())
-}
-
-/// Whether a `_meta` key uses a prefix MCP reserves (a prefix label `modelcontextprotocol` or
-/// `mcp`).
-pub(crate) fn reserved_meta_key(key: &str) -> bool {
-    key.split_once('/').is_some_and(|(prefix, _)| {
-        prefix
-            .split('.')
-            .any(|label| label == "modelcontextprotocol" || label == "mcp")
-    })
-}
-
-/// `/items/0/name` → `items[0].name`.
-fn pointer_to_path(pointer: &str) -> String {
-    let mut out = String::new();
-    for seg in pointer.split('/').skip(1) {
-        let seg = seg.replace("~1", "/").replace("~0", "~");
-        if !seg.is_empty() && seg.bytes().all(|b| b.is_ascii_digit()) {
-            let _ = write!(out, "[{seg}]");
-        } else {
-            if !out.is_empty() {
-                out.push('.');
-            }
-            out.push_str(&seg);
-        }
-    }
-    out
-}
-
-/// A value as JSON, cut short when long.
-fn short(v: &Value) -> String {
-    let s = v.to_string();
-    if s.chars().count() > 80 {
-        let cut: String = s.chars().take(77).collect();
-        format!("{cut}...")
-    } else {
-        s
-    }
-}
-
-/// A duration as the `timeout` attribute writes it (`500ms`, `30s`, `2m`, `1h`).
-pub(crate) fn format_duration(d: Duration) -> String {
-    let ms = d.as_millis();
-    if ms.is_multiple_of(3_600_000) && ms > 0 {
-        format!("{}h", ms / 3_600_000)
-    } else if ms.is_multiple_of(60_000) && ms > 0 {
-        format!("{}m", ms / 60_000)
-    } else if ms.is_multiple_of(1000) {
-        format!("{}s", ms / 1000)
-    } else {
-        format!("{ms}ms")
     }
 }

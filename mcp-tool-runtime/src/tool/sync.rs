@@ -12,7 +12,14 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::result::ToolResult;
+use std::any::Any;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use super::logging;
+use super::result::ToolResult;
 
 /// Consecutive quick calls on the blocking pool after which a tool runs on the worker.
 const PROBATION: u32 = 16;
@@ -81,9 +88,9 @@ where
         let result = body();
         let took = started.elapsed();
         if policy.ran_inline(took) {
-            let tool = crate::logging::current().map(|r| r.tool.clone());
+            let ctx = logging::current();
             tracing::warn!(
-                tool = tool.as_deref().unwrap_or("?"),
+                tool = ctx.as_ref().map_or("?", |c| c.tool()),
                 ?took,
                 "a quick synchronous tool ran long on an async worker: its calls run on the \
                  blocking pool from now on (mark it `#[tool(blocking)]` if it may block)"
@@ -91,16 +98,46 @@ where
         }
         return result;
     }
-    let request = crate::logging::current();
+    let ctx = logging::current();
     let run = move || {
         let started = Instant::now();
-        let result = crate::logging::in_blocking(request, body);
+        let result = logging::in_blocking(ctx, body);
         policy.ran_offloaded(started.elapsed());
         result
     };
     match tokio::task::spawn_blocking(run).await {
         Ok(result) => result,
-        Err(e) => crate::server::panic_result(e.try_into_panic().ok()),
+        Err(e) => panic_result(e.try_into_panic().ok()),
+    }
+}
+
+/// The result of a tool that panicked: the model sees `isError`, the server keeps serving.
+pub(crate) fn panic_result(panic: Option<Box<dyn Any + Send>>) -> ToolResult {
+    let why = panic
+        .as_ref()
+        .and_then(|p| {
+            p.downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+        })
+        .unwrap_or_else(|| "the tool panicked".to_owned());
+    tracing::error!(panic = %why, "tool panicked");
+    ToolResult::error(format!("internal error: the tool panicked: {why}"))
+}
+
+/// Polls a boxed future, turning a panic into an `Err`.
+pub(crate) struct CatchUnwind<F>(pub(crate) F);
+
+impl<F: Future + Unpin> Future for CatchUnwind<F> {
+    type Output = Result<F::Output, Box<dyn Any + Send>>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let inner = &mut self.get_mut().0;
+        match std::panic::catch_unwind(AssertUnwindSafe(|| Pin::new(inner).poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
+            Err(panic) => Poll::Ready(Err(panic)),
+        }
     }
 }
 

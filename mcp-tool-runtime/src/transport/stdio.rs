@@ -1,5 +1,7 @@
 //! The stdio transport: newline-delimited JSON-RPC over any byte stream (stdin/stdout, or an
 //! in-memory pipe for tests). Nothing but protocol messages is written to the output.
+//!
+//! It drives a session through its narrow interface: open, hand it each line, close.
 
 use std::io;
 use std::sync::Arc;
@@ -8,21 +10,22 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::mpsc;
 
-use crate::server::{Outgoing, ServerCore, Session};
+use crate::server::ServerHandle;
+use crate::server::session::{Opening, Outgoing, Session};
 
 /// How long calls still running when the input closes may take to finish.
 const DRAIN: Duration = Duration::from_secs(10);
 
 /// Serves one MCP connection over a pair of byte streams until the input ends, then lets the
 /// calls in flight finish (for at most 10 seconds) and flushes their answers.
-pub async fn serve_io<R, W>(core: Arc<ServerCore>, input: R, output: W) -> io::Result<()>
+pub(crate) async fn serve_io<R, W>(server: ServerHandle, input: R, output: W) -> io::Result<()>
 where
     R: AsyncRead + Unpin + Send,
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let (tx, rx) = mpsc::unbounded_channel::<Outgoing>();
     let writer = tokio::spawn(write_messages(rx, output));
-    let session = Session::new(core, tx);
+    let session = Session::open(&server, tx, Opening::default());
     let mut reader = BufReader::with_capacity(64 * 1024, input);
     let mut line = Vec::with_capacity(4096);
     loop {
@@ -44,7 +47,7 @@ where
         Err(_) => {
             if let Some(session) = weak.upgrade() {
                 tracing::warn!("calls still running after the input closed were cancelled");
-                session.abort_all();
+                session.close();
             }
             writer.await.map_err(io::Error::other)?
         }
@@ -77,25 +80,29 @@ async fn write_message<W: AsyncWrite + Unpin>(out: &mut W, message: &Outgoing) -
     out.write_all(b"\n").await
 }
 
-/// Serves MCP on this process's stdin and stdout.
-///
-/// When stdin and stdout are pipes (as MCP hosts launch servers), they are driven as
-/// non-blocking pipes by the runtime's reactor; otherwise (a terminal, a file) through Tokio's
-/// blocking stdio threads.
-pub async fn serve_stdio(core: Arc<ServerCore>) -> io::Result<()> {
-    // The session runs as a task of the runtime, not in the caller's future: `main` is
-    // usually driven by `block_on` on a thread of its own, and every message would then
-    // cross between that thread and the runtime's workers.
-    let serve = async move {
-        #[cfg(target_os = "linux")]
-        if let Some((input, output)) = stdio_pipes() {
-            return serve_io(core, input, output).await;
+impl ServerHandle {
+    /// Serves MCP on this process's stdin and stdout until stdin closes; then lets the calls
+    /// in flight finish (for at most 10 seconds) and flushes their answers.
+    ///
+    /// When stdin and stdout are pipes (as MCP hosts launch servers), they are driven as
+    /// non-blocking pipes by the runtime's reactor; otherwise (a terminal, a file) through
+    /// Tokio's blocking stdio threads.
+    pub async fn serve_stdio(&self) -> io::Result<()> {
+        let server = self.clone();
+        // The session runs as a task of the runtime, not in the caller's future: `main` is
+        // usually driven by `block_on` on a thread of its own, and every message would then
+        // cross between that thread and the runtime's workers.
+        let serve = async move {
+            #[cfg(target_os = "linux")]
+            if let Some((input, output)) = stdio_pipes() {
+                return serve_io(server, input, output).await;
+            }
+            serve_io(server, tokio::io::stdin(), tokio::io::stdout()).await
+        };
+        match tokio::spawn(serve).await {
+            Ok(result) => result,
+            Err(e) => Err(io::Error::other(format!("the stdio session failed: {e}"))),
         }
-        serve_io(core, tokio::io::stdin(), tokio::io::stdout()).await
-    };
-    match tokio::spawn(serve).await {
-        Ok(result) => result,
-        Err(e) => Err(io::Error::other(format!("the stdio session failed: {e}"))),
     }
 }
 

@@ -6,56 +6,52 @@
 use std::cell::RefCell;
 use std::fmt::Write as _;
 use std::future::Future;
-use std::sync::Arc;
 
 use serde_json::{Map, Value};
 use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::layer::Context;
 
-use crate::context::{LogLevel, RequestContext};
+use super::context::{Ctx, LogLevel};
 
 tokio::task_local! {
-    static CALL: Arc<RequestContext>;
+    static CALL: Ctx;
 }
 
 thread_local! {
-    static BLOCKING_CALL: RefCell<Option<Arc<RequestContext>>> = const { RefCell::new(None) };
+    static BLOCKING_CALL: RefCell<Option<Ctx>> = const { RefCell::new(None) };
 }
 
-/// Runs a call's future with its request in scope.
-pub(crate) fn scope<F: Future>(
-    request: Arc<RequestContext>,
-    future: F,
-) -> impl Future<Output = F::Output> {
-    CALL.scope(request, future)
+/// Runs a call's future with its context in scope.
+pub(crate) fn scope<F: Future>(ctx: Ctx, future: F) -> impl Future<Output = F::Output> {
+    CALL.scope(ctx, future)
 }
 
-/// The request of the call running here, if any.
-pub(crate) fn current() -> Option<Arc<RequestContext>> {
-    CALL.try_with(Arc::clone)
+/// The context of the call running here, if any.
+pub(crate) fn current() -> Option<Ctx> {
+    CALL.try_with(Ctx::clone)
         .ok()
         .or_else(|| BLOCKING_CALL.with(|c| c.borrow().clone()))
 }
 
-/// Runs a synchronous tool body with its request in scope on this thread.
-pub(crate) fn in_blocking<R>(request: Option<Arc<RequestContext>>, body: impl FnOnce() -> R) -> R {
-    struct Reset(Option<Arc<RequestContext>>);
+/// Runs a synchronous tool body with its context in scope on this thread.
+pub(crate) fn in_blocking<R>(ctx: Option<Ctx>, body: impl FnOnce() -> R) -> R {
+    struct Reset(Option<Ctx>);
     impl Drop for Reset {
         fn drop(&mut self) {
             let previous = self.0.take();
             BLOCKING_CALL.with(|c| *c.borrow_mut() = previous);
         }
     }
-    let previous = BLOCKING_CALL.with(|c| c.replace(request));
+    let previous = BLOCKING_CALL.with(|c| c.replace(ctx));
     let _reset = Reset(previous);
     body()
 }
 
 /// A `tracing` layer that sends the events emitted inside a tool call to the client that made
 /// the call, as `notifications/message` (logger name: the event's target). Servers run by
-/// [`Server::main`](crate::Server::main) install it; add it to your own subscriber with
-/// `tracing_subscriber::registry().with(mcp_tool::ClientLogLayer)`.
+/// `Server::run` install it; add it to your own subscriber with
+/// `tracing_subscriber::registry().with(mcp_tool::server::ClientLogLayer)`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ClientLogLayer;
 
@@ -66,7 +62,7 @@ impl<S: Subscriber> tracing_subscriber::Layer<S> for ClientLogLayer {
         if meta.target().starts_with("mcp_tool") {
             return;
         }
-        let Some(request) = current() else { return };
+        let Some(ctx) = current() else { return };
         let level = match *meta.level() {
             Level::ERROR => LogLevel::Error,
             Level::WARN => LogLevel::Warning,
@@ -82,7 +78,7 @@ impl<S: Subscriber> tracing_subscriber::Layer<S> for ClientLogLayer {
             m.insert("message".into(), Value::String(fields.message));
             Value::Object(m)
         };
-        request.logger().named(meta.target()).log(level, data);
+        ctx.logger().named(meta.target()).log(level, data);
     }
 }
 

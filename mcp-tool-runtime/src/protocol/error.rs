@@ -1,0 +1,71 @@
+//! JSON-RPC errors: the codes and the error object.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// JSON-RPC error codes (and the ones MCP adds).
+pub mod code {
+    /// Invalid JSON.
+    pub const PARSE_ERROR: i64 = -32700;
+    /// Not a valid request object.
+    pub const INVALID_REQUEST: i64 = -32600;
+    /// The method does not exist.
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    /// Invalid method parameters (also: unknown tool).
+    pub const INVALID_PARAMS: i64 = -32602;
+    /// Internal error.
+    pub const INTERNAL_ERROR: i64 = -32603;
+    /// A resource that does not exist (MCP).
+    pub const RESOURCE_NOT_FOUND: i64 = -32002;
+}
+
+/// A JSON-RPC error object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RpcError {
+    /// The error code.
+    pub code: i64,
+    /// The message.
+    #[serde(default)]
+    pub message: String,
+    /// Optional data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+impl RpcError {
+    /// An error with a code and a message.
+    pub fn new(code: i64, message: impl Into<String>) -> Self {
+        RpcError {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    /// The same error with `data`.
+    #[must_use]
+    pub fn with_data(mut self, data: impl Serialize) -> Self {
+        self.data = serde_json::to_value(data).ok();
+        self
+    }
+
+    /// Reads an error object (an unreadable one becomes an internal error saying so).
+    pub fn from_json(v: &Value) -> Self {
+        RpcError::deserialize(v).unwrap_or_else(|e| {
+            RpcError::new(
+                code::INTERNAL_ERROR,
+                format!("the peer sent an error object that is not one: {e}"),
+            )
+        })
+    }
+}
+
+impl fmt::Display for RpcError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "JSON-RPC error {}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for RpcError {}

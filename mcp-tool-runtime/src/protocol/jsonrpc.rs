@@ -1,0 +1,303 @@
+//! JSON-RPC 2.0 framing: reading one message in two stages (the envelope borrowed from the
+//! line, `params` kept as raw JSON until a handler parses it into its own type), and writing
+//! responses, notifications and requests around a serialized payload.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::error::{RpcError, code};
+
+/// One incoming message, borrowed from the line it was read from.
+#[derive(Deserialize)]
+struct Incoming<'a> {
+    #[serde(borrow, default)]
+    jsonrpc: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "raw_present")]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    method: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "raw_present")]
+    params: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "raw_present")]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "raw_present")]
+    error: Option<&'a RawValue>,
+}
+
+/// Keeps a present field even when it is `null` (so `"id": null` is not taken for a missing id).
+fn raw_present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+/// What an incoming line turned out to be.
+pub(crate) enum Message<'a> {
+    Request {
+        id: &'a RawValue,
+        method: Cow<'a, str>,
+        params: Option<&'a RawValue>,
+    },
+    Notification {
+        method: Cow<'a, str>,
+        params: Option<&'a RawValue>,
+    },
+    Response {
+        id: &'a RawValue,
+        outcome: Result<&'a RawValue, &'a RawValue>,
+    },
+}
+
+/// Parses one line into a message, or the error response to send back.
+pub(crate) fn parse(line: &[u8]) -> Result<Message<'_>, String> {
+    // serde would also read a struct from a JSON array: only an object is a message.
+    if line.trim_ascii_start().first() != Some(&b'{') {
+        return Err(bad_message(line, None));
+    }
+    let msg: Incoming<'_> = match serde_json::from_slice(line) {
+        Ok(m) => m,
+        Err(e) => return Err(bad_message(line, Some(&e))),
+    };
+    let invalid = |id: Option<&RawValue>, why: &str| {
+        error_response(
+            id.filter(|i| valid_id(i)).map_or("null", RawValue::get),
+            &RpcError::new(code::INVALID_REQUEST, format!("Invalid Request: {why}")),
+        )
+    };
+    if msg.jsonrpc.as_deref() != Some("2.0") {
+        return Err(invalid(msg.id, "`jsonrpc` must be \"2.0\""));
+    }
+    if let Some(id) = msg.id
+        && !valid_id(id)
+    {
+        return Err(invalid(None, "`id` must be a string or an integer"));
+    }
+    if let Some(p) = msg.params {
+        let first = p.get().as_bytes().first();
+        if first != Some(&b'{') {
+            return Err(invalid(msg.id, "`params` must be an object"));
+        }
+    }
+    match (msg.method, msg.id) {
+        (Some(method), Some(id)) => Ok(Message::Request {
+            id,
+            method,
+            params: msg.params,
+        }),
+        (Some(method), None) => Ok(Message::Notification {
+            method,
+            params: msg.params,
+        }),
+        (None, Some(id)) => match (msg.result, msg.error) {
+            (Some(r), None) => Ok(Message::Response { id, outcome: Ok(r) }),
+            (None, Some(e)) => Ok(Message::Response {
+                id,
+                outcome: Err(e),
+            }),
+            _ => Err(invalid(
+                Some(id),
+                "a response has exactly one of `result` and `error`",
+            )),
+        },
+        (None, None) => Err(invalid(None, "missing `method`")),
+    }
+}
+
+/// A JSON-RPC id is a string or an integer (MCP forbids `null`).
+fn valid_id(id: &RawValue) -> bool {
+    let s = id.get();
+    s.starts_with('"') || (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit() || b == b'-'))
+}
+
+/// The response to a line that is not a valid message: -32700 when it is not JSON at all,
+/// -32600 when it is JSON of the wrong shape.
+fn bad_message(line: &[u8], e: Option<&serde_json::Error>) -> String {
+    match serde_json::from_slice::<Value>(line) {
+        Err(e) => error_response(
+            "null",
+            &RpcError::new(code::PARSE_ERROR, format!("Parse error: {e}")),
+        ),
+        Ok(v) => {
+            let id = v
+                .get("id")
+                .filter(|i| i.is_string() || i.is_i64() || i.is_u64())
+                .map_or_else(|| "null".to_owned(), Value::to_string);
+            let why = if v.is_array() {
+                "batches are not supported".to_owned()
+            } else if let (true, Some(e)) = (v.is_object(), e) {
+                e.to_string()
+            } else {
+                "a message must be a JSON object".to_owned()
+            };
+            error_response(
+                &id,
+                &RpcError::new(code::INVALID_REQUEST, format!("Invalid Request: {why}")),
+            )
+        }
+    }
+}
+
+/// Parses a request's params into a handler's own type; a missing `params` is `None`.
+pub(crate) fn parse_params<'a, T: Deserialize<'a>>(
+    params: Option<&'a RawValue>,
+) -> Result<Option<T>, RpcError> {
+    match params {
+        None => Ok(None),
+        Some(p) => serde_json::from_str(p.get())
+            .map(Some)
+            .map_err(|e| RpcError::new(code::INVALID_PARAMS, format!("Invalid params: {e}"))),
+    }
+}
+
+/// `{"jsonrpc":"2.0","id":ID,"<member>":` + the payload + `}`, the payload written straight
+/// into the frame.
+fn frame<T: Serialize + ?Sized>(
+    id: &str,
+    member: &str,
+    payload: &T,
+) -> Result<String, serde_json::Error> {
+    let mut out = Vec::with_capacity(256 + id.len());
+    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    out.extend_from_slice(id.as_bytes());
+    out.push(b',');
+    out.push(b'"');
+    out.extend_from_slice(member.as_bytes());
+    out.extend_from_slice(b"\":");
+    serde_json::to_writer(&mut out, payload)?;
+    out.push(b'}');
+    // serde_json writes UTF-8, and `id` and `member` are text.
+    Ok(String::from_utf8(out)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+}
+
+/// Serializes a success response with the id as received, writing `result` straight into it.
+pub(crate) fn result_response<T: Serialize + ?Sized>(id: &str, result: &T) -> String {
+    frame(id, "result", result).unwrap_or_else(|e| {
+        error_response(
+            id,
+            &RpcError::new(
+                code::INTERNAL_ERROR,
+                format!("cannot serialize the result: {e}"),
+            ),
+        )
+    })
+}
+
+/// Serializes a success response whose result is JSON text already.
+pub(crate) fn raw_result_response(id: &str, result: &str) -> String {
+    let mut s = String::with_capacity(result.len() + id.len() + 32);
+    s.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+    s.push_str(id);
+    s.push_str(",\"result\":");
+    s.push_str(result);
+    s.push('}');
+    s
+}
+
+/// Serializes an error response with the id as received (`null` when unknown).
+pub(crate) fn error_response(id: &str, error: &RpcError) -> String {
+    // An error object always serializes (its `data` is a `Value`).
+    frame(id, "error", error).unwrap_or_default()
+}
+
+/// The response to a request: its result, or its error.
+pub(crate) fn response<T: Serialize>(id: &str, outcome: Result<T, RpcError>) -> String {
+    match outcome {
+        Ok(result) => result_response(id, &result),
+        Err(error) => error_response(id, &error),
+    }
+}
+
+/// JSON text of a value, written through serde_json's byte writer (faster than `Display`,
+/// which goes through `fmt::Write`).
+pub(crate) fn json_string<T: Serialize + ?Sized>(value: &T) -> String {
+    let mut out = Vec::with_capacity(128);
+    match serde_json::to_writer(&mut out, value) {
+        // serde_json writes UTF-8.
+        Ok(()) => String::from_utf8(out).unwrap_or_default(),
+        // Only a map with non-string keys fails, which no value here has.
+        Err(e) => {
+            tracing::error!(error = %e, "cannot serialize a value as JSON");
+            "null".to_owned()
+        }
+    }
+}
+
+/// A notification or request of the server's: `{"jsonrpc":"2.0",[id,]method,params}`.
+#[derive(Serialize)]
+struct ServerMessage<'a, P> {
+    jsonrpc: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<u64>,
+    method: &'a str,
+    params: &'a P,
+}
+
+/// Serializes a notification.
+pub(crate) fn notification<P: Serialize>(method: &str, params: &P) -> String {
+    json_string(&ServerMessage {
+        jsonrpc: "2.0",
+        id: None,
+        method,
+        params,
+    })
+}
+
+/// Serializes a request the server makes of the client.
+pub(crate) fn request<P: Serialize + ?Sized>(id: u64, method: &str, params: &P) -> String {
+    json_string(&ServerMessage {
+        jsonrpc: "2.0",
+        id: Some(id),
+        method,
+        params: &params,
+    })
+}
+
+/// The one canonical form of a request id, by which responses, cancellations and progress are
+/// matched: a number as written (so `-0` and integers beyond 64 bits keep their identity), a
+/// string as serde_json writes it (so `"caf\u00e9"` and `"café"` are the same id).
+pub(crate) fn id_key(raw: &str) -> Arc<str> {
+    let raw = raw.trim();
+    if raw.starts_with('"')
+        && raw.contains('\\')
+        && let Ok(s) = serde_json::from_str::<String>(raw)
+    {
+        return json_string(&s).into();
+    }
+    raw.into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_have_one_key_however_they_are_written() {
+        assert_eq!(&*id_key("\"caf\\u00e9\""), "\"café\"");
+        assert_eq!(&*id_key("\"café\""), "\"café\"");
+        assert_eq!(&*id_key("-0"), "-0");
+        assert_eq!(
+            &*id_key("123456789012345678901234567890"),
+            "123456789012345678901234567890"
+        );
+        assert_eq!(&*id_key(" 7 "), "7");
+    }
+
+    #[test]
+    fn frames_wrap_the_payload() {
+        assert_eq!(
+            result_response("1", &serde_json::json!({})),
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#
+        );
+        assert_eq!(
+            error_response("\"a\"", &RpcError::new(-1, "m")),
+            r#"{"jsonrpc":"2.0","id":"a","error":{"code":-1,"message":"m"}}"#
+        );
+        assert_eq!(
+            notification("n", &serde_json::json!({"k": 1})),
+            r#"{"jsonrpc":"2.0","method":"n","params":{"k":1}}"#
+        );
+    }
+}

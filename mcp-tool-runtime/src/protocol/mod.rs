@@ -1,0 +1,22 @@
+//! The wire: JSON-RPC 2.0 framing, the MCP revisions this server speaks, protocol errors, and
+//! the typed wire model every message we send is serialized from.
+//!
+//! Layer: the bottom one. It imports nothing else of this crate; `tool`, `server` and
+//! `transport` build on it. Everything revision-specific (version negotiation, which fields a
+//! revision knows) is decided here from [`ProtocolVersion`], so a later revision is a change
+//! here rather than in any tool.
+
+mod content;
+mod error;
+pub(crate) mod jsonrpc;
+mod version;
+pub(crate) mod wire;
+
+pub use content::{
+    Audience, Content, ContentAnnotations, EmbeddedResource, MediaContent, ResourceBody,
+    ResourceContents, ResourceLink, Role, TextContent, base64_encode,
+};
+pub use error::{RpcError, code};
+pub use version::ProtocolVersion;
+
+pub(crate) use version::Era;

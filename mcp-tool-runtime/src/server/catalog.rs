@@ -1,0 +1,219 @@
+//! The tools of a running server: the immutable [`Catalog`] built from the macros' records and
+//! the dynamic tools when the server starts, checked as a whole, with its `tools/list` pages
+//! rendered once per protocol era. Adding or removing a tool while serving builds a new one.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::protocol::Era;
+use crate::protocol::jsonrpc::json_string;
+use crate::protocol::wire::ListTools;
+use crate::tool::DefBuilder;
+use crate::tool::ToolDef;
+use crate::tool::ToolRecord;
+use crate::tool::extract::TypeMap;
+use crate::tool::record::Call;
+
+use super::error::StartError;
+
+/// One tool ready to be called.
+pub(crate) struct Entry {
+    pub(crate) def: Arc<ToolDef>,
+    pub(crate) name: Arc<str>,
+    pub(crate) call: Call,
+    pub(crate) service: Option<Arc<dyn Any + Send + Sync>>,
+}
+
+impl Entry {
+    pub(crate) fn new(
+        def: ToolDef,
+        call: Call,
+        service: Option<Arc<dyn Any + Send + Sync>>,
+    ) -> Self {
+        Entry {
+            name: Arc::from(def.name()),
+            def: Arc::new(def),
+            call,
+            service,
+        }
+    }
+
+    /// Whether the tool is in `tools/list` unless a session's selection says otherwise.
+    fn listed_by_default(&self) -> bool {
+        !self.def.hidden() && self.def.for_model()
+    }
+}
+
+/// The tools of a running server, sorted by name.
+pub(crate) struct Catalog {
+    entries: Vec<Arc<Entry>>,
+    index: HashMap<Arc<str>, usize>,
+    /// The `tools/list` pages of the default selection, rendered once per protocol era.
+    pages: [Vec<String>; 3],
+    page_size: usize,
+}
+
+impl Catalog {
+    /// Builds the catalog from records, checking names, services, states and schemas.
+    pub(crate) fn build(
+        server: &str,
+        mut records: Vec<ToolRecord>,
+        services: &TypeMap,
+        states: &TypeMap,
+        page_size: usize,
+    ) -> Result<Catalog, StartError> {
+        let mut problems = Vec::new();
+        records.sort_by(|a, b| (a.name, a.file, a.line).cmp(&(b.name, b.file, b.line)));
+        records.dedup_by(|b, a| a.same_definition(b));
+        for pair in records.windows(2) {
+            if pair[0].name == pair[1].name {
+                problems.push(format!(
+                    "two tools are named `{}`: one at {}, one at {}; rename one with `#[tool(name = \"…\")]`",
+                    pair[0].name,
+                    pair[0].site(),
+                    pair[1].site()
+                ));
+            }
+        }
+        let mut entries = Vec::with_capacity(records.len());
+        for record in &records {
+            let service = record.service.and_then(|st| {
+                let found = services.get(&(st.id)()).cloned();
+                if found.is_none() {
+                    let ty = (st.name)();
+                    let short = ty.rsplit("::").next().unwrap_or(ty);
+                    problems.push(format!(
+                        "tool `{}` ({}) runs on a `{ty}`, but no instance was given to the server: add `.service({short} {{ … }})` to the `Server` builder",
+                        record.name,
+                        record.site()
+                    ));
+                }
+                found
+            });
+            let mut builder = DefBuilder::for_server(record.name, server);
+            (record.define)(&mut builder);
+            match builder.finish() {
+                Ok(def) => {
+                    for (id, ty) in def.states() {
+                        if !states.contains_key(id) {
+                            problems.push(format!(
+                                "tool `{}` ({}) takes `State<{ty}>`, but no such value was given to the server: add `.state(…)` to the `Server` builder",
+                                record.name,
+                                record.site()
+                            ));
+                        }
+                    }
+                    entries.push(Arc::new(Entry::new(
+                        def,
+                        Call::Static(record.call),
+                        service,
+                    )));
+                }
+                Err(errs) => {
+                    for e in errs {
+                        problems.push(format!("tool `{}` ({}): {e}", record.name, record.site()));
+                    }
+                }
+            }
+        }
+        if !problems.is_empty() {
+            return Err(StartError::new(problems));
+        }
+        Ok(Catalog::from_entries(entries, page_size))
+    }
+
+    /// A catalog of these entries (sorted here), with its pages rendered.
+    pub(crate) fn from_entries(mut entries: Vec<Arc<Entry>>, page_size: usize) -> Catalog {
+        entries.sort_by(|a, b| a.name.cmp(&b.name));
+        let index = entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.name.clone(), i))
+            .collect();
+        let page_size = page_size.max(1);
+        let listed: Vec<&Entry> = entries
+            .iter()
+            .map(|e| &**e)
+            .filter(|e| e.listed_by_default())
+            .collect();
+        let pages = Era::ALL.map(|era| {
+            let count = page_count(listed.len(), page_size);
+            (0..count)
+                .map(|i| render(&listed, page_size, i, era))
+                .collect()
+        });
+        Catalog {
+            entries,
+            index,
+            pages,
+            page_size,
+        }
+    }
+
+    /// This catalog with `entry` added (replacing a dynamic tool of the same name) or the tool
+    /// `remove` removed.
+    pub(crate) fn changed(&self, add: Option<Arc<Entry>>, remove: Option<&str>) -> Catalog {
+        let mut entries: Vec<Arc<Entry>> = self
+            .entries
+            .iter()
+            .filter(|e| Some(&*e.name) != remove && add.as_ref().is_none_or(|a| a.name != e.name))
+            .cloned()
+            .collect();
+        entries.extend(add);
+        Catalog::from_entries(entries, self.page_size)
+    }
+
+    pub(crate) fn get(&self, name: &str) -> Option<&Arc<Entry>> {
+        self.index.get(name).map(|&i| &self.entries[i])
+    }
+
+    pub(crate) fn page_size(&self) -> usize {
+        self.page_size
+    }
+
+    pub(crate) fn entries(&self) -> &[Arc<Entry>] {
+        &self.entries
+    }
+
+    /// The `tools/list` result of the default selection for a cursor (`None`: the first page),
+    /// as JSON text; `None` for a cursor that names no page.
+    pub(crate) fn page(&self, cursor: Option<&str>, era: Era) -> Option<&str> {
+        let pages = &self.pages[era.index()];
+        pages
+            .get(page_index(cursor, pages.len())?)
+            .map(String::as_str)
+    }
+}
+
+fn page_count(items: usize, page_size: usize) -> usize {
+    items.div_ceil(page_size).max(1)
+}
+
+/// The page a cursor names: `None` is the first, `"i"` the i-th of `count` (1 ≤ i < count).
+pub(crate) fn page_index(cursor: Option<&str>, count: usize) -> Option<usize> {
+    match cursor {
+        None => Some(0),
+        Some(c) => c.parse::<usize>().ok().filter(|&i| i > 0 && i < count),
+    }
+}
+
+/// Renders one `tools/list` page of a list the session filtered; `None` for a bad cursor.
+pub(crate) fn render_page(
+    entries: &[&Entry],
+    page_size: usize,
+    cursor: Option<&str>,
+    era: Era,
+) -> Option<String> {
+    let i = page_index(cursor, page_count(entries.len(), page_size))?;
+    Some(render(entries, page_size, i, era))
+}
+
+fn render(entries: &[&Entry], page_size: usize, page: usize, era: Era) -> String {
+    let start = page * page_size;
+    let chunk = &entries[start.min(entries.len())..(start + page_size).min(entries.len())];
+    json_string(&ListTools {
+        tools: chunk.iter().map(|e| e.def.wire(era)).collect(),
+        next_cursor: (start + page_size < entries.len()).then(|| (page + 1).to_string()),
+    })
+}

@@ -1,0 +1,190 @@
+//! Routing: each incoming message goes to the function of its method group — lifecycle
+//! (`initialize`, `ping`), logging, tools, resources, prompts, completion — and each group
+//! checks the capability it belongs to explicitly. Responses to our own requests and
+//! notifications (`cancelled`) are handled here too.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use crate::protocol::jsonrpc::{self, Message};
+use crate::protocol::wire::{
+    CancelledParams, Empty, InitializeParams, InitializeResult, SetLevelParams,
+};
+use crate::protocol::{ProtocolVersion, RpcError, code};
+use crate::tool::{CancellationToken, ClientInfo, LogLevel};
+
+use super::session::{InFlight, Session, lock};
+
+/// `-32601` for a method this server does not have (or does not offer: `what`).
+pub(crate) fn method_not_found(method: &str, what: Option<&str>) -> RpcError {
+    let message = match what {
+        Some(what) => format!("Method not found: `{method}` (this server offers no {what})"),
+        None => format!("Method not found: `{method}`"),
+    };
+    RpcError::new(code::METHOD_NOT_FOUND, message)
+}
+
+impl Session {
+    /// Handles one incoming line. Everything but a tool call that must wait is answered in
+    /// order, before the next line is read.
+    pub(crate) fn handle_line(self: &Arc<Self>, line: &[u8]) {
+        match jsonrpc::parse(line) {
+            Ok(message) => self.dispatch(message),
+            Err(response) => self.send(response),
+        }
+    }
+
+    /// Handles one message parsed already (the HTTP transport reads its id first).
+    pub(crate) fn dispatch(self: &Arc<Self>, message: Message<'_>) {
+        match message {
+            Message::Request { id, method, params } => self.request(id, &method, params),
+            Message::Notification { method, params } => self.notification(&method, params),
+            Message::Response { id, outcome } => self.response(id, outcome),
+        }
+    }
+
+    /// Answers request `id` with an outcome computed at once.
+    fn answer<T: Serialize>(&self, id: &str, outcome: Result<T, RpcError>) {
+        self.respond(id, jsonrpc::response(id, outcome));
+    }
+
+    fn request(self: &Arc<Self>, id: &RawValue, method: &str, params: Option<&RawValue>) {
+        let id_text = id.get();
+        match method {
+            "initialize" => self.answer(id_text, self.initialize(params)),
+            "ping" => self.answer(id_text, Ok(Empty {})),
+            "logging/setLevel" => self.answer(id_text, self.set_level(params)),
+            "tools/list" => self.list_tools(id_text, params),
+            "tools/call" => self.call_tool(id, params),
+            "resources/list"
+            | "resources/templates/list"
+            | "resources/read"
+            | "resources/subscribe"
+            | "resources/unsubscribe" => self.resources(id, method, params),
+            "prompts/list" | "prompts/get" => self.prompts(id, method, params),
+            "completion/complete" => self.completion(id_text, params),
+            _ => self.answer::<Empty>(id_text, Err(method_not_found(method, None))),
+        }
+    }
+
+    /// `initialize`: negotiates the version and records the client.
+    fn initialize(&self, params: Option<&RawValue>) -> Result<InitializeResult<'_>, RpcError> {
+        let params = jsonrpc::parse_params::<InitializeParams<'_>>(params)?
+            .ok_or_else(|| RpcError::new(code::INVALID_PARAMS, "`initialize` needs params"))?;
+        let version = ProtocolVersion::negotiate(&params.protocol_version);
+        self.set_client(ClientInfo {
+            protocol_version: version,
+            info: params.client_info,
+            capabilities: params.capabilities,
+        });
+        let shared = &self.server.shared;
+        Ok(InitializeResult {
+            protocol_version: version.as_str(),
+            capabilities: &shared.capabilities,
+            server_info: &shared.info,
+            instructions: shared.instructions.as_deref(),
+        })
+    }
+
+    /// `logging/setLevel`.
+    fn set_level(&self, params: Option<&RawValue>) -> Result<Empty, RpcError> {
+        let params = jsonrpc::parse_params::<SetLevelParams<'_>>(params)?.ok_or_else(|| {
+            RpcError::new(code::INVALID_PARAMS, "`logging/setLevel` needs params")
+        })?;
+        let level = LogLevel::parse(&params.level).ok_or_else(|| {
+            RpcError::new(
+                code::INVALID_PARAMS,
+                format!("unknown log level `{}`", params.level),
+            )
+        })?;
+        self.log_level.store(level as u8, Ordering::Relaxed);
+        Ok(Empty {})
+    }
+
+    fn notification(&self, method: &str, params: Option<&RawValue>) {
+        match method {
+            "notifications/initialized" => {}
+            "notifications/cancelled" => {
+                if let Ok(Some(p)) = jsonrpc::parse_params::<CancelledParams<'_>>(params) {
+                    let key = jsonrpc::id_key(p.request_id.get());
+                    if let Some(call) = lock(&self.in_flight).remove(&key) {
+                        // The token tells cooperative code; dropping the future is the
+                        // cancellation itself. No response is sent: only the end of the
+                        // request, for transports that hold a stream open for it.
+                        call.cancel.cancel();
+                        call.abort.abort();
+                        self.emit(String::new(), Some(&key), true);
+                    }
+                }
+            }
+            other => tracing::debug!(method = other, "ignoring an unknown notification"),
+        }
+    }
+
+    /// A response to a request we made of the client.
+    fn response(&self, id: &RawValue, outcome: Result<&RawValue, &RawValue>) {
+        let answer = match outcome {
+            Ok(result) => serde_json::from_str(result.get())
+                .map_err(|e| RpcError::new(code::PARSE_ERROR, e.to_string())),
+            Err(error) => Err(
+                serde_json::from_str::<serde_json::Value>(error.get()).map_or_else(
+                    |e| RpcError::new(code::PARSE_ERROR, e.to_string()),
+                    |v| RpcError::from_json(&v),
+                ),
+            ),
+        };
+        let ours = id
+            .get()
+            .parse::<u64>()
+            .is_ok_and(|n| self.answered(n, answer));
+        if !ours {
+            tracing::debug!(id = id.get(), "ignoring a response to no request of ours");
+        }
+    }
+
+    /// Runs a handler in its own task, answering with its outcome.
+    pub(crate) fn spawn_answer<F, T>(self: &Arc<Self>, id: &str, answer: F)
+    where
+        F: Future<Output = Result<T, RpcError>> + Send + 'static,
+        T: Serialize,
+    {
+        let id_owned = id.to_owned();
+        self.spawn_tracked(id, CancellationToken::default(), async move {
+            jsonrpc::response(&id_owned, answer.await)
+        });
+    }
+
+    /// Answers a request from a task of its own, listed in the in-flight table (so that
+    /// `notifications/cancelled` stops it) until its response is ready.
+    pub(crate) fn spawn_tracked<F>(
+        self: &Arc<Self>,
+        id: &str,
+        cancel: CancellationToken,
+        response: F,
+    ) where
+        F: Future<Output = String> + Send + 'static,
+    {
+        let session = self.clone();
+        let key = jsonrpc::id_key(id);
+        let task_key = key.clone();
+        // The in-flight table is locked while spawning, so the task cannot remove its entry
+        // before it is inserted.
+        let mut in_flight = lock(&self.in_flight);
+        let task = tokio::spawn(async move {
+            let response = response.await;
+            lock(&session.in_flight).remove(&task_key);
+            session.emit(response, Some(&task_key), true);
+        });
+        in_flight.insert(
+            key,
+            InFlight {
+                abort: task.abort_handle(),
+                cancel,
+            },
+        );
+    }
+}

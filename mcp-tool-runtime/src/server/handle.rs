@@ -1,0 +1,282 @@
+//! The running server, [`ServerHandle`]: a cheap `Clone` handle shared by every session and
+//! transport. It serves (through the transports' entry points), calls tools in-process, and
+//! changes what the server offers while it serves, telling every session.
+
+use std::fmt;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use tokio::sync::mpsc;
+
+use crate::protocol::wire::{Empty, Implementation, ServerCapabilities, UriParams};
+use crate::protocol::{RpcError, code};
+use crate::tool::extract::TypeMap;
+use crate::tool::{Batch, DynamicTool, ToolDef, ToolResult};
+
+use super::catalog::{Catalog, Entry};
+use super::error::StartError;
+use super::offerings::Offerings;
+use super::prompt::Prompt;
+use super::resource::Resource;
+use super::selection::{Selection, check_names};
+use super::session::{Opening, Session, Sessions};
+
+/// A built server, ready to serve: cheap to clone, shared by every connection.
+///
+/// Serve it with `serve_stdio`, `serve_http` or `into_router`; call its tools in-process with
+/// [`ServerHandle::call`]; add and remove tools, resources and prompts while it serves.
+///
+/// ```
+/// use mcp_tool::prelude::*;
+///
+/// /// Subtract `b` from `a`.
+/// #[tool]
+/// fn subtract(a: i64, b: i64) -> i64 {
+///     a - b
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let server = Server::new("calc", "1.0.0").only(["subtract"]).build().unwrap();
+/// let result = server.call("subtract", serde_json::json!({"a": 8, "b": 3})).await.unwrap();
+/// assert_eq!(result.text_content(), "5");
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct ServerHandle {
+    pub(crate) shared: Arc<Shared>,
+}
+
+/// What every session of a server shares.
+pub(crate) struct Shared {
+    pub(crate) info: Implementation,
+    pub(crate) instructions: Option<String>,
+    pub(crate) capabilities: ServerCapabilities,
+    pub(crate) states: Arc<TypeMap>,
+    pub(crate) timeout: Option<Duration>,
+    catalog: RwLock<Arc<Catalog>>,
+    offerings: RwLock<Arc<Offerings>>,
+    /// The selection every new session starts from: the default, changed by
+    /// [`ServerHandle::change_tools`] (folded into one value, so a session starts in O(1)).
+    selection: RwLock<Selection>,
+    pub(crate) sessions: Sessions,
+}
+
+impl Shared {
+    pub(crate) fn selection(&self) -> Selection {
+        read(&self.selection).clone()
+    }
+}
+
+impl fmt::Debug for ServerHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServerHandle")
+            .field("name", &self.shared.info.name)
+            .field("tools", &self.catalog().entries().len())
+            .finish()
+    }
+}
+
+impl ServerHandle {
+    pub(crate) fn new(
+        info: Implementation,
+        instructions: Option<String>,
+        catalog: Catalog,
+        offerings: Offerings,
+        states: TypeMap,
+        timeout: Option<Duration>,
+    ) -> Self {
+        ServerHandle {
+            shared: Arc::new(Shared {
+                capabilities: offerings.capabilities(),
+                info,
+                instructions,
+                states: Arc::new(states),
+                timeout,
+                catalog: RwLock::new(Arc::new(catalog)),
+                offerings: RwLock::new(Arc::new(offerings)),
+                selection: RwLock::new(Selection::default()),
+                sessions: Sessions::default(),
+            }),
+        }
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &str {
+        &self.shared.info.name
+    }
+
+    /// The server's version.
+    pub fn version(&self) -> &str {
+        &self.shared.info.version
+    }
+
+    /// Every tool's definition, hidden ones included, in order.
+    pub fn tools(&self) -> Vec<Arc<ToolDef>> {
+        self.catalog()
+            .entries()
+            .iter()
+            .map(|e| e.def.clone())
+            .collect()
+    }
+
+    /// The current catalog (it changes when dynamic tools are added or removed).
+    pub(crate) fn catalog(&self) -> Arc<Catalog> {
+        read(&self.shared.catalog).clone()
+    }
+
+    pub(crate) fn offerings(&self) -> Arc<Offerings> {
+        read(&self.shared.offerings).clone()
+    }
+
+    /// Calls a tool in-process, validating the arguments as `tools/call` does. `Err` is the
+    /// JSON-RPC error a client would get (unknown tool). Notifications the tool sends are
+    /// dropped and requests it makes of the client fail: there is no client.
+    pub async fn call(&self, name: &str, arguments: Value) -> Result<ToolResult, RpcError> {
+        let (tx, _) = mpsc::unbounded_channel();
+        let session = Session::open(
+            self,
+            tx,
+            Opening {
+                one_shot: Some(crate::protocol::ProtocolVersion::LATEST),
+                ..Opening::default()
+            },
+        );
+        let arguments = match arguments {
+            Value::Null => Map::new(),
+            Value::Object(m) => m,
+            _ => {
+                return Err(RpcError::new(
+                    code::INVALID_PARAMS,
+                    "`arguments` must be an object",
+                ));
+            }
+        };
+        let entry = session
+            .active_entry(name)
+            .ok_or_else(|| super::tools::unknown_tool(name))?;
+        let ctx = session.call_context(&entry, "0", None);
+        Ok(session.run_tool(&entry, arguments, ctx).await)
+    }
+
+    /// Adds a dynamic tool while serving (replacing a dynamic tool of the same name); every
+    /// session is sent `notifications/tools/list_changed`. A tool defined with `#[tool]`
+    /// cannot be replaced.
+    pub fn add_tool(&self, tool: DynamicTool) -> Result<(), StartError> {
+        let (def, call) = tool.define(self.name()).map_err(StartError::new)?;
+        let entry = Arc::new(Entry::new(def, call, None));
+        {
+            let mut catalog = write(&self.shared.catalog);
+            if let Some(existing) = catalog.get(&entry.name)
+                && !existing.call.is_dynamic()
+            {
+                return Err(StartError::new(vec![format!(
+                    "a `#[tool]` named `{}` exists already",
+                    entry.name
+                )]));
+            }
+            *catalog = Arc::new(catalog.changed(Some(entry), None));
+        }
+        self.tell_all("notifications/tools/list_changed");
+        Ok(())
+    }
+
+    /// Removes a dynamic tool while serving; every session is sent
+    /// `notifications/tools/list_changed`. Returns whether a dynamic tool of that name existed
+    /// (a `#[tool]` is not removed: disable it with [`change_tools`](Self::change_tools)).
+    pub fn remove_tool(&self, name: &str) -> bool {
+        {
+            let mut catalog = write(&self.shared.catalog);
+            if !catalog.get(name).is_some_and(|e| e.call.is_dynamic()) {
+                return false;
+            }
+            *catalog = Arc::new(catalog.changed(None, Some(name)));
+        }
+        self.tell_all("notifications/tools/list_changed");
+        true
+    }
+
+    /// Changes the tool selection of every session, current and future; each session whose
+    /// list changes is sent `notifications/tools/list_changed`. Returns the tools active for a
+    /// new session. Unknown names are refused.
+    pub fn change_tools(&self, batch: Batch) -> Result<Vec<String>, StartError> {
+        let catalog = self.catalog();
+        check_names(&catalog, &batch).map_err(|e| StartError::new(vec![e]))?;
+        let active = {
+            let mut selection = write(&self.shared.selection);
+            selection.apply(&batch);
+            selection.active(&catalog)
+        };
+        for session in self.shared.sessions.all() {
+            let _ = session.apply_tools(None, &batch);
+        }
+        Ok(active)
+    }
+
+    fn tell_all(&self, method: &str) {
+        for session in self.shared.sessions.all() {
+            session.notify(method, &Empty {});
+        }
+    }
+
+    fn change_offerings(&self, change: impl FnOnce(&mut Offerings), notification: &str) {
+        {
+            let mut offerings = write(&self.shared.offerings);
+            let mut next = (**offerings).clone();
+            change(&mut next);
+            *offerings = Arc::new(next);
+        }
+        self.tell_all(notification);
+    }
+
+    /// Adds a resource while serving (replacing one with the same URI); every session is sent
+    /// `notifications/resources/list_changed`.
+    pub fn add_resource(&self, resource: Resource) {
+        self.change_offerings(
+            |o| {
+                o.resources.retain(|r| r.uri() != resource.uri());
+                o.resources.push(resource);
+            },
+            "notifications/resources/list_changed",
+        );
+    }
+
+    /// Removes a resource while serving; every session is sent
+    /// `notifications/resources/list_changed`.
+    pub fn remove_resource(&self, uri: &str) {
+        self.change_offerings(
+            |o| o.resources.retain(|r| r.uri() != uri),
+            "notifications/resources/list_changed",
+        );
+    }
+
+    /// Adds a prompt while serving; every session is sent `notifications/prompts/list_changed`.
+    pub fn add_prompt(&self, prompt: Prompt) {
+        self.change_offerings(
+            |o| o.prompts.push(prompt),
+            "notifications/prompts/list_changed",
+        );
+    }
+
+    /// Tells every session subscribed to `uri` that the resource changed
+    /// (`notifications/resources/updated`).
+    pub fn resource_updated(&self, uri: &str) {
+        let params = UriParams { uri: uri.into() };
+        for session in self.shared.sessions.all() {
+            if super::session::lock(&session.subscriptions).contains(uri) {
+                session.notify("notifications/resources/updated", &params);
+            }
+        }
+    }
+}
+
+fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    lock.read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    lock.write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}

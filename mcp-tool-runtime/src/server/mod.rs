@@ -1,0 +1,266 @@
+//! The server: the [`Server`] builder, the running server ([`ServerHandle`]), sessions (the
+//! state of one connection), dispatch (one function per method group), resources, prompts
+//! and completion, and the tool selection a session's tool manager changes.
+//!
+//! Layer: imports `protocol` and `tool`. The transports drive it through the session's narrow
+//! interface (`session`); it knows none of them.
+
+pub(crate) mod catalog;
+pub(crate) mod dispatch;
+pub(crate) mod error;
+pub(crate) mod handle;
+pub(crate) mod offerings;
+pub mod prompt;
+pub mod resource;
+pub(crate) mod selection;
+pub(crate) mod session;
+pub(crate) mod tools;
+
+use std::any::TypeId;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::protocol::wire::Implementation;
+use crate::tool::extract::TypeMap;
+use crate::tool::record::registered;
+use crate::tool::{DynamicTool, ToolRecord, ToolSet};
+
+use catalog::{Catalog, Entry};
+pub use error::{Error, Result, StartError};
+pub use handle::ServerHandle;
+use offerings::{Offerings, UiCsp, ui_resource};
+use prompt::Prompt;
+use resource::{Resource, ResourceTemplate};
+
+/// Builds an MCP server: its identity, its tools and the service instances they run on, what
+/// it offers beside its tools. [`Server::run`] gives a binary its command line (MCP on stdio,
+/// `--http`, `list`, `call`, `schema`); [`Server::build`] gives the running server to serve
+/// on a transport of your choice.
+///
+/// ```no_run
+/// # use mcp_tool::prelude::*;
+/// # struct Users;
+/// # #[tools] impl Users { /// Count users.
+/// # #[tool] fn count(&self) -> u32 { 0 } }
+/// fn main() -> mcp_tool::Result<()> {
+///     Server::new("users", env!("CARGO_PKG_VERSION")).service(Users).run()
+/// }
+/// ```
+#[must_use]
+pub struct Server {
+    pub(crate) name: String,
+    version: String,
+    title: Option<String>,
+    instructions: Option<String>,
+    services: TypeMap,
+    states: TypeMap,
+    tools: Vec<ToolRecord>,
+    use_inventory: bool,
+    only: Option<Vec<String>>,
+    page_size: usize,
+    timeout: Option<Duration>,
+    offerings: Offerings,
+    ui_csp: Option<UiCsp>,
+    dynamic: Vec<DynamicTool>,
+}
+
+impl Server {
+    /// A server named `name` at `version` (usually `env!("CARGO_PKG_VERSION")`), offering every
+    /// tool registered in this binary.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        Server {
+            name: name.into(),
+            version: version.into(),
+            title: None,
+            instructions: None,
+            services: TypeMap::new(),
+            states: TypeMap::new(),
+            tools: Vec::new(),
+            use_inventory: true,
+            only: None,
+            page_size: 1000,
+            timeout: None,
+            offerings: Offerings::default(),
+            ui_csp: None,
+            dynamic: Vec::new(),
+        }
+    }
+
+    /// A human-readable title for the server.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Instructions sent to the client in the `initialize` result.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Gives the instance that the tools of `T`'s `#[tools]` impl block run on.
+    pub fn service<T: Send + Sync + 'static>(self, service: T) -> Self {
+        self.service_arc(Arc::new(service))
+    }
+
+    /// Gives a shared instance that the tools of `T`'s `#[tools]` impl block run on.
+    pub fn service_arc<T: Send + Sync + 'static>(mut self, service: Arc<T>) -> Self {
+        self.services.insert(TypeId::of::<T>(), service);
+        self
+    }
+
+    /// Gives a value that tools take as `State<T>`.
+    pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.states.insert(TypeId::of::<T>(), Arc::new(value));
+        self
+    }
+
+    /// The time limit of a call for tools without a `timeout` of their own (none by default).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Adds tools explicitly (for example `Type::mcp_tools()`), beside the registered ones.
+    pub fn tools(mut self, tools: ToolSet) -> Self {
+        self.tools.extend_from_slice(tools.records());
+        self
+    }
+
+    /// Ignores the tools registered through `inventory`: only those given with
+    /// [`Server::tools`] are offered. Useful in tests.
+    pub fn without_registry(mut self) -> Self {
+        self.use_inventory = false;
+        self
+    }
+
+    /// Offers only the tools with these names (registered or given explicitly). A name that
+    /// matches no tool fails the start.
+    pub fn only<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.only = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Offers a tool defined at run time, without the macros.
+    pub fn dynamic_tool(mut self, tool: DynamicTool) -> Self {
+        self.dynamic.push(tool);
+        self
+    }
+
+    /// Offers a resource (`resources/list`, `resources/read`).
+    pub fn resource(mut self, resource: Resource) -> Self {
+        self.offerings.resources.push(resource);
+        self
+    }
+
+    /// Offers a family of resources named by a URI template.
+    pub fn resource_template(mut self, template: ResourceTemplate) -> Self {
+        self.offerings.templates.push(template);
+        self
+    }
+
+    /// Offers a prompt (`prompts/list`, `prompts/get`).
+    pub fn prompt(mut self, prompt: Prompt) -> Self {
+        self.offerings.prompts.push(prompt);
+        self
+    }
+
+    /// The domains MCP Apps views may reach (`_meta.ui.csp` of every `ui://` resource): for
+    /// `fetch`/XHR/WebSocket (`connect`) and for scripts, styles, images and fonts
+    /// (`resources`). Without it hosts apply their restrictive default.
+    pub fn ui_csp<C, R, S1, S2>(mut self, connect: C, resources: R) -> Self
+    where
+        C: IntoIterator<Item = S1>,
+        R: IntoIterator<Item = S2>,
+        S1: Into<String>,
+        S2: Into<String>,
+    {
+        self.ui_csp = Some(UiCsp {
+            connect_domains: connect.into_iter().map(Into::into).collect(),
+            resource_domains: resources.into_iter().map(Into::into).collect(),
+        });
+        self
+    }
+
+    /// How many items one page of `tools/list` (and of the other lists) holds (default 1000).
+    pub fn page_size(mut self, page_size: usize) -> Self {
+        self.page_size = page_size.max(1);
+        self
+    }
+
+    /// Checks the tools and builds the running server. Every problem (duplicate names,
+    /// missing service instances or states, bad schemas) is reported together.
+    pub fn build(self) -> std::result::Result<ServerHandle, StartError> {
+        let mut records = self.tools;
+        if self.use_inventory {
+            records.extend(registered().copied());
+        }
+        if let Some(only) = &self.only {
+            let missing: Vec<String> = only
+                .iter()
+                .filter(|n| !records.iter().any(|r| r.name == n.as_str()))
+                .map(|n| format!("`only` names a tool that does not exist: `{n}`"))
+                .collect();
+            if !missing.is_empty() {
+                return Err(StartError::new(missing));
+            }
+            records.retain(|r| only.iter().any(|n| n == r.name));
+        }
+        let mut catalog = Catalog::build(
+            &self.name,
+            records,
+            &self.services,
+            &self.states,
+            self.page_size,
+        )?;
+        let mut problems = Vec::new();
+        for tool in &self.dynamic {
+            if catalog.get(tool.name()).is_some() {
+                problems.push(format!(
+                    "two tools are named `{}` (one is dynamic)",
+                    tool.name()
+                ));
+                continue;
+            }
+            match tool.define(&self.name) {
+                Ok((def, call)) => {
+                    catalog = catalog.changed(Some(Arc::new(Entry::new(def, call, None))), None);
+                }
+                Err(errs) => problems.extend(
+                    errs.into_iter()
+                        .map(|e| format!("dynamic tool `{}`: {e}", tool.name())),
+                ),
+            }
+        }
+        if !problems.is_empty() {
+            return Err(StartError::new(problems));
+        }
+        tracing::debug!(tools = catalog.entries().len(), "mcp server ready");
+        let mut offerings = self.offerings;
+        for entry in catalog.entries() {
+            if let Some((uri, name, html)) = entry.def.ui()
+                && !offerings.resources.iter().any(|r| r.uri() == uri)
+            {
+                offerings
+                    .resources
+                    .push(ui_resource(uri, name, html, self.ui_csp.as_ref()));
+            }
+        }
+        Ok(ServerHandle::new(
+            Implementation {
+                name: self.name,
+                version: self.version,
+                title: self.title,
+            },
+            self.instructions,
+            catalog,
+            offerings,
+            self.states,
+            self.timeout,
+        ))
+    }
+}

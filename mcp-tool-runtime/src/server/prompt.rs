@@ -1,0 +1,198 @@
+//! Prompts: templates of messages a client can list and render, built with a builder and
+//! given to `Server::prompt`.
+//!
+//! ```
+//! use mcp_tool::Server;
+//! use mcp_tool::prompt::{Prompt, PromptMessage};
+//!
+//! let server = Server::new("docs", "1.0.0").prompt(
+//!     Prompt::new("greet")
+//!         .description("Greet someone")
+//!         .argument("name", "Who to greet", true)
+//!         .get(|request| async move {
+//!             let name = request.argument("name").unwrap_or("you").to_owned();
+//!             Ok(vec![PromptMessage::user(format!("Say hello to {name}"))].into())
+//!         }),
+//! );
+//! # let _ = server;
+//! ```
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::protocol::wire::{self, PromptArgument};
+use crate::protocol::{Content, Role};
+
+use crate::tool::ToolError;
+
+use super::resource::{Completer, HandlerFuture};
+
+/// One message of a prompt.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PromptMessage {
+    /// Who says it.
+    pub role: Role,
+    /// What is said: text, an image, audio, or a resource.
+    pub content: Content,
+}
+
+impl PromptMessage {
+    /// A user message with text.
+    pub fn user(text: impl Into<String>) -> Self {
+        PromptMessage {
+            role: Role::User,
+            content: Content::text(text),
+        }
+    }
+
+    /// An assistant message with text.
+    pub fn assistant(text: impl Into<String>) -> Self {
+        PromptMessage {
+            role: Role::Assistant,
+            content: Content::text(text),
+        }
+    }
+
+    /// A message with any content.
+    pub fn new(role: Role, content: Content) -> Self {
+        PromptMessage { role, content }
+    }
+}
+
+/// What a prompt gives: messages, and optionally a description (`GetPromptResult`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct PromptResult {
+    /// A description of this rendering of the prompt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The messages.
+    pub messages: Vec<PromptMessage>,
+}
+
+impl From<Vec<PromptMessage>> for PromptResult {
+    fn from(messages: Vec<PromptMessage>) -> Self {
+        PromptResult {
+            description: None,
+            messages,
+        }
+    }
+}
+
+/// A request to render a prompt.
+#[derive(Debug, Clone)]
+pub struct PromptRequest {
+    pub(crate) arguments: Map<String, Value>,
+}
+
+impl PromptRequest {
+    /// An argument's value.
+    pub fn argument(&self, name: &str) -> Option<&str> {
+        self.arguments.get(name).and_then(Value::as_str)
+    }
+
+    /// All arguments.
+    pub fn arguments(&self) -> &Map<String, Value> {
+        &self.arguments
+    }
+}
+
+pub(crate) type PromptHandler =
+    Arc<dyn Fn(PromptRequest) -> HandlerFuture<PromptResult> + Send + Sync>;
+
+/// A prompt template the client can list and render.
+#[derive(Clone)]
+pub struct Prompt {
+    pub(crate) name: String,
+    title: Option<String>,
+    description: Option<String>,
+    pub(crate) arguments: Vec<PromptArgument>,
+    pub(crate) get: Option<PromptHandler>,
+    pub(crate) completers: HashMap<String, Completer>,
+}
+
+impl fmt::Debug for Prompt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Prompt({})", self.name)
+    }
+}
+
+impl Prompt {
+    /// A prompt named `name`; give it a handler with [`Prompt::get`].
+    pub fn new(name: impl Into<String>) -> Self {
+        Prompt {
+            name: name.into(),
+            title: None,
+            description: None,
+            arguments: Vec::new(),
+            get: None,
+            completers: HashMap::new(),
+        }
+    }
+
+    /// A human-readable title.
+    #[must_use]
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// What the prompt is for.
+    #[must_use]
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Declares an argument.
+    #[must_use]
+    pub fn argument(
+        mut self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        required: bool,
+    ) -> Self {
+        self.arguments.push(PromptArgument {
+            name: name.into(),
+            description: Some(description.into()).filter(|d: &String| !d.is_empty()),
+            required,
+        });
+        self
+    }
+
+    /// Renders the prompt.
+    #[must_use]
+    pub fn get<F, Fut>(mut self, get: F) -> Self
+    where
+        F: Fn(PromptRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<PromptResult, ToolError>> + Send + 'static,
+    {
+        self.get = Some(Arc::new(move |r| Box::pin(get(r))));
+        self
+    }
+
+    /// Completes values of one argument (`completion/complete`), given the value typed so far
+    /// and the other arguments already known.
+    #[must_use]
+    pub fn complete<F>(mut self, argument: impl Into<String>, complete: F) -> Self
+    where
+        F: Fn(&str, &Map<String, Value>) -> Vec<String> + Send + Sync + 'static,
+    {
+        self.completers.insert(argument.into(), Arc::new(complete));
+        self
+    }
+
+    /// The prompt's entry in `prompts/list`.
+    pub(crate) fn wire(&self) -> wire::Prompt<'_> {
+        wire::Prompt {
+            name: &self.name,
+            title: self.title.as_deref(),
+            description: self.description.as_deref(),
+            arguments: &self.arguments,
+        }
+    }
+}

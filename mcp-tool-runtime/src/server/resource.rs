@@ -1,0 +1,357 @@
+//! Resources and resource templates: what a server offers to read beside its tools, built
+//! with builders and given to `Server::resource` and `Server::resource_template`.
+//!
+//! ```
+//! use mcp_tool::Server;
+//! use mcp_tool::content::ResourceContents;
+//! use mcp_tool::resource::{Resource, ResourceTemplate};
+//!
+//! let server = Server::new("docs", "1.0.0")
+//!     .resource(Resource::text("docs://readme", "readme", "text/markdown", "# Hello"))
+//!     .resource_template(
+//!         ResourceTemplate::new("docs://page/{slug}", "page").read(|request| async move {
+//!             let slug = request.var("slug").unwrap_or_default().to_owned();
+//!             Ok(vec![ResourceContents::text(request.uri(), "text/plain", format!("page {slug}"))])
+//!         }),
+//!     );
+//! # let _ = server;
+//! ```
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::protocol::ResourceContents;
+use crate::protocol::code;
+use crate::protocol::wire;
+use crate::tool::ToolError;
+
+/// The MCP error code for a resource that does not exist.
+pub const RESOURCE_NOT_FOUND: i64 = code::RESOURCE_NOT_FOUND;
+
+/// The MIME type of an MCP Apps view.
+pub const APP_MIME_TYPE: &str = "text/html;profile=mcp-app";
+
+/// What a reader or a prompt handler returns.
+pub type HandlerFuture<T> = Pin<Box<dyn Future<Output = Result<T, ToolError>> + Send>>;
+
+pub(crate) type Reader =
+    Arc<dyn Fn(ResourceRequest) -> HandlerFuture<Vec<ResourceContents>> + Send + Sync>;
+pub(crate) type Completer = Arc<dyn Fn(&str, &Map<String, Value>) -> Vec<String> + Send + Sync>;
+
+/// A request to read a resource.
+#[derive(Debug, Clone)]
+pub struct ResourceRequest {
+    pub(crate) uri: String,
+    pub(crate) vars: HashMap<String, String>,
+}
+
+impl ResourceRequest {
+    /// The URI asked for.
+    pub fn uri(&self) -> &str {
+        &self.uri
+    }
+
+    /// A variable of the matched URI template (`{id}` in `test://template/{id}/data`).
+    pub fn var(&self, name: &str) -> Option<&str> {
+        self.vars.get(name).map(String::as_str)
+    }
+}
+
+/// Fields common to resources and templates.
+#[derive(Clone, Default)]
+struct Described {
+    name: String,
+    title: Option<String>,
+    description: Option<String>,
+    mime_type: Option<String>,
+    meta: Option<Map<String, Value>>,
+}
+
+impl Described {
+    fn wire(&self) -> wire::Described<'_> {
+        wire::Described {
+            name: &self.name,
+            title: self.title.as_deref(),
+            description: self.description.as_deref(),
+            mime_type: self.mime_type.as_deref(),
+            meta: self.meta.as_ref(),
+        }
+    }
+}
+
+macro_rules! described_setters {
+    () => {
+        /// A human-readable title.
+        #[must_use]
+        pub fn title(mut self, title: impl Into<String>) -> Self {
+            self.described.title = Some(title.into());
+            self
+        }
+
+        /// What it is.
+        #[must_use]
+        pub fn description(mut self, description: impl Into<String>) -> Self {
+            self.described.description = Some(description.into());
+            self
+        }
+
+        /// Its MIME type.
+        #[must_use]
+        pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
+            self.described.mime_type = Some(mime_type.into());
+            self
+        }
+
+        /// Merges entries into its `_meta`.
+        #[must_use]
+        pub fn meta(mut self, meta: Map<String, Value>) -> Self {
+            self.described
+                .meta
+                .get_or_insert_with(Map::new)
+                .extend(meta);
+            self
+        }
+    };
+}
+
+/// A resource with a fixed URI.
+#[derive(Clone)]
+pub struct Resource {
+    uri: String,
+    described: Described,
+    size: Option<u64>,
+    pub(crate) read: Reader,
+}
+
+impl fmt::Debug for Resource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Resource({})", self.uri)
+    }
+}
+
+impl Resource {
+    /// A resource whose contents come from `read`.
+    pub fn new<F, Fut>(uri: impl Into<String>, name: impl Into<String>, read: F) -> Self
+    where
+        F: Fn(ResourceRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<ResourceContents>, ToolError>> + Send + 'static,
+    {
+        Resource {
+            uri: uri.into(),
+            described: Described {
+                name: name.into(),
+                ..Described::default()
+            },
+            size: None,
+            read: Arc::new(move |r| Box::pin(read(r))),
+        }
+    }
+
+    /// A resource with fixed text.
+    pub fn text(
+        uri: impl Into<String>,
+        name: impl Into<String>,
+        mime_type: impl Into<String>,
+        text: impl Into<String>,
+    ) -> Self {
+        let uri = uri.into();
+        let mime_type = mime_type.into();
+        let contents = ResourceContents::text(uri.clone(), mime_type.clone(), text);
+        Self::fixed(uri, name, mime_type, contents)
+    }
+
+    /// A resource with fixed bytes (served base64-encoded).
+    pub fn blob(
+        uri: impl Into<String>,
+        name: impl Into<String>,
+        mime_type: impl Into<String>,
+        bytes: impl AsRef<[u8]>,
+    ) -> Self {
+        let uri = uri.into();
+        let mime_type = mime_type.into();
+        let size = bytes.as_ref().len() as u64;
+        let contents = ResourceContents::blob(uri.clone(), mime_type.clone(), bytes);
+        let mut r = Self::fixed(uri, name, mime_type, contents);
+        r.size = Some(size);
+        r
+    }
+
+    fn fixed(
+        uri: String,
+        name: impl Into<String>,
+        mime_type: String,
+        contents: ResourceContents,
+    ) -> Self {
+        let mut r = Resource::new(uri, name, move |_| {
+            let contents = contents.clone();
+            async move { Ok(vec![contents]) }
+        });
+        r.described.mime_type = Some(mime_type);
+        r
+    }
+
+    /// The resource's URI.
+    pub fn uri(&self) -> &str {
+        &self.uri
+    }
+
+    described_setters!();
+
+    /// The resource's entry in `resources/list`.
+    pub(crate) fn wire(&self) -> wire::Resource<'_> {
+        wire::Resource {
+            uri: &self.uri,
+            described: self.described.wire(),
+            size: self.size,
+        }
+    }
+}
+
+/// A family of resources named by an RFC 6570 URI template (`test://template/{id}/data`).
+#[derive(Clone)]
+pub struct ResourceTemplate {
+    pub(crate) template: String,
+    parts: Vec<TemplatePart>,
+    described: Described,
+    pub(crate) read: Option<Reader>,
+    pub(crate) completers: HashMap<String, Completer>,
+}
+
+impl fmt::Debug for ResourceTemplate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ResourceTemplate({})", self.template)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum TemplatePart {
+    Literal(String),
+    Var(String),
+}
+
+impl ResourceTemplate {
+    /// A template; give it a reader with [`ResourceTemplate::read`].
+    pub fn new(template: impl Into<String>, name: impl Into<String>) -> Self {
+        let template = template.into();
+        let parts = parse_template(&template);
+        ResourceTemplate {
+            template,
+            parts,
+            described: Described {
+                name: name.into(),
+                ..Described::default()
+            },
+            read: None,
+            completers: HashMap::new(),
+        }
+    }
+
+    /// How to read a URI that matches the template.
+    #[must_use]
+    pub fn read<F, Fut>(mut self, read: F) -> Self
+    where
+        F: Fn(ResourceRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<ResourceContents>, ToolError>> + Send + 'static,
+    {
+        self.read = Some(Arc::new(move |r| Box::pin(read(r))));
+        self
+    }
+
+    /// Completes values of one of the template's variables (`completion/complete`), given the
+    /// value typed so far and the other variables already known.
+    #[must_use]
+    pub fn complete<F>(mut self, var: impl Into<String>, complete: F) -> Self
+    where
+        F: Fn(&str, &Map<String, Value>) -> Vec<String> + Send + Sync + 'static,
+    {
+        self.completers.insert(var.into(), Arc::new(complete));
+        self
+    }
+
+    described_setters!();
+
+    /// The variables of `uri` if it matches the template.
+    pub(crate) fn matches(&self, uri: &str) -> Option<HashMap<String, String>> {
+        let mut vars = HashMap::new();
+        let mut rest = uri;
+        let mut parts = self.parts.iter().peekable();
+        while let Some(part) = parts.next() {
+            match part {
+                TemplatePart::Literal(l) => rest = rest.strip_prefix(l.as_str())?,
+                TemplatePart::Var(name) => {
+                    // A variable runs up to the next literal (or to the end); never across `/`.
+                    let end = match parts.peek() {
+                        Some(TemplatePart::Literal(next)) => rest.find(next.as_str())?,
+                        _ => rest.len(),
+                    };
+                    let value = &rest[..end];
+                    if value.is_empty() || value.contains('/') {
+                        return None;
+                    }
+                    vars.insert(name.clone(), value.to_owned());
+                    rest = &rest[end..];
+                }
+            }
+        }
+        rest.is_empty().then_some(vars)
+    }
+
+    /// The template's entry in `resources/templates/list`.
+    pub(crate) fn wire(&self) -> wire::ResourceTemplate<'_> {
+        wire::ResourceTemplate {
+            uri_template: &self.template,
+            described: self.described.wire(),
+        }
+    }
+}
+
+fn parse_template(template: &str) -> Vec<TemplatePart> {
+    let mut parts = Vec::new();
+    let mut rest = template;
+    while let Some(start) = rest.find('{') {
+        if start > 0 {
+            parts.push(TemplatePart::Literal(rest[..start].to_owned()));
+        }
+        match rest[start..].find('}') {
+            Some(len) => {
+                parts.push(TemplatePart::Var(rest[start + 1..start + len].to_owned()));
+                rest = &rest[start + len + 1..];
+            }
+            None => {
+                parts.push(TemplatePart::Literal(rest[start..].to_owned()));
+                rest = "";
+            }
+        }
+    }
+    if !rest.is_empty() {
+        parts.push(TemplatePart::Literal(rest.to_owned()));
+    }
+    parts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_match_variables_between_literals() {
+        let t = ResourceTemplate::new("test://template/{id}/data", "t");
+        assert_eq!(t.matches("test://template/123/data").unwrap()["id"], "123");
+        assert!(t.matches("test://template//data").is_none());
+        assert!(t.matches("test://template/1/2/data").is_none());
+        assert!(t.matches("test://template/123/datum").is_none());
+        let t = ResourceTemplate::new("file:///{dir}/{name}", "t");
+        let vars = t.matches("file:///a/b.txt").unwrap();
+        assert_eq!(
+            (vars["dir"].as_str(), vars["name"].as_str()),
+            ("a", "b.txt")
+        );
+        let t = ResourceTemplate::new("users://{id}", "t");
+        assert_eq!(t.matches("users://42").unwrap()["id"], "42");
+    }
+}

@@ -1,0 +1,326 @@
+//! One connection's protocol state — the negotiated version and client, the calls in flight,
+//! the requests made of the client, the log level, the tool selection, the subscriptions — and
+//! the narrow interface the transports drive it through: a session is opened with an
+//! [`Outbound`] for its messages, is handed each incoming message (`dispatch`), and is closed.
+//!
+//! The session is the [`Connection`] of the calls it runs.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock, Weak};
+
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::protocol::wire::Empty;
+use crate::protocol::{ProtocolVersion, RpcError, code, jsonrpc};
+use crate::tool::context::{Answer, Connection};
+use crate::tool::{Batch, CancellationToken, ClientInfo, Identity, LogLevel};
+
+use super::handle::ServerHandle;
+use super::selection::Selector;
+
+/// One outgoing message (JSON text, no newline) and the request it belongs to, so a
+/// transport that routes (HTTP) can put it on that request's stream.
+#[derive(Debug)]
+#[cfg_attr(not(feature = "http"), allow(dead_code))] // stdio writes every message in order
+pub(crate) struct Outgoing {
+    pub(crate) text: String,
+    /// The canonical id of the client request this message belongs to.
+    pub(crate) related: Option<Arc<str>>,
+    /// Whether this is the response to `related` (its stream ends with it). An empty `text`
+    /// with `is_response` ends a cancelled request's stream without a response.
+    pub(crate) is_response: bool,
+}
+
+/// Where a session's outgoing messages go: a channel to the one stream of a connection
+/// (stdio, one-shot sessions), or a transport that puts each message on its stream at once
+/// (HTTP sessions, whose messages belong to different requests' streams).
+#[cfg_attr(not(feature = "http"), allow(dead_code))] // only HTTP routes
+pub(crate) enum Outbound {
+    Channel(mpsc::UnboundedSender<Outgoing>),
+    Routed(Weak<dyn Deliver>),
+}
+
+/// A transport that routes a session's messages itself.
+pub(crate) trait Deliver: Send + Sync {
+    /// Puts the message on the stream it belongs to (or drops it if that stream is gone).
+    fn deliver(&self, message: Outgoing);
+}
+
+impl Outbound {
+    fn send(&self, message: Outgoing) {
+        match self {
+            // The receiver is gone only when the connection is closing; nothing is left to tell.
+            Outbound::Channel(tx) => {
+                let _ = tx.send(message);
+            }
+            Outbound::Routed(to) => {
+                if let Some(to) = to.upgrade() {
+                    to.deliver(message);
+                }
+            }
+        }
+    }
+
+    fn is_closed(&self) -> bool {
+        match self {
+            Outbound::Channel(tx) => tx.is_closed(),
+            Outbound::Routed(to) => to.strong_count() == 0,
+        }
+    }
+}
+
+impl From<mpsc::UnboundedSender<Outgoing>> for Outbound {
+    fn from(tx: mpsc::UnboundedSender<Outgoing>) -> Self {
+        Outbound::Channel(tx)
+    }
+}
+
+/// How a session is opened.
+#[derive(Default)]
+pub(crate) struct Opening {
+    /// Who the session belongs to (HTTP with an authenticator).
+    pub(crate) identity: Option<Identity>,
+    /// A session for one message (stateless HTTP, an in-process call), at this version: it
+    /// makes no requests of the client and is not told of catalog changes.
+    pub(crate) one_shot: Option<ProtocolVersion>,
+}
+
+/// A call in flight: how to stop it.
+pub(crate) struct InFlight {
+    pub(crate) abort: tokio::task::AbortHandle,
+    pub(crate) cancel: CancellationToken,
+}
+
+/// One connection's protocol state.
+pub(crate) struct Session {
+    pub(crate) server: ServerHandle,
+    /// The key in the server's list of live sessions (`None`: a one-shot session).
+    live: Option<u64>,
+    out: Outbound,
+    client: RwLock<Arc<ClientInfo>>,
+    pub(crate) in_flight: Mutex<HashMap<Arc<str>, InFlight>>,
+    next_request: AtomicU64,
+    pending: Mutex<HashMap<u64, oneshot::Sender<Result<Value, RpcError>>>>,
+    /// The client's minimum log level; `u8::MAX` until it sets one (then everything is sent).
+    pub(crate) log_level: AtomicU8,
+    pub(crate) selector: Selector,
+    pub(crate) identity: Option<Arc<Identity>>,
+    /// The resource URIs the client subscribed to.
+    pub(crate) subscriptions: Mutex<HashSet<String>>,
+}
+
+impl Session {
+    /// Opens a session of `server` whose outgoing messages go to `out`.
+    pub(crate) fn open(
+        server: &ServerHandle,
+        out: impl Into<Outbound>,
+        opening: Opening,
+    ) -> Arc<Session> {
+        let client = ClientInfo {
+            protocol_version: opening.one_shot.unwrap_or_default(),
+            ..ClientInfo::default()
+        };
+        let live = opening.one_shot.is_none();
+        Arc::new_cyclic(|me: &Weak<Session>| Session {
+            server: server.clone(),
+            live: live.then(|| server.shared.sessions.add(me.clone())),
+            out: out.into(),
+            client: RwLock::new(Arc::new(client)),
+            in_flight: Mutex::new(HashMap::new()),
+            next_request: AtomicU64::new(1),
+            pending: Mutex::new(HashMap::new()),
+            log_level: AtomicU8::new(u8::MAX),
+            selector: Selector::starting_at(server.shared.selection()),
+            identity: opening.identity.map(Arc::new),
+            subscriptions: Mutex::new(HashSet::new()),
+        })
+    }
+
+    /// Whether the session can carry requests to the client and their answers back.
+    fn can_request(&self) -> bool {
+        self.live.is_some() && !self.out.is_closed()
+    }
+
+    pub(crate) fn emit(&self, text: String, related: Option<&Arc<str>>, is_response: bool) {
+        self.out.send(Outgoing {
+            text,
+            related: related.cloned(),
+            is_response,
+        });
+    }
+
+    /// Sends a message that belongs to no request.
+    pub(crate) fn send(&self, text: String) {
+        self.emit(text, None, false);
+    }
+
+    /// Sends the response to the request whose id is `id` (JSON text as received).
+    pub(crate) fn respond(&self, id: &str, text: String) {
+        self.emit(text, Some(&jsonrpc::id_key(id)), true);
+    }
+
+    /// Sends a notification that belongs to no request.
+    pub(crate) fn notify<P: serde::Serialize>(&self, method: &str, params: &P) {
+        self.send(jsonrpc::notification(method, params));
+    }
+
+    pub(crate) fn client(&self) -> Arc<ClientInfo> {
+        self.client
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    pub(crate) fn set_client(&self, client: ClientInfo) {
+        *self
+            .client
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(client);
+    }
+
+    /// Changes the tool selection; tells the client when the list changed.
+    pub(crate) fn apply_tools(
+        &self,
+        related: Option<&Arc<str>>,
+        batch: &Batch,
+    ) -> Result<Vec<String>, String> {
+        let (active, changed) = self.selector.apply(&self.server.catalog(), batch)?;
+        if changed {
+            self.emit(
+                jsonrpc::notification("notifications/tools/list_changed", &Empty {}),
+                related,
+                false,
+            );
+        }
+        Ok(active)
+    }
+
+    /// Delivers the client's answer to a request we made.
+    pub(crate) fn answered(&self, id: u64, answer: Result<Value, RpcError>) -> bool {
+        match lock(&self.pending).remove(&id) {
+            Some(waiter) => {
+                let _ = waiter.send(answer);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Cancels every call still in flight (the connection is closing).
+    pub(crate) fn close(&self) {
+        for (_, call) in lock(&self.in_flight).drain() {
+            call.cancel.cancel();
+            call.abort.abort();
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let Some(key) = self.live {
+            self.server.shared.sessions.remove(key);
+        }
+    }
+}
+
+impl Connection for Session {
+    fn send(&self, related: Option<&Arc<str>>, message: String) {
+        self.emit(message, related, false);
+    }
+
+    fn request<'a>(
+        &'a self,
+        related: Option<&'a Arc<str>>,
+        method: &'a str,
+        params: String,
+    ) -> Answer<'a> {
+        Box::pin(async move {
+            if !self.can_request() {
+                return Err(RpcError::new(
+                    code::INTERNAL_ERROR,
+                    "this connection cannot carry requests to the client (stateless or in-process)",
+                ));
+            }
+            let id = self.next_request.fetch_add(1, Ordering::Relaxed);
+            let (tx, rx) = oneshot::channel();
+            lock(&self.pending).insert(id, tx);
+            // Forget the request if the waiting call is dropped (cancelled) first.
+            let _forget = Forget { session: self, id };
+            let params = serde_json::value::RawValue::from_string(params).map_err(|e| {
+                RpcError::new(code::INTERNAL_ERROR, format!("bad request params: {e}"))
+            })?;
+            self.emit(jsonrpc::request(id, method, &params), related, false);
+            match rx.await {
+                Ok(answer) => answer,
+                Err(_) => Err(RpcError::new(
+                    code::INTERNAL_ERROR,
+                    "the connection closed before the client answered",
+                )),
+            }
+        })
+    }
+
+    fn logs(&self, level: LogLevel) -> bool {
+        let min = self.log_level.load(Ordering::Relaxed);
+        min == u8::MAX || level as u8 >= min
+    }
+
+    fn change_tools(
+        &self,
+        related: Option<&Arc<str>>,
+        batch: &Batch,
+    ) -> Result<Vec<String>, String> {
+        self.apply_tools(related, batch)
+    }
+
+    fn active_tools(&self) -> Vec<String> {
+        self.selector.active(&self.server.catalog())
+    }
+}
+
+/// Removes a request made of the client from the pending table when its waiter goes away.
+struct Forget<'a> {
+    session: &'a Session,
+    id: u64,
+}
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        lock(&self.session.pending).remove(&self.id);
+    }
+}
+
+/// The live sessions of a server, to tell them of changes. Adding and removing are O(1): a
+/// session removes itself when it is dropped.
+#[derive(Default)]
+pub(crate) struct Sessions {
+    next: AtomicU64,
+    live: Mutex<HashMap<u64, Weak<Session>>>,
+}
+
+impl Sessions {
+    fn add(&self, session: Weak<Session>) -> u64 {
+        let key = self.next.fetch_add(1, Ordering::Relaxed);
+        lock(&self.live).insert(key, session);
+        key
+    }
+
+    fn remove(&self, key: u64) {
+        lock(&self.live).remove(&key);
+    }
+
+    /// Every live session.
+    pub(crate) fn all(&self) -> Vec<Arc<Session>> {
+        lock(&self.live)
+            .values()
+            .filter_map(Weak::upgrade)
+            .collect()
+    }
+}
+
+/// Locks a mutex, ignoring poisoning (no invariant spans a panic here).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}

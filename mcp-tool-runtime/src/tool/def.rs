@@ -1,0 +1,436 @@
+//! A finished tool definition, [`ToolDef`]: what `tools/list` shows (a view of the wire model
+//! per protocol era) and what each call is validated against, with the wording of validation
+//! errors that names the field and the rule.
+
+use std::any::TypeId;
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use jsonschema::error::{TypeKind, ValidationErrorKind};
+use schemars::generate::SchemaSettings;
+use schemars::{Schema, SchemaGenerator};
+use serde_json::{Map, Value};
+
+use crate::protocol::Era;
+use crate::protocol::wire::{self, ToolAnnotations};
+
+/// The schema generator settings every tool uses: JSON Schema 2020-12, definitions under
+/// `$defs`, no `$schema` keyword on subschemas.
+pub(crate) fn generator() -> SchemaGenerator {
+    SchemaSettings::draft2020_12()
+        .with(|s| s.meta_schema = None)
+        .into_generator()
+}
+
+/// The behaviour hints of a tool (`ToolAnnotations`). Unset hints are omitted so the
+/// specification's defaults apply.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Annotations {
+    /// The tool does not modify its environment.
+    pub read_only: Option<bool>,
+    /// The tool may perform destructive updates.
+    pub destructive: Option<bool>,
+    /// Repeated calls with the same arguments have no additional effect.
+    pub idempotent: Option<bool>,
+    /// The tool may interact with an open world of external entities.
+    pub open_world: Option<bool>,
+}
+
+impl Annotations {
+    /// The hints as the wire writes them, with the tool's title.
+    fn wire<'a>(&self, title: Option<&'a str>) -> ToolAnnotations<'a> {
+        ToolAnnotations {
+            title,
+            read_only_hint: self.read_only,
+            destructive_hint: self.destructive,
+            idempotent_hint: self.idempotent,
+            open_world_hint: self.open_world,
+        }
+    }
+}
+
+/// Follows a top-level `$ref` into the generator's definitions (schemars refers to a named
+/// struct or enum instead of inlining it).
+pub(crate) fn resolve_ref(generator: &SchemaGenerator, schema: Schema) -> Schema {
+    if let Some(Value::String(r)) = schema.get("$ref")
+        && let Some(def) = r
+            .rsplit('/')
+            .next()
+            .and_then(|n| generator.definitions().get(n))
+        && let Ok(s) = Schema::try_from(def.clone())
+    {
+        return s;
+    }
+    schema
+}
+
+/// Drops the definitions nothing refers to (a struct whose schema was inlined at the root).
+pub(crate) fn retain_referenced(defs: &mut Map<String, Value>, root: &Value) {
+    let text = root.to_string() + &Value::Object(defs.clone()).to_string();
+    defs.retain(|k, _| text.contains(&format!("\"#/$defs/{k}\"")));
+}
+
+/// A finished tool definition: what `tools/list` shows and what each call is validated against.
+pub struct ToolDef {
+    pub(crate) name: String,
+    pub(crate) title: Option<String>,
+    pub(crate) description: Option<String>,
+    pub(crate) annotations: Annotations,
+    pub(crate) input_schema: Value,
+    pub(crate) output_schema: Option<Value>,
+    pub(crate) icons: Option<Value>,
+    pub(crate) meta: Option<Map<String, Value>>,
+    pub(crate) wrap_output: bool,
+    pub(crate) validator: jsonschema::Validator,
+    pub(crate) hidden: bool,
+    pub(crate) always_visible: bool,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) states: Vec<(TypeId, &'static str)>,
+    pub(crate) for_model: bool,
+    pub(crate) ui: Option<(String, &'static str, &'static str)>,
+    pub(crate) examples: Option<(Option<Value>, Option<Value>)>,
+    pub(crate) output_validator: Option<jsonschema::Validator>,
+}
+
+impl std::fmt::Debug for ToolDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolDef")
+            .field("name", &self.name)
+            .field("input_schema", &self.input_schema)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolDef {
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The tool's title.
+    pub fn title(&self) -> Option<&str> {
+        self.title.as_deref()
+    }
+
+    /// The tool's description.
+    pub fn description(&self) -> Option<&str> {
+        self.description.as_deref()
+    }
+
+    /// The tool's behaviour hints.
+    pub fn annotations(&self) -> &Annotations {
+        &self.annotations
+    }
+
+    /// The input schema, exactly as advertised.
+    pub fn input_schema(&self) -> &Value {
+        &self.input_schema
+    }
+
+    /// The output schema, exactly as advertised.
+    pub fn output_schema(&self) -> Option<&Value> {
+        self.output_schema.as_ref()
+    }
+
+    /// Whether structured output is wrapped as `{"result": …}` (its schema is not an object).
+    pub fn wraps_output(&self) -> bool {
+        self.wrap_output
+    }
+
+    /// Whether the tool is registered but not listed until enabled.
+    pub fn hidden(&self) -> bool {
+        self.hidden
+    }
+
+    /// Whether the tool stays listed whatever the allow or block mode.
+    pub fn always_visible(&self) -> bool {
+        self.always_visible
+    }
+
+    /// The tool's own time limit per call.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    /// Whether the tool is listed for the model (its visibility includes `model`).
+    pub fn for_model(&self) -> bool {
+        self.for_model
+    }
+
+    /// The tool's MCP Apps view: its `ui://` URI, its name and its HTML.
+    pub fn ui(&self) -> Option<(&str, &'static str, &'static str)> {
+        self.ui
+            .as_ref()
+            .map(|(uri, name, html)| (uri.as_str(), *name, *html))
+    }
+
+    /// Checks structured content against the output schema (the same rules a client applies).
+    pub fn validate_output(&self, structured: &Value) -> Result<(), String> {
+        let Some(validator) = &self.output_validator else {
+            return Ok(());
+        };
+        if validator.is_valid(structured) {
+            return Ok(());
+        }
+        let mut out = String::new();
+        for error in validator.iter_errors(structured) {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            let path = pointer_to_path(error.instance_path().as_str());
+            let _ = write!(
+                out,
+                "{}: {error}",
+                if path.is_empty() { "result" } else { &path }
+            );
+        }
+        Err(out)
+    }
+
+    /// Checks the tool's examples: the request against the input schema, the response against
+    /// the output schema. Call it in a test (see `mcp_tool::testing::check_examples`).
+    pub fn check_examples(&self) -> Result<(), String> {
+        let Some((request, response)) = &self.examples else {
+            return Ok(());
+        };
+        let mut problems = Vec::new();
+        if let Some(r) = request
+            && let Err(e) = self.validate(r)
+        {
+            problems.push(format!(
+                "the example request does not fit the input schema:\n{e}"
+            ));
+        }
+        // The response is the structured content a client sees (wrapped as `{"result": …}`
+        // for a non-object output).
+        if let Some(r) = response
+            && let Err(e) = self.validate_output(r)
+        {
+            problems.push(format!(
+                "the example response does not fit the output schema:\n{e}"
+            ));
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("\n"))
+        }
+    }
+
+    /// The `State<T>` types the tool takes.
+    pub(crate) fn states(&self) -> &[(TypeId, &'static str)] {
+        &self.states
+    }
+
+    /// The tool's entry in `tools/list`.
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self.wire(Era::Structured)).unwrap_or(Value::Null)
+    }
+
+    /// The tool's entry in `tools/list` for a client of `era`: what the era does not know
+    /// (titles and output schemas before 2025-06-18, annotations before 2025-03-26) left out.
+    pub(crate) fn wire(&self, era: Era) -> wire::Tool<'_> {
+        let structured = era.has_structured();
+        let title = self.title.as_deref().filter(|_| structured);
+        let annotations =
+            Some(self.annotations.wire(title)).filter(|a| era.has_annotations() && !a.is_empty());
+        wire::Tool {
+            name: &self.name,
+            title,
+            description: self.description.as_deref(),
+            input_schema: &self.input_schema,
+            output_schema: self.output_schema.as_ref().filter(|_| structured),
+            annotations,
+            icons: self.icons.as_ref(),
+            meta: self.meta.as_ref(),
+        }
+    }
+
+    /// Validates arguments against the input schema. The error names every broken rule, one
+    /// per line, each with the path of the offending field.
+    pub fn validate(&self, arguments: &Value) -> Result<(), String> {
+        report(&self.validator, arguments, &self.input_schema)
+    }
+}
+
+/// A validator of JSON Schema 2020-12 with format checks, as every schema here is checked.
+pub(crate) fn compile(schema: &Value) -> Result<jsonschema::Validator, String> {
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .should_validate_formats(true)
+        .build(schema)
+        .map_err(|e| e.to_string())
+}
+
+/// Checks `instance` against a schema given at run time (an elicitation's requested schema),
+/// with the wording of argument validation.
+pub(crate) fn check_against(schema: &Value, instance: &Value) -> Result<(), String> {
+    report(&compile(schema)?, instance, schema)
+}
+
+/// Every rule `instance` breaks, one per line, each with the path of the offending field.
+fn report(validator: &jsonschema::Validator, instance: &Value, root: &Value) -> Result<(), String> {
+    if validator.is_valid(instance) {
+        return Ok(());
+    }
+    let mut out = String::new();
+    for error in validator.iter_errors(instance) {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        describe_error(&mut out, &error, root);
+    }
+    Err(out)
+}
+
+/// Writes one validation error as `field.path: what is wrong`.
+fn describe_error(out: &mut String, error: &jsonschema::ValidationError<'_>, root: &Value) {
+    let path = pointer_to_path(error.instance_path().as_str());
+    let instance = error.instance();
+    let shown = short(instance);
+    match error.kind() {
+        ValidationErrorKind::Required { property } => {
+            let name = property
+                .as_str()
+                .map_or_else(|| property.to_string(), String::from);
+            let full = if path.is_empty() {
+                name
+            } else {
+                format!("{path}.{name}")
+            };
+            let _ = write!(out, "{full}: required argument is missing");
+        }
+        ValidationErrorKind::AdditionalProperties { unexpected } => {
+            for (i, name) in unexpected.iter().enumerate() {
+                if i > 0 {
+                    out.push('\n');
+                }
+                let full = if path.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{path}.{name}")
+                };
+                let _ = write!(out, "{full}: unknown argument (not in the input schema)");
+            }
+        }
+        kind => {
+            let label = if path.is_empty() { "arguments" } else { &path };
+            let _ = write!(out, "{label}: ");
+            match kind {
+                ValidationErrorKind::Format { format } => {
+                    let _ = write!(out, "{shown} is not a valid {format}");
+                }
+                ValidationErrorKind::MinLength { limit } => {
+                    let _ = write!(out, "{shown} is shorter than {limit} characters");
+                }
+                ValidationErrorKind::MaxLength { limit } => {
+                    let _ = write!(out, "{shown} is longer than {limit} characters");
+                }
+                ValidationErrorKind::Enum { options } => {
+                    let _ = write!(out, "{shown} is not one of {options}");
+                }
+                ValidationErrorKind::Type { kind } => {
+                    let expected = match kind {
+                        TypeKind::Single(t) => t.to_string(),
+                        TypeKind::Multiple(ts) => ts
+                            .iter()
+                            .map(|t| t.to_string())
+                            .collect::<Vec<_>>()
+                            .join(" or "),
+                    };
+                    let _ = write!(out, "{shown} is not of type {expected}");
+                }
+                ValidationErrorKind::OneOfNotValid { .. } | ValidationErrorKind::AnyOf { .. }
+                    if allowed_constants(root, error.schema_path().as_str()).is_some() =>
+                {
+                    let allowed = allowed_constants(root, error.schema_path().as_str());
+                    let _ = write!(out, "{shown} is not one of {}", allowed.unwrap_or_default());
+                }
+                ValidationErrorKind::Minimum { limit } => {
+                    let _ = write!(out, "{shown} is less than the minimum of {limit}");
+                }
+                ValidationErrorKind::Maximum { limit } => {
+                    let _ = write!(out, "{shown} is greater than the maximum of {limit}");
+                }
+                _ => {
+                    let _ = write!(out, "{error}");
+                }
+            }
+        }
+    }
+}
+
+/// For a `oneOf`/`anyOf` whose branches are all `const` (how schemars writes an enum with
+/// documented variants), the allowed values as a JSON array.
+fn allowed_constants(root: &Value, schema_path: &str) -> Option<String> {
+    let mut node = root;
+    for seg in schema_path.split('/').skip(1) {
+        let seg = seg.replace("~1", "/").replace("~0", "~");
+        node = if seg == "$ref" {
+            let target = node.get("$ref")?.as_str()?.strip_prefix('#')?;
+            root.pointer(target)?
+        } else if let Value::Array(items) = node {
+            items.get(seg.parse::<usize>().ok()?)?
+        } else {
+            node.get(&seg)?
+        };
+    }
+    let values: Option<Vec<&Value>> = node
+        .as_array()?
+        .iter()
+        .map(|branch| branch.get("const"))
+        .collect();
+    values.map(|v| Value::Array(v.into_iter().cloned().collect()).to_string())
+}
+
+/// Whether a `_meta` key uses a prefix MCP reserves (a prefix label `modelcontextprotocol` or
+/// `mcp`).
+pub(crate) fn reserved_meta_key(key: &str) -> bool {
+    key.split_once('/').is_some_and(|(prefix, _)| {
+        prefix
+            .split('.')
+            .any(|label| label == "modelcontextprotocol" || label == "mcp")
+    })
+}
+
+/// `/items/0/name` → `items[0].name`.
+fn pointer_to_path(pointer: &str) -> String {
+    let mut out = String::new();
+    for seg in pointer.split('/').skip(1) {
+        let seg = seg.replace("~1", "/").replace("~0", "~");
+        if !seg.is_empty() && seg.bytes().all(|b| b.is_ascii_digit()) {
+            let _ = write!(out, "[{seg}]");
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(&seg);
+        }
+    }
+    out
+}
+
+/// A value as JSON, cut short when long.
+fn short(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 80 {
+        let cut: String = s.chars().take(77).collect();
+        format!("{cut}...")
+    } else {
+        s
+    }
+}
+
+/// A duration as the `timeout` attribute writes it (`500ms`, `30s`, `2m`, `1h`).
+pub(crate) fn format_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms.is_multiple_of(3_600_000) && ms > 0 {
+        format!("{}h", ms / 3_600_000)
+    } else if ms.is_multiple_of(60_000) && ms > 0 {
+        format!("{}m", ms / 60_000)
+    } else if ms.is_multiple_of(1000) {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{ms}ms")
+    }
+}

@@ -1,0 +1,37 @@
+//! What a tool author touches: the call and its context ([`Ctx`]), the extractors that are a
+//! tool's parameters, the results a tool returns and the one trait they convert through, tool
+//! definitions (static through the macros' records, dynamic through [`DynamicTool`]), and where
+//! a synchronous tool runs.
+//!
+//! Layer: imports `protocol` only. It knows no session and no transport: a call reaches its
+//! connection through the `Connection` trait, which the server's
+//! session implements, and the server hands it the states it was given.
+
+pub(crate) mod builder;
+pub(crate) mod context;
+pub(crate) mod def;
+pub(crate) mod dynamic;
+pub(crate) mod extract;
+pub(crate) mod interact;
+pub(crate) mod logging;
+pub(crate) mod record;
+pub(crate) mod result;
+pub(crate) mod sync;
+
+pub use builder::{DefBuilder, ParamSpec};
+pub use context::{
+    Batch, CancellationToken, ClientInfo, Ctx, Identity, LogLevel, Logger, Progress, ToolManager,
+};
+pub use def::{Annotations, ToolDef};
+pub use dynamic::{DynamicArgs, DynamicTool, PropertyType, ToolProperty};
+pub use extract::{
+    Args, FromContext, FromToolCall, Meta, Rejection, RequestId, Requirements, State, ToolCall,
+};
+pub use interact::{
+    Elicitation, Peer, SamplingMessage, SamplingRequest, SamplingResult, requested_schema,
+};
+pub use logging::ClientLogLayer;
+pub use record::{BoxFuture, ServiceType, ToolRecord, ToolSet};
+pub use result::{
+    ERROR_META_KEY, IntoContent, IntoToolError, IntoToolResult, Json, ToolError, ToolResult,
+};

@@ -1,0 +1,91 @@
+//! How the HTTP endpoint behaves: [`HttpConfig`], an argument of the HTTP entry points.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::auth::Authenticator;
+
+/// How the HTTP endpoint behaves. The defaults are the safe ones: loopback hosts and origins
+/// only, a 4 MiB body limit, sessions that expire after 10 idle minutes.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct HttpConfig {
+    /// The endpoint's path.
+    pub path: String,
+    /// `Host` values accepted (a name, or `name:port`). `None`: loopback names only.
+    pub allowed_hosts: Option<Vec<String>>,
+    /// `Origin` values accepted (`scheme://host[:port]`). `None`: loopback origins only. A
+    /// request without `Origin` (not from a browser) is not refused for it.
+    pub allowed_origins: Option<Vec<String>>,
+    /// The largest request body accepted (413 beyond).
+    pub body_limit: usize,
+    /// How long a session may stay idle before it is dropped (404 afterwards).
+    pub session_idle: Duration,
+    /// No sessions: every POST is answered on its own, with JSON. For many replicas behind a
+    /// load balancer; requests of the client (sampling, elicitation) are not possible.
+    pub stateless: bool,
+    /// Who may call the endpoint.
+    pub auth: Option<Arc<dyn Authenticator>>,
+    /// RFC 9728 protected-resource metadata, served at
+    /// `/.well-known/oauth-protected-resource` and named in `WWW-Authenticate`.
+    pub resource_metadata: Option<ResourceMetadata>,
+    /// How long calls still running at shutdown may take.
+    pub shutdown_grace: Duration,
+    /// Answer every request with an SSE stream, even one whose only message is its response
+    /// (as the TypeScript SDK does by default). Off: such a request is answered with JSON.
+    pub sse_responses: bool,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            path: "/mcp".into(),
+            allowed_hosts: None,
+            allowed_origins: None,
+            body_limit: 4 << 20,
+            session_idle: Duration::from_secs(600),
+            stateless: false,
+            auth: None,
+            resource_metadata: None,
+            shutdown_grace: Duration::from_secs(10),
+            sse_responses: false,
+        }
+    }
+}
+
+impl HttpConfig {
+    /// Guards the endpoint with an authenticator, such as
+    /// [`BearerTokens`](super::BearerTokens).
+    #[must_use]
+    pub fn with_auth(mut self, auth: impl Authenticator) -> Self {
+        self.auth = Some(Arc::new(auth));
+        self
+    }
+}
+
+impl fmt::Debug for HttpConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpConfig")
+            .field("path", &self.path)
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("allowed_origins", &self.allowed_origins)
+            .field("body_limit", &self.body_limit)
+            .field("session_idle", &self.session_idle)
+            .field("stateless", &self.stateless)
+            .field("sse_responses", &self.sse_responses)
+            .field("auth", &self.auth.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// RFC 9728 metadata of this server as an OAuth protected resource.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceMetadata {
+    /// The resource's identifier: the endpoint's public URL.
+    pub resource: String,
+    /// The authorization servers that issue tokens for it.
+    pub authorization_servers: Vec<String>,
+    /// The scopes it understands.
+    pub scopes_supported: Vec<String>,
+}

@@ -1,0 +1,132 @@
+//! The Streamable HTTP transport (MCP 2025-11-25), secure by default.
+//!
+//! One endpoint (`/mcp` unless configured): POST carries client messages (a request is
+//! answered with JSON, or with an SSE stream when the call sends progress, logs or requests of
+//! its own before its result), GET opens the session's stream for messages that belong to no
+//! request, DELETE ends the session. Sessions have cryptographically random ids and expire when
+//! idle; a stateless mode answers every POST on its own. Host and Origin are checked (DNS
+//! rebinding), bodies are limited, and an [`Authenticator`] (such as [`BearerTokens`]) can
+//! guard the endpoint, with RFC 9728 protected-resource metadata.
+//!
+//! Two entry points, both taking an [`HttpConfig`]: [`ServerHandle::serve_http`] serves on a
+//! listener until SIGINT or SIGTERM; [`ServerHandle::into_router`] gives the endpoint as an axum
+//! `Router`, to mount in an application beside its own routes.
+//!
+//! ```no_run
+//! use mcp_tool::Server;
+//! use mcp_tool::http::{BearerTokens, HttpConfig};
+//!
+//! # async fn run() -> mcp_tool::Result<()> {
+//! let server = Server::new("users", "1.0.0").build()?;
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! let config = HttpConfig::default().with_auth(BearerTokens::new().token("s3cret", "alice"));
+//! server.serve_http(listener, config).await?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Layer: the top one with stdio; imports `protocol`, `tool` and `server`.
+
+mod auth;
+mod config;
+mod endpoint;
+mod sse;
+
+use std::sync::atomic::Ordering;
+
+use axum::Router;
+use tokio::sync::watch;
+
+use crate::server::ServerHandle;
+
+pub use auth::{AuthError, AuthFuture, Authenticator, BearerTokens};
+pub use config::{HttpConfig, ResourceMetadata};
+use endpoint::Endpoint;
+
+/// The environment variable whose bearer tokens guard `--http` (comma-separated `token` or
+/// `subject:token` entries), when the server configured no authenticator of its own.
+pub const TOKENS_ENV: &str = "MCP_TOOL_BEARER_TOKENS";
+
+impl ServerHandle {
+    /// The MCP endpoint as an axum `Router` (the endpoint's path, plus the protected-resource
+    /// metadata when configured), to serve or to merge into an application
+    /// (`app.merge(router)`).
+    pub fn into_router(self, config: HttpConfig) -> Router {
+        Endpoint::router(self, config).0
+    }
+
+    /// Serves MCP over Streamable HTTP on a listener bound already (port 0 included: its
+    /// `local_addr` says where it listens) until SIGINT or SIGTERM; then refuses new requests,
+    /// lets the calls in flight finish (for at most `config.shutdown_grace`) and returns.
+    pub async fn serve_http(
+        &self,
+        listener: tokio::net::TcpListener,
+        config: HttpConfig,
+    ) -> std::io::Result<()> {
+        let addr = listener.local_addr()?;
+        let mut config = config;
+        if config.allowed_hosts.is_none() && !addr.ip().is_loopback() {
+            tracing::warn!(
+                %addr,
+                "serving on a non-loopback address: every Host is accepted; set `allowed_hosts` to restrict them"
+            );
+            config.allowed_hosts = Some(vec!["*".into()]);
+        }
+        let grace = config.shutdown_grace;
+        let (router, endpoint) = Endpoint::router(self.clone(), config);
+        tracing::info!(%addr, "serving MCP over HTTP");
+        // Responses (SSE events especially) go out in several writes: without TCP_NODELAY,
+        // Nagle's algorithm holds each one back for about 40 ms.
+        let listener = axum::serve::ListenerExt::tap_io(listener, |stream| {
+            if let Err(e) = stream.set_nodelay(true) {
+                tracing::debug!(error = %e, "could not set TCP_NODELAY");
+            }
+        });
+        let (stop_tx, mut stop_rx) = watch::channel(false);
+        let signal_endpoint = endpoint.clone();
+        tokio::spawn(async move {
+            shutdown_signal().await;
+            tracing::info!("shutting down: refusing new requests, finishing calls in flight");
+            signal_endpoint.shutting_down.store(true, Ordering::SeqCst);
+            let _ = signal_endpoint.shutdown.send(true);
+            let _ = stop_tx.send(true);
+        });
+        let mut graceful_rx = stop_rx.clone();
+        let serve = axum::serve(listener, router).with_graceful_shutdown(async move {
+            let _ = graceful_rx.wait_for(|stop| *stop).await;
+        });
+        tokio::select! {
+            result = serve => result,
+            () = async {
+                let _ = stop_rx.wait_for(|stop| *stop).await;
+                tokio::time::sleep(grace).await;
+            } => {
+                tracing::warn!("calls still running after the shutdown grace period were dropped");
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Completes on SIGINT or SIGTERM.
+pub(crate) async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = match signal(SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

@@ -1,0 +1,77 @@
+//! Answers as SSE streams: a request's answer when the call sends messages of its own before
+//! its result (or always, with `sse_responses`), and the GET stream of messages that belong to
+//! no request.
+
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::http::StatusCode;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use tokio::sync::{mpsc, watch};
+
+use crate::server::session::Outgoing;
+
+/// Answers one request: JSON when its response is the first message for it (unless `sse`),
+/// otherwise an SSE stream of everything that belongs to it, ending with the response.
+pub(super) async fn respond(mut rx: mpsc::UnboundedReceiver<Outgoing>, sse: bool) -> Response {
+    let Some(first) = rx.recv().await else {
+        // The call was cancelled: no response will come.
+        return StatusCode::ACCEPTED.into_response();
+    };
+    if first.is_response {
+        if first.text.is_empty() {
+            // Cancelled: the client expects no response.
+            return StatusCode::ACCEPTED.into_response();
+        }
+        if !sse {
+            return ([(header::CONTENT_TYPE, "application/json")], first.text).into_response();
+        }
+    }
+    let stream =
+        futures_util::stream::unfold((Some(first), Some(rx)), |(pending, rx)| async move {
+            let mut rx = rx?;
+            let message = match pending {
+                Some(m) => m,
+                None => rx.recv().await?,
+            };
+            if message.text.is_empty() {
+                return None;
+            }
+            let event = Bytes::from(format!("event: message\ndata: {}\n\n", message.text));
+            // The stream ends with the response.
+            let rx = (!message.is_response).then_some(rx);
+            Some((Ok::<_, std::convert::Infallible>(event), (None, rx)))
+        });
+    sse_response(Body::from_stream(stream))
+}
+
+pub(super) fn sse_response(body: Body) -> Response {
+    Response::builder()
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .header(header::CACHE_CONTROL, "no-cache")
+        .body(body)
+        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+}
+
+/// The GET stream: every message that belongs to no request, with a comment every 25 seconds
+/// to keep proxies from closing it, until the server shuts down.
+pub(super) fn standalone(
+    rx: mpsc::UnboundedReceiver<Outgoing>,
+    shutdown: watch::Receiver<bool>,
+) -> Response {
+    let stream =
+        futures_util::stream::unfold((rx, shutdown), |(mut rx, mut shutdown)| async move {
+            let keepalive = tokio::time::sleep(Duration::from_secs(25));
+            let event = tokio::select! {
+                message = rx.recv() => {
+                    let message = message?;
+                    Bytes::from(format!("event: message\ndata: {}\n\n", message.text))
+                }
+                () = keepalive => Bytes::from_static(b": keep-alive\n\n"),
+                _ = shutdown.wait_for(|stop| *stop) => return None,
+            };
+            Some((Ok::<_, std::convert::Infallible>(event), (rx, shutdown)))
+        });
+    sse_response(Body::from_stream(stream))
+}
