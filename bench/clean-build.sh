@@ -10,56 +10,26 @@
 # stripped release binary's size; the crates in its dependency tree.
 # Prints a markdown table on stdout; progress goes to stderr.
 #
-#   bash bench/clean-build.sh        # REPEAT=3 WORK=target/clean-build
+#   bash bench/clean-build.sh        # REPEAT=3 WORK=target/clean-build CRATES="calc-stdio …"
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 WORK="${WORK:-$ROOT/target/clean-build}"
 REPEAT="${REPEAT:-3}"
+CRATES="${CRATES:-calc-stdio calc-default calc-rmcp}"
 RMCP_VERSION="${RMCP_VERSION:-3.11}"
 
 log() { echo "clean-build: $*" >&2; }
 
-calc_source() {
-  cat <<'EOF'
-//! The `calc` example's tools.
-
-use mcp_tool::prelude::*;
-
-/// Multiply two numbers.
-#[tool(read_only, idempotent, open_world = false)]
-fn multiply(
-    #[arg(description = "First factor")] a: f64,
-    #[arg(description = "Second factor")] b: f64,
-) -> f64 {
-    a * b
-}
-
-/// Divide `a` by `b`.
-#[tool(read_only, idempotent, open_world = false)]
-fn divide(
-    #[arg(description = "Dividend")] a: f64,
-    #[arg(description = "Divisor (must not be zero)")] b: f64,
-) -> Result<f64, ToolError> {
-    if b == 0.0 {
-        return Err(ToolError::new("DIVISION_BY_ZERO", "cannot divide by zero")
-            .suggestion("call `divide` again with a non-zero divisor `b`"));
-    }
-    Ok(a / b)
-}
-
-fn main() -> mcp_tool::Result<()> {
-    Server::new("calc", env!("CARGO_PKG_VERSION")).run()
-}
-EOF
-}
+# The example itself, so the three crates do the same job.
+calc_source() { cat "$ROOT/examples/src/bin/calc.rs"; }
 
 rmcp_source() {
   cat <<'EOF'
 //! The `calc` example's tools, written with rmcp.
 
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, Content};
+use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::transport::stdio;
 use rmcp::{ErrorData, ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router};
 use serde::Deserialize;
@@ -100,11 +70,11 @@ impl Calc {
         Parameters(DivideRequest { a, b }): Parameters<DivideRequest>,
     ) -> Result<CallToolResult, ErrorData> {
         if b == 0.0 {
-            return Ok(CallToolResult::error(vec![Content::text(
+            return Ok(CallToolResult::error(vec![ContentBlock::text(
                 "[DIVISION_BY_ZERO] cannot divide by zero",
             )]));
         }
-        Ok(CallToolResult::success(vec![Content::text((a / b).to_string())]))
+        Ok(CallToolResult::success(vec![ContentBlock::text((a / b).to_string())]))
     }
 }
 
@@ -181,7 +151,7 @@ tokio = { version = \"1\", features = [\"macros\", \"rt-multi-thread\"] }" rmcp_
 
 echo "| crate | crates in tree | clean release build s | incremental release s | incremental debug s | stripped binary MiB |"
 echo "|---|---:|---:|---:|---:|---:|"
-for crate in calc-stdio calc-default calc-rmcp; do
+for crate in $CRATES; do
   dir="$WORK/$crate"
   export CARGO_TARGET_DIR="$dir/target"
   log "$crate: crates"

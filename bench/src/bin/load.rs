@@ -12,7 +12,8 @@
 //!
 //! options: --n N (calls per run, default 20000)   --repeat R (stdio runs per cell, default 3)
 //!          --clients M (HTTP clients, default 16) --quick (N=2000, R=1)
-//!          --servers a,b,… (from mcp-tool, rmcp-fast, rmcp-doc, floor)
+//!          --servers a,b,… (from mcp-tool, rmcp-fast, rmcp-doc, floor, or LABEL=PATH for
+//!                           another build of bench-server, such as an earlier commit's)
 //!          --no-build (do not build the servers first)
 //! ```
 //!
@@ -957,7 +958,16 @@ struct Options {
 
 const SERVERS: [&str; 4] = ["mcp-tool", "rmcp-fast", "rmcp-doc", "floor"];
 
+/// A server by label: a sibling binary, or `LABEL=PATH` for any binary that serves the
+/// benchmark's tools as `bench-server` does (a build of an earlier commit, say).
 fn server_cmd(dir: &Path, label: &str) -> ServerCmd {
+    if let Some((label, path)) = label.split_once('=') {
+        return ServerCmd {
+            label: label.to_owned(),
+            program: PathBuf::from(path),
+            args: vec![],
+        };
+    }
     let bin = match label {
         "mcp-tool" => "bench-server",
         other => other,

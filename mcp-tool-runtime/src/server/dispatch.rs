@@ -47,6 +47,16 @@ impl Session {
         }
     }
 
+    /// Whether the server declared the capability (`what`) a method belongs to: the methods of
+    /// an undeclared capability do not exist for the client, and are answered -32601 here.
+    pub(crate) fn offered(&self, id: &str, declared: bool, method: &str, what: &str) -> bool {
+        if !declared {
+            let e = method_not_found(method, Some(what));
+            self.respond(id, jsonrpc::error_response(id, &e));
+        }
+        declared
+    }
+
     /// Answers request `id` with an outcome computed at once.
     fn answer<T: Serialize>(&self, id: &str, outcome: Result<T, RpcError>) {
         self.respond(id, jsonrpc::response(id, outcome));

@@ -18,7 +18,6 @@ use crate::protocol::wire::{
 use crate::protocol::{ResourceContents, RpcError, code, jsonrpc};
 
 use super::catalog::page_index;
-use super::dispatch::method_not_found;
 use super::prompt::{Prompt, PromptHandler, PromptRequest};
 use super::resource::{APP_MIME_TYPE, Reader, Resource, ResourceRequest, ResourceTemplate};
 use super::session::{Session, lock};
@@ -197,9 +196,9 @@ impl Session {
         params: Option<&RawValue>,
     ) {
         let id = id.get();
-        if self.server.shared.capabilities.resources.is_none() {
-            let e = method_not_found(method, Some("resources"));
-            return self.respond(id, jsonrpc::error_response(id, &e));
+        let declared = self.server.shared.capabilities.resources.is_some();
+        if !self.offered(id, declared, method, "resources") {
+            return;
         }
         let response = match method {
             "resources/list" => self.list(
@@ -240,9 +239,9 @@ impl Session {
         params: Option<&RawValue>,
     ) {
         let id = id.get();
-        if self.server.shared.capabilities.prompts.is_none() {
-            let e = method_not_found(method, Some("prompts"));
-            return self.respond(id, jsonrpc::error_response(id, &e));
+        let declared = self.server.shared.capabilities.prompts.is_some();
+        if !self.offered(id, declared, method, "prompts") {
+            return;
         }
         if method == "prompts/get" {
             return self.get_prompt(id, params);
@@ -259,9 +258,9 @@ impl Session {
     /// `completion/complete`: at most 100 values, with the real total and whether there are
     /// more.
     pub(crate) fn completion(&self, id: &str, params: Option<&RawValue>) {
-        if self.server.shared.capabilities.completions.is_none() {
-            let e = method_not_found("completion/complete", Some("completions"));
-            return self.respond(id, jsonrpc::error_response(id, &e));
+        let declared = self.server.shared.capabilities.completions.is_some();
+        if !self.offered(id, declared, "completion/complete", "completions") {
+            return;
         }
         let outcome = jsonrpc::parse_params::<CompleteParams>(params).and_then(|p| {
             let p = p.ok_or_else(|| invalid("`completion/complete` needs params".into()))?;

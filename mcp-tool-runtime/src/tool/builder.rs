@@ -11,8 +11,9 @@ use schemars::{Schema, SchemaGenerator};
 use serde_json::{Map, Value};
 
 use super::def::{
-    Annotations, ToolDef, compile, generator, reserved_meta_key, resolve_ref, retain_referenced,
+    Annotations, ToolDef, generator, reserved_meta_key, resolve_ref, retain_referenced,
 };
+use super::validate::Validator;
 
 /// What the macros say about one parameter of a tool.
 #[derive(Debug, Clone, Copy)]
@@ -321,7 +322,7 @@ impl DefBuilder {
                 s
             }
         });
-        let validator = match compile(&input_schema) {
+        let validator = match Validator::compile(&input_schema) {
             Ok(v) => Some(v),
             Err(e) => {
                 self.problems
@@ -391,7 +392,7 @@ impl DefBuilder {
         }
         let output_validator = match &output_schema {
             None => None,
-            Some(schema) => match compile(schema) {
+            Some(schema) => match Validator::compile(schema) {
                 Ok(v) => Some(v),
                 Err(e) => {
                     return Err(vec![format!(

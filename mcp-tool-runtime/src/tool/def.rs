@@ -3,16 +3,16 @@
 //! errors that names the field and the rule.
 
 use std::any::TypeId;
-use std::fmt::Write as _;
 use std::time::Duration;
 
-use jsonschema::error::{TypeKind, ValidationErrorKind};
 use schemars::generate::SchemaSettings;
 use schemars::{Schema, SchemaGenerator};
 use serde_json::{Map, Value};
 
 use crate::protocol::Era;
 use crate::protocol::wire::{self, ToolAnnotations};
+
+use super::validate::Validator;
 
 /// The schema generator settings every tool uses: JSON Schema 2020-12, definitions under
 /// `$defs`, no `$schema` keyword on subschemas.
@@ -81,7 +81,7 @@ pub struct ToolDef {
     pub(crate) icons: Option<Value>,
     pub(crate) meta: Option<Map<String, Value>>,
     pub(crate) wrap_output: bool,
-    pub(crate) validator: jsonschema::Validator,
+    pub(crate) validator: Validator,
     pub(crate) hidden: bool,
     pub(crate) always_visible: bool,
     pub(crate) timeout: Option<Duration>,
@@ -89,7 +89,7 @@ pub struct ToolDef {
     pub(crate) for_model: bool,
     pub(crate) ui: Option<(String, &'static str, &'static str)>,
     pub(crate) examples: Option<(Option<Value>, Option<Value>)>,
-    pub(crate) output_validator: Option<jsonschema::Validator>,
+    pub(crate) output_validator: Option<Validator>,
 }
 
 impl std::fmt::Debug for ToolDef {
@@ -166,25 +166,10 @@ impl ToolDef {
 
     /// Checks structured content against the output schema (the same rules a client applies).
     pub fn validate_output(&self, structured: &Value) -> Result<(), String> {
-        let Some(validator) = &self.output_validator else {
-            return Ok(());
-        };
-        if validator.is_valid(structured) {
-            return Ok(());
+        match &self.output_validator {
+            None => Ok(()),
+            Some(validator) => validator.check(structured),
         }
-        let mut out = String::new();
-        for error in validator.iter_errors(structured) {
-            if !out.is_empty() {
-                out.push('\n');
-            }
-            let path = pointer_to_path(error.instance_path().as_str());
-            let _ = write!(
-                out,
-                "{}: {error}",
-                if path.is_empty() { "result" } else { &path }
-            );
-        }
-        Err(out)
     }
 
     /// Checks the tool's examples: the request against the input schema, the response against
@@ -249,138 +234,14 @@ impl ToolDef {
     /// Validates arguments against the input schema. The error names every broken rule, one
     /// per line, each with the path of the offending field.
     pub fn validate(&self, arguments: &Value) -> Result<(), String> {
-        report(&self.validator, arguments, &self.input_schema)
+        self.validator.check(arguments)
     }
-}
-
-/// A validator of JSON Schema 2020-12 with format checks, as every schema here is checked.
-pub(crate) fn compile(schema: &Value) -> Result<jsonschema::Validator, String> {
-    jsonschema::options()
-        .with_draft(jsonschema::Draft::Draft202012)
-        .should_validate_formats(true)
-        .build(schema)
-        .map_err(|e| e.to_string())
 }
 
 /// Checks `instance` against a schema given at run time (an elicitation's requested schema),
 /// with the wording of argument validation.
 pub(crate) fn check_against(schema: &Value, instance: &Value) -> Result<(), String> {
-    report(&compile(schema)?, instance, schema)
-}
-
-/// Every rule `instance` breaks, one per line, each with the path of the offending field.
-fn report(validator: &jsonschema::Validator, instance: &Value, root: &Value) -> Result<(), String> {
-    if validator.is_valid(instance) {
-        return Ok(());
-    }
-    let mut out = String::new();
-    for error in validator.iter_errors(instance) {
-        if !out.is_empty() {
-            out.push('\n');
-        }
-        describe_error(&mut out, &error, root);
-    }
-    Err(out)
-}
-
-/// Writes one validation error as `field.path: what is wrong`.
-fn describe_error(out: &mut String, error: &jsonschema::ValidationError<'_>, root: &Value) {
-    let path = pointer_to_path(error.instance_path().as_str());
-    let instance = error.instance();
-    let shown = short(instance);
-    match error.kind() {
-        ValidationErrorKind::Required { property } => {
-            let name = property
-                .as_str()
-                .map_or_else(|| property.to_string(), String::from);
-            let full = if path.is_empty() {
-                name
-            } else {
-                format!("{path}.{name}")
-            };
-            let _ = write!(out, "{full}: required argument is missing");
-        }
-        ValidationErrorKind::AdditionalProperties { unexpected } => {
-            for (i, name) in unexpected.iter().enumerate() {
-                if i > 0 {
-                    out.push('\n');
-                }
-                let full = if path.is_empty() {
-                    name.clone()
-                } else {
-                    format!("{path}.{name}")
-                };
-                let _ = write!(out, "{full}: unknown argument (not in the input schema)");
-            }
-        }
-        kind => {
-            let label = if path.is_empty() { "arguments" } else { &path };
-            let _ = write!(out, "{label}: ");
-            match kind {
-                ValidationErrorKind::Format { format } => {
-                    let _ = write!(out, "{shown} is not a valid {format}");
-                }
-                ValidationErrorKind::MinLength { limit } => {
-                    let _ = write!(out, "{shown} is shorter than {limit} characters");
-                }
-                ValidationErrorKind::MaxLength { limit } => {
-                    let _ = write!(out, "{shown} is longer than {limit} characters");
-                }
-                ValidationErrorKind::Enum { options } => {
-                    let _ = write!(out, "{shown} is not one of {options}");
-                }
-                ValidationErrorKind::Type { kind } => {
-                    let expected = match kind {
-                        TypeKind::Single(t) => t.to_string(),
-                        TypeKind::Multiple(ts) => ts
-                            .iter()
-                            .map(|t| t.to_string())
-                            .collect::<Vec<_>>()
-                            .join(" or "),
-                    };
-                    let _ = write!(out, "{shown} is not of type {expected}");
-                }
-                ValidationErrorKind::OneOfNotValid { .. } | ValidationErrorKind::AnyOf { .. }
-                    if allowed_constants(root, error.schema_path().as_str()).is_some() =>
-                {
-                    let allowed = allowed_constants(root, error.schema_path().as_str());
-                    let _ = write!(out, "{shown} is not one of {}", allowed.unwrap_or_default());
-                }
-                ValidationErrorKind::Minimum { limit } => {
-                    let _ = write!(out, "{shown} is less than the minimum of {limit}");
-                }
-                ValidationErrorKind::Maximum { limit } => {
-                    let _ = write!(out, "{shown} is greater than the maximum of {limit}");
-                }
-                _ => {
-                    let _ = write!(out, "{error}");
-                }
-            }
-        }
-    }
-}
-
-/// For a `oneOf`/`anyOf` whose branches are all `const` (how schemars writes an enum with
-/// documented variants), the allowed values as a JSON array.
-fn allowed_constants(root: &Value, schema_path: &str) -> Option<String> {
-    let mut node = root;
-    for seg in schema_path.split('/').skip(1) {
-        let seg = seg.replace("~1", "/").replace("~0", "~");
-        node = if seg == "$ref" {
-            let target = node.get("$ref")?.as_str()?.strip_prefix('#')?;
-            root.pointer(target)?
-        } else if let Value::Array(items) = node {
-            items.get(seg.parse::<usize>().ok()?)?
-        } else {
-            node.get(&seg)?
-        };
-    }
-    let values: Option<Vec<&Value>> = node
-        .as_array()?
-        .iter()
-        .map(|branch| branch.get("const"))
-        .collect();
-    values.map(|v| Value::Array(v.into_iter().cloned().collect()).to_string())
+    Validator::compile(schema)?.check(instance)
 }
 
 /// Whether a `_meta` key uses a prefix MCP reserves (a prefix label `modelcontextprotocol` or
@@ -391,34 +252,6 @@ pub(crate) fn reserved_meta_key(key: &str) -> bool {
             .split('.')
             .any(|label| label == "modelcontextprotocol" || label == "mcp")
     })
-}
-
-/// `/items/0/name` → `items[0].name`.
-fn pointer_to_path(pointer: &str) -> String {
-    let mut out = String::new();
-    for seg in pointer.split('/').skip(1) {
-        let seg = seg.replace("~1", "/").replace("~0", "~");
-        if !seg.is_empty() && seg.bytes().all(|b| b.is_ascii_digit()) {
-            let _ = write!(out, "[{seg}]");
-        } else {
-            if !out.is_empty() {
-                out.push('.');
-            }
-            out.push_str(&seg);
-        }
-    }
-    out
-}
-
-/// A value as JSON, cut short when long.
-fn short(v: &Value) -> String {
-    let s = v.to_string();
-    if s.chars().count() > 80 {
-        let cut: String = s.chars().take(77).collect();
-        format!("{cut}...")
-    } else {
-        s
-    }
 }
 
 /// A duration as the `timeout` attribute writes it (`500ms`, `30s`, `2m`, `1h`).

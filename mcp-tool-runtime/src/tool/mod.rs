@@ -17,6 +17,7 @@ pub(crate) mod logging;
 pub(crate) mod record;
 pub(crate) mod result;
 pub(crate) mod sync;
+pub(crate) mod validate;
 
 pub use builder::{DefBuilder, ParamSpec};
 pub use context::{

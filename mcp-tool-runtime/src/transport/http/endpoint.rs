@@ -260,6 +260,16 @@ impl Endpoint {
         }
     }
 
+    /// The checks of a request that only a session can answer (GET, DELETE): Host and Origin,
+    /// credentials, a stateful endpoint, and the session it names.
+    async fn session_of(&self, parts: &Parts, method: &str) -> Result<Arc<HttpSession>, Refusal> {
+        let identity = self.admit(parts).await?;
+        if self.config.stateless {
+            return Err(Box::new(method_not_allowed(method)));
+        }
+        self.session(parts, identity.as_ref())
+    }
+
     /// The session a request names, checking that it exists and belongs to the same identity.
     fn session(
         &self,
@@ -517,13 +527,10 @@ async fn handle_get(
     request: axum::extract::Request,
 ) -> Response {
     let (parts, _) = request.into_parts();
-    let identity = match endpoint.admit(&parts).await {
-        Ok(i) => i,
+    let http = match endpoint.session_of(&parts, "GET").await {
+        Ok(s) => s,
         Err(r) => return *r,
     };
-    if endpoint.config.stateless {
-        return method_not_allowed("GET");
-    }
     if let Err(r) = endpoint.refuse_if_stopping() {
         return *r;
     }
@@ -539,10 +546,6 @@ async fn handle_get(
             "Not Acceptable: GET opens an SSE stream; accept text/event-stream",
         );
     }
-    let http = match endpoint.session(&parts, identity.as_ref()) {
-        Ok(s) => s,
-        Err(r) => return *r,
-    };
     let (tx, rx) = mpsc::unbounded_channel();
     {
         let mut routes = lock(&http.routes);
@@ -563,14 +566,7 @@ async fn handle_delete(
     request: axum::extract::Request,
 ) -> Response {
     let (parts, _) = request.into_parts();
-    let identity = match endpoint.admit(&parts).await {
-        Ok(i) => i,
-        Err(r) => return *r,
-    };
-    if endpoint.config.stateless {
-        return method_not_allowed("DELETE");
-    }
-    let http = match endpoint.session(&parts, identity.as_ref()) {
+    let http = match endpoint.session_of(&parts, "DELETE").await {
         Ok(s) => s,
         Err(r) => return *r,
     };
