@@ -322,8 +322,14 @@ fn init_tracing() {
     use tracing_subscriber::layer::SubscriberExt as _;
     use tracing_subscriber::util::SubscriberInitExt as _;
 
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    // `RUST_LOG` as a list of `target=level` directives with an optional default level
+    // (`debug`, `warn,mcp_tool=debug`); without it, or unreadable, warnings and errors.
+    let filter = std::env::var("RUST_LOG")
+        .ok()
+        .and_then(|directives| directives.parse::<tracing_subscriber::filter::Targets>().ok())
+        .unwrap_or_else(|| {
+            tracing_subscriber::filter::Targets::new().with_default(tracing::Level::WARN)
+        });
     let stderr = tracing_subscriber::fmt::layer()
         .with_writer(io::stderr)
         .with_ansi(false)
