@@ -326,7 +326,11 @@ fn init_tracing() {
     // (`debug`, `warn,mcp_tool=debug`); without it, or unreadable, warnings and errors.
     let filter = std::env::var("RUST_LOG")
         .ok()
-        .and_then(|directives| directives.parse::<tracing_subscriber::filter::Targets>().ok())
+        .and_then(|directives| {
+            directives
+                .parse::<tracing_subscriber::filter::Targets>()
+                .ok()
+        })
         .unwrap_or_else(|| {
             tracing_subscriber::filter::Targets::new().with_default(tracing::Level::WARN)
         });

@@ -8,6 +8,7 @@ use std::any::TypeId;
 use std::time::Duration;
 
 use schemars::{Schema, SchemaGenerator};
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::def::{
@@ -341,55 +342,26 @@ impl DefBuilder {
         let ui_uri = self
             .ui
             .map(|(name, _)| format!("ui://{}/{name}", self.server));
-        // What the attributes say wins over the same keys given through `meta`.
-        for (key, text) in [
-            ("openai/toolInvocation/invoking", &self.status.0),
-            ("openai/toolInvocation/invoked", &self.status.1),
-        ] {
-            if let Some(t) = text {
-                self.meta
-                    .get_or_insert_with(Map::new)
-                    .insert(key.into(), Value::String(t.clone()));
-            }
-        }
-        if ui_uri.is_some() || self.visibility.is_some() {
-            // Merged into a `ui` object given through `meta` (its other keys are kept).
-            let mut ui = match self.meta.as_mut().and_then(|m| m.remove("ui")) {
-                Some(Value::Object(m)) => m,
-                _ => Map::new(),
-            };
-            if let Some(uri) = &ui_uri {
-                ui.insert("resourceUri".into(), Value::String(uri.clone()));
-            }
-            if let Some(v) = &self.visibility {
-                ui.insert(
-                    "visibility".into(),
-                    Value::Array(v.iter().map(|s| Value::String((*s).into())).collect()),
-                );
-            }
-            let meta = self.meta.get_or_insert_with(Map::new);
-            meta.insert("ui".into(), Value::Object(ui));
-            if let Some(uri) = &ui_uri {
-                // The OpenAI Apps SDK's names for the same things.
-                meta.insert("openai/outputTemplate".into(), Value::String(uri.clone()));
-            }
-            meta.insert("openai/widgetAccessible".into(), Value::Bool(for_app));
-            if !for_model {
-                meta.insert("openai/visibility".into(), Value::String("private".into()));
-            }
-        }
-        if let Some((request, response)) = &self.examples {
-            let mut ex = Map::new();
-            if let Some(r) = request {
-                ex.insert("request".into(), r.clone());
-            }
-            if let Some(r) = response {
-                ex.insert("response".into(), r.clone());
-            }
-            self.meta
-                .get_or_insert_with(Map::new)
-                .insert("examples".into(), Value::Object(ex));
-        }
+        self.meta = merge_meta(
+            self.meta.take(),
+            &AttributeMeta {
+                invoking: self.status.0.as_deref(),
+                invoked: self.status.1.as_deref(),
+                // The OpenAI Apps SDK's names for what `ui` and `visibility` say.
+                output_template: ui_uri.as_deref(),
+                widget_accessible: (ui_uri.is_some() || self.visibility.is_some())
+                    .then_some(for_app),
+                openai_visibility: (!for_model).then_some("private"),
+                examples: self.examples.as_ref().map(|(request, response)| Examples {
+                    request: request.as_ref(),
+                    response: response.as_ref(),
+                }),
+            },
+            (ui_uri.is_some() || self.visibility.is_some()).then_some(UiMeta {
+                resource_uri: ui_uri.as_deref(),
+                visibility: self.visibility.as_deref(),
+            }),
+        );
         let output_validator = match &output_schema {
             None => None,
             Some(schema) => match Validator::compile(schema) {
@@ -471,4 +443,76 @@ impl DefBuilder {
         }
         Value::Object(root)
     }
+}
+
+/// The `_meta` entries a tool's attributes give, as the wire names them.
+#[derive(Serialize)]
+struct AttributeMeta<'a> {
+    #[serde(
+        rename = "openai/toolInvocation/invoking",
+        skip_serializing_if = "Option::is_none"
+    )]
+    invoking: Option<&'a str>,
+    #[serde(
+        rename = "openai/toolInvocation/invoked",
+        skip_serializing_if = "Option::is_none"
+    )]
+    invoked: Option<&'a str>,
+    #[serde(
+        rename = "openai/outputTemplate",
+        skip_serializing_if = "Option::is_none"
+    )]
+    output_template: Option<&'a str>,
+    #[serde(
+        rename = "openai/widgetAccessible",
+        skip_serializing_if = "Option::is_none"
+    )]
+    widget_accessible: Option<bool>,
+    #[serde(rename = "openai/visibility", skip_serializing_if = "Option::is_none")]
+    openai_visibility: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    examples: Option<Examples<'a>>,
+}
+
+/// `_meta.examples`: an example call.
+#[derive(Serialize)]
+struct Examples<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response: Option<&'a Value>,
+}
+
+/// `_meta.ui`: the tool's MCP Apps view and who may call it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct UiMeta<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resource_uri: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    visibility: Option<&'a [&'static str]>,
+}
+
+/// The tool's `_meta`: the entries given through `meta`, then the attributes' over them (the
+/// attributes win; a `ui` object given through `meta` keeps its other keys).
+fn merge_meta(
+    given: Option<Map<String, Value>>,
+    attributes: &AttributeMeta<'_>,
+    ui: Option<UiMeta<'_>>,
+) -> Option<Map<String, Value>> {
+    let as_map = |v: serde_json::Result<Value>| match v {
+        Ok(Value::Object(m)) => m,
+        _ => Map::new(),
+    };
+    let mut meta = given.unwrap_or_default();
+    if let Some(ui) = ui {
+        let mut merged = match meta.remove("ui") {
+            Some(Value::Object(m)) => m,
+            _ => Map::new(),
+        };
+        merged.extend(as_map(serde_json::to_value(ui)));
+        meta.insert("ui".into(), Value::Object(merged));
+    }
+    meta.extend(as_map(serde_json::to_value(attributes)));
+    (!meta.is_empty()).then_some(meta)
 }
