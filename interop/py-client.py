@@ -4,12 +4,12 @@ Usage: python py-client.py auto|legacy stdio <command> [args...]
        python py-client.py auto|legacy http <url>
 
 `auto` is the client's default mode: it probes `server/discover` (protocol 2026-07-28) first and
-falls back to the `initialize` handshake when the server answers with an error. `legacy` sends
-`initialize` straight away.
+speaks 2026-07-28 when the server answers it (falling back to `initialize` otherwise). `legacy`
+sends `initialize` straight away.
 
 Checks, against the `users` example server:
-  - the negotiated version is 2025-11-25; in auto mode the probe was sent and refused with an
-    MCP error (so the client fell back), in legacy mode no probe was sent;
+  - in auto mode the probe was sent and answered, so the version is 2026-07-28; in legacy mode
+    no probe was sent and `initialize` settled on 2025-11-25;
   - tools/list names the five tools, and create_user declares an outputSchema;
   - create_user succeeds, and the client itself validates structuredContent against the
     outputSchema (call_tool raises RuntimeError when they disagree); the same validator refuses
@@ -67,11 +67,12 @@ async def run(mode: str, transport: str, target: str, rest: list[str], summary: 
         summary["protocolVersion"] = client.protocol_version
         info = client.server_info
         summary["server"] = info.model_dump(exclude_none=True) if info else None
-        check("protocol version", client.protocol_version == "2025-11-25", client.protocol_version)
+        expected = "2026-07-28" if mode == "auto" else "2025-11-25"
+        check("protocol version", client.protocol_version == expected, client.protocol_version)
         check("server name", info is not None and info.name == "users", summary["server"])
         summary["discoverProbe"] = PROBES
         if mode == "auto":
-            check("server/discover was probed and refused", len(PROBES) == 1 and "error" in PROBES[0], PROBES)
+            check("server/discover was probed and answered", len(PROBES) == 1 and "result" in PROBES[0], PROBES)
         else:
             check("no server/discover probe in legacy mode", PROBES == [], PROBES)
 

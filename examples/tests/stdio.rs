@@ -168,12 +168,43 @@ fn initialize_with_bad_params_is_invalid_params() {
 }
 
 #[test]
-fn server_discover_before_initialize_is_method_not_found_and_the_server_keeps_working() {
+fn server_discover_needs_its_meta_and_then_comes_before_any_handshake() {
     let mut p = Proc::spawn(USERS);
-    let e = p.rpc_error("server/discover", Value::Null);
-    assert_eq!(e["code"], -32601, "{e}");
-    let e = p.rpc_error("server/discover", json!({}));
-    assert_eq!(e["code"], -32601, "{e}");
+    // Without the per-request `_meta` of 2026-07-28: -32602, naming what is missing.
+    for params in [Value::Null, json!({})] {
+        let e = p.rpc_error("server/discover", params.clone());
+        assert_eq!(e["code"], -32602, "params {params}: {e}");
+        assert!(
+            e["message"]
+                .as_str()
+                .unwrap()
+                .contains("io.modelcontextprotocol/protocolVersion"),
+            "{e}"
+        );
+    }
+    let result = p.result(
+        "server/discover",
+        json!({ "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}
+        }}),
+    );
+    assert_eq!(result["supportedVersions"][0], "2026-07-28", "{result}");
+    assert!(
+        result["supportedVersions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|v| v == LATEST),
+        "{result}"
+    );
+    assert_eq!(result["resultType"], "complete");
+    assert_eq!(
+        result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "users"
+    );
+    assert!(result["capabilities"]["tools"].is_object(), "{result}");
+    // The handshake of 2025-11-25 still works on the same connection.
     let result = p.result("initialize", init_params(LATEST));
     assert_eq!(result["protocolVersion"], LATEST);
     p.notify("notifications/initialized", Value::Null);

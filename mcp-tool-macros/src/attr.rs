@@ -228,6 +228,7 @@ pub(crate) struct Arg {
     pub(crate) description: Option<Setting<LitStr>>,
     pub(crate) rename: Option<Setting<LitStr>>,
     pub(crate) default: Option<Setting<bool>>,
+    pub(crate) header: Option<Setting<LitStr>>,
 }
 
 impl Keys for Arg {
@@ -244,6 +245,10 @@ impl Keys for Arg {
         KeyDef {
             name: "default",
             parse: |a, cx, k, v| a.default = k.flag(cx, v),
+        },
+        KeyDef {
+            name: "header",
+            parse: |a, cx, k, v| a.header = k.non_empty_string(cx, v),
         },
     ];
 }

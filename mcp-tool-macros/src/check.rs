@@ -267,7 +267,24 @@ fn signature(cx: &Ctxt, tool: &ToolFn<'_>) {
 
 fn params(cx: &Ctxt, tool: &ToolFn<'_>) {
     let mut names: Vec<&str> = Vec::new();
+    let mut headers: Vec<String> = Vec::new();
     for param in &tool.params {
+        if let Some(header) = &param.attrs.header {
+            let value = header.value.value();
+            if let Some(problem) = header_problem(&value) {
+                cx.error_spanned_by(&header.value, problem);
+            } else if headers.iter().any(|h| h.eq_ignore_ascii_case(&value)) {
+                cx.error_spanned_by(
+                    &header.value,
+                    format!(
+                        "header `Mcp-Param-{value}` is already used by another argument of this \
+                         tool (header names ignore case)"
+                    ),
+                );
+            } else {
+                headers.push(value);
+            }
+        }
         let mut found = Vec::new();
         ast::find_types(param.ty, &mut found, &|t| {
             matches!(t, Type::Reference(_) | Type::ImplTrait(_))
@@ -300,6 +317,20 @@ fn params(cx: &Ctxt, tool: &ToolFn<'_>) {
             }
         }
     }
+}
+
+/// Why `name` cannot follow `Mcp-Param-` (an HTTP token: RFC 9110 `tchar`s), if it cannot.
+pub(crate) fn header_problem(name: &str) -> Option<String> {
+    let tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+    let bad = name.chars().find(|&c| !tchar(c))?;
+    let bad = match bad {
+        ' ' => "a space".to_owned(),
+        c => format!("`{}`", c.escape_default()),
+    };
+    Some(format!(
+        "header name `{name}` has {bad}, which an HTTP header name cannot: use letters, digits \
+         and !#$%&'*+-.^_`|~"
+    ))
 }
 
 /// The owned counterpart of a borrowed type, for messages: `String` for `str`, `Vec<T>` for

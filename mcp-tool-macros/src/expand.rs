@@ -408,7 +408,7 @@ fn output_fns(tool: &ToolFn<'_>, krate: &TokenStream) -> Option<TokenStream> {
     Some(quote_spanned!(ty.span()=> #at::output::<#ty>()))
 }
 
-/// `ParamSpec { name, description, default }` for one parameter.
+/// `ParamSpec { name, description, default, header }` for one parameter.
 fn param_spec(param: &Param<'_>, krate: &TokenStream) -> TokenStream {
     let p = quote!(#krate::__private);
     let name = &param.name;
@@ -419,8 +419,20 @@ fn param_spec(param: &Param<'_>, krate: &TokenStream) -> TokenStream {
         }
         None => quote!(#p::None),
     };
+    let header = match &param.attrs.header {
+        Some(h) => {
+            let lit = &h.value;
+            quote!(#p::Some(#lit))
+        }
+        None => quote!(#p::None),
+    };
     let default = param.attrs.is_default();
-    quote!(#p::ParamSpec { name: #name, description: #description, default: #default })
+    quote!(#p::ParamSpec {
+        name: #name,
+        description: #description,
+        default: #default,
+        header: #header,
+    })
 }
 
 /// The `ToolRecord` of one tool.

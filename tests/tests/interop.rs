@@ -3,7 +3,7 @@
 //!
 //! - the official TypeScript SDK client (`interop/ts-client.mjs`, npm `@modelcontextprotocol/sdk`);
 //! - the official Python SDK client (`interop/py-client.py`, PyPI `mcp`), in its default mode
-//!   (a `server/discover` probe first, then `initialize`) and in legacy mode;
+//!   (a `server/discover` probe first, which our server answers: 2026-07-28) and in legacy mode;
 //! - the MCP Inspector's CLI (`interop/inspector.mjs`, npm `@modelcontextprotocol/inspector-cli`).
 //!
 //! Each script runs as a subprocess with a time limit, checks what it saw itself (exiting
@@ -22,8 +22,11 @@ use serde_json::{Value, json};
 /// The longest one client script may run (the scripts give up by themselves after 60 s).
 const SCRIPT_LIMIT: Duration = Duration::from_secs(120);
 
-/// The version every client must negotiate with our server.
+/// The version every client must negotiate with our server through `initialize`.
 const NEGOTIATED: &str = "2025-11-25";
+
+/// The version a client that probes `server/discover` first must settle on.
+const MODERN: &str = "2026-07-28";
 
 const TOOLS: [&str; 5] = [
     "create_user",
@@ -171,7 +174,8 @@ fn check_common(label: &str, summary: &Value) {
 /// unknown user, and every progress notification.
 fn check_sdk(label: &str, summary: &Value) {
     check_common(label, summary);
-    assert_eq!(summary["protocolVersion"], NEGOTIATED, "{label}");
+    let expected = if summary["mode"] == "auto" { MODERN } else { NEGOTIATED };
+    assert_eq!(summary["protocolVersion"], expected, "{label}");
     assert_eq!(summary["server"]["name"], "users", "{label}");
     assert_eq!(summary["validatorRejectsTampered"], true, "{label}");
     assert_eq!(summary["missingUser"]["isError"], true, "{label}");
@@ -215,16 +219,9 @@ fn python(mode: &str, transport: Transport) {
     check_sdk(&label, &summary);
     let probes = summary["discoverProbe"].as_array().expect("discoverProbe");
     if mode == "auto" {
-        // The server refused `server/discover` with an error, so the client fell back to
-        // `initialize`: on stdio a JSON-RPC -32601 (method not found); over HTTP any refusal
-        // the client maps to an MCP error will do (today a 400 naming the unsupported
-        // MCP-Protocol-Version 2026-07-28, which the client reads as -32600).
+        // The probe succeeded, so the client speaks 2026-07-28 without a handshake.
         assert_eq!(probes.len(), 1, "{label}: {probes:?}");
-        if transport == Transport::Stdio {
-            assert_eq!(probes[0]["error"], -32601, "{label}: {probes:?}");
-        } else {
-            assert!(probes[0]["error"].is_i64(), "{label}: {probes:?}");
-        }
+        assert!(probes[0]["result"].is_object(), "{label}: {probes:?}");
     } else {
         assert!(probes.is_empty(), "{label}: {probes:?}");
     }

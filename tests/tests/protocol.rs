@@ -221,9 +221,9 @@ async fn initialize_negotiates_each_supported_version() {
 #[tokio::test]
 async fn unknown_method_before_initialize_is_32601_and_the_session_goes_on() {
     let c = Client::connect(server()).unwrap();
-    let e = c.request("server/discover", json!({})).await.unwrap_err();
+    let e = c.request("server/frobnicate", json!({})).await.unwrap_err();
     assert_eq!(e.code, -32601);
-    assert!(e.message.contains("server/discover"));
+    assert!(e.message.contains("server/frobnicate"));
     c.initialize("2025-11-25").await.unwrap();
     let e = c
         .request("resources/frobnicate", json!({}))

@@ -27,8 +27,9 @@ use serde_json::{Value, json};
 /// The longest one whole client session may take.
 const SESSION_LIMIT: Duration = Duration::from_secs(60);
 
-/// The version both sides speak.
+/// The version both sides speak after `initialize`, and the one `Auto` settles on.
 const NEGOTIATED: &str = "2025-11-25";
+const MODERN: &str = "2026-07-28";
 
 // ---------------------------------------------------------------------------------------------
 // The server under test
@@ -91,13 +92,22 @@ fn text_of(result: &CallToolResult) -> String {
 }
 
 /// The checks of one client session; `label` names it in failures.
-async fn exercise(client: &RunningService<RoleClient, Recorder>, recorder: &Recorder, label: &str) {
+async fn exercise(
+    client: &RunningService<RoleClient, Recorder>,
+    recorder: &Recorder,
+    lifecycle: Lifecycle,
+    label: &str,
+) {
+    let expected = match lifecycle {
+        Lifecycle::Initialize => NEGOTIATED,
+        Lifecycle::AutoDiscover => MODERN,
+    };
     let info = client
         .peer_info()
         .expect("the server's info after the handshake");
     assert_eq!(
         info.protocol_version.to_string(),
-        NEGOTIATED,
+        expected,
         "{label}: negotiated version"
     );
     let server = info.server_info.as_ref().expect("serverInfo");
@@ -235,7 +245,7 @@ async fn over_stdio(lifecycle: Lifecycle) {
         Some(mode) => recorder.clone().serve_with_lifecycle(transport, mode).await,
     }
     .unwrap_or_else(|e| panic!("{label}: the handshake failed: {e}"));
-    exercise(&client, &recorder, &label).await;
+    exercise(&client, &recorder, lifecycle, &label).await;
     // Closing stdin ends the server; rmcp kills it if it lingers.
     client.cancel().await.expect("the client stops");
 }
@@ -252,7 +262,7 @@ async fn over_http(lifecycle: Lifecycle) {
         Some(mode) => recorder.clone().serve_with_lifecycle(transport, mode).await,
     }
     .unwrap_or_else(|e| panic!("{label}: the handshake failed: {e}"));
-    exercise(&client, &recorder, &label).await;
+    exercise(&client, &recorder, lifecycle, &label).await;
     client.cancel().await.expect("the client stops");
     drop(server);
 }

@@ -5,7 +5,10 @@
 //! reference server's names, texts and fixtures: content of every kind, logging, progress,
 //! sampling, elicitation (SEP-1034 defaults, SEP-1330 enums), a hand-written JSON Schema
 //! 2020-12 input schema, static and templated resources, subscriptions, prompts with
-//! arguments, embedded resources and images, and argument completion.
+//! arguments, embedded resources and images, and argument completion; and for 2026-07-28 the
+//! fixtures of its stateless scenarios: input requests in every form (elicitation, sampling,
+//! roots; several at once; several rounds; a prompt that asks), a tool that needs a capability,
+//! tools that make the lists change for listening clients.
 //!
 //! It serves MCP on stdio by default and over Streamable HTTP with `--http [ADDR]`; see
 //! `conformance/run.sh` for the four legs the suite runs against it.
@@ -13,10 +16,11 @@
 use std::time::Duration;
 
 use mcp_tool::content::{MediaContent, ResourceBody, ResourceContents};
-use mcp_tool::extract::{Elicitation, Logger, Meta, Progress};
+use mcp_tool::extract::{Elicitation, Logger, Meta, Progress, SamplingRequest};
 use mcp_tool::prelude::*;
 use mcp_tool::prompt::{Prompt, PromptMessage, PromptResult, Role};
 use mcp_tool::resource::{Resource, ResourceTemplate};
+use mcp_tool::server::ServerHandle;
 use serde_json::Value;
 
 /// A 1×1 red PNG, base64-encoded (the reference server's fixture).
@@ -132,6 +136,196 @@ async fn test_tool_with_progress(progress: Progress, Meta(meta): Meta) -> String
 async fn test_reconnection() -> &'static str {
     tokio::time::sleep(Duration::from_millis(100)).await;
     "Reconnection test completed successfully. If you received this, the client properly reconnected after stream closure."
+}
+
+/// Tests that a request without a log level gets no log messages (2026-07-28)
+#[tool(read_only)]
+async fn test_logging_tool(log: Logger) -> &'static str {
+    log.info("Logging tool started");
+    log.warning("Logging tool warning");
+    "Logging tool executed"
+}
+
+/// Echoes a value that the client also sends in the `Mcp-Param-Value` header (2026-07-28
+/// custom headers, `x-mcp-header`)
+#[tool(read_only)]
+fn test_custom_header(#[arg(header = "Value", description = "The value")] value: String) -> String {
+    value
+}
+
+// ===== Tools: changes, 2026-07-28 =========================================================
+
+/// Tells listening clients that the tool list changed
+#[tool]
+fn test_trigger_tool_change(server: ServerHandle) -> &'static str {
+    server.notify_tools_changed();
+    "Tool list change notified"
+}
+
+/// Tells listening clients that the prompt list changed
+#[tool]
+fn test_trigger_prompt_change(server: ServerHandle) -> &'static str {
+    server.notify_prompts_changed();
+    "Prompt list change notified"
+}
+
+// ===== Tools: input from the client, 2026-07-28 (and requests of it, 2025-11-25) ===========
+
+/// Needs sampling: without the client's `sampling` capability the request fails with -32021
+#[tool(read_only)]
+async fn test_missing_capability(ctx: Ctx) -> Result<String, ToolError> {
+    let answer = ctx.sample_text("Say hello", 10).await?;
+    Ok(format!("sampled: {answer}"))
+}
+
+/// A name.
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct Name {
+    name: String,
+}
+
+/// Asks the user for input while streaming: a stateless request answers with an input request
+/// (never a request of its own on the stream)
+#[tool(read_only)]
+async fn test_streaming_elicitation(ctx: Ctx) -> Result<String, ToolError> {
+    let answer = ctx.elicit::<Name>("What is your name?").await?;
+    Ok(report("Streaming elicitation", &answer))
+}
+
+/// Asks the user's name (input request `user_name`)
+#[tool(read_only)]
+async fn test_input_required_result_elicitation(ctx: Ctx) -> Result<String, ToolError> {
+    match ctx
+        .input("user_name")
+        .elicit::<Name>("What is your name?")
+        .await?
+    {
+        Elicitation::Accept(Name { name }) => Ok(format!("Hello, {name}!")),
+        _ => Ok("Hello, stranger!".into()),
+    }
+}
+
+/// Asks the client's model a question (input request `capital_question`)
+#[tool(read_only)]
+async fn test_input_required_result_sampling(ctx: Ctx) -> Result<String, ToolError> {
+    let answer = ctx
+        .input("capital_question")
+        .sample(SamplingRequest::new(100).user("What is the capital of France?"))
+        .await?;
+    Ok(format!("The model said: {}", answer.text()))
+}
+
+/// Asks the client for its roots (input request `client_roots`)
+#[tool(read_only)]
+async fn test_input_required_result_list_roots(ctx: Ctx) -> Result<String, ToolError> {
+    let roots = ctx.input("client_roots").roots().await?;
+    let uris: Vec<&str> = roots.iter().map(|r| r.uri.as_str()).collect();
+    Ok(format!("Roots: {}", uris.join(", ")))
+}
+
+/// A confirmation.
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct Confirm {
+    ok: bool,
+}
+
+/// Asks for a confirmation, carrying its state in `requestState`
+#[tool(read_only)]
+async fn test_input_required_result_request_state(ctx: Ctx) -> Result<String, ToolError> {
+    match ctx.input("confirm").elicit::<Confirm>("Confirm?").await? {
+        Elicitation::Accept(Confirm { ok: true }) => Ok("state-ok: requestState validated".into()),
+        _ => Ok("not confirmed".into()),
+    }
+}
+
+/// Like `test_input_required_result_request_state`: a tampered `requestState` is refused
+#[tool(read_only)]
+async fn test_input_required_result_tampered_state(ctx: Ctx) -> Result<String, ToolError> {
+    match ctx.input("confirm").elicit::<Confirm>("Confirm?").await? {
+        Elicitation::Accept(Confirm { ok: true }) => Ok("state-ok".into()),
+        _ => Ok("not confirmed".into()),
+    }
+}
+
+/// Asks for three inputs at once: the user's name, a greeting from the model, the roots
+#[tool(read_only)]
+async fn test_input_required_result_multiple_inputs(ctx: Ctx) -> Result<String, ToolError> {
+    let (name, greeting, roots) = tokio::join!(
+        ctx.input("user_name").elicit::<Name>("What is your name?"),
+        ctx.input("greeting")
+            .sample(SamplingRequest::new(50).user("Generate a greeting")),
+        ctx.input("client_roots").roots(),
+    );
+    let name = match name? {
+        Elicitation::Accept(Name { name }) => name,
+        _ => "stranger".into(),
+    };
+    Ok(format!(
+        "{} {name} ({} roots)",
+        greeting?.text(),
+        roots?.len()
+    ))
+}
+
+/// A colour.
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct Color {
+    color: String,
+}
+
+/// Asks two questions, one round each
+#[tool(read_only)]
+async fn test_input_required_result_multi_round(ctx: Ctx) -> Result<String, ToolError> {
+    let Elicitation::Accept(Name { name }) = ctx
+        .input("step1")
+        .elicit::<Name>("Step 1: What is your name?")
+        .await?
+    else {
+        return Ok("no name".into());
+    };
+    let Elicitation::Accept(Color { color }) = ctx
+        .input("step2")
+        .elicit::<Color>("Step 2: What is your favorite color?")
+        .await?
+    else {
+        return Ok(format!("{name} has no favourite colour"));
+    };
+    Ok(format!("{name} likes {color}"))
+}
+
+/// Asks only for what the client declared it can give
+#[tool(read_only)]
+async fn test_input_required_result_capabilities(ctx: Ctx) -> Result<String, ToolError> {
+    let client = ctx.client();
+    let mut asked = Vec::new();
+    let elicitation = async {
+        if client.has_capability("elicitation") {
+            ctx.input("user_name")
+                .elicit::<Name>("What is your name?")
+                .await?;
+            return Ok::<_, ToolError>(Some("elicitation"));
+        }
+        Ok(None)
+    };
+    let sampling = async {
+        if client.has_capability("sampling") {
+            ctx.input("greeting")
+                .sample(SamplingRequest::new(50).user("Generate a greeting"))
+                .await?;
+            return Ok::<_, ToolError>(Some("sampling"));
+        }
+        Ok(None)
+    };
+    let roots = async {
+        if client.has_capability("roots") {
+            ctx.input("client_roots").roots().await?;
+            return Ok::<_, ToolError>(Some("roots"));
+        }
+        Ok(None)
+    };
+    let (e, s, r) = tokio::join!(elicitation, sampling, roots);
+    asked.extend([e?, s?, r?].into_iter().flatten());
+    Ok(format!("Asked for: {}", asked.join(", ")))
 }
 
 // ===== Tools: requests of the client ======================================================
@@ -414,6 +608,12 @@ fn complete_from(candidates: &[&str], typed: &str) -> Vec<String> {
         .collect()
 }
 
+/// The context a prompt asks for.
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct PromptContext {
+    context: String,
+}
+
 fn prompts(server: Server) -> Server {
     server
         .prompt(
@@ -461,6 +661,23 @@ fn prompts(server: Server) -> Server {
                         PromptMessage::new(Role::User, Content::resource(resource)),
                         PromptMessage::user("Please process the embedded resource above."),
                     ]))
+                }),
+        )
+        .prompt(
+            Prompt::new("test_input_required_result_prompt")
+                .title("Prompt That Asks For Context")
+                .description("A prompt that asks the user for context before it renders")
+                .get(|request| async move {
+                    let answer = request
+                        .ctx()
+                        .input("user_context")
+                        .elicit::<PromptContext>("What context should the prompt use?")
+                        .await?;
+                    let context = match answer {
+                        Elicitation::Accept(PromptContext { context }) => context,
+                        _ => "no context".to_owned(),
+                    };
+                    Ok(vec![PromptMessage::user(format!("Use this context: {context}"))].into())
                 }),
         )
         .prompt(

@@ -17,8 +17,14 @@ pub mod code {
     pub const INVALID_PARAMS: i64 = -32602;
     /// Internal error.
     pub const INTERNAL_ERROR: i64 = -32603;
-    /// A resource that does not exist (MCP).
+    /// A resource that does not exist (MCP before 2026-07-28; since then `INVALID_PARAMS`).
     pub const RESOURCE_NOT_FOUND: i64 = -32002;
+    /// A request's HTTP headers disagree with its body (2026-07-28).
+    pub const HEADER_MISMATCH: i64 = -32020;
+    /// The request needs a capability the client did not declare (2026-07-28).
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+    /// The request's protocol version is not one the server speaks (2026-07-28).
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 }
 
 /// A JSON-RPC error object.
@@ -49,6 +55,34 @@ impl RpcError {
     pub fn with_data(mut self, data: impl Serialize) -> Self {
         self.data = serde_json::to_value(data).ok();
         self
+    }
+
+    /// `-32021`: the request needs `capabilities` (a `ClientCapabilities` object, such as
+    /// `{"sampling": {}}`) that the client did not declare.
+    pub fn missing_capability(message: impl Into<String>, capabilities: Value) -> Self {
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Data {
+            required_capabilities: Value,
+        }
+        RpcError::new(code::MISSING_REQUIRED_CLIENT_CAPABILITY, message).with_data(Data {
+            required_capabilities: capabilities,
+        })
+    }
+
+    /// The HTTP status that goes with the error for a stateless (2026-07-28) request: 404 for
+    /// a method that does not exist, 400 for malformed requests, 200 otherwise.
+    pub fn http_status(&self) -> u16 {
+        match self.code {
+            code::METHOD_NOT_FOUND => 404,
+            code::INVALID_PARAMS
+            | code::INVALID_REQUEST
+            | code::PARSE_ERROR
+            | code::HEADER_MISMATCH
+            | code::MISSING_REQUIRED_CLIENT_CAPABILITY
+            | code::UNSUPPORTED_PROTOCOL_VERSION => 400,
+            _ => 200,
+        }
     }
 
     /// Reads an error object (an unreadable one becomes an internal error saying so).

@@ -9,6 +9,7 @@
 mod content;
 mod error;
 pub(crate) mod jsonrpc;
+pub(crate) mod meta;
 mod version;
 pub(crate) mod wire;
 
@@ -17,6 +18,8 @@ pub use content::{
     ResourceContents, ResourceLink, Role, TextContent, base64_encode,
 };
 pub use error::{RpcError, code};
+pub use meta::LogLevel;
 pub use version::ProtocolVersion;
+pub use wire::{CacheHints, CacheScope, Root};
 
 pub(crate) use version::Era;

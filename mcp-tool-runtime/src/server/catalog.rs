@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use crate::protocol::Era;
 use crate::protocol::jsonrpc::json_string;
-use crate::protocol::wire::ListTools;
+use crate::protocol::wire::{Complete, Implementation, ListTools, ResultMeta};
+use crate::protocol::{CacheHints, CacheScope};
 use crate::tool::DefBuilder;
 use crate::tool::ToolDef;
 use crate::tool::ToolRecord;
@@ -45,13 +46,24 @@ impl Entry {
     }
 }
 
+/// What a stateless (2026-07-28) list carries beside its items: the server's identity and
+/// the cache hints the server gives lists.
+pub(crate) struct Decor {
+    pub(crate) info: Arc<Implementation>,
+    pub(crate) hints: CacheHints,
+}
+
 /// The tools of a running server, sorted by name.
 pub(crate) struct Catalog {
     entries: Vec<Arc<Entry>>,
     index: HashMap<Arc<str>, usize>,
     /// The `tools/list` pages of the default selection, rendered once per protocol era.
-    pages: [Vec<String>; 3],
+    pages: [Vec<String>; 4],
     page_size: usize,
+    decor: Arc<Decor>,
+    /// The cache hints of the default `tools/list`: the server's, private when some tool is
+    /// hidden (the list a client sees then depends on who it is).
+    hints: CacheHints,
 }
 
 impl Catalog {
@@ -62,6 +74,7 @@ impl Catalog {
         services: &TypeMap,
         states: &TypeMap,
         page_size: usize,
+        decor: Arc<Decor>,
     ) -> Result<Catalog, StartError> {
         let mut problems = Vec::new();
         records.sort_by(|a, b| (a.name, a.file, a.line).cmp(&(b.name, b.file, b.line)));
@@ -120,11 +133,15 @@ impl Catalog {
         if !problems.is_empty() {
             return Err(StartError::new(problems));
         }
-        Ok(Catalog::from_entries(entries, page_size))
+        Ok(Catalog::from_entries(entries, page_size, decor))
     }
 
     /// A catalog of these entries (sorted here), with its pages rendered.
-    pub(crate) fn from_entries(mut entries: Vec<Arc<Entry>>, page_size: usize) -> Catalog {
+    pub(crate) fn from_entries(
+        mut entries: Vec<Arc<Entry>>,
+        page_size: usize,
+        decor: Arc<Decor>,
+    ) -> Catalog {
         entries.sort_by(|a, b| a.name.cmp(&b.name));
         let index = entries
             .iter()
@@ -137,10 +154,18 @@ impl Catalog {
             .map(|e| &**e)
             .filter(|e| e.listed_by_default())
             .collect();
+        let hints = if entries.iter().any(|e| e.def.hidden()) {
+            CacheHints {
+                cache_scope: CacheScope::Private,
+                ..decor.hints
+            }
+        } else {
+            decor.hints
+        };
         let pages = Era::ALL.map(|era| {
             let count = page_count(listed.len(), page_size);
             (0..count)
-                .map(|i| render(&listed, page_size, i, era))
+                .map(|i| render(&listed, page_size, i, era, (&decor.info, hints)))
                 .collect()
         });
         Catalog {
@@ -148,6 +173,8 @@ impl Catalog {
             index,
             pages,
             page_size,
+            decor,
+            hints,
         }
     }
 
@@ -161,7 +188,7 @@ impl Catalog {
             .cloned()
             .collect();
         entries.extend(add);
-        Catalog::from_entries(entries, self.page_size)
+        Catalog::from_entries(entries, self.page_size, self.decor.clone())
     }
 
     pub(crate) fn get(&self, name: &str) -> Option<&Arc<Entry>> {
@@ -198,22 +225,53 @@ pub(crate) fn page_index(cursor: Option<&str>, count: usize) -> Option<usize> {
     }
 }
 
-/// Renders one `tools/list` page of a list the session filtered; `None` for a bad cursor.
+/// Renders one `tools/list` page of a list the session (or principal) filtered; `None` for a
+/// bad cursor. In 2026-07-28 such a list is private to who asked.
 pub(crate) fn render_page(
     entries: &[&Entry],
     page_size: usize,
     cursor: Option<&str>,
     era: Era,
+    catalog: &Catalog,
 ) -> Option<String> {
     let i = page_index(cursor, page_count(entries.len(), page_size))?;
-    Some(render(entries, page_size, i, era))
+    let hints = CacheHints {
+        cache_scope: CacheScope::Private,
+        ..catalog.hints
+    };
+    Some(render(
+        entries,
+        page_size,
+        i,
+        era,
+        (&catalog.decor.info, hints),
+    ))
 }
 
-fn render(entries: &[&Entry], page_size: usize, page: usize, era: Era) -> String {
+fn render(
+    entries: &[&Entry],
+    page_size: usize,
+    page: usize,
+    era: Era,
+    (info, hints): (&Implementation, CacheHints),
+) -> String {
     let start = page * page_size;
     let chunk = &entries[start.min(entries.len())..(start + page_size).min(entries.len())];
-    json_string(&ListTools {
+    let list = ListTools {
         tools: chunk.iter().map(|e| e.def.wire(era)).collect(),
         next_cursor: (start + page_size < entries.len()).then(|| (page + 1).to_string()),
-    })
+    };
+    if era.is_stateless() {
+        json_string(&Complete {
+            result: list,
+            result_type: "complete",
+            cache: Some(hints),
+            meta: ResultMeta {
+                server_info: info,
+                extra: None,
+            },
+        })
+    } else {
+        json_string(&list)
+    }
 }

@@ -11,12 +11,15 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::protocol::jsonrpc::{self, Message};
+use crate::protocol::meta::RequestMeta;
 use crate::protocol::wire::{
-    CancelledParams, Empty, InitializeParams, InitializeResult, SetLevelParams,
+    CancelledParams, DiscoverResult, Empty, InitializeParams, InitializeResult, ListenParams,
+    SetLevelParams, SubscriptionFilter,
 };
-use crate::protocol::{ProtocolVersion, RpcError, code};
-use crate::tool::{CancellationToken, ClientInfo, LogLevel};
+use crate::protocol::{LogLevel, ProtocolVersion, RpcError, code};
+use crate::tool::{CancellationToken, ClientInfo};
 
+use super::request::{Req, Stateless, response};
 use super::session::{InFlight, Session, lock};
 
 /// `-32601` for a method this server does not have (or does not offer: `what`).
@@ -40,8 +43,21 @@ impl Session {
 
     /// Handles one message parsed already (the HTTP transport reads its id first).
     pub(crate) fn dispatch(self: &Arc<Self>, message: Message<'_>) {
+        self.dispatch_as(message, false);
+    }
+
+    /// Handles one message; `stateless` when the transport knows the request is of a
+    /// stateless revision (HTTP: its `MCP-Protocol-Version` header says so), whatever its
+    /// `_meta` says.
+    pub(crate) fn dispatch_as(self: &Arc<Self>, message: Message<'_>, stateless: bool) {
         match message {
-            Message::Request { id, method, params } => self.request(id, &method, params),
+            Message::Request { id, method, params } => {
+                if stateless || RequestMeta::is_stateless(&method, params) {
+                    self.stateless_request(id, &method, params);
+                } else {
+                    self.request(id, &method, params);
+                }
+            }
             Message::Notification { method, params } => self.notification(&method, params),
             Message::Response { id, outcome } => self.response(id, outcome),
         }
@@ -63,24 +79,127 @@ impl Session {
     }
 
     fn request(self: &Arc<Self>, id: &RawValue, method: &str, params: Option<&RawValue>) {
+        let req = Req {
+            id,
+            stateless: None,
+        };
         let id_text = id.get();
         match method {
             "initialize" => self.answer(id_text, self.initialize(params)),
             "ping" => self.answer(id_text, Ok(Empty {})),
             "logging/setLevel" => self.answer(id_text, self.set_level(params)),
-            "tools/list" => self.list_tools(id_text, params),
-            "tools/call" => self.call_tool(id, params),
+            "tools/list" => self.list_tools(&req, params),
+            "tools/call" => self.call_tool(&req, params),
             "resources/list"
             | "resources/templates/list"
             | "resources/read"
             | "resources/subscribe"
-            | "resources/unsubscribe" => self.resources(id, method, params),
-            "prompts/list" | "prompts/get" => self.prompts(id, method, params),
-            "completion/complete" => self.completion(id_text, params),
+            | "resources/unsubscribe" => self.resources(&req, method, params),
+            "prompts/list" | "prompts/get" => self.prompts(&req, method, params),
+            "completion/complete" => self.completion(&req, params),
             _ => self.answer::<Empty>(id_text, Err(method_not_found(method, None))),
         }
     }
 
+    /// A stateless (2026-07-28) request: its `_meta` says who asks; the methods the revision
+    /// removed (`initialize`, `ping`, `logging/setLevel`, `resources/subscribe`…) do not exist
+    /// for it.
+    fn stateless_request(self: &Arc<Self>, id: &RawValue, method: &str, params: Option<&RawValue>) {
+        let id_text = id.get();
+        let checked = RequestMeta::parse(params).and_then(|meta| meta.version().map(|v| (meta, v)));
+        let (meta, version) = match checked {
+            Ok(checked) => checked,
+            Err(e) => return self.answer::<Empty>(id_text, Err(e)),
+        };
+        let req = Req {
+            id,
+            stateless: Some(Arc::new(Stateless {
+                version,
+                client: Arc::new(ClientInfo {
+                    protocol_version: version,
+                    info: meta.client_info,
+                    capabilities: meta.capabilities,
+                }),
+                log_level: meta.log_level,
+            })),
+        };
+        match method {
+            "server/discover" => self.discover(&req),
+            "subscriptions/listen" => self.listen(&req, params),
+            "tools/list" => self.list_tools(&req, params),
+            "tools/call" => self.call_tool(&req, params),
+            "resources/list" | "resources/templates/list" | "resources/read" => {
+                self.resources(&req, method, params);
+            }
+            "prompts/list" | "prompts/get" => self.prompts(&req, method, params),
+            "completion/complete" => self.completion(&req, params),
+            "initialize"
+            | "ping"
+            | "logging/setLevel"
+            | "resources/subscribe"
+            | "resources/unsubscribe" => self.answer::<Empty>(
+                id_text,
+                Err(RpcError::new(
+                    code::METHOD_NOT_FOUND,
+                    format!("Method not found: `{method}` does not exist in protocol {version}"),
+                )),
+            ),
+            _ => self.answer::<Empty>(id_text, Err(method_not_found(method, None))),
+        }
+    }
+
+    /// `server/discover`: the versions this server speaks, what it offers, its instructions.
+    fn discover(&self, req: &Req<'_>) {
+        let shared = &self.server.shared;
+        let result = DiscoverResult {
+            supported_versions: ProtocolVersion::SUPPORTED
+                .map(ProtocolVersion::as_str)
+                .to_vec(),
+            capabilities: &shared.capabilities,
+            instructions: shared.instructions.as_deref(),
+        };
+        let text = response(
+            req.id(),
+            self.era(req),
+            &shared.info,
+            Ok(result),
+            Some(shared.hints),
+        );
+        self.respond(req.id(), text);
+    }
+
+    /// `subscriptions/listen`: a stream of the changes the client asks for (and the server
+    /// has), acknowledged first; it lasts until the client leaves or cancels it.
+    fn listen(self: &Arc<Self>, req: &Req<'_>, params: Option<&RawValue>) {
+        let requested = match jsonrpc::parse_params::<ListenParams>(params) {
+            Ok(p) => p.map(|p| p.notifications).unwrap_or_default(),
+            Err(e) => return self.answer::<Empty>(req.id(), Err(e)),
+        };
+        let caps = &self.server.shared.capabilities;
+        let filter = SubscriptionFilter {
+            tools_list_changed: requested.tools_list_changed,
+            prompts_list_changed: requested.prompts_list_changed && caps.prompts.is_some(),
+            resources_list_changed: requested.resources_list_changed && caps.resources.is_some(),
+            resource_subscriptions: if caps.resources.is_some() {
+                requested.resource_subscriptions
+            } else {
+                Vec::new()
+            },
+        };
+        let listeners = &self.server.shared.listeners;
+        let key = listeners.open(self, req.id, filter);
+        if self.live() {
+            // A connection's stream (stdio): it ends with the connection, or when the client
+            // cancels the listen request.
+            return;
+        }
+        // A stream of its own (HTTP): it ends when the client drops it.
+        let session = self.clone();
+        tokio::spawn(async move {
+            session.out_gone().await;
+            session.server.shared.listeners.remove(key);
+        });
+    }
     /// `initialize`: negotiates the version and records the client.
     fn initialize(&self, params: Option<&RawValue>) -> Result<InitializeResult<'_>, RpcError> {
         let params = jsonrpc::parse_params::<InitializeParams<'_>>(params)?
@@ -91,6 +210,7 @@ impl Session {
             info: params.client_info,
             capabilities: params.capabilities,
         });
+        self.initialized.store(true, Ordering::Relaxed);
         let shared = &self.server.shared;
         Ok(InitializeResult {
             protocol_version: version.as_str(),
@@ -121,6 +241,8 @@ impl Session {
             "notifications/cancelled" => {
                 if let Ok(Some(p)) = jsonrpc::parse_params::<CancelledParams<'_>>(params) {
                     let key = jsonrpc::id_key(p.request_id.get());
+                    // A listen stream ends without a response.
+                    self.server.shared.listeners.cancel(self, &key);
                     if let Some(call) = lock(&self.in_flight).remove(&key) {
                         // The token tells cooperative code; dropping the future is the
                         // cancellation itself. No response is sent: only the end of the
@@ -154,18 +276,6 @@ impl Session {
         if !ours {
             tracing::debug!(id = id.get(), "ignoring a response to no request of ours");
         }
-    }
-
-    /// Runs a handler in its own task, answering with its outcome.
-    pub(crate) fn spawn_answer<F, T>(self: &Arc<Self>, id: &str, answer: F)
-    where
-        F: Future<Output = Result<T, RpcError>> + Send + 'static,
-        T: Serialize,
-    {
-        let id_owned = id.to_owned();
-        self.spawn_tracked(id, CancellationToken::default(), async move {
-            jsonrpc::response(&id_owned, answer.await)
-        });
     }
 
     /// Answers a request from a task of its own, listed in the in-flight table (so that

@@ -6,21 +6,28 @@ use std::fmt;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+
+use crate::tool::input::Finish;
 use tokio::sync::mpsc;
 
+use crate::protocol::CacheHints;
 use crate::protocol::wire::{Empty, Implementation, ServerCapabilities, UriParams};
 use crate::protocol::{RpcError, code};
 use crate::tool::extract::TypeMap;
-use crate::tool::{Batch, DynamicTool, ToolDef, ToolResult};
+use crate::tool::{Batch, DynamicTool, FromContext, ToolCall, ToolDef, ToolError, ToolResult};
 
 use super::catalog::{Catalog, Entry};
 use super::error::StartError;
+use super::listen::{Change, Listeners};
 use super::offerings::Offerings;
 use super::prompt::Prompt;
+use super::request::Req;
 use super::resource::Resource;
-use super::selection::{Selection, check_names};
+use super::selection::{Principals, Selection, check_names};
 use super::session::{Opening, Session, Sessions};
+use super::state::StateKey;
 
 /// A built server, ready to serve: cheap to clone, shared by every connection.
 ///
@@ -50,9 +57,17 @@ pub struct ServerHandle {
 
 /// What every session of a server shares.
 pub(crate) struct Shared {
-    pub(crate) info: Implementation,
+    pub(crate) info: Arc<Implementation>,
     pub(crate) instructions: Option<String>,
     pub(crate) capabilities: ServerCapabilities,
+    /// The cache hints of lists and of `server/discover` (2026-07-28).
+    pub(crate) hints: CacheHints,
+    /// The key that seals the state of requests that need input (2026-07-28).
+    pub(crate) state_key: StateKey,
+    /// The open `subscriptions/listen` streams.
+    pub(crate) listeners: Listeners,
+    /// The tool selections of principals (stateless requests).
+    pub(crate) principals: Principals,
     pub(crate) states: Arc<TypeMap>,
     pub(crate) timeout: Option<Duration>,
     catalog: RwLock<Arc<Catalog>>,
@@ -61,6 +76,16 @@ pub(crate) struct Shared {
     /// [`ServerHandle::change_tools`] (folded into one value, so a session starts in O(1)).
     selection: RwLock<Selection>,
     pub(crate) sessions: Sessions,
+}
+
+/// What the builder settled, besides the catalog and the offerings.
+pub(crate) struct Settings {
+    pub(crate) info: Arc<Implementation>,
+    pub(crate) instructions: Option<String>,
+    pub(crate) states: TypeMap,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) hints: CacheHints,
+    pub(crate) state_key: StateKey,
 }
 
 impl Shared {
@@ -79,19 +104,24 @@ impl fmt::Debug for ServerHandle {
 }
 
 impl ServerHandle {
-    pub(crate) fn new(
-        info: Implementation,
-        instructions: Option<String>,
-        catalog: Catalog,
-        offerings: Offerings,
-        states: TypeMap,
-        timeout: Option<Duration>,
-    ) -> Self {
+    pub(crate) fn new(settings: Settings, catalog: Catalog, offerings: Offerings) -> Self {
+        let Settings {
+            info,
+            instructions,
+            states,
+            timeout,
+            hints,
+            state_key,
+        } = settings;
         ServerHandle {
             shared: Arc::new(Shared {
                 capabilities: offerings.capabilities(),
                 info,
                 instructions,
+                hints,
+                state_key,
+                listeners: Listeners::default(),
+                principals: Principals::default(),
                 states: Arc::new(states),
                 timeout,
                 catalog: RwLock::new(Arc::new(catalog)),
@@ -153,11 +183,23 @@ impl ServerHandle {
                 ));
             }
         };
+        let id = RawValue::from_string("0".to_owned())
+            .map_err(|e| RpcError::new(code::INTERNAL_ERROR, e.to_string()))?;
+        let req = Req {
+            id: &id,
+            stateless: None,
+        };
         let entry = session
-            .active_entry(name)
+            .active_entry(&req, name)
             .ok_or_else(|| super::tools::unknown_tool(name))?;
-        let ctx = session.call_context(&entry, "0", None);
-        Ok(session.run_tool(&entry, arguments, ctx).await)
+        let ctx = session.call_context(entry.name.clone(), &req, None, None);
+        match session.run_tool(&entry, arguments, ctx).await {
+            Finish::Done(result) => Ok(result),
+            Finish::NeedsInput => Err(RpcError::new(
+                code::INTERNAL_ERROR,
+                "the tool asks the client for input, and an in-process call has no client",
+            )),
+        }
     }
 
     /// Adds a dynamic tool while serving (replacing a dynamic tool of the same name); every
@@ -178,7 +220,7 @@ impl ServerHandle {
             }
             *catalog = Arc::new(catalog.changed(Some(entry), None));
         }
-        self.tell_all("notifications/tools/list_changed");
+        self.tell_all("notifications/tools/list_changed", Change::Tools(None));
         Ok(())
     }
 
@@ -193,7 +235,7 @@ impl ServerHandle {
             }
             *catalog = Arc::new(catalog.changed(None, Some(name)));
         }
-        self.tell_all("notifications/tools/list_changed");
+        self.tell_all("notifications/tools/list_changed", Change::Tools(None));
         true
     }
 
@@ -211,23 +253,33 @@ impl ServerHandle {
         for session in self.shared.sessions.all() {
             let _ = session.apply_tools(None, &batch);
         }
+        self.shared.principals.apply_all(&batch);
+        self.shared.listeners.notify(Change::Tools(None));
         Ok(active)
     }
 
-    fn tell_all(&self, method: &str) {
+    /// Tells every initialized session (`method`) and every listen stream that asked
+    /// (`change`).
+    fn tell_all(&self, method: &str, change: Change<'_>) {
         for session in self.shared.sessions.all() {
             session.notify(method, &Empty {});
         }
+        self.shared.listeners.notify(change);
     }
 
-    fn change_offerings(&self, change: impl FnOnce(&mut Offerings), notification: &str) {
+    fn change_offerings(
+        &self,
+        change: impl FnOnce(&mut Offerings),
+        notification: &str,
+        what: Change<'_>,
+    ) {
         {
             let mut offerings = write(&self.shared.offerings);
             let mut next = (**offerings).clone();
             change(&mut next);
             *offerings = Arc::new(next);
         }
-        self.tell_all(notification);
+        self.tell_all(notification, what);
     }
 
     /// Adds a resource while serving (replacing one with the same URI); every session is sent
@@ -239,6 +291,7 @@ impl ServerHandle {
                 o.resources.push(resource);
             },
             "notifications/resources/list_changed",
+            Change::Resources,
         );
     }
 
@@ -248,6 +301,7 @@ impl ServerHandle {
         self.change_offerings(
             |o| o.resources.retain(|r| r.uri() != uri),
             "notifications/resources/list_changed",
+            Change::Resources,
         );
     }
 
@@ -256,6 +310,7 @@ impl ServerHandle {
         self.change_offerings(
             |o| o.prompts.push(prompt),
             "notifications/prompts/list_changed",
+            Change::Prompts,
         );
     }
 
@@ -268,6 +323,43 @@ impl ServerHandle {
                 session.notify("notifications/resources/updated", &params);
             }
         }
+        self.shared.listeners.notify(Change::Updated(uri));
+    }
+
+    /// Tells every client that the tool list changed (tools your server offers from a source
+    /// of its own changed): `notifications/tools/list_changed` to each session, and to each
+    /// listen stream that asked for it.
+    pub fn notify_tools_changed(&self) {
+        self.tell_all("notifications/tools/list_changed", Change::Tools(None));
+    }
+
+    /// Tells every client that the prompt list changed.
+    pub fn notify_prompts_changed(&self) {
+        self.tell_all("notifications/prompts/list_changed", Change::Prompts);
+    }
+
+    /// Tells every client that the resource list changed.
+    pub fn notify_resources_changed(&self) {
+        self.tell_all("notifications/resources/list_changed", Change::Resources);
+    }
+
+    /// Ends every `subscriptions/listen` stream with its final result (before shutting down).
+    pub fn close_subscriptions(&self) {
+        self.shared.listeners.close_all(&self.shared.info);
+    }
+}
+
+/// A tool may take the running server as a parameter: to change what it offers, or to tell
+/// clients it changed.
+impl FromContext for ServerHandle {
+    fn from_context(call: &ToolCall) -> Result<Self, ToolError> {
+        call.ctx()
+            .state
+            .conn
+            .server()
+            .downcast_ref::<ServerHandle>()
+            .cloned()
+            .ok_or_else(|| ToolError::msg("internal error: the call has no server"))
     }
 }
 

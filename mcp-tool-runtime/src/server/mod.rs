@@ -9,11 +9,14 @@ pub(crate) mod catalog;
 pub(crate) mod dispatch;
 pub(crate) mod error;
 pub(crate) mod handle;
+pub(crate) mod listen;
 pub(crate) mod offerings;
 pub mod prompt;
+pub(crate) mod request;
 pub mod resource;
 pub(crate) mod selection;
 pub(crate) mod session;
+pub(crate) mod state;
 pub(crate) mod tools;
 
 use std::any::TypeId;
@@ -25,7 +28,15 @@ use crate::tool::extract::TypeMap;
 use crate::tool::record::registered;
 use crate::tool::{DynamicTool, ToolRecord, ToolSet};
 
-use catalog::{Catalog, Entry};
+use crate::protocol::CacheHints;
+use catalog::{Catalog, Decor, Entry};
+pub use state::STATE_KEY_ENV;
+use state::StateKey;
+
+/// How long lists stay fresh by default (2026-07-28 cache hints).
+const DEFAULT_LIST_TTL: Duration = Duration::from_secs(300);
+/// How long a sealed request state stays valid by default.
+const DEFAULT_STATE_TTL: Duration = Duration::from_secs(600);
 pub use error::{Error, Result, StartError};
 pub use handle::ServerHandle;
 use offerings::{Offerings, UiCsp, ui_resource};
@@ -62,6 +73,9 @@ pub struct Server {
     offerings: Offerings,
     ui_csp: Option<UiCsp>,
     dynamic: Vec<DynamicTool>,
+    hints: CacheHints,
+    state_key: Option<Vec<u8>>,
+    state_ttl: Duration,
 }
 
 impl Server {
@@ -83,6 +97,9 @@ impl Server {
             offerings: Offerings::default(),
             ui_csp: None,
             dynamic: Vec::new(),
+            hints: CacheHints::public(DEFAULT_LIST_TTL),
+            state_key: None,
+            state_ttl: DEFAULT_STATE_TTL,
         }
     }
 
@@ -186,6 +203,30 @@ impl Server {
         self
     }
 
+    /// The cache hints of `server/discover` and of the lists (2026-07-28; default: public, 5
+    /// minutes). The tool list is private whatever this says when some tool is hidden, or
+    /// when the client who asks has a tool selection of its own (see the tool manager).
+    pub fn cache_hints(mut self, hints: CacheHints) -> Self {
+        self.hints = hints;
+        self
+    }
+
+    /// The key that seals the state a stateless (2026-07-28) request carries between the
+    /// rounds in which it asks for input: at least 32 bytes, the same on every replica so a
+    /// retry may reach any of them. Without it the key comes from `MCP_TOOL_STATE_KEY` (hex or
+    /// base64), else is random for this process (a retry must then come back to it before it
+    /// restarts).
+    pub fn state_key(mut self, key: impl AsRef<[u8]>) -> Self {
+        self.state_key = Some(key.as_ref().to_vec());
+        self
+    }
+
+    /// How long a sealed request state stays valid (default 10 minutes).
+    pub fn request_state_ttl(mut self, ttl: Duration) -> Self {
+        self.state_ttl = ttl;
+        self
+    }
+
     /// How many items one page of `tools/list` (and of the other lists) holds (default 1000).
     pub fn page_size(mut self, page_size: usize) -> Self {
         self.page_size = page_size.max(1);
@@ -210,12 +251,28 @@ impl Server {
             }
             records.retain(|r| only.iter().any(|n| n == r.name));
         }
+        let state_key = match &self.state_key {
+            Some(key) => StateKey::new(key, self.state_ttl),
+            None => StateKey::from_env(self.state_ttl)
+                .unwrap_or_else(|| StateKey::random(self.state_ttl)),
+        }
+        .map_err(|e| StartError::new(vec![e]))?;
+        let info = Arc::new(Implementation {
+            name: self.name.clone(),
+            version: self.version,
+            title: self.title,
+        });
+        let decor = Arc::new(Decor {
+            info: info.clone(),
+            hints: self.hints,
+        });
         let mut catalog = Catalog::build(
             &self.name,
             records,
             &self.services,
             &self.states,
             self.page_size,
+            decor,
         )?;
         let mut problems = Vec::new();
         for tool in &self.dynamic {
@@ -251,16 +308,16 @@ impl Server {
             }
         }
         Ok(ServerHandle::new(
-            Implementation {
-                name: self.name,
-                version: self.version,
-                title: self.title,
+            handle::Settings {
+                info,
+                instructions: self.instructions,
+                states: self.states,
+                timeout: self.timeout,
+                hints: self.hints,
+                state_key,
             },
-            self.instructions,
             catalog,
             offerings,
-            self.states,
-            self.timeout,
         ))
     }
 }

@@ -15,12 +15,18 @@ use crate::protocol::wire::{
     ListPage, ListParams, Listing, ReadResourceResult, ResourcesCapability, ServerCapabilities,
     UriParams,
 };
-use crate::protocol::{ResourceContents, RpcError, code, jsonrpc};
+use crate::protocol::{CacheHints, ResourceContents, RpcError, code, jsonrpc};
+use crate::tool::input::{Finish, InputRound, RoundEnd, UntilInput};
+use crate::tool::{Ctx, ToolError, logging};
 
 use super::catalog::page_index;
 use super::prompt::{Prompt, PromptHandler, PromptRequest};
-use super::resource::{APP_MIME_TYPE, Reader, Resource, ResourceRequest, ResourceTemplate};
+use super::request::{Req, input_required, response};
+use super::resource::{
+    APP_MIME_TYPE, HandlerFuture, Reader, Resource, ResourceRequest, ResourceTemplate,
+};
 use super::session::{Session, lock};
+use super::state::Binding;
 
 /// The most completion values one answer carries (the specification's limit).
 const MAX_COMPLETIONS: usize = 100;
@@ -50,6 +56,7 @@ impl Offerings {
     pub(crate) fn capabilities(&self) -> ServerCapabilities {
         let changes = ListChanged { list_changed: true };
         ServerCapabilities {
+            extensions: None,
             tools: Some(changes),
             logging: Some(Empty {}),
             resources: self.has_resources().then_some(ResourcesCapability {
@@ -61,22 +68,15 @@ impl Offerings {
         }
     }
 
-    /// The reader for `uri`, with the request to give it.
-    fn reader(&self, uri: &str) -> Result<(Reader, ResourceRequest), RpcError> {
+    /// The reader for `uri`, the template's variables, and how long its contents may be
+    /// kept. A URI that names no resource is -32002 (a stateless request gets -32602).
+    fn reader(&self, uri: &str) -> Result<(Reader, HashMap<String, String>, CacheHints), RpcError> {
         if let Some(r) = self.resources.iter().find(|r| r.uri() == uri) {
-            let request = ResourceRequest {
-                uri: uri.to_owned(),
-                vars: HashMap::new(),
-            };
-            return Ok((r.read.clone(), request));
+            return Ok((r.read.clone(), HashMap::new(), r.hints()));
         }
         for t in &self.templates {
             if let (Some(vars), Some(read)) = (t.matches(uri), &t.read) {
-                let request = ResourceRequest {
-                    uri: uri.to_owned(),
-                    vars,
-                };
-                return Ok((read.clone(), request));
+                return Ok((read.clone(), vars, t.hints()));
             }
         }
         Err(RpcError::new(
@@ -86,12 +86,12 @@ impl Offerings {
         .with_data(UriParams { uri: uri.into() }))
     }
 
-    /// The handler of a prompt, with the request to give it; checks required arguments.
+    /// The handler of a prompt, with its arguments; checks the required ones.
     fn prompt(
         &self,
         name: &str,
         arguments: Map<String, Value>,
-    ) -> Result<(PromptHandler, PromptRequest), RpcError> {
+    ) -> Result<(PromptHandler, Map<String, Value>), RpcError> {
         let prompt = self
             .prompts
             .iter()
@@ -113,7 +113,7 @@ impl Offerings {
             .get
             .clone()
             .ok_or_else(|| invalid(format!("prompt `{name}` has no handler")))?;
-        Ok((get, PromptRequest { arguments }))
+        Ok((get, arguments))
     }
 
     /// Every completion value for an argument of a prompt or a template variable.
@@ -191,18 +191,18 @@ impl Session {
     /// The `resources/*` methods.
     pub(crate) fn resources(
         self: &Arc<Self>,
-        id: &RawValue,
+        req: &Req<'_>,
         method: &str,
         params: Option<&RawValue>,
     ) {
-        let id = id.get();
+        let id = req.id();
         let declared = self.server.shared.capabilities.resources.is_some();
         if !self.offered(id, declared, method, "resources") {
             return;
         }
         let response = match method {
             "resources/list" => self.list(
-                id,
+                req,
                 params,
                 |o, range| {
                     Listing::Resources(o.resources[range].iter().map(Resource::wire).collect())
@@ -210,7 +210,7 @@ impl Session {
                 |o| o.resources.len(),
             ),
             "resources/templates/list" => self.list(
-                id,
+                req,
                 params,
                 |o, range| {
                     Listing::ResourceTemplates(
@@ -222,7 +222,7 @@ impl Session {
                 },
                 |o| o.templates.len(),
             ),
-            "resources/read" => return self.read_resource(id, params),
+            "resources/read" => return self.read_resource(req, params),
             subscribe => {
                 let on = subscribe == "resources/subscribe";
                 jsonrpc::response(id, self.subscribe(params, on))
@@ -234,20 +234,20 @@ impl Session {
     /// The `prompts/*` methods.
     pub(crate) fn prompts(
         self: &Arc<Self>,
-        id: &RawValue,
+        req: &Req<'_>,
         method: &str,
         params: Option<&RawValue>,
     ) {
-        let id = id.get();
+        let id = req.id();
         let declared = self.server.shared.capabilities.prompts.is_some();
         if !self.offered(id, declared, method, "prompts") {
             return;
         }
         if method == "prompts/get" {
-            return self.get_prompt(id, params);
+            return self.get_prompt(req, params);
         }
         let response = self.list(
-            id,
+            req,
             params,
             |o, range| Listing::Prompts(o.prompts[range].iter().map(Prompt::wire).collect()),
             |o| o.prompts.len(),
@@ -257,12 +257,13 @@ impl Session {
 
     /// `completion/complete`: at most 100 values, with the real total and whether there are
     /// more.
-    pub(crate) fn completion(&self, id: &str, params: Option<&RawValue>) {
+    pub(crate) fn completion(&self, req: &Req<'_>, params: Option<&RawValue>) {
+        let id = req.id();
         let declared = self.server.shared.capabilities.completions.is_some();
         if !self.offered(id, declared, "completion/complete", "completions") {
             return;
         }
-        let outcome = jsonrpc::parse_params::<CompleteParams>(params).and_then(|p| {
+        let values = jsonrpc::parse_params::<CompleteParams>(params).and_then(|p| {
             let p = p.ok_or_else(|| invalid("`completion/complete` needs params".into()))?;
             let context = p.context.unwrap_or_default().arguments;
             self.server.offerings().complete(
@@ -272,33 +273,32 @@ impl Session {
                 &context,
             )
         });
-        let response = match outcome {
-            Err(e) => jsonrpc::error_response(id, &e),
-            Ok(values) => {
-                let shown = &values[..values.len().min(MAX_COMPLETIONS)];
-                jsonrpc::result_response(
-                    id,
-                    &CompleteResult {
-                        completion: Completion {
-                            values: shown,
-                            total: Some(values.len()),
-                            has_more: values.len() > shown.len(),
-                        },
-                    },
-                )
-            }
-        };
-        self.respond(id, response);
+        let shown = values
+            .as_ref()
+            .map_or(&[][..], |v| &v[..v.len().min(MAX_COMPLETIONS)]);
+        let outcome = values.as_ref().map(|all| CompleteResult {
+            completion: Completion {
+                values: shown,
+                total: Some(all.len()),
+                has_more: all.len() > shown.len(),
+            },
+        });
+        let outcome = outcome.map_err(Clone::clone);
+        self.respond(
+            id,
+            response(id, self.era(req), &self.server.shared.info, outcome, None),
+        );
     }
 
     /// One page of a list of offerings, paginated like `tools/list`.
     fn list(
         &self,
-        id: &str,
+        req: &Req<'_>,
         params: Option<&RawValue>,
         page: impl FnOnce(&Offerings, std::ops::Range<usize>) -> Listing<'_>,
         len: impl FnOnce(&Offerings) -> usize,
     ) -> String {
+        let id = req.id();
         let params = match jsonrpc::parse_params::<ListParams<'_>>(params) {
             Ok(p) => p,
             Err(e) => return jsonrpc::error_response(id, &e),
@@ -313,43 +313,120 @@ impl Session {
         };
         let start = index * size;
         let end = (start + size).min(total);
-        jsonrpc::result_response(
+        let result = ListPage {
+            items: page(&offerings, start..end),
+            next_cursor: (end < total).then(|| (index + 1).to_string()),
+        };
+        response(
             id,
-            &ListPage {
-                items: page(&offerings, start..end),
-                next_cursor: (end < total).then(|| (index + 1).to_string()),
-            },
+            self.era(req),
+            &self.server.shared.info,
+            Ok(result),
+            Some(self.server.shared.hints),
         )
     }
 
-    fn read_resource(self: &Arc<Self>, id: &str, params: Option<&RawValue>) {
-        let outcome = jsonrpc::parse_params::<UriParams<'_>>(params).and_then(|p| {
+    /// `resources/read`: the reader runs in a task of its own; a stateless request whose
+    /// reader asks for input ends with the input requests.
+    fn read_resource(self: &Arc<Self>, req: &Req<'_>, params: Option<&RawValue>) {
+        let id = req.id();
+        let found = jsonrpc::parse_params::<UriParams<'_>>(params).and_then(|p| {
             let p = p.ok_or_else(|| invalid("`resources/read` needs a `uri`".into()))?;
-            self.server.offerings().reader(&p.uri)
+            let uri = p.uri.into_owned();
+            let (read, vars, hints) = self.server.offerings().reader(&uri).map_err(|mut e| {
+                // 2026-07-28 names a missing resource with -32602 (and keeps `data.uri`).
+                if req.stateless.is_some() && e.code == code::RESOURCE_NOT_FOUND {
+                    e.code = code::INVALID_PARAMS;
+                }
+                e
+            })?;
+            let round = self.round_of(req, params, "resources/read", &uri, &Empty {})?;
+            Ok((read, uri, vars, hints, round))
         });
-        match outcome {
-            Err(e) => self.respond(id, jsonrpc::error_response(id, &e)),
-            Ok((read, request)) => self.spawn_answer(id, async move {
-                let contents = read(request)
-                    .await
-                    .map_err(|e| RpcError::new(code::INTERNAL_ERROR, e.render()))?;
-                Ok(ReadResourceResult { contents })
-            }),
-        }
+        let (read, uri, vars, hints, round) = match found {
+            Ok(found) => found,
+            Err(e) => return self.respond(id, jsonrpc::error_response(id, &e)),
+        };
+        // An answer that needed input is the client's own: not for anyone to reuse.
+        let hints = if round.as_ref().is_some_and(|(r, _)| r.answered()) {
+            CacheHints::NONE
+        } else {
+            hints
+        };
+        let (round, binding) = round.unzip();
+        let ctx = self.call_context(Arc::from(uri.as_str()), req, None, round);
+        let request = ResourceRequest {
+            uri,
+            vars,
+            ctx: ctx.clone(),
+        };
+        let (session, era, id_owned) = (self.clone(), self.era(req), id.to_owned());
+        self.spawn_tracked(id, ctx.cancellation().clone(), async move {
+            let finish = run_handler(&ctx, read(request)).await;
+            session.handler_response(&id_owned, &ctx, era, binding.as_ref(), finish, |contents| {
+                (ReadResourceResult { contents }, Some(hints))
+            })
+        });
     }
 
-    fn get_prompt(self: &Arc<Self>, id: &str, params: Option<&RawValue>) {
-        let outcome = jsonrpc::parse_params::<GetPromptParams>(params).and_then(|p| {
+    /// `prompts/get`, like `resources/read`.
+    fn get_prompt(self: &Arc<Self>, req: &Req<'_>, params: Option<&RawValue>) {
+        let id = req.id();
+        let found = jsonrpc::parse_params::<GetPromptParams>(params).and_then(|p| {
             let p = p.ok_or_else(|| invalid("`prompts/get` needs a `name`".into()))?;
-            self.server.offerings().prompt(&p.name, p.arguments)
+            let (get, arguments) = self.server.offerings().prompt(&p.name, p.arguments)?;
+            let round = self.round_of(req, params, "prompts/get", &p.name, &arguments)?;
+            Ok((get, p.name, arguments, round))
         });
-        match outcome {
-            Err(e) => self.respond(id, jsonrpc::error_response(id, &e)),
-            Ok((get, request)) => self.spawn_answer(id, async move {
-                get(request)
-                    .await
-                    .map_err(|e| RpcError::new(code::INTERNAL_ERROR, e.render()))
-            }),
+        let (get, name, arguments, round) = match found {
+            Ok(found) => found,
+            Err(e) => return self.respond(id, jsonrpc::error_response(id, &e)),
+        };
+        let (round, binding) = round.unzip();
+        let ctx = self.call_context(Arc::from(name.as_str()), req, None, round);
+        let request = PromptRequest {
+            arguments,
+            ctx: ctx.clone(),
+        };
+        let (session, era, id_owned) = (self.clone(), self.era(req), id.to_owned());
+        self.spawn_tracked(id, ctx.cancellation().clone(), async move {
+            let finish = run_handler(&ctx, get(request)).await;
+            session.handler_response(&id_owned, &ctx, era, binding.as_ref(), finish, |result| {
+                (result, None)
+            })
+        });
+    }
+
+    /// The response to a resource reader or a prompt handler.
+    fn handler_response<T, R: Serialize>(
+        &self,
+        id: &str,
+        ctx: &Ctx,
+        era: crate::protocol::Era,
+        binding: Option<&Binding>,
+        finish: Finish<Result<T, ToolError>>,
+        shape: impl FnOnce(T) -> (R, Option<CacheHints>),
+    ) -> String {
+        let end = ctx.state.input.as_ref().map(InputRound::end);
+        match (finish, end) {
+            (Finish::NeedsInput, Some(end)) => match binding {
+                Some(binding) => input_required(self, id, binding, end),
+                None => jsonrpc::error_response(id, &waits_for_nothing()),
+            },
+            (Finish::NeedsInput, None) => jsonrpc::error_response(id, &waits_for_nothing()),
+            (
+                Finish::Done(Err(_)),
+                Some(RoundEnd {
+                    refusal: Some(e), ..
+                }),
+            ) => jsonrpc::error_response(id, &e),
+            (Finish::Done(Err(e)), _) => {
+                jsonrpc::error_response(id, &RpcError::new(code::INTERNAL_ERROR, e.render()))
+            }
+            (Finish::Done(Ok(value)), _) => {
+                let (result, hints) = shape(value);
+                response(id, era, &self.server.shared.info, Ok(result), hints)
+            }
         }
     }
 
@@ -364,4 +441,21 @@ impl Session {
         }
         Ok(Empty {})
     }
+}
+
+fn waits_for_nothing() -> RpcError {
+    RpcError::new(
+        code::INTERNAL_ERROR,
+        "the handler waits for input no round can give",
+    )
+}
+
+/// Runs a resource reader or a prompt handler with its context in scope, ending it early when
+/// it waits for input its round cannot give.
+async fn run_handler<T>(ctx: &Ctx, handler: HandlerFuture<T>) -> Finish<Result<T, ToolError>> {
+    logging::scope(
+        ctx.clone(),
+        UntilInput::new(handler, ctx.state.input.as_ref()),
+    )
+    .await
 }

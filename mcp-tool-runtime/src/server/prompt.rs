@@ -28,7 +28,7 @@ use serde_json::{Map, Value};
 use crate::protocol::wire::{self, PromptArgument};
 use crate::protocol::{Content, Role};
 
-use crate::tool::ToolError;
+use crate::tool::{Ctx, ToolError};
 
 use super::resource::{Completer, HandlerFuture};
 
@@ -87,6 +87,7 @@ impl From<Vec<PromptMessage>> for PromptResult {
 #[derive(Debug, Clone)]
 pub struct PromptRequest {
     pub(crate) arguments: Map<String, Value>,
+    pub(crate) ctx: Ctx,
 }
 
 impl PromptRequest {
@@ -98,6 +99,12 @@ impl PromptRequest {
     /// All arguments.
     pub fn arguments(&self) -> &Map<String, Value> {
         &self.arguments
+    }
+
+    /// The request's context: its client, progress, logging, input from the client
+    /// (elicitation, sampling, roots) as a tool has them.
+    pub fn ctx(&self) -> &Ctx {
+        &self.ctx
     }
 }
 

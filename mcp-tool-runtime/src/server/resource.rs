@@ -25,10 +25,14 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::protocol::ResourceContents;
-use crate::protocol::code;
+use std::time::Duration;
+
 use crate::protocol::wire;
-use crate::tool::ToolError;
+use crate::protocol::{CacheHints, ResourceContents, code};
+use crate::tool::{Ctx, ToolError};
+
+/// How long fixed contents stay fresh.
+const FIXED_TTL: Duration = Duration::from_secs(300);
 
 /// The MCP error code for a resource that does not exist.
 pub const RESOURCE_NOT_FOUND: i64 = code::RESOURCE_NOT_FOUND;
@@ -48,6 +52,7 @@ pub(crate) type Completer = Arc<dyn Fn(&str, &Map<String, Value>) -> Vec<String>
 pub struct ResourceRequest {
     pub(crate) uri: String,
     pub(crate) vars: HashMap<String, String>,
+    pub(crate) ctx: Ctx,
 }
 
 impl ResourceRequest {
@@ -59,6 +64,12 @@ impl ResourceRequest {
     /// A variable of the matched URI template (`{id}` in `test://template/{id}/data`).
     pub fn var(&self, name: &str) -> Option<&str> {
         self.vars.get(name).map(String::as_str)
+    }
+
+    /// The request's context: its client, progress, logging, input from the client
+    /// (elicitation, sampling, roots) as a tool has them.
+    pub fn ctx(&self) -> &Ctx {
+        &self.ctx
     }
 }
 
@@ -126,6 +137,7 @@ pub struct Resource {
     described: Described,
     size: Option<u64>,
     pub(crate) read: Reader,
+    cache: Option<CacheHints>,
 }
 
 impl fmt::Debug for Resource {
@@ -149,6 +161,7 @@ impl Resource {
             },
             size: None,
             read: Arc::new(move |r| Box::pin(read(r))),
+            cache: None,
         }
     }
 
@@ -192,7 +205,23 @@ impl Resource {
             async move { Ok(vec![contents]) }
         });
         r.described.mime_type = Some(mime_type);
+        // Fixed contents are the same for everyone and change only when the resource is
+        // replaced (which `resources/list_changed` tells).
+        r.cache = Some(CacheHints::public(FIXED_TTL));
         r
+    }
+
+    /// How long, and for whom, a client may keep what `resources/read` gives (2026-07-28).
+    /// Default: public and 5 minutes for fixed text or bytes; not to be kept (private, 0) for
+    /// contents a reader computes.
+    #[must_use]
+    pub fn cache(mut self, hints: CacheHints) -> Self {
+        self.cache = Some(hints);
+        self
+    }
+
+    pub(crate) fn hints(&self) -> CacheHints {
+        self.cache.unwrap_or(CacheHints::NONE)
     }
 
     /// The resource's URI.
@@ -220,6 +249,7 @@ pub struct ResourceTemplate {
     described: Described,
     pub(crate) read: Option<Reader>,
     pub(crate) completers: HashMap<String, Completer>,
+    cache: Option<CacheHints>,
 }
 
 impl fmt::Debug for ResourceTemplate {
@@ -248,7 +278,20 @@ impl ResourceTemplate {
             },
             read: None,
             completers: HashMap::new(),
+            cache: None,
         }
+    }
+
+    /// How long, and for whom, a client may keep what reading a URI of the template gives
+    /// (2026-07-28; default: not to be kept).
+    #[must_use]
+    pub fn cache(mut self, hints: CacheHints) -> Self {
+        self.cache = Some(hints);
+        self
+    }
+
+    pub(crate) fn hints(&self) -> CacheHints {
+        self.cache.unwrap_or(CacheHints::NONE)
     }
 
     /// How to read a URI that matches the template.

@@ -15,6 +15,7 @@ use std::sync::RwLock;
 use crate::tool::Batch;
 
 use super::catalog::Catalog;
+use super::session::Principal;
 
 /// How the allow and block lists apply.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -203,4 +204,76 @@ mod tests {
         });
         assert!(!s.is_active("v", false, true), "an explicit disable wins");
     }
+}
+
+/// The most principals whose tool selections a server keeps (2026-07-28); beyond, the one
+/// changed longest ago is forgotten.
+pub(crate) const MAX_PRINCIPALS: usize = 10_000;
+
+/// The tool selections of principals, for stateless requests (2026-07-28): with no session,
+/// what a tool manager changes belongs to who made the request — the one client of a stdio
+/// connection, or an authenticated subject. An anonymous HTTP client has no selection of its
+/// own: it sees the server's.
+#[derive(Default)]
+pub(crate) struct Principals {
+    map: std::sync::Mutex<std::collections::HashMap<Principal, (Selection, u64)>>,
+    clock: std::sync::atomic::AtomicU64,
+}
+
+impl Principals {
+    /// The selection of `principal`, if it has its own.
+    pub(crate) fn get(&self, principal: &Principal) -> Option<Selection> {
+        lock(&self.map).get(principal).map(|(s, _)| s.clone())
+    }
+
+    /// Applies a batch to `principal`'s selection (starting from `base`, the server's);
+    /// returns the active tools afterwards and whether that list changed.
+    pub(crate) fn apply(
+        &self,
+        principal: &Principal,
+        base: &Selection,
+        catalog: &Catalog,
+        batch: &Batch,
+    ) -> Result<(Vec<String>, bool), String> {
+        if *principal == Principal::Anonymous {
+            return Err(
+                "changing the tools needs a session (protocol 2025-11-25) or an authenticated client (2026-07-28): this request has neither"
+                    .into(),
+            );
+        }
+        check_names(catalog, batch)?;
+        let stamp = self
+            .clock
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut map = lock(&self.map);
+        let (selection, changed_at) = map
+            .entry(principal.clone())
+            .or_insert_with(|| (base.clone(), stamp));
+        let before = selection.active(catalog);
+        selection.apply(batch);
+        *changed_at = stamp;
+        let after = selection.active(catalog);
+        let changed = before != after;
+        if map.len() > MAX_PRINCIPALS
+            && let Some(oldest) = map
+                .iter()
+                .min_by_key(|(_, (_, at))| *at)
+                .map(|(p, _)| p.clone())
+        {
+            tracing::warn!(principal = ?oldest, "too many principals' tool selections kept: forgetting the oldest");
+            map.remove(&oldest);
+        }
+        Ok((after, changed))
+    }
+
+    /// Applies a batch to every principal's selection (a change of the server's).
+    pub(crate) fn apply_all(&self, batch: &Batch) {
+        for (selection, _) in lock(&self.map).values_mut() {
+            selection.apply(batch);
+        }
+    }
+}
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

@@ -6,7 +6,7 @@
 //! The session is the [`Connection`] of the calls it runs.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
 use serde_json::Value;
@@ -63,7 +63,7 @@ impl Outbound {
         }
     }
 
-    fn is_closed(&self) -> bool {
+    pub(crate) fn is_closed(&self) -> bool {
         match self {
             Outbound::Channel(tx) => tx.is_closed(),
             Outbound::Routed(to) => to.strong_count() == 0,
@@ -77,11 +77,28 @@ impl From<mpsc::UnboundedSender<Outgoing>> for Outbound {
     }
 }
 
+/// Who is on the other end of a connection, for what outlives one request in 2026-07-28 (the
+/// tool selection a tool manager changes): the one client of a stdio connection, the
+/// authenticated subject of an HTTP request, or nobody known.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub(crate) enum Principal {
+    /// The client of a stdio connection (or an in-process test client): a stdio server has
+    /// exactly one.
+    #[default]
+    Local,
+    /// The subject an authenticator established.
+    Subject(String),
+    /// An HTTP client without credentials.
+    Anonymous,
+}
+
 /// How a session is opened.
 #[derive(Default)]
 pub(crate) struct Opening {
     /// Who the session belongs to (HTTP with an authenticator).
     pub(crate) identity: Option<Identity>,
+    /// Who is on the other end, for state that outlives a stateless request.
+    pub(crate) principal: Principal,
     /// A session for one message (stateless HTTP, an in-process call), at this version: it
     /// makes no requests of the client and is not told of catalog changes.
     pub(crate) one_shot: Option<ProtocolVersion>,
@@ -107,6 +124,10 @@ pub(crate) struct Session {
     pub(crate) log_level: AtomicU8,
     pub(crate) selector: Selector,
     pub(crate) identity: Option<Arc<Identity>>,
+    pub(crate) principal: Principal,
+    /// Whether the client initialized the session (2025-11-25): only then is it sent
+    /// notifications it did not ask for (`list_changed`).
+    pub(crate) initialized: AtomicBool,
     /// The resource URIs the client subscribed to.
     pub(crate) subscriptions: Mutex<HashSet<String>>,
 }
@@ -134,8 +155,34 @@ impl Session {
             log_level: AtomicU8::new(u8::MAX),
             selector: Selector::starting_at(server.shared.selection()),
             identity: opening.identity.map(Arc::new),
+            principal: opening.principal,
+            initialized: AtomicBool::new(false),
             subscriptions: Mutex::new(HashSet::new()),
         })
+    }
+
+    /// Whether the session is one of the server's live sessions (a connection), not a
+    /// session for one message.
+    pub(crate) fn live(&self) -> bool {
+        self.live.is_some()
+    }
+
+    /// Whether the connection's output is gone (the client left).
+    pub(crate) fn out_closed(&self) -> bool {
+        self.out.is_closed()
+    }
+
+    /// Completes when the connection's output is gone: for a one-shot session, when its
+    /// response stream was dropped.
+    pub(crate) async fn out_gone(&self) {
+        match &self.out {
+            Outbound::Channel(tx) => tx.closed().await,
+            Outbound::Routed(to) => {
+                while to.strong_count() > 0 {
+                    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                }
+            }
+        }
     }
 
     /// Whether the session can carry requests to the client and their answers back.
@@ -208,8 +255,10 @@ impl Session {
         }
     }
 
-    /// Cancels every call still in flight (the connection is closing).
+    /// Cancels every call still in flight and ends its listen streams (the connection is
+    /// closing).
     pub(crate) fn close(&self) {
+        self.server.shared.listeners.drop_session(self);
         for (_, call) in lock(&self.in_flight).drain() {
             call.cancel.cancel();
             call.abort.abort();
@@ -277,6 +326,10 @@ impl Connection for Session {
 
     fn active_tools(&self) -> Vec<String> {
         self.selector.active(&self.server.catalog())
+    }
+
+    fn server(&self) -> &(dyn std::any::Any + Send + Sync) {
+        &self.server
     }
 }
 

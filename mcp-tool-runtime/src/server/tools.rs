@@ -9,15 +9,18 @@ use std::task::{Context, Poll};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::protocol::wire::{CallToolParams, ListParams};
+use crate::protocol::wire::{CallToolParams, ListParams, Retry};
 use crate::protocol::{Content, Era, RpcError, code, jsonrpc};
 use crate::tool::context::{CallState, ProgressState};
 use crate::tool::def::format_duration;
+use crate::tool::input::{Finish, InputRound, RoundEnd, UntilInput};
 use crate::tool::sync::{CatchUnwind, panic_result};
 use crate::tool::{Batch, CancellationToken, Ctx, ToolCall, ToolResult, logging};
 
 use super::catalog::{Entry, render_page};
+use super::request::{Req, answers, input_required};
 use super::session::Session;
+use super::state::Binding;
 
 pub(crate) fn unknown_tool(name: &str) -> RpcError {
     RpcError::new(code::INVALID_PARAMS, format!("Unknown tool: `{name}`"))
@@ -28,34 +31,70 @@ fn invalid_cursor() -> RpcError {
 }
 
 impl Session {
-    /// The entry of a tool this session sees.
-    pub(crate) fn active_entry(&self, name: &str) -> Option<Arc<Entry>> {
+    /// The entry of a tool `req`'s client sees: the session's selection, or for a stateless
+    /// request its principal's (or the server's).
+    pub(crate) fn active_entry(&self, req: &Req<'_>, name: &str) -> Option<Arc<Entry>> {
         let catalog = self.server.catalog();
         let entry = catalog.get(name)?;
-        self.selector
-            .read()
-            .is_active(name, entry.def.hidden(), entry.def.always_visible())
-            .then(|| entry.clone())
+        let (hidden, always) = (entry.def.hidden(), entry.def.always_visible());
+        let active = match &req.stateless {
+            None => self.selector.read().is_active(name, hidden, always),
+            Some(_) => match self.server.shared.principals.get(&self.principal) {
+                Some(selection) => selection.is_active(name, hidden, always),
+                None => self
+                    .server
+                    .shared
+                    .selection()
+                    .is_active(name, hidden, always),
+            },
+        };
+        active.then(|| entry.clone())
     }
 
     /// `tools/list`: the catalog's page rendered at start for the default selection, else a
-    /// page of the tools this session's selection makes active.
-    pub(crate) fn list_tools(&self, id: &str, params: Option<&RawValue>) {
+    /// page of the tools this session's (or this principal's) selection makes active.
+    pub(crate) fn list_tools(&self, req: &Req<'_>, params: Option<&RawValue>) {
+        let id = req.id();
         let response = match jsonrpc::parse_params::<ListParams<'_>>(params) {
             Err(e) => jsonrpc::error_response(id, &e),
             Ok(p) => {
                 let cursor = p.as_ref().and_then(|p| p.cursor.as_deref());
-                self.tools_page(id, cursor)
+                self.tools_page(req, cursor)
             }
         };
         self.respond(id, response);
     }
 
-    fn tools_page(&self, id: &str, cursor: Option<&str>) -> String {
-        let era = Era::of(self.client().protocol_version);
-        let selection = self.selector.read();
+    fn tools_page(&self, req: &Req<'_>, cursor: Option<&str>) -> String {
+        let id = req.id();
+        let era = self.era(req);
         let catalog = self.server.catalog();
-        if selection.is_default() {
+        let own;
+        let selection = match &req.stateless {
+            // Stateless: the principal's selection, if it has one.
+            Some(_) => match self.server.shared.principals.get(&self.principal) {
+                Some(s) => {
+                    own = s;
+                    &own
+                }
+                None => {
+                    own = self.server.shared.selection();
+                    &own
+                }
+            },
+            None => {
+                own = self.selector.read().clone();
+                &own
+            }
+        };
+        let is_default = match &req.stateless {
+            Some(_) => {
+                self.server.shared.principals.get(&self.principal).is_none()
+                    && selection.is_default()
+            }
+            None => selection.is_default(),
+        };
+        if is_default {
             return match catalog.page(cursor, era) {
                 Some(page) => jsonrpc::raw_result_response(id, page),
                 None => jsonrpc::error_response(id, &invalid_cursor()),
@@ -70,93 +109,158 @@ impl Session {
                     && selection.is_active(&e.name, e.def.hidden(), e.def.always_visible())
             })
             .collect();
-        match render_page(&tools, catalog.page_size(), cursor, era) {
+        match render_page(&tools, catalog.page_size(), cursor, era, &catalog) {
             Some(page) => jsonrpc::raw_result_response(id, &page),
             None => jsonrpc::error_response(id, &invalid_cursor()),
         }
     }
 
-    /// The context of a call of `entry` made by the request whose id is `id` (JSON text as
-    /// received: its canonical key routes the call's messages).
+    /// The context of a call of the tool, prompt or resource `name`, made by `req`, with the
+    /// request's `_meta` and — for a stateless request — the answers it came with.
     pub(crate) fn call_context(
         self: &Arc<Self>,
-        entry: &Entry,
-        id: &str,
+        name: Arc<str>,
+        req: &Req<'_>,
         meta: Option<Map<String, Value>>,
+        input: Option<InputRound>,
     ) -> Ctx {
         let token = meta.as_ref().and_then(|m| m.get("progressToken")).cloned();
         Ctx::new(CallState {
-            related: jsonrpc::id_key(id),
-            id: serde_json::from_str(id).unwrap_or(Value::Null),
-            tool: entry.name.clone(),
+            related: jsonrpc::id_key(req.id()),
+            id: serde_json::from_str(req.id()).unwrap_or(Value::Null),
+            tool: name,
             meta,
-            client: self.client(),
+            client: self.client_of(req),
             identity: self.identity.clone(),
-            conn: self.clone(),
+            conn: self.connection(req),
             cancel: CancellationToken::default(),
             progress: ProgressState::new(token),
+            log: Session::log_policy(req),
+            input,
         })
+    }
+
+    /// The input round of a stateless request (the answers its retry carries), and what a
+    /// request state is bound to; `None` for a request of a session.
+    pub(crate) fn round_of(
+        &self,
+        req: &Req<'_>,
+        params: Option<&RawValue>,
+        method: &'static str,
+        name: &str,
+        arguments: &impl serde::Serialize,
+    ) -> Result<Option<(InputRound, Binding)>, RpcError> {
+        if req.stateless.is_none() {
+            return Ok(None);
+        }
+        let binding = Binding::new(method, name, arguments, &self.principal_key());
+        let retry = jsonrpc::parse_params::<Retry>(params)?.unwrap_or_default();
+        let answers = answers(self, &binding, retry)?;
+        Ok(Some((InputRound::new(answers), binding)))
     }
 
     /// `tools/call`. A call that finishes at once is answered here; one that waits goes on in
     /// a task of its own (listed in flight, so `notifications/cancelled` stops it).
-    pub(crate) fn call_tool(self: &Arc<Self>, id: &RawValue, params: Option<&RawValue>) {
-        let id_text = id.get();
-        let params = match jsonrpc::parse_params::<CallToolParams<'_>>(params) {
+    pub(crate) fn call_tool(self: &Arc<Self>, req: &Req<'_>, raw: Option<&RawValue>) {
+        let id_text = req.id();
+        let fail = |e: RpcError| self.respond(id_text, jsonrpc::error_response(id_text, &e));
+        let params = match jsonrpc::parse_params::<CallToolParams<'_>>(raw) {
             Ok(Some(p)) => p,
             Ok(None) => {
-                let e = RpcError::new(code::INVALID_PARAMS, "`tools/call` needs params");
-                return self.respond(id_text, jsonrpc::error_response(id_text, &e));
+                return fail(RpcError::new(
+                    code::INVALID_PARAMS,
+                    "`tools/call` needs params",
+                ));
             }
-            Err(e) => return self.respond(id_text, jsonrpc::error_response(id_text, &e)),
+            Err(e) => return fail(e),
         };
-        let Some(entry) = self.active_entry(&params.name) else {
-            let e = unknown_tool(&params.name);
-            return self.respond(id_text, jsonrpc::error_response(id_text, &e));
+        let Some(entry) = self.active_entry(req, &params.name) else {
+            return fail(unknown_tool(&params.name));
         };
         let arguments = match params.arguments {
             Value::Null => Map::new(),
             Value::Object(m) => m,
             _ => {
-                let e = RpcError::new(code::INVALID_PARAMS, "`arguments` must be an object");
-                return self.respond(id_text, jsonrpc::error_response(id_text, &e));
+                return fail(RpcError::new(
+                    code::INVALID_PARAMS,
+                    "`arguments` must be an object",
+                ));
             }
         };
-        let ctx = self.call_context(&entry, id_text, params.meta);
+        let (round, binding) = match self.round_of(req, raw, "tools/call", &entry.name, &arguments)
+        {
+            Ok(Some((round, binding))) => (Some(round), Some(binding)),
+            Ok(None) => (None, None),
+            Err(e) => return fail(e),
+        };
+        let ctx = self.call_context(entry.name.clone(), req, params.meta, round);
         let cancel = ctx.cancellation().clone();
-        let era = Era::of(ctx.protocol_version());
+        let era = self.era(req);
         let session = self.clone();
-        let mut run = Box::pin(async move { session.run_tool(&entry, arguments, ctx).await });
+        let id = id_text.to_owned();
+        let mut run = Box::pin(async move {
+            let finish = session.run_tool(&entry, arguments, ctx.clone()).await;
+            session.call_response(&id, &ctx, era, binding.as_ref(), finish)
+        });
         // Most calls finish without waiting for anything: answer those right here, sparing a
         // task and a hand-off between threads. A call that is not done yet goes on in a task
         // of its own, whose first poll registers the wakers it really needs (the one used
         // here wakes nothing).
         let mut here = Context::from_waker(std::task::Waker::noop());
-        if let Poll::Ready(result) = run.as_mut().poll(&mut here) {
-            return self.respond(id_text, result.respond(id_text, era));
+        if let Poll::Ready(response) = run.as_mut().poll(&mut here) {
+            return self.respond(id_text, response);
         }
-        let id_owned = id_text.to_owned();
-        self.spawn_tracked(
-            id_text,
-            cancel,
-            async move { run.await.respond(&id_owned, era) },
-        );
+        self.spawn_tracked(id_text, cancel, run);
+    }
+
+    /// The response to a call: its result in the era's shape, the input it needs, or the
+    /// protocol error its round ended with.
+    fn call_response(
+        &self,
+        id: &str,
+        ctx: &Ctx,
+        era: Era,
+        binding: Option<&Binding>,
+        finish: Finish<ToolResult>,
+    ) -> String {
+        let end = ctx.state.input.as_ref().map(InputRound::end);
+        match (finish, end, binding) {
+            (Finish::NeedsInput, Some(end), Some(binding)) => {
+                input_required(self, id, binding, end)
+            }
+            (
+                Finish::Done(result),
+                Some(RoundEnd {
+                    refusal: Some(e), ..
+                }),
+                _,
+            ) if result.is_error => jsonrpc::error_response(id, &e),
+            (Finish::Done(result), _, _) => result.respond(id, era, &self.server.shared.info),
+            (Finish::NeedsInput, _, _) => jsonrpc::error_response(
+                id,
+                &RpcError::new(
+                    code::INTERNAL_ERROR,
+                    "the tool waits for input no round can give",
+                ),
+            ),
+        }
     }
 
     /// Validates the arguments, runs the tool (catching a panic, within its time limit) and
-    /// shapes its result; then applies the tool changes the result asks for.
+    /// shapes its result; then applies the tool changes the result asks for. A stateless
+    /// call that waits for input its round cannot give ends early.
     pub(crate) async fn run_tool(
         &self,
         entry: &Entry,
         arguments: Map<String, Value>,
         ctx: Ctx,
-    ) -> ToolResult {
+    ) -> Finish<ToolResult> {
         let arguments = Value::Object(arguments);
         if let Err(why) = entry.def.validate(&arguments) {
-            return ToolResult::error(format!(
+            return Finish::Done(ToolResult::error(format!(
                 "Invalid arguments for tool `{}`:\n{why}",
                 entry.name
-            ));
+            )));
         }
         let Value::Object(arguments) = arguments else {
             unreachable!("built as an object above")
@@ -167,20 +271,30 @@ impl Session {
             states: self.server.shared.states.clone(),
             ctx: ctx.clone(),
         };
-        let run = logging::scope(ctx.clone(), CatchUnwind(entry.call.invoke(call)));
-        let outcome = match entry.def.timeout().or(self.server.shared.timeout) {
+        let run = logging::scope(
+            ctx.clone(),
+            UntilInput::new(
+                CatchUnwind(entry.call.invoke(call)),
+                ctx.state.input.as_ref(),
+            ),
+        );
+        let finish = match entry.def.timeout().or(self.server.shared.timeout) {
             None => run.await,
             Some(limit) => match tokio::time::timeout(limit, run).await {
-                Ok(outcome) => outcome,
+                Ok(finish) => finish,
                 Err(_) => {
                     ctx.state.cancel.cancel();
-                    return ToolResult::error(format!(
+                    return Finish::Done(ToolResult::error(format!(
                         "tool `{}` timed out after {}",
                         entry.name,
                         format_duration(limit)
-                    ));
+                    )));
                 }
             },
+        };
+        let outcome = match finish {
+            Finish::NeedsInput => return Finish::NeedsInput,
+            Finish::Done(outcome) => outcome,
         };
         let mut result = match outcome {
             Ok(r) => r,
@@ -193,12 +307,16 @@ impl Session {
                 disable: std::mem::take(&mut result.disable_tools),
                 ..Batch::default()
             };
-            if let Err(e) = self.apply_tools(Some(&ctx.state.related), &batch) {
+            if let Err(e) = ctx
+                .state
+                .conn
+                .change_tools(Some(&ctx.state.related), &batch)
+            {
                 tracing::warn!(tool = %entry.name, error = %e, "the result's tool changes were refused");
             }
         }
         ctx.state.progress.settle().await;
-        result
+        Finish::Done(result)
     }
 }
 

@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 use super::def::{
     Annotations, ToolDef, generator, reserved_meta_key, resolve_ref, retain_referenced,
 };
+use super::headers::param_headers;
 use super::validate::Validator;
 
 /// What the macros say about one parameter of a tool.
@@ -25,6 +26,9 @@ pub struct ParamSpec {
     pub description: Option<&'static str>,
     /// Whether a missing argument takes the type's `Default` (`#[arg(default)]`).
     pub default: bool,
+    /// The header clients mirror the argument into over HTTP (`#[arg(header = "Region")]`
+    /// gives `Mcp-Param-Region`, and `"x-mcp-header": "Region"` in the schema).
+    pub header: Option<&'static str>,
 }
 
 /// Collects a tool's definition while a server starts. Generated code calls its methods.
@@ -261,6 +265,9 @@ impl DefBuilder {
         if let Some(d) = spec.description {
             schema.insert("description".into(), Value::String(d.into()));
         }
+        if let Some(h) = spec.header {
+            schema.insert("x-mcp-header".into(), Value::String(h.into()));
+        }
         if spec.name.is_empty() {
             self.problems.push(
                 "a parameter whose pattern is not a plain name is an argument here: name it, or give it `#[arg(rename = \"…\")]`"
@@ -331,6 +338,13 @@ impl DefBuilder {
                 None
             }
         };
+        let param_headers = match param_headers(&input_schema) {
+            Ok(found) => found,
+            Err(problems) => {
+                self.problems.extend(problems);
+                Vec::new()
+            }
+        };
         if !self.problems.is_empty() {
             return Err(self.problems);
         }
@@ -394,6 +408,7 @@ impl DefBuilder {
                 .map(|(name, html)| (ui_uri.unwrap_or_default(), name, html)),
             examples: self.examples,
             output_validator,
+            param_headers,
         })
     }
 

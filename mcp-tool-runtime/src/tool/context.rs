@@ -16,7 +16,9 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::protocol::wire::{LogParams, ProgressParams, number};
-use crate::protocol::{ProtocolVersion, RpcError, jsonrpc};
+use crate::protocol::{LogLevel, ProtocolVersion, RpcError, jsonrpc};
+
+use super::input::InputRound;
 
 /// The answer to a request the server made of the client.
 pub(crate) type Answer<'a> = Pin<Box<dyn Future<Output = Result<Value, RpcError>> + Send + 'a>>;
@@ -44,6 +46,8 @@ pub(crate) trait Connection: Send + Sync {
     ) -> Result<Vec<String>, String>;
     /// The active tools' names, in order.
     fn active_tools(&self) -> Vec<String>;
+    /// The running server the connection belongs to (the server layer's handle).
+    fn server(&self) -> &(dyn std::any::Any + Send + Sync);
 }
 
 /// What the client said about itself.
@@ -86,6 +90,19 @@ pub(crate) struct CallState {
     pub(crate) conn: Arc<dyn Connection>,
     pub(crate) cancel: CancellationToken,
     pub(crate) progress: ProgressState,
+    /// Which log messages go to the client.
+    pub(crate) log: LogPolicy,
+    /// For a stateless (2026-07-28) request: the answers it came with and what it asks.
+    pub(crate) input: Option<InputRound>,
+}
+
+/// Which log messages of a call go to the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LogPolicy {
+    /// As the session's `logging/setLevel` says (2025-11-25 and earlier).
+    Session,
+    /// As the request's `_meta` says: at and above this level, or none (2026-07-28).
+    Request(Option<LogLevel>),
 }
 
 /// The context of the current call: its request (id, `_meta`, the tool), its client and the
@@ -189,6 +206,7 @@ impl Ctx {
             conn: self.state.conn.clone(),
             related: Some(self.state.related.clone()),
             name: None,
+            policy: self.state.log,
         }
     }
 
@@ -334,60 +352,15 @@ impl fmt::Debug for CancellationToken {
     }
 }
 
-/// The severity of a log message (RFC 5424 levels, as MCP uses them).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-#[allow(missing_docs)]
-pub enum LogLevel {
-    Debug,
-    Info,
-    Notice,
-    Warning,
-    Error,
-    Critical,
-    Alert,
-    Emergency,
-}
-
-impl LogLevel {
-    /// Every level, least severe first.
-    pub const ALL: [LogLevel; 8] = [
-        LogLevel::Debug,
-        LogLevel::Info,
-        LogLevel::Notice,
-        LogLevel::Warning,
-        LogLevel::Error,
-        LogLevel::Critical,
-        LogLevel::Alert,
-        LogLevel::Emergency,
-    ];
-
-    /// The level's name on the wire.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LogLevel::Debug => "debug",
-            LogLevel::Info => "info",
-            LogLevel::Notice => "notice",
-            LogLevel::Warning => "warning",
-            LogLevel::Error => "error",
-            LogLevel::Critical => "critical",
-            LogLevel::Alert => "alert",
-            LogLevel::Emergency => "emergency",
-        }
-    }
-
-    /// Parses a level's wire name.
-    pub fn parse(s: &str) -> Option<LogLevel> {
-        Self::ALL.into_iter().find(|l| l.as_str() == s)
-    }
-}
-
-/// Sends log messages to the client (`notifications/message`), honouring the level the
-/// client set with `logging/setLevel`.
+/// Sends log messages to the client (`notifications/message`), honouring the level the client
+/// set with `logging/setLevel` (2025-11-25) or asked for in the request's `_meta` (2026-07-28:
+/// a request that asks for no level gets no log messages).
 #[derive(Clone)]
 pub struct Logger {
     conn: Arc<dyn Connection>,
     related: Option<Arc<str>>,
     name: Option<Arc<str>>,
+    policy: LogPolicy,
 }
 
 impl fmt::Debug for Logger {
@@ -413,12 +386,17 @@ impl Logger {
             conn: self.conn.clone(),
             related: self.related.clone(),
             name: Some(name.into()),
+            policy: self.policy,
         }
     }
 
     /// Logs any JSON-serializable data at `level`.
     pub fn log(&self, level: LogLevel, data: impl Serialize) {
-        if !self.conn.logs(level) {
+        let wanted = match self.policy {
+            LogPolicy::Session => self.conn.logs(level),
+            LogPolicy::Request(min) => min.is_some_and(|min| level >= min),
+        };
+        if !wanted {
             return;
         }
         let data = serde_json::to_value(data).unwrap_or_else(|e| Value::String(e.to_string()));

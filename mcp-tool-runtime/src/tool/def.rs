@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use crate::protocol::Era;
 use crate::protocol::wire::{self, ToolAnnotations};
 
+use super::headers::ParamHeader;
 use super::validate::Validator;
 
 /// The schema generator settings every tool uses: JSON Schema 2020-12, definitions under
@@ -90,6 +91,7 @@ pub struct ToolDef {
     pub(crate) ui: Option<(String, &'static str, &'static str)>,
     pub(crate) examples: Option<(Option<Value>, Option<Value>)>,
     pub(crate) output_validator: Option<Validator>,
+    pub(crate) param_headers: Vec<ParamHeader>,
 }
 
 impl std::fmt::Debug for ToolDef {
@@ -120,6 +122,11 @@ impl ToolDef {
     /// The tool's behaviour hints.
     pub fn annotations(&self) -> &Annotations {
         &self.annotations
+    }
+
+    /// The arguments clients mirror into `Mcp-Param-*` headers over HTTP (`x-mcp-header`).
+    pub fn param_headers(&self) -> &[ParamHeader] {
+        &self.param_headers
     }
 
     /// The input schema, exactly as advertised.

@@ -3,15 +3,16 @@
 //! the answer checked against it).
 
 use schemars::JsonSchema;
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::context::{ClientInfo, Ctx};
 use super::extract::{FromContext, ToolCall};
+use super::input::{InputKind, missing_capability};
 use super::result::ToolError;
-use crate::protocol::wire::ElicitParams;
-use crate::protocol::{Content, Role, RpcError, jsonrpc};
+use crate::protocol::wire::{ElicitParams, ListRootsResult};
+use crate::protocol::{Content, Role, Root, RpcError, code, jsonrpc};
 
 /// One message of a sampling request.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -96,27 +97,6 @@ pub struct SamplingResult {
 }
 
 impl SamplingResult {
-    /// Checks the shape of an answer: `role`, `model`, and `content` as a block (or a list of
-    /// blocks) with a `type`.
-    fn check(raw: Value) -> Result<Self, String> {
-        let blocks = match &raw["content"] {
-            Value::Array(blocks) => blocks.iter().collect::<Vec<_>>(),
-            block @ Value::Object(_) => vec![block],
-            Value::Null => return Err("it has no `content`".into()),
-            _ => return Err("its `content` is neither a block nor a list of blocks".into()),
-        };
-        if let Some(bad) = blocks.iter().position(|b| !b["type"].is_string()) {
-            return Err(format!("content block {bad} has no `type`"));
-        }
-        if !raw["role"].is_string() {
-            return Err("it has no `role`".into());
-        }
-        if !raw["model"].is_string() {
-            return Err("it has no `model`".into());
-        }
-        Ok(SamplingResult { raw })
-    }
-
     /// The text of the answer's content (text blocks joined), empty if it has none.
     pub fn text(&self) -> String {
         match &self.raw["content"] {
@@ -164,10 +144,44 @@ impl FromContext for Peer {
     }
 }
 
+/// Input requests under a key of the tool's choosing (see [`Ctx::input`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Input<'a> {
+    ctx: &'a Ctx,
+    key: &'a str,
+}
+
+impl<'a> Input<'a> {
+    /// Asks the user for values of type `T` (see [`Ctx::elicit`]).
+    pub async fn elicit<T: DeserializeOwned + JsonSchema>(
+        self,
+        message: impl Into<String>,
+    ) -> Result<Elicitation<T>, ToolError> {
+        elicit(self.ctx, Some(self.key), message.into()).await
+    }
+
+    /// Asks the client's model for a message (see [`Peer::sample`]).
+    pub async fn sample(self, request: SamplingRequest) -> Result<SamplingResult, ToolError> {
+        sample(self.ctx, Some(self.key), &request).await
+    }
+
+    /// Asks the client for its roots (see [`Ctx::roots`]).
+    pub async fn roots(self) -> Result<Vec<Root>, ToolError> {
+        roots(self.ctx, Some(self.key)).await
+    }
+}
+
 impl Ctx {
     /// The client, for requests the server makes of it (sampling, elicitation).
     pub fn peer(&self) -> Peer {
         Peer { ctx: self.clone() }
+    }
+
+    /// Input requests named by `key`, for clients that look at the keys (in 2026-07-28 an
+    /// input request travels under a key, `elicitation-1` and so on by default; in
+    /// 2025-11-25 the key is not sent).
+    pub fn input<'a>(&'a self, key: &'a str) -> Input<'a> {
+        Input { ctx: self, key }
     }
 
     /// Asks the client's model for an answer to `prompt` (see [`Peer::sample`]).
@@ -176,19 +190,125 @@ impl Ctx {
         prompt: impl Into<String>,
         max_tokens: u32,
     ) -> Result<String, ToolError> {
-        let result = self
-            .peer()
-            .sample(SamplingRequest::new(max_tokens).user(prompt))
-            .await?;
+        let result = sample(self, None, &SamplingRequest::new(max_tokens).user(prompt)).await?;
         Ok(result.text())
     }
 
-    /// Asks the user for values of type `T` (see [`Peer::elicit`]).
+    /// Asks the user for values of type `T` (`elicitation/create`); `T` is a flat struct of
+    /// strings, numbers, integers, booleans and enums, with defaults where given. Fails with
+    /// a clear error when the client did not declare the `elicitation` capability, or when an
+    /// accepted answer does not fit the requested schema (each broken rule named).
+    ///
+    /// In 2026-07-28 the request ends with an input request and the tool runs again from the
+    /// start when the client answers (see the `tool` module's docs on input).
     pub async fn elicit<T: DeserializeOwned + JsonSchema>(
         &self,
         message: impl Into<String>,
     ) -> Result<Elicitation<T>, ToolError> {
-        self.peer().elicit(message).await
+        elicit(self, None, message.into()).await
+    }
+
+    /// The client's roots (`roots/list`): the folders or files it exposes to the server.
+    pub async fn roots(&self) -> Result<Vec<Root>, ToolError> {
+        roots(self, None).await
+    }
+
+    /// Asks the client for input of `kind`: a request on the session (2025-11-25), or an input
+    /// request of this round (2026-07-28). The answer's shape is checked.
+    async fn ask(
+        &self,
+        key: Option<&str>,
+        kind: InputKind,
+        params: Value,
+    ) -> Result<Value, ToolError> {
+        let state = &self.state;
+        let answer = match &state.input {
+            Some(round) => round.ask(key, kind, params, &state.client).await?,
+            None => {
+                if !state.client.has_capability(kind.capability()) {
+                    return Err(missing_capability(kind.capability()));
+                }
+                state
+                    .conn
+                    .request(
+                        Some(&state.related),
+                        kind.method(),
+                        jsonrpc::json_string(&params),
+                    )
+                    .await
+                    .map_err(|e| ToolError::new(failure(kind), e.message))?
+            }
+        };
+        kind.check(&answer).map_err(|why| {
+            ToolError::new(
+                failure(kind),
+                format!(
+                    "the client's answer is not a result of `{}`: {why}",
+                    kind.method()
+                ),
+            )
+        })?;
+        Ok(answer)
+    }
+}
+
+/// The error code of a failed input request.
+fn failure(kind: InputKind) -> &'static str {
+    match kind {
+        InputKind::Elicitation => "ELICITATION_FAILED",
+        InputKind::Sampling => "SAMPLING_FAILED",
+        InputKind::Roots => "ROOTS_FAILED",
+    }
+}
+
+async fn sample(
+    ctx: &Ctx,
+    key: Option<&str>,
+    request: &SamplingRequest,
+) -> Result<SamplingResult, ToolError> {
+    let params = serde_json::to_value(request)
+        .map_err(|e| ToolError::new("SAMPLING_FAILED", e.to_string()))?;
+    let raw = ctx.ask(key, InputKind::Sampling, params).await?;
+    Ok(SamplingResult { raw })
+}
+
+async fn roots(ctx: &Ctx, key: Option<&str>) -> Result<Vec<Root>, ToolError> {
+    let answer = ctx
+        .ask(key, InputKind::Roots, Value::Object(Map::new()))
+        .await?;
+    ListRootsResult::deserialize(answer)
+        .map(|r| r.roots)
+        .map_err(|e| ToolError::new("ROOTS_FAILED", format!("the client's roots: {e}")))
+}
+
+async fn elicit<T: DeserializeOwned + JsonSchema>(
+    ctx: &Ctx,
+    key: Option<&str>,
+    message: String,
+) -> Result<Elicitation<T>, ToolError> {
+    let schema = requested_schema::<T>().map_err(|e| ToolError::new("BAD_ELICITATION", e))?;
+    let params = serde_json::to_value(ElicitParams {
+        mode: "form",
+        message: &message,
+        requested_schema: &schema,
+    })
+    .map_err(|e| ToolError::new("BAD_ELICITATION", e.to_string()))?;
+    let answer = ctx.ask(key, InputKind::Elicitation, params).await?;
+    let failed = |why: String| ToolError::new("ELICITATION_FAILED", why);
+    match answer["action"].as_str() {
+        Some("accept") => {
+            let content = answer.get("content").cloned().unwrap_or(json!({}));
+            super::def::check_against(&schema, &content).map_err(|why| {
+                failed(format!(
+                    "the answer does not fit the requested schema:\n{why}"
+                ))
+            })?;
+            T::deserialize(content)
+                .map(Elicitation::Accept)
+                .map_err(|e| failed(format!("the answer does not fit the requested schema: {e}")))
+        }
+        Some("decline") => Ok(Elicitation::Decline),
+        _ => Ok(Elicitation::Cancel),
     }
 }
 
@@ -198,91 +318,42 @@ impl Peer {
         self.ctx.client()
     }
 
-    /// Sends a request to the client and waits for its answer.
+    /// Sends a request to the client and waits for its answer (2025-11-25 sessions; in
+    /// 2026-07-28 a server asks only for elicitation, sampling and roots, through
+    /// [`Peer::elicit`], [`Peer::sample`] and [`Ctx::roots`]).
     pub async fn request<P: Serialize + ?Sized>(
         &self,
         method: &str,
         params: &P,
     ) -> Result<Value, RpcError> {
         let state = &self.ctx.state;
+        if state.input.is_some() {
+            return Err(RpcError::new(
+                code::INTERNAL_ERROR,
+                format!(
+                    "`{method}`: in protocol 2026-07-28 a server makes no requests of the client; it asks for input (elicitation, sampling, roots) instead"
+                ),
+            ));
+        }
         state
             .conn
             .request(Some(&state.related), method, jsonrpc::json_string(params))
             .await
     }
 
-    /// Fails with a clear error unless the client declared `capability`.
-    fn require(&self, capability: &str, what: &str) -> Result<(), ToolError> {
-        if self.client().has_capability(capability) {
-            Ok(())
-        } else {
-            Err(ToolError::new(
-                "MISSING_CLIENT_CAPABILITY",
-                format!(
-                    "the client did not declare the `{capability}` capability, so {what} is not available"
-                ),
-            ))
-        }
-    }
-
     /// Asks the client's model for a message (`sampling/createMessage`). Fails with a clear
     /// error when the client did not declare the `sampling` capability, or answers with
     /// something that is not a sampling result.
     pub async fn sample(&self, request: SamplingRequest) -> Result<SamplingResult, ToolError> {
-        self.require("sampling", "sampling")?;
-        let raw = self
-            .request("sampling/createMessage", &request)
-            .await
-            .map_err(|e| ToolError::new("SAMPLING_FAILED", e.message))?;
-        SamplingResult::check(raw).map_err(|why| {
-            ToolError::new(
-                "SAMPLING_FAILED",
-                format!("the client's answer is not a sampling result: {why}"),
-            )
-        })
+        sample(&self.ctx, None, &request).await
     }
 
-    /// Asks the user for values of type `T` (`elicitation/create`); `T` is a flat struct of
-    /// strings, numbers, integers, booleans and enums, with defaults where given. Fails with
-    /// a clear error when the client did not declare the `elicitation` capability, or when an
-    /// accepted answer does not fit the requested schema (each broken rule named).
+    /// Asks the user for values of type `T` (see [`Ctx::elicit`]).
     pub async fn elicit<T: DeserializeOwned + JsonSchema>(
         &self,
         message: impl Into<String>,
     ) -> Result<Elicitation<T>, ToolError> {
-        self.require("elicitation", "elicitation")?;
-        let schema = requested_schema::<T>().map_err(|e| ToolError::new("BAD_ELICITATION", e))?;
-        let message = message.into();
-        let params = ElicitParams {
-            mode: "form",
-            message: &message,
-            requested_schema: &schema,
-        };
-        let answer = self
-            .request("elicitation/create", &params)
-            .await
-            .map_err(|e| ToolError::new("ELICITATION_FAILED", e.message))?;
-        let failed = |why: String| ToolError::new("ELICITATION_FAILED", why);
-        match answer["action"].as_str() {
-            Some("accept") => {
-                let content = answer.get("content").cloned().unwrap_or(json!({}));
-                super::def::check_against(&schema, &content).map_err(|why| {
-                    failed(format!(
-                        "the answer does not fit the requested schema:\n{why}"
-                    ))
-                })?;
-                T::deserialize(content)
-                    .map(Elicitation::Accept)
-                    .map_err(|e| {
-                        failed(format!("the answer does not fit the requested schema: {e}"))
-                    })
-            }
-            Some("decline") => Ok(Elicitation::Decline),
-            Some("cancel") => Ok(Elicitation::Cancel),
-            other => Err(failed(format!(
-                "the client answered with an unknown action {other:?}"
-            ))),
-        }
+        elicit(&self.ctx, None, message.into()).await
     }
 }
 

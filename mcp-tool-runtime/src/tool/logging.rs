@@ -12,7 +12,8 @@ use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::layer::Context;
 
-use super::context::{Ctx, LogLevel};
+use super::context::Ctx;
+use crate::protocol::LogLevel;
 
 tokio::task_local! {
     static CALL: Ctx;

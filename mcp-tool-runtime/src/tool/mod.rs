@@ -12,6 +12,8 @@ pub(crate) mod context;
 pub(crate) mod def;
 pub(crate) mod dynamic;
 pub(crate) mod extract;
+pub(crate) mod headers;
+pub(crate) mod input;
 pub(crate) mod interact;
 pub(crate) mod logging;
 pub(crate) mod record;
@@ -19,17 +21,19 @@ pub(crate) mod result;
 pub(crate) mod sync;
 pub(crate) mod validate;
 
+pub use crate::protocol::{LogLevel, Root};
 pub use builder::{DefBuilder, ParamSpec};
 pub use context::{
-    Batch, CancellationToken, ClientInfo, Ctx, Identity, LogLevel, Logger, Progress, ToolManager,
+    Batch, CancellationToken, ClientInfo, Ctx, Identity, Logger, Progress, ToolManager,
 };
 pub use def::{Annotations, ToolDef};
 pub use dynamic::{DynamicArgs, DynamicTool, PropertyType, ToolProperty};
 pub use extract::{
     Args, FromContext, FromToolCall, Meta, Rejection, RequestId, Requirements, State, ToolCall,
 };
+pub use headers::ParamHeader;
 pub use interact::{
-    Elicitation, Peer, SamplingMessage, SamplingRequest, SamplingResult, requested_schema,
+    Elicitation, Input, Peer, SamplingMessage, SamplingRequest, SamplingResult, requested_schema,
 };
 pub use logging::ClientLogLayer;
 pub use record::{BoxFuture, ServiceType, ToolRecord, ToolSet};

@@ -11,7 +11,9 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::protocol::wire::LegacyCallToolResult;
+use crate::protocol::wire::{
+    Implementation, LegacyCallToolResult, ResultMeta, StatelessCallToolResult,
+};
 use crate::protocol::{Content, Era, jsonrpc};
 
 /// The full result of one tool call: MCP's `CallToolResult`.
@@ -89,8 +91,24 @@ impl ToolResult {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
-    /// The response to request `id` carrying this result, as a client of `era` reads it.
-    pub(crate) fn respond(&self, id: &str, era: Era) -> String {
+    /// The response to request `id` carrying this result, as a client of `era` reads it: in
+    /// 2026-07-28 with `resultType` and the server's identity (`info`) in `_meta`.
+    pub(crate) fn respond(&self, id: &str, era: Era, info: &Implementation) -> String {
+        if era.is_stateless() {
+            return jsonrpc::result_response(
+                id,
+                &StatelessCallToolResult {
+                    content: &self.content,
+                    structured_content: self.structured_content.as_ref(),
+                    is_error: self.is_error,
+                    result_type: "complete",
+                    meta: ResultMeta {
+                        server_info: info,
+                        extra: self.meta.as_ref(),
+                    },
+                },
+            );
+        }
         if era.has_structured() {
             return jsonrpc::result_response(id, self);
         }
@@ -481,7 +499,7 @@ mod tests {
             structured_content: Some(json!({ "id": 1 })),
             ..ToolResult::default()
         };
-        let text = result.respond("1", Era::Annotations);
+        let text = result.respond("1", Era::Annotations, &Implementation::default());
         let v: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(
             v["result"],

@@ -18,14 +18,16 @@ use serde::Serialize;
 use tokio::sync::{mpsc, watch};
 
 use crate::protocol::jsonrpc::{self, Message};
+use crate::protocol::meta::RequestMeta;
 use crate::protocol::{ProtocolVersion, RpcError, code};
 use crate::server::ServerHandle;
-use crate::server::session::{Deliver, Opening, Outgoing, Session};
+use crate::server::session::{Deliver, Opening, Outgoing, Principal, Session};
 use crate::tool::Identity;
 
 use super::auth::AuthError;
 use super::config::HttpConfig;
-use super::sse;
+use super::origin::check_origin;
+use super::{headers, sse};
 
 const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
 const VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
@@ -140,9 +142,9 @@ fn spawn_reaper(endpoint: &Arc<Endpoint>) {
 }
 
 /// A refused request's response (boxed: it is the cold path).
-type Refusal = Box<Response>;
+pub(super) type Refusal = Box<Response>;
 
-fn refuse(status: StatusCode, code: i64, message: &str) -> Refusal {
+pub(super) fn refuse(status: StatusCode, code: i64, message: &str) -> Refusal {
     Box::new(rpc_error(status, code, message))
 }
 
@@ -150,65 +152,6 @@ fn refuse(status: StatusCode, code: i64, message: &str) -> Refusal {
 fn rpc_error(status: StatusCode, code: i64, message: &str) -> Response {
     let body = jsonrpc::error_response("null", &RpcError::new(code, message));
     (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
-}
-
-/// Host and Origin checks (DNS rebinding protection).
-fn check_origin(config: &HttpConfig, headers: &HeaderMap) -> Result<(), Refusal> {
-    if let Some(host) = headers.get(header::HOST) {
-        let host = host.to_str().unwrap_or("");
-        let allowed = match &config.allowed_hosts {
-            None => is_loopback_host(host),
-            Some(list) => list.iter().any(|a| a == "*" || host_matches(a, host)),
-        };
-        if !allowed {
-            return Err(refuse(
-                StatusCode::FORBIDDEN,
-                code::INVALID_REQUEST,
-                &format!("Forbidden: Host `{host}` is not allowed"),
-            ));
-        }
-    }
-    if let Some(origin) = headers.get(header::ORIGIN) {
-        let origin = origin.to_str().unwrap_or("");
-        let allowed = match &config.allowed_origins {
-            None => origin_host(origin).is_some_and(is_loopback_host),
-            Some(list) => list
-                .iter()
-                .any(|a| a == "*" || a.eq_ignore_ascii_case(origin)),
-        };
-        if !allowed {
-            return Err(refuse(
-                StatusCode::FORBIDDEN,
-                code::INVALID_REQUEST,
-                &format!("Forbidden: Origin `{origin}` is not allowed"),
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// `host[:port]` without the port (IPv6 literals keep their brackets).
-fn strip_port(host: &str) -> &str {
-    if host.starts_with('[') {
-        return host.find(']').map_or(host, |end| &host[..=end]);
-    }
-    host.rsplit_once(':').map_or(host, |(name, _)| name)
-}
-
-fn is_loopback_host(host: &str) -> bool {
-    let name = strip_port(host).to_ascii_lowercase();
-    name == "localhost" || name == "127.0.0.1" || name == "[::1]" || name.ends_with(".localhost")
-}
-
-fn host_matches(allowed: &str, host: &str) -> bool {
-    allowed.eq_ignore_ascii_case(host) || allowed.eq_ignore_ascii_case(strip_port(host))
-}
-
-/// The host part of an origin (`scheme://host[:port]`).
-fn origin_host(origin: &str) -> Option<&str> {
-    origin
-        .split_once("://")
-        .map(|(_, rest)| rest.trim_end_matches('/'))
 }
 
 impl Endpoint {
@@ -312,6 +255,7 @@ impl Endpoint {
                 &self.server,
                 crate::server::session::Outbound::Routed(to),
                 Opening {
+                    principal: principal_of(identity.as_ref()),
                     identity: identity.clone(),
                     one_shot: None,
                 },
@@ -446,6 +390,26 @@ async fn handle_post(
     {
         return *r;
     }
+    let header_version = parts
+        .headers
+        .get(&VERSION_HEADER)
+        .map(|v| v.to_str().unwrap_or("?").to_owned());
+    let stateless = header_version
+        .as_deref()
+        .and_then(ProtocolVersion::parse)
+        .is_some_and(ProtocolVersion::is_stateless)
+        || matches!(&message, Message::Request { method, params, .. }
+            if RequestMeta::is_stateless(method, *params));
+    if stateless {
+        return stateless_request(
+            &endpoint,
+            &parts,
+            message,
+            header_version.as_deref(),
+            identity,
+        )
+        .await;
+    }
     let version = match check_version(&parts.headers) {
         Ok(v) => v,
         Err(r) => return *r,
@@ -484,13 +448,73 @@ async fn handle_post(
     let (tx, rx) = mpsc::unbounded_channel();
     lock(&http.routes).requests.insert(id.clone(), tx);
     http.session.dispatch(message);
-    let mut response = sse::respond(rx, endpoint.config.sse_responses).await;
+    let mut response = sse::respond(rx, endpoint.config.sse_responses, |_| StatusCode::OK).await;
     if let Some(session_id) = session_id
         && let Ok(v) = HeaderValue::from_str(&session_id)
     {
         response.headers_mut().insert(SESSION_HEADER, v);
     }
     response
+}
+
+/// A request of a stateless revision (2026-07-28): its `_meta` and headers checked, then
+/// answered on its own by a session for it alone; closing the response stream cancels it.
+async fn stateless_request(
+    endpoint: &Endpoint,
+    parts: &Parts,
+    message: Message<'_>,
+    header_version: Option<&str>,
+    identity: Option<Identity>,
+) -> Response {
+    let Message::Request { id, method, params } = &message else {
+        // The revision defines no notification or response a client sends over HTTP.
+        return StatusCode::ACCEPTED.into_response();
+    };
+    let version = match headers::check(
+        &endpoint.server,
+        &parts.headers,
+        header_version,
+        method,
+        *params,
+    ) {
+        Ok(v) => v,
+        Err(e) => {
+            let status = StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::BAD_REQUEST);
+            let body = jsonrpc::error_response(id.get(), &e);
+            return (status, [(header::CONTENT_TYPE, "application/json")], body).into_response();
+        }
+    };
+    let (tx, rx) = mpsc::unbounded_channel::<Outgoing>();
+    let session = Session::open(
+        &endpoint.server,
+        tx,
+        Opening {
+            principal: principal_of(identity.as_ref()),
+            identity,
+            one_shot: Some(version),
+        },
+    );
+    session.dispatch_as(message, true);
+    // The client leaving (the stream dropped) cancels what the request still runs.
+    tokio::spawn(async move {
+        session.out_gone().await;
+        session.close();
+    });
+    sse::respond(rx, endpoint.config.sse_responses, status_of).await
+}
+
+/// The HTTP status of a stateless request's JSON answer: from its error's code, if it is an
+/// error.
+fn status_of(response: &str) -> StatusCode {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        error: Option<RpcError>,
+    }
+    serde_json::from_str::<Probe>(response)
+        .ok()
+        .and_then(|p| p.error)
+        .and_then(|e| StatusCode::from_u16(e.http_status()).ok())
+        .unwrap_or(StatusCode::OK)
 }
 
 /// Stateless mode: a fresh session per POST, JSON only.
@@ -506,8 +530,9 @@ async fn stateless_post(
         &endpoint.server,
         tx,
         Opening {
+            principal: principal_of(identity.as_ref()),
             identity,
-            one_shot: Some(version.unwrap_or(ProtocolVersion::LATEST)),
+            one_shot: Some(version.unwrap_or(ProtocolVersion::LATEST_STATEFUL)),
         },
     );
     session.dispatch(message);
@@ -599,6 +624,14 @@ async fn handle_metadata(State(endpoint): State<Arc<Endpoint>>) -> Response {
         jsonrpc::json_string(&body),
     )
         .into_response()
+}
+
+/// Who a request comes from, for what outlives it in 2026-07-28.
+fn principal_of(identity: Option<&Identity>) -> Principal {
+    match identity {
+        Some(i) => Principal::Subject(i.subject.clone()),
+        None => Principal::Anonymous,
+    }
 }
 
 /// RFC 9728 protected-resource metadata.

@@ -30,6 +30,8 @@
 mod auth;
 mod config;
 mod endpoint;
+mod headers;
+mod origin;
 mod sse;
 
 use std::sync::atomic::Ordering;
@@ -84,9 +86,11 @@ impl ServerHandle {
         });
         let (stop_tx, mut stop_rx) = watch::channel(false);
         let signal_endpoint = endpoint.clone();
+        let server = self.clone();
         tokio::spawn(async move {
             shutdown_signal().await;
             tracing::info!("shutting down: refusing new requests, finishing calls in flight");
+            server.close_subscriptions();
             signal_endpoint.shutting_down.store(true, Ordering::SeqCst);
             let _ = signal_endpoint.shutdown.send(true);
             let _ = stop_tx.send(true);

@@ -12,9 +12,18 @@ use tokio::sync::{mpsc, watch};
 
 use crate::server::session::Outgoing;
 
-/// Answers one request: JSON when its response is the first message for it (unless `sse`),
-/// otherwise an SSE stream of everything that belongs to it, ending with the response.
-pub(super) async fn respond(mut rx: mpsc::UnboundedReceiver<Outgoing>, sse: bool) -> Response {
+/// How often a long stream (a listen stream, a call that takes its time) carries a comment,
+/// so that proxies keep it open and a client that left is noticed.
+const KEEP_ALIVE: Duration = Duration::from_secs(25);
+
+/// Answers one request: JSON when its response is the first message for it (unless `sse`, and
+/// always when `status` gives the response text a status other than 200); otherwise an SSE stream of everything
+/// that belongs to it, ending with the response.
+pub(super) async fn respond(
+    mut rx: mpsc::UnboundedReceiver<Outgoing>,
+    sse: bool,
+    status: impl FnOnce(&str) -> StatusCode,
+) -> Response {
     let Some(first) = rx.recv().await else {
         // The call was cancelled: no response will come.
         return StatusCode::ACCEPTED.into_response();
@@ -24,8 +33,16 @@ pub(super) async fn respond(mut rx: mpsc::UnboundedReceiver<Outgoing>, sse: bool
             // Cancelled: the client expects no response.
             return StatusCode::ACCEPTED.into_response();
         }
-        if !sse {
-            return ([(header::CONTENT_TYPE, "application/json")], first.text).into_response();
+        // An error with a status of its own (2026-07-28) is JSON even with `sse`: the status
+        // is part of the answer.
+        let status = status(&first.text);
+        if !sse || status != StatusCode::OK {
+            return (
+                status,
+                [(header::CONTENT_TYPE, "application/json")],
+                first.text,
+            )
+                .into_response();
         }
     }
     let stream =
@@ -33,7 +50,13 @@ pub(super) async fn respond(mut rx: mpsc::UnboundedReceiver<Outgoing>, sse: bool
             let mut rx = rx?;
             let message = match pending {
                 Some(m) => m,
-                None => rx.recv().await?,
+                None => match tokio::time::timeout(KEEP_ALIVE, rx.recv()).await {
+                    Ok(message) => message?,
+                    Err(_) => {
+                        let ping = Bytes::from_static(b": keep-alive\n\n");
+                        return Some((Ok(ping), (None, Some(rx))));
+                    }
+                },
             };
             if message.text.is_empty() {
                 return None;
@@ -50,6 +73,8 @@ pub(super) fn sse_response(body: Body) -> Response {
     Response::builder()
         .header(header::CONTENT_TYPE, "text/event-stream")
         .header(header::CACHE_CONTROL, "no-cache")
+        // Proxies that buffer (nginx) would hold each event back.
+        .header("x-accel-buffering", "no")
         .body(body)
         .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
 }
@@ -62,7 +87,7 @@ pub(super) fn standalone(
 ) -> Response {
     let stream =
         futures_util::stream::unfold((rx, shutdown), |(mut rx, mut shutdown)| async move {
-            let keepalive = tokio::time::sleep(Duration::from_secs(25));
+            let keepalive = tokio::time::sleep(KEEP_ALIVE);
             let event = tokio::select! {
                 message = rx.recv() => {
                     let message = message?;

@@ -1,0 +1,231 @@
+//! What a stateless (2026-07-28) request says about itself in its `_meta`: the protocol
+//! version, the client's capabilities and identity, the log level it wants, its progress
+//! token — read and checked the way the revision orders it (required fields first, then the
+//! version).
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::error::{RpcError, code};
+use super::version::ProtocolVersion;
+
+/// The `_meta` key of the request's protocol version.
+pub(crate) const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// The `_meta` key of the client's capabilities.
+pub(crate) const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// The `_meta` key of the log level the request wants.
+pub(crate) const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+
+/// The severity of a log message (RFC 5424 levels, as MCP uses them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[allow(missing_docs)]
+pub enum LogLevel {
+    Debug,
+    Info,
+    Notice,
+    Warning,
+    Error,
+    Critical,
+    Alert,
+    Emergency,
+}
+
+impl LogLevel {
+    /// Every level, least severe first.
+    pub const ALL: [LogLevel; 8] = [
+        LogLevel::Debug,
+        LogLevel::Info,
+        LogLevel::Notice,
+        LogLevel::Warning,
+        LogLevel::Error,
+        LogLevel::Critical,
+        LogLevel::Alert,
+        LogLevel::Emergency,
+    ];
+
+    /// The level's name on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogLevel::Debug => "debug",
+            LogLevel::Info => "info",
+            LogLevel::Notice => "notice",
+            LogLevel::Warning => "warning",
+            LogLevel::Error => "error",
+            LogLevel::Critical => "critical",
+            LogLevel::Alert => "alert",
+            LogLevel::Emergency => "emergency",
+        }
+    }
+
+    /// Parses a level's wire name.
+    pub fn parse(s: &str) -> Option<LogLevel> {
+        Self::ALL.into_iter().find(|l| l.as_str() == s)
+    }
+}
+
+/// The per-request `_meta` of a stateless request.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RequestMeta {
+    /// The version the request declares, as written (checked by [`RequestMeta::version`]).
+    pub(crate) declared_version: String,
+    /// The client's capabilities.
+    pub(crate) capabilities: Value,
+    /// The client's name and version (optional).
+    pub(crate) client_info: Value,
+    /// The level at and above which the request wants log messages; none: no log messages.
+    pub(crate) log_level: Option<LogLevel>,
+}
+
+#[derive(Deserialize)]
+struct Params<'a> {
+    #[serde(rename = "_meta", borrow, default)]
+    meta: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Fields<'a> {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
+    version: Option<Cow<'a, str>>,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", default)]
+    capabilities: Option<Value>,
+    #[serde(rename = "io.modelcontextprotocol/clientInfo", default)]
+    client_info: Option<Value>,
+    #[serde(rename = "io.modelcontextprotocol/logLevel", borrow, default)]
+    log_level: Option<Cow<'a, str>>,
+}
+
+fn invalid(why: String) -> RpcError {
+    RpcError::new(code::INVALID_PARAMS, why)
+}
+
+impl RequestMeta {
+    /// Whether a request speaks the stateless revisions: it says so in its `_meta`, or it is
+    /// one that only they have (`server/discover`, `subscriptions/listen`). Cheap for the
+    /// requests of a session: their params do not mention the revision's keys at all.
+    pub(crate) fn is_stateless(method: &str, params: Option<&RawValue>) -> bool {
+        matches!(method, "server/discover" | "subscriptions/listen")
+            || params.is_some_and(|p| {
+                let text = p.get();
+                text.contains(PROTOCOL_VERSION) || text.contains(CLIENT_CAPABILITIES)
+            })
+    }
+
+    /// Reads a stateless request's `_meta`; a missing `_meta` or a missing required field is
+    /// -32602, naming it.
+    pub(crate) fn parse(params: Option<&RawValue>) -> Result<RequestMeta, RpcError> {
+        let meta = match params {
+            None => None,
+            Some(p) => {
+                serde_json::from_str::<Params<'_>>(p.get())
+                    .map_err(|e| invalid(format!("Invalid params: {e}")))?
+                    .meta
+            }
+        };
+        let Some(meta) = meta else {
+            return Err(invalid(format!(
+                "a request of protocol 2026-07-28 carries `_meta` with `{PROTOCOL_VERSION}` and `{CLIENT_CAPABILITIES}`"
+            )));
+        };
+        let fields: Fields<'_> = serde_json::from_str(meta.get())
+            .map_err(|e| invalid(format!("Invalid `_meta`: {e}")))?;
+        let declared_version = fields
+            .version
+            .ok_or_else(|| invalid(format!("`_meta` needs `{PROTOCOL_VERSION}`")))?
+            .into_owned();
+        let capabilities = match fields.capabilities {
+            Some(c @ Value::Object(_)) => c,
+            Some(_) => {
+                return Err(invalid(format!(
+                    "`{CLIENT_CAPABILITIES}` must be an object"
+                )));
+            }
+            None => return Err(invalid(format!("`_meta` needs `{CLIENT_CAPABILITIES}`"))),
+        };
+        let log_level =
+            match fields.log_level {
+                None => None,
+                Some(level) => Some(LogLevel::parse(&level).ok_or_else(|| {
+                    invalid(format!("`{LOG_LEVEL}`: unknown log level `{level}`"))
+                })?),
+            };
+        Ok(RequestMeta {
+            declared_version,
+            capabilities,
+            client_info: fields.client_info.unwrap_or(Value::Null),
+            log_level,
+        })
+    }
+
+    /// The declared version, if this server speaks it; otherwise -32022 with the versions it
+    /// speaks.
+    pub(crate) fn version(&self) -> Result<ProtocolVersion, RpcError> {
+        ProtocolVersion::parse(&self.declared_version).ok_or_else(|| {
+            #[derive(serde::Serialize)]
+            struct Data<'a> {
+                supported: Vec<&'static str>,
+                requested: &'a str,
+            }
+            RpcError::new(
+                code::UNSUPPORTED_PROTOCOL_VERSION,
+                format!(
+                    "Unsupported protocol version `{}`; supported: {}",
+                    self.declared_version,
+                    ProtocolVersion::supported_list()
+                ),
+            )
+            .with_data(Data {
+                supported: ProtocolVersion::SUPPORTED
+                    .map(ProtocolVersion::as_str)
+                    .to_vec(),
+                requested: &self.declared_version,
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(params: &str) -> Result<RequestMeta, RpcError> {
+        let raw: Box<RawValue> = serde_json::from_str(params).unwrap();
+        RequestMeta::parse(Some(&raw))
+    }
+
+    #[test]
+    fn required_fields_are_checked_before_the_version() {
+        assert_eq!(parse("{}").unwrap_err().code, code::INVALID_PARAMS);
+        let e =
+            parse(r#"{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}"#).unwrap_err();
+        assert!(e.message.contains(PROTOCOL_VERSION), "{e}");
+        let e =
+            parse(r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"v999"}}"#).unwrap_err();
+        assert!(e.message.contains(CLIENT_CAPABILITIES), "{e}");
+        let meta = parse(
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"v999","io.modelcontextprotocol/clientCapabilities":{}}}"#,
+        )
+        .unwrap();
+        let e = meta.version().unwrap_err();
+        assert_eq!(e.code, code::UNSUPPORTED_PROTOCOL_VERSION);
+        assert_eq!(e.data.as_ref().unwrap()["requested"], "v999");
+        assert_eq!(e.data.as_ref().unwrap()["supported"][0], "2026-07-28");
+    }
+
+    #[test]
+    fn the_log_level_is_read_and_checked() {
+        let meta = parse(
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"warning"}}"#,
+        )
+        .unwrap();
+        assert_eq!(meta.log_level, Some(LogLevel::Warning));
+        assert_eq!(meta.version().unwrap(), ProtocolVersion::V2026_07_28);
+        let e = parse(
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"loud"}}"#,
+        )
+        .unwrap_err();
+        assert_eq!(e.code, code::INVALID_PARAMS);
+    }
+}

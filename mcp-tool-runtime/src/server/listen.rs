@@ -1,0 +1,157 @@
+//! `subscriptions/listen` (2026-07-28): the streams on which a client hears of changes — the
+//! tool, prompt and resource lists, and the resources it names. A stream is acknowledged
+//! first (with what the server agreed to send), every notification on it is tagged with the
+//! subscription's id (the listen request's id), and it carries only what the client asked for.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use crate::protocol::jsonrpc;
+use crate::protocol::wire::{
+    Acknowledged, Empty, ListenResult, ListenResultMeta, SubscriptionFilter, SubscriptionMeta,
+    Tagged, UriParams,
+};
+
+use super::session::{Principal, Session, lock};
+
+/// What changed.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Change<'a> {
+    /// The tool list: of everyone, or of one principal (its selection changed).
+    Tools(Option<&'a Principal>),
+    Prompts,
+    Resources,
+    /// One resource's contents.
+    Updated(&'a str),
+}
+
+struct Listener {
+    session: Arc<Session>,
+    /// The listen request's canonical id: its stream.
+    related: Arc<str>,
+    /// The listen request's id as the client wrote it: the subscription id.
+    subscription_id: Box<RawValue>,
+    filter: SubscriptionFilter,
+}
+
+impl Listener {
+    fn wants(&self, change: Change<'_>) -> bool {
+        match change {
+            Change::Tools(principal) => {
+                self.filter.tools_list_changed
+                    && principal.is_none_or(|p| *p == self.session.principal)
+            }
+            Change::Prompts => self.filter.prompts_list_changed,
+            Change::Resources => self.filter.resources_list_changed,
+            Change::Updated(uri) => self.filter.resource_subscriptions.iter().any(|u| u == uri),
+        }
+    }
+
+    fn send<P: Serialize>(&self, method: &str, params: P) {
+        let tagged = Tagged {
+            params,
+            meta: SubscriptionMeta {
+                subscription_id: &self.subscription_id,
+            },
+        };
+        self.session.emit(
+            jsonrpc::notification(method, &tagged),
+            Some(&self.related),
+            false,
+        );
+    }
+}
+
+/// The open listen streams of a server.
+#[derive(Default)]
+pub(crate) struct Listeners {
+    next: AtomicU64,
+    live: Mutex<HashMap<u64, Listener>>,
+}
+
+impl Listeners {
+    /// Opens a stream for `session`'s request `id`: acknowledges `filter` and keeps the
+    /// stream until the client leaves. Returns its key.
+    pub(crate) fn open(
+        &self,
+        session: &Arc<Session>,
+        id: &RawValue,
+        filter: SubscriptionFilter,
+    ) -> u64 {
+        let listener = Listener {
+            session: session.clone(),
+            related: jsonrpc::id_key(id.get()),
+            subscription_id: id.to_owned(),
+            filter,
+        };
+        listener.send(
+            "notifications/subscriptions/acknowledged",
+            Acknowledged {
+                notifications: &listener.filter,
+            },
+        );
+        let key = self.next.fetch_add(1, Ordering::Relaxed);
+        lock(&self.live).insert(key, listener);
+        key
+    }
+
+    pub(crate) fn remove(&self, key: u64) {
+        lock(&self.live).remove(&key);
+    }
+
+    /// Ends the stream of `session`'s request `related` (the client cancelled it).
+    pub(crate) fn cancel(&self, session: &Session, related: &str) -> bool {
+        let mut live = lock(&self.live);
+        let before = live.len();
+        live.retain(|_, l| !(std::ptr::eq(&*l.session, session) && &*l.related == related));
+        live.len() != before
+    }
+
+    /// Ends every stream of `session` (its connection is closing).
+    pub(crate) fn drop_session(&self, session: &Session) {
+        lock(&self.live).retain(|_, l| !std::ptr::eq(&*l.session, session));
+    }
+
+    /// Tells every stream that asked for it about `change`, dropping streams whose client
+    /// left.
+    pub(crate) fn notify(&self, change: Change<'_>) {
+        let mut live = lock(&self.live);
+        live.retain(|_, l| !l.session.out_closed());
+        for listener in live.values().filter(|l| l.wants(change)) {
+            match change {
+                Change::Tools(_) => listener.send("notifications/tools/list_changed", Empty {}),
+                Change::Prompts => listener.send("notifications/prompts/list_changed", Empty {}),
+                Change::Resources => {
+                    listener.send("notifications/resources/list_changed", Empty {});
+                }
+                Change::Updated(uri) => listener.send(
+                    "notifications/resources/updated",
+                    UriParams { uri: uri.into() },
+                ),
+            }
+        }
+    }
+
+    /// Ends every stream with its final result (the server is shutting down).
+    pub(crate) fn close_all(&self, server_info: &crate::protocol::wire::Implementation) {
+        for (_, listener) in lock(&self.live).drain() {
+            let result = ListenResult {
+                result_type: "complete",
+                meta: ListenResultMeta {
+                    subscription_id: &listener.subscription_id,
+                    server_info,
+                },
+            };
+            let id = listener.subscription_id.get();
+            listener.session.emit(
+                jsonrpc::result_response(id, &result),
+                Some(&listener.related),
+                true,
+            );
+        }
+    }
+}

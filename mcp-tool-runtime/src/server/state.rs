@@ -1,0 +1,246 @@
+//! The `requestState` of a stateless request that needed input: what the request learned in
+//! its earlier rounds (the answers the tool used), sealed so that the client can carry it
+//! but not change it, and bound to the request it belongs to.
+//!
+//! A token is `<payload>.<tag>`, both base64url: the payload is JSON (`exp`, the answers);
+//! the tag is HMAC-SHA256 under the server's key over a label, the binding (method, name, a
+//! digest of the arguments, the principal) and the payload. Integrity, not secrecy: the
+//! client can read the answers it gave. A tampered, expired or foreign token is refused.
+//!
+//! The key comes from the builder (`Server::state_key`), else from `MCP_TOOL_STATE_KEY` (at
+//! least 32 bytes, hex or base64), else is random per process — then a retry that reaches
+//! another process, or this one after a restart, is refused.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use hmac::{Hmac, KeyInit, Mac};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use crate::protocol::{RpcError, code};
+
+/// The environment variable a server's state key is read from when the builder gives none.
+pub const STATE_KEY_ENV: &str = "MCP_TOOL_STATE_KEY";
+
+/// Domain separation: a tag made here means nothing anywhere else.
+const LABEL: &[u8] = b"mcp-tool/request-state/v1\0";
+
+/// The server's key for request state.
+#[derive(Clone)]
+pub(crate) struct StateKey {
+    key: [u8; 32],
+    /// How long a token stays valid.
+    ttl: Duration,
+}
+
+impl std::fmt::Debug for StateKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StateKey(…)")
+    }
+}
+
+/// What a token is bound to: the request it was issued for — its method, the tool, prompt or
+/// resource it names, a digest of its arguments, and who made it.
+#[derive(Debug, Clone)]
+pub(crate) struct Binding {
+    bytes: Vec<u8>,
+}
+
+impl Binding {
+    pub(crate) fn new(
+        method: &str,
+        name: &str,
+        arguments: &impl Serialize,
+        principal: &str,
+    ) -> Binding {
+        // `serde_json::Map` keeps its keys sorted: equal arguments give equal text.
+        let arguments = Sha256::digest(serde_json::to_vec(arguments).unwrap_or_default());
+        let mut bytes = Vec::with_capacity(64 + method.len() + name.len() + principal.len());
+        for part in [method.as_bytes(), name.as_bytes(), principal.as_bytes()] {
+            bytes.extend_from_slice(&(part.len() as u64).to_be_bytes());
+            bytes.extend_from_slice(part);
+        }
+        bytes.extend_from_slice(&arguments);
+        Binding { bytes }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct Payload {
+    /// Expiry, milliseconds since the epoch.
+    exp: u64,
+    answers: Map<String, Value>,
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+fn refused(why: &str) -> RpcError {
+    RpcError::new(
+        code::INVALID_PARAMS,
+        format!("Invalid `requestState`: {why}; send the request again without it"),
+    )
+}
+
+impl StateKey {
+    /// A key of at least 32 bytes (longer keys are hashed down).
+    pub(crate) fn new(material: &[u8], ttl: Duration) -> Result<StateKey, String> {
+        if material.len() < 32 {
+            return Err(format!(
+                "a request-state key has at least 32 bytes, this one has {}",
+                material.len()
+            ));
+        }
+        Ok(StateKey {
+            key: Sha256::digest(material).into(),
+            ttl,
+        })
+    }
+
+    /// The key from `MCP_TOOL_STATE_KEY` (hex or base64), if set.
+    pub(crate) fn from_env(ttl: Duration) -> Option<Result<StateKey, String>> {
+        let text = std::env::var(STATE_KEY_ENV).ok()?;
+        let text = text.trim();
+        let bytes = decode_hex(text)
+            .or_else(|| STANDARD.decode(text).ok())
+            .or_else(|| URL_SAFE_NO_PAD.decode(text).ok());
+        Some(match bytes {
+            Some(b) => StateKey::new(&b, ttl).map_err(|e| format!("{STATE_KEY_ENV}: {e}")),
+            None => Err(format!("{STATE_KEY_ENV} is neither hex nor base64")),
+        })
+    }
+
+    /// A random key (a retry must come back to this process, before it restarts).
+    pub(crate) fn random(ttl: Duration) -> Result<StateKey, String> {
+        let mut key = [0u8; 32];
+        getrandom::fill(&mut key).map_err(|e| format!("no randomness for a state key: {e}"))?;
+        Ok(StateKey { key, ttl })
+    }
+
+    fn tag(&self, binding: &Binding, payload: &str) -> Vec<u8> {
+        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.key)
+            .expect("HMAC takes a key of any length");
+        mac.update(LABEL);
+        mac.update(binding.bytes());
+        mac.update(payload.as_bytes());
+        mac.finalize().into_bytes().to_vec()
+    }
+
+    /// Seals the answers for the request `binding` names.
+    pub(crate) fn seal(&self, binding: &Binding, answers: Map<String, Value>) -> String {
+        let payload = Payload {
+            exp: now_ms().saturating_add(u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX)),
+            answers,
+        };
+        let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&payload).unwrap_or_default());
+        let tag = URL_SAFE_NO_PAD.encode(self.tag(binding, &payload));
+        format!("{payload}.{tag}")
+    }
+
+    /// Opens a token issued for the request `binding` names: its answers, or -32602.
+    pub(crate) fn open(
+        &self,
+        binding: &Binding,
+        token: &str,
+    ) -> Result<Map<String, Value>, RpcError> {
+        let (payload, tag) = token
+            .split_once('.')
+            .ok_or_else(|| refused("it is not a state this server issued"))?;
+        let tag = URL_SAFE_NO_PAD
+            .decode(tag)
+            .map_err(|_| refused("it is not a state this server issued"))?;
+        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.key)
+            .expect("HMAC takes a key of any length");
+        mac.update(LABEL);
+        mac.update(binding.bytes());
+        mac.update(payload.as_bytes());
+        mac.verify_slice(&tag).map_err(|_| {
+            refused("it failed verification (changed, issued for another request, or by another server)")
+        })?;
+        let payload: Payload = URL_SAFE_NO_PAD
+            .decode(payload)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .ok_or_else(|| refused("it is not a state this server issued"))?;
+        if payload.exp < now_ms() {
+            return Err(refused("it expired"));
+        }
+        Ok(payload.answers)
+    }
+}
+
+fn decode_hex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn binding(arguments: &Value, principal: &str) -> Binding {
+        Binding::new("tools/call", "t", arguments, principal)
+    }
+
+    #[test]
+    fn a_sealed_state_opens_only_for_its_request() {
+        let key = StateKey::new(&[7u8; 32], Duration::from_secs(60)).unwrap();
+        let args = json!({"a": 1});
+        let answers = Map::from_iter([("k".to_owned(), json!({"action": "accept"}))]);
+        let token = key.seal(&binding(&args, "local"), answers.clone());
+        assert_eq!(key.open(&binding(&args, "local"), &token).unwrap(), answers);
+        for bad in [format!("{token}-TAMPERED"), "x".into(), "a.b".into()] {
+            assert_eq!(
+                key.open(&binding(&args, "local"), &bad).unwrap_err().code,
+                code::INVALID_PARAMS
+            );
+        }
+        let other = json!({"a": 2});
+        assert!(
+            key.open(&binding(&other, "local"), &token).is_err(),
+            "other arguments"
+        );
+        assert!(
+            key.open(&binding(&args, "alice"), &token).is_err(),
+            "another principal"
+        );
+        let other_key = StateKey::new(&[8u8; 32], Duration::from_secs(60)).unwrap();
+        assert!(
+            other_key.open(&binding(&args, "local"), &token).is_err(),
+            "another server"
+        );
+    }
+
+    #[test]
+    fn an_expired_state_is_refused() {
+        let key = StateKey::new(&[7u8; 32], Duration::ZERO).unwrap();
+        let args = json!({});
+        let token = key.seal(&binding(&args, "local"), Map::new());
+        std::thread::sleep(Duration::from_millis(5));
+        let e = key.open(&binding(&args, "local"), &token).unwrap_err();
+        assert!(e.message.contains("expired"), "{e}");
+    }
+
+    #[test]
+    fn short_keys_are_refused_and_hex_is_read() {
+        assert!(StateKey::new(&[1u8; 16], Duration::ZERO).is_err());
+        assert_eq!(decode_hex("0aff"), Some(vec![10, 255]));
+        assert_eq!(decode_hex("0g"), None);
+    }
+}

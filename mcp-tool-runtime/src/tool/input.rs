@@ -1,0 +1,357 @@
+//! Input from the client — a form for the user (elicitation), a completion from the model
+//! (sampling), the client's roots — in both protocol eras, with one API for tools.
+//!
+//! - 2025-11-25 and earlier: a request to the client on the session, answered by a response.
+//! - 2026-07-28: the request that runs the tool ends with an `InputRequiredResult` listing what
+//!   it needs; the client retries it with the answers, and the tool runs again from the start.
+//!   An input request answered already returns at once, so the tool reaches the point it
+//!   stopped at. A round ends as soon as the tool waits with an input request outstanding:
+//!   several requests made together (`tokio::join!`) go in one round, requests made one after
+//!   another take one round each.
+//!
+//! So, in 2026-07-28, code before a tool's last input request runs once per round: do work
+//! with side effects after it, or make that work idempotent.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::task::{Context, Poll};
+
+use serde_json::{Map, Value};
+
+use crate::protocol::wire::InputRequest;
+use crate::protocol::{RpcError, code};
+
+use super::context::ClientInfo;
+use super::result::ToolError;
+
+/// What a tool can ask the client for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum InputKind {
+    Elicitation,
+    Sampling,
+    Roots,
+}
+
+impl InputKind {
+    pub(crate) fn method(self) -> &'static str {
+        match self {
+            InputKind::Elicitation => "elicitation/create",
+            InputKind::Sampling => "sampling/createMessage",
+            InputKind::Roots => "roots/list",
+        }
+    }
+
+    /// The client capability the request needs.
+    pub(crate) fn capability(self) -> &'static str {
+        match self {
+            InputKind::Elicitation => "elicitation",
+            InputKind::Sampling => "sampling",
+            InputKind::Roots => "roots",
+        }
+    }
+
+    fn key_prefix(self) -> &'static str {
+        match self {
+            InputKind::Elicitation => "elicitation",
+            InputKind::Sampling => "sampling",
+            InputKind::Roots => "roots",
+        }
+    }
+
+    /// Checks the shape of an answer (the client's result); the error says what is wrong.
+    pub(crate) fn check(self, answer: &Value) -> Result<(), String> {
+        let Value::Object(m) = answer else {
+            return Err("the answer is not an object".into());
+        };
+        match self {
+            InputKind::Elicitation => match m.get("action").and_then(Value::as_str) {
+                Some("accept" | "decline" | "cancel") => match m.get("content") {
+                    None | Some(Value::Object(_)) => Ok(()),
+                    Some(_) => Err("`content` must be an object".into()),
+                },
+                Some(other) => Err(format!("unknown action `{other}`")),
+                None => Err("it has no `action`".into()),
+            },
+            InputKind::Sampling => {
+                let blocks = match m.get("content") {
+                    Some(Value::Array(blocks)) => blocks.iter().collect::<Vec<_>>(),
+                    Some(block @ Value::Object(_)) => vec![block],
+                    None => return Err("it has no `content`".into()),
+                    Some(_) => {
+                        return Err("its `content` is neither a block nor a list of blocks".into());
+                    }
+                };
+                if let Some(bad) = blocks.iter().position(|b| !b["type"].is_string()) {
+                    return Err(format!("content block {bad} has no `type`"));
+                }
+                if !m.get("role").is_some_and(Value::is_string) {
+                    return Err("it has no `role`".into());
+                }
+                if !m.get("model").is_some_and(Value::is_string) {
+                    return Err("it has no `model`".into());
+                }
+                Ok(())
+            }
+            InputKind::Roots => match m.get("roots") {
+                Some(Value::Array(roots)) if roots.iter().all(|r| r["uri"].is_string()) => Ok(()),
+                Some(Value::Array(_)) => Err("every root needs a `uri`".into()),
+                _ => Err("it has no `roots` list".into()),
+            },
+        }
+    }
+}
+
+/// The input of one round of a stateless request: the answers it came with, and what the tool
+/// asked for that was not answered.
+pub(crate) struct InputRound {
+    /// Answers from earlier rounds (in the sealed request state) and from this retry.
+    answers: Map<String, Value>,
+    /// The answers the tool used, carried to the next round's state.
+    used: Mutex<Map<String, Value>>,
+    /// The input requests the tool made that are not answered yet, by key.
+    asked: Mutex<Map<String, Value>>,
+    /// The number of input requests made without a key of their own (they get `kind-n`).
+    unnamed: AtomicU32,
+    /// A protocol error the request ends with (a capability the client did not declare, an
+    /// answer of the wrong shape).
+    refusal: Mutex<Option<RpcError>>,
+}
+
+/// How a round ended, beside the tool's own result.
+pub(crate) struct RoundEnd {
+    /// The input requests to send, by key (empty: the tool finished).
+    pub(crate) asked: Map<String, Value>,
+    /// The answers used so far, for the next round.
+    pub(crate) used: Map<String, Value>,
+    /// The protocol error to answer with, if any.
+    pub(crate) refusal: Option<RpcError>,
+}
+
+impl InputRound {
+    pub(crate) fn new(answers: Map<String, Value>) -> Self {
+        InputRound {
+            answers,
+            used: Mutex::new(Map::new()),
+            asked: Mutex::new(Map::new()),
+            unnamed: AtomicU32::new(0),
+            refusal: Mutex::new(None),
+        }
+    }
+
+    /// Whether the request came with answers (a retry).
+    pub(crate) fn answered(&self) -> bool {
+        !self.answers.is_empty()
+    }
+
+    /// Whether the tool is waiting for input this round cannot give.
+    pub(crate) fn blocked(&self) -> bool {
+        !lock(&self.asked).is_empty()
+    }
+
+    pub(crate) fn end(&self) -> RoundEnd {
+        RoundEnd {
+            asked: std::mem::take(&mut *lock(&self.asked)),
+            used: std::mem::take(&mut *lock(&self.used)),
+            refusal: lock(&self.refusal).take(),
+        }
+    }
+
+    fn refuse(&self, error: RpcError) {
+        lock(&self.refusal).get_or_insert(error);
+    }
+
+    /// Asks for input: the answer when this round has it; otherwise the request is recorded
+    /// and the returned future never completes (the round ends with the request).
+    pub(crate) async fn ask(
+        &self,
+        key: Option<&str>,
+        kind: InputKind,
+        params: Value,
+        client: &ClientInfo,
+    ) -> Result<Value, ToolError> {
+        let capability = kind.capability();
+        if !client.has_capability(capability) {
+            self.refuse(RpcError::missing_capability(
+                format!("Missing required client capability: this request needs `{capability}`"),
+                Value::Object(Map::from_iter([(
+                    capability.to_owned(),
+                    Value::Object(Map::new()),
+                )])),
+            ));
+            return Err(missing_capability(capability));
+        }
+        let key = match key {
+            Some(k) => k.to_owned(),
+            None => {
+                let n = self.unnamed.fetch_add(1, Ordering::Relaxed) + 1;
+                format!("{}-{n}", kind.key_prefix())
+            }
+        };
+        // An answer that is not an object is no answer (asked again); one of the wrong shape
+        // is the client's error.
+        if let Some(answer) = self.answers.get(&key).filter(|a| a.is_object()) {
+            if let Err(why) = kind.check(answer) {
+                self.refuse(RpcError::new(
+                    code::INVALID_PARAMS,
+                    format!(
+                        "`inputResponses.{key}` is not a result of `{}`: {why}",
+                        kind.method()
+                    ),
+                ));
+                return Err(ToolError::new(
+                    "BAD_INPUT_RESPONSE",
+                    format!("the answer to `{key}` is malformed: {why}"),
+                ));
+            }
+            lock(&self.used).insert(key, answer.clone());
+            return Ok(answer.clone());
+        }
+        let request = InputRequest {
+            method: kind.method(),
+            params,
+        };
+        if let Ok(request) = serde_json::to_value(request) {
+            lock(&self.asked).insert(key, request);
+        }
+        std::future::pending().await
+    }
+}
+
+/// The error a tool gets for a capability the client did not declare.
+pub(crate) fn missing_capability(capability: &str) -> ToolError {
+    ToolError::new(
+        "MISSING_CLIENT_CAPABILITY",
+        format!(
+            "the client did not declare the `{capability}` capability, so it cannot be asked for that"
+        ),
+    )
+}
+
+/// A call's future, ended early when it waits on input its round cannot give.
+pub(crate) struct UntilInput<'a, F> {
+    future: F,
+    round: Option<&'a InputRound>,
+}
+
+/// What a call came to.
+pub(crate) enum Finish<T> {
+    /// It finished.
+    Done(T),
+    /// It waits for input (the round's `asked`).
+    NeedsInput,
+}
+
+impl<'a, F> UntilInput<'a, F> {
+    pub(crate) fn new(future: F, round: Option<&'a InputRound>) -> Self {
+        UntilInput { future, round }
+    }
+}
+
+impl<F: Future + Unpin> Future for UntilInput<'_, F> {
+    type Output = Finish<F::Output>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        match Pin::new(&mut this.future).poll(cx) {
+            Poll::Ready(output) => Poll::Ready(Finish::Done(output)),
+            Poll::Pending if this.round.is_some_and(InputRound::blocked) => {
+                Poll::Ready(Finish::NeedsInput)
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn client(caps: Value) -> ClientInfo {
+        ClientInfo {
+            capabilities: caps,
+            ..ClientInfo::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn answered_requests_return_at_once_and_unanswered_ones_end_the_round() {
+        let round = InputRound::new(Map::from_iter([(
+            "name".to_owned(),
+            json!({"action": "accept", "content": {"name": "Alice"}}),
+        )]));
+        let client = client(json!({"elicitation": {}}));
+        let answer = round
+            .ask(Some("name"), InputKind::Elicitation, json!({}), &client)
+            .await
+            .unwrap();
+        assert_eq!(answer["content"]["name"], "Alice");
+        let second = round.ask(None, InputKind::Elicitation, json!({"m": 1}), &client);
+        let mut second = Box::pin(second);
+        let finish = UntilInput::new(&mut second, Some(&round)).await;
+        assert!(matches!(finish, Finish::NeedsInput));
+        let end = round.end();
+        assert_eq!(
+            end.asked["elicitation-1"],
+            json!({"method": "elicitation/create", "params": {"m": 1}})
+        );
+        assert_eq!(end.used.len(), 1, "the answer used is carried on");
+    }
+
+    #[tokio::test]
+    async fn undeclared_capabilities_and_malformed_answers_are_refused() {
+        let round = InputRound::new(Map::from_iter([("s".to_owned(), json!({"role": "user"}))]));
+        let none = client(json!({}));
+        let e = round
+            .ask(None, InputKind::Sampling, json!({}), &none)
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Some("MISSING_CLIENT_CAPABILITY"));
+        let refusal = round.end().refusal.unwrap();
+        assert_eq!(refusal.code, code::MISSING_REQUIRED_CLIENT_CAPABILITY);
+        assert_eq!(
+            refusal.data.unwrap()["requiredCapabilities"],
+            json!({"sampling": {}})
+        );
+
+        let sampling = client(json!({"sampling": {}}));
+        assert!(
+            round
+                .ask(Some("s"), InputKind::Sampling, json!({}), &sampling)
+                .await
+                .is_err()
+        );
+        assert_eq!(round.end().refusal.unwrap().code, code::INVALID_PARAMS);
+    }
+
+    #[test]
+    fn answers_are_checked_by_kind() {
+        assert!(
+            InputKind::Roots
+                .check(&json!({"roots": [{"uri": "file:///a"}]}))
+                .is_ok()
+        );
+        assert!(InputKind::Roots.check(&json!({"roots": [{}]})).is_err());
+        assert!(
+            InputKind::Elicitation
+                .check(&json!({"action": "decline"}))
+                .is_ok()
+        );
+        assert!(
+            InputKind::Elicitation
+                .check(&json!({"action": "maybe"}))
+                .is_err()
+        );
+        assert!(
+            InputKind::Sampling
+                .check(&json!({"role": "assistant", "model": "m", "content": {"type": "text", "text": "x"}}))
+                .is_ok()
+        );
+    }
+}
