@@ -265,6 +265,16 @@
 //! the client's model for a completion ([`Ctx::sample_text`],
 //! [`Peer::sample`](extract::Peer::sample)). Without the client's capability the call gets a
 //! clear error; an answer that does not fit the requested schema is refused, naming the field.
+//! [`Ctx::roots`] asks for the client's roots.
+//!
+//! The same code serves both protocol revisions. In 2025-11-25 each question is a request to
+//! the client. In 2026-07-28 the call ends with an `InputRequiredResult`; the client retries it
+//! with the answers and the tool runs again from the start, each question answered already
+//! returning at once (questions asked together with `tokio::join!` share a round). So code
+//! before a tool's last question runs once per round: ask first and act after, as below, or
+//! keep what comes before idempotent. The answers travel in a sealed `requestState`
+//! (HMAC-SHA256, bound to the tool and its arguments, expiring): set one key on every replica
+//! ([`Server::state_key`] or `MCP_TOOL_STATE_KEY`) and a retry may reach any of them.
 //!
 //! ```
 //! use mcp_tool::extract::Elicitation;
@@ -295,6 +305,10 @@
 //! [`ToolResult::enable_tools`]); [`ServerHandle::change_tools`](server::ServerHandle) changes
 //! every session's. Each change that alters a session's list sends it
 //! `notifications/tools/list_changed`.
+//!
+//! 2026-07-28 has no sessions: there the change belongs to who made the request — the client
+//! of a stdio connection, or the subject an HTTP authenticator established — and that client's
+//! lists carry the `private` cache scope. An anonymous HTTP client cannot change its tools.
 //!
 //! ```
 //! use mcp_tool::prelude::*;
@@ -400,6 +414,27 @@
 //!
 //! let server = Server::new("dyn", "1.0.0").without_registry().dynamic_tool(greet).build().unwrap();
 //! assert_eq!(server.tools()[0].name(), "greet");
+//! ```
+//!
+//! ## Two protocol revisions
+//!
+//! A server answers MCP 2026-07-28 (stateless: `server/discover`, `_meta` on every request,
+//! `resultType`, cache hints, `subscriptions/listen`) and 2025-11-25 and earlier
+//! (`initialize` and a session) from the same definitions, on the same connection or
+//! endpoint, request by request. Nothing in a tool changes; [`Server::cache_hints`] and
+//! [`resource::Resource::cache`] tune how long clients may keep lists and reads, and
+//! `#[arg(header = "Region")]` asks clients to mirror an argument into the HTTP header
+//! `Mcp-Param-Region`, so that a load balancer can route on it:
+//!
+//! ```
+//! use mcp_tool::prelude::*;
+//!
+//! /// Runs a query in one region's database.
+//! #[tool(read_only)]
+//! fn query(#[arg(header = "Region")] region: String, sql: String) -> String {
+//!     format!("{region}: {sql}")
+//! }
+//! # fn main() {}
 //! ```
 //!
 //! ## Serving
