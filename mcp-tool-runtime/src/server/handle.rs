@@ -13,7 +13,7 @@ use crate::tool::input::Finish;
 use tokio::sync::mpsc;
 
 use crate::protocol::CacheHints;
-use crate::protocol::wire::{Empty, Implementation, ServerCapabilities, UriParams};
+use crate::protocol::wire::{Implementation, ServerCapabilities, UriParams};
 use crate::protocol::{RpcError, code};
 use crate::tool::extract::TypeMap;
 use crate::tool::{Batch, DynamicTool, FromContext, ToolCall, ToolDef, ToolError, ToolResult};
@@ -262,7 +262,7 @@ impl ServerHandle {
     /// (`change`).
     fn tell_all(&self, method: &str, change: Change<'_>) {
         for session in self.shared.sessions.all() {
-            session.notify(method, &Empty {});
+            session.tell(method, None);
         }
         self.shared.listeners.notify(change);
     }

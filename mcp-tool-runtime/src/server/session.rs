@@ -235,13 +235,19 @@ impl Session {
     ) -> Result<Vec<String>, String> {
         let (active, changed) = self.selector.apply(&self.server.catalog(), batch)?;
         if changed {
-            self.emit(
-                jsonrpc::notification("notifications/tools/list_changed", &Empty {}),
-                related,
-                false,
-            );
+            self.tell("notifications/tools/list_changed", related);
         }
         Ok(active)
+    }
+
+    /// Sends a notification the client did not ask for (`…/list_changed`), on the stream of
+    /// `related` if given — only once the client initialized the session: a client that never
+    /// did (2026-07-28, or one still in its handshake) hears of changes through
+    /// `subscriptions/listen` alone.
+    pub(crate) fn tell(&self, method: &str, related: Option<&Arc<str>>) {
+        if self.initialized.load(Ordering::Relaxed) {
+            self.emit(jsonrpc::notification(method, &Empty {}), related, false);
+        }
     }
 
     /// Delivers the client's answer to a request we made.
