@@ -31,18 +31,29 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, WriteHalf};
 use tokio::sync::{Mutex as AsyncMutex, mpsc, oneshot};
 
-use crate::protocol::RpcError;
+use crate::protocol::{RpcError, code};
 use crate::server::{Server, ServerHandle, StartError};
 
 type Pending = Arc<Mutex<HashMap<String, oneshot::Sender<Value>>>>;
 
-/// An in-process MCP client connected to one server session.
+/// Answers the server's input requests in 2026-07-28: the method (`elicitation/create`,
+/// `sampling/createMessage`, `roots/list`) and params in, the result out.
+type Answerer = Box<dyn Fn(&str, &Value) -> Value + Send + Sync>;
+
+/// The most rounds [`Client::call`] goes through for one call in 2026-07-28.
+const MAX_ROUNDS: usize = 16;
+
+/// An in-process MCP client connected to one server session (2025-11-25), or speaking
+/// 2026-07-28 with `_meta` on every request ([`Client::modern`]).
 pub struct Client {
     writer: AsyncMutex<WriteHalf<DuplexStream>>,
     pending: Pending,
     next_id: AtomicI64,
     other: AsyncMutex<mpsc::UnboundedReceiver<Value>>,
     timeout: Duration,
+    /// The `_meta` of every request, in 2026-07-28.
+    meta: Option<Value>,
+    answer: Option<Answerer>,
 }
 
 /// Serves one MCP connection of `server` over a pair of byte streams (an in-memory pipe, say)
@@ -138,7 +149,65 @@ impl Client {
             next_id: AtomicI64::new(1),
             other: AsyncMutex::new(other_rx),
             timeout: Duration::from_secs(30),
+            meta: None,
+            answer: None,
         })
+    }
+
+    /// Starts `server` in-process and speaks MCP 2026-07-28 with it: no handshake, and every
+    /// request carries `_meta` with the version, `capabilities` (such as
+    /// `{"elicitation": {}}`) and the client's name.
+    ///
+    /// ```
+    /// use mcp_tool::extract::Elicitation;
+    /// use mcp_tool::prelude::*;
+    /// use mcp_tool::testing::Client;
+    /// use serde_json::json;
+    ///
+    /// #[derive(Deserialize, JsonSchema)]
+    /// struct Sure {
+    ///     /// Really?
+    ///     sure: bool,
+    /// }
+    ///
+    /// /// Drop a table after asking.
+    /// #[tool(destructive)]
+    /// async fn drop_table(table: String, ctx: Ctx) -> Result<String, ToolError> {
+    ///     match ctx.elicit::<Sure>(format!("Drop {table}?")).await? {
+    ///         Elicitation::Accept(Sure { sure: true }) => Ok(format!("dropped {table}")),
+    ///         _ => Ok("kept".into()),
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let server = Server::new("db", "1.0.0").only(["drop_table"]);
+    /// let client = Client::modern(server, json!({"elicitation": {}}))
+    ///     .unwrap()
+    ///     .answering(|_method, _params| json!({"action": "accept", "content": {"sure": true}}));
+    /// let result = client.call("drop_table", json!({"table": "t"})).await.unwrap();
+    /// assert_eq!(result.text(), "dropped t");
+    /// # }
+    /// ```
+    pub fn modern(server: Server, capabilities: Value) -> Result<Client, StartError> {
+        let mut client = Self::connect(server)?;
+        client.meta = Some(json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": capabilities,
+            "io.modelcontextprotocol/clientInfo": { "name": "mcp-tool-testing", "version": "0" }
+        }));
+        Ok(client)
+    }
+
+    /// Answers the input requests of 2026-07-28 calls with `answer` (method and params in,
+    /// result out): [`Client::call`] then retries with the answers until the call completes.
+    #[must_use]
+    pub fn answering(
+        mut self,
+        answer: impl Fn(&str, &Value) -> Value + Send + Sync + 'static,
+    ) -> Client {
+        self.answer = Some(Box::new(answer));
+        self
     }
 
     /// Sends `initialize` asking for `version`, then `notifications/initialized`; returns the
@@ -169,7 +238,16 @@ impl Client {
     }
 
     /// Sends a request and waits for its response.
-    pub async fn request(&self, method: &str, params: Value) -> Result<Value, RpcError> {
+    /// In 2026-07-28 the client's `_meta` is added to `params` (keys given there win).
+    pub async fn request(&self, method: &str, mut params: Value) -> Result<Value, RpcError> {
+        if let (Some(meta), Some(map)) = (&self.meta, params.as_object_mut()) {
+            let given = map.entry("_meta").or_insert_with(|| json!({}));
+            if let (Some(given), Some(meta)) = (given.as_object_mut(), meta.as_object()) {
+                for (k, v) in meta {
+                    given.entry(k.clone()).or_insert_with(|| v.clone());
+                }
+            }
+        }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let message = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
         self.request_raw(&id.to_string(), &message.to_string())
@@ -283,14 +361,33 @@ impl Client {
         }
     }
 
-    /// Calls a tool.
+    /// Calls a tool. In 2026-07-28, with [`Client::answering`], an `input_required` result
+    /// is answered and the call retried until it completes; without, it is returned as is.
     pub async fn call(&self, name: &str, arguments: Value) -> Result<CallResult, RpcError> {
-        self.request(
-            "tools/call",
-            json!({ "name": name, "arguments": arguments }),
-        )
-        .await
-        .map(CallResult)
+        let mut params = json!({ "name": name, "arguments": arguments });
+        for _ in 0..MAX_ROUNDS {
+            let result = self.request("tools/call", params.clone()).await?;
+            let (Some(answer), "input_required") = (
+                &self.answer,
+                result["resultType"].as_str().unwrap_or_default(),
+            ) else {
+                return Ok(CallResult(result));
+            };
+            let mut responses = serde_json::Map::new();
+            for (key, request) in result["inputRequests"].as_object().into_iter().flatten() {
+                let method = request["method"].as_str().unwrap_or_default();
+                responses.insert(key.clone(), answer(method, &request["params"]));
+            }
+            params["inputResponses"] = Value::Object(responses);
+            match result.get("requestState") {
+                Some(state) => params["requestState"] = state.clone(),
+                None => _ = params.as_object_mut().map(|p| p.remove("requestState")),
+            }
+        }
+        Err(RpcError::new(
+            code::INTERNAL_ERROR,
+            format!("`{name}` still needed input after {MAX_ROUNDS} rounds"),
+        ))
     }
 }
 

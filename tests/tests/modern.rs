@@ -1,0 +1,602 @@
+//! MCP 2026-07-28 through the in-process client (the same code path as stdio): discovery,
+//! per-request `_meta`, the errors of the revision, input-required rounds and what they ask of
+//! tool authors, progress and logging without a session, tool selections of a principal, and
+//! `subscriptions/listen`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use mcp_tool::extract::{Elicitation, Logger, Progress, State};
+use mcp_tool::prelude::*;
+use mcp_tool::server::ServerHandle;
+use mcp_tool::testing::Client;
+use serde_json::{Value, json};
+
+const WAIT: Duration = Duration::from_secs(10);
+
+/// Counts what a tool did before and after its question.
+#[derive(Default)]
+struct Counter {
+    before: AtomicU32,
+    after: AtomicU32,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Confirm {
+    /// Go ahead?
+    confirm: bool,
+}
+
+/// Does something, asks, then does something else.
+#[tool]
+async fn ask_then_act(ctx: Ctx, counter: State<Arc<Counter>>) -> Result<String, ToolError> {
+    counter.before.fetch_add(1, Ordering::SeqCst);
+    let answer = ctx.elicit::<Confirm>("Go ahead?").await?;
+    counter.after.fetch_add(1, Ordering::SeqCst);
+    Ok(match answer {
+        Elicitation::Accept(Confirm { confirm: true }) => "done".into(),
+        _ => "not done".into(),
+    })
+}
+
+/// Asks the user and the model at once.
+#[tool]
+async fn ask_both(ctx: Ctx) -> Result<String, ToolError> {
+    let (form, text) = tokio::join!(
+        ctx.elicit::<Confirm>("Sure?"),
+        ctx.sample_text("Say hi", 10)
+    );
+    let sure = matches!(form?, Elicitation::Accept(Confirm { confirm: true }));
+    Ok(format!("{sure} {}", text?))
+}
+
+/// Asks twice, one question after the other.
+#[tool]
+async fn ask_twice(ctx: Ctx) -> Result<String, ToolError> {
+    let first = ctx.elicit::<Confirm>("First?").await?;
+    let second = ctx.elicit::<Confirm>("Second?").await?;
+    let yes =
+        |e: &Elicitation<Confirm>| matches!(e, Elicitation::Accept(Confirm { confirm: true }));
+    Ok(format!("{} {}", yes(&first), yes(&second)))
+}
+
+/// Lists the client's roots.
+#[tool]
+async fn show_roots(ctx: Ctx) -> Result<String, ToolError> {
+    let roots = ctx.roots().await?;
+    Ok(roots
+        .iter()
+        .map(|r| r.uri.as_str())
+        .collect::<Vec<_>>()
+        .join(","))
+}
+
+/// Reports progress three times.
+#[tool]
+async fn three_steps(progress: Progress) -> &'static str {
+    for i in 1..=3 {
+        progress.report(f64::from(i), 3.0, &format!("step {i}"));
+    }
+    "stepped"
+}
+
+/// Logs at two levels.
+#[tool]
+fn two_logs(log: Logger) -> &'static str {
+    log.debug("a detail");
+    log.warning("a warning");
+    "logged"
+}
+
+/// Reveals `vault`.
+#[tool]
+fn unlock() -> ToolResult {
+    ToolResult::text("unlocked").enable_tools(["vault"])
+}
+
+/// What `unlock` reveals.
+#[tool(hidden)]
+fn vault() -> &'static str {
+    "gold"
+}
+
+/// Tells listeners that the tool list changed.
+#[tool]
+fn touch_tools(server: ServerHandle) -> &'static str {
+    server.notify_tools_changed();
+    "touched"
+}
+
+/// A user with a validated email.
+#[derive(Deserialize, JsonSchema)]
+struct NewUser {
+    #[schemars(email)]
+    email: String,
+}
+
+/// A created user.
+#[derive(Serialize, JsonSchema)]
+struct Made {
+    email: String,
+}
+
+/// Creates a user.
+#[tool]
+fn make_user(Args(user): Args<NewUser>) -> Json<Made> {
+    Json(Made { email: user.email })
+}
+
+const TOOLS: [&str; 10] = [
+    "ask_then_act",
+    "ask_both",
+    "ask_twice",
+    "show_roots",
+    "three_steps",
+    "two_logs",
+    "unlock",
+    "vault",
+    "touch_tools",
+    "make_user",
+];
+
+fn server() -> Server {
+    Server::new("modern", "1.2.3")
+        .only(TOOLS)
+        .state(Arc::new(Counter::default()))
+}
+
+fn all_capabilities() -> Value {
+    json!({ "elicitation": {}, "sampling": {}, "roots": {} })
+}
+
+fn modern() -> Client {
+    Client::modern(server(), all_capabilities()).unwrap()
+}
+
+fn accept(confirm: bool) -> Value {
+    json!({ "action": "accept", "content": { "confirm": confirm } })
+}
+
+fn meta(extra: Value) -> Value {
+    let mut m = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": all_capabilities(),
+    });
+    m.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    m
+}
+
+#[tokio::test]
+async fn discover_comes_first_and_describes_the_server() {
+    let c = modern();
+    let d = c.request("server/discover", json!({})).await.unwrap();
+    let versions: Vec<&str> = d["supportedVersions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(&versions[..2], ["2026-07-28", "2025-11-25"]);
+    assert_eq!(d["resultType"], "complete");
+    assert!(d["capabilities"]["tools"].is_object(), "{d}");
+    assert_eq!(
+        d["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "modern"
+    );
+    assert_eq!(
+        d["_meta"]["io.modelcontextprotocol/serverInfo"]["version"],
+        "1.2.3"
+    );
+    assert!(d["ttlMs"].as_u64().is_some(), "{d}");
+}
+
+#[tokio::test]
+async fn lists_and_calls_carry_the_revision_fields() {
+    let c = modern();
+    let list = c.request("tools/list", json!({})).await.unwrap();
+    assert_eq!(list["resultType"], "complete");
+    // A hidden tool means the list can differ per client: private.
+    assert_eq!(list["cacheScope"], "private", "{list}");
+    let names: Vec<&str> = list["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(!names.contains(&"vault"), "{names:?}");
+
+    let made = c
+        .call("make_user", json!({ "email": "a@example.com" }))
+        .await
+        .unwrap();
+    assert_eq!(made.0["resultType"], "complete");
+    assert_eq!(made.structured().unwrap()["email"], "a@example.com");
+    let bad = c.call("make_user", json!({ "email": "x" })).await.unwrap();
+    assert!(bad.is_error() && bad.text().contains("email"), "{bad:?}");
+}
+
+#[tokio::test]
+async fn the_revision_errors_have_their_codes_and_data() {
+    let c = modern();
+    // An unsupported version: -32022 naming what is supported.
+    let e = c
+        .request(
+            "tools/list",
+            json!({ "_meta": { "io.modelcontextprotocol/protocolVersion": "2099-01-01" } }),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, -32022, "{e:?}");
+    let data = e.data.clone().unwrap_or_default();
+    assert!(data.to_string().contains("2026-07-28"), "{data}");
+
+    // Methods the revision removed: -32601.
+    for method in ["ping", "logging/setLevel", "resources/subscribe"] {
+        let e = c.request(method, json!({})).await.unwrap_err();
+        assert_eq!(e.code, -32601, "{method}: {e:?}");
+    }
+
+    // A question the client cannot answer: -32021 naming the capability.
+    let bare = Client::modern(server(), json!({})).unwrap();
+    let e = bare.call("ask_then_act", json!({})).await.unwrap_err();
+    assert_eq!(e.code, -32021, "{e:?}");
+    assert!(
+        e.data.unwrap_or_default()["requiredCapabilities"]["elicitation"].is_object(),
+        "the data names the capability"
+    );
+}
+
+#[tokio::test]
+async fn code_before_the_last_question_runs_once_per_round() {
+    let c = modern();
+    let first = c.call("ask_then_act", json!({})).await.unwrap().0;
+    assert_eq!(first["resultType"], "input_required", "{first}");
+    let requests = first["inputRequests"].as_object().unwrap();
+    assert_eq!(requests.len(), 1, "{first}");
+    let (key, request) = requests.iter().next().unwrap();
+    assert_eq!(request["method"], "elicitation/create");
+    assert_eq!(request["params"]["message"], "Go ahead?");
+    assert_eq!(
+        request["params"]["requestedSchema"]["properties"]["confirm"]["type"],
+        "boolean"
+    );
+    let state = first["requestState"].as_str().unwrap();
+
+    let done = c
+        .request(
+            "tools/call",
+            json!({
+                "name": "ask_then_act",
+                "arguments": {},
+                "inputResponses": { key.as_str(): accept(true) },
+                "requestState": state,
+            }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done["resultType"], "complete");
+    assert_eq!(done["content"][0]["text"], "done");
+}
+
+#[tokio::test]
+async fn side_effects_before_and_after_a_question_are_counted_per_round() {
+    let counter = Arc::new(Counter::default());
+    let server = Server::new("modern", "1.2.3")
+        .only(TOOLS)
+        .state(counter.clone());
+    let c = Client::modern(server, all_capabilities())
+        .unwrap()
+        .answering(|_, _| accept(true));
+    assert_eq!(
+        c.call("ask_then_act", json!({})).await.unwrap().text(),
+        "done"
+    );
+    assert_eq!(counter.before.load(Ordering::SeqCst), 2, "once per round");
+    assert_eq!(counter.after.load(Ordering::SeqCst), 1, "once");
+}
+
+#[tokio::test]
+async fn questions_asked_together_share_a_round_and_sequential_ones_take_one_each() {
+    let c = modern();
+    let both = c.call("ask_both", json!({})).await.unwrap().0;
+    let methods: Vec<&str> = both["inputRequests"]
+        .as_object()
+        .unwrap()
+        .values()
+        .filter_map(|r| r["method"].as_str())
+        .collect();
+    assert_eq!(methods.len(), 2, "{both}");
+    assert!(methods.contains(&"elicitation/create") && methods.contains(&"sampling/createMessage"));
+
+    let rounds = Arc::new(AtomicU32::new(0));
+    let seen = rounds.clone();
+    let c = modern().answering(move |method, _| {
+        seen.fetch_add(1, Ordering::SeqCst);
+        match method {
+            "sampling/createMessage" => json!({
+                "role": "assistant",
+                "content": { "type": "text", "text": "hi" },
+                "model": "test-model"
+            }),
+            _ => accept(true),
+        }
+    });
+    assert_eq!(
+        c.call("ask_both", json!({})).await.unwrap().text(),
+        "true hi"
+    );
+    assert_eq!(
+        rounds.swap(0, Ordering::SeqCst),
+        2,
+        "two answers, one round"
+    );
+    assert_eq!(
+        c.call("ask_twice", json!({})).await.unwrap().text(),
+        "true true"
+    );
+    assert_eq!(rounds.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn roots_are_asked_for_like_any_input() {
+    let c = modern().answering(|method, _| {
+        assert_eq!(method, "roots/list");
+        json!({ "roots": [{ "uri": "file:///a" }, { "uri": "file:///b", "name": "b" }] })
+    });
+    let r = c.call("show_roots", json!({})).await.unwrap();
+    assert_eq!(r.text(), "file:///a,file:///b");
+}
+
+#[tokio::test]
+async fn a_state_opens_only_for_its_own_request_unchanged() {
+    let c = modern();
+    let first = c.call("ask_then_act", json!({})).await.unwrap().0;
+    let key = first["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    let state = first["requestState"].as_str().unwrap().to_owned();
+    let retry = |name: &str, arguments: Value, state: &str| {
+        json!({
+            "name": name,
+            "arguments": arguments,
+            "inputResponses": { key.as_str(): accept(true) },
+            "requestState": state,
+        })
+    };
+    // Changed by a byte.
+    let mut tampered = state.clone().into_bytes();
+    let i = tampered.len() / 3;
+    tampered[i] = if tampered[i] == b'A' { b'B' } else { b'A' };
+    let tampered = String::from_utf8(tampered).unwrap();
+    for (label, params) in [
+        ("tampered", retry("ask_then_act", json!({}), &tampered)),
+        ("another tool", retry("ask_twice", json!({}), &state)),
+        (
+            "other arguments",
+            retry("ask_then_act", json!({ "x": 1 }), &state),
+        ),
+        ("not a state", retry("ask_then_act", json!({}), "garbage")),
+    ] {
+        let e = c.request("tools/call", params).await.unwrap_err();
+        assert_eq!(e.code, -32602, "{label}: {e:?}");
+    }
+    // Another server (another key) refuses it too.
+    let other = Client::modern(
+        Server::new("modern", "1.2.3")
+            .only(TOOLS)
+            .state(Arc::new(Counter::default()))
+            .state_key([9_u8; 32]),
+        all_capabilities(),
+    )
+    .unwrap();
+    let e = other
+        .request("tools/call", retry("ask_then_act", json!({}), &state))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, -32602, "{e:?}");
+}
+
+#[tokio::test]
+async fn a_state_survives_a_restart_with_the_same_key() {
+    let key = [3_u8; 32];
+    let start = || {
+        Client::modern(
+            Server::new("modern", "1.2.3")
+                .only(TOOLS)
+                .state(Arc::new(Counter::default()))
+                .state_key(key),
+            all_capabilities(),
+        )
+        .unwrap()
+    };
+    let first = start().call("ask_then_act", json!({})).await.unwrap().0;
+    let key_name = first["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    // A new process with the same key (another replica, or this one restarted).
+    let done = start()
+        .request(
+            "tools/call",
+            json!({
+                "name": "ask_then_act",
+                "arguments": {},
+                "inputResponses": { key_name.as_str(): accept(true) },
+                "requestState": first["requestState"],
+            }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done["content"][0]["text"], "done", "{done}");
+}
+
+#[tokio::test]
+async fn an_expired_state_is_refused() {
+    let c = Client::modern(
+        Server::new("modern", "1.2.3")
+            .only(TOOLS)
+            .state(Arc::new(Counter::default()))
+            .request_state_ttl(Duration::from_millis(1)),
+        all_capabilities(),
+    )
+    .unwrap();
+    let first = c.call("ask_then_act", json!({})).await.unwrap().0;
+    let key = first["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let e = c
+        .request(
+            "tools/call",
+            json!({
+                "name": "ask_then_act",
+                "arguments": {},
+                "inputResponses": { key.as_str(): accept(true) },
+                "requestState": first["requestState"],
+            }),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, -32602, "{e:?}");
+    assert!(e.message.contains("expired"), "{e:?}");
+}
+
+#[tokio::test]
+async fn progress_and_logs_follow_the_request_meta() {
+    let c = modern();
+    let done = c
+        .request(
+            "tools/call",
+            json!({
+                "name": "three_steps",
+                "arguments": {},
+                "_meta": meta(json!({ "progressToken": "p1" })),
+            }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done["content"][0]["text"], "stepped");
+    for i in 1..=3 {
+        let n = c.wait_for("notifications/progress", WAIT).await.unwrap();
+        assert_eq!(n["params"]["progressToken"], "p1");
+        assert_eq!(n["params"]["progress"], i);
+    }
+
+    // No log level: no log messages.
+    c.call("two_logs", json!({})).await.unwrap();
+    assert!(
+        c.wait_for("notifications/message", Duration::from_millis(200))
+            .await
+            .is_none()
+    );
+    // `warning`: only the warning.
+    c.request(
+        "tools/call",
+        json!({
+            "name": "two_logs",
+            "arguments": {},
+            "_meta": meta(json!({ "io.modelcontextprotocol/logLevel": "warning" })),
+        }),
+    )
+    .await
+    .unwrap();
+    let n = c.wait_for("notifications/message", WAIT).await.unwrap();
+    assert_eq!(n["params"]["level"], "warning");
+    assert_eq!(n["params"]["data"], "a warning");
+    assert!(
+        c.wait_for("notifications/message", Duration::from_millis(200))
+            .await
+            .is_none()
+    );
+}
+
+#[tokio::test]
+async fn the_one_client_of_a_connection_keeps_its_tool_selection() {
+    let c = modern();
+    let names = |list: &Value| -> Vec<String> {
+        list["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["name"].as_str().map(String::from))
+            .collect()
+    };
+    let before = c.request("tools/list", json!({})).await.unwrap();
+    assert!(!names(&before).contains(&"vault".to_owned()));
+    assert_eq!(c.call("vault", json!({})).await.unwrap_err().code, -32602);
+    assert_eq!(
+        c.call("unlock", json!({})).await.unwrap().text(),
+        "unlocked"
+    );
+    let after = c.request("tools/list", json!({})).await.unwrap();
+    assert!(names(&after).contains(&"vault".to_owned()), "{after}");
+    assert_eq!(after["cacheScope"], "private");
+    assert_eq!(c.call("vault", json!({})).await.unwrap().text(), "gold");
+}
+
+#[tokio::test]
+async fn listen_acknowledges_tags_and_ends_on_cancel() {
+    let c = modern();
+    let (id, _response) = c
+        .start_request(
+            "subscriptions/listen",
+            json!({
+                "_meta": meta(json!({})),
+                "notifications": { "toolsListChanged": true, "promptsListChanged": true }
+            }),
+        )
+        .await;
+    let ack = c
+        .wait_for("notifications/subscriptions/acknowledged", WAIT)
+        .await
+        .unwrap();
+    // The server has no prompts: it agrees to tool changes only.
+    assert_eq!(
+        ack["params"]["notifications"]["toolsListChanged"], true,
+        "{ack}"
+    );
+    assert_ne!(
+        ack["params"]["notifications"]["promptsListChanged"], true,
+        "{ack}"
+    );
+
+    c.call("touch_tools", json!({})).await.unwrap();
+    let n = c
+        .wait_for("notifications/tools/list_changed", WAIT)
+        .await
+        .unwrap();
+    assert_eq!(
+        n["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], id,
+        "{n}"
+    );
+
+    c.notify(
+        "notifications/cancelled",
+        json!({ "requestId": id, "_meta": meta(json!({})) }),
+    )
+    .await;
+    // Once cancelled, changes reach it no more.
+    c.call("touch_tools", json!({})).await.unwrap();
+    assert!(
+        c.wait_for(
+            "notifications/tools/list_changed",
+            Duration::from_millis(300)
+        )
+        .await
+        .is_none()
+    );
+}
