@@ -2,10 +2,13 @@
 //! in-process client, start-time checks, HTTP, real clients, and trybuild cases for every macro
 //! diagnostic. This library holds what several of those test files share.
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader as StdBufReader, Read};
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{OnceLock, mpsc};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, PoisonError, mpsc};
 use std::time::{Duration, Instant};
 
 use mcp_tool::server::ServerHandle;
@@ -55,40 +58,53 @@ pub fn wait_bounded(child: &mut Child, limit: Duration) -> Option<(ExitStatus, S
     }
 }
 
-/// The path of the `users` example, built (once per test binary) with the same cargo.
-pub fn users_bin() -> &'static str {
-    static USERS: OnceLock<String> = OnceLock::new();
-    USERS.get_or_init(|| {
-        let workspace = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
-        let mut child = Command::new(env!("CARGO"))
-            .args([
-                "build",
-                "-p",
-                "mcp-tool-examples",
-                "--bin",
-                "users",
-                "--message-format=json",
-            ])
-            .current_dir(workspace)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("cargo runs");
-        let (status, out, err) = wait_bounded(&mut child, Duration::from_secs(300))
-            .unwrap_or_else(|| panic!("building the users example took more than 5 minutes"));
-        assert!(status.success(), "cargo build failed:\n{err}");
-        out.lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "users")
-            .find_map(|m| m["executable"].as_str().map(str::to_owned))
-            .unwrap_or_else(|| panic!("no users executable in cargo's output:\n{err}"))
-    })
+/// The path of an example binary of `mcp-tool-examples` (`users`, `files`, …), built once per
+/// test binary and name, with the same cargo.
+pub fn example_bin(name: &str) -> &'static str {
+    static BUILT: Mutex<BTreeMap<String, &'static str>> = Mutex::new(BTreeMap::new());
+    // Held while building, so two tests never build the same example at once.
+    let mut built = BUILT.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(path) = built.get(name) {
+        return path;
+    }
+    let workspace = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let mut child = Command::new(env!("CARGO"))
+        .args([
+            "build",
+            "-p",
+            "mcp-tool-examples",
+            "--bin",
+            name,
+            "--message-format=json",
+        ])
+        .current_dir(workspace)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("cargo runs");
+    let (status, out, err) = wait_bounded(&mut child, Duration::from_secs(300))
+        .unwrap_or_else(|| panic!("building the {name} example took more than 5 minutes"));
+    assert!(status.success(), "cargo build failed:\n{err}");
+    let path = out
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == name)
+        .find_map(|m| m["executable"].as_str().map(str::to_owned))
+        .unwrap_or_else(|| panic!("no {name} executable in cargo's output:\n{err}"));
+    let path: &'static str = Box::leak(path.into_boxed_str());
+    built.insert(name.to_owned(), path);
+    path
 }
 
-/// `users --http 127.0.0.1:0`, listening on the port the system gave it (read from the line
-/// the CLI prints, so no two servers race for a port); killed when dropped.
-pub struct UsersHttp {
+/// The path of the `users` example (see [`example_bin`]).
+pub fn users_bin() -> &'static str {
+    example_bin("users")
+}
+
+/// An example server on `--http 127.0.0.1:0`, listening on the port the system gave it (read
+/// from the line the CLI prints, so no two servers race for a port); killed when dropped.
+pub struct ExampleHttp {
     /// The server process.
     pub child: Child,
     /// Where it listens.
@@ -97,19 +113,29 @@ pub struct UsersHttp {
     pub url: String,
 }
 
-impl UsersHttp {
-    /// Starts the server and waits (at most 10 s) until it says where it listens.
-    pub fn start() -> UsersHttp {
-        let mut child = Command::new(users_bin())
+impl ExampleHttp {
+    /// `users --http 127.0.0.1:0`, without bearer tokens.
+    pub fn users() -> ExampleHttp {
+        ExampleHttp::start("users", &[], &[])
+    }
+
+    /// Starts the example `name` with `args` and `--http 127.0.0.1:0`, its environment plus
+    /// `env` (and without bearer tokens unless `env` sets them), and waits (at most 10 s) until
+    /// it says where it listens.
+    pub fn start(name: &str, args: &[&str], env: &[(&str, &str)]) -> ExampleHttp {
+        let mut child = Command::new(example_bin(name))
+            .args(args)
             .args(["--http", "127.0.0.1:0"])
             .env_remove(mcp_tool::http::TOKENS_ENV)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
-            .expect("users starts");
+            .unwrap_or_else(|e| panic!("{name} does not start: {e}"));
         let stderr = child.stderr.take().expect("piped stderr");
         let (tx, rx) = mpsc::channel();
+        let label = name.to_owned();
         // Reads the endpoint line, then passes the rest of stderr on (and keeps the pipe drained).
         std::thread::spawn(move || {
             let mut tx = Some(tx);
@@ -120,7 +146,7 @@ impl UsersHttp {
                 {
                     let _ = tx.send(url.trim().to_owned());
                 } else {
-                    eprintln!("users: {line}");
+                    eprintln!("{label}: {line}");
                 }
             }
         });
@@ -129,7 +155,7 @@ impl UsersHttp {
             Err(e) => {
                 let _ = child.kill();
                 let status = child.wait().expect("wait");
-                panic!("users --http 127.0.0.1:0 never said where it listens ({e}); {status}");
+                panic!("{name} --http 127.0.0.1:0 never said where it listens ({e}); {status}");
             }
         };
         let addr = url
@@ -137,14 +163,51 @@ impl UsersHttp {
             .and_then(|rest| rest.strip_suffix("/mcp"))
             .and_then(|a| a.parse().ok())
             .unwrap_or_else(|| panic!("not an endpoint URL: {url}"));
-        UsersHttp { child, addr, url }
+        ExampleHttp { child, addr, url }
     }
 }
 
-impl Drop for UsersHttp {
+impl Drop for ExampleHttp {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// A fresh folder under the system's temporary folder, removed (with what it holds) when dropped.
+pub struct TempDir {
+    path: PathBuf,
+}
+
+impl TempDir {
+    /// Creates `<tmp>/mcp-tool-<label>-<pid>-<n>`.
+    pub fn new(label: &str) -> TempDir {
+        static COUNTER: AtomicU32 = AtomicU32::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "mcp-tool-{label}-{}-{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        // A leftover of an earlier process with the same id goes first.
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).expect("create a temporary folder");
+        TempDir { path }
+    }
+
+    /// The folder.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The folder as a command-line argument.
+    pub fn arg(&self) -> &str {
+        self.path.to_str().expect("a UTF-8 temporary folder")
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
     }
 }
 

@@ -1504,8 +1504,8 @@ async fn the_router_mounts_beside_other_routes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_lets_calls_in_flight_finish_and_exits_cleanly() {
-    // UsersHttp builds the binary, waits until it listens and kills it when dropped.
-    let mut server = tokio::task::spawn_blocking(mcp_tool_tests::UsersHttp::start)
+    // ExampleHttp builds the binary, waits until it listens and kills it when dropped.
+    let mut server = tokio::task::spawn_blocking(mcp_tool_tests::ExampleHttp::users)
         .await
         .expect("the server starts");
     let pid = server.child.id().to_string();

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use mcp_tool_tests::{UsersHttp, users_bin, wait_bounded};
+use mcp_tool_tests::{ExampleHttp, users_bin, wait_bounded};
 use serde_json::{Value, json};
 
 /// The longest one client script may run (the scripts give up by themselves after 60 s).
@@ -109,7 +109,7 @@ fn run_client(label: &str, script: &str, leading: &[&str], transport: Transport)
     let program = interpreter(script);
     let users = users_bin();
     let started = Instant::now();
-    let server = (transport == Transport::Http).then(UsersHttp::start);
+    let server = (transport == Transport::Http).then(ExampleHttp::users);
     let mut args: Vec<String> = leading.iter().map(|s| (*s).to_owned()).collect();
     match &server {
         None => args.extend(["stdio".to_owned(), users.to_owned()]),

@@ -12,7 +12,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mcp_tool_tests::{UsersHttp, users_bin};
+use mcp_tool_tests::{ExampleHttp, users_bin};
 use rmcp::ClientHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ProgressNotificationParam, ProtocolVersion,
@@ -252,7 +252,7 @@ async fn over_stdio(lifecycle: Lifecycle) {
 
 async fn over_http(lifecycle: Lifecycle) {
     let label = format!("rmcp over HTTP, {lifecycle:?}");
-    let server = tokio::task::spawn_blocking(UsersHttp::start)
+    let server = tokio::task::spawn_blocking(ExampleHttp::users)
         .await
         .expect("the server starts");
     let transport = StreamableHttpClientTransport::from_uri(server.url.clone());
