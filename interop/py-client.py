@@ -1,15 +1,17 @@
 """Drives an MCP server with the official Python SDK client (PyPI `mcp`).
 
-Usage: python py-client.py auto|legacy stdio <command> [args...]
-       python py-client.py auto|legacy http <url>
+Usage: python py-client.py auto|2026-07-28|legacy stdio <command> [args...]
+       python py-client.py auto|2026-07-28|legacy http <url>
 
 `auto` is the client's default mode: it probes `server/discover` (protocol 2026-07-28) first and
-speaks 2026-07-28 when the server answers it (falling back to `initialize` otherwise). `legacy`
+speaks 2026-07-28 when the server answers it (falling back to `initialize` otherwise).
+`2026-07-28` pins that version: no probe and no handshake, every request stands alone. `legacy`
 sends `initialize` straight away.
 
 Checks, against the `users` example server:
-  - in auto mode the probe was sent and answered, so the version is 2026-07-28; in legacy mode
-    no probe was sent and `initialize` settled on 2025-11-25;
+  - in auto mode the probe was sent and answered, so the version is 2026-07-28; in the pinned
+    mode no probe was sent and the version is 2026-07-28; in legacy mode no probe was sent and
+    `initialize` settled on 2025-11-25;
   - tools/list names the five tools, and create_user declares an outputSchema;
   - create_user succeeds, and the client itself validates structuredContent against the
     outputSchema (call_tool raises RuntimeError when they disagree); the same validator refuses
@@ -28,9 +30,12 @@ import sys
 from importlib.metadata import version
 from typing import Any
 
+import mcp.types as types
 from mcp import Client, ClientSession, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult
+
+MODES = ("auto", "2026-07-28", "legacy")
 
 # Records what the server/discover probe got back (the client's own negotiation code calls it).
 PROBES: list[dict[str, Any]] = []
@@ -66,17 +71,25 @@ async def run(mode: str, transport: str, target: str, rest: list[str], summary: 
     async with Client(server, mode=mode, read_timeout_seconds=30) as client:  # type: ignore[arg-type]
         summary["protocolVersion"] = client.protocol_version
         info = client.server_info
-        summary["server"] = info.model_dump(exclude_none=True) if info else None
-        expected = "2026-07-28" if mode == "auto" else "2025-11-25"
+        expected = "2025-11-25" if mode == "legacy" else "2026-07-28"
         check("protocol version", client.protocol_version == expected, client.protocol_version)
-        check("server name", info is not None and info.name == "users", summary["server"])
         summary["discoverProbe"] = PROBES
         if mode == "auto":
             check("server/discover was probed and answered", len(PROBES) == 1 and "result" in PROBES[0], PROBES)
         else:
-            check("no server/discover probe in legacy mode", PROBES == [], PROBES)
+            check(f"no server/discover probe in {mode} mode", PROBES == [], PROBES)
 
-        tools = (await client.list_tools()).tools
+        listed = await client.list_tools()
+        if mode == "2026-07-28":
+            # Pinned, the client knows nothing of the server before its first request (it
+            # synthesizes the discover result): the server names itself in every result's _meta.
+            check("no server info before any request", info is None, info)
+            stamp = (listed.meta or {}).get("io.modelcontextprotocol/serverInfo")
+            info = types.Implementation.model_validate(stamp) if stamp else None
+        summary["server"] = info.model_dump(exclude_none=True) if info else None
+        check("server name", info is not None and info.name == "users", summary["server"])
+
+        tools = listed.tools
         summary["tools"] = sorted(t.name for t in tools)
         for name in ["create_user", "delete_user", "get_user", "seed_users", "send_email"]:
             check(f"tool {name} listed", name in summary["tools"], summary["tools"])
@@ -148,8 +161,11 @@ async def run(mode: str, transport: str, target: str, rest: list[str], summary: 
 
 
 def main() -> int:
-    if len(sys.argv) < 4 or sys.argv[1] not in ("auto", "legacy") or sys.argv[2] not in ("stdio", "http"):
-        print("usage: python py-client.py auto|legacy stdio <command> [args...] | ... http <url>", file=sys.stderr)
+    if len(sys.argv) < 4 or sys.argv[1] not in MODES or sys.argv[2] not in ("stdio", "http"):
+        print(
+            "usage: python py-client.py auto|2026-07-28|legacy stdio <command> [args...] | ... http <url>",
+            file=sys.stderr,
+        )
         return 2
     mode, transport, target, *rest = sys.argv[1:]
     summary: dict[str, Any] = {

@@ -3,7 +3,10 @@
 //!
 //! - the official TypeScript SDK client (`interop/ts-client.mjs`, npm `@modelcontextprotocol/sdk`);
 //! - the official Python SDK client (`interop/py-client.py`, PyPI `mcp`), in its default mode
-//!   (a `server/discover` probe first, which our server answers: 2026-07-28) and in legacy mode;
+//!   (a `server/discover` probe first, which our server answers: 2026-07-28), pinned to
+//!   2026-07-28 (no probe, no handshake) and in legacy mode (`initialize`: 2025-11-25); and the
+//!   same client against the `files` example (`interop/py-files.py`), through a tool that asks
+//!   the user (elicitation) and one that asks the client's model (sampling), in all three modes;
 //! - the MCP Inspector's CLI (`interop/inspector.mjs`, npm `@modelcontextprotocol/inspector-cli`).
 //!
 //! Each script runs as a subprocess with a time limit, checks what it saw itself (exiting
@@ -16,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use mcp_tool_tests::{ExampleHttp, users_bin, wait_bounded};
+use mcp_tool_tests::{ExampleHttp, TempDir, example_bin, users_bin, wait_bounded};
 use serde_json::{Value, json};
 
 /// The longest one client script may run (the scripts give up by themselves after 60 s).
@@ -45,12 +48,6 @@ fn interop_dir() -> PathBuf {
 
 const SETUP_HINT: &str = "install the interop clients with `bash interop/setup.sh` \
                           (.ci/run does it)";
-
-// ---------------------------------------------------------------------------------------------
-// The server under test
-// ---------------------------------------------------------------------------------------------
-
-/// Builds the `users` example once (for every test of this file) and returns its path.
 
 // ---------------------------------------------------------------------------------------------
 // The clients
@@ -106,18 +103,24 @@ fn interpreter(script: &str) -> PathBuf {
 /// Runs one client script against `users` over `transport` and returns its JSON summary,
 /// after checking that it exited 0 and reported no failure.
 fn run_client(label: &str, script: &str, leading: &[&str], transport: Transport) -> Value {
-    let program = interpreter(script);
     let users = users_bin();
-    let started = Instant::now();
     let server = (transport == Transport::Http).then(ExampleHttp::users);
     let mut args: Vec<String> = leading.iter().map(|s| (*s).to_owned()).collect();
     match &server {
         None => args.extend(["stdio".to_owned(), users.to_owned()]),
         Some(server) => args.extend(["http".to_owned(), server.url.clone()]),
     }
+    run_script(label, script, &args)
+}
+
+/// Runs one client script with `args` and returns its JSON summary, after checking that it
+/// exited 0 and reported no failure.
+fn run_script(label: &str, script: &str, args: &[String]) -> Value {
+    let program = interpreter(script);
+    let started = Instant::now();
     let mut child = Command::new(&program)
         .arg(script)
-        .args(&args)
+        .args(args)
         .current_dir(interop_dir())
         .env_remove("MCP_TOOL_BEARER_TOKENS")
         .env_remove("RUST_LOG")
@@ -129,7 +132,6 @@ fn run_client(label: &str, script: &str, leading: &[&str], transport: Transport)
         .unwrap_or_else(|e| panic!("{label}: cannot run {}: {e}", program.display()));
     let (status, out, err) = wait_bounded(&mut child, SCRIPT_LIMIT)
         .unwrap_or_else(|| panic!("{label}: {script} ran for more than {SCRIPT_LIMIT:?}"));
-    drop(server);
     let line = out
         .lines()
         .rev()
@@ -174,7 +176,11 @@ fn check_common(label: &str, summary: &Value) {
 /// unknown user, and every progress notification.
 fn check_sdk(label: &str, summary: &Value) {
     check_common(label, summary);
-    let expected = if summary["mode"] == "auto" { MODERN } else { NEGOTIATED };
+    // The TypeScript client has one mode: `initialize`.
+    let expected = match summary["mode"].as_str() {
+        Some("auto" | MODERN) => MODERN,
+        _ => NEGOTIATED,
+    };
     assert_eq!(summary["protocolVersion"], expected, "{label}");
     assert_eq!(summary["server"]["name"], "users", "{label}");
     assert_eq!(summary["validatorRejectsTampered"], true, "{label}");
@@ -227,6 +233,125 @@ fn python(mode: &str, transport: Transport) {
     }
 }
 
+/// The `files` server's password, and the bearer token of its one HTTP subject.
+const PASSWORD: &str = "open-sesame";
+const TOKEN: &str = "interop-token";
+
+/// What `py-files.py`'s sampling callback answers for the client's model.
+const SUMMARY: &str = "A short note about the moon.";
+
+/// The Python SDK client against `files --root <tmp> --password <pw>`: `login` reveals
+/// `delete_file`, which asks the user (elicitation) before deleting, and `summarize_file` asks
+/// the client's model (sampling). Checks the summary and the folder afterwards.
+fn python_files(mode: &str, transport: Transport) {
+    let label = format!("Python SDK ({mode} mode) over {transport:?}, files");
+    let root = TempDir::new("py-files");
+    let notes = "The moon keeps the same face turned to the Earth.\n";
+    for (name, text) in [
+        ("gone.txt", "delete me\n"),
+        ("keep.txt", "keep me\n"),
+        ("notes.txt", notes),
+    ] {
+        std::fs::write(root.path().join(name), text).expect("write the fixture");
+    }
+    let files = example_bin("files");
+    let server_args = ["--root", root.arg(), "--password", PASSWORD];
+    // Over HTTP in 2026-07-28 there is no session: what `login` enables belongs to the subject
+    // the bearer token names.
+    let tokens = format!("alice:{TOKEN}");
+    let server = (transport == Transport::Http).then(|| {
+        ExampleHttp::start(
+            "files",
+            &server_args,
+            &[(mcp_tool::http::TOKENS_ENV, tokens.as_str())],
+        )
+    });
+    let mut args: Vec<String> = [mode, root.arg(), PASSWORD].map(str::to_owned).to_vec();
+    match &server {
+        None => {
+            args.extend(["stdio".to_owned(), files.to_owned()]);
+            args.extend(server_args.map(str::to_owned));
+        }
+        Some(server) => args.extend(["http".to_owned(), server.url.clone(), TOKEN.to_owned()]),
+    }
+    let summary = run_script(&label, "py-files.py", &args);
+    drop(server);
+
+    assert_eq!(summary["sdkVersion"], pinned("mcp"), "{label}");
+    let expected = if mode == "legacy" { NEGOTIATED } else { MODERN };
+    assert_eq!(summary["protocolVersion"], expected, "{label}");
+    let names = |key: &str| -> Vec<String> {
+        serde_json::from_value(summary[key].clone())
+            .unwrap_or_else(|e| panic!("{label}: {key}: {e}"))
+    };
+    let (before, after) = (names("toolsBefore"), names("toolsAfter"));
+    assert!(
+        !before.iter().any(|n| n == "delete_file"),
+        "{label}: {before:?}"
+    );
+    for name in ["delete_file", "write_file"] {
+        assert!(after.iter().any(|n| n == name), "{label}: {after:?}");
+    }
+    assert_eq!(
+        summary["deleteAccepted"],
+        json!({ "isError": false, "text": "deleted gone.txt" }),
+        "{label}"
+    );
+    assert_eq!(
+        summary["deleteDeclined"],
+        json!({ "isError": false, "text": "keep.txt was not deleted" }),
+        "{label}"
+    );
+    let asked: Vec<&Value> = summary["elicitations"]
+        .as_array()
+        .expect("elicitations")
+        .iter()
+        .map(|e| &e["message"])
+        .collect();
+    assert_eq!(
+        asked,
+        ["Delete `gone.txt`?", "Delete `keep.txt`?"],
+        "{label}"
+    );
+    assert_eq!(
+        summary["summary"],
+        json!({ "isError": false, "text": SUMMARY }),
+        "{label}"
+    );
+    assert_eq!(summary["samplingQuotesFile"], true, "{label}");
+    let rounds = summary["inputRequired"].as_array().expect("inputRequired");
+    if mode == "legacy" {
+        // Server-to-client requests, no InputRequiredResult.
+        assert!(rounds.is_empty(), "{label}: {rounds:?}");
+    } else {
+        let asked: Vec<&Value> = rounds.iter().map(|r| &r["asked"]).collect();
+        assert_eq!(
+            asked,
+            [
+                &json!(["elicitation/create"]),
+                &json!(["elicitation/create"]),
+                &json!(["sampling/createMessage"])
+            ],
+            "{label}"
+        );
+        assert!(
+            rounds
+                .iter()
+                .all(|r| r["requestState"] == true && r["retries"] == 1),
+            "{label}: {rounds:?}"
+        );
+    }
+    // The folder agrees.
+    assert!(!root.path().join("gone.txt").exists(), "{label}: gone.txt");
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("keep.txt"))
+            .ok()
+            .as_deref(),
+        Some("keep me\n"),
+        "{label}: keep.txt"
+    );
+}
+
 fn inspector(transport: Transport) {
     let label = format!("Inspector CLI over {transport:?}");
     let summary = run_client(&label, "inspector.mjs", &[], transport);
@@ -266,6 +391,46 @@ fn python_sdk_auto_mode_over_http() {
 #[test]
 fn python_sdk_legacy_mode_over_http() {
     python("legacy", Transport::Http);
+}
+
+#[test]
+fn python_sdk_pinned_mode_over_stdio() {
+    python(MODERN, Transport::Stdio);
+}
+
+#[test]
+fn python_sdk_pinned_mode_over_http() {
+    python(MODERN, Transport::Http);
+}
+
+#[test]
+fn python_sdk_files_auto_mode_over_stdio() {
+    python_files("auto", Transport::Stdio);
+}
+
+#[test]
+fn python_sdk_files_pinned_mode_over_stdio() {
+    python_files(MODERN, Transport::Stdio);
+}
+
+#[test]
+fn python_sdk_files_legacy_mode_over_stdio() {
+    python_files("legacy", Transport::Stdio);
+}
+
+#[test]
+fn python_sdk_files_auto_mode_over_http() {
+    python_files("auto", Transport::Http);
+}
+
+#[test]
+fn python_sdk_files_pinned_mode_over_http() {
+    python_files(MODERN, Transport::Http);
+}
+
+#[test]
+fn python_sdk_files_legacy_mode_over_http() {
+    python_files("legacy", Transport::Http);
 }
 
 #[test]
