@@ -1,0 +1,130 @@
+//! The server process: its CPU time, peak RSS, start and end.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use super::Result;
+
+/// The process's CPU time so far, in seconds: the sum of its threads' run time from
+/// `/proc/<pid>/task/*/schedstat` (nanoseconds), or, when a thread counted in `before` has
+/// gone since (its time would be lost), user + system time from `/proc/<pid>/stat`
+/// (clock ticks).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CpuSample {
+    threads: BTreeMap<u32, u64>,
+    stat_seconds: f64,
+}
+
+impl CpuSample {
+    pub(crate) fn take(pid: u32, ticks: f64) -> Result<CpuSample> {
+        let mut threads = BTreeMap::new();
+        for entry in std::fs::read_dir(format!("/proc/{pid}/task"))? {
+            let entry = entry?;
+            let Ok(tid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
+            if let Ok(s) = std::fs::read_to_string(entry.path().join("schedstat"))
+                && let Some(ns) = s.split_whitespace().next().and_then(|v| v.parse().ok())
+            {
+                threads.insert(tid, ns);
+            }
+        }
+        Ok(CpuSample {
+            threads,
+            stat_seconds: cpu_seconds(pid, ticks)?,
+        })
+    }
+
+    /// Seconds of CPU used between `before` and `self`.
+    pub(crate) fn since(&self, before: &CpuSample) -> f64 {
+        let all_alive = before.threads.keys().all(|t| self.threads.contains_key(t));
+        if all_alive && !self.threads.is_empty() {
+            let ns: u64 = self
+                .threads
+                .iter()
+                .map(|(t, ns)| ns - before.threads.get(t).copied().unwrap_or(0).min(*ns))
+                .sum();
+            ns as f64 / 1e9
+        } else {
+            self.stat_seconds - before.stat_seconds
+        }
+    }
+}
+
+/// Reads the process's CPU time (user + system, all threads, in seconds).
+pub(crate) fn cpu_seconds(pid: u32, ticks: f64) -> Result<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    // The command name may hold spaces; the fields after it are space-separated.
+    let after = &stat[stat.rfind(')').ok_or("bad /proc stat")? + 2..];
+    let fields: Vec<&str> = after.split(' ').collect();
+    // Fields 14 and 15 of stat (utime, stime) are at 11 and 12 after the name.
+    let utime: f64 = fields[11].parse()?;
+    let stime: f64 = fields[12].parse()?;
+    Ok((utime + stime) / ticks)
+}
+
+/// The process's peak resident set (VmHWM), KiB.
+pub(crate) fn peak_rss_kib(pid: u32) -> Result<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    let line = status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .ok_or("no VmHWM")?;
+    Ok(line.split_whitespace().nth(1).ok_or("bad VmHWM")?.parse()?)
+}
+
+pub(crate) fn clock_ticks() -> f64 {
+    Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(100.0)
+}
+
+/// A server command: a sibling binary and its arguments.
+#[derive(Debug, Clone)]
+pub(crate) struct ServerCmd {
+    pub(crate) label: String,
+    pub(crate) program: PathBuf,
+    pub(crate) args: Vec<String>,
+}
+
+impl ServerCmd {
+    pub(crate) fn spawn(&self, extra: &[String]) -> Result<Child> {
+        Command::new(&self.program)
+            .args(&self.args)
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .env("RUST_LOG", "error")
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", self.program.display()).into())
+    }
+}
+
+/// Waits for a child to exit, killing it after `grace`.
+pub(crate) fn reap(mut child: Child, grace: Duration) {
+    let deadline = Instant::now() + grace;
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+pub(crate) fn percentile(sorted: &[u64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let at = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[at] as f64 / 1000.0
+}

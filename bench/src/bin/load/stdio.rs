@@ -1,0 +1,205 @@
+//! Driving a server over stdio: a writer thread gated by credits, the reader checking.
+
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::process::{Child, ChildStdin, ChildStdout};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use super::process::{CpuSample, ServerCmd, peak_rss_kib, percentile, reap};
+use super::{INITIALIZED, Result, Run, Tool, call_line, check_response, initialize_line};
+
+/// A stdio connection to a child server.
+pub(crate) struct Stdio2 {
+    pub(crate) child: Child,
+    pub(crate) out: BufWriter<ChildStdin>,
+    pub(crate) input: BufReader<ChildStdout>,
+    pub(crate) line: String,
+}
+
+impl Stdio2 {
+    /// Starts the server and initializes; returns the connection and the start-up time.
+    pub(crate) fn start(server: &ServerCmd, extra: &[String]) -> Result<(Stdio2, Duration)> {
+        let t = Instant::now();
+        let mut child = server.spawn(extra)?;
+        let out = BufWriter::with_capacity(64 * 1024, child.stdin.take().ok_or("no stdin")?);
+        let input = BufReader::with_capacity(64 * 1024, child.stdout.take().ok_or("no stdout")?);
+        let mut conn = Stdio2 {
+            child,
+            out,
+            input,
+            line: String::new(),
+        };
+        conn.send(&initialize_line(0))?;
+        let answer = conn.recv()?;
+        let started = t.elapsed();
+        if !answer.contains("\"protocolVersion\"") {
+            return Err(format!("{}: bad initialize answer: {answer}", server.label).into());
+        }
+        conn.send(INITIALIZED)?;
+        Ok((conn, started))
+    }
+
+    pub(crate) fn send(&mut self, line: &str) -> Result<()> {
+        self.out.write_all(line.as_bytes())?;
+        self.out.write_all(b"\n")?;
+        self.out.flush()?;
+        Ok(())
+    }
+
+    pub(crate) fn recv(&mut self) -> Result<String> {
+        self.line.clear();
+        if self.input.read_line(&mut self.line)? == 0 {
+            return Err("the server closed its output".into());
+        }
+        Ok(self.line.trim_end().to_owned())
+    }
+
+    /// Sends `lines` with at most `window` unanswered, checking each response; returns the
+    /// latencies (ns) and the elapsed time.
+    pub(crate) fn drive(
+        self,
+        lines: Vec<String>,
+        window: usize,
+        tool: Tool,
+        first_id: u64,
+    ) -> Result<(Stdio2Parts, Vec<u64>, Duration)> {
+        let n = lines.len();
+        let Stdio2 {
+            child,
+            out,
+            mut input,
+            mut line,
+        } = self;
+        let sent: Arc<Vec<AtomicU64>> = Arc::new((0..n).map(|_| AtomicU64::new(0)).collect());
+        let base = Instant::now();
+        let (credit_tx, credit_rx) = mpsc::channel::<usize>();
+        let sent_w = sent.clone();
+        let writer = thread::spawn(move || -> std::io::Result<BufWriter<ChildStdin>> {
+            let mut out = out;
+            let mut credits = window;
+            for (i, l) in lines.iter().enumerate() {
+                while let Ok(k) = credit_rx.try_recv() {
+                    credits += k;
+                }
+                if credits == 0 {
+                    out.flush()?;
+                    match credit_rx.recv() {
+                        Ok(k) => credits += k,
+                        Err(_) => break,
+                    }
+                }
+                sent_w[i].store(base.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                out.write_all(l.as_bytes())?;
+                out.write_all(b"\n")?;
+                credits -= 1;
+            }
+            out.flush()?;
+            Ok(out)
+        });
+        let mut seen = vec![false; n];
+        let mut latencies = Vec::with_capacity(n);
+        let mut failure = None;
+        for _ in 0..n {
+            line.clear();
+            match input.read_line(&mut line) {
+                Ok(0) => {
+                    failure = Some("the server closed its output".to_owned());
+                    break;
+                }
+                Err(e) => {
+                    failure = Some(e.to_string());
+                    break;
+                }
+                Ok(_) => {}
+            }
+            let now = base.elapsed().as_nanos() as u64;
+            match check_response(line.trim_end(), tool, first_id, n) {
+                Ok(i) if !seen[i] => {
+                    seen[i] = true;
+                    latencies.push(now.saturating_sub(sent[i].load(Ordering::Relaxed)));
+                }
+                Ok(i) => {
+                    failure = Some(format!("call {i} answered twice"));
+                    break;
+                }
+                Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
+            }
+            let _ = credit_tx.send(1);
+        }
+        let elapsed = base.elapsed();
+        drop(credit_tx);
+        if let Some(f) = failure {
+            let mut child = child;
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(f.into());
+        }
+        let out = writer.join().map_err(|_| "the writer panicked")??;
+        Ok((Stdio2Parts { child, out, input }, latencies, elapsed))
+    }
+}
+
+/// What is left of a connection after a run.
+pub(crate) struct Stdio2Parts {
+    pub(crate) child: Child,
+    pub(crate) out: BufWriter<ChildStdin>,
+    pub(crate) input: BufReader<ChildStdout>,
+}
+
+impl Stdio2Parts {
+    pub(crate) fn rejoin(self) -> Stdio2 {
+        Stdio2 {
+            child: self.child,
+            out: self.out,
+            input: self.input,
+            line: String::new(),
+        }
+    }
+}
+
+/// One stdio run: start, warm up, `n` calls of `tool` with `window` in flight.
+pub(crate) fn stdio_run(
+    server: &ServerCmd,
+    extra: &[String],
+    tool: Tool,
+    n: usize,
+    window: usize,
+    ticks: f64,
+) -> Result<Run> {
+    let (conn, started) = Stdio2::start(server, extra)?;
+    let pid = conn.child.id();
+    // Warm-up: a tenth of the run, at the same window.
+    let warm = (n / 10).clamp(100, 2000);
+    let lines: Vec<String> = (0..warm)
+        .map(|i| call_line(1_000 + i as u64, tool, i))
+        .collect();
+    let (parts, _, _) = conn.drive(lines, window, tool, 1_000)?;
+    let conn = parts.rejoin();
+    let first_id = 1_000_000;
+    let lines: Vec<String> = (0..n)
+        .map(|i| call_line(first_id + i as u64, tool, i))
+        .collect();
+    let cpu_before = CpuSample::take(pid, ticks)?;
+    let (parts, mut latencies, elapsed) = conn.drive(lines, window, tool, first_id)?;
+    let cpu = CpuSample::take(pid, ticks)?.since(&cpu_before);
+    let rss = peak_rss_kib(pid)?;
+    let Stdio2Parts { child, out, input } = parts;
+    drop(out);
+    drop(input);
+    reap(child, Duration::from_secs(15));
+    latencies.sort_unstable();
+    Ok(Run {
+        calls_per_s: n as f64 / elapsed.as_secs_f64(),
+        p50_us: percentile(&latencies, 0.50),
+        p99_us: percentile(&latencies, 0.99),
+        cpu_us: cpu * 1e6 / n as f64,
+        rss_kib: rss,
+        start_ms: started.as_secs_f64() * 1e3,
+    })
+}
