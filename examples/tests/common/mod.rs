@@ -1,5 +1,6 @@
 //! Helpers shared by the integration tests: a server binary spawned as a child process and
-//! spoken to over its real stdin/stdout, and a runner for one-shot command lines.
+//! spoken to over its real stdin/stdout, and a runner for one-shot command lines; [`modern`]
+//! speaks protocol 2026-07-28 over stdio and Streamable HTTP.
 //!
 //! Every wait is bounded; the child is killed when its guard is dropped; a line on stdout
 //! that is not a JSON-RPC message fails the test (stdout carries the protocol only).
@@ -14,6 +15,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
+
+pub(crate) mod modern;
 
 /// The longest any single wait may take.
 pub(crate) const TIMEOUT: Duration = Duration::from_secs(10);
