@@ -859,7 +859,6 @@ fn files_anonymous_http_client_never_sees_the_hidden_tools_2026() {
 }
 
 #[test]
-#[ignore = "server defect: an anonymous 2026 HTTP `login` answers success although the runtime refused its tool change (see example-defects.md in the project notes)"]
 fn files_anonymous_login_over_http_fails_clearly_2026() {
     let fx = Fixture::new("http-anonymous-login");
     let server = fx.http(&[]);

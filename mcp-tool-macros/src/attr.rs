@@ -42,6 +42,8 @@ pub(crate) struct Tool {
     pub(crate) timeout: Option<Setting<u64>>,
     /// A synchronous tool that always runs on the blocking pool (it may block).
     pub(crate) blocking: Option<Setting<bool>>,
+    /// Whether the tool runs as a task: `forbidden`, `optional` or `required`.
+    pub(crate) task: Option<Setting<&'static str>>,
     /// A hand-written input schema (JSON text, checked), used verbatim.
     pub(crate) input_schema: Option<Setting<LitStr>>,
     /// A hand-written output schema (JSON text, checked), replacing the derived one.
@@ -116,6 +118,10 @@ impl Keys for Tool {
         KeyDef {
             name: "blocking",
             parse: |t, cx, k, v| t.blocking = k.flag(cx, v),
+        },
+        KeyDef {
+            name: "task",
+            parse: |t, cx, k, v| t.task = k.task(cx, v),
         },
         KeyDef {
             name: "input_schema",
@@ -425,6 +431,52 @@ impl Key<'_> {
                     None
                 }
             },
+        }
+    }
+
+    /// `task` (optional), `task = "forbidden" | "optional" | "required"`, or `task = true`
+    /// (optional) / `task = false` (forbidden).
+    fn task(&self, cx: &Ctxt, value: Value) -> Option<Setting<&'static str>> {
+        let expected = || {
+            format!(
+                "expected `{0}`, `{0} = \"optional\"`, `{0} = \"required\"` or \
+                 `{0} = \"forbidden\"`",
+                self.name
+            )
+        };
+        let tokens = match value {
+            Value::Absent => return Some(self.setting("optional")),
+            Value::Group(group) => {
+                cx.error_spanned_by(group, expected());
+                return None;
+            }
+            Value::Assigned(eq, tokens) if tokens.is_empty() => {
+                cx.error_spanned_by(eq, expected());
+                return None;
+            }
+            Value::Assigned(_, tokens) => tokens,
+        };
+        if let Ok(b) = syn::parse2::<LitBool>(tokens.clone()) {
+            return Some(self.setting(if b.value { "optional" } else { "forbidden" }));
+        }
+        let Ok(lit) = syn::parse2::<LitStr>(tokens.clone()) else {
+            cx.error_spanned_by(tokens, expected());
+            return None;
+        };
+        match lit.value().as_str() {
+            "forbidden" => Some(self.setting("forbidden")),
+            "optional" => Some(self.setting("optional")),
+            "required" => Some(self.setting("required")),
+            other => {
+                cx.error_spanned_by(
+                    &lit,
+                    format!(
+                        "unknown task support `{other}`: expected `\"optional\"`, \
+                         `\"required\"` or `\"forbidden\"`"
+                    ),
+                );
+                None
+            }
         }
     }
 
@@ -954,7 +1006,7 @@ mod tests {
                 "`name` specified more than once",
                 "unknown `tool` attribute `retries`, expected one of `name`, `title`, \
                  `description`, `read_only`, `destructive`, `idempotent`, `open_world`, \
-                 `hidden`, `default_visible`, `always_visible`, `timeout`, `blocking`, \
+                 `hidden`, `default_visible`, `always_visible`, `timeout`, `blocking`, `task`, \
                  `input_schema`, `output_schema`, `invoking`, `invoked`, `examples`, `icons`, \
                  `meta`, `ui`, `visibility`, `crate`",
                 "expected a positive duration such as `timeout = \"30s\"` (units: `ms`, `s`, \

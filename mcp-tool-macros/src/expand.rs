@@ -221,6 +221,14 @@ fn define_fn(tool: &ToolFn<'_>, krate: &TokenStream, ident: &Ident) -> TokenStre
         let ms = t.value;
         quote!(__def.timeout(#p::Duration::from_millis(#ms));)
     });
+    let task = a.task.as_ref().map(|t| {
+        let variant = match t.value {
+            "required" => quote!(Required),
+            "optional" => quote!(Optional),
+            _ => quote!(Forbidden),
+        };
+        quote!(__def.task_support(#p::TaskSupport::#variant);)
+    });
     let input_schema = a.input_schema.as_ref().map(|s| {
         let lit = &s.value;
         quote!(__def.input_schema_json(#lit);)
@@ -278,6 +286,7 @@ fn define_fn(tool: &ToolFn<'_>, krate: &TokenStream, ident: &Ident) -> TokenStre
             #hidden
             #always_visible
             #timeout
+            #task
             #invoking
             #invoked
             #examples

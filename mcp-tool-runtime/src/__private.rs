@@ -12,7 +12,7 @@ pub use crate::tool::extract::{ViaArgs, ViaArgument, ViaContext};
 pub use crate::tool::sync::{SyncPolicy, run_sync};
 pub use crate::tool::{
     Annotations, BoxFuture, DefBuilder, FromToolCall, IntoToolResult, ParamSpec, Rejection,
-    ServiceType, ToolCall, ToolRecord, ToolResult, ToolSet,
+    ServiceType, TaskSupport, ToolCall, ToolRecord, ToolResult, ToolSet,
 };
 pub use inventory;
 pub use std::any::type_name;

@@ -10,6 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::protocol::Era;
+use crate::server::tasks::{TASK_STORE_ENV, store_from_url};
 use crate::server::{Result, Server, ServerHandle};
 use crate::tool::ClientLogLayer;
 #[cfg(feature = "http")]
@@ -40,18 +41,25 @@ fn usage(bin: &str) -> String {
   {bin} --http [ADDR]        serve MCP over Streamable HTTP at http://ADDR/mcp (default 127.0.0.1:8080)
         --stateless          ... without sessions: every POST answered on its own
         --sse                ... every answer as an SSE stream, not JSON
+        --task-store URL     keep tasks in `memory` (the default) or Redis (`redis://host:port`)
   {bin} list                 show the tools
   {bin} call <tool> [json]   call one tool in-process and print its result
   {bin} schema               print the tools/list JSON
   {bin} help                 show this message
 
-environment: {tokens}=subject:token,… requires a bearer token over HTTP; RUST_LOG filters the log on stderr",
-        tokens = "MCP_TOOL_BEARER_TOKENS"
+environment: {tokens}=subject:token,… requires a bearer token over HTTP; {store}=URL names the
+task store; {key}=hex seals the state of 2026-07-28 requests (the same on every replica);
+RUST_LOG filters the log on stderr",
+        tokens = "MCP_TOOL_BEARER_TOKENS",
+        store = TASK_STORE_ENV,
+        key = crate::server::STATE_KEY_ENV
     )
 }
 
-/// Reads a command line (without the program name).
-fn parse(args: &[String]) -> std::result::Result<Command, String> {
+/// Reads a command line (without the program name): the command, and the task store it
+/// names (`--task-store URL`).
+fn parse(args: &[String]) -> std::result::Result<(Command, Option<String>), String> {
+    let mut task_store = None;
     let mut http = HttpOptions::default();
     let mut wants_http = false;
     let mut rest: Vec<&str> = Vec::new();
@@ -67,9 +75,16 @@ fn parse(args: &[String]) -> std::result::Result<Command, String> {
                     i += 1;
                 }
             }
+            "--task-store" => match args.get(i + 1).filter(|a| !a.starts_with("--")) {
+                Some(url) => {
+                    task_store = Some(url.clone());
+                    i += 1;
+                }
+                None => return Err("`--task-store` needs `memory` or a `redis://` URL".into()),
+            },
             "--stateless" => http.stateless = true,
             "--sse" => http.sse = true,
-            "-h" | "--help" => return Ok(Command::Help),
+            "-h" | "--help" => return Ok((Command::Help, None)),
             flag if flag.starts_with("--") => return Err(format!("unknown option `{flag}`")),
             word => rest.push(word),
         }
@@ -91,7 +106,7 @@ fn parse(args: &[String]) -> std::result::Result<Command, String> {
         [other @ ("list" | "schema"), ..] => return Err(format!("`{other}` takes no arguments")),
         [other, ..] => return Err(format!("unknown command `{other}`")),
     };
-    Ok(command)
+    Ok((command, task_store))
 }
 
 impl Server {
@@ -121,14 +136,27 @@ impl Server {
             .first()
             .and_then(|a| std::path::Path::new(a).file_name())
             .map_or_else(|| self.name.clone(), |n| n.to_string_lossy().into_owned());
-        let command = match parse(args.get(1..).unwrap_or_default()) {
-            Ok(command) => command,
+        let (command, task_store) = match parse(args.get(1..).unwrap_or_default()) {
+            Ok(parsed) => parsed,
             Err(message) => std::process::exit(cli_error(&bin, &message)),
         };
+        // The operator's choice of task store: the flag, else the environment.
+        let task_store = task_store.or_else(|| {
+            std::env::var(TASK_STORE_ENV)
+                .ok()
+                .filter(|v| !v.trim().is_empty())
+        });
+        let mut server = self;
+        if let Some(url) = task_store {
+            match store_from_url(&url) {
+                Ok(store) => server = server.task_store_arc(store),
+                Err(message) => std::process::exit(cli_error(&bin, &message)),
+            }
+        }
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()?;
-        match runtime.block_on(self.execute(&bin, command))? {
+        match runtime.block_on(server.execute(&bin, command))? {
             0 => Ok(()),
             code => std::process::exit(code),
         }

@@ -558,7 +558,7 @@ pub mod prompt {
 /// Tools defined at run time, and the definition every tool has.
 pub mod dynamic {
     pub use mcp_tool_runtime::tool::{
-        Annotations, DynamicArgs, DynamicTool, PropertyType, ToolDef, ToolProperty,
+        Annotations, DynamicArgs, DynamicTool, PropertyType, TaskSupport, ToolDef, ToolProperty,
     };
 }
 
@@ -569,6 +569,13 @@ pub mod dynamic {
 pub mod server {
     pub use mcp_tool_runtime::server::{Error, Result, Server, ServerHandle, StartError};
     pub use mcp_tool_runtime::tool::{ClientLogLayer, ToolRecord, ToolSet};
+
+    /// Tasks: where they are kept ([`TaskStore`](tasks::TaskStore), in memory by default,
+    /// in Redis with the `redis` feature) and how they are paced
+    /// ([`TaskSettings`](tasks::TaskSettings)).
+    pub mod tasks {
+        pub use mcp_tool_runtime::server::tasks::*;
+    }
 }
 
 /// The Streamable HTTP transport's settings and authentication (feature `http`, on by

@@ -52,6 +52,13 @@ fn json_text(value: &impl Serialize) -> String {
 
 // ===== Tools: content =====================================================================
 
+/// Describes this server (first in `tools/list`, which is sorted by name: the header scenarios
+/// call the first tool with no arguments, so it must be one that needs none)
+#[tool(read_only, idempotent)]
+fn about_this_server() -> &'static str {
+    "The fixture of the MCP conformance suite's server scenarios, 2025-11-25 and 2026-07-28"
+}
+
 /// Tests simple text content response
 #[tool(read_only)]
 fn test_simple_text() -> &'static str {
@@ -692,6 +699,9 @@ fn prompts(server: Server) -> Server {
                 }),
         )
 }
+
+#[path = "conformance/tasks.rs"]
+mod tasks;
 
 fn main() -> mcp_tool::Result<()> {
     // `conformance/run.sh` serves it with `--http ADDR --sse` (every request answered with an

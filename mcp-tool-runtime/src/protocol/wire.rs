@@ -54,6 +54,9 @@ pub(crate) struct ServerCapabilities {
     pub(crate) prompts: Option<ListChanged>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) completions: Option<Empty>,
+    /// 2025-11-25's tasks (`list`, `cancel`, `requests.tools.call`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) tasks: Option<Value>,
 }
 
 /// The result of `initialize`.
@@ -119,6 +122,15 @@ pub(crate) struct Tool<'a> {
     pub(crate) icons: Option<&'a Value>,
     #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
     pub(crate) meta: Option<&'a Map<String, Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) execution: Option<ToolExecution>,
+}
+
+/// A tool's `execution` (2025-11-25): whether it runs as a task.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ToolExecution {
+    pub(crate) task_support: &'static str,
 }
 
 /// One page of `tools/list`.
@@ -157,6 +169,17 @@ pub(crate) struct CallToolParams<'a> {
     pub(crate) arguments: Value,
     #[serde(rename = "_meta", default)]
     pub(crate) meta: Option<Map<String, Value>>,
+    /// 2025-11-25: run the call as a task.
+    #[serde(default)]
+    pub(crate) task: Option<TaskParams>,
+}
+
+/// `task` of a task-augmented request (2025-11-25).
+#[derive(Deserialize, Default)]
+pub(crate) struct TaskParams {
+    /// How long the client wants the task kept, in milliseconds.
+    #[serde(default)]
+    pub(crate) ttl: Option<u64>,
 }
 
 /// A resource's entry in `resources/list`.

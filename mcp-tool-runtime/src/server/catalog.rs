@@ -61,9 +61,6 @@ pub(crate) struct Catalog {
     pages: [Vec<String>; 4],
     page_size: usize,
     decor: Arc<Decor>,
-    /// The cache hints of the default `tools/list`: the server's, private when some tool is
-    /// hidden (the list a client sees then depends on who it is).
-    hints: CacheHints,
 }
 
 impl Catalog {
@@ -154,10 +151,12 @@ impl Catalog {
             .map(|e| &**e)
             .filter(|e| e.listed_by_default())
             .collect();
+        // A list a call can change (a hidden tool revealed by a tool manager) is private and
+        // stale at once: a client that cached it would miss what its own call revealed.
         let hints = if entries.iter().any(|e| e.def.hidden()) {
             CacheHints {
                 cache_scope: CacheScope::Private,
-                ..decor.hints
+                ttl_ms: 0,
             }
         } else {
             decor.hints
@@ -174,7 +173,6 @@ impl Catalog {
             pages,
             page_size,
             decor,
-            hints,
         }
     }
 
@@ -235,9 +233,10 @@ pub(crate) fn render_page(
     catalog: &Catalog,
 ) -> Option<String> {
     let i = page_index(cursor, page_count(entries.len(), page_size))?;
+    // A selection of the client's own, changed by its calls: private, and stale at once.
     let hints = CacheHints {
         cache_scope: CacheScope::Private,
-        ..catalog.hints
+        ttl_ms: 0,
     };
     Some(render(
         entries,

@@ -21,6 +21,7 @@ use crate::tool::{CancellationToken, ClientInfo};
 
 use super::request::{Req, Stateless, response};
 use super::session::{InFlight, Session, lock};
+use super::tasks;
 
 /// `-32601` for a method this server does not have (or does not offer: `what`).
 pub(crate) fn method_not_found(method: &str, what: Option<&str>) -> RpcError {
@@ -97,8 +98,18 @@ impl Session {
             | "resources/unsubscribe" => self.resources(&req, method, params),
             "prompts/list" | "prompts/get" => self.prompts(&req, method, params),
             "completion/complete" => self.completion(&req, params),
+            "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel" => {
+                if self.offered(id_text, self.has_tasks(), method, "tasks") {
+                    self.tasks_method(&req, method, params);
+                }
+            }
             _ => self.answer::<Empty>(id_text, Err(method_not_found(method, None))),
         }
+    }
+
+    /// Whether some tool runs as a task (the server then offers the tasks methods).
+    fn has_tasks(&self) -> bool {
+        self.server.shared.capabilities.tasks.is_some()
     }
 
     /// A stateless (2026-07-28) request: its `_meta` says who asks; the methods the revision
@@ -133,6 +144,15 @@ impl Session {
             }
             "prompts/list" | "prompts/get" => self.prompts(&req, method, params),
             "completion/complete" => self.completion(&req, params),
+            "tasks/get" | "tasks/update" | "tasks/cancel" if self.has_tasks() => {
+                // The extension is checked before the task is looked for.
+                if Session::declares_tasks(&req) {
+                    self.tasks_method(&req, method, params);
+                } else {
+                    let e = tasks::needs_extension(&format!("`{method}`"));
+                    self.answer::<Empty>(id_text, Err(e));
+                }
+            }
             "initialize"
             | "ping"
             | "logging/setLevel"
@@ -151,11 +171,19 @@ impl Session {
     /// `server/discover`: the versions this server speaks, what it offers, its instructions.
     fn discover(&self, req: &Req<'_>) {
         let shared = &self.server.shared;
+        // 2026-07-28 has no `tasks` capability: tasks are an extension there.
+        let mut capabilities = shared.capabilities.clone();
+        if capabilities.tasks.take().is_some() {
+            capabilities
+                .extensions
+                .get_or_insert_with(Default::default)
+                .insert(tasks::TASKS_EXTENSION.into(), serde_json::json!({}));
+        }
         let result = DiscoverResult {
             supported_versions: ProtocolVersion::SUPPORTED
                 .map(ProtocolVersion::as_str)
                 .to_vec(),
-            capabilities: &shared.capabilities,
+            capabilities: &capabilities,
             instructions: shared.instructions.as_deref(),
         };
         let text = response(

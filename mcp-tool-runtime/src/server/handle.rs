@@ -16,7 +16,9 @@ use crate::protocol::CacheHints;
 use crate::protocol::wire::{Implementation, ServerCapabilities, UriParams};
 use crate::protocol::{RpcError, code};
 use crate::tool::extract::TypeMap;
-use crate::tool::{Batch, DynamicTool, FromContext, ToolCall, ToolDef, ToolError, ToolResult};
+use crate::tool::{
+    Batch, DynamicTool, FromContext, TaskSupport, ToolCall, ToolDef, ToolError, ToolResult,
+};
 
 use super::catalog::{Catalog, Entry};
 use super::error::StartError;
@@ -28,6 +30,7 @@ use super::resource::Resource;
 use super::selection::{Principals, Selection, check_names};
 use super::session::{Opening, Session, Sessions};
 use super::state::StateKey;
+use super::tasks::Tasks;
 
 /// A built server, ready to serve: cheap to clone, shared by every connection.
 ///
@@ -66,6 +69,8 @@ pub(crate) struct Shared {
     pub(crate) state_key: StateKey,
     /// The open `subscriptions/listen` streams.
     pub(crate) listeners: Listeners,
+    /// The tasks: where they are kept, and those this process runs.
+    pub(crate) tasks: Tasks,
     /// The tool selections of principals (stateless requests).
     pub(crate) principals: Principals,
     pub(crate) states: Arc<TypeMap>,
@@ -86,6 +91,7 @@ pub(crate) struct Settings {
     pub(crate) timeout: Option<Duration>,
     pub(crate) hints: CacheHints,
     pub(crate) state_key: StateKey,
+    pub(crate) tasks: Tasks,
 }
 
 impl Shared {
@@ -112,10 +118,24 @@ impl ServerHandle {
             timeout,
             hints,
             state_key,
+            tasks,
         } = settings;
+        let mut capabilities = offerings.capabilities();
+        if catalog
+            .entries()
+            .iter()
+            .any(|e| e.def.task_support() != TaskSupport::Forbidden)
+        {
+            capabilities.tasks = Some(serde_json::json!({
+                "list": {},
+                "cancel": {},
+                "requests": { "tools": { "call": {} } }
+            }));
+        }
         ServerHandle {
             shared: Arc::new(Shared {
-                capabilities: offerings.capabilities(),
+                capabilities,
+                tasks,
                 info,
                 instructions,
                 hints,
@@ -355,7 +375,7 @@ impl FromContext for ServerHandle {
     fn from_context(call: &ToolCall) -> Result<Self, ToolError> {
         call.ctx()
             .state
-            .conn
+            .conn()
             .server()
             .downcast_ref::<ServerHandle>()
             .cloned()

@@ -17,6 +17,7 @@ pub mod resource;
 pub(crate) mod selection;
 pub(crate) mod session;
 pub(crate) mod state;
+pub mod tasks;
 pub(crate) mod tools;
 
 use std::any::TypeId;
@@ -76,6 +77,8 @@ pub struct Server {
     hints: CacheHints,
     state_key: Option<Vec<u8>>,
     state_ttl: Duration,
+    task_store: Option<Arc<dyn tasks::TaskStore>>,
+    task_settings: tasks::TaskSettings,
 }
 
 impl Server {
@@ -100,6 +103,8 @@ impl Server {
             hints: CacheHints::public(DEFAULT_LIST_TTL),
             state_key: None,
             state_ttl: DEFAULT_STATE_TTL,
+            task_store: None,
+            task_settings: tasks::TaskSettings::default(),
         }
     }
 
@@ -204,8 +209,9 @@ impl Server {
     }
 
     /// The cache hints of `server/discover` and of the lists (2026-07-28; default: public, 5
-    /// minutes). The tool list is private whatever this says when some tool is hidden, or
-    /// when the client who asks has a tool selection of its own (see the tool manager).
+    /// minutes). The tool list is private and stale at once (`ttlMs: 0`) whatever this says
+    /// when some tool is hidden, or when the client who asks has a tool selection of its own
+    /// (see the tool manager): its own calls may change it.
     pub fn cache_hints(mut self, hints: CacheHints) -> Self {
         self.hints = hints;
         self
@@ -218,6 +224,29 @@ impl Server {
     /// restarts).
     pub fn state_key(mut self, key: impl AsRef<[u8]>) -> Self {
         self.state_key = Some(key.as_ref().to_vec());
+        self
+    }
+
+    /// Where tasks are kept (default: in memory, this process only). A store shared by
+    /// several servers, such as [`tasks::redis::RedisTaskStore`] (feature `redis`), lets a
+    /// task started on one be polled, answered, cancelled and fetched on any, and keeps
+    /// results across restarts. Server binaries also take `--task-store URL` and
+    /// `MCP_TOOL_TASK_STORE`.
+    pub fn task_store(mut self, store: impl tasks::TaskStore) -> Self {
+        self.task_store = Some(Arc::new(store));
+        self
+    }
+
+    /// Like [`Server::task_store`], for a store already shared.
+    pub fn task_store_arc(mut self, store: Arc<dyn tasks::TaskStore>) -> Self {
+        self.task_store = Some(store);
+        self
+    }
+
+    /// How tasks are kept and paced (time to live, polling interval, the most tasks one
+    /// client may hold, the lease of a running task).
+    pub fn task_settings(mut self, settings: tasks::TaskSettings) -> Self {
+        self.task_settings = settings;
         self
     }
 
@@ -315,6 +344,11 @@ impl Server {
                 timeout: self.timeout,
                 hints: self.hints,
                 state_key,
+                tasks: tasks::Tasks::new(
+                    self.task_store
+                        .unwrap_or_else(|| Arc::new(tasks::MemoryTaskStore::new())),
+                    self.task_settings,
+                ),
             },
             catalog,
             offerings,

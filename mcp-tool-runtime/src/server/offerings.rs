@@ -65,6 +65,7 @@ impl Offerings {
             }),
             prompts: (!self.prompts.is_empty()).then_some(changes),
             completions: self.has_completions().then_some(Empty {}),
+            tasks: None,
         }
     }
 

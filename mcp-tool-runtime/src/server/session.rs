@@ -130,6 +130,9 @@ pub(crate) struct Session {
     pub(crate) initialized: AtomicBool,
     /// The resource URIs the client subscribed to.
     pub(crate) subscriptions: Mutex<HashSet<String>>,
+    /// A random name for the session, made when first needed (it owns the tasks of an
+    /// unauthenticated 2025 session).
+    nonce: std::sync::OnceLock<String>,
 }
 
 impl Session {
@@ -158,7 +161,13 @@ impl Session {
             principal: opening.principal,
             initialized: AtomicBool::new(false),
             subscriptions: Mutex::new(HashSet::new()),
+            nonce: std::sync::OnceLock::new(),
         })
+    }
+
+    /// The session's random name.
+    pub(crate) fn nonce(&self) -> &str {
+        self.nonce.get_or_init(super::tasks::new_id)
     }
 
     /// Whether the session is one of the server's live sessions (a connection), not a

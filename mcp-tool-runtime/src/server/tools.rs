@@ -21,6 +21,7 @@ use super::catalog::{Entry, render_page};
 use super::request::{Req, answers, input_required};
 use super::session::Session;
 use super::state::Binding;
+use super::tasks::{self, TaskMode, TaskRecord, TaskStatus, store};
 
 pub(crate) fn unknown_tool(name: &str) -> RpcError {
     RpcError::new(code::INVALID_PARAMS, format!("Unknown tool: `{name}`"))
@@ -137,6 +138,7 @@ impl Session {
             progress: ProgressState::new(token),
             log: Session::log_policy(req),
             input,
+            task: std::sync::OnceLock::new(),
         })
     }
 
@@ -187,6 +189,16 @@ impl Session {
                 ));
             }
         };
+        let mode = match tasks::mode(
+            &entry.name,
+            entry.def.task_support(),
+            params.task.as_ref().map(|t| t.ttl),
+            Session::declares_tasks(req),
+            req.stateless.is_some(),
+        ) {
+            Ok(mode) => mode,
+            Err(e) => return fail(e),
+        };
         let (round, binding) = match self.round_of(req, raw, "tools/call", &entry.name, &arguments)
         {
             Ok(Some((round, binding))) => (Some(round), Some(binding)),
@@ -194,8 +206,11 @@ impl Session {
             Err(e) => return fail(e),
         };
         let ctx = self.call_context(entry.name.clone(), req, params.meta, round);
-        let cancel = ctx.cancellation().clone();
         let era = self.era(req);
+        if mode != TaskMode::Plain {
+            return self.call_as_task(req, entry, arguments, ctx, mode, binding);
+        }
+        let cancel = ctx.cancellation().clone();
         let session = self.clone();
         let id = id_text.to_owned();
         let mut run = Box::pin(async move {
@@ -211,6 +226,61 @@ impl Session {
             return self.respond(id_text, response);
         }
         self.spawn_tracked(id_text, cancel, run);
+    }
+
+    /// A call that runs as a task: at once (2025-11-25), or once it waits (2026-07-28: until
+    /// then it is a plain request, whose questions go back to the client as rounds).
+    fn call_as_task(
+        self: &Arc<Self>,
+        req: &Req<'_>,
+        entry: Arc<Entry>,
+        arguments: Map<String, Value>,
+        ctx: Ctx,
+        mode: TaskMode,
+        binding: Option<Binding>,
+    ) {
+        let id = req.id();
+        let era = self.era(req);
+        let tasks = &self.server.shared.tasks;
+        let now = store::now_ms();
+        let ttl = match mode {
+            TaskMode::Now { ttl } => ttl,
+            _ => None,
+        };
+        let record = TaskRecord {
+            id: tasks::new_id(),
+            owner: self.task_owner(req),
+            tool: entry.name.to_string(),
+            status: TaskStatus::Working,
+            status_message: None,
+            created_ms: now,
+            updated_ms: now,
+            ttl_ms: Some(tasks.ttl_for(ttl)),
+            poll_ms: u64::try_from(tasks.settings.poll_interval.as_millis()).unwrap_or(1000),
+            lease_until_ms: now
+                .saturating_add(u64::try_from(tasks.settings.lease.as_millis()).unwrap_or(30_000)),
+            asked: Map::new(),
+            answers: Map::new(),
+            outcome: None,
+        };
+        let session = self.clone();
+        let context = ctx.clone();
+        let mut run: tasks::Run =
+            Box::pin(async move { session.run_tool(&entry, arguments, context).await });
+        if let TaskMode::Detach { required } = mode {
+            // Until the tool waits on something, this is a plain request.
+            let mut here = Context::from_waker(std::task::Waker::noop());
+            if let Poll::Ready(finish) = run.as_mut().poll(&mut here) {
+                let needs_input = matches!(finish, Finish::NeedsInput);
+                if needs_input || !required {
+                    let response = self.call_response(id, &ctx, era, binding.as_ref(), finish);
+                    return self.respond(id, response);
+                }
+                // A tool that runs only as a task is one, even when it was quick.
+                run = Box::pin(std::future::ready(finish));
+            }
+        }
+        tasks::start(self, id, era, record, &ctx, run);
     }
 
     /// The response to a call: its result in the era's shape, the input it needs, or the
@@ -235,6 +305,14 @@ impl Session {
                 }),
                 _,
             ) if result.is_error => jsonrpc::error_response(id, &e),
+            (
+                Finish::Done(ToolResult {
+                    protocol_error: Some(e),
+                    ..
+                }),
+                _,
+                _,
+            ) => jsonrpc::error_response(id, &e),
             (Finish::Done(result), _, _) => result.respond(id, era, &self.server.shared.info),
             (Finish::NeedsInput, _, _) => jsonrpc::error_response(
                 id,
@@ -309,10 +387,15 @@ impl Session {
             };
             if let Err(e) = ctx
                 .state
-                .conn
+                .conn()
                 .change_tools(Some(&ctx.state.related), &batch)
             {
+                // The result claims what did not happen: the client must hear it failed.
                 tracing::warn!(tool = %entry.name, error = %e, "the result's tool changes were refused");
+                result = ToolResult::error(format!(
+                    "`{}` finished, but its change to the tool list was refused: {e}",
+                    entry.name
+                ));
             }
         }
         ctx.state.progress.settle().await;

@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::def::{
-    Annotations, ToolDef, generator, reserved_meta_key, resolve_ref, retain_referenced,
+    Annotations, TaskSupport, ToolDef, generator, reserved_meta_key, resolve_ref, retain_referenced,
 };
 use super::headers::param_headers;
 use super::validate::Validator;
@@ -56,6 +56,7 @@ pub struct DefBuilder {
     icons: Option<Value>,
     /// `invoking` and `invoked` status texts.
     status: (Option<String>, Option<String>),
+    task_support: TaskSupport,
 }
 
 impl DefBuilder {
@@ -84,6 +85,7 @@ impl DefBuilder {
             examples: None,
             icons: None,
             status: (None, None),
+            task_support: TaskSupport::Forbidden,
         }
     }
 
@@ -165,6 +167,12 @@ impl DefBuilder {
     /// Keeps the tool listed whatever the allow or block mode (`always_visible`).
     pub fn always_visible(&mut self, always_visible: bool) -> &mut Self {
         self.always_visible = always_visible;
+        self
+    }
+
+    /// Whether the tool runs as a task (`task = "optional"`).
+    pub fn task_support(&mut self, support: TaskSupport) -> &mut Self {
+        self.task_support = support;
         self
     }
 
@@ -409,6 +417,7 @@ impl DefBuilder {
             examples: self.examples,
             output_validator,
             param_headers,
+            task_support: self.task_support,
         })
     }
 

@@ -36,6 +36,18 @@ pub(crate) trait Connection: Send + Sync {
         method: &'a str,
         params: String,
     ) -> Answer<'a>;
+    /// Asks the client for input (`elicitation/create`, `sampling/createMessage`,
+    /// `roots/list`) under `key` when the tool named one: a request on the connection, unless
+    /// the connection keeps input some other way (a task's).
+    fn ask<'a>(
+        &'a self,
+        related: Option<&'a Arc<str>>,
+        _key: Option<&'a str>,
+        method: &'a str,
+        params: String,
+    ) -> Answer<'a> {
+        self.request(related, method, params)
+    }
     /// Whether a log message at `level` goes to the client.
     fn logs(&self, level: LogLevel) -> bool;
     /// Changes which tools the session sees; returns the active tools.
@@ -94,6 +106,16 @@ pub(crate) struct CallState {
     pub(crate) log: LogPolicy,
     /// For a stateless (2026-07-28) request: the answers it came with and what it asks.
     pub(crate) input: Option<InputRound>,
+    /// Once the call runs as a task: the task's connection, which replaces `conn` (and the
+    /// input rounds).
+    pub(crate) task: std::sync::OnceLock<Arc<dyn Connection>>,
+}
+
+impl CallState {
+    /// The connection the call reaches its client through now.
+    pub(crate) fn conn(&self) -> &Arc<dyn Connection> {
+        self.task.get().unwrap_or(&self.conn)
+    }
 }
 
 /// Which log messages of a call go to the client.
@@ -182,7 +204,7 @@ impl Ctx {
     /// Reports progress (see [`Progress::report`]).
     pub fn progress(&self, done: f64, total: impl Into<Option<f64>>, message: &str) {
         self.state.progress.report(
-            &*self.state.conn,
+            &**self.state.conn(),
             &self.state.related,
             done,
             total.into(),
@@ -203,7 +225,7 @@ impl Ctx {
     /// A logger sending `notifications/message` to the client.
     pub fn logger(&self) -> Logger {
         Logger {
-            conn: self.state.conn.clone(),
+            conn: self.state.conn().clone(),
             related: Some(self.state.related.clone()),
             name: None,
             policy: self.state.log,
@@ -213,7 +235,7 @@ impl Ctx {
     /// This session's tool manager.
     pub fn tools(&self) -> ToolManager {
         ToolManager {
-            conn: self.state.conn.clone(),
+            conn: self.state.conn().clone(),
             related: Some(self.state.related.clone()),
         }
     }

@@ -71,6 +71,31 @@ pub(crate) fn retain_referenced(defs: &mut Map<String, Value>, root: &Value) {
     defs.retain(|k, _| text.contains(&format!("\"#/$defs/{k}\"")));
 }
 
+/// Whether a tool runs as a task (MCP tasks: the client polls for the result instead of
+/// holding the request open).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum TaskSupport {
+    /// Never as a task (the default).
+    #[default]
+    Forbidden,
+    /// As a task when the client asks for one (2025-11-25) or can take one (2026-07-28),
+    /// else as a plain call.
+    Optional,
+    /// Only as a task: a client that cannot take one is refused.
+    Required,
+}
+
+impl TaskSupport {
+    /// The wire name: `forbidden`, `optional` or `required`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskSupport::Forbidden => "forbidden",
+            TaskSupport::Optional => "optional",
+            TaskSupport::Required => "required",
+        }
+    }
+}
+
 /// A finished tool definition: what `tools/list` shows and what each call is validated against.
 pub struct ToolDef {
     pub(crate) name: String,
@@ -92,6 +117,7 @@ pub struct ToolDef {
     pub(crate) examples: Option<(Option<Value>, Option<Value>)>,
     pub(crate) output_validator: Option<Validator>,
     pub(crate) param_headers: Vec<ParamHeader>,
+    pub(crate) task_support: TaskSupport,
 }
 
 impl std::fmt::Debug for ToolDef {
@@ -122,6 +148,11 @@ impl ToolDef {
     /// The tool's behaviour hints.
     pub fn annotations(&self) -> &Annotations {
         &self.annotations
+    }
+
+    /// Whether the tool runs as a task.
+    pub fn task_support(&self) -> TaskSupport {
+        self.task_support
     }
 
     /// The arguments clients mirror into `Mcp-Param-*` headers over HTTP (`x-mcp-header`).
@@ -235,6 +266,13 @@ impl ToolDef {
             annotations,
             icons: self.icons.as_ref(),
             meta: self.meta.as_ref(),
+            // 2025-11-25's `execution`; in 2026-07-28 the server decides per call.
+            execution: (structured
+                && !era.is_stateless()
+                && self.task_support != TaskSupport::Forbidden)
+                .then(|| wire::ToolExecution {
+                    task_support: self.task_support.as_str(),
+                }),
         }
     }
 

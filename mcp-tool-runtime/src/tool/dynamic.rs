@@ -26,7 +26,7 @@ use serde_json::{Map, Value};
 
 use super::builder::DefBuilder;
 use super::context::Ctx;
-use super::def::{Annotations, ToolDef, generator, reserved_meta_key};
+use super::def::{Annotations, TaskSupport, ToolDef, generator, reserved_meta_key};
 use super::extract::ToolCall;
 use super::record::{BoxFuture, Call, check_name};
 use super::result::{IntoToolResult, ToolError};
@@ -192,6 +192,7 @@ pub struct DynamicTool {
     output_schema: Option<Value>,
     meta: Option<Map<String, Value>>,
     hidden: bool,
+    task_support: TaskSupport,
     handler: Arc<dyn Fn(ToolCall) -> BoxFuture + Send + Sync>,
 }
 
@@ -225,6 +226,7 @@ impl DynamicTool {
             output_schema: None,
             meta: None,
             hidden: false,
+            task_support: TaskSupport::Forbidden,
             handler: Arc::new(move |call: ToolCall| -> BoxFuture {
                 let args = DynamicArgs {
                     arguments: call.arguments,
@@ -305,6 +307,13 @@ impl DynamicTool {
         self
     }
 
+    /// Whether the tool runs as a task (as `#[tool(task = "optional")]`).
+    #[must_use]
+    pub fn task_support(mut self, support: TaskSupport) -> Self {
+        self.task_support = support;
+        self
+    }
+
     /// The definition, built and checked as `#[tool]` ones are, and how the tool runs.
     pub(crate) fn define(&self, server: &str) -> Result<(ToolDef, Call), Vec<String>> {
         let mut def = DefBuilder::for_server(self.name.clone(), server);
@@ -313,7 +322,8 @@ impl DynamicTool {
         }
         def.description(self.description.clone())
             .annotations(self.annotations.clone())
-            .hidden(self.hidden);
+            .hidden(self.hidden)
+            .task_support(self.task_support);
         if let Some(t) = &self.title {
             def.title(t.clone());
         }

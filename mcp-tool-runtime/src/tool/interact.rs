@@ -222,14 +222,27 @@ impl Ctx {
         params: Value,
     ) -> Result<Value, ToolError> {
         let state = &self.state;
-        let answer = match &state.input {
-            Some(round) => round.ask(key, kind, params, &state.client).await?,
-            None => {
+        let answer = match (state.task.get(), &state.input) {
+            (Some(task), _) => {
+                if !state.client.has_capability(kind.capability()) {
+                    return Err(missing_capability(kind.capability()));
+                }
+                task.ask(
+                    Some(&state.related),
+                    key,
+                    kind.method(),
+                    jsonrpc::json_string(&params),
+                )
+                .await
+                .map_err(|e| ToolError::new(failure(kind), e.message))?
+            }
+            (None, Some(round)) => round.ask(key, kind, params, &state.client).await?,
+            (None, None) => {
                 if !state.client.has_capability(kind.capability()) {
                     return Err(missing_capability(kind.capability()));
                 }
                 state
-                    .conn
+                    .conn()
                     .request(
                         Some(&state.related),
                         kind.method(),
@@ -336,7 +349,7 @@ impl Peer {
             ));
         }
         state
-            .conn
+            .conn()
             .request(Some(&state.related), method, jsonrpc::json_string(params))
             .await
     }

@@ -26,7 +26,7 @@ pub use builder::{DefBuilder, ParamSpec};
 pub use context::{
     Batch, CancellationToken, ClientInfo, Ctx, Identity, Logger, Progress, ToolManager,
 };
-pub use def::{Annotations, ToolDef};
+pub use def::{Annotations, TaskSupport, ToolDef};
 pub use dynamic::{DynamicArgs, DynamicTool, PropertyType, ToolProperty};
 pub use extract::{
     Args, FromContext, FromToolCall, Meta, Rejection, RequestId, Requirements, State, ToolCall,

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use crate::protocol::wire::{
     Implementation, LegacyCallToolResult, ResultMeta, StatelessCallToolResult,
 };
-use crate::protocol::{Content, Era, jsonrpc};
+use crate::protocol::{Content, Era, RpcError, jsonrpc};
 
 /// The full result of one tool call: MCP's `CallToolResult`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -37,6 +37,11 @@ pub struct ToolResult {
     /// Tools to disable for this session once the call is over (not sent to the client).
     #[serde(skip)]
     pub disable_tools: Vec<String>,
+    /// A JSON-RPC error to answer the call with instead of this result (a task then ends
+    /// `failed`). Rarely right: a tool's failures are `isError` results the model can read;
+    /// this is for a request the protocol itself refuses.
+    #[serde(skip)]
+    pub protocol_error: Option<RpcError>,
 }
 
 impl ToolResult {
@@ -53,6 +58,17 @@ impl ToolResult {
         ToolResult {
             content: vec![Content::text(text)],
             is_error: true,
+            ..Self::default()
+        }
+    }
+
+    /// Answers the call with a JSON-RPC error instead of a result (see
+    /// [`ToolResult::protocol_error`](ToolResult#structfield.protocol_error)).
+    pub fn rpc_error(error: RpcError) -> Self {
+        ToolResult {
+            is_error: true,
+            content: vec![Content::text(error.message.clone())],
+            protocol_error: Some(error),
             ..Self::default()
         }
     }

@@ -1,0 +1,351 @@
+//! The tasks methods and the shapes a task takes on the wire, per era: 2025-11-25's `Task`
+//! (`ttl`, `pollInterval`; `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`) and the
+//! 2026-07-28 extension's (`ttlMs`, `pollIntervalMs`, a flat `CreateTaskResult` with
+//! `resultType: "task"`, the detailed task of `tasks/get`; `tasks/update`, `tasks/cancel`).
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::protocol::{Era, RpcError, code, jsonrpc};
+use crate::tool::CancellationToken;
+
+use super::run::tag;
+use super::store::{TaskChange, TaskOutcome, TaskRecord, TaskStatus};
+use super::{TASKS_EXTENSION, store_error, unknown_task};
+use crate::server::request::{Req, response};
+use crate::server::session::{Principal, Session};
+
+/// The most tasks one `tasks/list` page holds.
+const LIST_PAGE: usize = 50;
+
+/// How often `tasks/result` looks at a task it waits for.
+const RESULT_POLL: Duration = Duration::from_millis(100);
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TaskIdParams {
+    task_id: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UpdateParams {
+    task_id: String,
+    #[serde(default)]
+    input_responses: Map<String, Value>,
+}
+
+#[derive(Deserialize, Default)]
+struct CursorParams {
+    #[serde(default)]
+    cursor: Option<String>,
+}
+
+/// A task's common fields, in the era's names.
+fn fields(record: &TaskRecord, era: Era) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("taskId".into(), Value::String(record.id.clone()));
+    m.insert(
+        "status".into(),
+        Value::String(record.status.as_str().into()),
+    );
+    if let Some(message) = &record.status_message {
+        m.insert("statusMessage".into(), Value::String(message.clone()));
+    }
+    m.insert(
+        "createdAt".into(),
+        Value::String(super::rfc3339(record.created_ms)),
+    );
+    m.insert(
+        "lastUpdatedAt".into(),
+        Value::String(super::rfc3339(record.updated_ms)),
+    );
+    let (ttl, poll) = if era.is_stateless() {
+        ("ttlMs", "pollIntervalMs")
+    } else {
+        ("ttl", "pollInterval")
+    };
+    m.insert(ttl.into(), record.ttl_ms.map_or(Value::Null, Value::from));
+    m.insert(poll.into(), Value::from(record.poll_ms));
+    m
+}
+
+/// The detailed task of 2026-07-28's `tasks/get`: its questions, its result or its error
+/// inlined.
+fn detailed(record: &TaskRecord) -> Map<String, Value> {
+    let mut m = fields(record, Era::Stateless);
+    match (&record.status, &record.outcome) {
+        (TaskStatus::InputRequired, _) => {
+            m.insert("inputRequests".into(), Value::Object(record.asked.clone()));
+        }
+        (TaskStatus::Completed, Some(TaskOutcome::Result(result))) => {
+            m.insert("result".into(), result.clone());
+        }
+        (TaskStatus::Failed, Some(TaskOutcome::Error(e))) => {
+            m.insert(
+                "error".into(),
+                serde_json::to_value(e).unwrap_or(Value::Null),
+            );
+        }
+        _ => {}
+    }
+    m
+}
+
+/// The answer to the request that created a task: 2025's `{task}`, or 2026's flat
+/// `CreateTaskResult` with `resultType: "task"`.
+pub(crate) fn created_response(
+    session: &Session,
+    id: &str,
+    era: Era,
+    record: &TaskRecord,
+) -> String {
+    if era.is_stateless() {
+        let mut m = fields(record, era);
+        m.insert("resultType".into(), Value::String("task".into()));
+        let mut meta = Map::new();
+        meta.insert(
+            "io.modelcontextprotocol/serverInfo".into(),
+            serde_json::to_value(&*session.server.shared.info).unwrap_or(Value::Null),
+        );
+        m.insert("_meta".into(), Value::Object(meta));
+        return jsonrpc::result_response(id, &m);
+    }
+    let mut m = Map::new();
+    m.insert("task".into(), Value::Object(fields(record, era)));
+    jsonrpc::result_response(id, &m)
+}
+
+/// `notifications/tasks/status` to a 2025-11-25 session that can hear it.
+pub(crate) fn send_status(session: &Session, record: &TaskRecord) {
+    if session.live() && session.initialized.load(Ordering::Relaxed) {
+        session.notify(
+            "notifications/tasks/status",
+            &fields(record, Era::Structured),
+        );
+    }
+}
+
+impl Session {
+    /// Who a task belongs to: the authenticated subject, the one client of a stdio
+    /// connection, a 2025 session of its own (HTTP without authentication), or — in 2026,
+    /// with neither — every anonymous client (the id is then the only secret).
+    pub(crate) fn task_owner(&self, req: &Req<'_>) -> String {
+        match (&self.principal, &req.stateless) {
+            (Principal::Anonymous, None) => format!("session:{}", self.nonce()),
+            _ => self.principal_key(),
+        }
+    }
+
+    /// Whether a 2026 request declared the tasks extension.
+    pub(crate) fn declares_tasks(req: &Req<'_>) -> bool {
+        req.stateless.as_ref().is_some_and(|s| {
+            s.client
+                .capabilities
+                .get("extensions")
+                .and_then(|e| e.get(TASKS_EXTENSION))
+                .is_some_and(|v| !v.is_null())
+        })
+    }
+
+    /// `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel` and `tasks/update`, each as
+    /// its era defines it (the dispatcher checked the method exists in the era).
+    pub(crate) fn tasks_method(
+        self: &Arc<Self>,
+        req: &Req<'_>,
+        method: &str,
+        params: Option<&RawValue>,
+    ) {
+        let id = req.id().to_owned();
+        let era = self.era(req);
+        let owner = self.task_owner(req);
+        let params = params.map(|p| p.get().to_owned());
+        let method = method.to_owned();
+        let session = self.clone();
+        let run = async move {
+            let params = params.as_deref();
+            let outcome = match method.as_str() {
+                "tasks/get" => session.task_get(params, &owner, era).await,
+                "tasks/result" => session.task_result(params, &owner).await,
+                "tasks/list" => session.task_list(params, &owner).await,
+                "tasks/cancel" => session.task_cancel(params, &owner, era).await,
+                "tasks/update" => session.task_update(params, &owner).await,
+                _ => Err(RpcError::new(code::METHOD_NOT_FOUND, "Method not found")),
+            };
+            let info = &session.server.shared.info;
+            match outcome {
+                Ok(result) => response(&id, era, info, Ok(result), None),
+                Err(e) => jsonrpc::error_response(&id, &e),
+            }
+        };
+        self.spawn_tracked(req.id(), CancellationToken::default(), run);
+    }
+
+    async fn task_get(
+        &self,
+        params: Option<&str>,
+        owner: &str,
+        era: Era,
+    ) -> Result<Map<String, Value>, RpcError> {
+        let p: TaskIdParams = parse(params)?;
+        let record = self.server.shared.tasks.get_for(&p.task_id, owner).await?;
+        Ok(if era.is_stateless() {
+            detailed(&record)
+        } else {
+            fields(&record, era)
+        })
+    }
+
+    /// 2025's `tasks/result`: waits for the end, then answers as the call would have.
+    async fn task_result(
+        &self,
+        params: Option<&str>,
+        owner: &str,
+    ) -> Result<Map<String, Value>, RpcError> {
+        let p: TaskIdParams = parse(params)?;
+        let tasks = &self.server.shared.tasks;
+        let record = loop {
+            let record = tasks.get_for(&p.task_id, owner).await?;
+            if record.status.is_terminal() {
+                break record;
+            }
+            tokio::time::sleep(RESULT_POLL).await;
+        };
+        match record.outcome {
+            Some(TaskOutcome::Result(mut result)) => {
+                tag(&mut result, &record.id);
+                match result {
+                    Value::Object(m) => Ok(m),
+                    _ => Ok(Map::new()),
+                }
+            }
+            Some(TaskOutcome::Error(e)) => Err(e),
+            None => Err(RpcError::new(
+                code::INTERNAL_ERROR,
+                format!(
+                    "task `{}` was cancelled{}",
+                    record.id,
+                    record
+                        .status_message
+                        .map(|m| format!(": {m}"))
+                        .unwrap_or_default()
+                ),
+            )),
+        }
+    }
+
+    async fn task_list(
+        &self,
+        params: Option<&str>,
+        owner: &str,
+    ) -> Result<Map<String, Value>, RpcError> {
+        let p: CursorParams = match params {
+            None => CursorParams::default(),
+            Some(_) => parse(params)?,
+        };
+        let tasks = &self.server.shared.tasks;
+        let mut page = tasks
+            .store
+            .list(owner, p.cursor.as_deref(), LIST_PAGE + 1)
+            .await
+            .map_err(store_error)?;
+        if p.cursor.is_some() && page.is_empty() {
+            // An unknown (or expired) cursor names no place in the list.
+            let known = match p.cursor.as_deref() {
+                Some(c) => tasks.store.get(c).await.map_err(store_error)?.is_some(),
+                None => true,
+            };
+            if !known {
+                return Err(RpcError::new(code::INVALID_PARAMS, "Invalid cursor"));
+            }
+        }
+        let more = page.len() > LIST_PAGE;
+        page.truncate(LIST_PAGE);
+        let mut m = Map::new();
+        let listed: Vec<Value> = page
+            .iter()
+            .map(|t| Value::Object(fields(t, Era::Structured)))
+            .collect();
+        if more && let Some(last) = page.last() {
+            m.insert("nextCursor".into(), Value::String(last.id.clone()));
+        }
+        m.insert("tasks".into(), Value::Array(listed));
+        Ok(m)
+    }
+
+    async fn task_cancel(
+        &self,
+        params: Option<&str>,
+        owner: &str,
+        era: Era,
+    ) -> Result<Map<String, Value>, RpcError> {
+        let p: TaskIdParams = parse(params)?;
+        let tasks = &self.server.shared.tasks;
+        let record = tasks.get_for(&p.task_id, owner).await?;
+        if record.status.is_terminal() {
+            // 2026: cancelling a finished task is acknowledged; 2025 refuses it.
+            return if era.is_stateless() {
+                Ok(Map::new())
+            } else {
+                Err(RpcError::new(
+                    code::INVALID_PARAMS,
+                    format!(
+                        "task `{}` is {} already: it cannot be cancelled",
+                        record.id,
+                        record.status.as_str()
+                    ),
+                ))
+            };
+        }
+        let cancelled = tasks
+            .store
+            .change(
+                &record.id,
+                TaskChange::Cancel {
+                    message: Some("The task was cancelled by request.".into()),
+                },
+            )
+            .await
+            .map_err(store_error)?
+            .ok_or_else(|| unknown_task(&record.id))?;
+        tasks.stop_local(&record.id);
+        if era.is_stateless() {
+            Ok(Map::new())
+        } else {
+            send_status(self, &cancelled);
+            Ok(fields(&cancelled, era))
+        }
+    }
+
+    /// 2026's `tasks/update`: answers to the task's questions (others are ignored); the
+    /// record has them before the acknowledgement goes out.
+    async fn task_update(
+        &self,
+        params: Option<&str>,
+        owner: &str,
+    ) -> Result<Map<String, Value>, RpcError> {
+        let p: UpdateParams = parse(params)?;
+        let tasks = &self.server.shared.tasks;
+        let record = tasks.get_for(&p.task_id, owner).await?;
+        if !p.input_responses.is_empty() && !record.status.is_terminal() {
+            tasks
+                .store
+                .change(&record.id, TaskChange::Answer(p.input_responses))
+                .await
+                .map_err(store_error)?;
+            tasks.wake_local(&record.id);
+        }
+        Ok(Map::new())
+    }
+}
+
+fn parse<T: for<'de> Deserialize<'de>>(params: Option<&str>) -> Result<T, RpcError> {
+    let text = params.unwrap_or("null");
+    serde_json::from_str(text)
+        .map_err(|e| RpcError::new(code::INVALID_PARAMS, format!("Invalid params: {e}")))
+}

@@ -1,0 +1,350 @@
+//! Tasks: a tool call that goes on after its request was answered, polled for its status and
+//! fetched later, in both protocol eras.
+//!
+//! - 2025-11-25 (core tasks): the client asks for a task (`tools/call` with `task`); the
+//!   answer is `CreateTaskResult`; `tasks/get`, `tasks/result` (waits for the end), `tasks/list`
+//!   and `tasks/cancel`; `notifications/tasks/status`. A tool's questions to the user are
+//!   requests on the session, tagged with the task, while the task shows `input_required`.
+//! - 2026-07-28 (the `io.modelcontextprotocol/tasks` extension): the server decides. A call of
+//!   a task-capable tool from a client that declared the extension first runs as a plain
+//!   request — questions asked before the tool waits on anything else go back to the client
+//!   as input-required rounds — and becomes a task the moment it waits; `tasks/get` shows it
+//!   (with its questions, its result or its error inlined), `tasks/update` answers its
+//!   questions, `tasks/cancel` stops it.
+//!
+//! A task's record lives in a [`TaskStore`]: in memory by default, or in Redis (feature
+//! `redis`) so that every replica sees every task and results outlive a restart. The server
+//! running a task renews a lease on it; a task whose server died is reported `failed` once the
+//! lease runs out.
+
+mod methods;
+#[cfg(feature = "redis")]
+pub mod redis;
+mod run;
+pub mod store;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use tokio::sync::Notify;
+
+use crate::protocol::{RpcError, code};
+use crate::tool::{CancellationToken, TaskSupport};
+
+pub(crate) use run::{Run, start};
+pub use store::{
+    MemoryTaskStore, StoreFuture, StoreResult, TaskChange, TaskOutcome, TaskRecord, TaskStatus,
+    TaskStore, TaskStoreError,
+};
+
+/// The identifier of the tasks extension (2026-07-28).
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
+/// The environment variable naming the task store of a server binary: `memory`, or a
+/// `redis://` URL (with the `redis` feature). `--task-store` on the command line wins.
+pub const TASK_STORE_ENV: &str = "MCP_TOOL_TASK_STORE";
+
+/// How tasks are kept and paced.
+#[derive(Debug, Clone)]
+pub struct TaskSettings {
+    /// How long a task is kept when the client asks for no time to live (default 1 hour).
+    pub default_ttl: Duration,
+    /// The longest time to live a client may ask for (default 24 hours).
+    pub max_ttl: Duration,
+    /// How often clients are asked to poll (default 1 second).
+    pub poll_interval: Duration,
+    /// The most live tasks one client may hold (default 1000).
+    pub max_per_owner: usize,
+    /// How long a running task's server vouches for it without renewing (default 30 s): a
+    /// task whose server stopped is reported failed this long after.
+    pub lease: Duration,
+}
+
+impl Default for TaskSettings {
+    fn default() -> Self {
+        TaskSettings {
+            default_ttl: Duration::from_secs(3600),
+            max_ttl: Duration::from_secs(24 * 3600),
+            poll_interval: Duration::from_secs(1),
+            max_per_owner: 1000,
+            lease: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Opens the task store a URL names: `memory`, or `redis://…` / `rediss://…` (feature
+/// `redis`).
+pub fn store_from_url(url: &str) -> Result<Arc<dyn TaskStore>, String> {
+    let url = url.trim();
+    if url.is_empty() || url == "memory" {
+        return Ok(Arc::new(MemoryTaskStore::new()));
+    }
+    if url.starts_with("redis://") || url.starts_with("rediss://") || url.starts_with("redis+") {
+        #[cfg(feature = "redis")]
+        {
+            return redis::RedisTaskStore::open(url)
+                .map(|s| Arc::new(s) as Arc<dyn TaskStore>)
+                .map_err(|e| e.to_string());
+        }
+        #[cfg(not(feature = "redis"))]
+        {
+            return Err(format!(
+                "task store `{url}`: this server was built without Redis (the `redis` feature of mcp-tool)"
+            ));
+        }
+    }
+    Err(format!(
+        "task store `{url}`: expected `memory` or a `redis://host:port` URL"
+    ))
+}
+
+/// A task running in this process: how to stop it, and how to wake it when an answer came.
+struct Local {
+    abort: tokio::task::AbortHandle,
+    cancel: CancellationToken,
+    wake: Arc<Notify>,
+}
+
+/// The server's tasks: the store, the settings, and the tasks this process runs.
+pub(crate) struct Tasks {
+    pub(crate) store: Arc<dyn TaskStore>,
+    pub(crate) settings: TaskSettings,
+    local: Mutex<HashMap<String, Local>>,
+}
+
+impl Tasks {
+    pub(crate) fn new(store: Arc<dyn TaskStore>, settings: TaskSettings) -> Self {
+        Tasks {
+            store,
+            settings,
+            local: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Local>> {
+        self.local
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The time to live of a new task: what the client asked for, within the bounds.
+    pub(crate) fn ttl_for(&self, requested: Option<u64>) -> u64 {
+        let max = millis(self.settings.max_ttl);
+        requested
+            .map_or(millis(self.settings.default_ttl), |r| r.max(1))
+            .min(max)
+    }
+
+    /// Stops the task if this process runs it (its record says `cancelled` already).
+    pub(crate) fn stop_local(&self, id: &str) {
+        if let Some(local) = self.lock().remove(id) {
+            local.cancel.cancel();
+            local.abort.abort();
+        }
+    }
+
+    /// Wakes the task if this process runs it (an answer came).
+    pub(crate) fn wake_local(&self, id: &str) {
+        if let Some(local) = self.lock().get(id) {
+            local.wake.notify_waiters();
+        }
+    }
+
+    /// The record of `id`, if `owner` may see it; a task whose server stopped renewing its
+    /// lease is failed first.
+    pub(crate) async fn get_for(&self, id: &str, owner: &str) -> Result<TaskRecord, RpcError> {
+        let record = self
+            .store
+            .get(id)
+            .await
+            .map_err(store_error)?
+            .filter(|t| t.owner == owner)
+            .ok_or_else(|| unknown_task(id))?;
+        self.check_lease(record).await
+    }
+
+    /// Fails a task still running past its lease: the server that ran it is gone.
+    async fn check_lease(&self, record: TaskRecord) -> Result<TaskRecord, RpcError> {
+        let now = store::now_ms();
+        if record.status.is_terminal() || record.lease_until_ms >= now {
+            return Ok(record);
+        }
+        if self.lock().contains_key(&record.id) {
+            // Running here: the lease is late, not lost.
+            return Ok(record);
+        }
+        let lost = RpcError::new(
+            code::INTERNAL_ERROR,
+            "the server running this task stopped before it finished (its lease ran out)",
+        );
+        let changed = self
+            .store
+            .change(&record.id, TaskChange::Finish(TaskOutcome::Error(lost)))
+            .await
+            .map_err(store_error)?;
+        Ok(changed.unwrap_or(record))
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// -32602 for a task that does not exist (or is not the caller's).
+pub(crate) fn unknown_task(id: &str) -> RpcError {
+    RpcError::new(code::INVALID_PARAMS, format!("Unknown task: `{id}`"))
+}
+
+/// -32603 for a store that failed (or refused).
+pub(crate) fn store_error(e: TaskStoreError) -> RpcError {
+    RpcError::new(code::INTERNAL_ERROR, e.to_string())
+}
+
+/// -32021 for a request that needs the tasks extension the client did not declare.
+pub(crate) fn needs_extension(what: &str) -> RpcError {
+    let mut extensions = Map::new();
+    extensions.insert(TASKS_EXTENSION.to_owned(), Value::Object(Map::new()));
+    let mut required = Map::new();
+    required.insert("extensions".to_owned(), Value::Object(extensions));
+    RpcError::missing_capability(
+        format!(
+            "Missing required client capability: {what} needs the `{TASKS_EXTENSION}` extension"
+        ),
+        Value::Object(required),
+    )
+}
+
+/// How one `tools/call` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TaskMode {
+    /// As a plain call.
+    Plain,
+    /// As a task from the start (2025-11-25, the client asked for one), kept this long.
+    Now { ttl: Option<u64> },
+    /// As a plain call until it waits, then as a task (2026-07-28); `required`: a call that
+    /// finishes at once still becomes a (finished) task.
+    Detach { required: bool },
+}
+
+/// Decides how a call of a tool with `support` runs: `asked` is the 2025 `task` param's time
+/// to live (`Some(None)`: asked without one), `extension` whether a 2026 client declared
+/// tasks, `stateless` whether the request is 2026's.
+pub(crate) fn mode(
+    tool: &str,
+    support: TaskSupport,
+    asked: Option<Option<u64>>,
+    extension: bool,
+    stateless: bool,
+) -> Result<TaskMode, RpcError> {
+    if stateless {
+        // The server decides; a `task` param is a leftover of 2025 and is ignored.
+        return match (support, extension) {
+            (TaskSupport::Forbidden, _) | (TaskSupport::Optional, false) => Ok(TaskMode::Plain),
+            (TaskSupport::Optional, true) => Ok(TaskMode::Detach { required: false }),
+            (TaskSupport::Required, true) => Ok(TaskMode::Detach { required: true }),
+            (TaskSupport::Required, false) => Err(needs_extension(&format!(
+                "tool `{tool}` runs only as a task, so it"
+            ))),
+        };
+    }
+    match (support, asked) {
+        (TaskSupport::Forbidden, Some(_)) => Err(RpcError::new(
+            code::METHOD_NOT_FOUND,
+            format!("tool `{tool}` does not run as a task: call it without `task`"),
+        )),
+        (TaskSupport::Required, None) => Err(RpcError::new(
+            code::METHOD_NOT_FOUND,
+            format!("tool `{tool}` runs only as a task: call it with `task`"),
+        )),
+        (_, Some(ttl)) => Ok(TaskMode::Now { ttl }),
+        (_, None) => Ok(TaskMode::Plain),
+    }
+}
+
+/// A new task's id: 128 random bits, hex.
+pub(crate) fn new_id() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        // No entropy source: still unique within the process, but guessable; say so.
+        tracing::error!("no random source for task ids");
+        let n = store::now_ms().to_le_bytes();
+        bytes[..8].copy_from_slice(&n);
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A time as RFC 3339 (`2026-07-28T10:30:00.123Z`).
+pub(crate) fn rfc3339(ms: u64) -> String {
+    let secs = ms / 1000;
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
+    let z = i64::try_from(days).unwrap_or(0) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60,
+        ms % 1000
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_rfc3339() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339(951_782_400_000), "2000-02-29T00:00:00.000Z");
+        assert_eq!(rfc3339(1_785_233_400_123), "2026-07-28T10:10:00.123Z");
+    }
+
+    #[test]
+    fn the_mode_follows_the_tool_and_the_era() {
+        use TaskSupport::*;
+        assert_eq!(
+            mode("t", Optional, Some(Some(5)), false, false),
+            Ok(TaskMode::Now { ttl: Some(5) })
+        );
+        assert_eq!(mode("t", Optional, None, false, false), Ok(TaskMode::Plain));
+        assert_eq!(
+            mode("t", Forbidden, Some(None), false, false)
+                .unwrap_err()
+                .code,
+            -32601
+        );
+        assert_eq!(
+            mode("t", Required, None, false, false).unwrap_err().code,
+            -32601
+        );
+        assert_eq!(
+            mode("t", Forbidden, Some(None), true, true),
+            Ok(TaskMode::Plain)
+        );
+        assert_eq!(mode("t", Optional, None, false, true), Ok(TaskMode::Plain));
+        assert_eq!(
+            mode("t", Optional, None, true, true),
+            Ok(TaskMode::Detach { required: false })
+        );
+        let e = mode("t", Required, None, false, true).unwrap_err();
+        assert_eq!(e.code, -32021);
+        assert!(e.data.unwrap()["requiredCapabilities"]["extensions"][TASKS_EXTENSION].is_object());
+    }
+
+    #[test]
+    fn ids_are_long_and_distinct() {
+        let (a, b) = (new_id(), new_id());
+        assert_eq!(a.len(), 32);
+        assert_ne!(a, b);
+    }
+}

@@ -1,0 +1,374 @@
+//! A task store in Redis (feature `redis`): every server pointed at the same Redis sees the
+//! same tasks, so a task started on one replica is polled, answered, cancelled and fetched on
+//! any, and its result outlives a restart.
+//!
+//! Layout, under a prefix (`mcp-tool:` by default):
+//! - `task:{id}`: a hash of the task's fields (`status`, `outcome` as JSON text, …), expiring
+//!   with the task;
+//! - `task:{id}:asked` and `task:{id}:answers`: the outstanding input requests and the answers
+//!   not yet taken, by key (JSON text values), expiring with the task;
+//! - `owner:{owner}` and `owner-exp:{owner}`: sorted sets of an owner's task ids, by creation
+//!   and by expiry, which bound how many live tasks an owner holds and page `tasks/list`.
+//!
+//! Every change is one Lua script, so it is atomic: a cancelled task stays cancelled whatever
+//! its runner does afterwards. (A Redis Cluster is not supported: the scripts touch keys of
+//! several hash slots.)
+
+use std::fmt;
+use std::time::Duration;
+
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::{AsyncCommands, Client, Script};
+use serde_json::{Map, Value};
+use tokio::sync::OnceCell;
+
+use super::store::{
+    StoreFuture, StoreResult, TaskChange, TaskOutcome, TaskRecord, TaskStatus, TaskStore,
+    TaskStoreError, now_ms,
+};
+
+const CREATE: &str = r"
+local now = tonumber(ARGV[1])
+local expired = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)
+for _, id in ipairs(expired) do redis.call('ZREM', KEYS[2], id) end
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[2]) then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV, 6))
+if ARGV[5] ~= '' then redis.call('PEXPIREAT', KEYS[1], ARGV[5]) end
+redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3])
+if ARGV[5] ~= '' then
+  redis.call('ZADD', KEYS[3], ARGV[5], ARGV[3])
+else
+  redis.call('ZADD', KEYS[3], '+inf', ARGV[3])
+end
+return 1
+";
+
+const CHANGE: &str = r"
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local kind = ARGV[1]
+if kind == 'renew' then
+  local lease = tonumber(redis.call('HGET', KEYS[1], 'lease') or '0')
+  if tonumber(ARGV[3]) > lease then redis.call('HSET', KEYS[1], 'lease', ARGV[3]) end
+  return 1
+end
+local status = redis.call('HGET', KEYS[1], 'status')
+if status == 'completed' or status == 'failed' or status == 'cancelled' then return 1 end
+if kind == 'ask' then
+  redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
+  redis.call('HSET', KEYS[1], 'status', 'input_required')
+elseif kind == 'answer' then
+  for i = 3, #ARGV, 2 do
+    if redis.call('HDEL', KEYS[2], ARGV[i]) == 1 then
+      redis.call('HSET', KEYS[3], ARGV[i], ARGV[i + 1])
+    end
+  end
+  if redis.call('HLEN', KEYS[2]) == 0 and status == 'input_required' then
+    redis.call('HSET', KEYS[1], 'status', 'working')
+  end
+elseif kind == 'finish' then
+  redis.call('HSET', KEYS[1], 'status', ARGV[3], 'outcome', ARGV[4])
+  if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'message', ARGV[5]) end
+  redis.call('DEL', KEYS[2])
+elseif kind == 'cancel' then
+  redis.call('HSET', KEYS[1], 'status', 'cancelled')
+  if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'message', ARGV[3]) end
+  redis.call('DEL', KEYS[2])
+end
+redis.call('HSET', KEYS[1], 'updated', ARGV[2])
+local expire = redis.call('HGET', KEYS[1], 'expire')
+if expire and expire ~= '' then
+  redis.call('PEXPIREAT', KEYS[2], expire)
+  redis.call('PEXPIREAT', KEYS[3], expire)
+end
+return 1
+";
+
+const TAKE: &str = r"
+local v = redis.call('HGET', KEYS[1], ARGV[1])
+if v then redis.call('HDEL', KEYS[1], ARGV[1]) end
+return v
+";
+
+/// Tasks kept in Redis.
+pub struct RedisTaskStore {
+    client: Client,
+    prefix: String,
+    connection: OnceCell<ConnectionManager>,
+    scripts: [Script; 3],
+}
+
+impl fmt::Debug for RedisTaskStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisTaskStore")
+            .field("prefix", &self.prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RedisTaskStore {
+    /// A store at `url` (`redis://host:port/db`, `rediss://…` for TLS): the URL is checked
+    /// here, the connection made when first needed (and remade when lost).
+    pub fn open(url: &str) -> Result<Self, TaskStoreError> {
+        let client = Client::open(url)
+            .map_err(|e| TaskStoreError::Backend(format!("`{url}` is not a Redis URL: {e}")))?;
+        Ok(RedisTaskStore {
+            client,
+            prefix: "mcp-tool:".into(),
+            connection: OnceCell::new(),
+            scripts: [Script::new(CREATE), Script::new(CHANGE), Script::new(TAKE)],
+        })
+    }
+
+    /// Keys under `prefix` instead of `mcp-tool:` (several deployments in one Redis).
+    #[must_use]
+    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+
+    async fn conn(&self) -> StoreResult<ConnectionManager> {
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(Duration::from_secs(5)))
+            .set_response_timeout(Some(Duration::from_secs(5)))
+            .set_number_of_retries(2);
+        self.connection
+            .get_or_try_init(|| ConnectionManager::new_with_config(self.client.clone(), config))
+            .await
+            .cloned()
+            .map_err(backend)
+    }
+
+    fn task_key(&self, id: &str) -> String {
+        format!("{}task:{id}", self.prefix)
+    }
+
+    async fn fetch(
+        &self,
+        con: &mut ConnectionManager,
+        id: &str,
+    ) -> StoreResult<Option<TaskRecord>> {
+        let key = self.task_key(id);
+        let (fields, asked, answers): (Pairs, Pairs, Pairs) = redis::pipe()
+            .hgetall(&key)
+            .hgetall(format!("{key}:asked"))
+            .hgetall(format!("{key}:answers"))
+            .query_async(con)
+            .await
+            .map_err(backend)?;
+        if fields.is_empty() {
+            return Ok(None);
+        }
+        decode(id, fields, asked, answers).map(Some)
+    }
+}
+
+/// A hash's fields and values.
+type Pairs = Vec<(String, String)>;
+
+fn backend(e: redis::RedisError) -> TaskStoreError {
+    TaskStoreError::Backend(format!("Redis: {e}"))
+}
+
+fn json_map(pairs: Pairs) -> Map<String, Value> {
+    pairs
+        .into_iter()
+        .map(|(k, v)| (k, serde_json::from_str(&v).unwrap_or(Value::Null)))
+        .collect()
+}
+
+/// A record from its hash fields.
+fn decode(id: &str, fields: Pairs, asked: Pairs, answers: Pairs) -> StoreResult<TaskRecord> {
+    let fields: std::collections::HashMap<String, String> = fields.into_iter().collect();
+    let text = |k: &str| fields.get(k).map(String::as_str).unwrap_or_default();
+    let number = |k: &str| text(k).parse::<u64>().unwrap_or(0);
+    let status = TaskStatus::parse(text("status"))
+        .ok_or_else(|| TaskStoreError::Backend(format!("task `{id}` has no valid status")))?;
+    let outcome = match text("outcome") {
+        "" => None,
+        json => Some(
+            serde_json::from_str::<TaskOutcome>(json)
+                .map_err(|e| TaskStoreError::Backend(format!("task `{id}`: {e}")))?,
+        ),
+    };
+    Ok(TaskRecord {
+        id: id.to_owned(),
+        owner: text("owner").to_owned(),
+        tool: text("tool").to_owned(),
+        status,
+        status_message: Some(text("message").to_owned()).filter(|m| !m.is_empty()),
+        created_ms: number("created"),
+        updated_ms: number("updated"),
+        ttl_ms: text("ttl").parse().ok(),
+        poll_ms: number("poll"),
+        lease_until_ms: number("lease"),
+        asked: json_map(asked),
+        answers: json_map(answers),
+        outcome,
+    })
+}
+
+impl TaskStore for RedisTaskStore {
+    fn create(&self, task: TaskRecord, max_per_owner: usize) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            let mut con = self.conn().await?;
+            let expire = task
+                .ttl_ms
+                .map(|ttl| task.created_ms.saturating_add(ttl).to_string())
+                .unwrap_or_default();
+            let owner = format!("{}owner:{}", self.prefix, task.owner);
+            let mut invocation = self.scripts[0].key(self.task_key(&task.id));
+            invocation
+                .key(&owner)
+                .key(format!("{}owner-exp:{}", self.prefix, task.owner))
+                .arg(now_ms())
+                .arg(max_per_owner)
+                .arg(&task.id)
+                .arg(task.created_ms)
+                .arg(&expire);
+            let outcome = task
+                .outcome
+                .as_ref()
+                .and_then(|o| serde_json::to_string(o).ok())
+                .unwrap_or_default();
+            for (field, value) in [
+                ("owner", task.owner.clone()),
+                ("tool", task.tool.clone()),
+                ("status", task.status.as_str().to_owned()),
+                ("message", task.status_message.clone().unwrap_or_default()),
+                ("created", task.created_ms.to_string()),
+                ("updated", task.updated_ms.to_string()),
+                (
+                    "ttl",
+                    task.ttl_ms.map(|t| t.to_string()).unwrap_or_default(),
+                ),
+                ("poll", task.poll_ms.to_string()),
+                ("lease", task.lease_until_ms.to_string()),
+                ("expire", expire.clone()),
+                ("outcome", outcome),
+            ] {
+                invocation.arg(field).arg(value);
+            }
+            let created: i64 = invocation.invoke_async(&mut con).await.map_err(backend)?;
+            if created == 0 {
+                return Err(TaskStoreError::Full {
+                    limit: max_per_owner,
+                });
+            }
+            Ok(())
+        })
+    }
+
+    fn get<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<TaskRecord>> {
+        Box::pin(async move {
+            let mut con = self.conn().await?;
+            self.fetch(&mut con, id).await
+        })
+    }
+
+    fn change<'a>(
+        &'a self,
+        id: &'a str,
+        change: TaskChange,
+    ) -> StoreFuture<'a, Option<TaskRecord>> {
+        Box::pin(async move {
+            let mut con = self.conn().await?;
+            let key = self.task_key(id);
+            let mut invocation = self.scripts[1].key(&key);
+            invocation
+                .key(format!("{key}:asked"))
+                .key(format!("{key}:answers"));
+            let now = now_ms();
+            match &change {
+                TaskChange::Renew { until_ms } => {
+                    invocation.arg("renew").arg(now).arg(*until_ms);
+                }
+                TaskChange::Ask { key, request } => {
+                    invocation
+                        .arg("ask")
+                        .arg(now)
+                        .arg(key)
+                        .arg(request.to_string());
+                }
+                TaskChange::Answer(answers) => {
+                    invocation.arg("answer").arg(now);
+                    for (k, v) in answers {
+                        invocation.arg(k).arg(v.to_string());
+                    }
+                }
+                TaskChange::Finish(outcome) => {
+                    let (status, message) = match outcome {
+                        TaskOutcome::Result(_) => ("completed", String::new()),
+                        TaskOutcome::Error(e) => ("failed", e.message.clone()),
+                    };
+                    let json = serde_json::to_string(outcome)
+                        .map_err(|e| TaskStoreError::Backend(e.to_string()))?;
+                    invocation
+                        .arg("finish")
+                        .arg(now)
+                        .arg(status)
+                        .arg(json)
+                        .arg(message);
+                }
+                TaskChange::Cancel { message } => {
+                    invocation
+                        .arg("cancel")
+                        .arg(now)
+                        .arg(message.clone().unwrap_or_default());
+                }
+            }
+            let found: i64 = invocation.invoke_async(&mut con).await.map_err(backend)?;
+            if found == 0 {
+                return Ok(None);
+            }
+            self.fetch(&mut con, id).await
+        })
+    }
+
+    fn take_answer<'a>(&'a self, id: &'a str, key: &'a str) -> StoreFuture<'a, Option<Value>> {
+        Box::pin(async move {
+            let mut con = self.conn().await?;
+            let answer: Option<String> = self.scripts[2]
+                .key(format!("{}:answers", self.task_key(id)))
+                .arg(key)
+                .invoke_async(&mut con)
+                .await
+                .map_err(backend)?;
+            Ok(answer.map(|a| serde_json::from_str(&a).unwrap_or(Value::Null)))
+        })
+    }
+
+    fn list<'a>(
+        &'a self,
+        owner: &'a str,
+        after: Option<&'a str>,
+        limit: usize,
+    ) -> StoreFuture<'a, Vec<TaskRecord>> {
+        Box::pin(async move {
+            let mut con = self.conn().await?;
+            let ids: Vec<String> = con
+                .zrange(format!("{}owner:{owner}", self.prefix), 0, -1)
+                .await
+                .map_err(backend)?;
+            let start = match after {
+                Some(cursor) => ids
+                    .iter()
+                    .position(|i| i == cursor)
+                    .map_or(ids.len(), |p| p + 1),
+                None => 0,
+            };
+            let mut page = Vec::new();
+            for id in ids.iter().skip(start) {
+                if page.len() >= limit {
+                    break;
+                }
+                if let Some(task) = self.fetch(&mut con, id).await?
+                    && task.owner == owner
+                {
+                    page.push(task);
+                }
+            }
+            Ok(page)
+        })
+    }
+}

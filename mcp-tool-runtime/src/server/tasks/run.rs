@@ -1,0 +1,346 @@
+//! Running a task: its record is created (durably, before the client hears of it), the tool
+//! runs in a tokio task of its own, its lease is renewed while it runs and its record watched
+//! for a cancellation made elsewhere, and its outcome is stored when it ends.
+//!
+//! While it runs, the call reaches its client through [`TaskConnection`]: in 2025-11-25 the
+//! session, every message tagged with the task; in 2026-07-28 nothing but the task's record —
+//! a question becomes an input request of the task, answered by `tasks/update`.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value};
+use tokio::sync::Notify;
+
+use crate::protocol::{Era, LogLevel, RpcError, code, jsonrpc};
+use crate::tool::context::{Answer, Connection};
+use crate::tool::input::Finish;
+use crate::tool::{Batch, Ctx, ToolResult};
+
+use super::methods::{created_response, send_status};
+use super::store::{TaskChange, TaskOutcome, TaskRecord, TaskStatus, now_ms};
+use super::{Local, Tasks, store_error};
+use crate::server::session::Session;
+
+/// The `_meta` key that ties a message to its task (2025-11-25).
+pub(crate) const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+
+/// How often a waiting question looks for its answer in a shared store.
+const ANSWER_POLL: Duration = Duration::from_millis(200);
+
+/// The tool's run, ending with what the call came to.
+pub(crate) type Run = Pin<Box<dyn Future<Output = Finish<ToolResult>> + Send>>;
+
+/// A call's connection once it runs as the task `id`.
+pub(crate) struct TaskConnection {
+    session: Arc<Session>,
+    inner: Arc<dyn Connection>,
+    id: Arc<str>,
+    era: Era,
+    wake: Arc<Notify>,
+    unnamed: AtomicU32,
+}
+
+impl TaskConnection {
+    pub(crate) fn new(
+        session: Arc<Session>,
+        inner: Arc<dyn Connection>,
+        id: &str,
+        era: Era,
+    ) -> Self {
+        TaskConnection {
+            session,
+            inner,
+            id: id.into(),
+            era,
+            wake: Arc::new(Notify::new()),
+            unnamed: AtomicU32::new(0),
+        }
+    }
+
+    fn tasks(&self) -> &Tasks {
+        &self.session.server.shared.tasks
+    }
+
+    /// `message` (a JSON-RPC message) with the related-task `_meta` added to its params.
+    fn tagged(&self, message: &str) -> String {
+        let Ok(mut value) = serde_json::from_str::<Value>(message) else {
+            return message.to_owned();
+        };
+        if let Some(object) = value.as_object_mut() {
+            let params = object
+                .entry("params")
+                .or_insert_with(|| Value::Object(Map::new()));
+            tag(params, &self.id);
+        }
+        jsonrpc::json_string(&value)
+    }
+
+    /// Records a change and tells a 2025 client the new status.
+    async fn record(&self, change: TaskChange) -> Result<Option<TaskRecord>, RpcError> {
+        let record = self
+            .tasks()
+            .store
+            .change(&self.id, change)
+            .await
+            .map_err(store_error)?;
+        if let Some(record) = &record
+            && !self.era.is_stateless()
+        {
+            send_status(&self.session, record);
+        }
+        Ok(record)
+    }
+
+    /// Waits for the answer to `key`, given by `tasks/update` here or on another server.
+    async fn answer(&self, key: &str) -> Result<Value, RpcError> {
+        loop {
+            let notified = self.wake.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let store = &self.tasks().store;
+            if let Some(answer) = store
+                .take_answer(&self.id, key)
+                .await
+                .map_err(store_error)?
+            {
+                return Ok(answer);
+            }
+            match store.get(&self.id).await.map_err(store_error)? {
+                Some(t) if !t.status.is_terminal() => {}
+                _ => {
+                    return Err(RpcError::new(
+                        code::INTERNAL_ERROR,
+                        "the task ended while waiting for input",
+                    ));
+                }
+            }
+            let _ = tokio::time::timeout(ANSWER_POLL, notified).await;
+        }
+    }
+}
+
+/// Adds `{"_meta": {"io.modelcontextprotocol/related-task": {"taskId": id}}}` to `params`.
+pub(crate) fn tag(params: &mut Value, id: &str) {
+    if let Some(params) = params.as_object_mut() {
+        let meta = params
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Some(meta) = meta.as_object_mut() {
+            let mut related = Map::new();
+            related.insert("taskId".into(), Value::String(id.to_owned()));
+            meta.insert(RELATED_TASK.into(), Value::Object(related));
+        }
+    }
+}
+
+impl Connection for TaskConnection {
+    fn send(&self, _related: Option<&Arc<str>>, message: String) {
+        // 2026-07-28 has no notifications for a task's progress or logs.
+        if !self.era.is_stateless() {
+            // The request that started the task was answered: its messages go on the
+            // session's own stream.
+            self.inner.send(None, self.tagged(&message));
+        }
+    }
+
+    fn request<'a>(
+        &'a self,
+        _related: Option<&'a Arc<str>>,
+        method: &'a str,
+        params: String,
+    ) -> Answer<'a> {
+        Box::pin(async move {
+            if self.era.is_stateless() {
+                return Err(RpcError::new(
+                    code::INTERNAL_ERROR,
+                    format!(
+                        "`{method}`: in protocol 2026-07-28 a task makes no requests of the client"
+                    ),
+                ));
+            }
+            let mut params: Value = serde_json::from_str(&params).unwrap_or(Value::Null);
+            tag(&mut params, &self.id);
+            self.inner
+                .request(None, method, jsonrpc::json_string(&params))
+                .await
+        })
+    }
+
+    fn ask<'a>(
+        &'a self,
+        _related: Option<&'a Arc<str>>,
+        key: Option<&'a str>,
+        method: &'a str,
+        params: String,
+    ) -> Answer<'a> {
+        Box::pin(async move {
+            let key = match key {
+                Some(k) => k.to_owned(),
+                None => {
+                    let n = self.unnamed.fetch_add(1, Ordering::Relaxed) + 1;
+                    let kind = method.split('/').next().unwrap_or("input");
+                    format!("{kind}-{n}")
+                }
+            };
+            let request_params: Value = serde_json::from_str(&params).unwrap_or(Value::Null);
+            let mut request = Map::new();
+            request.insert("method".into(), Value::String(method.to_owned()));
+            request.insert("params".into(), request_params.clone());
+            self.record(TaskChange::Ask {
+                key: key.clone(),
+                request: Value::Object(request),
+            })
+            .await?;
+            if self.era.is_stateless() {
+                return self.answer(&key).await;
+            }
+            // 2025-11-25: a request on the session, tagged with the task.
+            let mut tagged = request_params;
+            tag(&mut tagged, &self.id);
+            let answer = self
+                .inner
+                .request(None, method, jsonrpc::json_string(&tagged))
+                .await;
+            let settled = answer.clone().unwrap_or(Value::Null);
+            self.record(TaskChange::Answer(Map::from_iter([(key.clone(), settled)])))
+                .await?;
+            let _ = self.tasks().store.take_answer(&self.id, &key).await;
+            answer
+        })
+    }
+
+    fn logs(&self, level: LogLevel) -> bool {
+        !self.era.is_stateless() && self.inner.logs(level)
+    }
+
+    fn change_tools(
+        &self,
+        _related: Option<&Arc<str>>,
+        batch: &Batch,
+    ) -> Result<Vec<String>, String> {
+        self.inner.change_tools(None, batch)
+    }
+
+    fn active_tools(&self) -> Vec<String> {
+        self.inner.active_tools()
+    }
+
+    fn server(&self) -> &(dyn std::any::Any + Send + Sync) {
+        self.inner.server()
+    }
+}
+
+/// Starts the task `record` running `run` for the request `id` of `session`: creates its
+/// record, answers the request with it, runs the tool, stores how it ended. `ctx` is the
+/// call's context; its task connection is set here.
+pub(crate) fn start(
+    session: &Arc<Session>,
+    id: &str,
+    era: Era,
+    record: TaskRecord,
+    ctx: &Ctx,
+    run: Run,
+) {
+    let task = Arc::new(TaskConnection::new(
+        session.clone(),
+        ctx.state.conn.clone(),
+        &record.id,
+        era,
+    ));
+    let wake = task.wake.clone();
+    let _ = ctx.state.task.set(task);
+    let cancel = ctx.cancellation().clone();
+    let session = session.clone();
+    let request_id = id.to_owned();
+    let task_id = record.id.clone();
+    let tasks = &session.server.shared.tasks;
+    // The table is locked while spawning, so the task cannot remove its entry before it is
+    // inserted.
+    let mut local = tasks.lock();
+    let runner = tokio::spawn(drive(session.clone(), request_id, era, record, run));
+    local.insert(
+        task_id,
+        Local {
+            abort: runner.abort_handle(),
+            cancel,
+            wake,
+        },
+    );
+}
+
+/// The life of a task, after its call was decided to be one.
+async fn drive(session: Arc<Session>, request_id: String, era: Era, record: TaskRecord, run: Run) {
+    let tasks = &session.server.shared.tasks;
+    let id = record.id.clone();
+    let max = tasks.settings.max_per_owner;
+    if let Err(e) = tasks.store.create(record.clone(), max).await {
+        tasks.lock().remove(&id);
+        let e = store_error(e);
+        session.respond(&request_id, jsonrpc::error_response(&request_id, &e));
+        return;
+    }
+    session.respond(
+        &request_id,
+        created_response(&session, &request_id, era, &record),
+    );
+    let finish = tokio::select! {
+        finish = run => finish,
+        () = watch(tasks, &id) => {
+            // Cancelled (or gone) elsewhere: the tool's future is dropped here.
+            tasks.lock().remove(&id);
+            return;
+        }
+    };
+    let outcome = match finish {
+        Finish::Done(mut result) => match result.protocol_error.take() {
+            Some(e) => TaskOutcome::Error(e),
+            None => TaskOutcome::Result(result_value(&result, era, &session)),
+        },
+        Finish::NeedsInput => TaskOutcome::Error(RpcError::new(
+            code::INTERNAL_ERROR,
+            "the tool waits for input no round can give",
+        )),
+    };
+    match tasks.store.change(&id, TaskChange::Finish(outcome)).await {
+        Ok(Some(done)) if !era.is_stateless() => send_status(&session, &done),
+        Ok(_) => {}
+        Err(e) => tracing::error!(task = %id, error = %e, "the task's outcome could not be stored"),
+    }
+    tasks.lock().remove(&id);
+}
+
+/// A call's result as its request would have been answered (the era's `CallToolResult`).
+fn result_value(result: &ToolResult, era: Era, session: &Session) -> Value {
+    let text = result.respond("0", era, &session.server.shared.info);
+    serde_json::from_str::<Value>(&text)
+        .ok()
+        .and_then(|mut v| v.get_mut("result").map(Value::take))
+        .unwrap_or(Value::Null)
+}
+
+/// Renews the task's lease while it runs, and completes when its record says it was
+/// cancelled (or it is gone): a `tasks/cancel` that reached another server.
+async fn watch(tasks: &Tasks, id: &str) {
+    let lease = tasks.settings.lease;
+    let tick = (lease / 3).clamp(Duration::from_millis(50), Duration::from_millis(500));
+    let mut renewed = Instant::now();
+    loop {
+        tokio::time::sleep(tick).await;
+        match tasks.store.get(id).await {
+            Ok(Some(t)) if t.status == TaskStatus::Cancelled => return,
+            Ok(None) => return,
+            Ok(Some(_)) | Err(_) => {}
+        }
+        if renewed.elapsed() >= lease / 3 {
+            let until_ms = now_ms().saturating_add(super::millis(lease));
+            if let Err(e) = tasks.store.change(id, TaskChange::Renew { until_ms }).await {
+                tracing::warn!(task = %id, error = %e, "the task's lease could not be renewed");
+            }
+            renewed = Instant::now();
+        }
+    }
+}
