@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use mcp_tool::extract::Elicitation;
 use mcp_tool::prelude::*;
 use mcp_tool_bench::{UserIds, now_rfc3339};
 
@@ -17,6 +18,23 @@ pub(crate) fn add(a: i64, b: i64) -> i64 {
 #[tool(read_only, idempotent)]
 pub(crate) async fn add_async(a: i64, b: i64) -> i64 {
     a + b
+}
+
+/// The user's answer to `confirm_add`'s question.
+#[derive(Deserialize, JsonSchema)]
+struct Confirm {
+    /// Add them?
+    confirm: bool,
+}
+
+/// Add two integers once the user confirms (one elicitation: in 2025-11-25 a request to the
+/// client, in 2026-07-28 an input-required round; the driver's `modern` leg).
+#[tool(read_only, idempotent)]
+pub(crate) async fn confirm_add(ctx: Ctx, a: i64, b: i64) -> Result<i64, ToolError> {
+    match ctx.elicit::<Confirm>("Add them?").await? {
+        Elicitation::Accept(Confirm { confirm: true }) => Ok(a + b),
+        _ => Err(ToolError::new("NOT_CONFIRMED", "the user did not confirm")),
+    }
 }
 
 /// User role determining access permissions.

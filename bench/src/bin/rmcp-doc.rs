@@ -14,16 +14,19 @@
 use std::sync::Arc;
 
 use mcp_tool_bench::{UserIds, now_rfc3339};
+use rmcp::handler::server::tool::{InputResponses, RequestState};
 use rmcp::handler::server::wrapper::{Json, Parameters};
+use rmcp::model::CallToolResponse;
+use rmcp::service::{RequestContext, RoleServer};
 use rmcp::transport::stdio;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use rmcp::{ErrorData, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 
 #[path = "../rmcp_model.rs"]
 mod model;
-use model::{AddRequest, CreateUserRequest, User};
+use model::{AddRequest, CreateUserRequest, User, confirm_schema};
 
 #[derive(Debug, Clone, Default)]
 struct Bench {
@@ -58,6 +61,20 @@ impl Bench {
             role: input.role.as_str().to_owned(),
             created_at: now_rfc3339(),
         })
+    }
+
+    #[tool(
+        description = "Add two integers once the user confirms.",
+        annotations(read_only_hint = true, idempotent_hint = true)
+    )]
+    async fn confirm_add(
+        &self,
+        Parameters(input): Parameters<AddRequest>,
+        RequestState(state): RequestState,
+        InputResponses(responses): InputResponses,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        model::confirm_add(input, state, responses, ctx, confirm_schema()).await
     }
 }
 

@@ -17,12 +17,15 @@ use axum::serve::ListenerExt;
 
 use mcp_tool_bench::{UserIds, now_rfc3339};
 use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::{InputResponses, RequestState};
 use rmcp::handler::server::wrapper::{Json, Parameters};
+use rmcp::model::{CallToolResponse, ElicitationSchema};
+use rmcp::service::{RequestContext, RoleServer};
 use rmcp::transport::stdio_pipes;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use rmcp::{ErrorData, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 
 #[path = "../rmcp_model.rs"]
 mod model;
@@ -32,6 +35,7 @@ use model::{AddRequest, CreateUserRequest, User};
 struct Bench {
     ids: Arc<UserIds>,
     tool_router: Arc<ToolRouter<Bench>>,
+    confirm_schema: Arc<ElicitationSchema>,
 }
 
 impl Bench {
@@ -39,6 +43,7 @@ impl Bench {
         Bench {
             ids: Arc::default(),
             tool_router: Arc::new(Self::tool_router()),
+            confirm_schema: Arc::new(model::confirm_schema()),
         }
     }
 }
@@ -71,6 +76,27 @@ impl Bench {
             role: input.role.as_str().to_owned(),
             created_at: now_rfc3339(),
         })
+    }
+
+    #[tool(
+        description = "Add two integers once the user confirms.",
+        annotations(read_only_hint = true, idempotent_hint = true)
+    )]
+    async fn confirm_add(
+        &self,
+        Parameters(input): Parameters<AddRequest>,
+        RequestState(state): RequestState,
+        InputResponses(responses): InputResponses,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        model::confirm_add(
+            input,
+            state,
+            responses,
+            ctx,
+            ElicitationSchema::clone(&self.confirm_schema),
+        )
+        .await
     }
 }
 
