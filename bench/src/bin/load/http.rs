@@ -5,14 +5,15 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use super::process::{CpuSample, ServerCmd, peak_rss_kib, percentile};
-use super::{Error, INITIALIZED, Result, Run, Tool, call_line, check_response, initialize_line};
+use super::wire::{Calls, INITIALIZED, Revision, Step, Tool, initialize_line};
+use super::{Error, Result, Run};
 
 pub(crate) mod http_client {
     //! A minimal Streamable HTTP client on hyper: one HTTP/1.1 keep-alive connection per
     //! client, requests one after another.
 
     use http_body_util::{BodyExt, Full};
-    use hyper::body::Bytes;
+    use hyper::body::{Bytes, Incoming};
     use hyper::client::conn::http1::SendRequest;
     use hyper_util::rt::TokioIo;
 
@@ -21,18 +22,25 @@ pub(crate) mod http_client {
     pub(crate) struct Conn {
         sender: SendRequest<Full<Bytes>>,
         host: String,
+        /// The `MCP-Protocol-Version` header.
+        version: &'static str,
         pub(crate) session: Option<String>,
     }
 
-    pub(crate) struct Answer {
+    /// An answer, read as it comes.
+    pub(crate) struct Reply {
         pub(crate) status: u16,
         pub(crate) session: Option<String>,
-        /// The JSON-RPC message: the body, or the data of the SSE event that carries it.
-        pub(crate) message: Option<String>,
+        body: Option<Incoming>,
+        sse: bool,
+        buffer: Vec<u8>,
     }
 
     impl Conn {
-        pub(crate) async fn open(addr: std::net::SocketAddr) -> Result<Conn> {
+        pub(crate) async fn open(
+            addr: std::net::SocketAddr,
+            version: &'static str,
+        ) -> Result<Conn> {
             let stream = tokio::net::TcpStream::connect(addr).await?;
             stream.set_nodelay(true)?;
             let (sender, conn) =
@@ -43,18 +51,26 @@ pub(crate) mod http_client {
             Ok(Conn {
                 sender,
                 host: addr.to_string(),
+                version,
                 session: None,
             })
         }
 
-        pub(crate) async fn post(&mut self, body: String) -> Result<Answer> {
+        /// Posts a message; `call`: the name of the tool a 2026-07-28 `tools/call` calls (its
+        /// `Mcp-Method` and `Mcp-Name` headers). Read the reply to its end before the next post.
+        pub(crate) async fn post(&mut self, body: String, call: Option<&str>) -> Result<Reply> {
             let mut request = hyper::Request::post("/mcp")
                 .header("host", &self.host)
                 .header("content-type", "application/json")
                 .header("accept", "application/json, text/event-stream")
-                .header("mcp-protocol-version", crate::PROTOCOL);
+                .header("mcp-protocol-version", self.version);
             if let Some(s) = &self.session {
                 request = request.header("mcp-session-id", s);
+            }
+            if let Some(name) = call {
+                request = request
+                    .header("mcp-method", "tools/call")
+                    .header("mcp-name", name);
             }
             let request = request.body(Full::new(Bytes::from(body)))?;
             self.sender.ready().await?;
@@ -70,28 +86,66 @@ pub(crate) mod http_client {
                 .get("content-type")
                 .and_then(|v| v.to_str().ok())
                 .is_some_and(|v| v.starts_with("text/event-stream"));
-            let body = response.into_body().collect().await?.to_bytes();
-            let text = String::from_utf8(body.to_vec())?;
-            let message = if sse {
-                // The last `data:` line that holds a JSON-RPC response.
-                text.lines()
-                    .rev()
-                    .filter_map(|l| l.strip_prefix("data:"))
-                    .map(str::trim)
-                    .find(|d| {
-                        d.starts_with('{') && (d.contains("\"result\"") || d.contains("\"error\""))
-                    })
-                    .map(str::to_owned)
-            } else if text.is_empty() {
-                None
-            } else {
-                Some(text)
-            };
-            Ok(Answer {
+            Ok(Reply {
                 status,
                 session,
-                message,
+                body: Some(response.into_body()),
+                sse,
+                buffer: Vec::new(),
             })
+        }
+    }
+
+    impl Reply {
+        /// The next JSON-RPC message of the answer: the JSON body, or the data of the next SSE
+        /// event that holds one (events without JSON, such as priming events, are passed over).
+        pub(crate) async fn next(&mut self) -> Result<Option<String>> {
+            if !self.sse {
+                let Some(body) = self.body.take() else {
+                    return Ok(None);
+                };
+                let bytes = body.collect().await?.to_bytes();
+                return Ok((!bytes.is_empty())
+                    .then(|| String::from_utf8(bytes.to_vec()))
+                    .transpose()?);
+            }
+            loop {
+                if let Some(end) = self.buffer.windows(2).position(|w| w == b"\n\n") {
+                    let event: Vec<u8> = self.buffer.drain(..end + 2).collect();
+                    let event = String::from_utf8(event)?;
+                    let data: Vec<&str> = event
+                        .lines()
+                        .filter_map(|l| l.strip_prefix("data:"))
+                        .map(str::trim)
+                        .collect();
+                    let data = data.join("\n");
+                    if data.starts_with('{') {
+                        return Ok(Some(data));
+                    }
+                    continue;
+                }
+                let Some(body) = self.body.as_mut() else {
+                    return Ok(None);
+                };
+                match body.frame().await {
+                    Some(frame) => {
+                        if let Ok(data) = frame?.into_data() {
+                            self.buffer.extend_from_slice(&data);
+                        }
+                    }
+                    None => {
+                        self.body = None;
+                        // A last event without its blank line.
+                        self.buffer.extend_from_slice(b"\n\n");
+                    }
+                }
+            }
+        }
+
+        /// Reads the answer to its end; returns its status.
+        pub(crate) async fn finish(mut self) -> Result<u16> {
+            while self.next().await?.is_some() {}
+            Ok(self.status)
         }
     }
 }
@@ -100,12 +154,14 @@ pub(crate) fn free_port() -> Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
-/// One HTTP run: start the server on a free port, `clients` connections (each initializing a
-/// session unless stateless), `n` calls of `tool` in all.
+/// One HTTP run: start the server on a free port (`--stateless`: stateless mode), `clients`
+/// connections (each initializing a session in 2025-11-25 unless stateless), `n` calls of
+/// `tool` in all in `revision`.
 pub(crate) fn http_run(
     server: &ServerCmd,
     stateless: bool,
     tool: Tool,
+    revision: Revision,
     n: usize,
     clients: usize,
     ticks: f64,
@@ -133,7 +189,9 @@ pub(crate) fn http_run(
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let outcome = runtime.block_on(http_drive(addr, stateless, tool, n, clients, pid, ticks));
+    let outcome = runtime.block_on(http_drive(
+        addr, stateless, tool, revision, n, clients, pid, ticks,
+    ));
     let rss = peak_rss_kib(pid);
     let mut child = child;
     let _ = child.kill();
@@ -151,30 +209,86 @@ pub(crate) fn http_run(
     })
 }
 
-pub(crate) async fn http_client_open(
-    addr: SocketAddr,
-    stateless: bool,
-    c: usize,
-) -> Result<http_client::Conn> {
-    let mut conn = http_client::Conn::open(addr).await?;
-    if !stateless {
-        let answer = conn.post(initialize_line(c as u64)).await?;
-        if answer.status != 200 {
-            return Err(format!("initialize: HTTP {}", answer.status).into());
-        }
-        conn.session = Some(answer.session.ok_or("no Mcp-Session-Id")?);
-        let answer = conn.post(INITIALIZED.to_owned()).await?;
-        if answer.status != 202 && answer.status != 200 {
-            return Err(format!("notifications/initialized: HTTP {}", answer.status).into());
-        }
-    }
-    Ok(conn)
+/// One client: its connection and, for answering the server's questions in a session
+/// (2025-11-25), a second one (the first is busy reading the call's answer).
+struct Client {
+    conn: http_client::Conn,
+    side: Option<http_client::Conn>,
 }
 
-pub(crate) async fn http_drive(
+async fn http_client_open(
     addr: SocketAddr,
     stateless: bool,
     tool: Tool,
+    revision: Revision,
+    c: usize,
+) -> Result<Client> {
+    let mut conn = http_client::Conn::open(addr, revision.version()).await?;
+    let mut side = None;
+    if !stateless && revision == Revision::Y2025 {
+        let elicits = tool == Tool::ConfirmAdd;
+        let reply = conn.post(initialize_line(c as u64, elicits), None).await?;
+        let session = reply.session.clone();
+        let status = reply.finish().await?;
+        if status != 200 {
+            return Err(format!("initialize: HTTP {status}").into());
+        }
+        conn.session = Some(session.ok_or("no Mcp-Session-Id")?);
+        let status = conn
+            .post(INITIALIZED.to_owned(), None)
+            .await?
+            .finish()
+            .await?;
+        if status != 202 && status != 200 {
+            return Err(format!("notifications/initialized: HTTP {status}").into());
+        }
+        if elicits {
+            let mut answers = http_client::Conn::open(addr, revision.version()).await?;
+            answers.session.clone_from(&conn.session);
+            side = Some(answers);
+        }
+    }
+    Ok(Client { conn, side })
+}
+
+/// Call number `i` to its end: the call; in 2026-07-28 the retry if input is required; in a
+/// 2025-11-25 session the answer to the server's question, on the side connection.
+async fn http_call(client: &mut Client, calls: &Calls, i: usize) -> Result<()> {
+    let modern = calls.revision == Revision::Y2026;
+    let name = modern.then(|| calls.tool.name());
+    let mut body = calls.line(i);
+    loop {
+        let mut reply = client.conn.post(body, name).await?;
+        let mut retry = None;
+        let mut done = false;
+        while let Some(message) = reply.next().await? {
+            match calls.read(&message)? {
+                Step::Done(got) if got == i => done = true,
+                Step::Done(got) => return Err(format!("call {i} answered as {got}").into()),
+                Step::Send(line) if modern => retry = Some(line),
+                Step::Send(line) => {
+                    let side = client.side.as_mut().ok_or("a question without a session")?;
+                    let status = side.post(line, None).await?.finish().await?;
+                    if status != 202 && status != 200 {
+                        return Err(format!("call {i}: the answer got HTTP {status}").into());
+                    }
+                }
+                Step::Skip => {}
+            }
+        }
+        if done {
+            return Ok(());
+        }
+        body = retry.ok_or_else(|| format!("call {i}: HTTP {} without an answer", reply.status))?;
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn http_drive(
+    addr: SocketAddr,
+    stateless: bool,
+    tool: Tool,
+    revision: Revision,
     n: usize,
     clients: usize,
     pid: u32,
@@ -182,7 +296,7 @@ pub(crate) async fn http_drive(
 ) -> Result<(Vec<u64>, Duration, f64)> {
     let mut conns = Vec::with_capacity(clients);
     for c in 0..clients {
-        conns.push(http_client_open(addr, stateless, c).await?);
+        conns.push(http_client_open(addr, stateless, tool, revision, c).await?);
     }
     // Warm-up, then the measured calls; each client takes every `clients`-th call.
     let mut cpu_before = CpuSample::default();
@@ -191,30 +305,29 @@ pub(crate) async fn http_drive(
         if phase == 1 {
             cpu_before = CpuSample::take(pid, ticks)?;
         }
+        let calls = Calls {
+            tool,
+            revision,
+            first_id,
+            n: count,
+        };
         let base = Instant::now();
         let mut tasks = Vec::with_capacity(clients);
-        for (c, mut conn) in conns.drain(..).enumerate() {
+        for (c, mut client) in conns.drain(..).enumerate() {
             tasks.push(tokio::spawn(async move {
                 let mut latencies = Vec::with_capacity(count / clients + 1);
                 for i in (c..count).step_by(clients) {
                     let t = Instant::now();
-                    let answer = conn.post(call_line(first_id + i as u64, tool, i)).await?;
-                    let message = answer.message.ok_or_else(|| {
-                        format!("call {i}: HTTP {} without a message", answer.status)
-                    })?;
-                    let got = check_response(&message, tool, first_id, count)?;
-                    if got != i {
-                        return Err::<_, Error>(format!("call {i} answered as {got}").into());
-                    }
+                    http_call(&mut client, &calls, i).await?;
                     latencies.push(t.elapsed().as_nanos() as u64);
                 }
-                Ok((conn, latencies))
+                Ok::<_, Error>((client, latencies))
             }));
         }
         let mut latencies = Vec::with_capacity(count);
         for task in tasks {
-            let (conn, l) = task.await??;
-            conns.push(conn);
+            let (client, l) = task.await??;
+            conns.push(client);
             latencies.extend(l);
         }
         result = (latencies, base.elapsed());

@@ -2,15 +2,19 @@
 //! `tools/call` requests and prints markdown tables of the results, side by side.
 //!
 //! ```text
-//! load all      [options]   stdio, HTTP and 1000-tool legs (what BENCHMARKS.md shows)
+//! load all      [options]   stdio, HTTP, 1000-tool and modern legs (what BENCHMARKS.md shows)
 //! load stdio    [options]   stdio: add and create_user, W=64 and W=1, every server
 //! load http     [options]   Streamable HTTP: M clients, stateless and session mode
 //! load many     [options]   1000 generated tools: start, tools/list, cost per call
+//! load modern   [options]   MCP 2026-07-28 beside 2025-11-25, stdio and HTTP: add and
+//!                           create_user, and confirm_add's round trips (one question each)
 //! load diag     [options]   mcp-tool only: `add` as a sync fn and as an `async fn`
-//! load custom -- CMD ARGS   drive any stdio server (`--tool add|create_user|add_async`,
-//!                           `--window W`; default `add` at W=64 and W=1), e.g. under perf
+//! load custom -- CMD ARGS   drive any stdio server (`--tool add|create_user|add_async|
+//!                           confirm_add`, `--window W`, `--revision 2025|2026`; default `add`
+//!                           at W=64 and W=1 in 2025-11-25), e.g. under perf
 //!
-//! options: --n N (calls per run, default 20000)   --repeat R (stdio runs per cell, default 3)
+//! options: --n N (calls per run, default 20000)   --repeat R (runs per cell, default 3; stdio
+//!          and modern legs)
 //!          --clients M (HTTP clients, default 16) --quick (N=2000, R=1)
 //!          --servers a,b,… (from mcp-tool, rmcp-fast, rmcp-doc, floor, or LABEL=PATH for
 //!                           another build of bench-server, such as an earlier commit's)
@@ -23,171 +27,32 @@
 //! build them first with `cargo build --release -p mcp-tool-bench`.
 //!
 //! Every response is checked: its id is one of ours and answered once, `add` gives the sum as
-//! text, `create_user` gives back the email it was sent in `structuredContent` and no error.
+//! text, `create_user` gives back the email it was sent in `structuredContent` and no error;
+//! in 2026-07-28 the result's `resultType` is `complete` (or, for `confirm_add`'s first call,
+//! `input_required` with one `elicitation/create` and a `requestState`).
 //! The server's CPU time is read from `/proc/<pid>/stat` (user + system, every thread) after
 //! the warm-up and after the last response; its peak RSS is `VmHWM` from `/proc/<pid>/status`
 //! just before its input is closed.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::thread;
 
-use serde::Deserialize;
-use serde_json::value::RawValue;
-
 use http::http_run;
 use many::many_leg;
+use modern::modern_leg;
 use process::{ServerCmd, clock_ticks};
 use stdio::stdio_run;
 use tables::{ratio_rows, table_header, table_row};
+use wire::{Revision, Tool};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// The protocol revision the driver asks for (every server here speaks it).
-const PROTOCOL: &str = "2025-11-25";
-
 // ---------------------------------------------------------------------------------------------
 // What is measured
-
-/// One of the two benchmark tools.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Tool {
-    Add,
-    CreateUser,
-    /// `add` written as an `async fn` (only `bench-server` has it; the `diag` leg).
-    AddAsync,
-}
-
-impl Tool {
-    fn name(self) -> &'static str {
-        match self {
-            Tool::Add => "add",
-            Tool::CreateUser => "create_user",
-            Tool::AddAsync => "add_async",
-        }
-    }
-
-    /// The arguments of call number `i`.
-    fn arguments(self, i: usize) -> String {
-        match self {
-            Tool::Add | Tool::AddAsync => format!(r#"{{"a":{i},"b":{}}}"#, i + 1),
-            Tool::CreateUser => format!(
-                r#"{{"email":"user{i}@example.com","name":"Bench User {i}","role":"admin","metadata":{{"team":"bench","seq":"{i}"}}}}"#
-            ),
-        }
-    }
-
-    /// Checks the result of call number `i`.
-    fn check(self, i: usize, result: &CallResult<'_>) -> Result<(), String> {
-        if result.is_error {
-            return Err(format!(
-                "call {i}: isError: {}",
-                result.content.first().map_or("", |b| &b.text)
-            ));
-        }
-        match self {
-            Tool::Add | Tool::AddAsync => {
-                let text = result.content.first().map_or("", |b| &b.text);
-                let want = (2 * i + 1).to_string();
-                if text != want {
-                    return Err(format!("call {i}: add answered {text:?}, not {want}"));
-                }
-            }
-            Tool::CreateUser => {
-                let user = result
-                    .structured
-                    .as_ref()
-                    .ok_or_else(|| format!("call {i}: no structuredContent"))?;
-                let want = format!("user{i}@example.com");
-                if user.email != want || !user.id.starts_with("usr_") || user.role != "admin" {
-                    return Err(format!("call {i}: unexpected user {user:?}"));
-                }
-                if result.content.is_empty() {
-                    return Err(format!("call {i}: no text copy of the user"));
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-#[derive(Deserialize)]
-struct Response<'a> {
-    id: Option<u64>,
-    #[serde(borrow)]
-    result: Option<&'a RawValue>,
-    #[serde(borrow)]
-    error: Option<&'a RawValue>,
-}
-
-#[derive(Deserialize)]
-struct CallResult<'a> {
-    #[serde(borrow, default)]
-    content: Vec<TextBlock<'a>>,
-    #[serde(rename = "structuredContent", borrow)]
-    structured: Option<UserOut<'a>>,
-    #[serde(rename = "isError", default)]
-    is_error: bool,
-}
-
-#[derive(Deserialize)]
-struct TextBlock<'a> {
-    #[serde(borrow, default)]
-    text: Cow<'a, str>,
-}
-
-#[derive(Debug, Deserialize)]
-struct UserOut<'a> {
-    #[serde(borrow)]
-    id: Cow<'a, str>,
-    #[serde(borrow)]
-    email: Cow<'a, str>,
-    #[serde(borrow)]
-    role: Cow<'a, str>,
-}
-
-/// Parses one response line and checks it; returns the id.
-fn check_response(line: &str, tool: Tool, first_id: u64, n: usize) -> Result<usize, String> {
-    let response: Response<'_> =
-        serde_json::from_str(line).map_err(|e| format!("bad response line ({e}): {line}"))?;
-    let id = response
-        .id
-        .ok_or_else(|| format!("a response without a numeric id: {line}"))?;
-    let i = id
-        .checked_sub(first_id)
-        .filter(|i| (*i as usize) < n)
-        .ok_or_else(|| format!("an id that is not ours: {id}"))? as usize;
-    if let Some(error) = response.error {
-        return Err(format!("call {i}: JSON-RPC error {}", error.get()));
-    }
-    let result = response
-        .result
-        .ok_or_else(|| format!("call {i}: neither result nor error"))?;
-    let result: CallResult<'_> = serde_json::from_str(result.get())
-        .map_err(|e| format!("call {i}: bad result ({e}): {}", result.get()))?;
-    tool.check(i, &result)?;
-    Ok(i)
-}
-
-fn call_line(id: u64, tool: Tool, i: usize) -> String {
-    format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{}","arguments":{}}}}}"#,
-        tool.name(),
-        tool.arguments(i)
-    )
-}
-
-fn initialize_line(id: u64) -> String {
-    format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"method":"initialize","params":{{"protocolVersion":"{PROTOCOL}","capabilities":{{}},"clientInfo":{{"name":"mcp-tool-bench","version":"0.1.0"}}}}}}"#
-    )
-}
-
-const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
 
 /// The figures of one run.
 #[derive(Debug, Clone, Default)]
@@ -205,9 +70,11 @@ struct Run {
 
 mod http;
 mod many;
+mod modern;
 mod process;
 mod stdio;
 mod tables;
+mod wire;
 
 // ---------------------------------------------------------------------------------------------
 // Legs
@@ -221,6 +88,7 @@ struct Options {
     /// `custom`: the tool to call and the one window to use (both windows when `None`).
     tool: Tool,
     window: Option<usize>,
+    revision: Revision,
 }
 
 const SERVERS: [&str; 4] = ["mcp-tool", "rmcp-fast", "rmcp-doc", "floor"];
@@ -284,7 +152,7 @@ fn stdio_leg(
                     server.label,
                     tool.name()
                 );
-                let run = stdio_run(server, &[], tool, opts.n, window, ticks)
+                let run = stdio_run(server, &[], tool, Revision::Y2025, opts.n, window, ticks)
                     .map_err(|e| format!("{} {} W={window}: {e}", server.label, tool.name()))?;
                 cells
                     .entry((tool, window))
@@ -332,8 +200,16 @@ fn http_leg(opts: &Options, ticks: f64, servers: &[ServerCmd], out: &mut String)
             for server in &servers {
                 let mode = if stateless { "stateless" } else { "session" };
                 eprint!("\r\x1b[Khttp: {} {mode} {} …", server.label, tool.name());
-                let run = http_run(server, stateless, tool, opts.n, opts.clients, ticks)
-                    .map_err(|e| format!("{} HTTP {mode} {}: {e}", server.label, tool.name()))?;
+                let run = http_run(
+                    server,
+                    stateless,
+                    tool,
+                    Revision::Y2025,
+                    opts.n,
+                    opts.clients,
+                    ticks,
+                )
+                .map_err(|e| format!("{} HTTP {mode} {}: {e}", server.label, tool.name()))?;
                 cells
                     .entry((stateless, tool))
                     .or_default()
@@ -421,7 +297,15 @@ fn custom_leg(opts: &Options, ticks: f64, command: &[String], out: &mut String) 
     for window in windows {
         let mut runs = Vec::new();
         for _ in 0..opts.repeat {
-            runs.push(stdio_run(&server, &[], opts.tool, opts.n, window, ticks)?);
+            runs.push(stdio_run(
+                &server,
+                &[],
+                opts.tool,
+                opts.revision,
+                opts.n,
+                window,
+                ticks,
+            )?);
         }
         table_row(out, &format!("{} W={window}", opts.tool.name()), &runs);
     }
@@ -489,7 +373,7 @@ fn build_siblings(dir: &Path) -> Result<()> {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: load <all|stdio|http|many|diag|custom -- CMD ARGS> [--n N] [--repeat R] [--clients M] [--servers a,b] [--tool T] [--window W] [--quick] [--no-build]"
+        "usage: load <all|stdio|http|many|modern|diag|custom -- CMD ARGS> [--n N] [--repeat R] [--clients M] [--servers a,b] [--tool T] [--window W] [--revision 2025|2026] [--quick] [--no-build]"
     );
     std::process::exit(2)
 }
@@ -509,6 +393,7 @@ fn main() -> Result<()> {
         dir,
         tool: Tool::Add,
         window: None,
+        revision: Revision::Y2025,
     };
     let mut command = Vec::new();
     let mut build = true;
@@ -529,6 +414,14 @@ fn main() -> Result<()> {
                     "add" => Tool::Add,
                     "add_async" => Tool::AddAsync,
                     "create_user" => Tool::CreateUser,
+                    "confirm_add" => Tool::ConfirmAdd,
+                    _ => usage(),
+                };
+            }
+            "--revision" => {
+                opts.revision = match value("--revision").as_str() {
+                    "2025" | "2025-11-25" => Revision::Y2025,
+                    "2026" | "2026-07-28" => Revision::Y2026,
                     _ => usage(),
                 };
             }
@@ -567,7 +460,9 @@ fn main() -> Result<()> {
             stdio_leg(&opts, ticks, &servers, &STDIO_SCENARIOS, &mut out)?;
             http_leg(&opts, ticks, &servers, &mut out)?;
             many_section(&opts, ticks, &mut out)?;
+            modern_leg(&opts, ticks, &servers, &mut out)?;
         }
+        "modern" => modern_leg(&opts, ticks, &servers, &mut out)?,
         "stdio" => stdio_leg(&opts, ticks, &servers, &STDIO_SCENARIOS, &mut out)?,
         "diag" => {
             let ours = [server_cmd(&opts.dir, "mcp-tool")];

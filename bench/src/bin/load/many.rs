@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 use super::process::{CpuSample, ServerCmd, peak_rss_kib, percentile, reap};
 use super::stdio::Stdio2;
 use super::tables::median_f;
-use super::{Result, Run, Tool};
+use super::wire::{Calls, Revision, Tool};
+use super::{Result, Run};
 
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Many {
@@ -37,7 +38,7 @@ pub(crate) fn many_leg(dir: &Path, n: usize, ticks: f64) -> Result<Many> {
     let mut starts = Vec::new();
     let mut lists = Vec::new();
     for round in 0..5 {
-        let (mut conn, started) = Stdio2::start(&all, &[])?;
+        let (mut conn, started) = Stdio2::start(&all, &[], Revision::Y2025, false)?;
         starts.push(started.as_secs_f64() * 1e3);
         if round == 0 {
             for k in 0..21 {
@@ -83,22 +84,29 @@ pub(crate) fn many_run(server: &ServerCmd, n: usize, window: usize, ticks: f64) 
             i + 1
         )
     };
-    let (conn, started) = Stdio2::start(server, &[])?;
+    let (conn, started) = Stdio2::start(server, &[], Revision::Y2025, false)?;
     let pid = conn.child.id();
-    let warm = (n / 10).clamp(100, 2000);
+    let warm = Calls {
+        tool: Tool::Add,
+        revision: Revision::Y2025,
+        first_id: 1_000,
+        n: (n / 10).clamp(100, 2000),
+    };
     let (parts, _, _) = conn.drive(
-        (0..warm).map(|i| line(1_000 + i as u64, i)).collect(),
+        (0..warm.n).map(|i| line(1_000 + i as u64, i)).collect(),
         window,
-        Tool::Add,
-        1_000,
+        warm,
     )?;
     let conn = parts.rejoin();
     let cpu_before = CpuSample::take(pid, ticks)?;
     let (parts, mut latencies, elapsed) = conn.drive(
         (0..n).map(|i| line(1_000_000 + i as u64, i)).collect(),
         window,
-        Tool::Add,
-        1_000_000,
+        Calls {
+            first_id: 1_000_000,
+            n,
+            ..warm
+        },
     )?;
     let cpu = CpuSample::take(pid, ticks)?.since(&cpu_before);
     let rss = peak_rss_kib(pid)?;

@@ -9,7 +9,10 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use super::process::{CpuSample, ServerCmd, peak_rss_kib, percentile, reap};
-use super::{INITIALIZED, Result, Run, Tool, call_line, check_response, initialize_line};
+use super::wire::{
+    Calls, INITIALIZED, MODERN, Revision, Step, Tool, discover_line, initialize_line,
+};
+use super::{Result, Run};
 
 /// A stdio connection to a child server.
 pub(crate) struct Stdio2 {
@@ -19,9 +22,24 @@ pub(crate) struct Stdio2 {
     pub(crate) line: String,
 }
 
+/// What the reader tells the writer.
+enum Feed {
+    /// One more call may be sent.
+    Credit,
+    /// A line to send now (an answer to the server, a retry).
+    Line(String),
+}
+
 impl Stdio2 {
-    /// Starts the server and initializes; returns the connection and the start-up time.
-    pub(crate) fn start(server: &ServerCmd, extra: &[String]) -> Result<(Stdio2, Duration)> {
+    /// Starts the server and opens the conversation: `initialize` (declaring elicitation when
+    /// `elicits`) and `notifications/initialized` in 2025-11-25, `server/discover` in
+    /// 2026-07-28; returns the connection and the start-up time (to the first answer).
+    pub(crate) fn start(
+        server: &ServerCmd,
+        extra: &[String],
+        revision: Revision,
+        elicits: bool,
+    ) -> Result<(Stdio2, Duration)> {
         let t = Instant::now();
         let mut child = server.spawn(extra)?;
         let out = BufWriter::with_capacity(64 * 1024, child.stdin.take().ok_or("no stdin")?);
@@ -32,14 +50,29 @@ impl Stdio2 {
             input,
             line: String::new(),
         };
-        conn.send(&initialize_line(0))?;
-        let answer = conn.recv()?;
-        let started = t.elapsed();
-        if !answer.contains("\"protocolVersion\"") {
-            return Err(format!("{}: bad initialize answer: {answer}", server.label).into());
+        match revision {
+            Revision::Y2025 => {
+                conn.send(&initialize_line(0, elicits))?;
+                let answer = conn.recv()?;
+                let started = t.elapsed();
+                if !answer.contains("\"protocolVersion\"") {
+                    return Err(format!("{}: bad initialize answer: {answer}", server.label).into());
+                }
+                conn.send(INITIALIZED)?;
+                Ok((conn, started))
+            }
+            Revision::Y2026 => {
+                conn.send(&discover_line(0))?;
+                let answer = conn.recv()?;
+                let started = t.elapsed();
+                if !answer.contains("\"supportedVersions\"") || !answer.contains(MODERN) {
+                    return Err(
+                        format!("{}: bad server/discover answer: {answer}", server.label).into(),
+                    );
+                }
+                Ok((conn, started))
+            }
         }
-        conn.send(INITIALIZED)?;
-        Ok((conn, started))
     }
 
     pub(crate) fn send(&mut self, line: &str) -> Result<()> {
@@ -57,14 +90,15 @@ impl Stdio2 {
         Ok(self.line.trim_end().to_owned())
     }
 
-    /// Sends `lines` with at most `window` unanswered, checking each response; returns the
-    /// latencies (ns) and the elapsed time.
+    /// Sends `lines` (the first requests of `calls`) with at most `window` calls unanswered,
+    /// reading every message with `calls.read`: answers and retries are sent as they come, a
+    /// call counts as answered when its final response is right. Returns the latencies (ns,
+    /// from the first request of a call to its final response) and the elapsed time.
     pub(crate) fn drive(
         self,
         lines: Vec<String>,
         window: usize,
-        tool: Tool,
-        first_id: u64,
+        calls: Calls,
     ) -> Result<(Stdio2Parts, Vec<u64>, Duration)> {
         let n = lines.len();
         let Stdio2 {
@@ -75,26 +109,36 @@ impl Stdio2 {
         } = self;
         let sent: Arc<Vec<AtomicU64>> = Arc::new((0..n).map(|_| AtomicU64::new(0)).collect());
         let base = Instant::now();
-        let (credit_tx, credit_rx) = mpsc::channel::<usize>();
+        let (feed_tx, feed_rx) = mpsc::channel::<Feed>();
         let sent_w = sent.clone();
         let writer = thread::spawn(move || -> std::io::Result<BufWriter<ChildStdin>> {
             let mut out = out;
             let mut credits = window;
-            for (i, l) in lines.iter().enumerate() {
-                while let Ok(k) = credit_rx.try_recv() {
-                    credits += k;
-                }
-                if credits == 0 {
-                    out.flush()?;
-                    match credit_rx.recv() {
-                        Ok(k) => credits += k,
-                        Err(_) => break,
+            let mut next = 0;
+            let write = |out: &mut BufWriter<ChildStdin>, l: &str| -> std::io::Result<()> {
+                out.write_all(l.as_bytes())?;
+                out.write_all(b"\n")
+            };
+            loop {
+                while let Ok(feed) = feed_rx.try_recv() {
+                    match feed {
+                        Feed::Credit => credits += 1,
+                        Feed::Line(l) => write(&mut out, &l)?,
                     }
                 }
-                sent_w[i].store(base.elapsed().as_nanos() as u64, Ordering::Relaxed);
-                out.write_all(l.as_bytes())?;
-                out.write_all(b"\n")?;
-                credits -= 1;
+                if credits > 0 && next < n {
+                    sent_w[next].store(base.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                    write(&mut out, &lines[next])?;
+                    next += 1;
+                    credits -= 1;
+                    continue;
+                }
+                out.flush()?;
+                match feed_rx.recv() {
+                    Ok(Feed::Credit) => credits += 1,
+                    Ok(Feed::Line(l)) => write(&mut out, &l)?,
+                    Err(_) => break,
+                }
             }
             out.flush()?;
             Ok(out)
@@ -102,7 +146,7 @@ impl Stdio2 {
         let mut seen = vec![false; n];
         let mut latencies = Vec::with_capacity(n);
         let mut failure = None;
-        for _ in 0..n {
+        while latencies.len() < n {
             line.clear();
             match input.read_line(&mut line) {
                 Ok(0) => {
@@ -116,24 +160,28 @@ impl Stdio2 {
                 Ok(_) => {}
             }
             let now = base.elapsed().as_nanos() as u64;
-            match check_response(line.trim_end(), tool, first_id, n) {
-                Ok(i) if !seen[i] => {
+            match calls.read(line.trim_end()) {
+                Ok(Step::Done(i)) if !seen[i] => {
                     seen[i] = true;
                     latencies.push(now.saturating_sub(sent[i].load(Ordering::Relaxed)));
+                    let _ = feed_tx.send(Feed::Credit);
                 }
-                Ok(i) => {
+                Ok(Step::Done(i)) => {
                     failure = Some(format!("call {i} answered twice"));
                     break;
                 }
+                Ok(Step::Send(l)) => {
+                    let _ = feed_tx.send(Feed::Line(l));
+                }
+                Ok(Step::Skip) => {}
                 Err(e) => {
                     failure = Some(e);
                     break;
                 }
             }
-            let _ = credit_tx.send(1);
         }
         let elapsed = base.elapsed();
-        drop(credit_tx);
+        drop(feed_tx);
         if let Some(f) = failure {
             let mut child = child;
             let _ = child.kill();
@@ -163,30 +211,36 @@ impl Stdio2Parts {
     }
 }
 
-/// One stdio run: start, warm up, `n` calls of `tool` with `window` in flight.
+/// One stdio run: start, warm up, `n` calls of `tool` in `revision` with `window` in flight.
 pub(crate) fn stdio_run(
     server: &ServerCmd,
     extra: &[String],
     tool: Tool,
+    revision: Revision,
     n: usize,
     window: usize,
     ticks: f64,
 ) -> Result<Run> {
-    let (conn, started) = Stdio2::start(server, extra)?;
+    let (conn, started) = Stdio2::start(server, extra, revision, tool == Tool::ConfirmAdd)?;
     let pid = conn.child.id();
     // Warm-up: a tenth of the run, at the same window.
-    let warm = (n / 10).clamp(100, 2000);
-    let lines: Vec<String> = (0..warm)
-        .map(|i| call_line(1_000 + i as u64, tool, i))
-        .collect();
-    let (parts, _, _) = conn.drive(lines, window, tool, 1_000)?;
+    let warm = Calls {
+        tool,
+        revision,
+        first_id: 1_000,
+        n: (n / 10).clamp(100, 2000),
+    };
+    let lines: Vec<String> = (0..warm.n).map(|i| warm.line(i)).collect();
+    let (parts, _, _) = conn.drive(lines, window, warm)?;
     let conn = parts.rejoin();
-    let first_id = 1_000_000;
-    let lines: Vec<String> = (0..n)
-        .map(|i| call_line(first_id + i as u64, tool, i))
-        .collect();
+    let calls = Calls {
+        first_id: 1_000_000,
+        n,
+        ..warm
+    };
+    let lines: Vec<String> = (0..n).map(|i| calls.line(i)).collect();
     let cpu_before = CpuSample::take(pid, ticks)?;
-    let (parts, mut latencies, elapsed) = conn.drive(lines, window, tool, first_id)?;
+    let (parts, mut latencies, elapsed) = conn.drive(lines, window, calls)?;
     let cpu = CpuSample::take(pid, ticks)?.since(&cpu_before);
     let rss = peak_rss_kib(pid)?;
     let Stdio2Parts { child, out, input } = parts;

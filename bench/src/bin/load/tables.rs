@@ -49,9 +49,14 @@ pub(crate) fn thousands(x: f64) -> String {
 }
 
 pub(crate) fn table_header(out: &mut String, first: &str) {
+    table_header_per(out, first, "call", "calls");
+}
+
+/// A table header whose unit of work is `unit` (`call`, `round trip`; plural `units`).
+pub(crate) fn table_header_per(out: &mut String, first: &str, unit: &str, units: &str) {
     let _ = writeln!(
         out,
-        "| {first} | calls/s (min–max) | p50 µs | p99 µs | server CPU µs/call | peak RSS MiB | start ms |"
+        "| {first} | {units}/s (min–max) | p50 µs | p99 µs | server CPU µs/{unit} | peak RSS MiB | start ms |"
     );
     let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|");
 }
@@ -78,20 +83,31 @@ pub(crate) fn table_row(out: &mut String, label: &str, runs: &[Run]) {
 /// Ratios of mcp-tool against each other server: throughput (mcp-tool ÷ other), p50 latency
 /// and CPU per call (other ÷ mcp-tool). Above 1 means mcp-tool is better.
 pub(crate) fn ratio_rows(out: &mut String, scenario: &str, cells: &BTreeMap<String, Vec<Run>>) {
-    let Some(ours) = cells.get("mcp-tool").map(|r| summarize(r).0) else {
+    ratio_rows_of(out, scenario, cells, "mcp-tool", cells.keys());
+}
+
+/// Ratios of the cell labelled `ours` against each of `others` (as [`ratio_rows`]).
+pub(crate) fn ratio_rows_of<'a>(
+    out: &mut String,
+    scenario: &str,
+    cells: &BTreeMap<String, Vec<Run>>,
+    ours: &str,
+    others: impl IntoIterator<Item = &'a String>,
+) {
+    let Some(mine) = cells.get(ours).map(|r| summarize(r).0) else {
         return;
     };
-    for (label, runs) in cells {
-        if label == "mcp-tool" {
+    for label in others {
+        let Some(runs) = cells.get(label).filter(|_| label != ours) else {
             continue;
-        }
+        };
         let theirs = summarize(runs).0;
         let _ = writeln!(
             out,
-            "| {scenario} | mcp-tool vs {label} | {:.2}× | {:.2}× | {:.2}× |",
-            ours.calls_per_s / theirs.calls_per_s,
-            theirs.p50_us / ours.p50_us,
-            theirs.cpu_us / ours.cpu_us
+            "| {scenario} | {ours} vs {label} | {:.2}× | {:.2}× | {:.2}× |",
+            mine.calls_per_s / theirs.calls_per_s,
+            theirs.p50_us / mine.p50_us,
+            theirs.cpu_us / mine.cpu_us
         );
     }
 }
