@@ -10,9 +10,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::protocol::Era;
-use crate::server::tasks::{TASK_STORE_ENV, store_from_url};
+use crate::server::tasks::{TASK_LEASE_ENV, TASK_STORE_ENV, parse_duration, store_from_url};
 use crate::server::{Result, Server, ServerHandle};
-use crate::tool::ClientLogLayer;
+use crate::tool::{ClientLogLayer, TaskSupport};
 #[cfg(feature = "http")]
 use crate::transport::http::{BearerTokens, HttpConfig, TOKENS_ENV};
 
@@ -47,12 +47,17 @@ fn usage(bin: &str) -> String {
   {bin} schema               print the tools/list JSON
   {bin} help                 show this message
 
-environment: {tokens}=subject:token,… requires a bearer token over HTTP; {store}=URL names the
-task store; {key}=hex seals the state of 2026-07-28 requests (the same on every replica);
-RUST_LOG filters the log on stderr",
-        tokens = "MCP_TOOL_BEARER_TOKENS",
-        store = TASK_STORE_ENV,
-        key = crate::server::STATE_KEY_ENV
+environment:
+  {tokens:<40}require a bearer token over HTTP
+  {store:<40}where tasks are kept (as --task-store)
+  {lease:<40}how long a running task's server vouches for it
+  {key:<40}the key sealing 2026-07-28 request state (the same on every replica)
+  {log:<40}filter the log on stderr",
+        tokens = "MCP_TOOL_BEARER_TOKENS=subject:token,…",
+        store = format!("{TASK_STORE_ENV}=URL"),
+        lease = format!("{TASK_LEASE_ENV}=30s"),
+        key = format!("{}=hex", crate::server::STATE_KEY_ENV),
+        log = "RUST_LOG=debug"
     )
 }
 
@@ -147,6 +152,15 @@ impl Server {
                 .filter(|v| !v.trim().is_empty())
         });
         let mut server = self;
+        if let Ok(text) = std::env::var(TASK_LEASE_ENV) {
+            match parse_duration(&text) {
+                Some(lease) => server.task_settings.lease = lease,
+                None => std::process::exit(cli_error(
+                    &bin,
+                    &format!("{TASK_LEASE_ENV}=`{text}` is not a duration such as `30s`"),
+                )),
+            }
+        }
         if let Some(url) = task_store {
             match store_from_url(&url) {
                 Ok(store) => server = server.task_store_arc(store),
@@ -312,6 +326,11 @@ fn tool_table(server: &ServerHandle) -> String {
                 if flag == Some(true) {
                     hints.push(label);
                 }
+            }
+            match t.task_support() {
+                TaskSupport::Optional => hints.push("task"),
+                TaskSupport::Required => hints.push("task-only"),
+                TaskSupport::Forbidden => {}
             }
             let description = t.description().unwrap_or("").lines().next().unwrap_or("");
             let about = match t.title() {

@@ -3,7 +3,7 @@
 //! `read_file` and `list_dir` are always on; `login {password}` enables the hidden
 //! `write_file` and `delete_file` for that session (seed 003's "Authenticated" example);
 //! `reindex` reports progress in 10 steps about 100 ms apart and stops promptly when
-//! cancelled. A path outside the root (absolute, with `..`, or through a symbolic link that
+//! cancelled; it runs as a task when the client can take one. A path outside the root (absolute, with `..`, or through a symbolic link that
 //! leads out) is refused with `isError`.
 
 use std::path::{Component, Path, PathBuf};
@@ -229,8 +229,9 @@ impl Files {
         .await
     }
 
-    /// Rebuild the search index of the root folder, reporting progress in 10 steps.
-    #[tool(read_only, idempotent, open_world = false)]
+    /// Rebuild the search index of the root folder, reporting progress in 10 steps (runs as a
+    /// task when the client can take one).
+    #[tool(read_only, idempotent, open_world = false, task = "optional")]
     async fn reindex(&self, progress: Progress, log: Logger, cancel: CancellationToken) -> String {
         log.info("reindex started");
         let mut files = 0_usize;

@@ -78,7 +78,7 @@ pub struct Server {
     state_key: Option<Vec<u8>>,
     state_ttl: Duration,
     task_store: Option<Arc<dyn tasks::TaskStore>>,
-    task_settings: tasks::TaskSettings,
+    pub(crate) task_settings: tasks::TaskSettings,
 }
 
 impl Server {

@@ -46,6 +46,10 @@ pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 /// `redis://` URL (with the `redis` feature). `--task-store` on the command line wins.
 pub const TASK_STORE_ENV: &str = "MCP_TOOL_TASK_STORE";
 
+/// The environment variable setting how long a running task's server vouches for it
+/// (`30s`, `500ms`): a task whose server died is reported failed this long after.
+pub const TASK_LEASE_ENV: &str = "MCP_TOOL_TASK_LEASE";
+
 /// How tasks are kept and paced.
 #[derive(Debug, Clone)]
 pub struct TaskSettings {
@@ -71,6 +75,20 @@ impl Default for TaskSettings {
             max_per_owner: 1000,
             lease: Duration::from_secs(30),
         }
+    }
+}
+
+/// Reads a duration such as `30s`, `500ms`, `2m` (a whole number and a unit).
+pub(crate) fn parse_duration(text: &str) -> Option<Duration> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit())?;
+    let (number, unit) = text.split_at(split);
+    let n: u64 = number.parse().ok().filter(|n| *n > 0)?;
+    match unit {
+        "ms" => Some(Duration::from_millis(n)),
+        "s" => Some(Duration::from_secs(n)),
+        "m" => Some(Duration::from_secs(n.checked_mul(60)?)),
+        _ => None,
     }
 }
 
