@@ -689,6 +689,99 @@ fn write_file_through_a_dangling_symlink_out_is_refused() {
     assert_refused(&r, "write_file dangling_out");
 }
 
+/// Two links chained, the last dangling outside (`d1 -> d2 -> <outside>/new.txt`): the
+/// kernel resolves every hop beneath the root, so nothing is created outside.
+#[cfg(unix)]
+#[test]
+fn write_file_through_a_chain_of_dangling_links_out_is_refused() {
+    let fx = Fixture::new("chain-out");
+    let planted = fx.outside.join("new.txt");
+    std::os::unix::fs::symlink(&planted, fx.root.join("d2")).unwrap();
+    std::os::unix::fs::symlink("d2", fx.root.join("d1")).unwrap();
+    let mut p = fx.logged_in(json!({}));
+    for path in ["d1", "d2", "sub/../d1"] {
+        let r = p.call("write_file", json!({ "path": path, "content": "escaped" }));
+        assert_refused(&r, &format!("write_file {path}"));
+        let r = p.call("read_file", json!({ "path": path }));
+        assert!(is_error(&r), "read_file {path}: {r}");
+    }
+    assert!(!planted.exists(), "a file was created outside the root");
+}
+
+/// A file swapped for a link to the outside while calls run: no read ever returns the
+/// outside file (there is no check-then-open window to win).
+#[cfg(unix)]
+#[test]
+fn swapping_a_file_for_an_outside_link_during_reads_never_leaks() {
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+    let fx = Fixture::new("swap-race");
+    let swap = fx.root.join("swap.txt");
+    let secret = fx.outside.join("secret.txt");
+    fs::write(&swap, "harmless\n").unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let (stop, swap, secret) = (stop.clone(), swap.clone(), secret.clone());
+        let staged = swap.with_extension("tmp");
+        std::thread::spawn(move || {
+            let mut flips = 0_u64;
+            while !stop.load(Ordering::Relaxed) {
+                // Atomic swaps (rename over), so the name always exists.
+                let _ = fs::remove_file(&staged);
+                if flips % 2 == 0 {
+                    let _ = std::os::unix::fs::symlink(&secret, &staged);
+                } else {
+                    let _ = fs::write(&staged, "harmless\n");
+                }
+                let _ = fs::rename(&staged, &swap);
+                flips += 1;
+            }
+            flips
+        })
+    };
+    let mut p = fx.server();
+    let (mut harmless, mut refused) = (0, 0);
+    for _ in 0..1500 {
+        let r = p.call("read_file", json!({ "path": "swap.txt" }));
+        let t = text(&r);
+        assert!(!t.contains(SECRET), "the outside file leaked: {r}");
+        if is_error(&r) {
+            refused += 1;
+        } else {
+            harmless += 1;
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let flips = swapper.join().unwrap();
+    assert!(flips > 100, "the swapper barely ran ({flips} swaps)");
+    assert!(harmless + refused == 1500, "every call answered");
+}
+
+/// A FIFO is not a file: reading it is refused at once instead of waiting for a writer for
+/// ever (which held a blocking thread per call).
+#[cfg(unix)]
+#[test]
+fn read_file_of_a_fifo_is_refused_at_once() {
+    let fx = Fixture::new("fifo");
+    let fifo = fx.root.join("pipe");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(
+        made.is_ok_and(|s| s.success()),
+        "mkfifo is needed for this test"
+    );
+    let mut p = fx.server();
+    for _ in 0..3 {
+        let r = p.call("read_file", json!({ "path": "pipe" }));
+        assert!(is_error(&r), "{r}");
+        assert!(text(&r).contains("not a regular file"), "{r}");
+    }
+    // The server still serves.
+    assert_eq!(
+        ok_text(&mut p, "read_file", json!({ "path": "a.txt" })),
+        A_TXT
+    );
+}
+
 /// Deleting a symbolic link removes the link, not the file it leads to.
 #[cfg(unix)]
 #[test]

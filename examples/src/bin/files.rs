@@ -3,15 +3,25 @@
 //! `read_file` and `list_dir` are always on; `login {password}` enables the hidden
 //! `write_file` and `delete_file` for that session (seed 003's "Authenticated" example);
 //! `reindex` reports progress in 10 steps about 100 ms apart and stops promptly when
-//! cancelled; it runs as a task when the client can take one. A path outside the root (absolute, with `..`, or through a symbolic link that
-//! leads out) is refused with `isError`.
+//! cancelled; it runs as a task when the client can take one.
+//!
+//! Every file operation goes through one directory handle on the root (`cap-std`): paths are
+//! resolved beneath it by the kernel (`openat2` with `RESOLVE_BENEATH` on Linux), so no path —
+//! absolute, with `..`, or through symbolic links however chained, dangling or swapped while
+//! the call runs — reaches outside the root. A path that tries is refused with `isError`.
 
+use std::io::Read;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
+use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
 use mcp_tool::prelude::*;
 
 use mcp_tool::extract::{CancellationToken, Elicitation, Logger, Peer, Progress};
+
+/// The largest file `read_file` returns (and `summarize_file` sends to the model).
+const MAX_READ: u64 = 4 << 20;
 
 /// One entry of a directory listing.
 #[derive(Serialize, JsonSchema)]
@@ -40,9 +50,9 @@ struct Confirm {
     confirm: bool,
 }
 
-/// The files service: a root folder and the password that unlocks writing.
+/// The files service: a handle on the root folder and the password that unlocks writing.
 struct Files {
-    root: PathBuf,
+    root: Arc<Dir>,
     password: String,
 }
 
@@ -51,70 +61,118 @@ fn refused(why: impl Into<String>) -> ToolError {
         .suggestion("give a path relative to the root folder, without `..`")
 }
 
+/// A path relative to the root, as written: absolute paths and `..` are refused before the
+/// file system is asked anything.
+fn relative(rel: &str) -> Result<PathBuf, ToolError> {
+    let mut clean = PathBuf::new();
+    for part in Path::new(rel).components() {
+        match part {
+            Component::Normal(name) => clean.push(name),
+            Component::CurDir => {}
+            Component::ParentDir => return Err(refused(format!("`{rel}` goes up with `..`"))),
+            Component::RootDir | Component::Prefix(_) => {
+                return Err(refused(format!("`{rel}` is an absolute path")));
+            }
+        }
+    }
+    if clean.as_os_str().is_empty() {
+        clean.push(".");
+    }
+    Ok(clean)
+}
+
+/// A file-system error as a tool error: an escape through links is refused, a missing file is
+/// `NOT_FOUND`, anything else is `code`.
+fn fs_error(code: &'static str, rel: &str, e: &std::io::Error) -> ToolError {
+    match e.kind() {
+        // cap-std's word for a path that tried to leave the root (and the kernel's EXDEV).
+        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::CrossesDevices
+            if e.to_string().contains("outside") || e.raw_os_error() == Some(18) =>
+        {
+            refused(format!("`{rel}` leads outside the root folder"))
+        }
+        std::io::ErrorKind::NotFound => {
+            ToolError::new("NOT_FOUND", format!("`{rel}`: no such file or folder"))
+        }
+        _ => ToolError::new(code, format!("`{rel}`: {e}")),
+    }
+}
+
+/// `O_NONBLOCK`: opening a FIFO for reading must not wait for a writer.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const O_NONBLOCK: i32 = 0o4000;
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+const O_NONBLOCK: i32 = 0x0004;
+
 impl Files {
-    /// The path of `rel` under the root, refusing anything that leads outside it: absolute
-    /// paths, `..`, and symbolic links (in the folders or at the end) whose target is outside
-    /// the root or missing. A link at the end is kept as a link (so deleting it deletes the
-    /// link); reading or writing through it reaches its checked target.
-    fn resolve(&self, rel: &str) -> Result<PathBuf, ToolError> {
-        let mut clean = PathBuf::new();
-        for part in Path::new(rel).components() {
-            match part {
-                Component::Normal(name) => clean.push(name),
-                Component::CurDir => {}
-                Component::ParentDir => return Err(refused(format!("`{rel}` goes up with `..`"))),
-                Component::RootDir | Component::Prefix(_) => {
-                    return Err(refused(format!("`{rel}` is an absolute path")));
-                }
-            }
-        }
-        let (Some(parent), Some(name)) = (clean.parent(), clean.file_name()) else {
-            return Ok(self.root.clone());
-        };
-        // The folders on the way must really be inside the root (links included).
-        let parent = self.root.join(parent).canonicalize().map_err(|_| {
-            ToolError::new("NOT_FOUND", format!("`{rel}`: the folder does not exist"))
-        })?;
-        if !parent.starts_with(&self.root) {
-            return Err(refused(format!("`{rel}` leads outside the root folder")));
-        }
-        let path = parent.join(name);
-        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
-            // Where the link leads; for a link to nothing (yet), where its target would be.
-            let target = path.canonicalize().ok().or_else(|| {
-                let to = parent.join(std::fs::read_link(&path).ok()?);
-                Some(to.parent()?.canonicalize().ok()?.join(to.file_name()?))
-            });
-            if !target.is_some_and(|t| t.starts_with(&self.root)) {
-                return Err(refused(format!(
-                    "`{rel}` is a link that leads outside the root folder"
-                )));
-            }
-        }
-        Ok(path)
+    /// Runs `op` on the root handle on the blocking pool.
+    async fn on_root<T: Send + 'static>(
+        &self,
+        op: impl FnOnce(&Dir) -> Result<T, ToolError> + Send + 'static,
+    ) -> Result<T, ToolError> {
+        let root = self.root.clone();
+        tokio::task::spawn_blocking(move || op(&root))
+            .await
+            .map_err(|e| ToolError::new("INTERNAL", format!("the file operation failed: {e}")))?
     }
 
-    /// What a directory entry is, following links that stay inside the root.
-    async fn describe(&self, entry: &tokio::fs::DirEntry) -> std::io::Result<Entry> {
-        let mut meta = entry.metadata().await?;
-        let mut kind = "file";
-        if meta.file_type().is_symlink() {
-            match tokio::fs::canonicalize(entry.path()).await {
-                Ok(target) if target.starts_with(&self.root) => {
-                    meta = tokio::fs::metadata(&target).await?
-                }
-                _ => kind = "link",
+    /// The text of a regular file under the root, at most [`MAX_READ`] bytes.
+    async fn read_text(&self, rel: String) -> Result<String, ToolError> {
+        let path = relative(&rel)?;
+        self.on_root(move |root| {
+            let mut options = OpenOptions::new();
+            options.read(true).custom_flags(O_NONBLOCK);
+            let file = root
+                .open_with(&path, &options)
+                .map_err(|e| fs_error("READ_FAILED", &rel, &e))?;
+            let meta = file
+                .metadata()
+                .map_err(|e| fs_error("READ_FAILED", &rel, &e))?;
+            if !meta.is_file() {
+                return Err(ToolError::new(
+                    "READ_FAILED",
+                    format!("`{rel}` is not a regular file"),
+                ));
             }
-        }
-        if meta.is_dir() {
-            kind = "dir";
-        }
-        Ok(Entry {
-            name: entry.file_name().to_string_lossy().into_owned(),
-            kind: kind.to_owned(),
-            size: meta.is_file().then_some(meta.len()),
+            if meta.len() > MAX_READ {
+                return Err(ToolError::new(
+                    "TOO_LARGE",
+                    format!(
+                        "`{rel}` has {} bytes; at most {MAX_READ} are read",
+                        meta.len()
+                    ),
+                ));
+            }
+            let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+            file.take(MAX_READ + 1)
+                .read_to_end(&mut bytes)
+                .map_err(|e| fs_error("READ_FAILED", &rel, &e))?;
+            String::from_utf8(bytes)
+                .map_err(|_| ToolError::new("READ_FAILED", format!("`{rel}` is not UTF-8 text")))
         })
+        .await
     }
+}
+
+/// What a directory entry is, following links that stay inside the root.
+fn describe(root: &Dir, dir: &Path, entry: &cap_std::fs::DirEntry) -> std::io::Result<Entry> {
+    let name = entry.file_name();
+    let mut meta = entry.metadata()?;
+    let mut kind = "file";
+    if entry.file_type()?.is_symlink() {
+        match root.metadata(dir.join(&name)) {
+            Ok(target) => meta = target,
+            Err(_) => kind = "link",
+        }
+    }
+    if kind != "link" && meta.is_dir() {
+        kind = "dir";
+    }
+    Ok(Entry {
+        name: name.to_string_lossy().into_owned(),
+        kind: kind.to_owned(),
+        size: (kind == "file" && meta.is_file()).then_some(meta.len()),
+    })
 }
 
 #[tools]
@@ -125,10 +183,7 @@ impl Files {
         &self,
         #[arg(description = "Path relative to the root folder")] path: String,
     ) -> Result<String, ToolError> {
-        let real = self.resolve(&path)?;
-        tokio::fs::read_to_string(&real)
-            .await
-            .map_err(|e| ToolError::new("READ_FAILED", format!("`{path}`: {e}")))
+        self.read_text(path).await
     }
 
     /// List a directory under the root folder (the root itself by default).
@@ -138,16 +193,29 @@ impl Files {
         #[arg(description = "Directory relative to the root folder")] path: Option<String>,
     ) -> Result<Json<Listing>, ToolError> {
         let rel = path.unwrap_or_else(|| ".".to_owned());
-        let real = self.resolve(&rel)?;
-        let mut dir = tokio::fs::read_dir(&real)
-            .await
-            .map_err(|e| ToolError::new("LIST_FAILED", format!("`{rel}`: {e}")))?;
-        let mut entries = Vec::new();
-        while let Some(entry) = dir.next_entry().await? {
-            entries.push(self.describe(&entry).await?);
-        }
+        let dir = relative(&rel)?;
+        let shown = rel.clone();
+        let mut entries = self
+            .on_root(move |root| {
+                let listing = root
+                    .read_dir(&dir)
+                    .map_err(|e| fs_error("LIST_FAILED", &rel, &e))?;
+                let mut entries = Vec::new();
+                for entry in listing {
+                    let entry = entry.map_err(|e| fs_error("LIST_FAILED", &rel, &e))?;
+                    entries.push(
+                        describe(root, &dir, &entry)
+                            .map_err(|e| fs_error("LIST_FAILED", &rel, &e))?,
+                    );
+                }
+                Ok(entries)
+            })
+            .await?;
         entries.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(Json(Listing { path: rel, entries }))
+        Ok(Json(Listing {
+            path: shown,
+            entries,
+        }))
     }
 
     /// Log in with the server's password to enable `write_file` and `delete_file` for this session.
@@ -174,11 +242,15 @@ impl Files {
         #[arg(description = "Path relative to the root folder")] path: String,
         #[arg(description = "The file's new content")] content: String,
     ) -> Result<String, ToolError> {
-        let real = self.resolve(&path)?;
-        tokio::fs::write(&real, content.as_bytes())
-            .await
-            .map_err(|e| ToolError::new("WRITE_FAILED", format!("`{path}`: {e}")))?;
-        Ok(format!("wrote {} bytes to {path}", content.len()))
+        let rel = relative(&path)?;
+        let shown = path.clone();
+        let bytes = content.len();
+        self.on_root(move |root| {
+            root.write(&rel, content.as_bytes())
+                .map_err(|e| fs_error("WRITE_FAILED", &path, &e))
+        })
+        .await?;
+        Ok(format!("wrote {bytes} bytes to {shown}"))
     }
 
     /// Delete a file under the root folder (after `login`).
@@ -188,14 +260,27 @@ impl Files {
         #[arg(description = "Path relative to the root folder")] path: String,
         peer: Peer,
     ) -> Result<String, ToolError> {
-        let real = self.resolve(&path)?;
-        if real == self.root {
+        let rel = relative(&path)?;
+        if rel == Path::new(".") {
             return Err(refused("the root folder itself cannot be deleted"));
         }
-        if tokio::fs::symlink_metadata(&real)
-            .await
-            .is_ok_and(|m| m.is_dir())
-        {
+        let (check, shown) = (rel.clone(), path.clone());
+        let is_dir = self
+            .on_root(move |root| {
+                let meta = root
+                    .symlink_metadata(&check)
+                    .map_err(|e| fs_error("DELETE_FAILED", &shown, &e))?;
+                // A link that leads outside (or nowhere outside) is not the root's to delete.
+                if meta.file_type().is_symlink()
+                    && let Err(e) = root.metadata(&check)
+                    && e.kind() != std::io::ErrorKind::NotFound
+                {
+                    return Err(fs_error("DELETE_FAILED", &shown, &e));
+                }
+                Ok(meta.is_dir())
+            })
+            .await?;
+        if is_dir {
             return Err(ToolError::new(
                 "DELETE_FAILED",
                 format!("`{path}` is a folder; only files are deleted"),
@@ -208,9 +293,13 @@ impl Files {
                 _ => return Ok(format!("{path} was not deleted")),
             }
         }
-        tokio::fs::remove_file(&real)
-            .await
-            .map_err(|e| ToolError::new("DELETE_FAILED", format!("`{path}`: {e}")))?;
+        let shown = path.clone();
+        // A link is removed itself, never what it points at.
+        self.on_root(move |root| {
+            root.remove_file(&rel)
+                .map_err(|e| fs_error("DELETE_FAILED", &shown, &e))
+        })
+        .await?;
         Ok(format!("deleted {path}"))
     }
 
@@ -221,7 +310,7 @@ impl Files {
         #[arg(description = "Path relative to the root folder")] path: String,
         ctx: Ctx,
     ) -> Result<String, ToolError> {
-        let text = self.read_file(path).await?;
+        let text = self.read_text(path).await?;
         ctx.sample_text(
             format!("Summarize this file in one sentence:\n\n{text}"),
             200,
@@ -239,7 +328,10 @@ impl Files {
             // Dropping this future (cancellation) stops here, at the next await.
             tokio::time::sleep(Duration::from_millis(100)).await;
             if step == 1 {
-                files = std::fs::read_dir(&self.root).map_or(0, Iterator::count);
+                files = self
+                    .on_root(|root| Ok(root.entries().map_or(0, Iterator::count)))
+                    .await
+                    .unwrap_or(0);
             }
             progress.report(f64::from(step), 10.0, &format!("step {step} of 10"));
         }
@@ -270,10 +362,10 @@ fn main() -> mcp_tool::Result<()> {
     let (Some(root), Some(password)) = (root, password) else {
         usage()
     };
-    let root = match Path::new(&root).canonicalize() {
-        Ok(r) if r.is_dir() => r,
-        _ => {
-            eprintln!("error: --root `{root}` is not a folder");
+    let root = match Dir::open_ambient_dir(&root, cap_std::ambient_authority()) {
+        Ok(dir) => Arc::new(dir),
+        Err(e) => {
+            eprintln!("error: --root `{root}` is not a folder: {e}");
             std::process::exit(2)
         }
     };
