@@ -728,7 +728,7 @@ fn swapping_a_file_for_an_outside_link_during_reads_never_leaks() {
             while !stop.load(Ordering::Relaxed) {
                 // Atomic swaps (rename over), so the name always exists.
                 let _ = fs::remove_file(&staged);
-                if flips % 2 == 0 {
+                if flips.is_multiple_of(2) {
                     let _ = std::os::unix::fs::symlink(&secret, &staged);
                 } else {
                     let _ = fs::write(&staged, "harmless\n");
