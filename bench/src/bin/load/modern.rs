@@ -74,7 +74,7 @@ fn tables(
         out,
         "**Ratios** (throughput: {ours} ÷ other; p50 and CPU per call or round trip: other ÷ {ours}; above 1 = {ours} better)\n"
     );
-    let _ = writeln!(out, "| scenario | pair | calls/s | p50 | CPU/call |");
+    let _ = writeln!(out, "| scenario | pair | per s | p50 | CPU |");
     let _ = writeln!(out, "|---|---|---:|---:|---:|");
     let labels: Vec<String> = variants.iter().map(|v| v.label.clone()).collect();
     for ((tool, window), by_variant) in cells {
