@@ -340,9 +340,13 @@ impl Session {
                 entry.name
             )));
         }
-        let Value::Object(arguments) = arguments else {
+        let Value::Object(mut arguments) = arguments else {
             unreachable!("built as an object above")
         };
+        // JSON Schema counts `1.0` as an integer; so does deserialization, then.
+        for value in arguments.values_mut() {
+            whole_numbers(value);
+        }
         let call = ToolCall {
             arguments,
             service: entry.service.clone(),
@@ -400,6 +404,27 @@ impl Session {
         }
         ctx.state.progress.settle().await;
         Finish::Done(result)
+    }
+}
+
+/// Writes every float with no fraction (`1.0`) as an integer, recursively: the schema
+/// accepted it as one, and an integer type must deserialize from it.
+fn whole_numbers(value: &mut Value) {
+    match value {
+        Value::Number(n) if n.is_f64() => {
+            if let Some(f) = n.as_f64()
+                && f.fract() == 0.0
+                && f.abs() < 9_007_199_254_740_992.0
+            {
+                // Exact: |f| < 2^53.
+                #[allow(clippy::cast_possible_truncation)]
+                let i = f as i64;
+                *value = Value::from(i);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(whole_numbers),
+        Value::Object(fields) => fields.values_mut().for_each(whole_numbers),
+        _ => {}
     }
 }
 

@@ -427,6 +427,7 @@ impl DefBuilder {
         let mut properties = std::mem::take(&mut self.properties);
         let mut required = std::mem::take(&mut self.required);
         let mut closed = true;
+        let mut additional = None;
         if let Some(whole) = self.whole.take() {
             let resolved = resolve_ref(&self.generator, whole);
             if resolved.get("type").and_then(Value::as_str) != Some("object") {
@@ -446,9 +447,15 @@ impl DefBuilder {
             if let Some(Value::Array(r)) = resolved.get("required") {
                 required.extend(r.iter().filter_map(|v| v.as_str().map(String::from)));
             }
-            // A whole-arguments struct decides for itself whether unknown fields are refused
-            // (`#[serde(deny_unknown_fields)]` gives `additionalProperties: false`).
-            closed = resolved.get("additionalProperties") == Some(&Value::Bool(false));
+            // Unknown arguments are refused, as for named parameters, unless the struct says
+            // what they may be (a flattened map gives `additionalProperties` a schema).
+            closed = match resolved.get("additionalProperties") {
+                None | Some(Value::Bool(false)) => true,
+                Some(_) => false,
+            };
+            if !closed && let Some(extra) = resolved.get("additionalProperties") {
+                additional = Some(extra.clone());
+            }
         }
         root.insert("properties".into(), Value::Object(properties));
         if !required.is_empty() {
@@ -459,6 +466,8 @@ impl DefBuilder {
         }
         if closed {
             root.insert("additionalProperties".into(), Value::Bool(false));
+        } else if let Some(extra) = additional {
+            root.insert("additionalProperties".into(), extra);
         }
         let mut defs = self.generator.take_definitions(true);
         retain_referenced(&mut defs, &Value::Object(root.clone()));
