@@ -1132,3 +1132,38 @@ fn closing_stdin_after_a_partial_line_exits_0() {
     let status = p.wait_exit(Duration::from_secs(5)).expect("exits");
     assert!(status.success(), "{status}; stderr:\n{}", p.stderr());
 }
+
+/// SIGTERM stops the reading, not the calls: the call in flight answers, then the server exits
+/// cleanly (as over HTTP).
+#[cfg(unix)]
+#[test]
+fn sigterm_lets_the_call_in_flight_answer() {
+    let mut p = Proc::initialized(USERS);
+    let id = json!(4242);
+    p.send_request(
+        &id,
+        "tools/call",
+        json!({ "name": "seed_users", "arguments": { "count": 10 }, "_meta": { "progressToken": 1 } }),
+    );
+    // The call is running once it reports progress; the signal comes then.
+    loop {
+        let message = p.recv();
+        if message["method"] == "notifications/progress" {
+            break;
+        }
+    }
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &p.pid().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    let (_, response) = p.until_response(&id);
+    assert_eq!(
+        response["result"]["content"][0]["text"], "created 10 demo users",
+        "{response}"
+    );
+    let status = p
+        .wait_exit(Duration::from_secs(10))
+        .expect("the server exits");
+    assert!(status.success(), "{status:?}");
+}

@@ -567,7 +567,7 @@ pub mod dynamic {
 /// tool sets, the errors that stop a server, and the `tracing` layer that sends a call's
 /// events to its client.
 pub mod server {
-    pub use mcp_tool_runtime::server::{Error, Result, Server, ServerHandle, StartError};
+    pub use mcp_tool_runtime::server::{Error, Limits, Result, Server, ServerHandle, StartError};
     pub use mcp_tool_runtime::tool::{ClientLogLayer, ToolRecord, ToolSet};
 
     /// Tasks: where they are kept ([`TaskStore`](tasks::TaskStore), in memory by default,

@@ -50,6 +50,11 @@ pub(crate) struct Proc {
 }
 
 impl Proc {
+    /// The server's process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Spawns `bin` with no arguments (it serves MCP on stdio), all three streams piped.
     pub(crate) fn spawn(bin: &str) -> Proc {
         Proc::spawn_args(bin, &[])

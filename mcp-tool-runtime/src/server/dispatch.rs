@@ -85,6 +85,22 @@ impl Session {
             stateless: None,
         };
         let id_text = id.get();
+        // A connection's session serves nothing but `initialize` and `ping` before its
+        // handshake (a 2026-07-28 request carries its own `_meta` and needs none); a method
+        // that does not exist is -32601 either way.
+        let known = matches!(method, "logging/setLevel" | "completion/complete")
+            || ["tools/", "resources/", "prompts/", "tasks/"]
+                .iter()
+                .any(|group| method.starts_with(group));
+        if self.live() && known && !self.initialized.load(Ordering::Relaxed) {
+            let e = RpcError::new(
+                code::INVALID_REQUEST,
+                format!(
+                    "Invalid Request: `{method}` before `initialize`: initialize the session first (or send a 2026-07-28 request with its `_meta`)"
+                ),
+            );
+            return self.answer::<Empty>(id_text, Err(e));
+        }
         match method {
             "initialize" => self.answer(id_text, self.initialize(params)),
             "ping" => self.answer(id_text, Ok(Empty {})),
@@ -230,6 +246,12 @@ impl Session {
     }
     /// `initialize`: negotiates the version and records the client.
     fn initialize(&self, params: Option<&RawValue>) -> Result<InitializeResult<'_>, RpcError> {
+        if self.initialized.load(Ordering::Relaxed) {
+            return Err(RpcError::new(
+                code::INVALID_REQUEST,
+                "Invalid Request: the session is initialized already; open a new one to negotiate again",
+            ));
+        }
         let params = jsonrpc::parse_params::<InitializeParams<'_>>(params)?
             .ok_or_else(|| RpcError::new(code::INVALID_PARAMS, "`initialize` needs params"))?;
         let version = ProtocolVersion::negotiate(&params.protocol_version);
@@ -322,6 +344,26 @@ impl Session {
         // The in-flight table is locked while spawning, so the task cannot remove its entry
         // before it is inserted.
         let mut in_flight = lock(&self.in_flight);
+        let max = self.server.shared.limits.max_in_flight;
+        if in_flight.len() >= max {
+            drop(in_flight);
+            let e = RpcError::new(
+                code::INTERNAL_ERROR,
+                format!(
+                    "too many calls running on this connection ({max}): wait for some to finish"
+                ),
+            );
+            tracing::warn!(max, "a connection reached its limit of calls in flight");
+            return self.respond(id, jsonrpc::error_response(id, &e));
+        }
+        if in_flight.contains_key(&key) {
+            drop(in_flight);
+            let e = RpcError::new(
+                code::INVALID_REQUEST,
+                "Invalid Request: a request with this id is still running on this connection",
+            );
+            return self.respond(id, jsonrpc::error_response(id, &e));
+        }
         let task = tokio::spawn(async move {
             let response = response.await;
             lock(&session.in_flight).remove(&task_key);

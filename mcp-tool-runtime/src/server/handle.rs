@@ -22,6 +22,7 @@ use crate::tool::{
 
 use super::catalog::{Catalog, Entry};
 use super::error::StartError;
+use super::limits::Limits;
 use super::listen::{Change, Listeners};
 use super::offerings::Offerings;
 use super::prompt::Prompt;
@@ -71,6 +72,8 @@ pub(crate) struct Shared {
     pub(crate) listeners: Listeners,
     /// The tasks: where they are kept, and those this process runs.
     pub(crate) tasks: Tasks,
+    /// The bounds kept whatever clients do.
+    pub(crate) limits: Limits,
     /// The tool selections of principals (stateless requests).
     pub(crate) principals: Principals,
     pub(crate) states: Arc<TypeMap>,
@@ -91,6 +94,7 @@ pub(crate) struct Settings {
     pub(crate) timeout: Option<Duration>,
     pub(crate) hints: CacheHints,
     pub(crate) state_key: StateKey,
+    pub(crate) limits: Limits,
     pub(crate) tasks: Tasks,
 }
 
@@ -118,6 +122,7 @@ impl ServerHandle {
             timeout,
             hints,
             state_key,
+            limits,
             tasks,
         } = settings;
         let mut capabilities = offerings.capabilities();
@@ -136,6 +141,7 @@ impl ServerHandle {
             shared: Arc::new(Shared {
                 capabilities,
                 tasks,
+                limits,
                 info,
                 instructions,
                 hints,

@@ -9,6 +9,7 @@ pub(crate) mod catalog;
 pub(crate) mod dispatch;
 pub(crate) mod error;
 pub(crate) mod handle;
+pub(crate) mod limits;
 pub(crate) mod listen;
 pub(crate) mod offerings;
 pub mod prompt;
@@ -40,6 +41,7 @@ const DEFAULT_LIST_TTL: Duration = Duration::from_secs(300);
 const DEFAULT_STATE_TTL: Duration = Duration::from_secs(600);
 pub use error::{Error, Result, StartError};
 pub use handle::ServerHandle;
+pub use limits::Limits;
 use offerings::{Offerings, UiCsp, ui_resource};
 use prompt::Prompt;
 use resource::{Resource, ResourceTemplate};
@@ -79,6 +81,7 @@ pub struct Server {
     state_ttl: Duration,
     task_store: Option<Arc<dyn tasks::TaskStore>>,
     pub(crate) task_settings: tasks::TaskSettings,
+    limits: Limits,
 }
 
 impl Server {
@@ -105,6 +108,7 @@ impl Server {
             state_ttl: DEFAULT_STATE_TTL,
             task_store: None,
             task_settings: tasks::TaskSettings::default(),
+            limits: Limits::default(),
         }
     }
 
@@ -250,6 +254,13 @@ impl Server {
         self
     }
 
+    /// The bounds the server keeps whatever its clients do (message size, queued answers,
+    /// waits on the client, calls in flight, sessions, the shutdown grace); see [`Limits`].
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
     /// How long a sealed request state stays valid (default 10 minutes).
     pub fn request_state_ttl(mut self, ttl: Duration) -> Self {
         self.state_ttl = ttl;
@@ -344,6 +355,7 @@ impl Server {
                 timeout: self.timeout,
                 hints: self.hints,
                 state_key,
+                limits: self.limits,
                 tasks: tasks::Tasks::new(
                     self.task_store
                         .unwrap_or_else(|| Arc::new(tasks::MemoryTaskStore::new())),

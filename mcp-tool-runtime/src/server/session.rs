@@ -39,7 +39,40 @@ pub(crate) struct Outgoing {
 #[cfg_attr(not(feature = "http"), allow(dead_code))] // only HTTP routes
 pub(crate) enum Outbound {
     Channel(mpsc::UnboundedSender<Outgoing>),
+    /// A channel whose queued bytes are counted, so the reader can stop while the writer is
+    /// behind (stdio).
+    Metered(mpsc::UnboundedSender<Outgoing>, Arc<Backlog>),
     Routed(Weak<dyn Deliver>),
+}
+
+/// The bytes a connection's writer has yet to write, and a signal when they drop.
+#[derive(Default)]
+pub(crate) struct Backlog {
+    bytes: std::sync::atomic::AtomicUsize,
+    drained: tokio::sync::Notify,
+}
+
+impl Backlog {
+    /// Counts a message written (or dropped).
+    pub(crate) fn written(&self, bytes: usize, low: usize) {
+        let before = self.bytes.fetch_sub(bytes, Ordering::AcqRel);
+        if before.saturating_sub(bytes) <= low {
+            self.drained.notify_waiters();
+        }
+    }
+
+    /// Waits until at most `high` bytes are queued.
+    pub(crate) async fn below(&self, high: usize) {
+        loop {
+            let drained = self.drained.notified();
+            tokio::pin!(drained);
+            drained.as_mut().enable();
+            if self.bytes.load(Ordering::Acquire) <= high {
+                return;
+            }
+            drained.await;
+        }
+    }
 }
 
 /// A transport that routes a session's messages itself.
@@ -55,6 +88,13 @@ impl Outbound {
             Outbound::Channel(tx) => {
                 let _ = tx.send(message);
             }
+            Outbound::Metered(tx, backlog) => {
+                let bytes = message.text.len();
+                backlog.bytes.fetch_add(bytes, Ordering::AcqRel);
+                if tx.send(message).is_err() {
+                    backlog.bytes.fetch_sub(bytes, Ordering::AcqRel);
+                }
+            }
             Outbound::Routed(to) => {
                 if let Some(to) = to.upgrade() {
                     to.deliver(message);
@@ -65,7 +105,7 @@ impl Outbound {
 
     pub(crate) fn is_closed(&self) -> bool {
         match self {
-            Outbound::Channel(tx) => tx.is_closed(),
+            Outbound::Channel(tx) | Outbound::Metered(tx, _) => tx.is_closed(),
             Outbound::Routed(to) => to.strong_count() == 0,
         }
     }
@@ -133,6 +173,8 @@ pub(crate) struct Session {
     /// A random name for the session, made when first needed (it owns the tasks of an
     /// unauthenticated 2025 session).
     nonce: std::sync::OnceLock<String>,
+    /// The client's input ended: no request of ours can be answered any more.
+    deaf: AtomicBool,
 }
 
 impl Session {
@@ -162,6 +204,7 @@ impl Session {
             initialized: AtomicBool::new(false),
             subscriptions: Mutex::new(HashSet::new()),
             nonce: std::sync::OnceLock::new(),
+            deaf: AtomicBool::new(false),
         })
     }
 
@@ -185,7 +228,7 @@ impl Session {
     /// response stream was dropped.
     pub(crate) async fn out_gone(&self) {
         match &self.out {
-            Outbound::Channel(tx) => tx.closed().await,
+            Outbound::Channel(tx) | Outbound::Metered(tx, _) => tx.closed().await,
             Outbound::Routed(to) => {
                 while to.strong_count() > 0 {
                     tokio::time::sleep(std::time::Duration::from_secs(1)).await;
@@ -196,7 +239,7 @@ impl Session {
 
     /// Whether the session can carry requests to the client and their answers back.
     fn can_request(&self) -> bool {
-        self.live.is_some() && !self.out.is_closed()
+        self.live.is_some() && !self.out.is_closed() && !self.deaf.load(Ordering::Relaxed)
     }
 
     pub(crate) fn emit(&self, text: String, related: Option<&Arc<str>>, is_response: bool) {
@@ -259,6 +302,15 @@ impl Session {
         }
     }
 
+    /// Fails every request made of the client that is still unanswered (its input ended:
+    /// no answer can come), so the calls waiting for them go on at once.
+    pub(crate) fn fail_pending(&self, why: &str) {
+        self.deaf.store(true, Ordering::Relaxed);
+        for (_, waiter) in lock(&self.pending).drain() {
+            let _ = waiter.send(Err(RpcError::new(code::INTERNAL_ERROR, why)));
+        }
+    }
+
     /// Delivers the client's answer to a request we made.
     pub(crate) fn answered(&self, id: u64, answer: Result<Value, RpcError>) -> bool {
         match lock(&self.pending).remove(&id) {
@@ -316,11 +368,19 @@ impl Connection for Session {
                 RpcError::new(code::INTERNAL_ERROR, format!("bad request params: {e}"))
             })?;
             self.emit(jsonrpc::request(id, method, &params), related, false);
-            match rx.await {
-                Ok(answer) => answer,
-                Err(_) => Err(RpcError::new(
+            let wait = self.server.shared.limits.client_wait;
+            match tokio::time::timeout(wait, rx).await {
+                Ok(Ok(answer)) => answer,
+                Ok(Err(_)) => Err(RpcError::new(
                     code::INTERNAL_ERROR,
                     "the connection closed before the client answered",
+                )),
+                Err(_) => Err(RpcError::new(
+                    code::INTERNAL_ERROR,
+                    format!(
+                        "the client did not answer `{method}` within {} s",
+                        wait.as_secs_f64()
+                    ),
                 )),
             }
         })

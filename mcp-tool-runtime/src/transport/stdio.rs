@@ -3,46 +3,106 @@
 //!
 //! It drives a session through its narrow interface: open, hand it each line, close.
 
+use std::future::Future;
 use std::io;
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::mpsc;
 
+use crate::protocol::{RpcError, code, jsonrpc};
 use crate::server::ServerHandle;
-use crate::server::session::{Opening, Outgoing, Session};
-
-/// How long calls still running when the input closes may take to finish.
-const DRAIN: Duration = Duration::from_secs(10);
+use crate::server::session::{Backlog, Opening, Outbound, Outgoing, Session};
 
 /// Serves one MCP connection over a pair of byte streams until the input ends, then lets the
-/// calls in flight finish (for at most 10 seconds) and flushes their answers.
+/// calls in flight finish (within the shutdown grace) and flushes their answers.
+///
+/// Bounded whatever the client does: a line longer than the message limit is answered with an
+/// error and skipped without being kept; while more answers wait than the outbound queue
+/// holds (a client that does not read), no more requests are read.
 pub(crate) async fn serve_io<R, W>(server: ServerHandle, input: R, output: W) -> io::Result<()>
 where
     R: AsyncRead + Unpin + Send,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    serve_io_until(server, input, output, std::future::pending()).await
+}
+
+/// [`serve_io`], also stopping to read when `stop` completes (a signal): the calls in flight
+/// then finish within the grace as when the input ends.
+pub(crate) async fn serve_io_until<R, W>(
+    server: ServerHandle,
+    input: R,
+    output: W,
+    stop: impl Future<Output = ()> + Send,
+) -> io::Result<()>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    tokio::pin!(stop);
+    let limits = server.shared.limits.clone();
     let (tx, rx) = mpsc::unbounded_channel::<Outgoing>();
-    let writer = tokio::spawn(write_messages(rx, output));
-    let session = Session::open(&server, tx, Opening::default());
+    let backlog = Arc::new(Backlog::default());
+    let low = limits.outbound_queue / 2;
+    let writer = tokio::spawn(write_messages(rx, output, backlog.clone(), low));
+    let session = Session::open(
+        &server,
+        Outbound::Metered(tx, backlog.clone()),
+        Opening::default(),
+    );
     let mut reader = BufReader::with_capacity(64 * 1024, input);
     let mut line = Vec::with_capacity(4096);
     loop {
-        line.clear();
-        if reader.read_until(b'\n', &mut line).await? == 0 {
-            break;
+        let read = async {
+            backlog.below(limits.outbound_queue).await;
+            read_line(&mut reader, &mut line, limits.max_message).await
+        };
+        let read = tokio::select! {
+            read = read => read?,
+            () = &mut stop => {
+                tracing::info!("stopping: no more requests are read; calls in flight finish");
+                Line::End
+            }
+        };
+        match read {
+            Line::End => break,
+            Line::TooLong(bytes) => {
+                tracing::warn!(
+                    bytes,
+                    limit = limits.max_message,
+                    "a message over the size limit was skipped"
+                );
+                session.send(jsonrpc::error_response(
+                    "null",
+                    &RpcError::new(
+                        code::INVALID_REQUEST,
+                        format!(
+                            "Invalid Request: a message of more than {} bytes was skipped",
+                            limits.max_message
+                        ),
+                    ),
+                ));
+            }
+            Line::Complete => {
+                let text = line.trim_ascii();
+                if !text.is_empty() {
+                    session.handle_line(text);
+                }
+            }
         }
-        let text = line.trim_ascii();
-        if !text.is_empty() {
-            session.handle_line(text);
+        // A huge (but allowed) line does not keep its buffer for ever.
+        if line.capacity() > 1 << 20 {
+            line = Vec::with_capacity(4096);
         }
     }
+    // No answer to a request of ours can come any more.
+    session.fail_pending("the client closed its input before answering");
     // The writer ends once every sender is gone: ours now, each call's when it finishes.
     let weak = Arc::downgrade(&session);
     drop(session);
     let mut writer = writer;
-    match tokio::time::timeout(DRAIN, &mut writer).await {
+    match tokio::time::timeout(limits.shutdown_grace, &mut writer).await {
         Ok(joined) => joined.map_err(io::Error::other)?,
         Err(_) => {
             if let Some(session) = weak.upgrade() {
@@ -54,16 +114,76 @@ where
     }
 }
 
+/// What reading one line gave.
+enum Line {
+    /// A whole line (its newline removed or not) is in the buffer.
+    Complete,
+    /// The line was longer than the limit: it was skipped (its length in bytes).
+    TooLong(usize),
+    /// The input ended.
+    End,
+}
+
+/// Reads one line into `line` (cleared first), keeping at most `limit` bytes: the rest of a
+/// longer line is read and dropped.
+async fn read_line<R: AsyncRead + Unpin>(
+    reader: &mut BufReader<R>,
+    line: &mut Vec<u8>,
+    limit: usize,
+) -> io::Result<Line> {
+    line.clear();
+    let mut seen = 0_usize;
+    loop {
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            return Ok(match seen {
+                0 => Line::End,
+                n if n > limit => Line::TooLong(n),
+                _ => Line::Complete,
+            });
+        }
+        let (chunk, done) = match memchr(available) {
+            Some(i) => (&available[..=i], true),
+            None => (available, false),
+        };
+        let used = chunk.len();
+        if seen.saturating_add(used) <= limit.saturating_add(1) {
+            line.extend_from_slice(chunk);
+        } else if !line.is_empty() {
+            // Over the limit: what was kept goes.
+            line.clear();
+            line.shrink_to(4096);
+        }
+        seen = seen.saturating_add(used);
+        reader.consume(used);
+        if done {
+            return Ok(if seen > limit.saturating_add(1) {
+                Line::TooLong(seen)
+            } else {
+                Line::Complete
+            });
+        }
+    }
+}
+
+fn memchr(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|&b| b == b'\n')
+}
+
 /// Writes each message on its own line, flushing only when no more messages are waiting.
 async fn write_messages<W: AsyncWrite + Unpin>(
     mut rx: mpsc::UnboundedReceiver<Outgoing>,
     output: W,
+    backlog: Arc<Backlog>,
+    low: usize,
 ) -> io::Result<()> {
     let mut out = BufWriter::with_capacity(64 * 1024, output);
     while let Some(message) = rx.recv().await {
         write_message(&mut out, &message).await?;
+        backlog.written(message.text.len(), low);
         while let Ok(message) = rx.try_recv() {
             write_message(&mut out, &message).await?;
+            backlog.written(message.text.len(), low);
         }
         out.flush().await?;
     }
@@ -82,7 +202,8 @@ async fn write_message<W: AsyncWrite + Unpin>(out: &mut W, message: &Outgoing) -
 
 impl ServerHandle {
     /// Serves MCP on this process's stdin and stdout until stdin closes; then lets the calls
-    /// in flight finish (for at most 10 seconds) and flushes their answers.
+    /// in flight finish (within the shutdown grace, 10 s by default) and flushes their
+    /// answers.
     ///
     /// When stdin and stdout are pipes (as MCP hosts launch servers), they are driven as
     /// non-blocking pipes by the runtime's reactor; otherwise (a terminal, a file) through
@@ -95,14 +216,39 @@ impl ServerHandle {
         let serve = async move {
             #[cfg(target_os = "linux")]
             if let Some((input, output)) = stdio_pipes() {
-                return serve_io(server, input, output).await;
+                return serve_io_until(server, input, output, stop_signal()).await;
             }
-            serve_io(server, tokio::io::stdin(), tokio::io::stdout()).await
+            serve_io_until(
+                server,
+                tokio::io::stdin(),
+                tokio::io::stdout(),
+                stop_signal(),
+            )
+            .await
         };
         match tokio::spawn(serve).await {
             Ok(result) => result,
             Err(e) => Err(io::Error::other(format!("the stdio session failed: {e}"))),
         }
+    }
+}
+
+/// Completes on SIGTERM or Ctrl-C (SIGINT): the server then stops reading and lets the calls
+/// in flight answer, as when stdin closes.
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+            return;
+        }
+    }
+    if tokio::signal::ctrl_c().await.is_err() {
+        std::future::pending::<()>().await;
     }
 }
 

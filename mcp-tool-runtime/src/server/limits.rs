@@ -1,0 +1,88 @@
+//! The bounds a server keeps whatever its clients do: every one configurable, every one with a
+//! default that is safe for a server on the open network. Exceeding one gives the client a
+//! clear error (or closes its connection cleanly) and is logged; it never stalls other
+//! clients. The HTTP transport's own bounds (header and idle timeouts, connections, body
+//! size) are in its configuration.
+
+use std::time::Duration;
+
+/// A server's limits ([`Server::limits`](super::Server::limits)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Limits {
+    /// The largest message a stdio client may send, in bytes (default 16 MiB). A longer line
+    /// is answered with an error and skipped.
+    pub max_message: usize,
+    /// How many bytes of answers may wait for a slow reader on one connection before the
+    /// server stops reading its requests (default 16 MiB): backpressure, not memory growth.
+    pub outbound_queue: usize,
+    /// How long a tool waits for the client to answer one of its requests (elicitation,
+    /// sampling, roots) before the request fails (default 10 minutes).
+    pub client_wait: Duration,
+    /// The most calls one connection or session may have running (default 1024); more are
+    /// refused with an error until some finish.
+    pub max_in_flight: usize,
+    /// The most 2025-11-25 sessions the server keeps at once (default 10,000); an
+    /// `initialize` beyond is refused.
+    pub max_sessions: usize,
+    /// How long calls still running may take to finish when the input closes or the server
+    /// is told to stop (default 10 s).
+    pub shutdown_grace: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_message: 16 << 20,
+            outbound_queue: 16 << 20,
+            client_wait: Duration::from_secs(600),
+            max_in_flight: 1024,
+            max_sessions: 10_000,
+            shutdown_grace: Duration::from_secs(10),
+        }
+    }
+}
+
+impl Limits {
+    /// The largest message a stdio client may send.
+    #[must_use]
+    pub fn max_message(mut self, bytes: usize) -> Self {
+        self.max_message = bytes.max(1024);
+        self
+    }
+
+    /// How many bytes of answers may wait for a slow reader.
+    #[must_use]
+    pub fn outbound_queue(mut self, bytes: usize) -> Self {
+        self.outbound_queue = bytes.max(64 * 1024);
+        self
+    }
+
+    /// How long a tool waits for the client's answer.
+    #[must_use]
+    pub fn client_wait(mut self, wait: Duration) -> Self {
+        self.client_wait = wait;
+        self
+    }
+
+    /// The most calls running per connection or session.
+    #[must_use]
+    pub fn max_in_flight(mut self, calls: usize) -> Self {
+        self.max_in_flight = calls.max(1);
+        self
+    }
+
+    /// The most 2025-11-25 sessions kept at once.
+    #[must_use]
+    pub fn max_sessions(mut self, sessions: usize) -> Self {
+        self.max_sessions = sessions.max(1);
+        self
+    }
+
+    /// How long running calls may take to finish at shutdown.
+    #[must_use]
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.shutdown_grace = grace;
+        self
+    }
+}
