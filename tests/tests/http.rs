@@ -619,10 +619,23 @@ async fn protocol_version_header_is_checked() {
             .header(SESSION, &s.id)
             .body(request(5, "tools/list", json!({})).to_string())
     };
-    for version in ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"] {
+    let reply = send(base().header(VERSION, LATEST)).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    assert!(reply.json()["result"]["tools"].is_array());
+    // A revision the server speaks, but not the one this session negotiated.
+    for version in ["2025-06-18", "2025-03-26", "2024-11-05"] {
         let reply = send(base().header(VERSION, version)).await;
-        assert_eq!(reply.status, StatusCode::OK, "{version}: {}", reply.body);
-        assert!(reply.json()["result"]["tools"].is_array());
+        assert_eq!(
+            reply.status,
+            StatusCode::BAD_REQUEST,
+            "{version}: {}",
+            reply.body
+        );
+        assert!(
+            reply.body.contains(version) && reply.body.contains(LATEST),
+            "{}",
+            reply.body
+        );
     }
     let reply = send(base()).await;
     assert_eq!(reply.status, StatusCode::OK, "no header: {}", reply.body);
@@ -1579,4 +1592,170 @@ async fn sigterm_lets_calls_in_flight_finish_and_exits_cleanly() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     assert!(status.success(), "users exited with {status}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bounds and answers owed
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn sessions_are_bounded_and_a_failed_initialize_opens_none() {
+    let core = Server::new("t", "0")
+        .only(["hello"])
+        .limits(mcp_tool::server::Limits::default().max_sessions(2))
+        .build()
+        .unwrap();
+    let srv = serve_core(&core, HttpConfig::default()).await;
+    // An initialize without params fails: no session, no id.
+    let reply = srv
+        .post_json(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize"}))
+        .await;
+    assert_eq!(reply.json()["error"]["code"], -32602, "{}", reply.body);
+    assert!(reply.header(SESSION).is_none(), "{:?}", reply.headers);
+    let _a = srv.session(json!({})).await;
+    let _b = srv.session(json!({})).await;
+    let reply = srv.post_json(&initialize(json!({}))).await;
+    assert_eq!(
+        reply.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        reply.body
+    );
+    assert!(reply.header(SESSION).is_none());
+}
+
+#[tokio::test]
+async fn a_request_whose_session_is_deleted_gets_an_error_not_silence() {
+    let core = core(&["ask_name"]);
+    let srv = serve_core(&core, HttpConfig::default()).await;
+    let s = srv.session(json!({ "elicitation": {} })).await;
+    let body = request(7, "tools/call", call_params("ask_name", json!({}), None));
+    // The call's stream opens with its question: the call is running.
+    let mut events = Events::new(s.open(&body).await);
+    let asked = events.next().await.expect("the question");
+    assert_eq!(asked["method"], "elicitation/create");
+    let reply = send(s.delete()).await;
+    assert!(reply.status.is_success(), "{}", reply.body);
+    // The stream ends with an error for the request, not in silence.
+    let rest = events.rest().await;
+    let last = rest.last().expect("an answer before the stream ends");
+    assert_eq!(last["id"], 7, "{last}");
+    assert!(
+        last["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("session ended")),
+        "{last}"
+    );
+}
+
+#[tokio::test]
+async fn two_requests_with_one_id_at_once_are_told_apart() {
+    let core = core(&["ask_name"]);
+    let srv = serve_core(&core, HttpConfig::default()).await;
+    let s = srv.session(json!({ "elicitation": {} })).await;
+    let body = request(9, "tools/call", call_params("ask_name", json!({}), None));
+    let mut first = Events::new(s.open(&body).await);
+    let asked = first.next().await.expect("the first call's question");
+    let second = s.post_json(&body).await;
+    assert_eq!(second.status, StatusCode::CONFLICT, "{}", second.body);
+    assert_eq!(second.error_code(), -32600);
+    // The first still gets its own answer.
+    let answer = json!({"action": "accept", "content": {"name": "Ada"}});
+    let reply = s
+        .post_json(&json!({"jsonrpc": "2.0", "id": asked["id"], "result": answer}))
+        .await;
+    assert_eq!(reply.status, StatusCode::ACCEPTED, "{}", reply.body);
+    let rest = first.rest().await;
+    assert_eq!(rest.last().unwrap()["id"], 9, "{rest:?}");
+    assert!(rest.last().unwrap()["result"].is_object(), "{rest:?}");
+}
+
+#[tokio::test]
+async fn a_client_that_accepts_only_json_gets_json() {
+    let core = core(&["steps"]);
+    let srv = serve_core(&core, HttpConfig::default()).await;
+    let s = srv.session(json!({})).await;
+    let body = request(3, "tools/call", call_params("steps", json!({}), Some("p")));
+    let reply = send(
+        srv.http
+            .post(srv.url())
+            .header(ACCEPT, "application/json")
+            .header(CONTENT_TYPE, "application/json")
+            .header(SESSION, &s.id)
+            .header(VERSION, LATEST)
+            .body(body.to_string()),
+    )
+    .await;
+    assert!(
+        reply.content_type().starts_with("application/json"),
+        "{}: {}",
+        reply.content_type(),
+        reply.body
+    );
+    assert_eq!(reply.json()["result"]["content"][0]["text"], "done");
+}
+
+#[tokio::test]
+async fn only_json_is_taken_as_json() {
+    let core = core(&["hello"]);
+    let srv = serve_core(&core, HttpConfig::default()).await;
+    for content_type in ["application/jsonx", "application/json-seq", "text/json"] {
+        let reply = send(
+            srv.http
+                .post(srv.url())
+                .header(ACCEPT, "application/json, text/event-stream")
+                .header(CONTENT_TYPE, content_type)
+                .body(initialize(json!({})).to_string()),
+        )
+        .await;
+        assert_eq!(
+            reply.status,
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "{content_type}: {}",
+            reply.body
+        );
+    }
+    let reply = send(
+        srv.http
+            .post(srv.url())
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header(CONTENT_TYPE, "application/json; charset=utf-8")
+            .body(initialize(json!({})).to_string()),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+}
+
+#[tokio::test]
+async fn a_host_that_merely_starts_like_loopback_is_refused() {
+    let core = core(&["hello"]);
+    let srv = serve_core(&core, HttpConfig::default()).await;
+    for host in ["[::1]evil.com", "[::1].evil.com:80", "127.0.0.1.evil.com"] {
+        let reply = send(
+            srv.post()
+                .header(HOST, host)
+                .body(initialize(json!({})).to_string()),
+        )
+        .await;
+        assert_eq!(
+            reply.status,
+            StatusCode::FORBIDDEN,
+            "{host}: {}",
+            reply.body
+        );
+    }
+    for origin in ["http://[::1].evil.com", "http://[::1]evil.com:8080"] {
+        let reply = send(
+            srv.post()
+                .header(ORIGIN, origin)
+                .body(initialize(json!({})).to_string()),
+        )
+        .await;
+        assert_eq!(
+            reply.status,
+            StatusCode::FORBIDDEN,
+            "{origin}: {}",
+            reply.body
+        );
+    }
 }

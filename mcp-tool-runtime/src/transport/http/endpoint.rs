@@ -27,7 +27,8 @@ use crate::tool::Identity;
 use super::auth::AuthError;
 use super::config::HttpConfig;
 use super::origin::check_origin;
-use super::{headers, sse};
+use super::sse;
+use super::stateless::{stateless_post, stateless_request};
 
 const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
 const VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
@@ -61,8 +62,8 @@ impl HttpSession {
 
 /// The endpoint's shared state.
 pub(super) struct Endpoint {
-    server: ServerHandle,
-    config: HttpConfig,
+    pub(super) server: ServerHandle,
+    pub(super) config: HttpConfig,
     sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
     pub(super) shutting_down: AtomicBool,
     pub(super) shutdown: watch::Sender<bool>,
@@ -304,6 +305,18 @@ fn split_url(url: &str) -> (&str, &str) {
     }
 }
 
+/// Whether the client takes an SSE answer: its `Accept` names `text/event-stream` (or
+/// anything), or it sent none.
+pub(super) fn accepts_sse(headers: &HeaderMap) -> bool {
+    match headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()) {
+        None => true,
+        Some(accept) => accept.split(',').any(|t| {
+            let t = t.split(';').next().unwrap_or("").trim();
+            t.eq_ignore_ascii_case("text/event-stream") || t == "*/*" || t == "text/*"
+        }),
+    }
+}
+
 /// 32 random bytes, hex: visible ASCII, unguessable. `None` without system randomness (a
 /// guessable id is never handed out).
 fn new_session_id() -> Option<String> {
@@ -344,10 +357,9 @@ async fn handle_post(
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    if !content_type
-        .to_ascii_lowercase()
-        .starts_with("application/json")
-    {
+    // The media type, without parameters (`application/json; charset=utf-8`).
+    let media_type = content_type.split(';').next().unwrap_or("").trim();
+    if !media_type.eq_ignore_ascii_case("application/json") {
         return rpc_error(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             code::INVALID_REQUEST,
@@ -379,11 +391,13 @@ async fn handle_post(
                 .into_response();
         }
     };
-    let (id, is_initialize) = match &message {
-        Message::Request { id, method, .. } => {
-            (Some(jsonrpc::id_key(id.get())), method == "initialize")
-        }
-        _ => (None, false),
+    let (id, raw_id, is_initialize) = match &message {
+        Message::Request { id, method, .. } => (
+            Some(jsonrpc::id_key(id.get())),
+            id.get().to_owned(),
+            method == "initialize",
+        ),
+        _ => (None, String::new(), false),
     };
     if id.is_some()
         && let Err(r) = endpoint.refuse_if_stopping()
@@ -425,6 +439,18 @@ async fn handle_post(
                 "Bad Request: initialize opens a new session; send it without Mcp-Session-Id",
             );
         }
+        let max = endpoint.server.shared.limits.max_sessions;
+        if lock(&endpoint.sessions).len() >= max {
+            tracing::warn!(
+                max,
+                "an initialize was refused: the server holds its most sessions"
+            );
+            return rpc_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                code::INTERNAL_ERROR,
+                "Service Unavailable: the server holds as many sessions as it may; try again later",
+            );
+        }
         let Some((session_id, http)) = endpoint.new_session(identity) else {
             return rpc_error(
                 StatusCode::INTERNAL_SERVER_ERROR,
@@ -436,7 +462,22 @@ async fn handle_post(
         (Some(session_id), http)
     } else {
         match endpoint.session(&parts, identity.as_ref()) {
-            Ok(s) => (None, s),
+            Ok(s) => {
+                let negotiated = s.session.client().protocol_version;
+                if let Some(v) = version
+                    && v != negotiated
+                    && s.session.initialized.load(Ordering::Relaxed)
+                {
+                    return rpc_error(
+                        StatusCode::BAD_REQUEST,
+                        code::INVALID_REQUEST,
+                        &format!(
+                            "Bad Request: MCP-Protocol-Version `{v}` is not the session's `{negotiated}`"
+                        ),
+                    );
+                }
+                (None, s)
+            }
             Err(r) => return *r,
         }
     };
@@ -446,105 +487,45 @@ async fn handle_post(
         return StatusCode::ACCEPTED.into_response();
     };
     let (tx, rx) = mpsc::unbounded_channel();
-    lock(&http.routes).requests.insert(id.clone(), tx);
+    {
+        let mut routes = lock(&http.routes);
+        if routes.requests.contains_key(&id) {
+            // Its answer could not tell the two apart.
+            drop(routes);
+            return rpc_error(
+                StatusCode::CONFLICT,
+                code::INVALID_REQUEST,
+                "Conflict: a request with this id is still running in this session",
+            );
+        }
+        routes.requests.insert(id.clone(), tx);
+    }
     http.session.dispatch(message);
-    let mut response = sse::respond(rx, endpoint.config.sse_responses, |_| StatusCode::OK).await;
+    if let Some(session_id) = &session_id
+        && !http.session.initialized.load(Ordering::Relaxed)
+    {
+        // A failed initialize opens no session.
+        lock(&endpoint.sessions).remove(session_id);
+        http.session.close();
+        return sse::respond(rx, false, |_| StatusCode::OK, None).await;
+    }
+    let mut response = if accepts_sse(&parts.headers) {
+        sse::respond(
+            rx,
+            endpoint.config.sse_responses,
+            |_| StatusCode::OK,
+            Some(&raw_id),
+        )
+        .await
+    } else {
+        sse::respond_json_only(rx, |_| StatusCode::OK, Some(&raw_id)).await
+    };
     if let Some(session_id) = session_id
         && let Ok(v) = HeaderValue::from_str(&session_id)
     {
         response.headers_mut().insert(SESSION_HEADER, v);
     }
     response
-}
-
-/// A request of a stateless revision (2026-07-28): its `_meta` and headers checked, then
-/// answered on its own by a session for it alone; closing the response stream cancels it.
-async fn stateless_request(
-    endpoint: &Endpoint,
-    parts: &Parts,
-    message: Message<'_>,
-    header_version: Option<&str>,
-    identity: Option<Identity>,
-) -> Response {
-    let Message::Request { id, method, params } = &message else {
-        // The revision defines no notification or response a client sends over HTTP.
-        return StatusCode::ACCEPTED.into_response();
-    };
-    let version = match headers::check(
-        &endpoint.server,
-        &parts.headers,
-        header_version,
-        method,
-        *params,
-    ) {
-        Ok(v) => v,
-        Err(e) => {
-            let status = StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::BAD_REQUEST);
-            let body = jsonrpc::error_response(id.get(), &e);
-            return (status, [(header::CONTENT_TYPE, "application/json")], body).into_response();
-        }
-    };
-    let (tx, rx) = mpsc::unbounded_channel::<Outgoing>();
-    let session = Session::open(
-        &endpoint.server,
-        tx,
-        Opening {
-            principal: principal_of(identity.as_ref()),
-            identity,
-            one_shot: Some(version),
-        },
-    );
-    session.dispatch_as(message, true);
-    // The client leaving (the stream dropped) cancels what the request still runs.
-    tokio::spawn(async move {
-        session.out_gone().await;
-        session.close();
-    });
-    sse::respond(rx, endpoint.config.sse_responses, status_of).await
-}
-
-/// The HTTP status of a stateless request's JSON answer: from its error's code, if it is an
-/// error.
-fn status_of(response: &str) -> StatusCode {
-    #[derive(serde::Deserialize)]
-    struct Probe {
-        error: Option<RpcError>,
-    }
-    serde_json::from_str::<Probe>(response)
-        .ok()
-        .and_then(|p| p.error)
-        .and_then(|e| StatusCode::from_u16(e.http_status()).ok())
-        .unwrap_or(StatusCode::OK)
-}
-
-/// Stateless mode: a fresh session per POST, JSON only.
-async fn stateless_post(
-    endpoint: &Endpoint,
-    message: Message<'_>,
-    id: Option<Arc<str>>,
-    version: Option<ProtocolVersion>,
-    identity: Option<Identity>,
-) -> Response {
-    let (tx, mut rx) = mpsc::unbounded_channel::<Outgoing>();
-    let session = Session::open(
-        &endpoint.server,
-        tx,
-        Opening {
-            principal: principal_of(identity.as_ref()),
-            identity,
-            one_shot: Some(version.unwrap_or(ProtocolVersion::LATEST_STATEFUL)),
-        },
-    );
-    session.dispatch(message);
-    let Some(id) = id else {
-        return StatusCode::ACCEPTED.into_response();
-    };
-    while let Some(message) = rx.recv().await {
-        if message.is_response && message.related.as_deref() == Some(&*id) {
-            return ([(header::CONTENT_TYPE, "application/json")], message.text).into_response();
-        }
-    }
-    StatusCode::ACCEPTED.into_response()
 }
 
 async fn handle_get(
@@ -627,7 +608,7 @@ async fn handle_metadata(State(endpoint): State<Arc<Endpoint>>) -> Response {
 }
 
 /// Who a request comes from, for what outlives it in 2026-07-28.
-fn principal_of(identity: Option<&Identity>) -> Principal {
+pub(super) fn principal_of(identity: Option<&Identity>) -> Principal {
     match identity {
         Some(i) => Principal::Subject(i.subject.clone()),
         None => Principal::Anonymous,

@@ -33,6 +33,7 @@ mod endpoint;
 mod headers;
 mod origin;
 mod sse;
+mod stateless;
 
 use std::sync::atomic::Ordering;
 

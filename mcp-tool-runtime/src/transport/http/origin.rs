@@ -44,12 +44,26 @@ pub(super) fn check_origin(config: &HttpConfig, headers: &HeaderMap) -> Result<(
     Ok(())
 }
 
-/// `host[:port]` without the port (IPv6 literals keep their brackets).
+/// `host[:port]` without the port (IPv6 literals keep their brackets). Anything that is not
+/// exactly a name and an optional numeric port (`[::1]evil.com`, `host:abc`) is returned whole,
+/// so that it matches no allowed name.
 fn strip_port(host: &str) -> &str {
+    let port_ok = |port: &str| !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit());
     if host.starts_with('[') {
-        return host.find(']').map_or(host, |end| &host[..=end]);
+        return match host.find(']') {
+            Some(end) if end + 1 == host.len() => host,
+            Some(end) => match host[end + 1..].strip_prefix(':') {
+                Some(port) if port_ok(port) => &host[..=end],
+                _ => host,
+            },
+            None => host,
+        };
     }
-    host.rsplit_once(':').map_or(host, |(name, _)| name)
+    match host.rsplit_once(':') {
+        Some((name, port)) if port_ok(port) && !name.contains(':') => name,
+        Some(_) => host,
+        None => host,
+    }
 }
 
 fn is_loopback_host(host: &str) -> bool {
@@ -66,4 +80,24 @@ fn origin_host(origin: &str) -> Option<&str> {
     origin
         .split_once("://")
         .map(|(_, rest)| rest.trim_end_matches('/'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ports_are_stripped_only_when_they_are_ports() {
+        assert_eq!(strip_port("localhost:8080"), "localhost");
+        assert_eq!(strip_port("[::1]:80"), "[::1]");
+        assert_eq!(strip_port("[::1]"), "[::1]");
+        assert_eq!(strip_port("example.com"), "example.com");
+        assert_eq!(strip_port("[::1]evil.com"), "[::1]evil.com");
+        assert_eq!(strip_port("[::1]:80evil"), "[::1]:80evil");
+        assert_eq!(strip_port("host:abc"), "host:abc");
+        assert!(is_loopback_host("[::1]:8080"));
+        assert!(!is_loopback_host("[::1]evil.com"));
+        assert!(!is_loopback_host("[::1].evil.com"));
+        assert!(!is_loopback_host("127.0.0.1.evil.com"));
+    }
 }

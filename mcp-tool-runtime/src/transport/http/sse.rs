@@ -10,22 +10,62 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use tokio::sync::{mpsc, watch};
 
+use crate::protocol::{RpcError, code, jsonrpc};
 use crate::server::session::Outgoing;
 
 /// How often a long stream (a listen stream, a call that takes its time) carries a comment,
 /// so that proxies keep it open and a client that left is noticed.
 const KEEP_ALIVE: Duration = Duration::from_secs(25);
 
-/// Answers one request: JSON when its response is the first message for it (unless `sse`, and
-/// always when `status` gives the response text a status other than 200); otherwise an SSE stream of everything
+/// Answers one request (`request`: its id, for the error when its session ends first): JSON
+/// when its response is the first message for it (unless `sse`, and always when `status`
+/// gives the response text a status other than 200); otherwise an SSE stream of everything
 /// that belongs to it, ending with the response.
 pub(super) async fn respond(
     mut rx: mpsc::UnboundedReceiver<Outgoing>,
     sse: bool,
     status: impl FnOnce(&str) -> StatusCode,
+    request: Option<&str>,
 ) -> Response {
-    let Some(first) = rx.recv().await else {
-        // The call was cancelled: no response will come.
+    respond_as(rx.recv().await, rx, sse, status, request).await
+}
+
+/// [`respond`] for a client that does not accept `text/event-stream`: the messages before the
+/// response (progress, logs) are dropped, and the response is JSON.
+pub(super) async fn respond_json_only(
+    mut rx: mpsc::UnboundedReceiver<Outgoing>,
+    status: impl FnOnce(&str) -> StatusCode,
+    request: Option<&str>,
+) -> Response {
+    let mut first = rx.recv().await;
+    while first.as_ref().is_some_and(|m| !m.is_response) {
+        first = rx.recv().await;
+    }
+    respond_as(first, rx, false, status, request).await
+}
+
+async fn respond_as(
+    first: Option<Outgoing>,
+    rx: mpsc::UnboundedReceiver<Outgoing>,
+    sse: bool,
+    status: impl FnOnce(&str) -> StatusCode,
+    request: Option<&str>,
+) -> Response {
+    let Some(first) = first else {
+        // The stream ended without a word: the session went away (deleted, expired) while the
+        // request ran. The client waits for an answer: it gets an error, not silence.
+        if let Some(id) = request {
+            let e = RpcError::new(
+                code::INTERNAL_ERROR,
+                "the session ended before the request was answered",
+            );
+            return (
+                StatusCode::NOT_FOUND,
+                [(header::CONTENT_TYPE, "application/json")],
+                jsonrpc::error_response(id, &e),
+            )
+                .into_response();
+        }
         return StatusCode::ACCEPTED.into_response();
     };
     if first.is_response {
@@ -45,13 +85,29 @@ pub(super) async fn respond(
                 .into_response();
         }
     }
-    let stream =
-        futures_util::stream::unfold((Some(first), Some(rx)), |(pending, rx)| async move {
+    // The error that ends the stream if the session goes before the response.
+    let ended = request.map(|id| {
+        jsonrpc::error_response(
+            id,
+            &RpcError::new(
+                code::INTERNAL_ERROR,
+                "the session ended before the request was answered",
+            ),
+        )
+    });
+    let stream = futures_util::stream::unfold((Some(first), Some(rx)), move |(pending, rx)| {
+        let ended = ended.clone();
+        async move {
             let mut rx = rx?;
             let message = match pending {
                 Some(m) => m,
                 None => match tokio::time::timeout(KEEP_ALIVE, rx.recv()).await {
-                    Ok(message) => message?,
+                    Ok(Some(message)) => message,
+                    Ok(None) => {
+                        let text = ended?;
+                        let event = Bytes::from(format!("event: message\ndata: {text}\n\n"));
+                        return Some((Ok(event), (None, None)));
+                    }
                     Err(_) => {
                         let ping = Bytes::from_static(b": keep-alive\n\n");
                         return Some((Ok(ping), (None, Some(rx))));
@@ -65,7 +121,8 @@ pub(super) async fn respond(
             // The stream ends with the response.
             let rx = (!message.is_response).then_some(rx);
             Some((Ok::<_, std::convert::Infallible>(event), (None, rx)))
-        });
+        }
+    });
     sse_response(Body::from_stream(stream))
 }
 

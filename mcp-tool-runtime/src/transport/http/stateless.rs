@@ -1,0 +1,113 @@
+//! Requests answered without a session: those of the stateless revision (2026-07-28), whose
+//! `_meta` and headers are checked first, and every request in the stateless mode
+//! (`HttpConfig::stateless`). Each gets a session for it alone, closed when its stream goes.
+
+use std::sync::Arc;
+
+use axum::http::StatusCode;
+use axum::http::header;
+use axum::http::request::Parts;
+use axum::response::{IntoResponse, Response};
+use tokio::sync::mpsc;
+
+use crate::protocol::jsonrpc::{self, Message};
+use crate::protocol::{ProtocolVersion, RpcError};
+use crate::server::session::{Opening, Outgoing, Session};
+use crate::tool::Identity;
+
+use super::endpoint::{Endpoint, accepts_sse, principal_of};
+use super::{headers, sse};
+
+/// A request of a stateless revision (2026-07-28): its `_meta` and headers checked, then
+/// answered on its own by a session for it alone; closing the response stream cancels it.
+pub(super) async fn stateless_request(
+    endpoint: &Endpoint,
+    parts: &Parts,
+    message: Message<'_>,
+    header_version: Option<&str>,
+    identity: Option<Identity>,
+) -> Response {
+    let Message::Request { id, method, params } = &message else {
+        // The revision defines no notification or response a client sends over HTTP.
+        return StatusCode::ACCEPTED.into_response();
+    };
+    let version = match headers::check(
+        &endpoint.server,
+        &parts.headers,
+        header_version,
+        method,
+        *params,
+    ) {
+        Ok(v) => v,
+        Err(e) => {
+            let status = StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::BAD_REQUEST);
+            let body = jsonrpc::error_response(id.get(), &e);
+            return (status, [(header::CONTENT_TYPE, "application/json")], body).into_response();
+        }
+    };
+    let (tx, rx) = mpsc::unbounded_channel::<Outgoing>();
+    let session = Session::open(
+        &endpoint.server,
+        tx,
+        Opening {
+            principal: principal_of(identity.as_ref()),
+            identity,
+            one_shot: Some(version),
+        },
+    );
+    session.dispatch_as(message, true);
+    // The client leaving (the stream dropped) cancels what the request still runs.
+    tokio::spawn(async move {
+        session.out_gone().await;
+        session.close();
+    });
+    if accepts_sse(&parts.headers) {
+        sse::respond(rx, endpoint.config.sse_responses, status_of, None).await
+    } else {
+        sse::respond_json_only(rx, status_of, None).await
+    }
+}
+
+/// The HTTP status of a stateless request's JSON answer: from its error's code, if it is an
+/// error.
+fn status_of(response: &str) -> StatusCode {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        error: Option<RpcError>,
+    }
+    serde_json::from_str::<Probe>(response)
+        .ok()
+        .and_then(|p| p.error)
+        .and_then(|e| StatusCode::from_u16(e.http_status()).ok())
+        .unwrap_or(StatusCode::OK)
+}
+
+/// Stateless mode: a fresh session per POST, JSON only.
+pub(super) async fn stateless_post(
+    endpoint: &Endpoint,
+    message: Message<'_>,
+    id: Option<Arc<str>>,
+    version: Option<ProtocolVersion>,
+    identity: Option<Identity>,
+) -> Response {
+    let (tx, mut rx) = mpsc::unbounded_channel::<Outgoing>();
+    let session = Session::open(
+        &endpoint.server,
+        tx,
+        Opening {
+            principal: principal_of(identity.as_ref()),
+            identity,
+            one_shot: Some(version.unwrap_or(ProtocolVersion::LATEST_STATEFUL)),
+        },
+    );
+    session.dispatch(message);
+    let Some(id) = id else {
+        return StatusCode::ACCEPTED.into_response();
+    };
+    while let Some(message) = rx.recv().await {
+        if message.is_response && message.related.as_deref() == Some(&*id) {
+            return ([(header::CONTENT_TYPE, "application/json")], message.text).into_response();
+        }
+    }
+    StatusCode::ACCEPTED.into_response()
+}
