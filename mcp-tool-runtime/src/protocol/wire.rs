@@ -8,6 +8,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Number, Value};
 
 use super::content::{Content, ResourceContents};
+use super::error::RpcError;
 
 /// `{}`: the result of `ping`, `logging/setLevel`, `resources/subscribe`, and a capability
 /// with no options.
@@ -41,9 +42,9 @@ pub(crate) struct ResourcesCapability {
 /// What the server declares it can do.
 #[derive(Debug, Clone, Default, Serialize)]
 pub(crate) struct ServerCapabilities {
-    /// Extensions the server speaks, by identifier (2026-07-28; none yet).
+    /// Extensions the server speaks, by identifier (2026-07-28).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) extensions: Option<Map<String, Value>>,
+    pub(crate) extensions: Option<std::collections::BTreeMap<&'static str, Empty>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) tools: Option<ListChanged>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -56,7 +57,7 @@ pub(crate) struct ServerCapabilities {
     pub(crate) completions: Option<Empty>,
     /// 2025-11-25's tasks (`list`, `cancel`, `requests.tools.call`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) tasks: Option<Value>,
+    pub(crate) tasks: Option<TasksCapability>,
 }
 
 /// The result of `initialize`.
@@ -470,8 +471,8 @@ pub(crate) struct StatelessCallToolResult<'a> {
 /// A request the server needs answered before it can complete a request (2026-07-28):
 /// `elicitation/create`, `sampling/createMessage` or `roots/list`, without `id` or `jsonrpc`.
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct InputRequest<P> {
-    pub(crate) method: &'static str,
+pub(crate) struct InputRequest<'a, P> {
+    pub(crate) method: &'a str,
     pub(crate) params: P,
 }
 
@@ -630,4 +631,94 @@ mod tests {
         assert_eq!(Value::from(number(0.5)), json!(0.5));
         assert_eq!(Value::from(number(f64::NAN)), json!(0));
     }
+}
+
+/// A task as a result or notification shows it: 2025-11-25's names (`ttl`, `pollInterval`)
+/// or the 2026-07-28 extension's (`ttlMs`, `pollIntervalMs`), whichever is set.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct TaskView<'a> {
+    pub(crate) task_id: &'a str,
+    pub(crate) status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) status_message: Option<&'a str>,
+    pub(crate) created_at: String,
+    pub(crate) last_updated_at: String,
+    /// 2025-11-25: the time to live (`null`: unlimited).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) ttl: Option<Option<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) poll_interval: Option<u64>,
+    /// 2026-07-28: the time to live (`null`: unlimited).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) ttl_ms: Option<Option<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) poll_interval_ms: Option<u64>,
+}
+
+/// 2025-11-25's `CreateTaskResult`.
+#[derive(Serialize)]
+pub(crate) struct CreateTask<'a> {
+    pub(crate) task: TaskView<'a>,
+}
+
+/// 2026-07-28's flat `CreateTaskResult` (`resultType: "task"`).
+#[derive(Serialize)]
+pub(crate) struct CreatedTask<'a> {
+    #[serde(flatten)]
+    pub(crate) task: TaskView<'a>,
+    #[serde(rename = "resultType")]
+    pub(crate) result_type: &'static str,
+    #[serde(rename = "_meta")]
+    pub(crate) meta: ResultMeta<'a>,
+}
+
+/// The detailed task of 2026-07-28's `tasks/get`: its questions, result or error inlined.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct DetailedTask<'a> {
+    #[serde(flatten)]
+    pub(crate) task: TaskView<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) input_requests: Option<&'a Map<String, Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) result: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) error: Option<&'a RpcError>,
+}
+
+/// The result of 2025-11-25's `tasks/list`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ListTasks<'a> {
+    pub(crate) tasks: Vec<TaskView<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) next_cursor: Option<&'a str>,
+}
+
+/// 2025-11-25's `tasks` server capability: listing, cancelling, and task-augmented
+/// `tools/call`.
+#[derive(Debug, Clone, Serialize, Default)]
+pub(crate) struct TasksCapability {
+    pub(crate) list: Empty,
+    pub(crate) cancel: Empty,
+    pub(crate) requests: TaskRequests,
+}
+
+/// Which requests may be tasks.
+#[derive(Debug, Clone, Serialize, Default)]
+pub(crate) struct TaskRequests {
+    pub(crate) tools: TaskToolRequests,
+}
+
+/// `tools/call` may be a task.
+#[derive(Debug, Clone, Serialize, Default)]
+pub(crate) struct TaskToolRequests {
+    pub(crate) call: Empty,
+}
+
+/// `{extensions: {id: {}}}`.
+#[derive(Serialize)]
+pub(crate) struct ExtensionsOf<'a> {
+    pub(crate) extensions: std::collections::BTreeMap<&'a str, Empty>,
 }

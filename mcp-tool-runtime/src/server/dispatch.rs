@@ -193,7 +193,7 @@ impl Session {
             capabilities
                 .extensions
                 .get_or_insert_with(Default::default)
-                .insert(tasks::TASKS_EXTENSION.into(), serde_json::json!({}));
+                .insert(tasks::TASKS_EXTENSION, Empty {});
         }
         let result = DiscoverResult {
             supported_versions: ProtocolVersion::SUPPORTED

@@ -13,7 +13,7 @@ use crate::tool::input::Finish;
 use tokio::sync::mpsc;
 
 use crate::protocol::CacheHints;
-use crate::protocol::wire::{Implementation, ServerCapabilities, UriParams};
+use crate::protocol::wire::{Implementation, ServerCapabilities, TasksCapability, UriParams};
 use crate::protocol::{RpcError, code};
 use crate::tool::extract::TypeMap;
 use crate::tool::{
@@ -131,11 +131,7 @@ impl ServerHandle {
             .iter()
             .any(|e| e.def.task_support() != TaskSupport::Forbidden)
         {
-            capabilities.tasks = Some(serde_json::json!({
-                "list": {},
-                "cancel": {},
-                "requests": { "tools": { "call": {} } }
-            }));
+            capabilities.tasks = Some(TasksCapability::default());
         }
         ServerHandle {
             shared: Arc::new(Shared {

@@ -11,6 +11,9 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use crate::protocol::wire::{
+    CreateTask, CreatedTask, DetailedTask, Empty, Implementation, ListTasks, ResultMeta, TaskView,
+};
 use crate::protocol::{Era, RpcError, code, jsonrpc};
 use crate::tool::CancellationToken;
 
@@ -46,55 +49,37 @@ struct CursorParams {
     cursor: Option<String>,
 }
 
-/// A task's common fields, in the era's names.
-fn fields(record: &TaskRecord, era: Era) -> Map<String, Value> {
-    let mut m = Map::new();
-    m.insert("taskId".into(), Value::String(record.id.clone()));
-    m.insert(
-        "status".into(),
-        Value::String(record.status.as_str().into()),
-    );
-    if let Some(message) = &record.status_message {
-        m.insert("statusMessage".into(), Value::String(message.clone()));
+/// A task in the era's names.
+fn view(record: &TaskRecord, era: Era) -> TaskView<'_> {
+    let modern = era.is_stateless();
+    TaskView {
+        task_id: &record.id,
+        status: record.status.as_str(),
+        status_message: record.status_message.as_deref(),
+        created_at: super::rfc3339(record.created_ms),
+        last_updated_at: super::rfc3339(record.updated_ms),
+        ttl: (!modern).then_some(record.ttl_ms),
+        poll_interval: (!modern).then_some(record.poll_ms),
+        ttl_ms: modern.then_some(record.ttl_ms),
+        poll_interval_ms: modern.then_some(record.poll_ms),
     }
-    m.insert(
-        "createdAt".into(),
-        Value::String(super::rfc3339(record.created_ms)),
-    );
-    m.insert(
-        "lastUpdatedAt".into(),
-        Value::String(super::rfc3339(record.updated_ms)),
-    );
-    let (ttl, poll) = if era.is_stateless() {
-        ("ttlMs", "pollIntervalMs")
-    } else {
-        ("ttl", "pollInterval")
-    };
-    m.insert(ttl.into(), record.ttl_ms.map_or(Value::Null, Value::from));
-    m.insert(poll.into(), Value::from(record.poll_ms));
-    m
 }
 
 /// The detailed task of 2026-07-28's `tasks/get`: its questions, its result or its error
 /// inlined.
-fn detailed(record: &TaskRecord) -> Map<String, Value> {
-    let mut m = fields(record, Era::Stateless);
-    match (&record.status, &record.outcome) {
-        (TaskStatus::InputRequired, _) => {
-            m.insert("inputRequests".into(), Value::Object(record.asked.clone()));
-        }
-        (TaskStatus::Completed, Some(TaskOutcome::Result(result))) => {
-            m.insert("result".into(), result.clone());
-        }
-        (TaskStatus::Failed, Some(TaskOutcome::Error(e))) => {
-            m.insert(
-                "error".into(),
-                serde_json::to_value(e).unwrap_or(Value::Null),
-            );
-        }
-        _ => {}
+fn detailed(record: &TaskRecord) -> DetailedTask<'_> {
+    let (input_requests, result, error) = match (&record.status, &record.outcome) {
+        (TaskStatus::InputRequired, _) => (Some(&record.asked), None, None),
+        (TaskStatus::Completed, Some(TaskOutcome::Result(result))) => (None, Some(result), None),
+        (TaskStatus::Failed, Some(TaskOutcome::Error(e))) => (None, None, Some(e)),
+        _ => (None, None, None),
+    };
+    DetailedTask {
+        task: view(record, Era::Stateless),
+        input_requests,
+        result,
+        error,
     }
-    m
 }
 
 /// The answer to the request that created a task: 2025's `{task}`, or 2026's flat
@@ -106,28 +91,62 @@ pub(crate) fn created_response(
     record: &TaskRecord,
 ) -> String {
     if era.is_stateless() {
-        let mut m = fields(record, era);
-        m.insert("resultType".into(), Value::String("task".into()));
-        let mut meta = Map::new();
-        meta.insert(
-            "io.modelcontextprotocol/serverInfo".into(),
-            serde_json::to_value(&*session.server.shared.info).unwrap_or(Value::Null),
+        return jsonrpc::result_response(
+            id,
+            &CreatedTask {
+                task: view(record, era),
+                result_type: "task",
+                meta: ResultMeta {
+                    server_info: &session.server.shared.info,
+                    extra: None,
+                },
+            },
         );
-        m.insert("_meta".into(), Value::Object(meta));
-        return jsonrpc::result_response(id, &m);
     }
-    let mut m = Map::new();
-    m.insert("task".into(), Value::Object(fields(record, era)));
-    jsonrpc::result_response(id, &m)
+    jsonrpc::result_response(
+        id,
+        &CreateTask {
+            task: view(record, era),
+        },
+    )
 }
 
 /// `notifications/tasks/status` to a 2025-11-25 session that can hear it.
 pub(crate) fn send_status(session: &Session, record: &TaskRecord) {
     if session.live() && session.initialized.load(Ordering::Relaxed) {
-        session.notify(
-            "notifications/tasks/status",
-            &fields(record, Era::Structured),
-        );
+        session.notify("notifications/tasks/status", &view(record, Era::Structured));
+    }
+}
+
+/// What a tasks method answers.
+enum Answer {
+    Get(TaskRecord),
+    Detailed(TaskRecord),
+    List(Vec<TaskRecord>, Option<String>),
+    /// A call's stored result, as the call would have answered.
+    Result(Value),
+    /// An empty acknowledgement.
+    Ack,
+}
+
+impl Answer {
+    fn respond(&self, id: &str, era: Era, info: &Implementation) -> String {
+        match self {
+            Answer::Get(r) => response(id, era, info, Ok(view(r, era)), None),
+            Answer::Detailed(r) => response(id, era, info, Ok(detailed(r)), None),
+            Answer::List(tasks, next) => response(
+                id,
+                era,
+                info,
+                Ok(ListTasks {
+                    tasks: tasks.iter().map(|t| view(t, era)).collect(),
+                    next_cursor: next.as_deref(),
+                }),
+                None,
+            ),
+            Answer::Result(v) => response(id, era, info, Ok(v), None),
+            Answer::Ack => response(id, era, info, Ok(Empty {}), None),
+        }
     }
 }
 
@@ -177,9 +196,8 @@ impl Session {
                 "tasks/update" => session.task_update(params, &owner).await,
                 _ => Err(RpcError::new(code::METHOD_NOT_FOUND, "Method not found")),
             };
-            let info = &session.server.shared.info;
             match outcome {
-                Ok(result) => response(&id, era, info, Ok(result), None),
+                Ok(answer) => answer.respond(&id, era, &session.server.shared.info),
                 Err(e) => jsonrpc::error_response(&id, &e),
             }
         };
@@ -191,22 +209,18 @@ impl Session {
         params: Option<&str>,
         owner: &str,
         era: Era,
-    ) -> Result<Map<String, Value>, RpcError> {
+    ) -> Result<Answer, RpcError> {
         let p: TaskIdParams = parse(params)?;
         let record = self.server.shared.tasks.get_for(&p.task_id, owner).await?;
         Ok(if era.is_stateless() {
-            detailed(&record)
+            Answer::Detailed(record)
         } else {
-            fields(&record, era)
+            Answer::Get(record)
         })
     }
 
     /// 2025's `tasks/result`: waits for the end, then answers as the call would have.
-    async fn task_result(
-        &self,
-        params: Option<&str>,
-        owner: &str,
-    ) -> Result<Map<String, Value>, RpcError> {
+    async fn task_result(&self, params: Option<&str>, owner: &str) -> Result<Answer, RpcError> {
         let p: TaskIdParams = parse(params)?;
         let tasks = &self.server.shared.tasks;
         let record = loop {
@@ -219,10 +233,7 @@ impl Session {
         match record.outcome {
             Some(TaskOutcome::Result(mut result)) => {
                 tag(&mut result, &record.id);
-                match result {
-                    Value::Object(m) => Ok(m),
-                    _ => Ok(Map::new()),
-                }
+                Ok(Answer::Result(result))
             }
             Some(TaskOutcome::Error(e)) => Err(e),
             None => Err(RpcError::new(
@@ -239,11 +250,7 @@ impl Session {
         }
     }
 
-    async fn task_list(
-        &self,
-        params: Option<&str>,
-        owner: &str,
-    ) -> Result<Map<String, Value>, RpcError> {
+    async fn task_list(&self, params: Option<&str>, owner: &str) -> Result<Answer, RpcError> {
         let p: CursorParams = match params {
             None => CursorParams::default(),
             Some(_) => parse(params)?,
@@ -266,16 +273,8 @@ impl Session {
         }
         let more = page.len() > LIST_PAGE;
         page.truncate(LIST_PAGE);
-        let mut m = Map::new();
-        let listed: Vec<Value> = page
-            .iter()
-            .map(|t| Value::Object(fields(t, Era::Structured)))
-            .collect();
-        if more && let Some(last) = page.last() {
-            m.insert("nextCursor".into(), Value::String(last.id.clone()));
-        }
-        m.insert("tasks".into(), Value::Array(listed));
-        Ok(m)
+        let next = more.then(|| page.last().map(|t| t.id.clone())).flatten();
+        Ok(Answer::List(page, next))
     }
 
     async fn task_cancel(
@@ -283,14 +282,14 @@ impl Session {
         params: Option<&str>,
         owner: &str,
         era: Era,
-    ) -> Result<Map<String, Value>, RpcError> {
+    ) -> Result<Answer, RpcError> {
         let p: TaskIdParams = parse(params)?;
         let tasks = &self.server.shared.tasks;
         let record = tasks.get_for(&p.task_id, owner).await?;
         if record.status.is_terminal() {
             // 2026: cancelling a finished task is acknowledged; 2025 refuses it.
             return if era.is_stateless() {
-                Ok(Map::new())
+                Ok(Answer::Ack)
             } else {
                 Err(RpcError::new(
                     code::INVALID_PARAMS,
@@ -315,20 +314,16 @@ impl Session {
             .ok_or_else(|| unknown_task(&record.id))?;
         tasks.stop_local(&record.id);
         if era.is_stateless() {
-            Ok(Map::new())
+            Ok(Answer::Ack)
         } else {
             send_status(self, &cancelled);
-            Ok(fields(&cancelled, era))
+            Ok(Answer::Get(cancelled))
         }
     }
 
     /// 2026's `tasks/update`: answers to the task's questions (others are ignored); the
     /// record has them before the acknowledgement goes out.
-    async fn task_update(
-        &self,
-        params: Option<&str>,
-        owner: &str,
-    ) -> Result<Map<String, Value>, RpcError> {
+    async fn task_update(&self, params: Option<&str>, owner: &str) -> Result<Answer, RpcError> {
         let p: UpdateParams = parse(params)?;
         let tasks = &self.server.shared.tasks;
         let record = tasks.get_for(&p.task_id, owner).await?;
@@ -340,7 +335,7 @@ impl Session {
                 .map_err(store_error)?;
             tasks.wake_local(&record.id);
         }
-        Ok(Map::new())
+        Ok(Answer::Ack)
     }
 }
 

@@ -27,9 +27,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use tokio::sync::Notify;
 
+use crate::protocol::wire::{Empty, ExtensionsOf};
 use crate::protocol::{RpcError, code};
 use crate::tool::{CancellationToken, TaskSupport};
 
@@ -222,15 +223,14 @@ pub(crate) fn store_error(e: TaskStoreError) -> RpcError {
 
 /// -32021 for a request that needs the tasks extension the client did not declare.
 pub(crate) fn needs_extension(what: &str) -> RpcError {
-    let mut extensions = Map::new();
-    extensions.insert(TASKS_EXTENSION.to_owned(), Value::Object(Map::new()));
-    let mut required = Map::new();
-    required.insert("extensions".to_owned(), Value::Object(extensions));
+    let required = ExtensionsOf {
+        extensions: std::collections::BTreeMap::from([(TASKS_EXTENSION, Empty {})]),
+    };
     RpcError::missing_capability(
         format!(
             "Missing required client capability: {what} needs the `{TASKS_EXTENSION}` extension"
         ),
-        Value::Object(required),
+        serde_json::to_value(required).unwrap_or(Value::Null),
     )
 }
 

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value};
 use tokio::sync::Notify;
 
+use crate::protocol::wire::InputRequest;
 use crate::protocol::{Era, LogLevel, RpcError, code, jsonrpc};
 use crate::tool::context::{Answer, Connection};
 use crate::tool::input::Finish;
@@ -187,12 +188,13 @@ impl Connection for TaskConnection {
                 }
             };
             let request_params: Value = serde_json::from_str(&params).unwrap_or(Value::Null);
-            let mut request = Map::new();
-            request.insert("method".into(), Value::String(method.to_owned()));
-            request.insert("params".into(), request_params.clone());
+            let request = InputRequest {
+                method,
+                params: &request_params,
+            };
             self.record(TaskChange::Ask {
                 key: key.clone(),
-                request: Value::Object(request),
+                request: serde_json::to_value(request).unwrap_or(Value::Null),
             })
             .await?;
             if self.era.is_stateless() {

@@ -462,22 +462,9 @@ async fn handle_post(
         (Some(session_id), http)
     } else {
         match endpoint.session(&parts, identity.as_ref()) {
-            Ok(s) => {
-                let negotiated = s.session.client().protocol_version;
-                if let Some(v) = version
-                    && v != negotiated
-                    && s.session.initialized.load(Ordering::Relaxed)
-                {
-                    return rpc_error(
-                        StatusCode::BAD_REQUEST,
-                        code::INVALID_REQUEST,
-                        &format!(
-                            "Bad Request: MCP-Protocol-Version `{v}` is not the session's `{negotiated}`"
-                        ),
-                    );
-                }
-                (None, s)
-            }
+            // A header naming another supported revision than the session's is accepted:
+            // the official conformance suite itself sends 2025-03-26 on 2025-11-25 sessions.
+            Ok(s) => (None, s),
             Err(r) => return *r,
         }
     };
