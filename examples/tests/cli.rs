@@ -223,3 +223,68 @@ fn http_on_an_address_in_use_says_which_and_exits_1() {
         "{out:?}"
     );
 }
+
+/// A token list that does not fit `subject:token` stops the server at start, naming the entry
+/// (a token is never cut short silently).
+#[test]
+fn a_malformed_token_list_stops_the_server() {
+    for (tokens, says) in [
+        ("s3cret", "entry 1 has no subject"),
+        ("alice:ok, bob:has space", "entry 2"),
+    ] {
+        let out = std::process::Command::new(CALC)
+            .args(["--http", "127.0.0.1:0"])
+            .env("MCP_TOOL_BEARER_TOKENS", tokens)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("calc runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{tokens}: {stderr}");
+        assert!(stderr.contains(says), "{tokens}: {stderr}");
+    }
+}
+
+/// With tokens, the endpoint announces its RFC 9728 metadata: in every challenge, and at the
+/// well-known URL; a request without credentials gets no error code (RFC 6750 §3.1).
+#[test]
+fn bearer_tokens_come_with_protected_resource_metadata() {
+    let server = common::modern::HttpServer::start(
+        CALC,
+        &[],
+        &[
+            ("MCP_TOOL_BEARER_TOKENS", "alice:a:b:c"),
+            ("MCP_TOOL_AUTHORIZATION_SERVERS", "https://auth.example.com"),
+        ],
+    );
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": VERSION, "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}}});
+    let refused = server.post(&[], &init);
+    assert_eq!(refused.status, 401, "{refused:?}");
+    let challenge = refused.header("www-authenticate").expect("a challenge");
+    assert!(!challenge.contains("error="), "{challenge}");
+    assert!(
+        challenge.contains("resource_metadata=\"http://")
+            && challenge.contains("/.well-known/oauth-protected-resource/mcp"),
+        "{challenge}"
+    );
+    let wrong = server.post(&[("Authorization", "Bearer a:b")], &init);
+    assert_eq!(wrong.status, 401);
+    assert!(
+        wrong
+            .header("www-authenticate")
+            .is_some_and(|c| c.contains("error=\"invalid_token\"")),
+        "{wrong:?}"
+    );
+    // The whole token, colons included.
+    let ok = server.post(&[("Authorization", "Bearer a:b:c")], &init);
+    assert_eq!(ok.status, 200, "{ok:?}");
+    let metadata = server.get("/.well-known/oauth-protected-resource/mcp");
+    assert_eq!(metadata.status, 200, "{metadata:?}");
+    let body: Value = serde_json::from_str(&metadata.body).expect("JSON metadata");
+    assert!(
+        body["resource"].as_str().unwrap().ends_with("/mcp"),
+        "{body}"
+    );
+    assert_eq!(body["authorization_servers"][0], "https://auth.example.com");
+}

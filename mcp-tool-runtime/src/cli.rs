@@ -14,7 +14,10 @@ use crate::server::tasks::{TASK_LEASE_ENV, TASK_STORE_ENV, parse_duration, store
 use crate::server::{Result, Server, ServerHandle};
 use crate::tool::{ClientLogLayer, TaskSupport};
 #[cfg(feature = "http")]
-use crate::transport::http::{BearerTokens, HttpConfig, TOKENS_ENV};
+use crate::transport::http::{
+    AUTH_SERVERS_ENV, BearerTokens, HttpConfig, RESOURCE_ENV, ResourceMetadata, SCOPES_ENV,
+    TOKENS_ENV,
+};
 
 /// The HTTP options the command line gives; ignored without `--http`.
 #[derive(Default)]
@@ -49,11 +52,15 @@ fn usage(bin: &str) -> String {
 
 environment:
   {tokens:<40}require a bearer token over HTTP
+  {resource:<40}the endpoint's public URL (RFC 9728 metadata)
+  {servers:<40}the authorization servers that issue its tokens
   {store:<40}where tasks are kept (as --task-store)
   {lease:<40}how long a running task's server vouches for it
   {key:<40}the key sealing 2026-07-28 request state (the same on every replica)
   {log:<40}filter the log on stderr",
         tokens = "MCP_TOOL_BEARER_TOKENS=subject:token,…",
+        resource = "MCP_TOOL_RESOURCE=https://…/mcp",
+        servers = "MCP_TOOL_AUTHORIZATION_SERVERS=https://…",
         store = format!("{TASK_STORE_ENV}=URL"),
         lease = format!("{TASK_LEASE_ENV}=30s"),
         key = format!("{}=hex", crate::server::STATE_KEY_ENV),
@@ -169,8 +176,13 @@ impl Server {
         }
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
+            .max_blocking_threads(server.limits.blocking_threads)
             .build()?;
-        match runtime.block_on(server.execute(&bin, command))? {
+        let outcome = runtime.block_on(server.execute(&bin, command));
+        // A blocking tool stuck for ever (a read that never returns) must not hold the exit:
+        // the threads still running are left behind.
+        runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+        match outcome? {
             0 => Ok(()),
             code => std::process::exit(code),
         }
@@ -266,13 +278,52 @@ async fn serve_http(server: Server, bin: &str, options: HttpOptions) -> Result<i
         sse_responses: options.sse,
         ..HttpConfig::default()
     };
-    if let Some(tokens) = BearerTokens::from_env(TOKENS_ENV) {
-        config = config.with_auth(tokens);
+    match BearerTokens::from_env(TOKENS_ENV) {
+        Ok(Some(tokens)) => config = config.with_auth(tokens),
+        Ok(None) => {}
+        Err(e) => return Ok(cli_error(bin, &e)),
     }
     let server = server.build()?;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}")))?;
+    // RFC 9728 metadata: what a client needs to find the authorization server. Given by the
+    // environment; with tokens but no public URL, the URL this server listens on.
+    let public = std::env::var(RESOURCE_ENV)
+        .ok()
+        .filter(|v| !v.trim().is_empty());
+    let servers = std::env::var(AUTH_SERVERS_ENV)
+        .ok()
+        .filter(|v| !v.trim().is_empty());
+    if config.auth.is_some() || public.is_some() || servers.is_some() {
+        let resource = public.unwrap_or_else(|| {
+            format!(
+                "http://{}{}",
+                listener.local_addr().map_or(addr, |a| a),
+                config.path
+            )
+        });
+        if !resource.starts_with("http://") && !resource.starts_with("https://") {
+            return Ok(cli_error(
+                bin,
+                &format!("{RESOURCE_ENV}=`{resource}` is not an http(s) URL"),
+            ));
+        }
+        let list = |v: Option<String>| -> Vec<String> {
+            v.map(|v| {
+                v.split(',')
+                    .map(|s| s.trim().to_owned())
+                    .filter(|s| !s.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default()
+        };
+        config.resource_metadata = Some(ResourceMetadata {
+            resource,
+            authorization_servers: list(servers),
+            scopes_supported: list(std::env::var(SCOPES_ENV).ok()),
+        });
+    }
     // Always said (stdout is not the protocol here): where to point a client, with the real
     // port when the address asked for port 0.
     let _ = writeln!(

@@ -835,6 +835,8 @@ async fn bearer_tokens_guard_the_endpoint() {
     let challenge = reply.header("www-authenticate").expect("WWW-Authenticate");
     assert!(challenge.starts_with("Bearer "), "{challenge}");
     assert!(!challenge.contains("resource_metadata"), "{challenge}");
+    // No credentials at all: no error code (RFC 6750 §3.1).
+    assert!(!challenge.contains("error="), "{challenge}");
 
     let reply = send(
         srv.post()

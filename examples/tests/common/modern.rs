@@ -379,6 +379,27 @@ impl HttpServer {
         self.next_id.fetch_add(1, Ordering::Relaxed) + 1
     }
 
+    /// GETs `path` (a path on the server, not the endpoint) and reads the whole reply.
+    pub(crate) fn get(&self, path: &str) -> HttpReply {
+        let head = format!(
+            "GET {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+            self.addr
+        );
+        let mut stream = TcpStream::connect_timeout(&self.addr, TIMEOUT)
+            .unwrap_or_else(|e| panic!("cannot connect to {}: {e}", self.addr));
+        stream
+            .write_all(head.as_bytes())
+            .unwrap_or_else(|e| panic!("cannot send the request: {e}"));
+        stream
+            .set_read_timeout(Some(TIMEOUT))
+            .expect("a read timeout");
+        let mut raw = Vec::new();
+        stream
+            .read_to_end(&mut raw)
+            .unwrap_or_else(|e| panic!("cannot read the reply: {e}"));
+        parse_reply(&raw, true, None).expect("a whole reply")
+    }
+
     /// POSTs `body` to the endpoint with these headers (besides Host, Content-Type, Accept
     /// and Content-Length) and reads the reply, up to the response to `body`'s request if it
     /// is one.

@@ -28,6 +28,9 @@ pub struct Limits {
     /// How long calls still running may take to finish when the input closes or the server
     /// is told to stop (default 10 s).
     pub shutdown_grace: Duration,
+    /// The most threads of the blocking pool, where plain `fn` tools start (default 512; used
+    /// by [`Server::run`](super::Server::run), which builds the runtime).
+    pub blocking_threads: usize,
 }
 
 impl Default for Limits {
@@ -39,6 +42,7 @@ impl Default for Limits {
             max_in_flight: 1024,
             max_sessions: 10_000,
             shutdown_grace: Duration::from_secs(10),
+            blocking_threads: 512,
         }
     }
 }
@@ -76,6 +80,13 @@ impl Limits {
     #[must_use]
     pub fn max_sessions(mut self, sessions: usize) -> Self {
         self.max_sessions = sessions.max(1);
+        self
+    }
+
+    /// The most threads of the blocking pool.
+    #[must_use]
+    pub fn blocking_threads(mut self, threads: usize) -> Self {
+        self.blocking_threads = threads.max(1);
         self
     }
 

@@ -81,7 +81,7 @@ pub struct Server {
     state_ttl: Duration,
     task_store: Option<Arc<dyn tasks::TaskStore>>,
     pub(crate) task_settings: tasks::TaskSettings,
-    limits: Limits,
+    pub(crate) limits: Limits,
 }
 
 impl Server {

@@ -14,8 +14,29 @@ use crate::tool::Identity;
 /// Why a request was refused: answered with 401 and `WWW-Authenticate`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuthError {
+    /// The RFC 6750 error code: `invalid_token`, `insufficient_scope`, … — or none for a
+    /// request that sent no credentials at all (RFC 6750 §3.1 says no code then).
+    pub code: Option<&'static str>,
     /// Said to the client (`error_description`).
     pub description: String,
+}
+
+impl AuthError {
+    /// The request sent no credentials: no error code.
+    pub fn missing(description: impl Into<String>) -> Self {
+        AuthError {
+            code: None,
+            description: description.into(),
+        }
+    }
+
+    /// The credentials were refused: `invalid_token`.
+    pub fn invalid(description: impl Into<String>) -> Self {
+        AuthError {
+            code: Some("invalid_token"),
+            description: description.into(),
+        }
+    }
 }
 
 /// The future an [`Authenticator`] returns.
@@ -59,23 +80,54 @@ impl BearerTokens {
         self
     }
 
-    /// Tokens from an environment variable: comma-separated `token` or `subject:token`
-    /// entries. `None` when the variable is unset or empty.
-    pub fn from_env(var: &str) -> Option<Self> {
-        let value = std::env::var(var).ok()?;
+    /// Tokens from an environment variable: comma-separated `subject:token` entries. The
+    /// subject is letters, digits and `._@-`; the token is everything after the first colon
+    /// (colons included), visible ASCII. `Ok(None)` when the variable is unset or empty; an
+    /// entry that does not fit is an error naming it (a server refuses to start on it, rather
+    /// than accept a token cut short).
+    pub fn from_env(var: &str) -> Result<Option<Self>, String> {
+        let Ok(value) = std::env::var(var) else {
+            return Ok(None);
+        };
+        let tokens = Self::parse(&value).map_err(|e| format!("{var}: {e}"))?;
+        Ok((!tokens.tokens.is_empty()).then_some(tokens))
+    }
+
+    /// Reads `subject:token[,subject:token…]` (see [`BearerTokens::from_env`]).
+    pub fn parse(text: &str) -> Result<Self, String> {
         let mut tokens = BearerTokens::new();
-        for (i, entry) in value
+        for (i, entry) in text
             .split(',')
             .map(str::trim)
             .filter(|e| !e.is_empty())
             .enumerate()
         {
-            tokens = match entry.split_once(':') {
-                Some((subject, token)) => tokens.token(token, subject),
-                None => tokens.token(entry, format!("token-{}", i + 1)),
+            let n = i + 1;
+            let Some((subject, token)) = entry.split_once(':') else {
+                return Err(format!(
+                    "entry {n} has no subject: write `subject:token` (the token may contain `:`)"
+                ));
             };
+            if subject.is_empty()
+                || !subject
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"._@-".contains(&b))
+            {
+                return Err(format!(
+                    "entry {n}: the subject `{subject}` must be letters, digits and `._@-`"
+                ));
+            }
+            if token.is_empty() || !token.bytes().all(|b| b.is_ascii_graphic()) {
+                return Err(format!(
+                    "entry {n} (`{subject}`): the token must be visible ASCII, without spaces"
+                ));
+            }
+            if tokens.tokens.iter().any(|(t, _)| t == token) {
+                return Err(format!("entry {n} (`{subject}`): the token is given twice"));
+            }
+            tokens = tokens.token(token, subject);
         }
-        (!tokens.tokens.is_empty()).then_some(tokens)
+        Ok(tokens)
     }
 }
 
@@ -95,18 +147,38 @@ impl Authenticator for BearerTokens {
                 scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
             });
         let outcome = match presented {
-            None => Err(AuthError {
-                description: "a bearer token is required".into(),
-            }),
+            None => Err(AuthError::missing("a bearer token is required")),
             Some(token) => self
                 .tokens
                 .iter()
                 .find(|(known, _)| same_secret(known.as_bytes(), token.as_bytes()))
                 .map(|(_, identity)| identity.clone())
-                .ok_or_else(|| AuthError {
-                    description: "the bearer token is not valid".into(),
-                }),
+                .ok_or_else(|| AuthError::invalid("the bearer token is not valid")),
         };
         Box::pin(std::future::ready(outcome))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_lists_are_read_exactly_or_refused() {
+        let t = BearerTokens::parse("alice:s3cret, bob:a:b:c").unwrap();
+        assert_eq!(t.tokens.len(), 2);
+        assert_eq!(t.tokens[1].0, "a:b:c", "the token keeps its colons");
+        assert_eq!(t.tokens[1].1.subject, "bob");
+        for bad in [
+            "s3cret",
+            ":tok",
+            "al ice:tok",
+            "alice:",
+            "alice:has space",
+            "a:x,b:x",
+        ] {
+            assert!(BearerTokens::parse(bad).is_err(), "{bad}");
+        }
+        assert!(BearerTokens::parse("").unwrap().tokens.is_empty());
     }
 }

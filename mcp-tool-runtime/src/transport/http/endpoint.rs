@@ -158,10 +158,13 @@ fn rpc_error(status: StatusCode, code: i64, message: &str) -> Response {
 impl Endpoint {
     /// The `WWW-Authenticate` challenge.
     fn challenge(&self, error: &AuthError) -> Response {
-        let mut value = format!(
-            "Bearer realm=\"mcp\", error=\"invalid_token\", error_description=\"{}\"",
-            error.description.replace('"', "'")
-        );
+        let mut value = String::from("Bearer realm=\"mcp\"");
+        if let Some(code) = error.code {
+            value.push_str(&format!(
+                ", error=\"{code}\", error_description=\"{}\"",
+                error.description.replace('"', "'")
+            ));
+        }
         if let Some(meta) = &self.config.resource_metadata {
             let (origin, path) = split_url(&meta.resource);
             value.push_str(&format!(

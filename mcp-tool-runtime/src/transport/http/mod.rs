@@ -46,9 +46,21 @@ pub use auth::{AuthError, AuthFuture, Authenticator, BearerTokens};
 pub use config::{HttpConfig, ResourceMetadata};
 use endpoint::Endpoint;
 
-/// The environment variable whose bearer tokens guard `--http` (comma-separated `token` or
-/// `subject:token` entries), when the server configured no authenticator of its own.
+/// The environment variable whose bearer tokens guard `--http` (comma-separated
+/// `subject:token` entries; the token may contain `:`), when the server configured no
+/// authenticator of its own.
 pub const TOKENS_ENV: &str = "MCP_TOOL_BEARER_TOKENS";
+
+/// The environment variable giving `--http`'s public URL, announced in the RFC 9728
+/// protected-resource metadata and in every `WWW-Authenticate` challenge.
+pub const RESOURCE_ENV: &str = "MCP_TOOL_RESOURCE";
+
+/// The environment variable listing (comma-separated) the authorization servers that issue
+/// the endpoint's tokens, for the RFC 9728 metadata.
+pub const AUTH_SERVERS_ENV: &str = "MCP_TOOL_AUTHORIZATION_SERVERS";
+
+/// The environment variable listing (comma-separated) the scopes the endpoint understands.
+pub const SCOPES_ENV: &str = "MCP_TOOL_SCOPES";
 
 impl ServerHandle {
     /// The MCP endpoint as an axum `Router` (the endpoint's path, plus the protected-resource
