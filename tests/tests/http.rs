@@ -1750,3 +1750,82 @@ async fn a_host_that_merely_starts_like_loopback_is_refused() {
         );
     }
 }
+
+/// Serves `core` with `serve_http` itself (its accept loop), not through a router.
+async fn serve_real(core: &ServerHandle, config: HttpConfig) -> (u16, tokio::task::JoinHandle<()>) {
+    let (listener, port) = listen().await;
+    let core = core.clone();
+    let task = tokio::spawn(async move {
+        let _ = core.serve_http(listener, config).await;
+    });
+    (port, task)
+}
+
+#[tokio::test]
+async fn a_connection_that_dribbles_its_head_is_closed() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let core = core(&["hello"]);
+    let mut config = HttpConfig::default();
+    config.header_timeout = Duration::from_millis(300);
+    let (port, task) = serve_real(&core, config).await;
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
+    stream
+        .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        .await
+        .unwrap();
+    // The rest of the head never comes: the server closes the connection (or answers 408).
+    let mut buf = Vec::new();
+    let read = tokio::time::timeout(WAIT, stream.read_to_end(&mut buf)).await;
+    assert!(read.is_ok(), "the connection stayed open");
+    let text = String::from_utf8_lossy(&buf);
+    assert!(
+        text.is_empty() || text.starts_with("HTTP/1.1 408"),
+        "{text}"
+    );
+    task.abort();
+}
+
+#[tokio::test]
+async fn connections_beyond_the_cap_wait_their_turn() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let core = core(&["hello"]);
+    let mut config = HttpConfig::default();
+    config.max_connections = 2;
+    let (port, task) = serve_real(&core, config).await;
+    let connect = || tokio::net::TcpStream::connect(("127.0.0.1", port));
+    // Two idle connections hold both slots.
+    let first = connect().await.unwrap();
+    let second = connect().await.unwrap();
+    // A third is queued by the kernel, not served, while they stay.
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let http = client();
+    let waiting = tokio::spawn(async move {
+        http.post(url)
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header(CONTENT_TYPE, "application/json")
+            .body(initialize(json!({})).to_string())
+            .send()
+            .await
+            .map(|r| r.status())
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !waiting.is_finished(),
+        "a third connection was served beside two"
+    );
+    // One slot frees: it is served.
+    drop(first);
+    let status = tokio::time::timeout(WAIT, waiting)
+        .await
+        .expect("served once a slot freed")
+        .unwrap()
+        .unwrap();
+    assert_eq!(status, StatusCode::OK);
+    let mut second = second;
+    let _ = second.write_all(b"\r\n").await;
+    let mut sink = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_millis(10), second.read_to_end(&mut sink)).await;
+    task.abort();
+}

@@ -7,7 +7,8 @@ use std::time::Duration;
 use super::auth::Authenticator;
 
 /// How the HTTP endpoint behaves. The defaults are the safe ones: loopback hosts and origins
-/// only, a 4 MiB body limit, sessions that expire after 10 idle minutes.
+/// only, a 4 MiB body limit, sessions that expire after 10 idle minutes, request heads (and
+/// idle kept-alive connections) within 30 s, at most 1024 connections.
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct HttpConfig {
@@ -35,6 +36,15 @@ pub struct HttpConfig {
     /// Answer every request with an SSE stream, even one whose only message is its response
     /// (as the TypeScript SDK does by default). Off: such a request is answered with JSON.
     pub sse_responses: bool,
+    /// How long a client may take to send a request's head, counted from when the server
+    /// waits for one — so also how long a kept-alive connection may sit idle between
+    /// requests (`serve_http`; default 30 s). A connection that dribbles its headers, or
+    /// says nothing, is closed; a request being answered (a long call, an SSE stream) is not
+    /// affected.
+    pub header_timeout: Duration,
+    /// The most connections served at once (`serve_http`; default 1024): beyond, new ones wait
+    /// to be accepted until one closes, so a flood cannot exhaust the process's files.
+    pub max_connections: usize,
 }
 
 impl Default for HttpConfig {
@@ -50,6 +60,8 @@ impl Default for HttpConfig {
             resource_metadata: None,
             shutdown_grace: Duration::from_secs(10),
             sse_responses: false,
+            header_timeout: Duration::from_secs(30),
+            max_connections: 1024,
         }
     }
 }
@@ -74,6 +86,8 @@ impl fmt::Debug for HttpConfig {
             .field("session_idle", &self.session_idle)
             .field("stateless", &self.stateless)
             .field("sse_responses", &self.sse_responses)
+            .field("header_timeout", &self.header_timeout)
+            .field("max_connections", &self.max_connections)
             .field("auth", &self.auth.is_some())
             .finish_non_exhaustive()
     }

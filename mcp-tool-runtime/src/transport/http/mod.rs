@@ -32,6 +32,7 @@ mod config;
 mod endpoint;
 mod headers;
 mod origin;
+mod serve;
 mod sse;
 mod stateless;
 
@@ -88,16 +89,13 @@ impl ServerHandle {
             config.allowed_hosts = Some(vec!["*".into()]);
         }
         let grace = config.shutdown_grace;
+        let bounds = serve::Bounds {
+            header_timeout: config.header_timeout,
+            max_connections: config.max_connections,
+        };
         let (router, endpoint) = Endpoint::router(self.clone(), config);
         tracing::info!(%addr, "serving MCP over HTTP");
-        // Responses (SSE events especially) go out in several writes: without TCP_NODELAY,
-        // Nagle's algorithm holds each one back for about 40 ms.
-        let listener = axum::serve::ListenerExt::tap_io(listener, |stream| {
-            if let Err(e) = stream.set_nodelay(true) {
-                tracing::debug!(error = %e, "could not set TCP_NODELAY");
-            }
-        });
-        let (stop_tx, mut stop_rx) = watch::channel(false);
+        let (stop_tx, stop_rx) = watch::channel(false);
         let signal_endpoint = endpoint.clone();
         let server = self.clone();
         tokio::spawn(async move {
@@ -108,20 +106,7 @@ impl ServerHandle {
             let _ = signal_endpoint.shutdown.send(true);
             let _ = stop_tx.send(true);
         });
-        let mut graceful_rx = stop_rx.clone();
-        let serve = axum::serve(listener, router).with_graceful_shutdown(async move {
-            let _ = graceful_rx.wait_for(|stop| *stop).await;
-        });
-        tokio::select! {
-            result = serve => result,
-            () = async {
-                let _ = stop_rx.wait_for(|stop| *stop).await;
-                tokio::time::sleep(grace).await;
-            } => {
-                tracing::warn!("calls still running after the shutdown grace period were dropped");
-                Ok(())
-            }
-        }
+        serve::accept_loop(listener, router, bounds, stop_rx, grace).await
     }
 }
 
