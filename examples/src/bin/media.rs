@@ -408,7 +408,7 @@ fn mix_colors() -> DynamicTool {
     DynamicTool::new(
         "mix_colors",
         "Mix colours given as #RRGGBB, optionally weighted; returns the mixed colour.",
-        |args: DynamicArgs| async move { mix(&args) },
+        |args: DynamicArgs| async move { mix(&args.arguments) },
     )
     .title("Mix colours")
     .annotations(read_only())
@@ -426,11 +426,8 @@ fn mix_colors() -> DynamicTool {
     .property(ToolProperty::boolean("as_rgb").description("Answer as rgb(r, g, b) instead of hex"))
 }
 
-fn mix(args: &DynamicArgs) -> Result<String, ToolError> {
-    let colors = args.arguments["colors"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
+fn mix(arguments: &serde_json::Map<String, Value>) -> Result<String, ToolError> {
+    let colors = arguments["colors"].as_array().cloned().unwrap_or_default();
     if colors.is_empty() {
         return Err(ToolError::new(
             "NO_COLORS",
@@ -447,7 +444,7 @@ fn mix(args: &DynamicArgs) -> Result<String, ToolError> {
             )
         })?);
     }
-    let weights: Vec<f64> = match args.arguments.get("weights").and_then(Value::as_array) {
+    let weights: Vec<f64> = match arguments.get("weights").and_then(Value::as_array) {
         None => vec![1.0; rgbs.len()],
         Some(w) if w.len() == rgbs.len() => w.iter().filter_map(Value::as_f64).collect(),
         Some(w) => {
@@ -457,13 +454,22 @@ fn mix(args: &DynamicArgs) -> Result<String, ToolError> {
             ));
         }
     };
-    let total: f64 = weights.iter().sum();
-    if weights.iter().any(|w| *w < 0.0) || total <= 0.0 {
+    if weights.iter().any(|w| !w.is_finite() || *w < 0.0) {
+        return Err(ToolError::new(
+            "INVALID_WEIGHTS",
+            "weights: each must be a finite, non-negative number",
+        ));
+    }
+    // Scaled by the largest, so that huge weights cannot overflow the sums (to black).
+    let largest = weights.iter().copied().fold(0.0_f64, f64::max);
+    if largest <= 0.0 {
         return Err(ToolError::new(
             "INVALID_WEIGHTS",
             "weights: must be non-negative, and not all zero",
         ));
     }
+    let weights: Vec<f64> = weights.iter().map(|w| w / largest).collect();
+    let total: f64 = weights.iter().sum();
     let channel = |k: usize| {
         let sum: f64 = rgbs
             .iter()
@@ -473,7 +479,7 @@ fn mix(args: &DynamicArgs) -> Result<String, ToolError> {
         (sum / total).round() as u8
     };
     let mixed = [channel(0), channel(1), channel(2)];
-    let as_rgb = args.arguments.get("as_rgb").and_then(Value::as_bool) == Some(true);
+    let as_rgb = arguments.get("as_rgb").and_then(Value::as_bool) == Some(true);
     Ok(if as_rgb {
         format!("rgb({}, {}, {})", mixed[0], mixed[1], mixed[2])
     } else {
@@ -539,6 +545,20 @@ fn main() -> mcp_tool::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn huge_weights_mix_like_small_ones() {
+        let args = |weights: Value| {
+            serde_json::json!({ "colors": ["#ff0000", "#0000ff"], "weights": weights })
+                .as_object()
+                .cloned()
+                .unwrap()
+        };
+        let small = mix(&args(serde_json::json!([1, 1]))).unwrap();
+        let huge = mix(&args(serde_json::json!([1e308, 1e308]))).unwrap();
+        assert_eq!(small, huge);
+        assert_eq!(huge, "#800080");
+    }
 
     #[test]
     fn checksums_match_known_values() {
