@@ -9,7 +9,10 @@
 //     outputSchema it cached from tools/list (callTool throws when they disagree);
 //   - get_user returns the created user (also validated); an unknown id is an isError result;
 //   - create_user with email "x" is an isError result naming the email field;
-//   - seed_users {count: 5} with onprogress delivers all 5 progress notifications, in order.
+//   - seed_users {count: 5} with onprogress delivers all 5 progress notifications, in order;
+//   - over HTTP, the SDK's terminateSession() ends the session with a DELETE the server answers
+//     with a 2xx (the SDK itself also takes a 405, "termination not supported", as success),
+//     and a request with the ended session's id then gets 404.
 // Prints one JSON line summarizing what it saw; exits 1 if any check failed, 2 on a crash.
 
 import { readFileSync } from 'node:fs';
@@ -43,10 +46,18 @@ const check = (name, ok, detail) => {
 };
 const text = (result) => (result.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
 
+// The statuses of the DELETE requests the HTTP transport sends (through its `fetch` option).
+const deletes = [];
+const recordingFetch = async (url, init) => {
+  const response = await fetch(url, init);
+  if ((init?.method ?? 'GET').toUpperCase() === 'DELETE') deletes.push(response.status);
+  return response;
+};
+
 const transport =
   mode === 'stdio'
     ? new StdioClientTransport({ command: target, args: rest, stderr: 'inherit' })
-    : new StreamableHTTPClientTransport(new URL(target));
+    : new StreamableHTTPClientTransport(new URL(target), { fetch: recordingFetch });
 
 // Sniff the initialize result for the negotiated protocol version (both transports).
 const start = transport.start.bind(transport);
@@ -129,9 +140,30 @@ try {
   );
 
   if (mode === 'http') {
+    const sessionId = transport.sessionId;
     await transport.terminateSession(); // DELETE /mcp
-    summary.sessionTerminated = transport.sessionId === undefined;
-    check('session terminated', summary.sessionTerminated, transport.sessionId);
+    // The SDK forgets the session on a 405 too: require a real 2xx.
+    summary.deleteStatuses = deletes;
+    summary.sessionTerminated =
+      transport.sessionId === undefined && deletes.length === 1 && deletes[0] >= 200 && deletes[0] < 300;
+    check('session terminated by a DELETE answered 2xx', summary.sessionTerminated, {
+      sessionId: transport.sessionId,
+      deletes,
+    });
+    // The ended session is gone: a request naming it gets 404.
+    const after = await fetch(target, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-session-id': sessionId,
+        'mcp-protocol-version': summary.protocolVersion,
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'tools/list', params: {} }),
+    });
+    await after.body?.cancel();
+    summary.statusAfterDelete = after.status;
+    check('a request in the ended session gets 404', after.status === 404, after.status);
   }
   await client.close();
 } catch (e) {

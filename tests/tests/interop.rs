@@ -215,6 +215,14 @@ fn typescript(transport: Transport) {
     assert_eq!(summary["outputValidatorCached"], true, "{label}");
     if transport == Transport::Http {
         assert_eq!(summary["sessionTerminated"], true, "{label}: DELETE");
+        let deletes = summary["deleteStatuses"]
+            .as_array()
+            .expect("deleteStatuses");
+        assert!(
+            deletes.len() == 1 && deletes[0].as_u64().is_some_and(|s| (200..300).contains(&s)),
+            "{label}: DELETE answered {deletes:?}, not one 2xx"
+        );
+        assert_eq!(summary["statusAfterDelete"], 404, "{label}: after DELETE");
     }
 }
 
