@@ -426,7 +426,7 @@ fn mix_colors() -> DynamicTool {
     .property(ToolProperty::boolean("as_rgb").description("Answer as rgb(r, g, b) instead of hex"))
 }
 
-fn mix(arguments: &serde_json::Map<String, Value>) -> Result<String, ToolError> {
+fn mix(arguments: &Map<String, Value>) -> Result<String, ToolError> {
     let colors = arguments["colors"].as_array().cloned().unwrap_or_default();
     if colors.is_empty() {
         return Err(ToolError::new(
