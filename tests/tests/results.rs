@@ -1025,3 +1025,21 @@ async fn dynamic_tools_refuse_reserved_meta_and_static_tools_are_not_removed() {
     assert!(!core.remove_tool("meta_overlap"));
     assert_eq!(core.tools().len(), 1);
 }
+
+/// `Server::validate_output` decides in any build: on, a result that breaks its schema is an
+/// error naming the field; off, it goes out as the tool made it.
+#[tokio::test]
+async fn output_validation_is_a_setting_in_every_build() {
+    let on = Client::start(Server::new("t", "0").only(["small"]).validate_output(true))
+        .await
+        .unwrap();
+    let r = on.call("small", json!({ "n": 11 })).await.unwrap();
+    assert!(r.is_error() && r.text().contains("n: 11"), "{r:?}");
+
+    let off = Client::start(Server::new("t", "0").only(["small"]).validate_output(false))
+        .await
+        .unwrap();
+    let r = off.call("small", json!({ "n": 11 })).await.unwrap();
+    assert!(!r.is_error(), "{r:?}");
+    assert_eq!(r.structured(), Some(&json!({ "n": 11 })));
+}

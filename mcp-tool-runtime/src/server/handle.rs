@@ -74,6 +74,8 @@ pub(crate) struct Shared {
     pub(crate) tasks: Tasks,
     /// The bounds kept whatever clients do.
     pub(crate) limits: Limits,
+    /// Whether structured results are checked against output schemas.
+    pub(crate) validate_output: bool,
     /// The tool selections of principals (stateless requests).
     pub(crate) principals: Principals,
     pub(crate) states: Arc<TypeMap>,
@@ -95,6 +97,7 @@ pub(crate) struct Settings {
     pub(crate) hints: CacheHints,
     pub(crate) state_key: StateKey,
     pub(crate) limits: Limits,
+    pub(crate) validate_output: bool,
     pub(crate) tasks: Tasks,
 }
 
@@ -123,6 +126,7 @@ impl ServerHandle {
             hints,
             state_key,
             limits,
+            validate_output,
             tasks,
         } = settings;
         let mut capabilities = offerings.capabilities();
@@ -138,6 +142,7 @@ impl ServerHandle {
                 capabilities,
                 tasks,
                 limits,
+                validate_output,
                 info,
                 instructions,
                 hints,

@@ -37,6 +37,8 @@ use state::StateKey;
 
 /// How long lists stay fresh by default (2026-07-28 cache hints).
 const DEFAULT_LIST_TTL: Duration = Duration::from_secs(300);
+/// The environment variable that switches output validation on in release builds.
+pub const VALIDATE_OUTPUT_ENV: &str = "MCP_TOOL_VALIDATE_OUTPUT";
 /// How long a sealed request state stays valid by default.
 const DEFAULT_STATE_TTL: Duration = Duration::from_secs(600);
 pub use error::{Error, Result, StartError};
@@ -82,6 +84,7 @@ pub struct Server {
     task_store: Option<Arc<dyn tasks::TaskStore>>,
     pub(crate) task_settings: tasks::TaskSettings,
     pub(crate) limits: Limits,
+    validate_output: Option<bool>,
 }
 
 impl Server {
@@ -109,6 +112,7 @@ impl Server {
             task_store: None,
             task_settings: tasks::TaskSettings::default(),
             limits: Limits::default(),
+            validate_output: None,
         }
     }
 
@@ -254,6 +258,15 @@ impl Server {
         self
     }
 
+    /// Checks every structured result against the tool's output schema, in release builds too
+    /// (debug builds always do): a result that does not fit becomes an error result naming
+    /// the field, instead of reaching a client that would reject it. Also switched on by
+    /// `MCP_TOOL_VALIDATE_OUTPUT=1`. It costs one validation per call (see BENCHMARKS.md).
+    pub fn validate_output(mut self, on: bool) -> Self {
+        self.validate_output = Some(on);
+        self
+    }
+
     /// The bounds the server keeps whatever its clients do (message size, queued answers,
     /// waits on the client, calls in flight, sessions, the shutdown grace); see [`Limits`].
     pub fn limits(mut self, limits: Limits) -> Self {
@@ -356,6 +369,10 @@ impl Server {
                 hints: self.hints,
                 state_key,
                 limits: self.limits,
+                validate_output: self.validate_output.unwrap_or_else(|| {
+                    cfg!(debug_assertions)
+                        || std::env::var(VALIDATE_OUTPUT_ENV).is_ok_and(|v| v == "1" || v == "true")
+                }),
                 tasks: tasks::Tasks::new(
                     self.task_store
                         .unwrap_or_else(|| Arc::new(tasks::MemoryTaskStore::new())),

@@ -382,7 +382,7 @@ impl Session {
             Ok(r) => r,
             Err(panic) => panic_result(Some(panic)),
         };
-        shape(entry, &mut result);
+        shape(entry, &mut result, self.server.shared.validate_output);
         if !result.enable_tools.is_empty() || !result.disable_tools.is_empty() {
             let batch = Batch {
                 enable: std::mem::take(&mut result.enable_tools),
@@ -429,10 +429,11 @@ fn whole_numbers(value: &mut Value) {
 }
 
 /// Completes a tool's result as its definition says: a text copy of structured content that
-/// came alone, a non-object output wrapped as `{"result": …}`; and, in debug builds (so in
-/// tests), structured content checked against the advertised output schema, so a mismatch
-/// shows up before a client rejects it.
-fn shape(entry: &Entry, result: &mut ToolResult) {
+/// came alone, a non-object output wrapped as `{"result": …}`; and, with `validate` (debug
+/// builds, and release builds with `Server::validate_output`), structured content checked
+/// against the advertised output schema, so a mismatch is an error result naming the field
+/// before a client rejects it.
+fn shape(entry: &Entry, result: &mut ToolResult, validate: bool) {
     if result.content.is_empty()
         && let Some(structured) = &result.structured_content
     {
@@ -446,7 +447,7 @@ fn shape(entry: &Entry, result: &mut ToolResult) {
     {
         result.structured_content = Some(Value::Object(Map::from_iter([("result".into(), v)])));
     }
-    if cfg!(debug_assertions) && !result.is_error && entry.def.output_schema().is_some() {
+    if validate && !result.is_error && entry.def.output_schema().is_some() {
         let problem = match &result.structured_content {
             None => Some(
                 "the tool declares an output schema but returned no structured content".to_owned(),
