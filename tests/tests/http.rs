@@ -22,7 +22,7 @@ use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST, ORIGIN, WWW_AUT
 use reqwest::{RequestBuilder, StatusCode};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
-use tokio::sync::Barrier;
+use tokio::sync::{Barrier, Semaphore};
 
 /// The longest any single wait may take.
 const WAIT: Duration = Duration::from_secs(10);
@@ -100,6 +100,38 @@ async fn slow(tag: String) -> String {
     let _flag = DropFlag(tag);
     tokio::time::sleep(Duration::from_secs(30)).await;
     "finished".into()
+}
+
+/// What the `held` tool waits on: it says it started, then runs until the test releases it.
+struct Hold {
+    started: Semaphore,
+    release: Semaphore,
+}
+
+impl Hold {
+    fn new() -> Arc<Hold> {
+        Arc::new(Hold {
+            started: Semaphore::new(0),
+            release: Semaphore::new(0),
+        })
+    }
+
+    /// Waits (at most [`WAIT`]) until a `held` call runs.
+    async fn started(&self) {
+        tokio::time::timeout(WAIT, self.started.acquire())
+            .await
+            .expect("the `held` call did not start")
+            .expect("never closed")
+            .forget();
+    }
+}
+
+/// Runs until the test releases it.
+#[tool]
+async fn held(hold: State<Arc<Hold>>) -> &'static str {
+    hold.started.add_permits(1);
+    hold.release.acquire().await.expect("never closed").forget();
+    "released"
 }
 
 /// Who the user is.
@@ -591,21 +623,128 @@ async fn requests_need_a_live_session() {
     assert_eq!(reply.status, StatusCode::NOT_FOUND);
 }
 
-#[tokio::test]
-async fn idle_sessions_expire() {
-    let core = core(&["hello"]);
+/// A server of `tools` holding at most `max_sessions` sessions, which expire after 300 ms idle.
+async fn short_lived(tools: &[&str], max_sessions: usize, hold: Arc<Hold>) -> Served {
+    let core = Server::new("t", "0")
+        .state(hold)
+        .only(tools.iter().copied())
+        .limits(mcp_tool::server::Limits::default().max_sessions(max_sessions))
+        .build()
+        .expect("the test server builds");
     let mut config = HttpConfig::default();
     config.session_idle = Duration::from_millis(300);
-    let srv = serve_core(&core, config).await;
+    serve_core(&core, config).await
+}
+
+/// Waits until the reaper frees a slot of a server that holds its most sessions: tries a new
+/// `initialize` (503 while full) until one opens a session, whose id it returns. It sends
+/// nothing in an existing session, so it touches none of them (any request would count as use).
+async fn until_a_session_expires(srv: &Served) -> String {
+    // A bound for a failure only: the reaper runs every 75 ms against 300 ms of idleness.
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let reply = srv.post_json(&initialize(json!({}))).await;
+        if reply.status == StatusCode::OK {
+            return reply.header(SESSION).expect("a session id").to_owned();
+        }
+        assert_eq!(
+            reply.status,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "{}",
+            reply.body
+        );
+        assert!(
+            Instant::now() < deadline,
+            "no session expired within {WAIT:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+impl Served {
+    /// The session `id` (opened elsewhere) as a [`Session`].
+    fn session_of(&self, id: String) -> Session<'_> {
+        Session {
+            srv: self,
+            id,
+            next: AtomicI64::new(10),
+            extra: Box::new(|r| r),
+        }
+    }
+}
+
+#[tokio::test]
+async fn idle_sessions_expire() {
+    let srv = short_lived(&["hello"], 1, Hold::new()).await;
     let s = srv.session(json!({})).await;
-    // Used within the idle time: still there.
-    for _ in 0..4 {
-        tokio::time::sleep(Duration::from_millis(100)).await;
+    // Used for twice the idle time, every 30 ms: still there. (30 ms between requests against
+    // 300 ms of idleness allowed: a margin of 10x for a busy machine.)
+    let used = Instant::now();
+    while used.elapsed() < Duration::from_millis(600) {
+        tokio::time::sleep(Duration::from_millis(30)).await;
         let (_, reply) = s.request("ping", json!({})).await;
         assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
     }
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    // Then left alone: the reaper drops it, which frees the server's one slot, and it is gone.
+    until_a_session_expires(&srv).await;
     let (_, reply) = s.request("ping", json!({})).await;
+    assert_eq!(reply.status, StatusCode::NOT_FOUND, "{}", reply.body);
+}
+
+#[tokio::test]
+async fn a_call_longer_than_the_idle_time_is_answered_and_keeps_its_session() {
+    let hold = Hold::new();
+    let srv = short_lived(&["held", "hello"], 2, hold.clone()).await;
+    let a = srv.session(json!({})).await;
+    let call = a.request("tools/call", call_params("held", json!({}), None));
+    let meanwhile = async {
+        hold.started().await;
+        // A witness opened once the call runs: last used after `a`, and idle from then on.
+        let b = srv.session(json!({})).await;
+        // The server is full (a, b). When the reaper has dropped a session, `b` is gone, so the
+        // reaper has seen `a` idle for longer than `b`: only its call in flight kept it.
+        until_a_session_expires(&srv).await;
+        let (_, reply) = b.request("ping", json!({})).await;
+        assert_eq!(reply.status, StatusCode::NOT_FOUND, "{}", reply.body);
+        let (_, reply) = a.request("ping", json!({})).await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+        hold.release.add_permits(1);
+    };
+    let ((id, reply), ()) = tokio::join!(call, meanwhile);
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    assert_eq!(reply.json()["id"], id);
+    assert_eq!(text_of(&reply.json()["result"]), "released");
+}
+
+#[tokio::test]
+#[ignore = "runtime defect: the reaper counts idleness from a session's last request, not from the end of its last call, so a session is dropped right after a call longer than session_idle (see hardening-defects notes)"]
+async fn a_session_is_idle_from_the_end_of_its_last_call() {
+    let hold = Hold::new();
+    let srv = short_lived(&["held"], 2, hold.clone()).await;
+    let a = srv.session(json!({})).await;
+    let call = a.request("tools/call", call_params("held", json!({}), None));
+    let meanwhile = async {
+        hold.started().await;
+        // Fill the server (a, b) and wait until `b` expires; the session that takes its slot is
+        // the witness: opened while the call runs, so last used before the call ends.
+        let _b = srv.session(json!({})).await;
+        let witness = until_a_session_expires(&srv).await;
+        hold.release.add_permits(1);
+        witness
+    };
+    let ((_, reply), witness) = tokio::join!(call, meanwhile);
+    assert_eq!(text_of(&reply.json()["result"]), "released");
+    // `a` has been idle since its call ended, for less time than the witness: when a slot frees
+    // up, it is the witness's, and `a` is still there.
+    until_a_session_expires(&srv).await;
+    let (_, reply) = a.request("ping", json!({})).await;
+    assert_eq!(
+        reply.status,
+        StatusCode::OK,
+        "the session expired right after its call, as if idle since the call began: {}",
+        reply.body
+    );
+    let (_, reply) = srv.session_of(witness).request("ping", json!({})).await;
     assert_eq!(reply.status, StatusCode::NOT_FOUND, "{}", reply.body);
 }
 
