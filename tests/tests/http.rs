@@ -8,7 +8,7 @@
 
 use std::process::Command;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -72,6 +72,9 @@ async fn meet(barrier: State<Barrier>, progress: Progress, tag: String) -> Strin
     format!("met {tag}")
 }
 
+/// The tags of the `slow` calls that started.
+static SLOW_STARTED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
 /// The tags of the `slow` calls dropped before they finished.
 static SLOW_DROPPED: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
@@ -94,9 +97,30 @@ fn slow_dropped(tag: &str) -> bool {
         .any(|t| t == tag)
 }
 
+/// Waits (at most [`WAIT`]) until the `slow` call tagged `tag` runs.
+async fn slow_started(tag: &str) {
+    let deadline = Instant::now() + WAIT;
+    while !SLOW_STARTED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .any(|t| t == tag)
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the `slow` call {tag} did not start within {WAIT:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 /// Runs for half a minute unless cancelled.
 #[tool]
 async fn slow(tag: String) -> String {
+    SLOW_STARTED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(tag.clone());
     let _flag = DropFlag(tag);
     tokio::time::sleep(Duration::from_secs(30)).await;
     "finished".into()
@@ -1359,7 +1383,7 @@ async fn the_get_stream_carries_messages_of_no_request() {
 
     // A client that dropped its GET stream can open it again.
     drop(b_events);
-    let deadline = Instant::now() + Duration::from_secs(3);
+    let deadline = Instant::now() + WAIT;
     let response = loop {
         let response = tokio::time::timeout(WAIT, b.get().send())
             .await
@@ -1370,7 +1394,7 @@ async fn the_get_stream_carries_messages_of_no_request() {
         }
         assert!(
             Instant::now() < deadline,
-            "the dropped GET stream still counts as open 3 s later (409)"
+            "the dropped GET stream still counts as open {WAIT:?} later (409)"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
@@ -1450,9 +1474,9 @@ async fn cancelling_a_call_ends_its_post_without_a_response() {
         "tools/call",
         call_params("slow", json!({ "tag": "plain" }), None),
     );
-    let started = Instant::now();
+    // A call that ran on would run for 30 s: `post_json` gives up after WAIT (10 s) and fails.
     let (reply, cancelled) = tokio::join!(s.post_json(&body), async {
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        slow_started("plain").await;
         s.notify(
             "notifications/cancelled",
             json!({ "requestId": id, "reason": "enough" }),
@@ -1460,10 +1484,6 @@ async fn cancelling_a_call_ends_its_post_without_a_response() {
         .await
     });
     assert_eq!(cancelled.status, StatusCode::ACCEPTED);
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "the call ran on"
-    );
     match reply.status {
         StatusCode::ACCEPTED => assert!(reply.body.is_empty(), "{}", reply.body),
         StatusCode::OK => {
@@ -1495,15 +1515,15 @@ async fn cancelling_works_for_a_string_id_written_with_escapes() {
     let s = srv.session(json!({})).await;
     let body = r#"{"jsonrpc":"2.0","id":"caf\u00e9","method":"tools/call","params":{"name":"slow","arguments":{"tag":"escaped"}}}"#;
     let (reply, cancelled) = tokio::join!(
-        tokio::time::timeout(Duration::from_secs(3), s.post().body(body).send()),
+        tokio::time::timeout(WAIT, s.post().body(body).send()),
         async {
-            tokio::time::sleep(Duration::from_millis(300)).await;
+            slow_started("escaped").await;
             s.notify("notifications/cancelled", json!({ "requestId": "café" }))
                 .await
         }
     );
     assert_eq!(cancelled.status, StatusCode::ACCEPTED);
-    let reply = reply.expect("the cancellation was ignored: the call still runs 3 s later");
+    let reply = reply.expect("the cancellation was ignored: the 30 s call still runs");
     let reply = read(reply.expect("the request was sent")).await;
     assert_eq!(reply.status, StatusCode::ACCEPTED, "{}", reply.body);
     assert!(slow_dropped("escaped"), "the call was not dropped");
@@ -1671,38 +1691,72 @@ async fn sigterm_lets_calls_in_flight_finish_and_exits_cleanly() {
     let mut events = Events::new(response);
     let first = events.next().await.expect("the first progress");
     assert_eq!(first["method"], "notifications/progress");
+    // The rest of the call is read meanwhile; `answered` tells when its response came.
+    let answered = Arc::new(AtomicBool::new(false));
+    let reader = {
+        let answered = answered.clone();
+        tokio::spawn(async move {
+            let mut rest = Vec::new();
+            while let Some(m) = events.next().await {
+                if m.get("id").is_some() {
+                    answered.store(true, Ordering::SeqCst);
+                }
+                rest.push(m);
+            }
+            rest
+        })
+    };
 
     let status = Command::new("kill")
         .args(["-TERM", &pid])
         .status()
         .expect("kill runs");
     assert!(status.success());
-    tokio::time::sleep(Duration::from_millis(200)).await;
 
-    // New requests are refused: no connection, or 503.
+    // New requests are refused (no connection, or 503) once the signal has landed; one sent
+    // before may still be served, so they are tried until one is refused.
     let fresh = client();
-    let attempt = tokio::time::timeout(
-        WAIT,
-        fresh
-            .post(srv.url())
-            .header(ACCEPT, "application/json, text/event-stream")
-            .header(CONTENT_TYPE, "application/json")
-            .body(initialize(json!({})).to_string())
-            .send(),
-    )
-    .await
-    .expect("a new request hung during shutdown");
-    match attempt {
-        Err(_) => {}
-        Ok(r) => assert_eq!(
-            r.status(),
-            StatusCode::SERVICE_UNAVAILABLE,
-            "a new request was served during shutdown"
-        ),
+    let deadline = Instant::now() + WAIT;
+    loop {
+        // The call runs about a second more after its first progress, and a signal lands
+        // within milliseconds: a refusal of a request sent while the call had not been answered
+        // is one during the shutdown, not after the exit.
+        let in_flight = !answered.load(Ordering::SeqCst);
+        let attempt = tokio::time::timeout(
+            WAIT,
+            fresh
+                .post(srv.url())
+                .header(ACCEPT, "application/json, text/event-stream")
+                .header(CONTENT_TYPE, "application/json")
+                .body(initialize(json!({})).to_string())
+                .send(),
+        )
+        .await
+        .expect("a new request hung during shutdown");
+        let refused = match &attempt {
+            Err(_) => true,
+            Ok(r) if r.status() == StatusCode::SERVICE_UNAVAILABLE => true,
+            Ok(r) => {
+                assert_eq!(r.status(), StatusCode::OK, "{r:?}");
+                false
+            }
+        };
+        if refused {
+            assert!(
+                in_flight,
+                "new requests were refused only once the call in flight had been answered"
+            );
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "new requests were still served {WAIT:?} after SIGTERM"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 
     // The call in flight finishes, its progress then its result.
-    let rest = events.rest().await;
+    let rest = reader.await.expect("the reader");
     let (last, progress) = rest.split_last().expect("the rest of the call");
     assert_eq!(last["id"], call_id, "{rest:#?}");
     assert_eq!(text_of(&last["result"]), "created 20 demo users");
@@ -1710,14 +1764,14 @@ async fn sigterm_lets_calls_in_flight_finish_and_exits_cleanly() {
     assert_eq!(progress.last().expect("progress")["params"]["progress"], 20);
 
     // Then the process exits, with status 0.
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let deadline = Instant::now() + WAIT;
     let status = loop {
         if let Some(status) = server.child.try_wait().expect("wait") {
             break status;
         }
         assert!(
             Instant::now() < deadline,
-            "users still running 5 s after its last call"
+            "users still running {WAIT:?} after its last call"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
