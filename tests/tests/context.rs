@@ -2,9 +2,9 @@
 //! timeouts, logging (and `tracing`), sampling, elicitation, the tool manager, visibility,
 //! shared state and request metadata.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use mcp_tool::extract::{
     Batch, CancellationToken, ClientInfo, Elicitation, Logger, Meta, Peer, Progress, RequestId,
@@ -28,29 +28,57 @@ async fn steps(progress: Progress) -> String {
     format!("tracked={}", progress.is_tracked())
 }
 
-static SLOW_DROPPED: AtomicUsize = AtomicUsize::new(0);
+/// The tags of the `slow` calls that started, and of those dropped before they finished.
+/// Each test tags its own calls: tests run at once and must not read each other's.
+static SLOW_STARTED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+static SLOW_DROPPED: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
-struct Guard;
+fn tagged(list: &Mutex<Vec<String>>, tag: &str) -> bool {
+    list.lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .any(|t| t == tag)
+}
+
+/// Waits (at most [`WAIT`]) until `done` holds.
+async fn until(what: &str, done: impl Fn() -> bool) {
+    let deadline = Instant::now() + WAIT;
+    while !done() {
+        assert!(Instant::now() < deadline, "{what}: not within {WAIT:?}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+struct Guard(String);
 
 impl Drop for Guard {
     fn drop(&mut self) {
-        SLOW_DROPPED.fetch_add(1, Ordering::SeqCst);
+        SLOW_DROPPED
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(std::mem::take(&mut self.0));
     }
 }
 
 /// Runs until cancelled.
 #[tool]
-async fn slow(cancel: CancellationToken) -> String {
-    let _guard = Guard;
+async fn slow(tag: String, cancel: CancellationToken) -> String {
+    SLOW_STARTED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(tag.clone());
+    let _guard = Guard(tag);
     tokio::time::sleep(Duration::from_secs(30)).await;
     format!("finished, cancelled={}", cancel.is_cancelled())
 }
 
+static SPIN_STARTED: AtomicBool = AtomicBool::new(false);
 static BLOCKING_SAW_CANCEL: AtomicBool = AtomicBool::new(false);
 
 /// A synchronous tool that polls its cancellation token.
 #[tool]
 fn spin(cancel: CancellationToken) -> String {
+    SPIN_STARTED.store(true, Ordering::SeqCst);
     for _ in 0..500 {
         if cancel.is_cancelled() {
             BLOCKING_SAW_CANCEL.store(true, Ordering::SeqCst);
@@ -287,20 +315,17 @@ async fn progress_echoes_the_token_and_increases() {
 #[tokio::test]
 async fn cancelling_a_call_drops_it_and_sends_nothing() {
     let c = client().await;
-    let before = SLOW_DROPPED.load(Ordering::SeqCst);
-    let (id, mut rx) = start(&c, "slow", json!({}), None).await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    let (id, mut rx) = start(&c, "slow", json!({ "tag": "cancelled" }), None).await;
+    until("the call runs", || tagged(&SLOW_STARTED, "cancelled")).await;
     c.notify(
         "notifications/cancelled",
         json!({ "requestId": id, "reason": "enough" }),
     )
     .await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert_eq!(
-        SLOW_DROPPED.load(Ordering::SeqCst),
-        before + 1,
-        "the tool's future was dropped"
-    );
+    until("the tool's future is dropped", || {
+        tagged(&SLOW_DROPPED, "cancelled")
+    })
+    .await;
     assert!(
         rx.try_recv().is_err(),
         "no response for a cancelled request"
@@ -316,16 +341,13 @@ async fn cancelling_a_call_drops_it_and_sends_nothing() {
 async fn a_blocking_tool_sees_its_cancellation_token() {
     let c = client().await;
     let (id, _rx) = start(&c, "spin", json!({}), None).await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    until("the call runs", || SPIN_STARTED.load(Ordering::SeqCst)).await;
     c.notify("notifications/cancelled", json!({ "requestId": id }))
         .await;
-    for _ in 0..100 {
-        if BLOCKING_SAW_CANCEL.load(Ordering::SeqCst) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(BLOCKING_SAW_CANCEL.load(Ordering::SeqCst));
+    until("the tool sees its token cancelled", || {
+        BLOCKING_SAW_CANCEL.load(Ordering::SeqCst)
+    })
+    .await;
 }
 
 #[tokio::test]
@@ -337,10 +359,9 @@ async fn timeouts_are_errors_naming_the_limit() {
     let c = Client::start(server().timeout(Duration::from_millis(150)))
         .await
         .unwrap();
-    let before = SLOW_DROPPED.load(Ordering::SeqCst);
-    let r = c.call("slow", json!({})).await.unwrap();
+    let r = c.call("slow", json!({ "tag": "timed out" })).await.unwrap();
     assert_eq!(r.text(), "tool `slow` timed out after 150ms");
-    assert!(SLOW_DROPPED.load(Ordering::SeqCst) > before);
+    assert!(tagged(&SLOW_DROPPED, "timed out"));
 }
 
 async fn log_messages(c: &Client) -> Vec<Value> {
