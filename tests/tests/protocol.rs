@@ -1,14 +1,18 @@
 //! JSON-RPC and MCP behaviour through the in-process client, which speaks real JSON-RPC text
 //! over the same code path as stdio.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Duration;
 
 use mcp_tool::extract::{FromContext, ToolCall};
 use mcp_tool::prelude::*;
 use mcp_tool::testing::Client;
 use serde_json::{Value, json};
+use tokio::sync::Semaphore;
+
+/// The longest any single wait may take.
+const WAIT: Duration = Duration::from_secs(10);
 
 /// Add two integers.
 #[tool(read_only, idempotent)]
@@ -110,18 +114,38 @@ fn answer() -> Json<u32> {
     Json(42)
 }
 
-/// Sleeps without blocking.
+/// The test's side of `gated`: a permit when a call started, and the gate it waits at.
+static GATE_STARTED: Semaphore = Semaphore::const_new(0);
+static GATE: Semaphore = Semaphore::const_new(0);
+
+/// Waits without blocking until the test opens the gate.
 #[tool]
-async fn sleep_ms(ms: u64) -> String {
-    tokio::time::sleep(Duration::from_millis(ms)).await;
-    format!("slept {ms}")
+async fn gated() -> &'static str {
+    GATE_STARTED.add_permits(1);
+    GATE.acquire().await.expect("never closed").forget();
+    "through the gate"
 }
 
-/// Blocks its thread (a synchronous tool).
+/// The test's side of `block_until_released`: a permit when a call blocks its thread, and
+/// whether they may all go.
+static BLOCKED: Semaphore = Semaphore::const_new(0);
+static RELEASED: Mutex<bool> = Mutex::new(false);
+static RELEASE: Condvar = Condvar::new();
+
+/// Blocks its thread (a synchronous tool) until the test releases it, or for 20 s: a runtime
+/// this call stalled could never release it.
 #[tool]
-fn block_ms(ms: u64) -> String {
-    std::thread::sleep(Duration::from_millis(ms));
-    format!("blocked {ms}")
+fn block_until_released() -> &'static str {
+    BLOCKED.add_permits(1);
+    let released = RELEASED.lock().unwrap_or_else(PoisonError::into_inner);
+    let (_released, wait) = RELEASE
+        .wait_timeout_while(released, Duration::from_secs(20), |released| !*released)
+        .unwrap_or_else(PoisonError::into_inner);
+    if wait.timed_out() {
+        "never released"
+    } else {
+        "released"
+    }
 }
 
 /// The request's id and protocol version.
@@ -579,12 +603,16 @@ async fn context_values_are_injected_by_type() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calls_run_concurrently_and_are_answered_as_they_finish() {
     let c = Arc::new(client().await);
-    let slow = {
+    let held = {
         let c = c.clone();
-        tokio::spawn(async move { c.call("sleep_ms", json!({ "ms": 600 })).await })
+        tokio::spawn(async move { c.call("gated", json!({})).await })
     };
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    let started = std::time::Instant::now();
+    tokio::time::timeout(WAIT, GATE_STARTED.acquire())
+        .await
+        .expect("the gated call runs")
+        .expect("never closed")
+        .forget();
+    // While it waits, another call is answered.
     assert_eq!(
         c.call("add", json!({ "a": 1, "b": 2 }))
             .await
@@ -592,9 +620,9 @@ async fn calls_run_concurrently_and_are_answered_as_they_finish() {
             .text(),
         "3"
     );
-    assert!(started.elapsed() < Duration::from_millis(500));
-    assert!(!slow.is_finished());
-    assert_eq!(slow.await.unwrap().unwrap().text(), "slept 600");
+    assert!(!held.is_finished());
+    GATE.add_permits(1);
+    assert_eq!(held.await.unwrap().unwrap().text(), "through the gate");
 
     let mut calls = Vec::new();
     for i in 0..100 {
@@ -617,11 +645,16 @@ async fn a_blocking_tool_does_not_stall_the_runtime() {
     let blocking: Vec<_> = (0..4)
         .map(|_| {
             let c = c.clone();
-            tokio::spawn(async move { c.call("block_ms", json!({ "ms": 800 })).await })
+            tokio::spawn(async move { c.call("block_until_released", json!({})).await })
         })
         .collect();
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let started = std::time::Instant::now();
+    // Four threads blocked: twice the runtime's workers.
+    tokio::time::timeout(WAIT, BLOCKED.acquire_many(4))
+        .await
+        .expect("the four blocking calls run")
+        .expect("never closed")
+        .forget();
+    // The runtime answers while they block; only then are they released.
     assert_eq!(c.request("ping", json!({})).await.unwrap(), json!({}));
     assert_eq!(
         c.call("add", json!({ "a": 1, "b": 2 }))
@@ -630,9 +663,22 @@ async fn a_blocking_tool_does_not_stall_the_runtime() {
             .text(),
         "3"
     );
-    assert!(started.elapsed() < Duration::from_millis(600));
+    *RELEASED.lock().unwrap_or_else(PoisonError::into_inner) = true;
+    RELEASE.notify_all();
     for b in blocking {
-        assert_eq!(b.await.unwrap().unwrap().text(), "blocked 800");
+        assert_eq!(b.await.unwrap().unwrap().text(), "released");
+    }
+}
+
+/// Waits (at most [`WAIT`]) until `done` holds.
+async fn until(what: &str, done: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + WAIT;
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what}: not within {WAIT:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 
@@ -643,28 +689,16 @@ async fn a_cancelled_call_is_dropped_and_gets_no_response() {
         r#"{"jsonrpc":"2.0","id":"w1","method":"tools/call","params":{"name":"wait_forever","arguments":{}}}"#,
     )
     .await;
-    for _ in 0..100 {
-        if WAIT_STARTED.load(Ordering::SeqCst) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert!(WAIT_STARTED.load(Ordering::SeqCst));
+    until("the call runs", || WAIT_STARTED.load(Ordering::SeqCst)).await;
     c.notify(
         "notifications/cancelled",
         json!({ "requestId": "w1", "reason": "user gave up" }),
     )
     .await;
-    for _ in 0..100 {
-        if WAIT_DROPPED.load(Ordering::SeqCst) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert!(
-        WAIT_DROPPED.load(Ordering::SeqCst),
-        "the tool's future was dropped"
-    );
+    until("the tool's future is dropped", || {
+        WAIT_DROPPED.load(Ordering::SeqCst)
+    })
+    .await;
     assert!(c.next_message(Duration::from_millis(300)).await.is_none());
     assert_eq!(c.request("ping", json!({})).await.unwrap(), json!({}));
 }
