@@ -15,6 +15,7 @@ mod attr;
 mod check;
 mod ctxt;
 mod doc;
+mod entry;
 mod expand;
 mod fallback;
 mod strip;
@@ -23,7 +24,7 @@ mod tests;
 
 use proc_macro::TokenStream;
 
-use crate::ctxt::Ctxt;
+use crate::entry::{tool_attr, tools_attr};
 
 /// Turns a function into an MCP tool and registers it with every server of the program.
 ///
@@ -180,54 +181,4 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn tools(args: TokenStream, item: TokenStream) -> TokenStream {
     tools_attr(args.into(), item.into()).into()
-}
-
-fn tool_attr(
-    args: proc_macro2::TokenStream,
-    item: proc_macro2::TokenStream,
-) -> proc_macro2::TokenStream {
-    let func = match syn::parse2::<syn::Item>(item.clone()) {
-        Ok(syn::Item::Fn(func)) => func,
-        Ok(_) => {
-            let error = syn::Error::new(proc_macro2::Span::call_site(), ast::NOT_A_FUNCTION);
-            return fallback::item(item, &error);
-        }
-        Err(error) => return fallback::item(item, &error),
-    };
-    let cx = Ctxt::new();
-    let attrs = attr::Tool::from_args(&cx, args);
-    let model = ast::ToolFn::from_item_fn(&cx, &func, attrs);
-    check::free_tool(&cx, &model);
-    match cx.check() {
-        Ok(()) => expand::free_tool(&model, &func),
-        Err(error) => fallback::tool_fn(&func, &error),
-    }
-}
-
-fn tools_attr(
-    args: proc_macro2::TokenStream,
-    item: proc_macro2::TokenStream,
-) -> proc_macro2::TokenStream {
-    let imp = match syn::parse2::<syn::Item>(item.clone()) {
-        Ok(syn::Item::Impl(imp)) => imp,
-        Ok(_) => {
-            let error = syn::Error::new(
-                proc_macro2::Span::call_site(),
-                "`#[tools]` goes on an inherent impl block (`impl Type { … }`)",
-            );
-            return fallback::item(item, &error);
-        }
-        Err(error) => return fallback::item(item, &error),
-    };
-    let cx = Ctxt::new();
-    let attrs = attr::Tools::from_args(&cx, args);
-    let model = ast::ToolImpl::from_syn(&cx, &imp, attrs);
-    check::tool_impl(&cx, &model);
-    match cx.check() {
-        Ok(()) => expand::tool_impl(&model),
-        Err(error) => {
-            let krate = model.attrs.krate.as_ref().map(|k| &k.value);
-            fallback::tool_impl(&imp, krate, &error)
-        }
-    }
 }
