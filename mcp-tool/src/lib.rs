@@ -527,7 +527,8 @@ pub mod extract {
     pub use mcp_tool_runtime::tool::{
         Args, Batch, CancellationToken, ClientInfo, Ctx, Elicitation, FromContext, FromToolCall,
         Identity, LogLevel, Logger, Meta, Peer, Progress, RequestId, Requirements, SamplingMessage,
-        SamplingRequest, SamplingResult, State, ToolCall, ToolManager, requested_schema,
+        SamplingRequest, SamplingResult, State, ToolCall, ToolManager, UrlElicitation,
+        requested_schema,
     };
 }
 
@@ -585,9 +586,12 @@ pub mod http {
     pub use mcp_tool_runtime::transport::http::*;
 }
 
-/// Protocol revisions and JSON-RPC errors.
+/// Protocol revisions, JSON-RPC errors, and the protocol's small types a server is configured
+/// with: cache hints, icons, roots.
 pub mod protocol {
-    pub use mcp_tool_runtime::protocol::{ProtocolVersion, RpcError, code};
+    pub use mcp_tool_runtime::protocol::{
+        CacheHints, CacheScope, Icon, ProtocolVersion, Root, RpcError, code,
+    };
 }
 
 /// Testing servers: an in-process client, and the check of every tool's examples.

@@ -20,6 +20,6 @@ pub use content::{
 pub use error::{RpcError, code};
 pub use meta::LogLevel;
 pub use version::ProtocolVersion;
-pub use wire::{CacheHints, CacheScope, Root};
+pub use wire::{CacheHints, CacheScope, Icon, Root};
 
 pub(crate) use version::Era;

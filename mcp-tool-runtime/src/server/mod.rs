@@ -25,7 +25,7 @@ use std::any::TypeId;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::protocol::wire::Implementation;
+use crate::protocol::wire::{Icon, Implementation};
 use crate::tool::extract::TypeMap;
 use crate::tool::record::registered;
 use crate::tool::{DynamicTool, ToolRecord, ToolSet};
@@ -67,6 +67,9 @@ pub struct Server {
     pub(crate) name: String,
     version: String,
     title: Option<String>,
+    description: Option<String>,
+    website_url: Option<String>,
+    icons: Vec<Icon>,
     instructions: Option<String>,
     services: TypeMap,
     states: TypeMap,
@@ -95,6 +98,9 @@ impl Server {
             name: name.into(),
             version: version.into(),
             title: None,
+            description: None,
+            website_url: None,
+            icons: Vec::new(),
             instructions: None,
             services: TypeMap::new(),
             states: TypeMap::new(),
@@ -119,6 +125,24 @@ impl Server {
     /// A human-readable title for the server.
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.title = Some(title.into());
+        self
+    }
+
+    /// What the server does, in its identity (2026-07-28 `server/discover` and results).
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// The server's website, in its identity.
+    pub fn website_url(mut self, url: impl Into<String>) -> Self {
+        self.website_url = Some(url.into());
+        self
+    }
+
+    /// An icon for the server, in its identity (add several for sizes and themes).
+    pub fn icon(mut self, icon: Icon) -> Self {
+        self.icons.push(icon);
         self
     }
 
@@ -314,6 +338,9 @@ impl Server {
             name: self.name.clone(),
             version: self.version,
             title: self.title,
+            description: self.description,
+            website_url: self.website_url,
+            icons: self.icons,
         });
         let decor = Arc::new(Decor {
             info: info.clone(),

@@ -25,7 +25,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::protocol::wire::{self, PromptArgument};
+use crate::protocol::wire::{self, Icon, PromptArgument};
 use crate::protocol::{Content, Role};
 
 use crate::tool::{Ctx, ToolError};
@@ -117,6 +117,7 @@ pub struct Prompt {
     pub(crate) name: String,
     title: Option<String>,
     description: Option<String>,
+    icons: Vec<Icon>,
     pub(crate) arguments: Vec<PromptArgument>,
     pub(crate) get: Option<PromptHandler>,
     pub(crate) completers: HashMap<String, Completer>,
@@ -135,6 +136,7 @@ impl Prompt {
             name: name.into(),
             title: None,
             description: None,
+            icons: Vec::new(),
             arguments: Vec::new(),
             get: None,
             completers: HashMap::new(),
@@ -145,6 +147,13 @@ impl Prompt {
     #[must_use]
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.title = Some(title.into());
+        self
+    }
+
+    /// An icon for the prompt.
+    #[must_use]
+    pub fn icon(mut self, icon: Icon) -> Self {
+        self.icons.push(icon);
         self
     }
 
@@ -200,6 +209,7 @@ impl Prompt {
             title: self.title.as_deref(),
             description: self.description.as_deref(),
             arguments: &self.arguments,
+            icons: &self.icons,
         }
     }
 }

@@ -27,7 +27,7 @@ use serde_json::{Map, Value};
 
 use std::time::Duration;
 
-use crate::protocol::wire;
+use crate::protocol::wire::{self, Icon};
 use crate::protocol::{CacheHints, ResourceContents, code};
 use crate::tool::{Ctx, ToolError};
 
@@ -80,6 +80,7 @@ struct Described {
     title: Option<String>,
     description: Option<String>,
     mime_type: Option<String>,
+    icons: Vec<Icon>,
     meta: Option<Map<String, Value>>,
 }
 
@@ -90,6 +91,7 @@ impl Described {
             title: self.title.as_deref(),
             description: self.description.as_deref(),
             mime_type: self.mime_type.as_deref(),
+            icons: &self.icons,
             meta: self.meta.as_ref(),
         }
     }
@@ -115,6 +117,13 @@ macro_rules! described_setters {
         #[must_use]
         pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
             self.described.mime_type = Some(mime_type.into());
+            self
+        }
+
+        /// An icon for it.
+        #[must_use]
+        pub fn icon(mut self, icon: Icon) -> Self {
+            self.described.icons.push(icon);
             self
         }
 

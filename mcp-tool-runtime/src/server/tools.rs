@@ -434,6 +434,10 @@ fn whole_numbers(value: &mut Value) {
 /// against the advertised output schema, so a mismatch is an error result naming the field
 /// before a client rejects it.
 fn shape(entry: &Entry, result: &mut ToolResult, validate: bool) {
+    // `None` of an `Option<T>` result: structured `null` only for a tool with an output schema.
+    if result.structured_content == Some(Value::Null) && entry.def.output_schema().is_none() {
+        result.structured_content = None;
+    }
     if result.content.is_empty()
         && let Some(structured) = &result.structured_content
     {

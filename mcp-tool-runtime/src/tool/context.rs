@@ -437,6 +437,23 @@ impl Logger {
         debug => Debug, info => Info, notice => Notice, warning => Warning,
         error => Error, critical => Critical, alert => Alert, emergency => Emergency
     );
+
+    /// Logs a message with structured data at `level` (`logger.info(msg, data)` in other
+    /// frameworks): the notification's `data` is `{"message": …, "data": …}`.
+    pub fn log_with(&self, level: LogLevel, message: impl Into<String>, data: impl Serialize) {
+        #[derive(Serialize)]
+        struct WithData<D> {
+            message: String,
+            data: D,
+        }
+        self.log(
+            level,
+            WithData {
+                message: message.into(),
+                data,
+            },
+        );
+    }
 }
 
 /// Several changes to a session's tool selection, applied together (one `list_changed` at

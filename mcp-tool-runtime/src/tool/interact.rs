@@ -11,7 +11,9 @@ use super::context::{ClientInfo, Ctx};
 use super::extract::{FromContext, ToolCall};
 use super::input::{InputKind, missing_capability};
 use super::result::ToolError;
-use crate::protocol::wire::{ElicitParams, ListRootsResult};
+use crate::protocol::wire::{
+    ElicitParams, ElicitUrlParams, ElicitationCompleteParams, ListRootsResult,
+};
 use crate::protocol::{Content, Role, Root, RpcError, code, jsonrpc};
 
 /// One message of a sampling request.
@@ -131,6 +133,16 @@ pub enum Elicitation<T> {
     Cancel,
 }
 
+/// What the user did with a URL elicitation (see [`Ctx::elicit_url`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UrlElicitation {
+    /// The elicitation's id: name it in [`Ctx::elicitation_complete`] once the flow the page
+    /// started is over.
+    pub elicitation_id: String,
+    /// Whether the user agreed to open the page (`Accept(())`), refused, or dismissed it.
+    pub answer: Elicitation<()>,
+}
+
 /// The client of the current call, for requests the server makes of it: sampling
 /// (`sampling/createMessage`) and elicitation (`elicitation/create`).
 #[derive(Clone, Debug)]
@@ -211,6 +223,57 @@ impl Ctx {
     /// The client's roots (`roots/list`): the folders or files it exposes to the server.
     pub async fn roots(&self) -> Result<Vec<Root>, ToolError> {
         roots(self, None).await
+    }
+
+    /// Sends the user to `url` (URL-mode elicitation: a sign-in or a payment the server runs
+    /// itself, whose secrets never pass through the client). Needs the client's
+    /// `elicitation.url` capability. The answer says whether the user agreed to open it; when
+    /// the page's flow is done, tell the client with [`Ctx::elicitation_complete`].
+    pub async fn elicit_url(
+        &self,
+        message: impl Into<String>,
+        url: impl Into<String>,
+    ) -> Result<UrlElicitation, ToolError> {
+        let client = self.client();
+        if client.capabilities["elicitation"].get("url").is_none() {
+            return Err(missing_capability("elicitation.url"));
+        }
+        let (message, url) = (message.into(), url.into());
+        let elicitation_id = {
+            let mut bytes = [0u8; 16];
+            getrandom::fill(&mut bytes)
+                .map_err(|e| ToolError::new("ELICITATION_FAILED", format!("no randomness: {e}")))?;
+            bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
+        };
+        let params = serde_json::to_value(ElicitUrlParams {
+            mode: "url",
+            message: &message,
+            url: &url,
+            elicitation_id: &elicitation_id,
+        })
+        .map_err(|e| ToolError::new("BAD_ELICITATION", e.to_string()))?;
+        let answer = self.ask(None, InputKind::Elicitation, params).await?;
+        let answer = match answer["action"].as_str() {
+            Some("accept") => Elicitation::Accept(()),
+            Some("decline") => Elicitation::Decline,
+            _ => Elicitation::Cancel,
+        };
+        Ok(UrlElicitation {
+            elicitation_id,
+            answer,
+        })
+    }
+
+    /// Tells the client that the flow of the URL elicitation `elicitation_id` is over
+    /// (`notifications/elicitation/complete`), so it can retry what waited for it.
+    pub fn elicitation_complete(&self, elicitation_id: &str) {
+        self.state.conn().send(
+            Some(&self.state.related),
+            jsonrpc::notification(
+                "notifications/elicitation/complete",
+                &ElicitationCompleteParams { elicitation_id },
+            ),
+        );
     }
 
     /// Asks the client for input of `kind`: a request on the session (2025-11-25), or an input

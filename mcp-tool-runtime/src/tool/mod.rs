@@ -33,7 +33,8 @@ pub use extract::{
 };
 pub use headers::ParamHeader;
 pub use interact::{
-    Elicitation, Input, Peer, SamplingMessage, SamplingRequest, SamplingResult, requested_schema,
+    Elicitation, Input, Peer, SamplingMessage, SamplingRequest, SamplingResult, UrlElicitation,
+    requested_schema,
 };
 pub use logging::ClientLogLayer;
 pub use record::{BoxFuture, ServiceType, ToolRecord, ToolSet};

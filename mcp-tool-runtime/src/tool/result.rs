@@ -243,6 +243,36 @@ impl IntoToolResult for Vec<Content> {
     }
 }
 
+/// `Some(t)` is `t`'s result; `None` is `null` — the structured content `{"result": null}`
+/// when `T` gives an output schema (which becomes `T`'s schema or `null`), else the text
+/// `null`.
+impl<T: IntoToolResult> IntoToolResult for Option<T> {
+    fn into_tool_result(self) -> ToolResult {
+        match self {
+            Some(t) => t.into_tool_result(),
+            None => ToolResult {
+                content: vec![Content::text("null")],
+                // Kept only when the tool has an output schema (the dispatcher decides).
+                structured_content: Some(Value::Null),
+                ..ToolResult::default()
+            },
+        }
+    }
+
+    fn output_schema(generator: &mut SchemaGenerator) -> Option<Schema> {
+        let inner = T::output_schema(generator)?;
+        let mut nullable = Map::new();
+        nullable.insert(
+            "anyOf".into(),
+            Value::Array(vec![
+                inner.to_value(),
+                serde_json::json!({ "type": "null" }),
+            ]),
+        );
+        Schema::try_from(Value::Object(nullable)).ok()
+    }
+}
+
 macro_rules! display_results {
     ($($t:ty),*) => {$(
         impl IntoToolResult for $t {

@@ -8,7 +8,12 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Number, Value};
 
 use super::content::{Content, ResourceContents};
-use super::error::RpcError;
+mod modern;
+mod tasks;
+
+pub(crate) use modern::*;
+pub use modern::{CacheHints, CacheScope, Root};
+pub(crate) use tasks::*;
 
 /// `{}`: the result of `ping`, `logging/setLevel`, `resources/subscribe`, and a capability
 /// with no options.
@@ -22,6 +27,63 @@ pub(crate) struct Implementation {
     pub(crate) version: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) title: Option<String>,
+    /// What the server does (2026-07-28).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) description: Option<String>,
+    #[serde(rename = "websiteUrl", skip_serializing_if = "Option::is_none")]
+    pub(crate) website_url: Option<String>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub(crate) icons: Vec<Icon>,
+}
+
+/// An icon of a server, a tool, a resource or a prompt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Icon {
+    /// Where it is: an `https:` URL or a `data:` URI.
+    pub src: String,
+    /// Its MIME type (`image/png`, `image/svg+xml`…).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// The sizes it is drawn for (`48x48`, `any`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sizes: Vec<String>,
+    /// The theme it suits: `light` or `dark`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub theme: Option<String>,
+}
+
+impl Icon {
+    /// An icon at `src`.
+    pub fn new(src: impl Into<String>) -> Self {
+        Icon {
+            src: src.into(),
+            mime_type: None,
+            sizes: Vec::new(),
+            theme: None,
+        }
+    }
+
+    /// Its MIME type.
+    #[must_use]
+    pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// A size it is drawn for.
+    #[must_use]
+    pub fn size(mut self, size: impl Into<String>) -> Self {
+        self.sizes.push(size.into());
+        self
+    }
+
+    /// The theme it suits (`light`, `dark`).
+    #[must_use]
+    pub fn theme(mut self, theme: impl Into<String>) -> Self {
+        self.theme = Some(theme.into());
+        self
+    }
 }
 
 /// `{"listChanged": true}`.
@@ -214,6 +276,8 @@ pub(crate) struct Described<'a> {
     pub(crate) description: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) mime_type: Option<&'a str>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub(crate) icons: &'a [Icon],
     #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
     pub(crate) meta: Option<&'a Map<String, Value>>,
 }
@@ -228,6 +292,8 @@ pub(crate) struct Prompt<'a> {
     pub(crate) description: Option<&'a str>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub(crate) arguments: &'a [PromptArgument],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub(crate) icons: &'a [Icon],
 }
 
 /// An argument of a prompt.
@@ -318,6 +384,24 @@ pub(crate) struct ElicitParams<'a> {
     pub(crate) requested_schema: &'a Value,
 }
 
+/// The params of `elicitation/create` in URL mode: the user is sent to a page of the server's
+/// (a sign-in, a payment) instead of filling a form.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ElicitUrlParams<'a> {
+    pub(crate) mode: &'static str,
+    pub(crate) message: &'a str,
+    pub(crate) url: &'a str,
+    pub(crate) elicitation_id: &'a str,
+}
+
+/// The params of `notifications/elicitation/complete`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ElicitationCompleteParams<'a> {
+    pub(crate) elicitation_id: &'a str,
+}
+
 /// The params of `notifications/cancelled`.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -377,216 +461,6 @@ pub(crate) struct CompleteContext {
     pub(crate) arguments: Map<String, Value>,
 }
 
-/// How long, and for whom, a client may keep a result (`ttlMs`, `cacheScope`; 2026-07-28).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CacheHints {
-    /// Milliseconds the result stays fresh (0: stale at once).
-    pub ttl_ms: u64,
-    /// Who may share a cached copy.
-    pub cache_scope: CacheScope,
-}
-
-impl CacheHints {
-    /// Fresh for `ttl`, shareable by every user.
-    pub fn public(ttl: std::time::Duration) -> Self {
-        CacheHints {
-            ttl_ms: u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX),
-            cache_scope: CacheScope::Public,
-        }
-    }
-
-    /// Fresh for `ttl`, for the one user (authorization context) who asked.
-    pub fn private(ttl: std::time::Duration) -> Self {
-        CacheHints {
-            cache_scope: CacheScope::Private,
-            ..CacheHints::public(ttl)
-        }
-    }
-
-    /// Not to be reused: stale at once, private.
-    pub const NONE: CacheHints = CacheHints {
-        ttl_ms: 0,
-        cache_scope: CacheScope::Private,
-    };
-}
-
-/// Who may share a cached result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CacheScope {
-    /// Any user: the result does not depend on who asks.
-    Public,
-    /// Only the user (authorization context) who asked.
-    Private,
-}
-
-/// A result's `_meta` in 2026-07-28: the server's identity, beside the result's own entries.
-#[derive(Serialize)]
-pub(crate) struct ResultMeta<'a> {
-    #[serde(rename = "io.modelcontextprotocol/serverInfo")]
-    pub(crate) server_info: &'a Implementation,
-    #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    pub(crate) extra: Option<&'a Map<String, Value>>,
-}
-
-/// A complete result of 2026-07-28: the result, its `resultType`, its cache hints if it is
-/// cacheable, and the server's identity in `_meta`.
-#[derive(Serialize)]
-pub(crate) struct Complete<'a, T> {
-    #[serde(flatten)]
-    pub(crate) result: T,
-    #[serde(rename = "resultType")]
-    pub(crate) result_type: &'static str,
-    #[serde(flatten)]
-    pub(crate) cache: Option<CacheHints>,
-    #[serde(rename = "_meta")]
-    pub(crate) meta: ResultMeta<'a>,
-}
-
-/// The result of `server/discover`.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct DiscoverResult<'a> {
-    pub(crate) supported_versions: Vec<&'static str>,
-    pub(crate) capabilities: &'a ServerCapabilities,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) instructions: Option<&'a str>,
-}
-
-/// The result of `tools/call` in 2026-07-28.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct StatelessCallToolResult<'a> {
-    pub(crate) content: &'a [Content],
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) structured_content: Option<&'a Value>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub(crate) is_error: bool,
-    pub(crate) result_type: &'static str,
-    #[serde(rename = "_meta")]
-    pub(crate) meta: ResultMeta<'a>,
-}
-
-/// A request the server needs answered before it can complete a request (2026-07-28):
-/// `elicitation/create`, `sampling/createMessage` or `roots/list`, without `id` or `jsonrpc`.
-#[derive(Debug, Clone, Serialize)]
-pub(crate) struct InputRequest<'a, P> {
-    pub(crate) method: &'a str,
-    pub(crate) params: P,
-}
-
-/// An interim result asking the client for input, and the state it echoes when it retries.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct InputRequiredResult<'a> {
-    pub(crate) result_type: &'static str,
-    pub(crate) input_requests: &'a Map<String, Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) request_state: Option<&'a str>,
-    #[serde(rename = "_meta")]
-    pub(crate) meta: ResultMeta<'a>,
-}
-
-/// What a retry of a request that needed input carries (beside its own params).
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct Retry {
-    /// The answers, by the keys of the input requests (anything else is ignored).
-    #[serde(default, deserialize_with = "object_or_nothing")]
-    pub(crate) input_responses: Map<String, Value>,
-    #[serde(default)]
-    pub(crate) request_state: Option<String>,
-}
-
-/// An object, or (anything else, `null` included) nothing: the answers of a retry that sent
-/// no object are no answers.
-fn object_or_nothing<'de, D: serde::Deserializer<'de>>(
-    d: D,
-) -> Result<Map<String, Value>, D::Error> {
-    Ok(match Value::deserialize(d)? {
-        Value::Object(m) => m,
-        _ => Map::new(),
-    })
-}
-
-/// Which notifications a `subscriptions/listen` stream carries.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct SubscriptionFilter {
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub(crate) tools_list_changed: bool,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub(crate) prompts_list_changed: bool,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub(crate) resources_list_changed: bool,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) resource_subscriptions: Vec<String>,
-}
-
-/// The params of `subscriptions/listen`.
-#[derive(Deserialize)]
-pub(crate) struct ListenParams {
-    #[serde(default)]
-    pub(crate) notifications: SubscriptionFilter,
-}
-
-/// A notification's `_meta` on a listen stream: the subscription it belongs to.
-#[derive(Serialize)]
-pub(crate) struct SubscriptionMeta<'a> {
-    #[serde(rename = "io.modelcontextprotocol/subscriptionId")]
-    pub(crate) subscription_id: &'a RawValue,
-}
-
-/// The params of a notification on a listen stream: its own, and the subscription's `_meta`.
-#[derive(Serialize)]
-pub(crate) struct Tagged<'a, P> {
-    #[serde(flatten)]
-    pub(crate) params: P,
-    #[serde(rename = "_meta")]
-    pub(crate) meta: SubscriptionMeta<'a>,
-}
-
-/// The params of `notifications/subscriptions/acknowledged`.
-#[derive(Serialize)]
-pub(crate) struct Acknowledged<'a> {
-    pub(crate) notifications: &'a SubscriptionFilter,
-}
-
-/// The result that ends a listen stream.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct ListenResult<'a> {
-    pub(crate) result_type: &'static str,
-    #[serde(rename = "_meta")]
-    pub(crate) meta: ListenResultMeta<'a>,
-}
-
-/// The `_meta` of the result that ends a listen stream.
-#[derive(Serialize)]
-pub(crate) struct ListenResultMeta<'a> {
-    #[serde(rename = "io.modelcontextprotocol/subscriptionId")]
-    pub(crate) subscription_id: &'a RawValue,
-    #[serde(rename = "io.modelcontextprotocol/serverInfo")]
-    pub(crate) server_info: &'a Implementation,
-}
-
-/// A root the client exposes (`roots/list`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Root {
-    /// The root's URI (`file:///…`).
-    pub uri: String,
-    /// A name for it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-}
-
-/// The result of `roots/list`.
-#[derive(Deserialize)]
-pub(crate) struct ListRootsResult {
-    pub(crate) roots: Vec<Root>,
-}
-
 /// A whole number as a JSON integer, anything else as a float (NaN and infinities, which JSON
 /// cannot carry, as 0).
 pub(crate) fn number(n: f64) -> Number {
@@ -611,6 +485,7 @@ mod tests {
                 title: None,
                 description: Some("d"),
                 arguments: &[],
+                icons: &[],
             }]),
             next_cursor: Some("2".into()),
         };
@@ -631,94 +506,4 @@ mod tests {
         assert_eq!(Value::from(number(0.5)), json!(0.5));
         assert_eq!(Value::from(number(f64::NAN)), json!(0));
     }
-}
-
-/// A task as a result or notification shows it: 2025-11-25's names (`ttl`, `pollInterval`)
-/// or the 2026-07-28 extension's (`ttlMs`, `pollIntervalMs`), whichever is set.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct TaskView<'a> {
-    pub(crate) task_id: &'a str,
-    pub(crate) status: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) status_message: Option<&'a str>,
-    pub(crate) created_at: String,
-    pub(crate) last_updated_at: String,
-    /// 2025-11-25: the time to live (`null`: unlimited).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) ttl: Option<Option<u64>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) poll_interval: Option<u64>,
-    /// 2026-07-28: the time to live (`null`: unlimited).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) ttl_ms: Option<Option<u64>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) poll_interval_ms: Option<u64>,
-}
-
-/// 2025-11-25's `CreateTaskResult`.
-#[derive(Serialize)]
-pub(crate) struct CreateTask<'a> {
-    pub(crate) task: TaskView<'a>,
-}
-
-/// 2026-07-28's flat `CreateTaskResult` (`resultType: "task"`).
-#[derive(Serialize)]
-pub(crate) struct CreatedTask<'a> {
-    #[serde(flatten)]
-    pub(crate) task: TaskView<'a>,
-    #[serde(rename = "resultType")]
-    pub(crate) result_type: &'static str,
-    #[serde(rename = "_meta")]
-    pub(crate) meta: ResultMeta<'a>,
-}
-
-/// The detailed task of 2026-07-28's `tasks/get`: its questions, result or error inlined.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct DetailedTask<'a> {
-    #[serde(flatten)]
-    pub(crate) task: TaskView<'a>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) input_requests: Option<&'a Map<String, Value>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) result: Option<&'a Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) error: Option<&'a RpcError>,
-}
-
-/// The result of 2025-11-25's `tasks/list`.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct ListTasks<'a> {
-    pub(crate) tasks: Vec<TaskView<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) next_cursor: Option<&'a str>,
-}
-
-/// 2025-11-25's `tasks` server capability: listing, cancelling, and task-augmented
-/// `tools/call`.
-#[derive(Debug, Clone, Serialize, Default)]
-pub(crate) struct TasksCapability {
-    pub(crate) list: Empty,
-    pub(crate) cancel: Empty,
-    pub(crate) requests: TaskRequests,
-}
-
-/// Which requests may be tasks.
-#[derive(Debug, Clone, Serialize, Default)]
-pub(crate) struct TaskRequests {
-    pub(crate) tools: TaskToolRequests,
-}
-
-/// `tools/call` may be a task.
-#[derive(Debug, Clone, Serialize, Default)]
-pub(crate) struct TaskToolRequests {
-    pub(crate) call: Empty,
-}
-
-/// `{extensions: {id: {}}}`.
-#[derive(Serialize)]
-pub(crate) struct ExtensionsOf<'a> {
-    pub(crate) extensions: std::collections::BTreeMap<&'a str, Empty>,
 }
