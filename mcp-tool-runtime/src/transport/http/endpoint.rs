@@ -286,6 +286,11 @@ impl Deliver for HttpSession {
             if stream.send(message).is_err() || done {
                 routes.requests.remove(&related);
             }
+            drop(routes);
+            if done {
+                // A session is idle from the end of its last call, not from its start.
+                self.touch();
+            }
             return;
         }
         match &routes.standalone {
