@@ -685,7 +685,6 @@ async fn until_a_session_expires(srv: &Served) -> String {
     }
 }
 
-
 #[tokio::test]
 async fn idle_sessions_expire() {
     let srv = short_lived(&["hello"], 1, Hold::new()).await;
