@@ -397,24 +397,36 @@ pub fn check_message(message: &Value) -> Result<(), String> {
     }
 }
 
-/// The ids of the requests among the lines a client sent (anything with an `id` and a
-/// `method`, well-formed or not), counted.
+/// A message's `id`, read without reading its other values (the server reads lines so: a
+/// number too large for a float elsewhere in the line does not stop it).
+#[derive(Deserialize)]
+struct Peek<'a> {
+    #[serde(borrow)]
+    id: Option<&'a serde_json::value::RawValue>,
+}
+
+/// An id as a key: its JSON value, normalized, or its text when it is no `Value`.
+fn id_key(raw: &serde_json::value::RawValue) -> String {
+    serde_json::from_str::<Value>(raw.get())
+        .map_or_else(|_| raw.get().to_owned(), |v| v.to_string())
+}
+
+/// The ids of the requests among the lines a client sent (anything with an `id`, well-formed
+/// or not; a batch's members too), counted.
 pub fn request_ids(lines: &[&str]) -> HashMap<String, usize> {
     let mut ids = HashMap::new();
     for line in lines {
         // The server trims ASCII whitespace (form feed included) around a line.
         let line = line.trim_matches(|c: char| c.is_ascii_whitespace());
-        let Ok(value) = serde_json::from_str::<Value>(line) else {
+        let peeks: Vec<Peek<'_>> = if let Ok(one) = serde_json::from_str::<Peek<'_>>(line) {
+            vec![one]
+        } else if let Ok(batch) = serde_json::from_str::<Vec<Peek<'_>>>(line) {
+            batch
+        } else {
             continue;
         };
-        let messages = match value {
-            Value::Array(batch) => batch,
-            other => vec![other],
-        };
-        for m in messages {
-            if let Some(id) = m.get("id") {
-                *ids.entry(id.to_string()).or_default() += 1;
-            }
+        for id in peeks.iter().filter_map(|p| p.id) {
+            *ids.entry(id_key(id)).or_default() += 1;
         }
     }
     ids
@@ -432,7 +444,8 @@ pub fn check_output(input: &[&str], output: &str) {
             panic!("the server wrote a malformed message ({why}): {line}");
         }
         if message.get("method").is_none() && !message["id"].is_null() {
-            let id = message["id"].to_string();
+            let raw: Peek<'_> = serde_json::from_str(line).expect("read above");
+            let id = id_key(raw.id.expect("a response has an id"));
             let n = answered.entry(id.clone()).or_default();
             *n += 1;
             let limit = sent.get(&id).copied().unwrap_or(0);
