@@ -20,6 +20,14 @@ pub(crate) async fn add_async(a: i64, b: i64) -> i64 {
     a + b
 }
 
+/// Double a number, as a job that may run as a task (the driver's `tasks` leg). It yields to
+/// the runtime once before it answers: in 2026-07-28 a call becomes a task only when it waits.
+#[tool(read_only, idempotent, task = "optional")]
+pub(crate) async fn quick_job(n: i64) -> i64 {
+    tokio::task::yield_now().await;
+    2 * n
+}
+
 /// The user's answer to `confirm_add`'s question.
 #[derive(Deserialize, JsonSchema)]
 struct Confirm {

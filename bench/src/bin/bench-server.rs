@@ -2,7 +2,9 @@
 //!
 //! `add {a, b}` answers the sum as text; `create_user` is seed 001's tool with its full schema
 //! (email format, name of 2–100 characters, a role enum defaulting to `user`, optional string
-//! metadata) and answers `Json<User>`. Validation is mcp-tool's default (on).
+//! metadata) and answers `Json<User>`. Validation is mcp-tool's default (on). `quick_job {n}`
+//! may run as a task; one client may hold a million tasks (the default is 1000), so that the
+//! `tasks` leg keeps its 10 000 tasks for their time to live.
 //!
 //! ```text
 //! bench-server                              MCP on stdio
@@ -11,6 +13,7 @@
 //! ```
 
 use mcp_tool::prelude::*;
+use mcp_tool::server::tasks::TaskSettings;
 
 #[path = "../bench_tools.rs"]
 mod bench_tools;
@@ -20,5 +23,9 @@ fn main() -> mcp_tool::Result<()> {
     // `--stateless` and `--http` are the command line every server has.
     Server::new("bench-server", env!("CARGO_PKG_VERSION"))
         .service(Users::default())
+        .task_settings(TaskSettings {
+            max_per_owner: 1_000_000,
+            ..TaskSettings::default()
+        })
         .run()
 }

@@ -2,19 +2,23 @@
 //! `tools/call` requests and prints markdown tables of the results, side by side.
 //!
 //! ```text
-//! load all      [options]   stdio, HTTP, 1000-tool and modern legs (what BENCHMARKS.md shows)
+//! load all      [options]   stdio, HTTP, 1000-tool, modern and tasks legs (what
+//!                           BENCHMARKS.md shows)
 //! load stdio    [options]   stdio: add and create_user, W=64 and W=1, every server
 //! load http     [options]   Streamable HTTP: M clients, stateless and session mode
 //! load many     [options]   1000 generated tools: start, tools/list, cost per call
 //! load modern   [options]   MCP 2026-07-28 beside 2025-11-25, stdio and HTTP: add and
 //!                           create_user, and confirm_add's round trips (one question each)
+//! load tasks    [options]   mcp-tool's tasks: 10 000 created and completed over stdio, in
+//!                           memory and in Redis (a redis-server of its own), 2025-11-25 and
+//!                           2026-07-28, W=64 and W=1 (`--window W`: that one only)
 //! load diag     [options]   mcp-tool only: `add` as a sync fn and as an `async fn`
 //! load custom -- CMD ARGS   drive any stdio server (`--tool add|create_user|add_async|
 //!                           confirm_add`, `--window W`, `--revision 2025|2026`; default `add`
 //!                           at W=64 and W=1 in 2025-11-25), e.g. under perf
 //!
-//! options: --n N (calls per run, default 20000)   --repeat R (runs per cell, default 3; stdio
-//!          and modern legs)
+//! options: --n N (calls or tasks per run, default 20000 calls, 10000 tasks)   --repeat R (runs
+//!          per cell, default 3; stdio, modern and tasks legs)
 //!          --clients M (HTTP clients, default 16) --quick (N=2000, R=1)
 //!          --servers a,b,… (from mcp-tool, rmcp-fast, rmcp-doc, floor, or LABEL=PATH for
 //!                           another build of bench-server, such as an earlier commit's)
@@ -46,6 +50,7 @@ use modern::modern_leg;
 use process::{ServerCmd, clock_ticks};
 use stdio::stdio_run;
 use tables::{ratio_rows, table_header, table_row};
+use tasks::tasks_leg;
 use wire::{Revision, Tool};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
@@ -74,6 +79,7 @@ mod modern;
 mod process;
 mod stdio;
 mod tables;
+mod tasks;
 mod wire;
 
 // ---------------------------------------------------------------------------------------------
@@ -81,6 +87,8 @@ mod wire;
 
 struct Options {
     n: usize,
+    /// Tasks per run (the `tasks` leg).
+    task_n: usize,
     repeat: usize,
     clients: usize,
     servers: Vec<String>,
@@ -373,7 +381,7 @@ fn build_siblings(dir: &Path) -> Result<()> {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: load <all|stdio|http|many|modern|diag|custom -- CMD ARGS> [--n N] [--repeat R] [--clients M] [--servers a,b] [--tool T] [--window W] [--revision 2025|2026] [--quick] [--no-build]"
+        "usage: load <all|stdio|http|many|modern|tasks|diag|custom -- CMD ARGS> [--n N] [--repeat R] [--clients M] [--servers a,b] [--tool T] [--window W] [--revision 2025|2026] [--quick] [--no-build]"
     );
     std::process::exit(2)
 }
@@ -387,6 +395,7 @@ fn main() -> Result<()> {
         .to_path_buf();
     let mut opts = Options {
         n: 20_000,
+        task_n: 10_000,
         repeat: 3,
         clients: 16,
         servers: SERVERS.iter().map(|s| (*s).to_owned()).collect(),
@@ -403,7 +412,10 @@ fn main() -> Result<()> {
                 .unwrap_or_else(|| panic!("{name} needs a value"))
         };
         match a.as_str() {
-            "--n" => opts.n = value("--n").parse()?,
+            "--n" => {
+                opts.n = value("--n").parse()?;
+                opts.task_n = opts.n;
+            }
             "--repeat" => opts.repeat = value("--repeat").parse::<usize>()?.max(1),
             "--clients" => opts.clients = value("--clients").parse::<usize>()?.max(1),
             "--servers" => {
@@ -429,6 +441,7 @@ fn main() -> Result<()> {
             "--no-build" => build = false,
             "--quick" => {
                 opts.n = 2_000;
+                opts.task_n = 2_000;
                 opts.repeat = 1;
             }
             "--" => command.extend(args.by_ref()),
@@ -461,7 +474,9 @@ fn main() -> Result<()> {
             http_leg(&opts, ticks, &servers, &mut out)?;
             many_section(&opts, ticks, &mut out)?;
             modern_leg(&opts, ticks, &servers, &mut out)?;
+            tasks_leg(&opts, ticks, &servers, &mut out)?;
         }
+        "tasks" => tasks_leg(&opts, ticks, &servers, &mut out)?,
         "modern" => modern_leg(&opts, ticks, &servers, &mut out)?,
         "stdio" => stdio_leg(&opts, ticks, &servers, &STDIO_SCENARIOS, &mut out)?,
         "diag" => {
