@@ -1,6 +1,8 @@
 //! Testing servers: an in-process MCP [`Client`] that speaks real JSON-RPC text to a server
 //! over an in-memory pipe, through the same code path as stdio, with no subprocess; and
-//! [`check_examples`], which checks every tool's examples against its schemas.
+//! [`check_examples`], which checks every tool's examples against its schemas; and, with the
+//! feature `proptest`, strategies that derive arguments from a tool's input schema
+//! ([`arbitrary_arguments`], [`refused_arguments`]) for property tests.
 //!
 //! Layer: above the transports, like the command line.
 //!
@@ -33,6 +35,15 @@ use tokio::sync::{Mutex as AsyncMutex, mpsc, oneshot};
 
 use crate::protocol::{RpcError, code};
 use crate::server::{Server, ServerHandle, StartError};
+
+#[cfg(feature = "proptest")]
+mod arguments;
+#[cfg(feature = "proptest")]
+mod refused;
+#[cfg(feature = "proptest")]
+pub use arguments::arbitrary_arguments;
+#[cfg(feature = "proptest")]
+pub use refused::refused_arguments;
 
 type Pending = Arc<Mutex<HashMap<String, oneshot::Sender<Value>>>>;
 
