@@ -1,6 +1,7 @@
 //! The tools of a running server: the immutable [`Catalog`] built from the macros' records and
 //! the dynamic tools when the server starts, checked as a whole, with its `tools/list` pages
-//! rendered once per protocol era. Adding or removing a tool while serving builds a new one.
+//! rendered once per protocol era and audience (clients that declared the MCP Apps extension
+//! also see the app-only tools). Adding or removing a tool while serving builds a new one.
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -40,9 +41,10 @@ impl Entry {
         }
     }
 
-    /// Whether the tool is in `tools/list` unless a session's selection says otherwise.
-    fn listed_by_default(&self) -> bool {
-        !self.def.hidden() && self.def.for_model()
+    /// Whether the tool is in `tools/list` unless a session's selection says otherwise, for a
+    /// client that declared the MCP Apps extension (`apps`) or not.
+    fn listed_by_default(&self, apps: bool) -> bool {
+        !self.def.hidden() && self.def.listed_for(apps)
     }
 }
 
@@ -57,8 +59,9 @@ pub(crate) struct Decor {
 pub(crate) struct Catalog {
     entries: Vec<Arc<Entry>>,
     index: HashMap<Arc<str>, usize>,
-    /// The `tools/list` pages of the default selection, rendered once per protocol era.
-    pages: [Vec<String>; 4],
+    /// The `tools/list` pages of the default selection, rendered once per protocol era: for
+    /// clients without the MCP Apps extension (`[0]`) and with it (`[1]`).
+    pages: [[Vec<String>; 4]; 2],
     page_size: usize,
     decor: Arc<Decor>,
 }
@@ -146,26 +149,35 @@ impl Catalog {
             .map(|(i, e)| (e.name.clone(), i))
             .collect();
         let page_size = page_size.max(1);
-        let listed: Vec<&Entry> = entries
-            .iter()
-            .map(|e| &**e)
-            .filter(|e| e.listed_by_default())
-            .collect();
         // A list a call can change (a hidden tool revealed by a tool manager) is private and
-        // stale at once: a client that cached it would miss what its own call revealed.
+        // stale at once: a client that cached it would miss what its own call revealed. A
+        // list with app-only tools depends on the client's capabilities: private, so no
+        // shared cache hands one client's list to another.
         let hints = if entries.iter().any(|e| e.def.hidden()) {
             CacheHints {
                 cache_scope: CacheScope::Private,
                 ttl_ms: 0,
             }
+        } else if entries.iter().any(|e| e.def.app_only()) {
+            CacheHints {
+                cache_scope: CacheScope::Private,
+                ..decor.hints
+            }
         } else {
             decor.hints
         };
-        let pages = Era::ALL.map(|era| {
-            let count = page_count(listed.len(), page_size);
-            (0..count)
-                .map(|i| render(&listed, page_size, i, era, (&decor.info, hints)))
-                .collect()
+        let pages = [false, true].map(|apps| {
+            let listed: Vec<&Entry> = entries
+                .iter()
+                .map(|e| &**e)
+                .filter(|e| e.listed_by_default(apps))
+                .collect();
+            Era::ALL.map(|era| {
+                let count = page_count(listed.len(), page_size);
+                (0..count)
+                    .map(|i| render(&listed, page_size, i, era, (&decor.info, hints)))
+                    .collect()
+            })
         });
         Catalog {
             entries,
@@ -202,9 +214,10 @@ impl Catalog {
     }
 
     /// The `tools/list` result of the default selection for a cursor (`None`: the first page),
-    /// as JSON text; `None` for a cursor that names no page.
-    pub(crate) fn page(&self, cursor: Option<&str>, era: Era) -> Option<&str> {
-        let pages = &self.pages[era.index()];
+    /// as JSON text, for a client that declared the MCP Apps extension (`apps`) or not;
+    /// `None` for a cursor that names no page.
+    pub(crate) fn page(&self, cursor: Option<&str>, era: Era, apps: bool) -> Option<&str> {
+        let pages = &self.pages[usize::from(apps)][era.index()];
         pages
             .get(page_index(cursor, pages.len())?)
             .map(String::as_str)

@@ -44,7 +44,7 @@ const DEFAULT_STATE_TTL: Duration = Duration::from_secs(600);
 pub use error::{Error, Result, StartError};
 pub use handle::ServerHandle;
 pub use limits::Limits;
-use offerings::{Offerings, UiCsp, ui_resource};
+use offerings::{Offerings, UiCsp};
 use prompt::Prompt;
 use resource::{Resource, ResourceTemplate};
 
@@ -234,8 +234,9 @@ impl Server {
         S2: Into<String>,
     {
         self.ui_csp = Some(UiCsp {
-            connect_domains: connect.into_iter().map(Into::into).collect(),
-            resource_domains: resources.into_iter().map(Into::into).collect(),
+            connect_domains: Some(connect.into_iter().map(Into::into).collect()),
+            resource_domains: Some(resources.into_iter().map(Into::into).collect()),
+            ..UiCsp::default()
         });
         self
     }
@@ -378,15 +379,7 @@ impl Server {
         }
         tracing::debug!(tools = catalog.entries().len(), "mcp server ready");
         let mut offerings = self.offerings;
-        for entry in catalog.entries() {
-            if let Some((uri, name, html)) = entry.def.ui()
-                && !offerings.resources.iter().any(|r| r.uri() == uri)
-            {
-                offerings
-                    .resources
-                    .push(ui_resource(uri, name, html, self.ui_csp.as_ref()));
-            }
-        }
+        offerings.add_views(&catalog, self.ui_csp.as_ref())?;
         Ok(ServerHandle::new(
             handle::Settings {
                 info,

@@ -18,6 +18,7 @@ use crate::tool::sync::{CatchUnwind, panic_result};
 use crate::tool::{Batch, CancellationToken, Ctx, ToolCall, ToolResult, logging};
 
 use super::catalog::{Entry, render_page};
+use super::offerings::declares_ui;
 use super::request::{Req, answers, input_required};
 use super::session::Session;
 use super::state::Binding;
@@ -95,8 +96,11 @@ impl Session {
             }
             None => selection.is_default(),
         };
+        // App-only tools are listed to clients that declared MCP Apps (their hosts keep them
+        // from the model), not to others, who would offer them to it.
+        let apps = declares_ui(&self.client_of(req).capabilities);
         if is_default {
-            return match catalog.page(cursor, era) {
+            return match catalog.page(cursor, era, apps) {
                 Some(page) => jsonrpc::raw_result_response(id, page),
                 None => jsonrpc::error_response(id, &invalid_cursor()),
             };
@@ -106,7 +110,7 @@ impl Session {
             .iter()
             .map(|e| &**e)
             .filter(|e| {
-                e.def.for_model()
+                e.def.listed_for(apps)
                     && selection.is_active(&e.name, e.def.hidden(), e.def.always_visible())
             })
             .collect();

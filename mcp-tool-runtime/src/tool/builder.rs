@@ -353,6 +353,18 @@ impl DefBuilder {
                 Vec::new()
             }
         };
+        if let Some(who) = &self.visibility {
+            if let Some(v) = who.iter().find(|v| !matches!(**v, "model" | "app")) {
+                self.problems.push(format!(
+                    "unknown visibility `{v}`: MCP Apps knows `model` and `app`"
+                ));
+            } else if who.is_empty() {
+                self.problems.push(
+                    "`visibility` is empty: nobody could call the tool; give `model`, `app` or both"
+                        .into(),
+                );
+            }
+        }
         if !self.problems.is_empty() {
             return Err(self.problems);
         }
@@ -411,6 +423,7 @@ impl DefBuilder {
             timeout: self.timeout,
             states: self.states,
             for_model,
+            for_app,
             ui: self
                 .ui
                 .map(|(name, html)| (ui_uri.unwrap_or_default(), name, html)),

@@ -113,6 +113,7 @@ pub struct ToolDef {
     pub(crate) timeout: Option<Duration>,
     pub(crate) states: Vec<(TypeId, &'static str)>,
     pub(crate) for_model: bool,
+    pub(crate) for_app: bool,
     pub(crate) ui: Option<(String, &'static str, &'static str)>,
     pub(crate) examples: Option<(Option<Value>, Option<Value>)>,
     pub(crate) output_validator: Option<Validator>,
@@ -190,9 +191,29 @@ impl ToolDef {
         self.timeout
     }
 
-    /// Whether the tool is listed for the model (its visibility includes `model`).
+    /// Whether the tool is for the model (its visibility includes `model`, as it does when
+    /// no visibility is given).
     pub fn for_model(&self) -> bool {
         self.for_model
+    }
+
+    /// Whether an MCP Apps view may call the tool (its visibility includes `app`, as it does
+    /// when no visibility is given).
+    pub fn for_app(&self) -> bool {
+        self.for_app
+    }
+
+    /// Whether the tool is app-only (`visibility = ["app"]`): for views, never for the model.
+    pub fn app_only(&self) -> bool {
+        self.for_app && !self.for_model
+    }
+
+    /// Whether `tools/list` shows the tool to a client (unless a tool selection hides it): a
+    /// tool for the model to every client, an app-only tool only to a client that declared
+    /// the MCP Apps extension (`apps`), whose host keeps it from the model by its
+    /// `_meta.ui.visibility`. A client without the extension would offer it to the model.
+    pub(crate) fn listed_for(&self, apps: bool) -> bool {
+        self.for_model || (apps && self.for_app)
     }
 
     /// The tool's MCP Apps view: its `ui://` URI, its name and its HTML.
