@@ -423,6 +423,16 @@ pub fn request_ids(lines: &[&str]) -> HashMap<String, usize> {
         } else if let Ok(batch) = serde_json::from_str::<Vec<Peek<'_>>>(line) {
             batch
         } else {
+            // A member given twice (the last one counts): the server answers with that id.
+            if let Ok(value) = serde_json::from_str::<Value>(line) {
+                let messages = match value {
+                    Value::Array(batch) => batch,
+                    one => vec![one],
+                };
+                for id in messages.iter().filter_map(|m| m.get("id")) {
+                    *ids.entry(id.to_string()).or_default() += 1;
+                }
+            }
             continue;
         };
         for id in peeks.iter().filter_map(|p| p.id) {
