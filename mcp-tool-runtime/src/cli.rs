@@ -45,6 +45,7 @@ fn usage(bin: &str) -> String {
         --stateless          ... without sessions: every POST answered on its own
         --sse                ... every answer as an SSE stream, not JSON
         --task-store URL     keep tasks in `memory` (the default) or Redis (`redis://host:port`)
+        --mount FILE         mount the remote MCP servers FILE lists (a JSON list of MCPTool objects)
   {bin} list                 show the tools
   {bin} call <tool> [json]   call one tool in-process and print its result
   {bin} schema               print the tools/list JSON
@@ -70,8 +71,9 @@ environment:
 
 /// Reads a command line (without the program name): the command, and the task store it
 /// names (`--task-store URL`).
-fn parse(args: &[String]) -> std::result::Result<(Command, Option<String>), String> {
+fn parse(args: &[String]) -> std::result::Result<(Command, Option<String>, Vec<String>), String> {
     let mut task_store = None;
+    let mut mounts = Vec::new();
     let mut http = HttpOptions::default();
     let mut wants_http = false;
     let mut rest: Vec<&str> = Vec::new();
@@ -94,9 +96,16 @@ fn parse(args: &[String]) -> std::result::Result<(Command, Option<String>), Stri
                 }
                 None => return Err("`--task-store` needs `memory` or a `redis://` URL".into()),
             },
+            "--mount" => match args.get(i + 1).filter(|a| !a.starts_with("--")) {
+                Some(file) => {
+                    mounts.push(file.clone());
+                    i += 1;
+                }
+                None => return Err("`--mount` needs a file of remote servers (JSON)".into()),
+            },
             "--stateless" => http.stateless = true,
             "--sse" => http.sse = true,
-            "-h" | "--help" => return Ok((Command::Help, None)),
+            "-h" | "--help" => return Ok((Command::Help, None, Vec::new())),
             flag if flag.starts_with("--") => return Err(format!("unknown option `{flag}`")),
             word => rest.push(word),
         }
@@ -118,7 +127,7 @@ fn parse(args: &[String]) -> std::result::Result<(Command, Option<String>), Stri
         [other @ ("list" | "schema"), ..] => return Err(format!("`{other}` takes no arguments")),
         [other, ..] => return Err(format!("unknown command `{other}`")),
     };
-    Ok((command, task_store))
+    Ok((command, task_store, mounts))
 }
 
 impl Server {
@@ -148,7 +157,7 @@ impl Server {
             .first()
             .and_then(|a| std::path::Path::new(a).file_name())
             .map_or_else(|| self.name.clone(), |n| n.to_string_lossy().into_owned());
-        let (command, task_store) = match parse(args.get(1..).unwrap_or_default()) {
+        let (command, task_store, mount_files) = match parse(args.get(1..).unwrap_or_default()) {
             Ok(parsed) => parsed,
             Err(message) => std::process::exit(cli_error(&bin, &message)),
         };
@@ -174,6 +183,17 @@ impl Server {
                 Err(message) => std::process::exit(cli_error(&bin, &message)),
             }
         }
+        match with_mounts(server, &mount_files) {
+            Ok(s) => server = s,
+            Err(message) => std::process::exit(cli_error(&bin, &message)),
+        }
+        // OpenTelemetry export for the serving commands, started (and stopped) outside the
+        // runtime: its HTTP client is a blocking one.
+        #[cfg(feature = "otel")]
+        let telemetry = match command {
+            Command::Stdio | Command::Http(_) => otel::install(&server.name),
+            _ => None,
+        };
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .max_blocking_threads(server.limits.blocking_threads)
@@ -254,6 +274,31 @@ impl Server {
                 Ok(0)
             }
         }
+    }
+}
+
+/// Mounts the remote servers each `--mount` file lists (feature `client`).
+fn with_mounts(server: Server, files: &[String]) -> std::result::Result<Server, String> {
+    if files.is_empty() {
+        return Ok(server);
+    }
+    #[cfg(feature = "client")]
+    {
+        let mut server = server;
+        for file in files {
+            let text =
+                std::fs::read_to_string(file).map_err(|e| format!("--mount `{file}`: {e}"))?;
+            let mounts = crate::server::mount::read_mounts(&text)
+                .map_err(|e| format!("--mount `{file}`: {e}"))?;
+            for remote in mounts {
+                server = server.mount(remote);
+            }
+        }
+        Ok(server)
+    }
+    #[cfg(not(feature = "client"))]
+    {
+        Err("this server was built without mounting (the `client` feature of mcp-tool)".into())
     }
 }
 

@@ -11,6 +11,8 @@
 //! facade, which re-exports this crate's public surface in modules that mirror the layers.
 
 mod cli;
+#[cfg(feature = "client")]
+pub mod client;
 pub mod protocol;
 pub mod server;
 pub mod testing;

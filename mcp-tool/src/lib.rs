@@ -577,6 +577,20 @@ pub mod server {
     pub mod tasks {
         pub use mcp_tool_runtime::server::tasks::*;
     }
+
+    /// Remote MCP servers mounted beside the local tools (feature `client`): the `MCPTool`
+    /// fields, their rules, and the mount file's shape.
+    #[cfg(feature = "client")]
+    pub mod mount {
+        pub use mcp_tool_runtime::server::mount::*;
+    }
+}
+
+/// An MCP client: connect to a server over Streamable HTTP or stdio, list and call its tools
+/// (feature `client`).
+#[cfg(feature = "client")]
+pub mod client {
+    pub use mcp_tool_runtime::client::*;
 }
 
 /// The Streamable HTTP transport's settings and authentication (feature `http`, on by

@@ -201,6 +201,19 @@ impl Catalog {
         Catalog::from_entries(entries, self.page_size, self.decor.clone())
     }
 
+    /// This catalog with `add` added (replacing dynamic tools of the same names) and the tools
+    /// `remove` removed, rendered once.
+    pub(crate) fn changed_many(&self, add: Vec<Arc<Entry>>, remove: &[&str]) -> Catalog {
+        let mut entries: Vec<Arc<Entry>> = self
+            .entries
+            .iter()
+            .filter(|e| !remove.contains(&&*e.name) && !add.iter().any(|a| a.name == e.name))
+            .cloned()
+            .collect();
+        entries.extend(add);
+        Catalog::from_entries(entries, self.page_size, self.decor.clone())
+    }
+
     pub(crate) fn get(&self, name: &str) -> Option<&Arc<Entry>> {
         self.index.get(name).map(|&i| &self.entries[i])
     }

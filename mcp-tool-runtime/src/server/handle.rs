@@ -12,8 +12,8 @@ use serde_json::{Map, Value};
 use crate::tool::input::Finish;
 use tokio::sync::mpsc;
 
-use crate::protocol::CacheHints;
 use crate::protocol::wire::{Implementation, ServerCapabilities, TasksCapability, UriParams};
+use crate::protocol::{CacheHints, Era};
 use crate::protocol::{RpcError, code};
 use crate::tool::extract::TypeMap;
 use crate::tool::{
@@ -76,6 +76,9 @@ pub(crate) struct Shared {
     pub(crate) limits: Limits,
     /// Whether structured results are checked against output schemas.
     pub(crate) validate_output: bool,
+    /// The remote servers mounted beside the local tools.
+    #[cfg(feature = "client")]
+    pub(crate) mounts: super::mount::Mounts,
     /// The tool selections of principals (stateless requests).
     pub(crate) principals: Principals,
     pub(crate) states: Arc<TypeMap>,
@@ -98,6 +101,8 @@ pub(crate) struct Settings {
     pub(crate) state_key: StateKey,
     pub(crate) limits: Limits,
     pub(crate) validate_output: bool,
+    #[cfg(feature = "client")]
+    pub(crate) mounts: super::mount::Mounts,
     pub(crate) tasks: Tasks,
 }
 
@@ -127,6 +132,8 @@ impl ServerHandle {
             state_key,
             limits,
             validate_output,
+            #[cfg(feature = "client")]
+            mounts,
             tasks,
         } = settings;
         let mut capabilities = offerings.capabilities();
@@ -143,6 +150,8 @@ impl ServerHandle {
                 tasks,
                 limits,
                 validate_output,
+                #[cfg(feature = "client")]
+                mounts,
                 info,
                 instructions,
                 hints,
@@ -157,6 +166,13 @@ impl ServerHandle {
                 sessions: Sessions::default(),
             }),
         }
+    }
+
+    /// Starts the connections of the mounted servers, once, if a runtime is at hand (else the
+    /// first `serve_*` starts them).
+    pub(crate) fn start_mounts(&self) {
+        #[cfg(feature = "client")]
+        self.shared.mounts.start(self);
     }
 
     /// The server's name.
@@ -249,6 +265,56 @@ impl ServerHandle {
         }
         self.tell_all("notifications/tools/list_changed", Change::Tools(None));
         Ok(())
+    }
+
+    /// Adds, replaces and removes dynamic tools at once (a mounted server's list): one
+    /// `notifications/tools/list_changed`, and none when nothing changed (a tool re-added with
+    /// the same definition). Tools defined with `#[tool]` are left alone.
+    pub(crate) fn update_dynamic_tools(
+        &self,
+        add: Vec<DynamicTool>,
+        remove: &[String],
+    ) -> Vec<String> {
+        let mut problems = Vec::new();
+        let mut entries = Vec::new();
+        for tool in add {
+            match tool.define(self.name()) {
+                Ok((def, call)) => entries.push(Arc::new(Entry::new(def, call, None))),
+                Err(e) => problems.extend(e),
+            }
+        }
+        let same = |a: &ToolDef, b: &ToolDef| {
+            a.hidden() == b.hidden()
+                && serde_json::to_string(&a.wire(Era::Structured)).ok()
+                    == serde_json::to_string(&b.wire(Era::Structured)).ok()
+        };
+        let changed = {
+            let mut catalog = write(&self.shared.catalog);
+            let mut added = Vec::new();
+            for entry in entries {
+                match catalog.get(&entry.name) {
+                    Some(existing) if !existing.call.is_dynamic() => {
+                        problems.push(format!("a `#[tool]` named `{}` exists already", entry.name));
+                    }
+                    Some(existing) if same(&existing.def, &entry.def) => {}
+                    _ => added.push(entry),
+                }
+            }
+            let removed: Vec<&str> = remove
+                .iter()
+                .map(String::as_str)
+                .filter(|name| catalog.get(name).is_some_and(|e| e.call.is_dynamic()))
+                .collect();
+            let changed = !added.is_empty() || !removed.is_empty();
+            if changed {
+                *catalog = Arc::new(catalog.changed_many(added, &removed));
+            }
+            changed
+        };
+        if changed {
+            self.tell_all("notifications/tools/list_changed", Change::Tools(None));
+        }
+        problems
     }
 
     /// Removes a dynamic tool while serving; every session is sent

@@ -11,6 +11,8 @@ pub(crate) mod error;
 pub(crate) mod handle;
 pub(crate) mod limits;
 pub(crate) mod listen;
+#[cfg(feature = "client")]
+pub mod mount;
 pub(crate) mod offerings;
 pub mod prompt;
 pub(crate) mod request;
@@ -88,6 +90,8 @@ pub struct Server {
     pub(crate) task_settings: tasks::TaskSettings,
     pub(crate) limits: Limits,
     validate_output: Option<bool>,
+    #[cfg(feature = "client")]
+    pub(crate) mounts: Vec<mount::McpTool>,
 }
 
 impl Server {
@@ -119,6 +123,8 @@ impl Server {
             task_settings: tasks::TaskSettings::default(),
             limits: Limits::default(),
             validate_output: None,
+            #[cfg(feature = "client")]
+            mounts: Vec::new(),
         }
     }
 
@@ -196,6 +202,17 @@ impl Server {
         S: Into<String>,
     {
         self.only = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Mounts a remote MCP server beside the local tools (feature `client`): its tools are
+    /// listed as `label__tool` (as `allowed_tools` and `tool_configs` say), calls are
+    /// forwarded (approved by the user first where `require_approval` says so), and its list
+    /// changes followed. The connection is made when the server starts serving, and remade
+    /// when lost. Server binaries also take `--mount FILE` (a list of such objects in JSON).
+    #[cfg(feature = "client")]
+    pub fn mount(mut self, remote: mount::McpTool) -> Self {
+        self.mounts.push(remote);
         self
     }
 
@@ -374,13 +391,33 @@ impl Server {
                 ),
             }
         }
+        #[cfg(feature = "client")]
+        let mounts = {
+            let mut list = Vec::new();
+            let mut labels = std::collections::BTreeSet::new();
+            for remote in &self.mounts {
+                let found = remote.problems();
+                if !labels.insert(remote.server_label.clone()) {
+                    problems.push(format!("two mounts are labelled `{}`", remote.server_label));
+                }
+                if found.is_empty() {
+                    match mount::Mount::new(remote.clone()) {
+                        Ok(m) => list.push(m),
+                        Err(e) => problems.push(e),
+                    }
+                } else {
+                    problems.extend(found);
+                }
+            }
+            mount::Mounts::new(list)
+        };
         if !problems.is_empty() {
             return Err(StartError::new(problems));
         }
         tracing::debug!(tools = catalog.entries().len(), "mcp server ready");
         let mut offerings = self.offerings;
         offerings.add_views(&catalog, self.ui_csp.as_ref())?;
-        Ok(ServerHandle::new(
+        let handle = ServerHandle::new(
             handle::Settings {
                 info,
                 instructions: self.instructions,
@@ -389,6 +426,8 @@ impl Server {
                 hints: self.hints,
                 state_key,
                 limits: self.limits,
+                #[cfg(feature = "client")]
+                mounts,
                 validate_output: self.validate_output.unwrap_or_else(|| {
                     cfg!(debug_assertions)
                         || std::env::var(VALIDATE_OUTPUT_ENV).is_ok_and(|v| v == "1" || v == "true")
@@ -401,6 +440,8 @@ impl Server {
             },
             catalog,
             offerings,
-        ))
+        );
+        handle.start_mounts();
+        Ok(handle)
     }
 }

@@ -307,6 +307,13 @@ impl DynamicTool {
         self
     }
 
+    /// Not listed, but found through tool search (and callable once found).
+    #[must_use]
+    pub fn deferred(mut self) -> Self {
+        self.hidden = true;
+        self
+    }
+
     /// Whether the tool runs as a task (as `#[tool(task = "optional")]`).
     #[must_use]
     pub fn task_support(mut self, support: TaskSupport) -> Self {

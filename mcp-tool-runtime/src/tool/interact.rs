@@ -225,6 +225,25 @@ impl Ctx {
         roots(self, None).await
     }
 
+    /// Passes a question of another MCP server on to this call's client — `elicitation/create`,
+    /// `sampling/createMessage` or `roots/list`, with their params as the other server wrote
+    /// them — and returns the client's answer. In 2026-07-28 it is an input request of this
+    /// call's round, like [`Ctx::elicit`]. A gateway relays its remote servers' questions so.
+    pub async fn relay(&self, method: &str, params: Value) -> Result<Value, ToolError> {
+        let kind = match method {
+            "elicitation/create" => InputKind::Elicitation,
+            "sampling/createMessage" => InputKind::Sampling,
+            "roots/list" => InputKind::Roots,
+            other => {
+                return Err(ToolError::new(
+                    "UNSUPPORTED_REQUEST",
+                    format!("`{other}` cannot be passed on to the client"),
+                ));
+            }
+        };
+        self.ask(None, kind, params).await
+    }
+
     /// Sends the user to `url` (URL-mode elicitation: a sign-in or a payment the server runs
     /// itself, whose secrets never pass through the client). Needs the client's
     /// `elicitation.url` capability. The answer says whether the user agreed to open it; when

@@ -209,6 +209,7 @@ impl ServerHandle {
     /// non-blocking pipes by the runtime's reactor; otherwise (a terminal, a file) through
     /// Tokio's blocking stdio threads.
     pub async fn serve_stdio(&self) -> io::Result<()> {
+        self.start_mounts();
         let server = self.clone();
         // The session runs as a task of the runtime, not in the caller's future: `main` is
         // usually driven by `block_on` on a thread of its own, and every message would then

@@ -79,6 +79,7 @@ impl ServerHandle {
         listener: tokio::net::TcpListener,
         config: HttpConfig,
     ) -> std::io::Result<()> {
+        self.start_mounts();
         let addr = listener.local_addr()?;
         let mut config = config;
         if config.allowed_hosts.is_none() && !addr.ip().is_loopback() {

@@ -1,0 +1,626 @@
+//! The client's engine: the handshake (`server/discover`, else `initialize`), requests matched
+//! to their answers, the server's own requests answered by the right handler, progress
+//! routed to its call, list changes heard, and 2026-07-28's input-required rounds replayed.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock, Weak};
+
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+use tokio::sync::{mpsc, oneshot, watch};
+
+use crate::protocol::jsonrpc::{self, Message};
+use crate::protocol::{ProtocolVersion, RpcError, code};
+
+use super::http::{HttpWire, TRANSPORT};
+use super::stdio::StdioWire;
+use super::{
+    CallOptions, CallProgress, ClientError, ClientHandler, Connect, Revision, ServerInfo, Target,
+};
+
+/// The most input-required rounds one call may take.
+const MAX_ROUNDS: usize = 16;
+
+/// A message that came from the server, and the request whose stream carried it (HTTP).
+pub(super) struct Inbound {
+    pub(super) text: String,
+    pub(super) via: Option<u64>,
+}
+
+/// What the client sends: the JSON text and what the HTTP transport puts in headers.
+pub(super) struct Outbound<'a> {
+    pub(super) text: String,
+    /// The request's id (a request expects an answer on its own stream).
+    pub(super) id: Option<u64>,
+    pub(super) method: &'a str,
+    /// The name a 2026-07-28 request acts on (`Mcp-Name`).
+    pub(super) name: Option<String>,
+}
+
+/// How messages reach the server.
+pub(super) enum Wire {
+    Http(HttpWire),
+    Stdio(StdioWire),
+}
+
+impl Wire {
+    async fn send(
+        &self,
+        out: Outbound<'_>,
+    ) -> Result<Option<tokio::task::AbortHandle>, ClientError> {
+        match self {
+            Wire::Http(w) => w.send(out).await,
+            Wire::Stdio(w) => w.send(&out.text).await.map(|()| None),
+        }
+    }
+}
+
+/// A call in progress: who answers the requests its server makes while it runs.
+struct Active {
+    handler: Option<Arc<dyn ClientHandler>>,
+}
+
+type Waiter = oneshot::Sender<Result<Value, RpcError>>;
+type OnProgress = Arc<dyn Fn(CallProgress) + Send + Sync>;
+
+pub(super) struct Core {
+    pub(super) wire: Wire,
+    connect: Connect,
+    handler: Arc<dyn ClientHandler>,
+    next: AtomicU64,
+    pending: Mutex<HashMap<u64, Waiter>>,
+    active: Mutex<HashMap<u64, Active>>,
+    progress: Mutex<HashMap<String, OnProgress>>,
+    server: RwLock<Option<ServerInfo>>,
+    /// 2026-07-28: every request carries `_meta`.
+    modern: AtomicBool,
+    open: AtomicBool,
+    /// Counts list changes heard.
+    changed: watch::Sender<u64>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Core {
+    pub(super) async fn connect(
+        connect: Connect,
+        handler: Arc<dyn ClientHandler>,
+    ) -> Result<Arc<Core>, ClientError> {
+        let (tx, rx) = mpsc::unbounded_channel::<Inbound>();
+        let wire = match &connect.target {
+            Target::Http(url) => Wire::Http(HttpWire::new(url, &connect.headers, tx)?),
+            Target::Stdio { command, args, env } => {
+                Wire::Stdio(StdioWire::spawn(command, args, env, tx)?)
+            }
+        };
+        let core = Arc::new(Core {
+            wire,
+            connect,
+            handler,
+            next: AtomicU64::new(1),
+            pending: Mutex::new(HashMap::new()),
+            active: Mutex::new(HashMap::new()),
+            progress: Mutex::new(HashMap::new()),
+            server: RwLock::new(None),
+            modern: AtomicBool::new(false),
+            open: AtomicBool::new(true),
+            changed: watch::channel(0).0,
+        });
+        tokio::spawn(pump(Arc::downgrade(&core), rx));
+        core.handshake().await?;
+        Ok(core)
+    }
+
+    /// `server/discover` first (2026-07-28), else `initialize`, as the revision asked allows.
+    async fn handshake(self: &Arc<Self>) -> Result<(), ClientError> {
+        if self.connect.revision == Revision::Stateful {
+            if let Wire::Http(w) = &self.wire {
+                w.set_modern(false);
+            }
+        } else {
+            self.modern.store(true, Ordering::SeqCst);
+            match self.request("server/discover", json!({}), None).await {
+                Ok(found) => {
+                    let speaks = found["supportedVersions"]
+                        .as_array()
+                        .is_some_and(|v| v.iter().any(|v| v == "2026-07-28"));
+                    if speaks {
+                        *self
+                            .server
+                            .write()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner) =
+                            Some(ServerInfo {
+                                protocol_version: ProtocolVersion::V2026_07_28,
+                                info: found["_meta"]["io.modelcontextprotocol/serverInfo"].clone(),
+                                capabilities: found["capabilities"].clone(),
+                                instructions: found["instructions"].as_str().map(String::from),
+                            });
+                        self.start_listening();
+                        return Ok(());
+                    }
+                }
+                Err(e) if self.connect.revision == Revision::Stateless => return Err(e),
+                Err(e) if !e.is_retryable() || matches!(e, ClientError::TimedOut(_)) => {
+                    tracing::debug!(error = %e, "no server/discover: falling back to initialize");
+                }
+                Err(e) => return Err(e),
+            }
+            if self.connect.revision == Revision::Stateless {
+                return Err(ClientError::Protocol(
+                    "the server does not speak 2026-07-28".into(),
+                ));
+            }
+            self.modern.store(false, Ordering::SeqCst);
+            if let Wire::Http(w) = &self.wire {
+                w.set_modern(false);
+            }
+        }
+        let result = self
+            .request(
+                "initialize",
+                json!({
+                    "protocolVersion": ProtocolVersion::LATEST_STATEFUL.as_str(),
+                    "capabilities": self.handler.capabilities(),
+                    "clientInfo": { "name": self.connect.client_name, "version": env!("CARGO_PKG_VERSION") }
+                }),
+                None,
+            )
+            .await?;
+        let version = result["protocolVersion"]
+            .as_str()
+            .and_then(ProtocolVersion::parse)
+            .ok_or_else(|| {
+                ClientError::Protocol(format!(
+                    "initialize settled on an unknown version: {}",
+                    result["protocolVersion"]
+                ))
+            })?;
+        *self
+            .server
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(ServerInfo {
+            protocol_version: version,
+            info: result["serverInfo"].clone(),
+            capabilities: result["capabilities"].clone(),
+            instructions: result["instructions"].as_str().map(String::from),
+        });
+        if let Wire::Http(w) = &self.wire {
+            w.set_version(version);
+        }
+        self.notify("notifications/initialized", json!({})).await?;
+        if let Wire::Http(w) = &self.wire {
+            w.open_standalone_stream();
+        }
+        Ok(())
+    }
+
+    pub(super) fn server(&self) -> ServerInfo {
+        self.server
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+            .unwrap_or(ServerInfo {
+                protocol_version: ProtocolVersion::LATEST,
+                info: Value::Null,
+                capabilities: Value::Null,
+                instructions: None,
+            })
+    }
+
+    pub(super) fn is_open(&self) -> bool {
+        self.open.load(Ordering::SeqCst)
+    }
+
+    fn is_modern(&self) -> bool {
+        self.modern.load(Ordering::SeqCst)
+    }
+
+    /// The `_meta` of a 2026-07-28 request.
+    fn meta(&self, handler: &dyn ClientHandler) -> Value {
+        json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": handler.capabilities(),
+            "io.modelcontextprotocol/clientInfo": {
+                "name": self.connect.client_name,
+                "version": env!("CARGO_PKG_VERSION")
+            }
+        })
+    }
+
+    /// Sends a request and waits for its answer (within the client's time limit, or until
+    /// `cancel`).
+    pub(super) async fn request(
+        self: &Arc<Self>,
+        method: &str,
+        mut params: Value,
+        options: Option<&CallOptions>,
+    ) -> Result<Value, ClientError> {
+        if !self.is_open() {
+            return Err(ClientError::Unavailable("the connection is closed".into()));
+        }
+        let handler = options
+            .and_then(|o| o.handler.clone())
+            .unwrap_or_else(|| self.handler.clone());
+        if self.is_modern() {
+            let meta = self.meta(&*handler);
+            merge_meta(&mut params, meta);
+        }
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let name = match method {
+            "tools/call" | "prompts/get" => params["name"].as_str().map(String::from),
+            "resources/read" => params["uri"].as_str().map(String::from),
+            m if m.starts_with("tasks/") => params["taskId"].as_str().map(String::from),
+            _ => None,
+        };
+        let (tx, rx) = oneshot::channel();
+        lock(&self.pending).insert(id, tx);
+        lock(&self.active).insert(
+            id,
+            Active {
+                handler: options.and_then(|o| o.handler.clone()),
+            },
+        );
+        let _forget = Forget { core: self, id };
+        let text = jsonrpc::request(id, method, &params);
+        let abort = self
+            .wire
+            .send(Outbound {
+                text,
+                id: Some(id),
+                method,
+                name,
+            })
+            .await?;
+        let cancelled = async {
+            match options.and_then(|o| o.cancel.as_ref()) {
+                Some(token) => token.cancelled().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            answer = tokio::time::timeout(self.connect.timeout, rx) => match answer {
+                Ok(Ok(Ok(result))) => Ok(result),
+                Ok(Ok(Err(e))) if e.code == TRANSPORT => Err(ClientError::Unavailable(e.message)),
+                Ok(Ok(Err(e))) => Err(ClientError::Rpc(e)),
+                Ok(Err(_)) => Err(ClientError::Unavailable("the connection closed before the answer".into())),
+                Err(_) => {
+                    self.cancel(id, abort, "the client's time limit passed").await;
+                    Err(ClientError::TimedOut(self.connect.timeout))
+                }
+            },
+            () = cancelled => {
+                self.cancel(id, abort, "cancelled by the client").await;
+                Err(ClientError::Cancelled)
+            }
+        }
+    }
+
+    /// Tells the server a request is abandoned: `notifications/cancelled`, and the request's
+    /// HTTP stream closed.
+    async fn cancel(self: &Arc<Self>, id: u64, abort: Option<tokio::task::AbortHandle>, why: &str) {
+        if let Some(abort) = abort {
+            abort.abort();
+        }
+        let _ = self
+            .notify(
+                "notifications/cancelled",
+                json!({ "requestId": id, "reason": why }),
+            )
+            .await;
+    }
+
+    pub(super) async fn notify(
+        self: &Arc<Self>,
+        method: &str,
+        mut params: Value,
+    ) -> Result<(), ClientError> {
+        if self.is_modern() {
+            let meta = self.meta(&*self.handler);
+            merge_meta(&mut params, meta);
+        }
+        let text = jsonrpc::notification(method, &params);
+        self.wire
+            .send(Outbound {
+                text,
+                id: None,
+                method,
+                name: None,
+            })
+            .await
+            .map(|_| ())
+    }
+
+    /// `tools/call`, with its progress, its handler and — in 2026-07-28 — its input rounds.
+    pub(super) async fn call_tool(
+        self: &Arc<Self>,
+        name: &str,
+        arguments: Value,
+        options: CallOptions,
+    ) -> Result<Value, ClientError> {
+        let mut params = json!({ "name": name, "arguments": arguments });
+        let mut meta = options.meta.clone().unwrap_or_default();
+        let token = options.progress.as_ref().map(|_| {
+            let token = format!("progress-{}", self.next.fetch_add(1, Ordering::Relaxed));
+            meta.insert("progressToken".into(), Value::String(token.clone()));
+            token
+        });
+        if !meta.is_empty() {
+            params["_meta"] = Value::Object(meta);
+        }
+        let options = Arc::new(options);
+        if let (Some(token), Some(_)) = (&token, &options.progress) {
+            let on = options.clone();
+            lock(&self.progress).insert(
+                format!("\"{token}\""),
+                Arc::new(move |p| {
+                    if let Some(f) = &on.progress {
+                        f(p);
+                    }
+                }),
+            );
+        }
+        let outcome = self.rounds(params, &options).await;
+        if let Some(token) = token {
+            lock(&self.progress).remove(&format!("\"{token}\""));
+        }
+        outcome
+    }
+
+    async fn rounds(
+        self: &Arc<Self>,
+        mut params: Value,
+        options: &CallOptions,
+    ) -> Result<Value, ClientError> {
+        for _ in 0..MAX_ROUNDS {
+            let result = self
+                .request("tools/call", params.clone(), Some(options))
+                .await?;
+            if result["resultType"] != "input_required" {
+                return Ok(result);
+            }
+            let handler = options
+                .handler
+                .clone()
+                .unwrap_or_else(|| self.handler.clone());
+            let mut answers = Map::new();
+            for (key, asked) in result["inputRequests"].as_object().into_iter().flatten() {
+                let method = asked["method"].as_str().unwrap_or_default();
+                let answer = handler
+                    .request(method, asked["params"].clone())
+                    .await
+                    .map_err(ClientError::Rpc)?;
+                answers.insert(key.clone(), answer);
+            }
+            params["inputResponses"] = Value::Object(answers);
+            match result.get("requestState") {
+                Some(state) => params["requestState"] = state.clone(),
+                None => {
+                    if let Some(p) = params.as_object_mut() {
+                        p.remove("requestState");
+                    }
+                }
+            }
+        }
+        Err(ClientError::Protocol(format!(
+            "the call still needed input after {MAX_ROUNDS} rounds"
+        )))
+    }
+
+    /// 2026-07-28: a `subscriptions/listen` stream for list changes, reopened when it ends.
+    fn start_listening(self: &Arc<Self>) {
+        let weak = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let mut backoff = std::time::Duration::from_millis(200);
+            loop {
+                let Some(core) = weak.upgrade() else { return };
+                if !core.is_open() {
+                    return;
+                }
+                let params = json!({ "notifications": { "toolsListChanged": true } });
+                // The stream lasts as long as the server keeps it: no time limit here.
+                let mut params = params;
+                merge_meta(&mut params, core.meta(&*core.handler));
+                let id = core.next.fetch_add(1, Ordering::Relaxed);
+                let (tx, rx) = oneshot::channel();
+                lock(&core.pending).insert(id, tx);
+                let sent = core
+                    .wire
+                    .send(Outbound {
+                        text: jsonrpc::request(id, "subscriptions/listen", &params),
+                        id: Some(id),
+                        method: "subscriptions/listen",
+                        name: None,
+                    })
+                    .await;
+                drop(core);
+                if sent.is_ok() {
+                    let _ = rx.await;
+                    backoff = std::time::Duration::from_millis(200);
+                }
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(std::time::Duration::from_secs(30));
+            }
+        });
+    }
+
+    pub(super) async fn tools_changed(&self) -> bool {
+        let mut rx = self.changed.subscribe();
+        rx.mark_unchanged();
+        loop {
+            if !self.is_open() {
+                return false;
+            }
+            tokio::select! {
+                changed = rx.changed() => return changed.is_ok(),
+                () = tokio::time::sleep(std::time::Duration::from_millis(500)) => {}
+            }
+        }
+    }
+
+    pub(super) async fn close(self: &Arc<Self>) {
+        if self.open.swap(false, Ordering::SeqCst) {
+            match &self.wire {
+                Wire::Http(w) => w.close().await,
+                Wire::Stdio(w) => w.close(),
+            }
+            self.fail_all("the client closed the connection");
+        }
+    }
+
+    /// Fails every request still waiting (the connection is gone).
+    fn fail_all(&self, why: &str) {
+        self.open.store(false, Ordering::SeqCst);
+        for (_, waiter) in lock(&self.pending).drain() {
+            let _ = waiter.send(Err(RpcError::new(code::INTERNAL_ERROR, why)));
+        }
+        self.changed.send_modify(|n| *n += 1);
+    }
+
+    /// Handles one message of the server.
+    fn receive(self: &Arc<Self>, inbound: Inbound) {
+        let message = match jsonrpc::parse(inbound.text.as_bytes()) {
+            Ok(m) => m,
+            Err(_) => {
+                tracing::debug!(text = %inbound.text, "the server sent something that is not JSON-RPC");
+                return;
+            }
+        };
+        match message {
+            Message::Response { id, outcome } => {
+                let Ok(id) = id.get().parse::<u64>() else {
+                    return;
+                };
+                let Some(waiter) = lock(&self.pending).remove(&id) else {
+                    return;
+                };
+                let answer = match outcome {
+                    Ok(result) => Ok(serde_json::from_str(result.get()).unwrap_or(Value::Null)),
+                    Err(error) => Err(RpcError::from_json(
+                        &serde_json::from_str::<Value>(error.get()).unwrap_or(Value::Null),
+                    )),
+                };
+                let _ = waiter.send(answer);
+            }
+            Message::Request { id, method, params } => {
+                self.answer_request(id, &method, params, inbound.via);
+            }
+            Message::Notification { method, params } => {
+                self.heard(&method, params);
+            }
+        }
+    }
+
+    fn heard(&self, method: &str, params: Option<&RawValue>) {
+        let params: Value = params
+            .and_then(|p| serde_json::from_str(p.get()).ok())
+            .unwrap_or(Value::Null);
+        match method {
+            "notifications/progress" => {
+                let key = params["progressToken"].to_string();
+                let on = lock(&self.progress).get(&key).cloned();
+                if let (Some(on), Some(progress)) = (on, params["progress"].as_f64()) {
+                    on(CallProgress {
+                        progress,
+                        total: params["total"].as_f64(),
+                        message: params["message"].as_str().map(String::from),
+                    });
+                }
+            }
+            "notifications/tools/list_changed" => {
+                self.changed.send_modify(|n| *n += 1);
+            }
+            "notifications/message" => {
+                tracing::debug!(level = %params["level"], data = %params["data"], "server log");
+            }
+            _ => {}
+        }
+    }
+
+    /// Answers a request of the server with the handler of the call it belongs to (the
+    /// request whose stream carried it, or the only call running), else the client's.
+    fn answer_request(
+        self: &Arc<Self>,
+        id: &RawValue,
+        method: &str,
+        params: Option<&RawValue>,
+        via: Option<u64>,
+    ) {
+        let id_text = id.get().to_owned();
+        let method = method.to_owned();
+        let params: Value = params
+            .and_then(|p| serde_json::from_str(p.get()).ok())
+            .unwrap_or(Value::Null);
+        let handler = {
+            let active = lock(&self.active);
+            let of_call = match via {
+                Some(call) => active.get(&call).and_then(|a| a.handler.clone()),
+                None => {
+                    let mut with: Vec<_> =
+                        active.values().filter_map(|a| a.handler.clone()).collect();
+                    if with.len() == 1 { with.pop() } else { None }
+                }
+            };
+            of_call.unwrap_or_else(|| self.handler.clone())
+        };
+        let core = self.clone();
+        tokio::spawn(async move {
+            let answer = if method == "ping" {
+                Ok(json!({}))
+            } else {
+                handler.request(&method, params).await
+            };
+            let text = jsonrpc::response(&id_text, answer);
+            let _ = core
+                .wire
+                .send(Outbound {
+                    text,
+                    id: None,
+                    method: "",
+                    name: None,
+                })
+                .await;
+        });
+    }
+}
+
+/// Adds `meta`'s entries to `params._meta` (entries given there win).
+fn merge_meta(params: &mut Value, meta: Value) {
+    if !params.is_object() {
+        *params = json!({});
+    }
+    let given = params
+        .as_object_mut()
+        .map(|p| p.entry("_meta").or_insert_with(|| json!({})));
+    if let (Some(Value::Object(given)), Value::Object(meta)) = (given, meta) {
+        for (k, v) in meta {
+            given.entry(k).or_insert(v);
+        }
+    }
+}
+
+/// Forgets a request's bookkeeping when its waiter goes.
+struct Forget<'a> {
+    core: &'a Core,
+    id: u64,
+}
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        lock(&self.core.pending).remove(&self.id);
+        lock(&self.core.active).remove(&self.id);
+    }
+}
+
+/// Hands each message of the server to the client, until the connection ends.
+async fn pump(core: Weak<Core>, mut rx: mpsc::UnboundedReceiver<Inbound>) {
+    while let Some(inbound) = rx.recv().await {
+        let Some(core) = core.upgrade() else { return };
+        core.receive(inbound);
+    }
+    if let Some(core) = core.upgrade() {
+        core.fail_all("the connection to the server ended");
+    }
+}

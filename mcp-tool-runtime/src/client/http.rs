@@ -1,0 +1,419 @@
+//! The client's Streamable HTTP transport: each message a POST; a request's answer comes as
+//! JSON or as an SSE stream (with the server's own requests and notifications before it),
+//! resumed with `Last-Event-ID` when it breaks and the server numbered its events; a 2025
+//! session's id and version on every request, its GET stream for messages of no request, and
+//! DELETE at the end; a 2026-07-28 request's `MCP-Protocol-Version`, `Mcp-Method` and
+//! `Mcp-Name` headers.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::protocol::ProtocolVersion;
+
+use super::ClientError;
+use super::core::{Inbound, Outbound};
+
+/// How many times a broken SSE answer is resumed.
+const RESUMES: usize = 5;
+
+const SESSION: &str = "mcp-session-id";
+
+pub(crate) struct HttpWire {
+    http: reqwest::Client,
+    url: String,
+    headers: HeaderMap,
+    shared: Arc<Shared>,
+    standalone: Mutex<Option<tokio::task::AbortHandle>>,
+}
+
+/// What the wire's tasks share.
+struct Shared {
+    session: RwLock<Option<String>>,
+    version: RwLock<Option<ProtocolVersion>>,
+    modern: AtomicBool,
+    inbox: mpsc::UnboundedSender<Inbound>,
+}
+
+impl HttpWire {
+    pub(super) fn new(
+        url: &str,
+        headers: &BTreeMap<String, String>,
+        inbox: mpsc::UnboundedSender<Inbound>,
+    ) -> Result<Self, ClientError> {
+        if !url.starts_with("http://") && !url.starts_with("https://") {
+            return Err(ClientError::Unavailable(format!(
+                "`{url}` is not an http(s) URL"
+            )));
+        }
+        // TLS through rustls with the ring provider (installed once for the process).
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let http = reqwest::Client::builder()
+            .tcp_nodelay(true)
+            .connect_timeout(Duration::from_secs(10))
+            .build()
+            .map_err(|e| ClientError::Unavailable(format!("no HTTP client: {e}")))?;
+        let mut map = HeaderMap::new();
+        for (name, value) in headers {
+            let name = HeaderName::try_from(name.as_str())
+                .map_err(|_| ClientError::Protocol(format!("`{name}` is not a header name")))?;
+            let value = HeaderValue::try_from(value.as_str()).map_err(|_| {
+                ClientError::Protocol(format!("the value of `{name}` is not a header value"))
+            })?;
+            map.insert(name, value);
+        }
+        Ok(HttpWire {
+            http,
+            url: url.to_owned(),
+            headers: map,
+            shared: Arc::new(Shared {
+                session: RwLock::new(None),
+                version: RwLock::new(None),
+                modern: AtomicBool::new(true),
+                inbox,
+            }),
+            standalone: Mutex::new(None),
+        })
+    }
+
+    /// The version `initialize` settled on: the session's requests say it (and are no longer
+    /// 2026-07-28 requests).
+    pub(super) fn set_version(&self, version: ProtocolVersion) {
+        *self
+            .shared
+            .version
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(version);
+        self.shared.modern.store(false, Ordering::SeqCst);
+    }
+
+    /// Whether requests are 2026-07-28's (with its headers) until `initialize` says otherwise.
+    pub(super) fn set_modern(&self, modern: bool) {
+        self.shared.modern.store(modern, Ordering::SeqCst);
+    }
+
+    fn post(&self, out: &Outbound<'_>) -> reqwest::RequestBuilder {
+        let mut request = self
+            .http
+            .post(&self.url)
+            .headers(self.headers.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, "application/json, text/event-stream")
+            .body(out.text.clone());
+        let modern = self.shared.modern.load(Ordering::SeqCst) && out.method != "initialize";
+        if modern && !out.method.is_empty() {
+            request = request
+                .header("MCP-Protocol-Version", "2026-07-28")
+                .header("Mcp-Method", out.method);
+            if let Some(name) = &out.name {
+                request = request.header("Mcp-Name", name.as_str());
+            }
+        } else {
+            if let Some(version) = *self
+                .shared
+                .version
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+            {
+                request = request.header("MCP-Protocol-Version", version.as_str());
+            }
+            if let Some(session) = self
+                .shared
+                .session
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .clone()
+            {
+                request = request.header(SESSION, session);
+            }
+        }
+        request
+    }
+
+    /// Sends a message. A request's answer is read by a task of its own (its abort handle is
+    /// returned: aborting it closes the request's stream); anything else is sent and done.
+    pub(super) async fn send(
+        &self,
+        out: Outbound<'_>,
+    ) -> Result<Option<tokio::task::AbortHandle>, ClientError> {
+        let request = self.post(&out);
+        let Some(id) = out.id else {
+            let response = request.send().await.map_err(unavailable)?;
+            let status = response.status();
+            if !status.is_success() {
+                let body = response.text().await.unwrap_or_default();
+                return Err(ClientError::Protocol(format!("HTTP {status}: {body}")));
+            }
+            return Ok(None);
+        };
+        let shared = self.shared.clone();
+        let http = self.http.clone();
+        let resume = Resume {
+            url: self.url.clone(),
+            headers: self.headers.clone(),
+        };
+        let is_initialize = out.method == "initialize";
+        let task = tokio::spawn(async move {
+            if let Err(e) = answer(&shared, &http, &resume, request, id, is_initialize).await {
+                // The waiting request hears of it as an error from the transport.
+                let text = serde_json::json!({
+                    "jsonrpc": "2.0",
+                    "id": id,
+                    "error": { "code": TRANSPORT, "message": e.to_string() }
+                })
+                .to_string();
+                let _ = shared.inbox.send(Inbound {
+                    text,
+                    via: Some(id),
+                });
+            }
+        });
+        Ok(Some(task.abort_handle()))
+    }
+
+    /// After `initialize`: the GET stream of messages that belong to no request, reopened
+    /// (from the last event) when it ends.
+    pub(super) fn open_standalone_stream(&self) {
+        let shared = self.shared.clone();
+        let resume = Resume {
+            url: self.url.clone(),
+            headers: self.headers.clone(),
+        };
+        let task = tokio::spawn(async move {
+            let mut last: Option<String> = None;
+            let mut backoff = Duration::from_millis(200);
+            loop {
+                let mut request = resume.get(&shared);
+                if let Some(id) = &last {
+                    request = request.header("Last-Event-ID", id.as_str());
+                }
+                match request.send().await {
+                    Ok(response) if response.status().is_success() => {
+                        backoff = Duration::from_millis(200);
+                        let _ = read_events(&shared, response, None, None, &mut last).await;
+                    }
+                    // No GET stream here (405), or no session any more (404).
+                    Ok(response)
+                        if response.status().as_u16() == 405
+                            || response.status().as_u16() == 404 =>
+                    {
+                        return;
+                    }
+                    Ok(_) | Err(_) => {}
+                }
+                if shared.inbox.is_closed() {
+                    return;
+                }
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(30));
+            }
+        });
+        *self
+            .standalone
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(task.abort_handle());
+    }
+
+    /// Ends the session: the GET stream stopped, DELETE sent.
+    pub(super) async fn close(&self) {
+        if let Some(task) = self
+            .standalone
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+        {
+            task.abort();
+        }
+        let session = self
+            .shared
+            .session
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        if let Some(session) = session {
+            let _ = self
+                .http
+                .delete(&self.url)
+                .headers(self.headers.clone())
+                .header(SESSION, session)
+                .send()
+                .await;
+        }
+    }
+}
+
+/// The code of an error the transport reports for a request it could not complete.
+pub(super) const TRANSPORT: i64 = -32099;
+
+fn unavailable(e: reqwest::Error) -> ClientError {
+    ClientError::Unavailable(e.to_string())
+}
+
+/// What a GET (a resumption, or the standalone stream) needs.
+struct Resume {
+    url: String,
+    headers: HeaderMap,
+}
+
+impl Resume {
+    fn get(&self, shared: &Shared) -> reqwest::RequestBuilder {
+        let http = reqwest::Client::new();
+        let mut request = http
+            .get(&self.url)
+            .headers(self.headers.clone())
+            .header(ACCEPT, "text/event-stream");
+        if let Some(version) = *shared
+            .version
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        {
+            request = request.header("MCP-Protocol-Version", version.as_str());
+        }
+        if let Some(session) = shared
+            .session
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+        {
+            request = request.header(SESSION, session);
+        }
+        request
+    }
+}
+
+/// Sends a request and feeds its answer (JSON, or the events of an SSE stream, resumed when
+/// broken) to the client.
+async fn answer(
+    shared: &Shared,
+    http: &reqwest::Client,
+    resume: &Resume,
+    request: reqwest::RequestBuilder,
+    id: u64,
+    is_initialize: bool,
+) -> Result<(), ClientError> {
+    let _ = http;
+    let response = request.send().await.map_err(unavailable)?;
+    let status = response.status();
+    if is_initialize
+        && let Some(session) = response
+            .headers()
+            .get(SESSION)
+            .and_then(|v| v.to_str().ok())
+    {
+        *shared
+            .session
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(session.to_owned());
+    }
+    let content_type = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    if content_type.starts_with("text/event-stream") {
+        let mut last = None;
+        let mut answered = read_events(shared, response, Some(id), Some(id), &mut last).await;
+        let mut tries = 0;
+        while !answered && last.is_some() && tries < RESUMES {
+            tries += 1;
+            tokio::time::sleep(Duration::from_millis(100 * tries as u64)).await;
+            let mut get = resume.get(shared);
+            if let Some(event) = &last {
+                get = get.header("Last-Event-ID", event.as_str());
+            }
+            match get.send().await {
+                Ok(r) if r.status().is_success() => {
+                    answered = read_events(shared, r, Some(id), Some(id), &mut last).await;
+                }
+                _ => {}
+            }
+        }
+        if answered {
+            Ok(())
+        } else {
+            Err(ClientError::Unavailable(
+                "the answer's stream ended before the answer".into(),
+            ))
+        }
+    } else {
+        // JSON: the answer, or an error the server put in the body (any status).
+        let body = response.text().await.map_err(unavailable)?;
+        let value: Value = serde_json::from_str(&body).map_err(|_| {
+            ClientError::Protocol(format!(
+                "HTTP {status} with a body that is not JSON: {body}"
+            ))
+        })?;
+        if value.get("jsonrpc").is_none() {
+            return Err(ClientError::Protocol(format!("HTTP {status}: {body}")));
+        }
+        // A refusal before the request was read (a session gone, a bad header) names no id.
+        let text = if value["id"].is_null() {
+            let mut fixed = value;
+            fixed["id"] = Value::from(id);
+            fixed.to_string()
+        } else {
+            body
+        };
+        let _ = shared.inbox.send(Inbound {
+            text,
+            via: Some(id),
+        });
+        Ok(())
+    }
+}
+
+/// Feeds the events of an SSE response to the client (tagged with `via`); returns whether the
+/// answer to request `want` was among them. `last` keeps the last event id.
+async fn read_events(
+    shared: &Shared,
+    response: reqwest::Response,
+    via: Option<u64>,
+    want: Option<u64>,
+    last: &mut Option<String>,
+) -> bool {
+    let mut stream = response.bytes_stream();
+    let mut buf = String::new();
+    let mut answered = false;
+    let mut data = String::new();
+    while let Some(chunk) = stream.next().await {
+        let Ok(chunk) = chunk else { break };
+        buf.push_str(&String::from_utf8_lossy(&chunk));
+        while let Some(end) = buf.find('\n') {
+            let line = buf[..end].trim_end_matches('\r').to_owned();
+            buf.drain(..=end);
+            if line.is_empty() {
+                if !data.is_empty() {
+                    let text = std::mem::take(&mut data);
+                    if let Some(want) = want
+                        && let Ok(v) = serde_json::from_str::<Value>(&text)
+                        && v["id"] == want
+                        && v.get("method").is_none()
+                    {
+                        answered = true;
+                    }
+                    let _ = shared.inbox.send(Inbound { text, via });
+                }
+                continue;
+            }
+            if let Some(value) = line.strip_prefix("data:") {
+                if !data.is_empty() {
+                    data.push('\n');
+                }
+                data.push_str(value.strip_prefix(' ').unwrap_or(value));
+            } else if let Some(value) = line.strip_prefix("id:") {
+                *last = Some(value.trim().to_owned());
+            }
+        }
+        if answered {
+            return true;
+        }
+    }
+    answered
+}

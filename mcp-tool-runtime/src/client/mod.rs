@@ -1,0 +1,354 @@
+//! An MCP client (feature `client`): connects to a server over Streamable HTTP or stdio (a
+//! command it starts), in either protocol era, lists its tools and calls them — with progress,
+//! cancellation, and the server's own requests (elicitation, sampling, roots) answered by a
+//! [`ClientHandler`]. The gateway mounts remote servers with it; it is public for anyone who
+//! needs to talk to an MCP server from Rust.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), mcp_tool::client::ClientError> {
+//! use mcp_tool::client::{Connect, McpClient};
+//!
+//! let client = McpClient::connect(Connect::http("http://127.0.0.1:8080/mcp")).await?;
+//! let tools = client.list_tools().await?;
+//! let result = client.call("add", serde_json::json!({"a": 2, "b": 3})).await?;
+//! println!("{} tools; 2 + 3 = {}", tools.len(), result["content"][0]["text"]);
+//! # Ok(()) }
+//! ```
+//!
+//! Layer: imports `protocol` and `tool` (for the cancellation token); the server's gateway
+//! builds on it.
+
+mod core;
+mod http;
+mod stdio;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::protocol::{ProtocolVersion, RpcError};
+use crate::tool::CancellationToken;
+
+use self::core::Core;
+
+/// Why the client failed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClientError {
+    /// The server could not be reached, or the connection broke (worth retrying).
+    Unavailable(String),
+    /// The server answered with a JSON-RPC error.
+    Rpc(RpcError),
+    /// The server answered something that is not MCP.
+    Protocol(String),
+    /// The call was cancelled.
+    Cancelled,
+    /// The server took longer than the client's time limit.
+    TimedOut(Duration),
+}
+
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ClientError::Unavailable(why) => write!(f, "the server is unavailable: {why}"),
+            ClientError::Rpc(e) => write!(f, "the server refused ({}): {}", e.code, e.message),
+            ClientError::Protocol(why) => write!(f, "the server's answer is not MCP: {why}"),
+            ClientError::Cancelled => f.write_str("the call was cancelled"),
+            ClientError::TimedOut(after) => {
+                write!(
+                    f,
+                    "the server did not answer within {} s",
+                    after.as_secs_f64()
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for ClientError {}
+
+impl ClientError {
+    /// Whether trying again later may succeed (the server was down, or slow).
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, ClientError::Unavailable(_) | ClientError::TimedOut(_))
+    }
+}
+
+/// A future of the client.
+pub type ClientFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Answers what the server asks of the client: `elicitation/create`, `sampling/createMessage`,
+/// `roots/list` (and any other request). The default declares nothing and refuses everything.
+pub trait ClientHandler: Send + Sync + 'static {
+    /// The capabilities to declare (`{"elicitation": {}, "sampling": {}}`…).
+    fn capabilities(&self) -> Value {
+        json!({})
+    }
+
+    /// Answers one request of the server.
+    fn request<'a>(
+        &'a self,
+        method: &'a str,
+        params: Value,
+    ) -> ClientFuture<'a, Result<Value, RpcError>> {
+        let _ = params;
+        Box::pin(async move {
+            Err(RpcError::new(
+                crate::protocol::code::METHOD_NOT_FOUND,
+                format!("this client does not answer `{method}`"),
+            ))
+        })
+    }
+}
+
+/// A handler that declares nothing and answers nothing.
+#[derive(Debug, Default)]
+pub struct NoHandler;
+
+impl ClientHandler for NoHandler {}
+
+/// Which protocol revision to speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Revision {
+    /// 2026-07-28 when the server answers `server/discover`, else 2025-11-25 (or what
+    /// `initialize` settles on).
+    #[default]
+    Auto,
+    /// 2025-11-25: `initialize` and a session.
+    Stateful,
+    /// 2026-07-28 only.
+    Stateless,
+}
+
+/// Where the server is, and how to reach it.
+#[derive(Debug, Clone)]
+pub struct Connect {
+    pub(crate) target: Target,
+    pub(crate) headers: BTreeMap<String, String>,
+    pub(crate) revision: Revision,
+    pub(crate) timeout: Duration,
+    pub(crate) client_name: String,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum Target {
+    Http(String),
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, String>,
+    },
+}
+
+impl Connect {
+    /// A server's Streamable HTTP endpoint.
+    pub fn http(url: impl Into<String>) -> Self {
+        Self::target(Target::Http(url.into()))
+    }
+
+    /// A server started as `command args…`, spoken to over its stdin and stdout.
+    pub fn stdio<I, S>(command: impl Into<String>, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Self::target(Target::Stdio {
+            command: command.into(),
+            args: args.into_iter().map(Into::into).collect(),
+            env: BTreeMap::new(),
+        })
+    }
+
+    fn target(target: Target) -> Self {
+        Connect {
+            target,
+            headers: BTreeMap::new(),
+            revision: Revision::Auto,
+            timeout: Duration::from_secs(60),
+            client_name: "mcp-tool".into(),
+        }
+    }
+
+    /// A header sent with every HTTP request (to this server only).
+    #[must_use]
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.insert(name.into(), value.into());
+        self
+    }
+
+    /// An OAuth access token, sent as `Authorization: Bearer …`.
+    #[must_use]
+    pub fn bearer(self, token: impl AsRef<str>) -> Self {
+        let value = format!("Bearer {}", token.as_ref());
+        self.header("Authorization", value)
+    }
+
+    /// An environment variable for a stdio server's process.
+    #[must_use]
+    pub fn env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        if let Target::Stdio { env, .. } = &mut self.target {
+            env.insert(name.into(), value.into());
+        }
+        self
+    }
+
+    /// Which protocol revision to speak (default: the newest the server answers).
+    #[must_use]
+    pub fn revision(mut self, revision: Revision) -> Self {
+        self.revision = revision;
+        self
+    }
+
+    /// How long one request may wait for its answer (default 60 s; a call's own progress
+    /// does not extend it).
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The name this client gives in `clientInfo`.
+    #[must_use]
+    pub fn client_name(mut self, name: impl Into<String>) -> Self {
+        self.client_name = name.into();
+        self
+    }
+}
+
+/// What the server said about itself when the client connected.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerInfo {
+    /// The revision spoken.
+    pub protocol_version: ProtocolVersion,
+    /// `serverInfo` (name, version, title…).
+    pub info: Value,
+    /// The server's capabilities.
+    pub capabilities: Value,
+    /// Its instructions, if any.
+    pub instructions: Option<String>,
+}
+
+/// One progress report of a call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallProgress {
+    /// How far.
+    pub progress: f64,
+    /// Out of how much, when known.
+    pub total: Option<f64>,
+    /// What is happening.
+    pub message: Option<String>,
+}
+
+/// What a call may carry besides its arguments.
+#[derive(Default)]
+pub struct CallOptions {
+    /// Receives the call's progress reports.
+    pub progress: Option<Box<dyn Fn(CallProgress) + Send + Sync>>,
+    /// Cancels the call (`notifications/cancelled` is sent to the server).
+    pub cancel: Option<CancellationToken>,
+    /// Answers the requests the server makes while running this call (elicitation…),
+    /// instead of the client's handler.
+    pub handler: Option<Arc<dyn ClientHandler>>,
+    /// `_meta` entries to send with the call.
+    pub meta: Option<serde_json::Map<String, Value>>,
+}
+
+/// A connected MCP client. Cheap to clone.
+#[derive(Clone)]
+pub struct McpClient {
+    core: Arc<Core>,
+}
+
+impl fmt::Debug for McpClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpClient")
+            .field("server", &self.core.server().info)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpClient {
+    /// Connects with no handler (the server may ask the client nothing).
+    pub async fn connect(connect: Connect) -> Result<McpClient, ClientError> {
+        Self::connect_with(connect, Arc::new(NoHandler)).await
+    }
+
+    /// Connects, answering the server's requests with `handler`.
+    pub async fn connect_with(
+        connect: Connect,
+        handler: Arc<dyn ClientHandler>,
+    ) -> Result<McpClient, ClientError> {
+        let core = Core::connect(connect, handler).await?;
+        Ok(McpClient { core })
+    }
+
+    /// What the server said about itself.
+    pub fn server(&self) -> ServerInfo {
+        self.core.server()
+    }
+
+    /// Every tool the server lists, following `nextCursor` through all pages.
+    pub async fn list_tools(&self) -> Result<Vec<Value>, ClientError> {
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        // A server that pages for ever is cut off.
+        for _ in 0..10_000 {
+            let params = match &cursor {
+                Some(c) => json!({ "cursor": c }),
+                None => json!({}),
+            };
+            let page = self.core.request("tools/list", params, None).await?;
+            if let Some(items) = page.get("tools").and_then(Value::as_array) {
+                tools.extend(items.iter().cloned());
+            }
+            match page.get("nextCursor").and_then(Value::as_str) {
+                Some(next) if !next.is_empty() => cursor = Some(next.to_owned()),
+                _ => return Ok(tools),
+            }
+        }
+        Err(ClientError::Protocol("tools/list never ended".into()))
+    }
+
+    /// Calls a tool; the result is the server's `CallToolResult` as JSON.
+    pub async fn call(&self, name: &str, arguments: Value) -> Result<Value, ClientError> {
+        self.call_with(name, arguments, CallOptions::default())
+            .await
+    }
+
+    /// Calls a tool with progress, cancellation and a handler of its own.
+    pub async fn call_with(
+        &self,
+        name: &str,
+        arguments: Value,
+        options: CallOptions,
+    ) -> Result<Value, ClientError> {
+        self.core.call_tool(name, arguments, options).await
+    }
+
+    /// Sends any request (`resources/list`, `prompts/get`…) and returns its result.
+    pub async fn request(&self, method: &str, params: Value) -> Result<Value, ClientError> {
+        self.core.request(method, params, None).await
+    }
+
+    /// Waits until the server says its tool list changed (`notifications/tools/list_changed`,
+    /// on the session in 2025-11-25 or a `subscriptions/listen` stream in 2026-07-28), or the
+    /// connection ends (`false`).
+    pub async fn tools_changed(&self) -> bool {
+        self.core.tools_changed().await
+    }
+
+    /// Whether the connection is still up.
+    pub fn is_connected(&self) -> bool {
+        self.core.is_open()
+    }
+
+    /// Closes the connection (ends a 2025 session with DELETE over HTTP; stops a stdio
+    /// server's process).
+    pub async fn close(&self) {
+        self.core.close().await;
+    }
+}

@@ -1,0 +1,407 @@
+//! Remote MCP servers mounted beside the local tools (feature `client`): the gateway of the
+//! `MCPTool` document. Each mount connects with the [`McpClient`], lists the remote tools its
+//! rules allow as `label__tool`, forwards calls (progress, cancellation and the remote's
+//! questions passed through; approval asked first where required), follows the remote's
+//! list changes, and reconnects with backoff when the remote goes away — its tools then fail
+//! with a retryable error while local tools keep working.
+
+mod config;
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use tokio::sync::Notify;
+
+use crate::client::{CallOptions, CallProgress, ClientFuture, ClientHandler, Connect, McpClient};
+use crate::protocol::{Content, RpcError, code};
+use crate::tool::{Annotations, Ctx, DynamicArgs, DynamicTool, Elicitation, ToolError, ToolResult};
+
+use super::handle::ServerHandle;
+
+pub use config::{
+    AllowedTools, Approval, CONNECTIONS_ENV, LABEL_SEPARATOR, McpTool, RequireApproval, ToolConfig,
+    ToolFilter, read_mounts,
+};
+
+/// One mounted server while the server runs.
+pub(crate) struct Mount {
+    config: McpTool,
+    connect: Connect,
+    client: RwLock<Option<McpClient>>,
+    /// Our names of the remote tools registered now.
+    names: Mutex<BTreeSet<String>>,
+    /// Set when a call found the remote gone: the connection is remade.
+    lost: Notify,
+    up: AtomicBool,
+}
+
+/// The user's answer to "run this remote tool?".
+#[derive(Deserialize, JsonSchema)]
+struct Approve {
+    /// Run it?
+    approve: bool,
+}
+
+impl Mount {
+    /// A mount of `config`, its target and credentials resolved (the connection store
+    /// included); an error names what is missing.
+    pub(crate) fn new(config: McpTool) -> Result<Arc<Mount>, String> {
+        let label = config.server_label.clone();
+        let store = match config
+            .project_connection_id
+            .as_deref()
+            .or(config.connector_id.as_deref())
+        {
+            Some(id) => Some(config::connection(id).map_err(|e| format!("mount `{label}`: {e}"))?),
+            None => None,
+        };
+        let mut connect = if let Some(command) = &config.command {
+            Connect::stdio(command[0].clone(), command[1..].iter().cloned())
+        } else {
+            let url = config
+                .server_url
+                .clone()
+                .or_else(|| store.as_ref().and_then(|s| s.server_url.clone()))
+                .ok_or_else(|| {
+                    format!(
+                        "mount `{label}`: connector `{}` has no `server_url` in the connection store",
+                        config.connector_id.as_deref().unwrap_or("?")
+                    )
+                })?;
+            Connect::http(url)
+        };
+        connect = connect.client_name(format!("mcp-tool gateway ({label})"));
+        if let Some(store) = &store {
+            for (name, value) in &store.headers {
+                connect = connect.header(name, value);
+            }
+            if let Some(token) = &store.authorization {
+                connect = connect.bearer(token);
+            }
+        }
+        for (name, value) in config.headers.iter().flatten() {
+            connect = connect.header(name, value);
+        }
+        if let Some(token) = &config.authorization {
+            connect = connect.bearer(token);
+        }
+        Ok(Arc::new(Mount {
+            config,
+            connect,
+            client: RwLock::new(None),
+            names: Mutex::new(BTreeSet::new()),
+            lost: Notify::new(),
+            up: AtomicBool::new(false),
+        }))
+    }
+
+    fn label(&self) -> &str {
+        &self.config.server_label
+    }
+
+    /// Connects, lists, follows changes, reconnects — for as long as the server runs.
+    pub(crate) async fn run(self: Arc<Self>, server: ServerHandle) {
+        let mut backoff = Duration::from_millis(250);
+        let mut said = false;
+        loop {
+            let handler: Arc<dyn ClientHandler> = Arc::new(Relay);
+            match McpClient::connect_with(self.connect.clone(), handler).await {
+                Ok(client) => {
+                    backoff = Duration::from_millis(250);
+                    said = false;
+                    tracing::info!(mount = %self.label(), "connected to the mounted server");
+                    *self
+                        .client
+                        .write()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(client.clone());
+                    self.up.store(true, Ordering::SeqCst);
+                    loop {
+                        if let Err(e) = self.sync(&server, &client).await {
+                            tracing::warn!(mount = %self.label(), error = %e, "the mounted server's tools could not be listed");
+                            break;
+                        }
+                        tokio::select! {
+                            changed = client.tools_changed() => if !changed { break },
+                            () = self.lost.notified() => break,
+                        }
+                    }
+                    self.up.store(false, Ordering::SeqCst);
+                    client.close().await;
+                }
+                Err(e) => {
+                    if !said {
+                        tracing::warn!(mount = %self.label(), error = %e, "the mounted server is unavailable; retrying");
+                        said = true;
+                    }
+                }
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(Duration::from_secs(30));
+        }
+    }
+
+    /// Registers the remote's allowed tools (and removes those it no longer has).
+    async fn sync(
+        self: &Arc<Self>,
+        server: &ServerHandle,
+        client: &McpClient,
+    ) -> Result<(), String> {
+        let tools = client.list_tools().await.map_err(|e| e.to_string())?;
+        let mut now = BTreeSet::new();
+        let remote_names: BTreeSet<String> = tools
+            .iter()
+            .filter_map(|t| t["name"].as_str().map(String::from))
+            .collect();
+        for key in self.config.tool_configs.iter().flat_map(|c| c.keys()) {
+            if key != "*" && !remote_names.contains(key) {
+                tracing::debug!(mount = %self.label(), tool = %key, "`tool_configs` names a tool the server does not have; ignored");
+            }
+        }
+        let mut add = Vec::new();
+        for tool in &tools {
+            let Some(remote) = tool["name"].as_str() else {
+                continue;
+            };
+            let read_only = tool["annotations"]["readOnlyHint"] == Value::Bool(true);
+            let rules = self.config.resolve(remote, read_only);
+            if !rules.allowed {
+                continue;
+            }
+            let name = format!("{}{LABEL_SEPARATOR}{remote}", self.label());
+            add.push(self.tool(&name, remote, tool, rules));
+            now.insert(name);
+        }
+        let gone: Vec<String> = {
+            let mut names = self
+                .names
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let gone = names.difference(&now).cloned().collect();
+            *names = now;
+            gone
+        };
+        for problem in server.update_dynamic_tools(add, &gone) {
+            tracing::warn!(mount = %self.label(), %problem, "a remote tool could not be mounted");
+        }
+        Ok(())
+    }
+
+    /// The local tool that stands for the remote tool `remote`.
+    fn tool(
+        self: &Arc<Self>,
+        name: &str,
+        remote: &str,
+        def: &Value,
+        rules: config::Resolved,
+    ) -> DynamicTool {
+        let mut description = rules
+            .description
+            .clone()
+            .or_else(|| def["description"].as_str().map(String::from))
+            .unwrap_or_default();
+        if let Some(about) = &self.config.server_description {
+            description.push_str(&format!(
+                "\n\n(From the `{}` server: {about})",
+                self.label()
+            ));
+        }
+        let mount = self.clone();
+        let remote_name = remote.to_owned();
+        let approval = rules.approval;
+        let mut tool = DynamicTool::new(name, description, move |args: DynamicArgs| {
+            let mount = mount.clone();
+            let remote = remote_name.clone();
+            async move { mount.forward(&remote, args, approval).await }
+        });
+        let hint = |key: &str| def["annotations"][key].as_bool();
+        tool = tool.annotations(Annotations {
+            read_only: hint("readOnlyHint"),
+            destructive: hint("destructiveHint"),
+            idempotent: hint("idempotentHint"),
+            open_world: hint("openWorldHint"),
+        });
+        if let Some(title) = def["title"].as_str() {
+            tool = tool.title(title);
+        }
+        if def["inputSchema"].is_object() {
+            tool = tool.input_schema(def["inputSchema"].clone());
+        }
+        if def["outputSchema"].is_object() {
+            tool = tool.output_schema(def["outputSchema"].clone());
+        }
+        if rules.deferred {
+            tool = tool.deferred();
+        }
+        tool
+    }
+
+    /// One forwarded call: approval first where required, then the remote call with this
+    /// call's progress, cancellation and questions passed through.
+    async fn forward(
+        self: Arc<Self>,
+        remote: &str,
+        args: DynamicArgs,
+        approval: bool,
+    ) -> Result<ToolResult, ToolError> {
+        let ctx = args.ctx.clone();
+        let arguments = Value::Object(args.arguments);
+        if approval {
+            let question = format!(
+                "Allow the `{}` server to run `{remote}` with {}?",
+                self.label(),
+                crate::protocol::jsonrpc::json_string(&arguments)
+            );
+            let answer = ctx.elicit::<Approve>(question).await.map_err(|e| {
+                ToolError::new(
+                    "APPROVAL_UNAVAILABLE",
+                    format!(
+                        "`{remote}` needs the user's approval, and it could not be asked: {}",
+                        e.message()
+                    ),
+                )
+            })?;
+            if !matches!(answer, Elicitation::Accept(Approve { approve: true })) {
+                return Err(ToolError::new(
+                    "NOT_APPROVED",
+                    format!(
+                        "the user did not approve `{remote}`; nothing was sent to `{}`",
+                        self.label()
+                    ),
+                ));
+            }
+        }
+        let client = self
+            .client
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+            .filter(|_| self.up.load(Ordering::SeqCst));
+        let Some(client) = client else {
+            return Err(unavailable(self.label(), "not connected"));
+        };
+        let progress_ctx = ctx.clone();
+        let options = CallOptions {
+            progress: Some(Box::new(move |p: CallProgress| {
+                progress_ctx.progress(p.progress, p.total, p.message.as_deref().unwrap_or(""));
+            })),
+            cancel: Some(ctx.cancellation().clone()),
+            handler: Some(Arc::new(CallRelay { ctx })),
+            meta: None,
+        };
+        match client.call_with(remote, arguments, options).await {
+            Ok(result) => Ok(to_result(result)),
+            Err(e) if e.is_retryable() => {
+                self.lost.notify_one();
+                Err(unavailable(self.label(), &e.to_string()))
+            }
+            Err(e) => Err(ToolError::new(
+                "REMOTE_ERROR",
+                format!("`{}`: {e}", self.label()),
+            )),
+        }
+    }
+}
+
+fn unavailable(label: &str, why: &str) -> ToolError {
+    ToolError::new(
+        "REMOTE_UNAVAILABLE",
+        format!("the `{label}` server is unavailable ({why}); try again shortly"),
+    )
+    .retryable(true)
+}
+
+/// A remote `CallToolResult` as this server's result (content blocks passed as they are).
+fn to_result(mut result: Value) -> ToolResult {
+    let content = match result.get_mut("content").map(Value::take) {
+        Some(Value::Array(blocks)) => blocks.into_iter().map(Content::Raw).collect(),
+        _ => Vec::new(),
+    };
+    ToolResult {
+        content,
+        structured_content: result.get_mut("structuredContent").map(Value::take),
+        is_error: result["isError"] == Value::Bool(true),
+        // The remote's own identity (`io.modelcontextprotocol/…`) is not this server's.
+        meta: match result.get_mut("_meta").map(Value::take) {
+            Some(Value::Object(mut m)) => {
+                m.retain(|k, _| !k.starts_with("io.modelcontextprotocol/"));
+                (!m.is_empty()).then_some(m)
+            }
+            _ => None,
+        },
+        ..ToolResult::default()
+    }
+}
+
+/// Declares what the gateway can pass on; a question that arrives outside any call is refused.
+struct Relay;
+
+impl ClientHandler for Relay {
+    fn capabilities(&self) -> Value {
+        serde_json::json!({ "elicitation": {}, "sampling": {}, "roots": {} })
+    }
+}
+
+/// Passes a remote's questions during one call on to that call's client.
+struct CallRelay {
+    ctx: Ctx,
+}
+
+impl ClientHandler for CallRelay {
+    fn capabilities(&self) -> Value {
+        Relay.capabilities()
+    }
+
+    fn request<'a>(
+        &'a self,
+        method: &'a str,
+        params: Value,
+    ) -> ClientFuture<'a, Result<Value, RpcError>> {
+        Box::pin(async move {
+            self.ctx
+                .relay(method, params)
+                .await
+                .map_err(|e| RpcError::new(code::INTERNAL_ERROR, e.message().to_owned()))
+        })
+    }
+}
+
+/// The mounts of a server, started once.
+#[derive(Default)]
+pub(crate) struct Mounts {
+    pub(crate) list: Vec<Arc<Mount>>,
+    started: AtomicBool,
+}
+
+impl Mounts {
+    pub(crate) fn new(list: Vec<Arc<Mount>>) -> Self {
+        Mounts {
+            list,
+            started: AtomicBool::new(false),
+        }
+    }
+
+    /// Starts every mount's connection (once), if a runtime is at hand.
+    pub(crate) fn start(&self, server: &ServerHandle) {
+        if self.list.is_empty() || tokio::runtime::Handle::try_current().is_err() {
+            return;
+        }
+        if self.started.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        for mount in &self.list {
+            tokio::spawn(mount.clone().run(server.clone()));
+        }
+    }
+}
+
+impl std::fmt::Debug for Mounts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let labels: Vec<&str> = self.list.iter().map(|m| m.label()).collect();
+        f.debug_struct("Mounts").field("labels", &labels).finish()
+    }
+}
