@@ -203,6 +203,7 @@ impl Catalog {
 
     /// This catalog with `add` added (replacing dynamic tools of the same names) and the tools
     /// `remove` removed, rendered once.
+    #[cfg(feature = "client")]
     pub(crate) fn changed_many(&self, add: Vec<Arc<Entry>>, remove: &[&str]) -> Catalog {
         let mut entries: Vec<Arc<Entry>> = self
             .entries

@@ -12,8 +12,8 @@ use serde_json::{Map, Value};
 use crate::tool::input::Finish;
 use tokio::sync::mpsc;
 
+use crate::protocol::CacheHints;
 use crate::protocol::wire::{Implementation, ServerCapabilities, TasksCapability, UriParams};
-use crate::protocol::{CacheHints, Era};
 use crate::protocol::{RpcError, code};
 use crate::tool::extract::TypeMap;
 use crate::tool::{
@@ -270,6 +270,7 @@ impl ServerHandle {
     /// Adds, replaces and removes dynamic tools at once (a mounted server's list): one
     /// `notifications/tools/list_changed`, and none when nothing changed (a tool re-added with
     /// the same definition). Tools defined with `#[tool]` are left alone.
+    #[cfg(feature = "client")]
     pub(crate) fn update_dynamic_tools(
         &self,
         add: Vec<DynamicTool>,
@@ -285,8 +286,8 @@ impl ServerHandle {
         }
         let same = |a: &ToolDef, b: &ToolDef| {
             a.hidden() == b.hidden()
-                && serde_json::to_string(&a.wire(Era::Structured)).ok()
-                    == serde_json::to_string(&b.wire(Era::Structured)).ok()
+                && serde_json::to_string(&a.wire(crate::protocol::Era::Structured)).ok()
+                    == serde_json::to_string(&b.wire(crate::protocol::Era::Structured)).ok()
         };
         let changed = {
             let mut catalog = write(&self.shared.catalog);
