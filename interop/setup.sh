@@ -2,7 +2,8 @@
 # Installs the real MCP clients that tests/tests/interop.rs drives against our servers:
 #   - npm: the official TypeScript SDK and the Inspector CLI, from package-lock.json (npm ci),
 #     into interop/node_modules;
-#   - PyPI: the official Python SDK (`mcp`), from requirements.txt, into the venv interop/.venv.
+#   - PyPI: the official Python SDK (`mcp`), from requirements.txt, into the venv interop/.venv;
+#     and, for tests/tests/otel.rs, Rotel (`rotel`), an OpenTelemetry collector.
 # Quiet, and quick when nothing changed: each install is skipped while the lock file it came
 # from is unchanged (a stamp in the installed tree records the lock's hash).
 set -euo pipefail

@@ -6,6 +6,9 @@
 
 use std::io::{self, Write};
 
+#[cfg(feature = "otel")]
+mod otel;
+
 use serde::Serialize;
 use serde_json::Value;
 
@@ -202,6 +205,10 @@ impl Server {
         // A blocking tool stuck for ever (a read that never returns) must not hold the exit:
         // the threads still running are left behind.
         runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+        #[cfg(feature = "otel")]
+        if let Some(telemetry) = telemetry {
+            telemetry.shutdown();
+        }
         match outcome? {
             0 => Ok(()),
             code => std::process::exit(code),
@@ -457,9 +464,34 @@ fn tool_table(server: &ServerHandle) -> String {
     out
 }
 
+/// A layer filter that takes events and never spans, decided once per callsite.
+struct EventsOnly;
+
+impl<S> tracing_subscriber::layer::Filter<S> for EventsOnly {
+    fn enabled(
+        &self,
+        meta: &tracing::Metadata<'_>,
+        _: &tracing_subscriber::layer::Context<'_, S>,
+    ) -> bool {
+        meta.is_event()
+    }
+
+    fn callsite_enabled(
+        &self,
+        meta: &'static tracing::Metadata<'static>,
+    ) -> tracing::subscriber::Interest {
+        if meta.is_span() {
+            tracing::subscriber::Interest::never()
+        } else {
+            tracing::subscriber::Interest::always()
+        }
+    }
+}
+
 /// Sends `tracing` output to stderr (stdout carries the protocol), filtered by `RUST_LOG`
-/// (default `warn`), and events inside tool calls to their clients too. Does nothing if the
-/// application installed a subscriber already.
+/// (default `warn`), events inside tool calls to their clients too, and (feature `otel`, when
+/// exporting) spans to OpenTelemetry. Does nothing if the application installed a subscriber
+/// already.
 fn init_tracing() {
     use tracing_subscriber::Layer as _;
     use tracing_subscriber::layer::SubscriberExt as _;
@@ -481,8 +513,11 @@ fn init_tracing() {
         .with_writer(io::stderr)
         .with_ansi(false)
         .with_filter(filter);
-    let _ = tracing_subscriber::registry()
-        .with(stderr)
-        .with(ClientLogLayer)
-        .try_init();
+    // The client-log layer reads events only: were it to take spans too, every request's span
+    // would be built for nobody (see server/dispatch/telemetry.rs).
+    let client = ClientLogLayer.with_filter(EventsOnly);
+    let registry = tracing_subscriber::registry().with(stderr).with(client);
+    #[cfg(feature = "otel")]
+    let registry = registry.with(otel::layer());
+    let _ = registry.try_init();
 }

@@ -9,6 +9,7 @@ use std::sync::atomic::Ordering;
 
 use serde::Serialize;
 use serde_json::value::RawValue;
+use tracing::{Instrument as _, Span};
 
 use crate::protocol::jsonrpc::{self, Message};
 use crate::protocol::meta::RequestMeta;
@@ -22,6 +23,10 @@ use crate::tool::{CancellationToken, ClientInfo};
 use super::request::{Req, Stateless, response};
 use super::session::{InFlight, Session, lock};
 use super::tasks;
+
+pub(crate) mod telemetry;
+
+use telemetry::Transport;
 
 /// `-32601` for a method this server does not have (or does not offer: `what`).
 pub(crate) fn method_not_found(method: &str, what: Option<&str>) -> RpcError {
@@ -37,7 +42,7 @@ impl Session {
     /// order, before the next line is read.
     pub(crate) fn handle_line(self: &Arc<Self>, line: &[u8]) {
         match jsonrpc::parse(line) {
-            Ok(message) => self.dispatch(message),
+            Ok(message) => self.route(message, false, Transport::Pipe),
             Err(response) => self.send(response),
         }
     }
@@ -51,15 +56,28 @@ impl Session {
     /// stateless revision (HTTP: its `MCP-Protocol-Version` header says so), whatever its
     /// `_meta` says.
     pub(crate) fn dispatch_as(self: &Arc<Self>, message: Message<'_>, stateless: bool) {
+        self.route(message, stateless, Transport::Http);
+    }
+
+    /// Handles one message that came over `transport`, a request or a notification in a span
+    /// of its own (see [`telemetry`]).
+    fn route(self: &Arc<Self>, message: Message<'_>, stateless: bool, transport: Transport) {
         match message {
             Message::Request { id, method, params } => {
+                let span = telemetry::request_span(&method, Some(id), params, transport);
+                let _entered = span.enter();
                 if stateless || RequestMeta::is_stateless(&method, params) {
                     self.stateless_request(id, &method, params);
                 } else {
                     self.request(id, &method, params);
+                    telemetry::record_version(&span, || self.client().protocol_version);
                 }
             }
-            Message::Notification { method, params } => self.notification(&method, params),
+            Message::Notification { method, params } => {
+                let span = telemetry::request_span(&method, None, params, transport);
+                let _entered = span.enter();
+                self.notification(&method, params);
+            }
             Message::Response { id, outcome } => self.response(id, outcome),
         }
     }
@@ -69,6 +87,7 @@ impl Session {
     pub(crate) fn offered(&self, id: &str, declared: bool, method: &str, what: &str) -> bool {
         if !declared {
             let e = method_not_found(method, Some(what));
+            telemetry::record_error(&Span::current(), &e);
             self.respond(id, jsonrpc::error_response(id, &e));
         }
         declared
@@ -76,6 +95,9 @@ impl Session {
 
     /// Answers request `id` with an outcome computed at once.
     fn answer<T: Serialize>(&self, id: &str, outcome: Result<T, RpcError>) {
+        if let Err(e) = &outcome {
+            telemetry::record_error(&Span::current(), e);
+        }
         self.respond(id, jsonrpc::response(id, outcome));
     }
 
@@ -138,6 +160,7 @@ impl Session {
             Ok(checked) => checked,
             Err(e) => return self.answer::<Empty>(id_text, Err(e)),
         };
+        telemetry::record_version(&Span::current(), || version);
         let req = Req {
             id,
             stateless: Some(Arc::new(Stateless {
@@ -354,6 +377,7 @@ impl Session {
                 ),
             );
             tracing::warn!(max, "a connection reached its limit of calls in flight");
+            telemetry::record_error(&Span::current(), &e);
             return self.respond(id, jsonrpc::error_response(id, &e));
         }
         if in_flight.contains_key(&key) {
@@ -362,13 +386,23 @@ impl Session {
                 code::INVALID_REQUEST,
                 "Invalid Request: a request with this id is still running on this connection",
             );
+            telemetry::record_error(&Span::current(), &e);
             return self.respond(id, jsonrpc::error_response(id, &e));
         }
-        let task = tokio::spawn(async move {
-            let response = response.await;
-            lock(&session.in_flight).remove(&task_key);
-            session.emit(response, Some(&task_key), true);
-        });
+        // The request's span (current here) lasts until the response is sent.
+        let span = Span::current();
+        let traced = (!span.is_disabled()).then(|| id.to_owned());
+        let task = tokio::spawn(
+            async move {
+                let response = response.await;
+                if let Some(id) = &traced {
+                    telemetry::record_response(&Span::current(), id, &response);
+                }
+                lock(&session.in_flight).remove(&task_key);
+                session.emit(response, Some(&task_key), true);
+            }
+            .instrument(span),
+        );
         in_flight.insert(
             key,
             InFlight {

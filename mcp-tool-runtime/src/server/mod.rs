@@ -22,6 +22,7 @@ pub(crate) mod session;
 pub(crate) mod state;
 pub mod tasks;
 pub(crate) mod tools;
+pub(crate) mod views;
 
 use std::any::TypeId;
 use std::sync::Arc;
@@ -46,9 +47,10 @@ const DEFAULT_STATE_TTL: Duration = Duration::from_secs(600);
 pub use error::{Error, Result, StartError};
 pub use handle::ServerHandle;
 pub use limits::Limits;
-use offerings::{Offerings, UiCsp};
+use offerings::Offerings;
 use prompt::Prompt;
 use resource::{Resource, ResourceTemplate};
+use views::UiCsp;
 
 /// Builds an MCP server: its identity, its tools and the service instances they run on, what
 /// it offers beside its tools. [`Server::run`] gives a binary its command line (MCP on stdio,

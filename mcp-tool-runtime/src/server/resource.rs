@@ -40,7 +40,7 @@ pub const RESOURCE_NOT_FOUND: i64 = code::RESOURCE_NOT_FOUND;
 /// The MIME type of an MCP Apps view.
 pub const APP_MIME_TYPE: &str = "text/html;profile=mcp-app";
 
-pub use super::offerings::{UI_EXTENSION, UiResourceMeta};
+pub use super::views::{UI_EXTENSION, UiResourceMeta};
 
 /// What a reader or a prompt handler returns.
 pub type HandlerFuture<T> = Pin<Box<dyn Future<Output = Result<T, ToolError>> + Send>>;

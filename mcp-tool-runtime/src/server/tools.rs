@@ -18,11 +18,12 @@ use crate::tool::sync::{CatchUnwind, panic_result};
 use crate::tool::{Batch, CancellationToken, Ctx, ToolCall, ToolResult, logging};
 
 use super::catalog::{Entry, render_page};
-use super::offerings::declares_ui;
+use super::dispatch::telemetry;
 use super::request::{Req, answers, input_required};
 use super::session::Session;
 use super::state::Binding;
 use super::tasks::{self, TaskMode, TaskRecord, TaskStatus, store};
+use super::views::declares_ui;
 
 pub(crate) fn unknown_tool(name: &str) -> RpcError {
     RpcError::new(code::INVALID_PARAMS, format!("Unknown tool: `{name}`"))
@@ -169,7 +170,10 @@ impl Session {
     /// a task of its own (listed in flight, so `notifications/cancelled` stops it).
     pub(crate) fn call_tool(self: &Arc<Self>, req: &Req<'_>, raw: Option<&RawValue>) {
         let id_text = req.id();
-        let fail = |e: RpcError| self.respond(id_text, jsonrpc::error_response(id_text, &e));
+        let fail = |e: RpcError| {
+            telemetry::record_error(&tracing::Span::current(), &e);
+            self.respond(id_text, jsonrpc::error_response(id_text, &e));
+        };
         let params = match jsonrpc::parse_params::<CallToolParams<'_>>(raw) {
             Ok(Some(p)) => p,
             Ok(None) => {
@@ -217,8 +221,10 @@ impl Session {
         let cancel = ctx.cancellation().clone();
         let session = self.clone();
         let id = id_text.to_owned();
+        let (span, request) = (telemetry::tool_span(&entry.name), tracing::Span::current());
         let mut run = Box::pin(async move {
-            let finish = session.run_tool(&entry, arguments, ctx.clone()).await;
+            let call = session.run_tool(&entry, arguments, ctx.clone());
+            let finish = telemetry::execute(span, Some(request), call).await;
             session.call_response(&id, &ctx, era, binding.as_ref(), finish)
         });
         // Most calls finish without waiting for anything: answer those right here, sparing a
@@ -227,6 +233,7 @@ impl Session {
         // here wakes nothing).
         let mut here = Context::from_waker(std::task::Waker::noop());
         if let Poll::Ready(response) = run.as_mut().poll(&mut here) {
+            telemetry::record_response(&tracing::Span::current(), id_text, &response);
             return self.respond(id_text, response);
         }
         self.spawn_tracked(id_text, cancel, run);
@@ -269,8 +276,11 @@ impl Session {
         };
         let session = self.clone();
         let context = ctx.clone();
-        let mut run: tasks::Run =
-            Box::pin(async move { session.run_tool(&entry, arguments, context).await });
+        // The task's call outlives the request: its span is the request's child all the same.
+        let span = telemetry::tool_span(&entry.name);
+        let mut run: tasks::Run = Box::pin(async move {
+            telemetry::execute(span, None, session.run_tool(&entry, arguments, context)).await
+        });
         if let TaskMode::Detach { required } = mode {
             // Until the tool waits on something, this is a plain request.
             let mut here = Context::from_waker(std::task::Waker::noop());
@@ -278,6 +288,7 @@ impl Session {
                 let needs_input = matches!(finish, Finish::NeedsInput);
                 if needs_input || !required {
                     let response = self.call_response(id, &ctx, era, binding.as_ref(), finish);
+                    telemetry::record_response(&tracing::Span::current(), id, &response);
                     return self.respond(id, response);
                 }
                 // A tool that runs only as a task is one, even when it was quick.

@@ -1,0 +1,273 @@
+//! Every request as a `tracing` span, and every tool call as a child span, named and
+//! attributed as OpenTelemetry's semantic conventions for MCP (and for GenAI tool execution)
+//! say; `tracing-opentelemetry` turns them into OTel spans (the `otel` feature exports them).
+//!
+//! - The request: a span of kind `SERVER` named `{mcp.method.name}` or, for a tool or a
+//!   prompt, `{mcp.method.name} {target}` (`tools/call multiply`), with `mcp.method.name`,
+//!   `jsonrpc.request.id`, `mcp.protocol.version`, `network.transport` (`pipe` on stdio, `tcp`
+//!   over HTTP, with `network.protocol.name` `http` and its version), `gen_ai.tool.name` and
+//!   `gen_ai.operation.name` `execute_tool` (tools/call), `gen_ai.prompt.name` (prompts/get),
+//!   `mcp.resource.uri` (resources/read, subscribe, unsubscribe). A notification gets one too,
+//!   without an id.
+//! - The tool call: a span of kind `INTERNAL` named `execute_tool {gen_ai.tool.name}`, with
+//!   `gen_ai.operation.name` and `gen_ai.tool.name`, around the tool's own work (validation,
+//!   the call, shaping its result); the tool's own `tracing` events and spans sit inside it.
+//! - Errors: a JSON-RPC error sets `error.type` and `rpc.response.status_code` to its code and
+//!   the status to `ERROR` with the error's message; a result with `isError` sets `error.type`
+//!   to `tool_error` and the status to `ERROR`.
+//! - The parent: a request whose `params._meta` carries W3C trace context (`traceparent`,
+//!   `tracestate`, and `baggage`, unprefixed, as SEP-414 defines) is a child of that remote
+//!   span (with the `otel` feature and its layer installed).
+//!
+//! A span nobody listens to is `Span::none()`: the attributes are computed (and the params
+//! read for them) only when a subscriber wants the span.
+
+use std::borrow::Cow;
+use std::future::Future;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use tracing::field::Empty;
+use tracing::{Instrument as _, Span};
+
+use crate::protocol::{ProtocolVersion, RpcError};
+use crate::tool::ToolResult;
+use crate::tool::input::Finish;
+
+/// What carried a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Transport {
+    /// stdio (or an in-memory pipe).
+    Pipe,
+    /// Streamable HTTP (HTTP/1.1 over TCP).
+    Http,
+}
+
+/// The parts of a request's params the span names: the target, and the trace context.
+#[derive(Deserialize, Default)]
+struct Probe<'a> {
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    uri: Option<Cow<'a, str>>,
+    #[cfg(feature = "otel")]
+    #[serde(borrow, default, rename = "_meta")]
+    meta: Option<TraceMeta<'a>>,
+}
+
+/// The W3C trace context a request's `_meta` may carry (SEP-414: unprefixed keys).
+#[cfg(feature = "otel")]
+#[derive(Deserialize, Default)]
+struct TraceMeta<'a> {
+    #[serde(borrow, default)]
+    traceparent: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    tracestate: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    baggage: Option<Cow<'a, str>>,
+}
+
+/// The span of one request (`id`) or notification (no `id`), not entered yet.
+pub(crate) fn request_span(
+    method: &str,
+    id: Option<&RawValue>,
+    params: Option<&RawValue>,
+    transport: Transport,
+) -> Span {
+    let span = tracing::info_span!(
+        target: "mcp_tool::request",
+        "mcp.request",
+        otel.name = Empty,
+        otel.kind = "server",
+        otel.status_code = Empty,
+        otel.status_description = Empty,
+        mcp.method.name = method,
+        jsonrpc.request.id = Empty,
+        mcp.protocol.version = Empty,
+        mcp.session.id = Empty,
+        network.transport = Empty,
+        network.protocol.name = Empty,
+        network.protocol.version = Empty,
+        gen_ai.operation.name = Empty,
+        gen_ai.tool.name = Empty,
+        gen_ai.prompt.name = Empty,
+        mcp.resource.uri = Empty,
+        error.type = Empty,
+        rpc.response.status_code = Empty,
+    );
+    if span.is_disabled() {
+        return span;
+    }
+    if let Some(id) = id {
+        // A string id is recorded as its text, a number as its digits.
+        let text = id.get();
+        match serde_json::from_str::<Cow<'_, str>>(text) {
+            Ok(s) => span.record("jsonrpc.request.id", &*s),
+            Err(_) => span.record("jsonrpc.request.id", text),
+        };
+    }
+    match transport {
+        Transport::Pipe => {
+            span.record("network.transport", "pipe");
+        }
+        Transport::Http => {
+            span.record("network.transport", "tcp");
+            span.record("network.protocol.name", "http");
+            span.record("network.protocol.version", "1.1");
+        }
+    }
+    let probe = params
+        .and_then(|p| serde_json::from_str::<Probe<'_>>(p.get()).ok())
+        .unwrap_or_default();
+    let target = match method {
+        "tools/call" => {
+            span.record("gen_ai.operation.name", "execute_tool");
+            probe.name.as_deref().inspect(|name| {
+                span.record("gen_ai.tool.name", *name);
+            })
+        }
+        "prompts/get" => probe.name.as_deref().inspect(|name| {
+            span.record("gen_ai.prompt.name", *name);
+        }),
+        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
+            if let Some(uri) = probe.uri.as_deref() {
+                span.record("mcp.resource.uri", uri);
+            }
+            // A URI is no low-cardinality target: the name is the method alone.
+            None
+        }
+        _ => None,
+    };
+    match target {
+        Some(target) => span.record("otel.name", format!("{method} {target}")),
+        None => span.record("otel.name", method),
+    };
+    #[cfg(feature = "otel")]
+    if let Some(meta) = &probe.meta {
+        remote_parent(&span, meta);
+    }
+    span
+}
+
+/// Makes the trace context of a request's `_meta` the span's parent (before it is entered).
+#[cfg(feature = "otel")]
+fn remote_parent(span: &Span, meta: &TraceMeta<'_>) {
+    use opentelemetry::propagation::TextMapPropagator as _;
+    use opentelemetry_sdk::propagation::{BaggagePropagator, TraceContextPropagator};
+    use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+
+    if meta.traceparent.is_none() {
+        return;
+    }
+    let cx = TraceContextPropagator::new().extract(meta);
+    let cx = BaggagePropagator::new().extract_with_context(&cx, meta);
+    // Fails only when no OpenTelemetry layer is installed (nothing to parent then).
+    let _ = span.set_parent(cx);
+}
+
+#[cfg(feature = "otel")]
+impl opentelemetry::propagation::Extractor for TraceMeta<'_> {
+    fn get(&self, key: &str) -> Option<&str> {
+        match key {
+            "traceparent" => self.traceparent.as_deref(),
+            "tracestate" => self.tracestate.as_deref(),
+            "baggage" => self.baggage.as_deref(),
+            _ => None,
+        }
+    }
+
+    fn keys(&self) -> Vec<&str> {
+        ["traceparent", "tracestate", "baggage"]
+            .into_iter()
+            .filter(|k| self.get(k).is_some())
+            .collect()
+    }
+}
+
+/// Records the protocol revision a request was served in.
+pub(crate) fn record_version(span: &Span, version: impl FnOnce() -> ProtocolVersion) {
+    if !span.is_disabled() {
+        span.record("mcp.protocol.version", version().as_str());
+    }
+}
+
+/// Records a JSON-RPC error the request (or the call) ended with.
+pub(crate) fn record_error(span: &Span, error: &RpcError) {
+    if span.is_disabled() {
+        return;
+    }
+    let code = error.code.to_string();
+    span.record("error.type", code.as_str());
+    span.record("rpc.response.status_code", code.as_str());
+    span.record("otel.status_code", "error");
+    span.record("otel.status_description", error.message.as_str());
+}
+
+/// Records the error of a response to request `id` (JSON text as framed by
+/// `jsonrpc::error_response`), if it is one.
+pub(crate) fn record_response(span: &Span, id: &str, response: &str) {
+    if span.is_disabled() {
+        return;
+    }
+    let error = response
+        .strip_prefix(r#"{"jsonrpc":"2.0","id":"#)
+        .and_then(|rest| rest.strip_prefix(id))
+        .and_then(|rest| rest.strip_prefix(r#","error":"#))
+        .and_then(|rest| rest.strip_suffix('}'))
+        .and_then(|error| serde_json::from_str::<RpcError>(error).ok());
+    if let Some(error) = error {
+        record_error(span, &error);
+    }
+}
+
+/// Records a result with `isError`.
+fn record_tool_error(span: &Span) {
+    if !span.is_disabled() {
+        span.record("error.type", "tool_error");
+        span.record("otel.status_code", "error");
+    }
+}
+
+/// The span of one tool call, a child of the current span (the request's).
+pub(crate) fn tool_span(name: &str) -> Span {
+    let span = tracing::info_span!(
+        target: "mcp_tool::request",
+        "mcp.execute_tool",
+        otel.name = Empty,
+        otel.kind = "internal",
+        otel.status_code = Empty,
+        otel.status_description = Empty,
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = name,
+        error.type = Empty,
+        rpc.response.status_code = Empty,
+    );
+    if !span.is_disabled() {
+        span.record("otel.name", format!("execute_tool {name}"));
+    }
+    span
+}
+
+/// Runs a tool call in its span (`tool`), then records how it ended there and, when the call
+/// answers the request itself (not a task's), on the request's span (`request`) too.
+pub(crate) async fn execute(
+    tool: Span,
+    request: Option<Span>,
+    run: impl Future<Output = Finish<ToolResult>>,
+) -> Finish<ToolResult> {
+    let finish = run.instrument(tool.clone()).await;
+    if let Finish::Done(result) = &finish {
+        match &result.protocol_error {
+            // The request's span takes it from the response.
+            Some(e) => record_error(&tool, e),
+            None if result.is_error => {
+                record_tool_error(&tool);
+                if let Some(request) = &request {
+                    record_tool_error(request);
+                }
+            }
+            None => {}
+        }
+    }
+    finish
+}
