@@ -429,6 +429,11 @@ fn moon_phase_and_its_view(era: Era) {
     let contents = read(&mut c, MOON_VIEW);
     assert_eq!(contents[0]["mimeType"], "text/html;profile=mcp-app");
     assert_eq!(contents[0]["text"], MOON_HTML);
+    // Its `_meta.ui` (`Server::ui_meta`), on the listing and on the contents alike.
+    let ui =
+        json!({ "csp": { "connectDomains": [], "resourceDomains": [] }, "prefersBorder": true });
+    assert_eq!(view["_meta"]["ui"], ui, "{view}");
+    assert_eq!(contents[0]["_meta"]["ui"], ui, "{contents:?}");
 
     // An unknown resource: -32602 with its URI in 2026-07-28 (which retired -32002), the
     // legacy -32002 before.
@@ -449,6 +454,103 @@ fn moon_phase_and_its_view_2025() {
 #[test]
 fn moon_phase_and_its_view_2026() {
     moon_phase_and_its_view(Era::Modern);
+}
+
+/// The capabilities of a host that renders MCP Apps views, as the extension has it declare
+/// them: `extensions["io.modelcontextprotocol/ui"]` with the MIME types it renders.
+fn apps_host() -> Value {
+    json!({
+        "extensions": {
+            "io.modelcontextprotocol/ui": { "mimeTypes": ["text/html;profile=mcp-app"] }
+        }
+    })
+}
+
+#[test]
+fn moon_declares_the_apps_extension_in_both_eras() {
+    // 2025-11-25: in the `initialize` result.
+    let mut p = common::Proc::spawn(MOON);
+    let init = p.result(
+        "initialize",
+        json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": apps_host(),
+            "clientInfo": { "name": "integration-tests", "version": "0.0.0" }
+        }),
+    );
+    assert_eq!(
+        init["capabilities"]["extensions"],
+        json!({ "io.modelcontextprotocol/ui": {} }),
+        "{init}"
+    );
+    // 2026-07-28: in `server/discover`.
+    let mut c = EraClient::start(MOON, &[], Era::Modern, apps_host());
+    let found = c.result("server/discover", json!({}));
+    assert_eq!(
+        found["capabilities"]["extensions"]["io.modelcontextprotocol/ui"],
+        json!({}),
+        "{found}"
+    );
+    // A server without a view does not declare it.
+    let mut c = EraClient::start(CALC, &[], Era::Modern, apps_host());
+    let found = c.result("server/discover", json!({}));
+    assert!(found["capabilities"].get("extensions").is_none(), "{found}");
+}
+
+/// `moon_refresh` is app-only: listed, with its `_meta.ui.visibility`, to a client that
+/// declared MCP Apps (its host keeps it from the model and lets the view call it), left out
+/// for a client that did not (it would offer the tool to its model); callable by name either
+/// way (visibility is not access control).
+fn moon_app_only_tool(era: Era) {
+    let mut plain = EraClient::start(MOON, &[], era, json!({}));
+    assert_eq!(names(&plain.tools()), ["moon_facts", "show_moon"]);
+
+    let mut host = EraClient::start(MOON, &[], era, apps_host());
+    let tools = host.tools();
+    assert_eq!(names(&tools), ["moon_facts", "moon_refresh", "show_moon"]);
+    let refresh = tool(&tools, "moon_refresh");
+    assert_eq!(
+        refresh["_meta"]["ui"],
+        json!({ "resourceUri": MOON_VIEW, "visibility": ["app"] }),
+        "{refresh}"
+    );
+    assert_eq!(
+        refresh["_meta"]["openai/visibility"], "private",
+        "{refresh}"
+    );
+    // The tools for the model are the same for both clients.
+    let show = tool(&tools, "show_moon");
+    assert_eq!(
+        show["_meta"]["ui"],
+        json!({ "resourceUri": MOON_VIEW }),
+        "{show}"
+    );
+
+    // The host relays the view's call.
+    let r = host.call("moon_refresh", json!({ "date": "2024-04-23" }));
+    assert_eq!(structured(&r)["phase"], "Full Moon", "{r}");
+    let t = error_text(&host.call("moon_refresh", json!({ "date": "04/23/2024" })));
+    assert!(t.contains("INVALID_DATE"), "{t}");
+    let r = plain.call("moon_refresh", json!({ "date": "2024-04-08" }));
+    assert_eq!(structured(&r)["phase"], "New Moon", "{r}");
+
+    if era == Era::Modern {
+        // Which tools a list has depends on who asks: no shared cache may hand it on.
+        for c in [&mut plain, &mut host] {
+            let list = c.result("tools/list", json!({}));
+            assert_eq!(list["cacheScope"], "private", "{list}");
+        }
+    }
+}
+
+#[test]
+fn moon_app_only_tool_2025() {
+    moon_app_only_tool(Era::Legacy);
+}
+
+#[test]
+fn moon_app_only_tool_2026() {
+    moon_app_only_tool(Era::Modern);
 }
 
 #[test]

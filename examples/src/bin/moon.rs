@@ -1,8 +1,15 @@
 //! `moon`: seed 004's moon app. `show_moon` gives the moon's phase on a date as structured
-//! content, drawn by an MCP Apps view (`ui/moon.html`, served as `ui://moon/moon`); `moon_facts`
-//! answers in text only. Everything is computed here: no network.
+//! content, drawn by an MCP Apps view (`ui/moon.html`, served as `ui://moon/moon`); the view
+//! steps a day back or forward through `moon_refresh`, an app-only tool (`visibility =
+//! ["app"]`: listed only to clients that declared MCP Apps, whose hosts keep it from the
+//! model); `moon_facts` answers in text only. Everything is computed here: no network.
+//!
+//! The view is built from `ui/src/moon.html` and `ui/src/moon.js` (the official ext-apps
+//! `App` class, bundled in) by `node apps/build-views.mjs`; the built file is committed, so
+//! `cargo build` needs no Node.
 
 use mcp_tool::prelude::*;
+use mcp_tool::resource::UiResourceMeta;
 
 /// The mean length of a lunar cycle (new moon to new moon), in days.
 const SYNODIC_MONTH: f64 = 29.530_588_853;
@@ -195,6 +202,23 @@ impl Moon {
         Ok(Json(moon_on(date)))
     }
 
+    /// The moon on another date, for the view's day-by-day steps (app-only: never offered
+    /// to the model, which has `show_moon`).
+    #[tool(
+        title = "Moon phase for the view",
+        read_only,
+        idempotent,
+        open_world = false,
+        ui = "moon",
+        visibility = ["app"]
+    )]
+    fn moon_refresh(
+        &self,
+        #[arg(description = "Date as YYYY-MM-DD")] date: String,
+    ) -> Result<Json<MoonPhase>, ToolError> {
+        self.show_moon(Some(date))
+    }
+
     /// Answer a quick moon question in text: one fact about a topic, or all of them.
     #[tool(title = "Moon facts", read_only, idempotent, open_world = false)]
     fn moon_facts(
@@ -217,9 +241,15 @@ fn main() -> mcp_tool::Result<()> {
         .title("Moon phases")
         // The view is one self-contained file (inline style and script, no fonts, images or
         // fetches), so it needs no domain at all: empty lists say so explicitly in the view's
-        // `_meta.ui.csp`, rather than leaving each host to guess, and any host adding a
-        // domain of its own would be a change to review here.
-        .ui_csp(std::iter::empty::<&str>(), std::iter::empty::<&str>())
+        // `_meta.ui.csp`, rather than leaving each host to guess, and any domain added later
+        // would be a change to review here. It draws its own disc, framed by the host.
+        .ui_meta(
+            "moon",
+            UiResourceMeta::new()
+                .connect_domains(std::iter::empty::<&str>())
+                .resource_domains(std::iter::empty::<&str>())
+                .prefers_border(true),
+        )
         .service(Moon)
         .run()
 }
