@@ -28,6 +28,8 @@ struct HttpOptions {
     addr: Option<String>,
     stateless: bool,
     sse: bool,
+    /// Where the replicas share sessions and changes (`--shared-state`).
+    shared_state: Option<String>,
 }
 
 /// What a command line asks for.
@@ -48,6 +50,8 @@ fn usage(bin: &str) -> String {
         --stateless          ... without sessions: every POST answered on its own
         --sse                ... every answer as an SSE stream, not JSON
         --task-store URL     keep tasks in `memory` (the default) or Redis (`redis://host:port`)
+        --shared-state URL   ... share sessions and change notifications with the other
+                             replicas in Redis (`redis://host:port`)
         --mount FILE         mount the remote MCP servers FILE lists (a JSON list of MCPTool objects)
   {bin} list                 show the tools
   {bin} call <tool> [json]   call one tool in-process and print its result
@@ -61,6 +65,7 @@ environment:
   {store:<40}where tasks are kept (as --task-store)
   {lease:<40}how long a running task's server vouches for it
   {key:<40}the key sealing 2026-07-28 request state (the same on every replica)
+  {shared:<40}where replicas share sessions and changes (as --shared-state)
   {log:<40}filter the log on stderr",
         tokens = "MCP_TOOL_BEARER_TOKENS=subject:token,…",
         resource = "MCP_TOOL_RESOURCE=https://…/mcp",
@@ -68,6 +73,7 @@ environment:
         store = format!("{TASK_STORE_ENV}=URL"),
         lease = format!("{TASK_LEASE_ENV}=30s"),
         key = format!("{}=hex", crate::server::STATE_KEY_ENV),
+        shared = format!("{}=URL", crate::server::replicas::SHARED_STATE_ENV),
         log = "RUST_LOG=debug"
     )
 }
@@ -106,6 +112,13 @@ fn parse(args: &[String]) -> std::result::Result<(Command, Option<String>, Vec<S
                 }
                 None => return Err("`--mount` needs a file of remote servers (JSON)".into()),
             },
+            "--shared-state" => match args.get(i + 1).filter(|a| !a.starts_with("--")) {
+                Some(url) => {
+                    http.shared_state = Some(url.clone());
+                    i += 1;
+                }
+                None => return Err("`--shared-state` needs a `redis://` URL".into()),
+            },
             "--stateless" => http.stateless = true,
             "--sse" => http.sse = true,
             "-h" | "--help" => return Ok((Command::Help, None, Vec::new())),
@@ -114,8 +127,8 @@ fn parse(args: &[String]) -> std::result::Result<(Command, Option<String>, Vec<S
         }
         i += 1;
     }
-    if (http.stateless || http.sse) && !wants_http {
-        return Err("`--stateless` and `--sse` go with `--http`".into());
+    if (http.stateless || http.sse || http.shared_state.is_some()) && !wants_http {
+        return Err("`--stateless`, `--sse` and `--shared-state` go with `--http`".into());
     }
     let command = match rest.as_slice() {
         [] if wants_http => Command::Http(http),
@@ -334,6 +347,19 @@ async fn serve_http(server: Server, bin: &str, options: HttpOptions) -> Result<i
         Ok(Some(tokens)) => config = config.with_auth(tokens),
         Ok(None) => {}
         Err(e) => return Ok(cli_error(bin, &e)),
+    }
+    // The operator's choice of shared state: the flag, else the environment.
+    let shared = options.shared_state.or_else(|| {
+        std::env::var(crate::server::replicas::SHARED_STATE_ENV)
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+    });
+    let mut server = server;
+    if let Some(url) = shared {
+        match crate::server::replicas::replica_store_from_url(&url) {
+            Ok(store) => server = server.replica_store_arc(store),
+            Err(message) => return Ok(cli_error(bin, &message)),
+        }
     }
     let server = server.build()?;
     let listener = tokio::net::TcpListener::bind(addr)

@@ -305,6 +305,7 @@ impl Session {
             )
         })?;
         self.log_level.store(level as u8, Ordering::Relaxed);
+        self.persist();
         Ok(Empty {})
     }
 

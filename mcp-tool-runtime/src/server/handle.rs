@@ -26,6 +26,7 @@ use super::limits::Limits;
 use super::listen::{Change, Listeners};
 use super::offerings::Offerings;
 use super::prompt::Prompt;
+use super::replicas::{Event, Replicas, SelectionWire};
 use super::request::Req;
 use super::resource::Resource;
 use super::selection::{Principals, Selection, check_names};
@@ -72,6 +73,8 @@ pub(crate) struct Shared {
     pub(crate) listeners: Listeners,
     /// The tasks: where they are kept, and those this process runs.
     pub(crate) tasks: Tasks,
+    /// What this replica shares with the others (sessions, changes).
+    pub(crate) replicas: Replicas,
     /// The bounds kept whatever clients do.
     pub(crate) limits: Limits,
     /// Whether structured results are checked against output schemas.
@@ -104,6 +107,7 @@ pub(crate) struct Settings {
     #[cfg(feature = "client")]
     pub(crate) mounts: super::mount::Mounts,
     pub(crate) tasks: Tasks,
+    pub(crate) replicas: Replicas,
 }
 
 impl Shared {
@@ -135,6 +139,7 @@ impl ServerHandle {
             #[cfg(feature = "client")]
             mounts,
             tasks,
+            replicas,
         } = settings;
         let mut capabilities = offerings.capabilities();
         if catalog
@@ -148,6 +153,7 @@ impl ServerHandle {
             shared: Arc::new(Shared {
                 capabilities,
                 tasks,
+                replicas,
                 limits,
                 validate_output,
                 #[cfg(feature = "client")]
@@ -313,7 +319,8 @@ impl ServerHandle {
             changed
         };
         if changed {
-            self.tell_all("notifications/tools/list_changed", Change::Tools(None));
+            // Every replica follows its mounts itself: told here only.
+            self.tell_here("notifications/tools/list_changed", Change::Tools(None));
         }
         problems
     }
@@ -337,24 +344,46 @@ impl ServerHandle {
     /// list changes is sent `notifications/tools/list_changed`. Returns the tools active for a
     /// new session. Unknown names are refused.
     pub fn change_tools(&self, batch: Batch) -> Result<Vec<String>, StartError> {
+        let active = self
+            .change_tools_here(&batch)
+            .map_err(|e| StartError::new(vec![e]))?;
+        self.shared.replicas.publish(Event::Selection {
+            batch: SelectionWire::from(&batch),
+        });
+        Ok(active)
+    }
+
+    /// [`change_tools`](Self::change_tools) on this replica alone.
+    pub(crate) fn change_tools_here(&self, batch: &Batch) -> Result<Vec<String>, String> {
         let catalog = self.catalog();
-        check_names(&catalog, &batch).map_err(|e| StartError::new(vec![e]))?;
+        check_names(&catalog, batch)?;
         let active = {
             let mut selection = write(&self.shared.selection);
-            selection.apply(&batch);
+            selection.apply(batch);
             selection.active(&catalog)
         };
         for session in self.shared.sessions.all() {
-            let _ = session.apply_tools(None, &batch);
+            let _ = session.apply_tools(None, batch);
         }
-        self.shared.principals.apply_all(&batch);
+        self.shared.principals.apply_all(batch);
         self.shared.listeners.notify(Change::Tools(None));
         Ok(active)
     }
 
     /// Tells every initialized session (`method`) and every listen stream that asked
-    /// (`change`).
+    /// (`change`), on every replica.
     fn tell_all(&self, method: &str, change: Change<'_>) {
+        self.tell_here(method, change);
+        self.shared.replicas.publish(match change {
+            Change::Tools(_) => Event::ToolsChanged,
+            Change::Prompts => Event::PromptsChanged,
+            Change::Resources => Event::ResourcesChanged,
+            Change::Updated(uri) => Event::ResourceUpdated { uri: uri.to_owned() },
+        });
+    }
+
+    /// [`tell_all`](Self::tell_all) on this replica alone.
+    pub(crate) fn tell_here(&self, method: &str, change: Change<'_>) {
         for session in self.shared.sessions.all() {
             session.tell(method, None);
         }
@@ -411,6 +440,14 @@ impl ServerHandle {
     /// Tells every session subscribed to `uri` that the resource changed
     /// (`notifications/resources/updated`).
     pub fn resource_updated(&self, uri: &str) {
+        self.resource_updated_here(uri);
+        self.shared.replicas.publish(Event::ResourceUpdated {
+            uri: uri.to_owned(),
+        });
+    }
+
+    /// [`resource_updated`](Self::resource_updated) on this replica alone.
+    pub(crate) fn resource_updated_here(&self, uri: &str) {
         let params = UriParams { uri: uri.into() };
         for session in self.shared.sessions.all() {
             if super::session::lock(&session.subscriptions).contains(uri) {

@@ -15,6 +15,7 @@ pub(crate) mod listen;
 pub mod mount;
 pub(crate) mod offerings;
 pub mod prompt;
+pub mod replicas;
 pub(crate) mod request;
 pub mod resource;
 pub(crate) mod selection;
@@ -89,6 +90,7 @@ pub struct Server {
     state_key: Option<Vec<u8>>,
     state_ttl: Duration,
     task_store: Option<Arc<dyn tasks::TaskStore>>,
+    replica_store: Option<Arc<dyn replicas::ReplicaStore>>,
     pub(crate) task_settings: tasks::TaskSettings,
     pub(crate) limits: Limits,
     validate_output: Option<bool>,
@@ -122,6 +124,7 @@ impl Server {
             state_key: None,
             state_ttl: DEFAULT_STATE_TTL,
             task_store: None,
+            replica_store: None,
             task_settings: tasks::TaskSettings::default(),
             limits: Limits::default(),
             validate_output: None,
@@ -295,6 +298,24 @@ impl Server {
         self
     }
 
+    /// What this server shares with its other replicas (default: nothing): the records of
+    /// 2025-11-25 sessions, so that a session's request reaching any replica is served there,
+    /// and the changes whose notifications every replica's clients should get (list changes,
+    /// resource updates, [`ServerHandle::change_tools`]). A store such as
+    /// [`replicas::redis::RedisReplicaStore`] (feature `redis`); server binaries also take
+    /// `--shared-state URL` and `MCP_TOOL_SHARED_STATE`. Give the replicas the same state key
+    /// ([`Server::state_key`]) and task store as well.
+    pub fn replica_store(mut self, store: impl replicas::ReplicaStore) -> Self {
+        self.replica_store = Some(Arc::new(store));
+        self
+    }
+
+    /// Like [`Server::replica_store`], for a store already shared.
+    pub fn replica_store_arc(mut self, store: Arc<dyn replicas::ReplicaStore>) -> Self {
+        self.replica_store = Some(store);
+        self
+    }
+
     /// How tasks are kept and paced (time to live, polling interval, the most tasks one
     /// client may hold, the lease of a running task).
     pub fn task_settings(mut self, settings: tasks::TaskSettings) -> Self {
@@ -439,6 +460,7 @@ impl Server {
                         .unwrap_or_else(|| Arc::new(tasks::MemoryTaskStore::new())),
                     self.task_settings,
                 ),
+                replicas: replicas::Replicas::new(self.replica_store),
             },
             catalog,
             offerings,

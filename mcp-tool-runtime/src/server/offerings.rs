@@ -405,12 +405,15 @@ impl Session {
     fn subscribe(&self, params: Option<&RawValue>, on: bool) -> Result<Empty, RpcError> {
         let p = jsonrpc::parse_params::<UriParams<'_>>(params)?
             .ok_or_else(|| invalid("a `uri` is needed".into()))?;
-        let mut subscriptions = lock(&self.subscriptions);
-        if on {
-            subscriptions.insert(p.uri.into_owned());
-        } else {
-            subscriptions.remove(&*p.uri);
+        {
+            let mut subscriptions = lock(&self.subscriptions);
+            if on {
+                subscriptions.insert(p.uri.into_owned());
+            } else {
+                subscriptions.remove(&*p.uri);
+            }
         }
+        self.persist();
         Ok(Empty {})
     }
 }

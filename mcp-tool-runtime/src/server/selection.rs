@@ -87,6 +87,24 @@ impl Selection {
             self.disabled.insert(name.clone());
         }
     }
+
+    /// The batch that makes this selection out of the default one (how a session's
+    /// selection is kept for other replicas).
+    pub(crate) fn to_batch(&self) -> Batch {
+        let list = |names: &BTreeSet<String>| names.iter().cloned().collect::<Vec<_>>();
+        Batch {
+            enable: list(&self.enabled),
+            disable: list(&self.disabled),
+            allow: match &self.mode {
+                Mode::Allow(names) => Some(list(names)),
+                _ => None,
+            },
+            block: match &self.mode {
+                Mode::Block(names) => Some(list(names)),
+                _ => None,
+            },
+        }
+    }
 }
 
 /// A session's selection, shared by its calls.
@@ -101,6 +119,14 @@ impl Selector {
         Selector {
             selection: RwLock::new(selection),
         }
+    }
+
+    /// Replaces the selection (a session rebuilt from its record).
+    pub(crate) fn replace(&self, selection: Selection) {
+        *self
+            .selection
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = selection;
     }
 
     pub(crate) fn read(&self) -> std::sync::RwLockReadGuard<'_, Selection> {

@@ -18,6 +18,7 @@ use crate::tool::context::{Answer, Connection};
 use crate::tool::{Batch, CancellationToken, ClientInfo, Identity, LogLevel};
 
 use super::handle::ServerHandle;
+use super::replicas::{Event, SelectionWire, SessionRecord};
 use super::selection::Selector;
 
 /// One outgoing message (JSON text, no newline) and the request it belongs to, so a
@@ -142,6 +143,9 @@ pub(crate) struct Opening {
     /// A session for one message (stateless HTTP, an in-process call), at this version: it
     /// makes no requests of the client and is not told of catalog changes.
     pub(crate) one_shot: Option<ProtocolVersion>,
+    /// The session's id among replicas (HTTP sessions of a server sharing them): its record
+    /// is kept in the shared state under it.
+    pub(crate) shared_name: Option<Arc<str>>,
 }
 
 /// A call in flight: how to stop it.
@@ -175,6 +179,8 @@ pub(crate) struct Session {
     nonce: std::sync::OnceLock<String>,
     /// The client's input ended: no request of ours can be answered any more.
     deaf: AtomicBool,
+    /// The session's id among replicas, if they share it.
+    shared_name: Option<Arc<str>>,
 }
 
 impl Session {
@@ -189,13 +195,25 @@ impl Session {
             ..ClientInfo::default()
         };
         let live = opening.one_shot.is_none();
+        let shared_name = opening
+            .shared_name
+            .filter(|_| server.shared.replicas.shared());
+        // A session other replicas may serve too numbers its requests from a random start,
+        // so that the ids of two replicas' requests do not meet.
+        let first_request = if shared_name.is_some() {
+            let mut bytes = [0u8; 4];
+            let _ = getrandom::fill(&mut bytes);
+            u64::from(u32::from_le_bytes(bytes) >> 1) << 16 | 1
+        } else {
+            1
+        };
         Arc::new_cyclic(|me: &Weak<Session>| Session {
             server: server.clone(),
             live: live.then(|| server.shared.sessions.add(me.clone())),
             out: out.into(),
             client: RwLock::new(Arc::new(client)),
             in_flight: Mutex::new(HashMap::new()),
-            next_request: AtomicU64::new(1),
+            next_request: AtomicU64::new(first_request),
             pending: Mutex::new(HashMap::new()),
             log_level: AtomicU8::new(u8::MAX),
             selector: Selector::starting_at(server.shared.selection()),
@@ -205,12 +223,69 @@ impl Session {
             subscriptions: Mutex::new(HashSet::new()),
             nonce: std::sync::OnceLock::new(),
             deaf: AtomicBool::new(false),
+            shared_name,
         })
     }
 
     /// The session's random name.
     pub(crate) fn nonce(&self) -> &str {
-        self.nonce.get_or_init(super::tasks::new_id)
+        let mut made = false;
+        let nonce = self.nonce.get_or_init(|| {
+            made = true;
+            super::tasks::new_id()
+        });
+        if made {
+            self.persist();
+        }
+        nonce
+    }
+
+    /// The session's id among replicas, if they share it.
+    pub(crate) fn shared_name(&self) -> Option<&Arc<str>> {
+        self.shared_name.as_ref()
+    }
+
+    /// What another replica needs to serve this session.
+    pub(crate) fn record(&self) -> SessionRecord {
+        let client = self.client();
+        SessionRecord {
+            protocol_version: client.protocol_version.as_str().to_owned(),
+            client_info: client.info.clone(),
+            capabilities: client.capabilities.clone(),
+            log_level: self.log_level.load(Ordering::Relaxed),
+            selection: SelectionWire::from(&self.selector.read().to_batch()),
+            subscriptions: lock(&self.subscriptions).iter().cloned().collect(),
+            subject: self.identity.as_ref().map(|i| i.subject.clone()),
+            nonce: self.nonce.get().cloned(),
+        }
+    }
+
+    /// Takes up a session another replica opened, from its record.
+    pub(crate) fn restore(&self, record: SessionRecord) {
+        self.set_client(ClientInfo {
+            protocol_version: ProtocolVersion::parse(&record.protocol_version).unwrap_or_default(),
+            info: record.client_info,
+            capabilities: record.capabilities,
+        });
+        self.log_level.store(record.log_level, Ordering::Relaxed);
+        let mut selection = super::selection::Selection::default();
+        selection.apply(&Batch::from(record.selection));
+        self.selector.replace(selection);
+        *lock(&self.subscriptions) = record.subscriptions.into_iter().collect();
+        if let Some(nonce) = record.nonce {
+            let _ = self.nonce.set(nonce);
+        }
+        self.initialized.store(true, Ordering::Relaxed);
+    }
+
+    /// Saves the session's record for the other replicas (after a change), if they share it.
+    pub(crate) fn persist(&self) {
+        if let Some(name) = &self.shared_name
+            && self.initialized.load(Ordering::Relaxed)
+            && let Ok(record) = serde_json::to_string(&self.record())
+        {
+            self.server.shared.replicas.save(name, record);
+        }
     }
 
     /// Whether the session is one of the server's live sessions (a connection), not a
@@ -286,6 +361,7 @@ impl Session {
         batch: &Batch,
     ) -> Result<Vec<String>, String> {
         let (active, changed) = self.selector.apply(&self.server.catalog(), batch)?;
+        self.persist();
         if changed {
             self.tell("notifications/tools/list_changed", related);
         }
@@ -311,8 +387,29 @@ impl Session {
         }
     }
 
-    /// Delivers the client's answer to a request we made.
+    /// Delivers the client's answer to a request we made — or, for a session the replicas
+    /// share, to the replica that made it.
     pub(crate) fn answered(&self, id: u64, answer: Result<Value, RpcError>) -> bool {
+        if let Some(name) = &self.shared_name
+            && !lock(&self.pending).contains_key(&id)
+        {
+            let (result, error) = match answer {
+                Ok(v) => (Some(v), None),
+                Err(e) => (None, Some(e)),
+            };
+            self.server.shared.replicas.publish(Event::Answer {
+                session: name.to_string(),
+                id,
+                result,
+                error,
+            });
+            return true;
+        }
+        self.answered_here(id, answer)
+    }
+
+    /// Delivers the client's answer to a request this replica made.
+    pub(crate) fn answered_here(&self, id: u64, answer: Result<Value, RpcError>) -> bool {
         match lock(&self.pending).remove(&id) {
             Some(waiter) => {
                 let _ = waiter.send(answer);

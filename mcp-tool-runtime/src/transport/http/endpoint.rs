@@ -21,6 +21,7 @@ use crate::protocol::jsonrpc::{self, Message};
 use crate::protocol::meta::RequestMeta;
 use crate::protocol::{ProtocolVersion, RpcError, code};
 use crate::server::ServerHandle;
+use crate::server::replicas::SessionRecord;
 use crate::server::session::{Deliver, Opening, Outgoing, Principal, Session};
 use crate::tool::Identity;
 
@@ -38,6 +39,8 @@ struct HttpSession {
     session: Arc<Session>,
     routes: Mutex<Routes>,
     last_seen: Mutex<Instant>,
+    /// When the session's record in the shared state was last renewed (replicas).
+    last_shared: Mutex<Instant>,
     identity: Option<Identity>,
 }
 
@@ -82,6 +85,11 @@ impl Endpoint {
         });
         if !config.stateless {
             spawn_reaper(&endpoint);
+            let server = &endpoint.server;
+            server
+                .shared
+                .replicas
+                .start(server, endpoint.config.session_idle);
         }
         let mut router = Router::new().route(
             &config.path,
@@ -214,7 +222,22 @@ impl Endpoint {
         if self.config.stateless {
             return Err(Box::new(method_not_allowed(method)));
         }
-        self.session(parts, identity.as_ref())
+        self.session_anywhere(parts, identity.as_ref()).await
+    }
+
+    /// [`session`](Self::session), taking up from the shared state a session this replica
+    /// does not hold, when the replicas share sessions.
+    async fn session_anywhere(
+        &self,
+        parts: &Parts,
+        identity: Option<&Identity>,
+    ) -> Result<Arc<HttpSession>, Refusal> {
+        if let Some(id) = parts.headers.get(&SESSION_HEADER).and_then(|v| v.to_str().ok())
+            && !lock(&self.sessions).contains_key(id)
+        {
+            self.take_up(id, identity).await;
+        }
+        self.session(parts, identity)
     }
 
     /// The session a request names, checking that it exists and belongs to the same identity.
@@ -235,6 +258,7 @@ impl Endpoint {
         match session {
             Some(s) if s.identity.as_ref() == identity => {
                 s.touch();
+                self.renew_shared(&s);
                 Ok(s)
             }
             Some(_) => Err(refuse(
@@ -250,10 +274,62 @@ impl Endpoint {
         }
     }
 
+    /// A session another replica opened, from its record in the shared state (`None`: no
+    /// such session, or it belongs to someone else).
+    async fn take_up(&self, id: &str, identity: Option<&Identity>) -> Option<Arc<HttpSession>> {
+        let replicas = &self.server.shared.replicas;
+        if !replicas.shared() || id.is_empty() || id.len() > 128 {
+            return None;
+        }
+        let text = replicas.load(id).await?;
+        let record: SessionRecord = match serde_json::from_str(&text) {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!(error = %e, "an unreadable session record in the shared state");
+                return None;
+            }
+        };
+        if record.subject.as_deref() != identity.map(|i| i.subject.as_str()) {
+            return None;
+        }
+        let http = self.open_session(id.to_owned(), identity.cloned());
+        http.session.restore(record);
+        // Two requests of the session may have taken it up at once: the first one kept wins.
+        let kept = lock(&self.sessions)
+            .entry(id.to_owned())
+            .or_insert_with(|| http.clone())
+            .clone();
+        if !Arc::ptr_eq(&kept, &http) {
+            http.session.close();
+        } else {
+            tracing::debug!("a session opened on another replica is served here");
+        }
+        Some(kept)
+    }
+
+    /// Renews the session's record in the shared state, at most every quarter of its idle
+    /// time.
+    fn renew_shared(&self, http: &HttpSession) {
+        let Some(name) = http.session.shared_name() else {
+            return;
+        };
+        let every = self.config.session_idle / 4;
+        let mut last = lock(&http.last_shared);
+        if last.elapsed() >= every {
+            *last = Instant::now();
+            self.server.shared.replicas.touch(name);
+        }
+    }
+
     /// A new session, whose messages go straight to the open streams.
     fn new_session(&self, identity: Option<Identity>) -> Option<(String, Arc<HttpSession>)> {
         let id = new_session_id()?;
-        let http = Arc::new_cyclic(|me: &Weak<HttpSession>| {
+        Some((id.clone(), self.open_session(id, identity)))
+    }
+
+    /// The HTTP side and the protocol session of session `id`.
+    fn open_session(&self, id: String, identity: Option<Identity>) -> Arc<HttpSession> {
+        Arc::new_cyclic(|me: &Weak<HttpSession>| {
             let to: Weak<dyn Deliver> = me.clone();
             let session = Session::open(
                 &self.server,
@@ -262,16 +338,17 @@ impl Endpoint {
                     principal: principal_of(identity.as_ref()),
                     identity: identity.clone(),
                     one_shot: None,
+                    shared_name: Some(id.into()),
                 },
             );
             HttpSession {
                 session,
                 routes: Mutex::new(Routes::default()),
                 last_seen: Mutex::new(Instant::now()),
+                last_shared: Mutex::new(Instant::now()),
                 identity,
             }
-        });
-        Some((id, http))
+        })
     }
 }
 
@@ -469,7 +546,7 @@ async fn handle_post(
         lock(&endpoint.sessions).insert(session_id.clone(), http.clone());
         (Some(session_id), http)
     } else {
-        match endpoint.session(&parts, identity.as_ref()) {
+        match endpoint.session_anywhere(&parts, identity.as_ref()).await {
             // A header naming another supported revision than the session's is accepted:
             // the official conformance suite itself sends 2025-03-26 on 2025-11-25 sessions.
             Ok(s) => (None, s),
@@ -503,6 +580,17 @@ async fn handle_post(
         lock(&endpoint.sessions).remove(session_id);
         http.session.close();
         return sse::respond(rx, false, |_| StatusCode::OK, None).await;
+    }
+    if let Some(session_id) = &session_id {
+        // Kept for the other replicas before the client hears of the session: its next
+        // request may reach any of them.
+        let replicas = &endpoint.server.shared.replicas;
+        if replicas.shared()
+            && let Ok(record) = serde_json::to_string(&http.session.record())
+            && let Err(e) = replicas.save_now(session_id, &record).await
+        {
+            tracing::warn!(error = %e, "a new session is not in the shared state: only this replica serves it");
+        }
     }
     let mut response = if accepts_sse(&parts.headers) {
         sse::respond(
@@ -579,6 +667,9 @@ async fn handle_delete(
         .to_owned();
     lock(&endpoint.sessions).remove(&id);
     http.session.close();
+    if let Some(name) = http.session.shared_name() {
+        endpoint.server.shared.replicas.end(name);
+    }
     let mut routes = lock(&http.routes);
     routes.standalone = None;
     routes.requests.clear();

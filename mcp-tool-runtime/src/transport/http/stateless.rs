@@ -53,6 +53,7 @@ pub(super) async fn stateless_request(
             principal: principal_of(identity.as_ref()),
             identity,
             one_shot: Some(version),
+            shared_name: None,
         },
     );
     session.dispatch_as(message, true);
@@ -98,6 +99,7 @@ pub(super) async fn stateless_post(
             principal: principal_of(identity.as_ref()),
             identity,
             one_shot: Some(version.unwrap_or(ProtocolVersion::LATEST_STATEFUL)),
+            shared_name: None,
         },
     );
     session.dispatch(message);

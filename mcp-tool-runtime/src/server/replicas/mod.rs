@@ -1,0 +1,522 @@
+//! What the replicas of one server share besides tasks, through a [`ReplicaStore`]: the
+//! changes each raises that every replica's clients should hear of (list changes, resource
+//! updates, the server-wide tool selection, a client's answer to a request another replica
+//! made), and the records of 2025-11-25 sessions, so that a session's request reaching a
+//! replica that never saw it is served there.
+//!
+//! Without a store (the default) nothing leaves the process. [`MemoryReplicaStore`] shares
+//! within one process (servers built with the same store); `redis::RedisReplicaStore`
+//! (feature `redis`) shares among processes and machines: Redis pub/sub for the changes,
+//! expiring keys for the sessions. Server binaries take `--shared-state URL` and
+//! `MCP_TOOL_SHARED_STATE`.
+//!
+//! Changes are told to this replica's clients at once, then published; every replica hears
+//! every message and drops its own (by origin). Pub/sub delivers at most once: a replica cut
+//! from the store for a moment misses the changes of that moment (`list_changed` is a hint
+//! whose loss costs a client a stale list until the next one).
+
+#[cfg(feature = "redis")]
+pub mod redis;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::{broadcast, mpsc};
+
+use crate::protocol::RpcError;
+use crate::tool::Batch;
+
+use super::handle::ServerHandle;
+
+/// The environment variable naming the store replicas share (`memory` or `redis://…`), as
+/// `--shared-state`.
+pub const SHARED_STATE_ENV: &str = "MCP_TOOL_SHARED_STATE";
+
+/// What a store operation gives: a value, or why the store could not.
+pub type ReplicaFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, String>> + Send + 'a>>;
+
+/// Where the replicas of a server meet: a channel every replica hears, and session records
+/// that expire.
+pub trait ReplicaStore: Send + Sync + 'static {
+    /// Sends `message` to every replica subscribed (this one included).
+    fn publish<'a>(&'a self, message: &'a str) -> ReplicaFuture<'a, ()>;
+
+    /// The messages published from now on, for as long as the receiver lives (a store that
+    /// loses its connection makes it again).
+    fn subscribe(&self) -> mpsc::UnboundedReceiver<String>;
+
+    /// Keeps the record of session `id` for `ttl`.
+    fn save_session<'a>(
+        &'a self,
+        id: &'a str,
+        record: &'a str,
+        ttl: Duration,
+    ) -> ReplicaFuture<'a, ()>;
+
+    /// The record of session `id` if it has one, its time to live renewed to `ttl`.
+    fn load_session<'a>(&'a self, id: &'a str, ttl: Duration) -> ReplicaFuture<'a, Option<String>>;
+
+    /// Renews the record of session `id` for `ttl`.
+    fn touch_session<'a>(&'a self, id: &'a str, ttl: Duration) -> ReplicaFuture<'a, ()>;
+
+    /// Forgets session `id`.
+    fn end_session<'a>(&'a self, id: &'a str) -> ReplicaFuture<'a, ()>;
+}
+
+/// The store for `url`: `memory` (this process), or `redis://…` (feature `redis`).
+pub fn replica_store_from_url(url: &str) -> Result<Arc<dyn ReplicaStore>, String> {
+    let url = url.trim();
+    if url == "memory" {
+        return Ok(Arc::new(MemoryReplicaStore::default()));
+    }
+    if url.starts_with("redis://") || url.starts_with("rediss://") || url.starts_with("redis+") {
+        #[cfg(feature = "redis")]
+        {
+            return redis::RedisReplicaStore::open(url)
+                .map(|s| Arc::new(s) as Arc<dyn ReplicaStore>);
+        }
+        #[cfg(not(feature = "redis"))]
+        {
+            return Err(format!(
+                "shared state `{url}`: this server was built without Redis (the `redis` feature of mcp-tool)"
+            ));
+        }
+    }
+    Err(format!(
+        "shared state `{url}`: expected `memory` or a `redis://host:port` URL"
+    ))
+}
+
+/// Replicas in one process: servers built with clones of the same store share through it.
+#[derive(Clone)]
+pub struct MemoryReplicaStore {
+    inner: Arc<MemoryInner>,
+}
+
+struct MemoryInner {
+    channel: broadcast::Sender<String>,
+    sessions: Mutex<HashMap<String, (String, Instant)>>,
+}
+
+impl Default for MemoryReplicaStore {
+    fn default() -> Self {
+        MemoryReplicaStore {
+            inner: Arc::new(MemoryInner {
+                channel: broadcast::channel(1024).0,
+                sessions: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+}
+
+impl std::fmt::Debug for MemoryReplicaStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryReplicaStore").finish_non_exhaustive()
+    }
+}
+
+impl ReplicaStore for MemoryReplicaStore {
+    fn publish<'a>(&'a self, message: &'a str) -> ReplicaFuture<'a, ()> {
+        // No subscriber is no error: nobody to tell.
+        let _ = self.inner.channel.send(message.to_owned());
+        Box::pin(async { Ok(()) })
+    }
+
+    fn subscribe(&self) -> mpsc::UnboundedReceiver<String> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut from = self.inner.channel.subscribe();
+        tokio::spawn(async move {
+            loop {
+                match from.recv().await {
+                    Ok(message) => {
+                        if tx.send(message).is_err() {
+                            return;
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Lagged(n)) => {
+                        tracing::warn!(missed = n, "a replica fell behind its change messages");
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return,
+                }
+            }
+        });
+        rx
+    }
+
+    fn save_session<'a>(
+        &'a self,
+        id: &'a str,
+        record: &'a str,
+        ttl: Duration,
+    ) -> ReplicaFuture<'a, ()> {
+        let mut sessions = lock(&self.inner.sessions);
+        let now = Instant::now();
+        sessions.retain(|_, (_, until)| *until > now);
+        sessions.insert(id.to_owned(), (record.to_owned(), now + ttl));
+        Box::pin(async { Ok(()) })
+    }
+
+    fn load_session<'a>(&'a self, id: &'a str, ttl: Duration) -> ReplicaFuture<'a, Option<String>> {
+        let found = lock(&self.inner.sessions)
+            .get_mut(id)
+            .filter(|(_, until)| *until > Instant::now())
+            .map(|(record, until)| {
+                *until = Instant::now() + ttl;
+                record.clone()
+            });
+        Box::pin(async move { Ok(found) })
+    }
+
+    fn touch_session<'a>(&'a self, id: &'a str, ttl: Duration) -> ReplicaFuture<'a, ()> {
+        if let Some((_, until)) = lock(&self.inner.sessions).get_mut(id) {
+            *until = Instant::now() + ttl;
+        }
+        Box::pin(async { Ok(()) })
+    }
+
+    fn end_session<'a>(&'a self, id: &'a str) -> ReplicaFuture<'a, ()> {
+        lock(&self.inner.sessions).remove(id);
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// A tool selection as it travels (`Batch` applied to the default selection gives it back).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct SelectionWire {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) enable: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) disable: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) allow: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) block: Option<Vec<String>>,
+}
+
+impl From<&Batch> for SelectionWire {
+    fn from(b: &Batch) -> Self {
+        SelectionWire {
+            enable: b.enable.clone(),
+            disable: b.disable.clone(),
+            allow: b.allow.clone(),
+            block: b.block.clone(),
+        }
+    }
+}
+
+impl From<SelectionWire> for Batch {
+    fn from(w: SelectionWire) -> Self {
+        Batch {
+            enable: w.enable,
+            disable: w.disable,
+            allow: w.allow,
+            block: w.block,
+        }
+    }
+}
+
+/// What one replica tells the others.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub(crate) enum Event {
+    ToolsChanged,
+    PromptsChanged,
+    ResourcesChanged,
+    ResourceUpdated {
+        uri: String,
+    },
+    /// `ServerHandle::change_tools`: the selection of every session.
+    Selection {
+        batch: SelectionWire,
+    },
+    /// A client's answer to request `id` of session `session`, which reached a replica that
+    /// does not wait for it.
+    Answer {
+        session: String,
+        id: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        result: Option<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<RpcError>,
+    },
+}
+
+#[derive(Serialize, Deserialize)]
+struct Envelope {
+    origin: String,
+    #[serde(flatten)]
+    event: Event,
+}
+
+/// One write to the store, queued so that they happen in order.
+enum Op {
+    Publish(String),
+    Save(Arc<str>, String),
+    Touch(Arc<str>),
+    End(Arc<str>),
+}
+
+/// This replica's side of the store.
+pub(crate) struct Replicas {
+    store: Option<Arc<dyn ReplicaStore>>,
+    /// This process's random name: messages it published come back to it and are dropped.
+    origin: String,
+    /// How long a session record lives without a request.
+    session_ttl: Mutex<Duration>,
+    queue: OnceLock<mpsc::UnboundedSender<Op>>,
+}
+
+impl Replicas {
+    pub(crate) fn new(store: Option<Arc<dyn ReplicaStore>>) -> Self {
+        Replicas {
+            store,
+            origin: super::tasks::new_id(),
+            session_ttl: Mutex::new(Duration::from_secs(600)),
+            queue: OnceLock::new(),
+        }
+    }
+
+    /// Whether sessions and changes are shared with other replicas.
+    pub(crate) fn shared(&self) -> bool {
+        self.store.is_some()
+    }
+
+    pub(crate) fn session_ttl(&self) -> Duration {
+        *lock(&self.session_ttl)
+    }
+
+    /// Starts the writer and the listener of `server`'s store, once, on the current runtime.
+    pub(crate) fn start(&self, server: &ServerHandle, session_ttl: Duration) {
+        let Some(store) = &self.store else { return };
+        *lock(&self.session_ttl) = session_ttl;
+        if self.queue.get().is_some() || tokio::runtime::Handle::try_current().is_err() {
+            return;
+        }
+        let (tx, mut rx) = mpsc::unbounded_channel::<Op>();
+        if self.queue.set(tx).is_err() {
+            return;
+        }
+        let writer = store.clone();
+        tokio::spawn(async move {
+            while let Some(op) = rx.recv().await {
+                let ttl = session_ttl;
+                let done = match &op {
+                    Op::Publish(text) => writer.publish(text).await,
+                    Op::Save(id, record) => writer.save_session(id, record, ttl).await,
+                    Op::Touch(id) => writer.touch_session(id, ttl).await,
+                    Op::End(id) => writer.end_session(id).await,
+                };
+                if let Err(e) = done {
+                    tracing::warn!(error = %e, "the shared state did not take a change");
+                }
+            }
+        });
+        let mut messages = store.subscribe();
+        let weak = Arc::downgrade(&server.shared);
+        let origin = self.origin.clone();
+        tokio::spawn(async move {
+            while let Some(text) = messages.recv().await {
+                let Some(shared) = weak.upgrade() else { return };
+                match serde_json::from_str::<Envelope>(&text) {
+                    Ok(envelope) if envelope.origin == origin => {}
+                    Ok(envelope) => ServerHandle { shared }.apply_remote(envelope.event),
+                    Err(e) => tracing::debug!(error = %e, "an unreadable replica message"),
+                }
+            }
+        });
+    }
+
+    fn send(&self, op: Op) {
+        if let Some(queue) = self.queue.get() {
+            let _ = queue.send(op);
+        }
+    }
+
+    /// Tells the other replicas.
+    pub(crate) fn publish(&self, event: Event) {
+        if self.store.is_none() {
+            return;
+        }
+        let envelope = Envelope {
+            origin: self.origin.clone(),
+            event,
+        };
+        if let Ok(text) = serde_json::to_string(&envelope) {
+            self.send(Op::Publish(text));
+        }
+    }
+
+    /// Saves a session's record (in order with the other writes).
+    pub(crate) fn save(&self, id: &Arc<str>, record: String) {
+        self.send(Op::Save(id.clone(), record));
+    }
+
+    /// Saves a session's record and waits until the store has it (a new session: its
+    /// client's next request may reach another replica).
+    pub(crate) async fn save_now(&self, id: &str, record: &str) -> Result<(), String> {
+        match &self.store {
+            Some(store) => tokio::time::timeout(
+                Duration::from_secs(5),
+                store.save_session(id, record, self.session_ttl()),
+            )
+            .await
+            .map_err(|_| "the shared state did not answer within 5 s".to_owned())?,
+            None => Ok(()),
+        }
+    }
+
+    /// The record of a session this replica does not hold.
+    pub(crate) async fn load(&self, id: &str) -> Option<String> {
+        let store = self.store.as_ref()?;
+        match tokio::time::timeout(
+            Duration::from_secs(5),
+            store.load_session(id, self.session_ttl()),
+        )
+        .await
+        {
+            Ok(Ok(found)) => found,
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "the shared state did not give a session");
+                None
+            }
+            Err(_) => {
+                tracing::warn!("the shared state did not answer within 5 s");
+                None
+            }
+        }
+    }
+
+    pub(crate) fn touch(&self, id: &Arc<str>) {
+        self.send(Op::Touch(id.clone()));
+    }
+
+    pub(crate) fn end(&self, id: &Arc<str>) {
+        self.send(Op::End(id.clone()));
+    }
+}
+
+/// What a replica keeps of a 2025-11-25 session: enough to serve its next request.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SessionRecord {
+    pub(crate) protocol_version: String,
+    pub(crate) client_info: Value,
+    pub(crate) capabilities: Value,
+    /// The minimum log level (`u8::MAX`: none set).
+    pub(crate) log_level: u8,
+    pub(crate) selection: SelectionWire,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) subscriptions: Vec<String>,
+    /// Who the session belongs to (the authenticated subject), if anyone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) subject: Option<String>,
+    /// The session's random name (it owns the tasks of an unauthenticated session).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) nonce: Option<String>,
+}
+
+impl ServerHandle {
+    /// Tells this replica's clients of a change another replica raised.
+    fn apply_remote(&self, event: Event) {
+        match event {
+            Event::ToolsChanged => self.tell_here(
+                "notifications/tools/list_changed",
+                super::listen::Change::Tools(None),
+            ),
+            Event::PromptsChanged => self.tell_here(
+                "notifications/prompts/list_changed",
+                super::listen::Change::Prompts,
+            ),
+            Event::ResourcesChanged => self.tell_here(
+                "notifications/resources/list_changed",
+                super::listen::Change::Resources,
+            ),
+            Event::ResourceUpdated { uri } => self.resource_updated_here(&uri),
+            Event::Selection { batch } => {
+                let batch = Batch::from(batch);
+                if let Err(e) = self.change_tools_here(&batch) {
+                    tracing::warn!(error = %e, "a replica's tool selection does not apply here");
+                }
+            }
+            Event::Answer {
+                session,
+                id,
+                result,
+                error,
+            } => {
+                let answer = match (result, error) {
+                    (_, Some(e)) => Err(e),
+                    (Some(v), None) => Ok(v),
+                    (None, None) => Ok(Value::Null),
+                };
+                for s in self.shared.sessions.all() {
+                    if s.shared_name().is_some_and(|n| **n == *session) {
+                        s.answered_here(id, answer.clone());
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_travel_as_json() {
+        let envelope = Envelope {
+            origin: "a".into(),
+            event: Event::Answer {
+                session: "s".into(),
+                id: 7,
+                result: Some(serde_json::json!({"action": "accept"})),
+                error: None,
+            },
+        };
+        let text = serde_json::to_string(&envelope).unwrap();
+        assert_eq!(
+            text,
+            r#"{"origin":"a","kind":"answer","session":"s","id":7,"result":{"action":"accept"}}"#
+        );
+        let back: Envelope = serde_json::from_str(&text).unwrap();
+        assert!(matches!(back.event, Event::Answer { id: 7, .. }));
+        let text = r#"{"origin":"b","kind":"selection","batch":{"allow":["x"]}}"#;
+        let back: Envelope = serde_json::from_str(text).unwrap();
+        match back.event {
+            Event::Selection { batch } => assert_eq!(batch.allow, Some(vec!["x".into()])),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn memory_sessions_expire_and_renew() {
+        let store = MemoryReplicaStore::default();
+        store
+            .save_session("s", "{}", Duration::from_millis(50))
+            .await
+            .unwrap();
+        assert_eq!(
+            store
+                .load_session("s", Duration::from_secs(60))
+                .await
+                .unwrap()
+                .as_deref(),
+            Some("{}")
+        );
+        store.end_session("s").await.unwrap();
+        assert_eq!(store.load_session("s", Duration::ZERO).await.unwrap(), None);
+        store.save_session("t", "{}", Duration::ZERO).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        assert_eq!(store.load_session("t", Duration::ZERO).await.unwrap(), None);
+    }
+}
