@@ -17,9 +17,11 @@ use crate::server::tasks::{TASK_LEASE_ENV, TASK_STORE_ENV, parse_duration, store
 use crate::server::{Result, Server, ServerHandle};
 use crate::tool::{ClientLogLayer, TaskSupport};
 #[cfg(feature = "http")]
+use crate::transport::http::events::event_store_from_url;
+#[cfg(feature = "http")]
 use crate::transport::http::{
-    AUTH_SERVERS_ENV, BearerTokens, HttpConfig, RESOURCE_ENV, ResourceMetadata, SCOPES_ENV,
-    TOKENS_ENV,
+    AUTH_SERVERS_ENV, BearerTokens, EVENT_STORE_ENV, HttpConfig, RESOURCE_ENV, ResourceMetadata,
+    SCOPES_ENV, TOKENS_ENV,
 };
 
 /// The HTTP options the command line gives; ignored without `--http`.
@@ -64,6 +66,7 @@ environment:
   {servers:<40}the authorization servers that issue its tokens
   {store:<40}where tasks are kept (as --task-store)
   {lease:<40}how long a running task's server vouches for it
+  {events:<40}where resumable SSE streams' events are kept
   {key:<40}the key sealing 2026-07-28 request state (the same on every replica)
   {shared:<40}where replicas share sessions and changes (as --shared-state)
   {log:<40}filter the log on stderr",
@@ -72,6 +75,7 @@ environment:
         servers = "MCP_TOOL_AUTHORIZATION_SERVERS=https://…",
         store = format!("{TASK_STORE_ENV}=URL"),
         lease = format!("{TASK_LEASE_ENV}=30s"),
+        events = "MCP_TOOL_EVENT_STORE=memory|redis://…",
         key = format!("{}=hex", crate::server::STATE_KEY_ENV),
         shared = format!("{}=URL", crate::server::replicas::SHARED_STATE_ENV),
         log = "RUST_LOG=debug"
@@ -343,6 +347,15 @@ async fn serve_http(server: Server, bin: &str, options: HttpOptions) -> Result<i
         sse_responses: options.sse,
         ..HttpConfig::default()
     };
+    // Where resumable streams' events are kept: memory unless the environment names Redis.
+    if let Ok(url) = std::env::var(EVENT_STORE_ENV)
+        && !url.trim().is_empty()
+    {
+        match event_store_from_url(&url) {
+            Ok(store) => config.event_store = store,
+            Err(e) => return Ok(cli_error(bin, &e)),
+        }
+    }
     match BearerTokens::from_env(TOKENS_ENV) {
         Ok(Some(tokens)) => config = config.with_auth(tokens),
         Ok(None) => {}

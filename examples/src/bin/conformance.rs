@@ -137,10 +137,12 @@ async fn test_tool_with_progress(progress: Progress, Meta(meta): Meta) -> String
     }
 }
 
-/// Tests SSE stream disconnection and client reconnection (SEP-1699): the result comes after a
-/// short pause.
+/// Tests SSE stream disconnection and client reconnection (SEP-1699): the server lets the
+/// request's stream go at once (polling), and the result, after a short pause, reaches the
+/// client when it resumes the stream with `Last-Event-ID`.
 #[tool(read_only)]
-async fn test_reconnection() -> &'static str {
+async fn test_reconnection(ctx: Ctx) -> &'static str {
+    ctx.close_stream();
     tokio::time::sleep(Duration::from_millis(100)).await;
     "Reconnection test completed successfully. If you received this, the client properly reconnected after stream closure."
 }

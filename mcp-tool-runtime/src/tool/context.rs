@@ -232,6 +232,17 @@ impl Ctx {
         }
     }
 
+    /// Lets the connection carrying this call's answer go, when it is a resumable SSE stream
+    /// (Streamable HTTP, 2025-11-25): the client reconnects with `Last-Event-ID` after the
+    /// stream's `retry:` delay and gets what the call sent meanwhile, its result included
+    /// (SSE polling: no connection held open through a long call). Does nothing elsewhere.
+    pub fn close_stream(&self) {
+        if self.state.task.get().is_none() {
+            // An empty message is no message: the transport reads it as this request.
+            self.state.conn.send(Some(&self.state.related), String::new());
+        }
+    }
+
     /// This session's tool manager.
     pub fn tools(&self) -> ToolManager {
         ToolManager {

@@ -128,14 +128,8 @@ impl RedisTaskStore {
     }
 
     async fn conn(&self) -> StoreResult<ConnectionManager> {
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(Duration::from_secs(5)))
-            .set_response_timeout(Some(Duration::from_secs(5)))
-            .set_number_of_retries(2);
-        self.connection
-            .get_or_try_init(|| ConnectionManager::new_with_config(self.client.clone(), config))
+        connect(&self.client, &self.connection)
             .await
-            .cloned()
             .map_err(backend)
     }
 
@@ -161,6 +155,21 @@ impl RedisTaskStore {
         }
         decode(id, fields, asked, answers).map(Some)
     }
+}
+
+/// The connection to `client` kept in `cell`: made when first needed (5 s to connect and to
+/// answer, 2 retries), remade when lost. Every Redis store of the crate connects this way.
+pub(crate) async fn connect(
+    client: &Client,
+    cell: &OnceCell<ConnectionManager>,
+) -> redis::RedisResult<ConnectionManager> {
+    let config = ConnectionManagerConfig::new()
+        .set_connection_timeout(Some(Duration::from_secs(5)))
+        .set_response_timeout(Some(Duration::from_secs(5)))
+        .set_number_of_retries(2);
+    cell.get_or_try_init(|| ConnectionManager::new_with_config(client.clone(), config))
+        .await
+        .cloned()
 }
 
 /// A hash's fields and values.

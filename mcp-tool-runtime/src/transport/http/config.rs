@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::auth::Authenticator;
+use super::events::{EventStore, MemoryEventStore};
 
 /// How the HTTP endpoint behaves. The defaults are the safe ones: loopback hosts and origins
 /// only, a 4 MiB body limit, sessions that expire after 10 idle minutes, request heads (and
@@ -45,6 +46,13 @@ pub struct HttpConfig {
     /// The most connections served at once (`serve_http`; default 1024): beyond, new ones wait
     /// to be accepted until one closes, so a flood cannot exhaust the process's files.
     pub max_connections: usize,
+    /// Where the events of resumable SSE streams (2025-11-25 sessions) are kept for clients
+    /// that reconnect with `Last-Event-ID`: in memory by default (bounded; see
+    /// [`MemoryEventStore`]), in Redis to resume on any replica.
+    pub event_store: Arc<dyn EventStore>,
+    /// The `retry:` of resumable streams: how long a client whose stream the server closed
+    /// waits before it reconnects (default 1 s).
+    pub sse_retry: Duration,
 }
 
 impl Default for HttpConfig {
@@ -62,6 +70,8 @@ impl Default for HttpConfig {
             sse_responses: false,
             header_timeout: Duration::from_secs(30),
             max_connections: 1024,
+            event_store: Arc::new(MemoryEventStore::new()),
+            sse_retry: Duration::from_secs(1),
         }
     }
 }
@@ -72,6 +82,14 @@ impl HttpConfig {
     #[must_use]
     pub fn with_auth(mut self, auth: impl Authenticator) -> Self {
         self.auth = Some(Arc::new(auth));
+        self
+    }
+
+    /// Keeps resumable streams' events in `store` (such as the `RedisEventStore` of the
+    /// `redis` feature, shared by replicas).
+    #[must_use]
+    pub fn with_event_store(mut self, store: impl EventStore) -> Self {
+        self.event_store = Arc::new(store);
         self
     }
 }
@@ -88,6 +106,7 @@ impl fmt::Debug for HttpConfig {
             .field("sse_responses", &self.sse_responses)
             .field("header_timeout", &self.header_timeout)
             .field("max_connections", &self.max_connections)
+            .field("sse_retry", &self.sse_retry)
             .field("auth", &self.auth.is_some())
             .finish_non_exhaustive()
     }

@@ -27,29 +27,33 @@ use crate::tool::Identity;
 
 use super::auth::AuthError;
 use super::config::HttpConfig;
+use super::get::handle_get;
 use super::origin::check_origin;
+use super::resume::{self, Streams, Tap};
 use super::sse;
 use super::stateless::{stateless_post, stateless_request};
 
-const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
+pub(super) const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
 const VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
 
 /// One session of the HTTP transport: the protocol session and where its messages go.
-struct HttpSession {
-    session: Arc<Session>,
-    routes: Mutex<Routes>,
+pub(super) struct HttpSession {
+    pub(super) session: Arc<Session>,
+    pub(super) routes: Mutex<Routes>,
     last_seen: Mutex<Instant>,
     /// When the session's record in the shared state was last renewed (replicas).
     last_shared: Mutex<Instant>,
-    identity: Option<Identity>,
+    pub(super) identity: Option<Identity>,
 }
 
 #[derive(Default)]
-struct Routes {
+pub(super) struct Routes {
     /// The open response stream of each request in flight, by request id (JSON text).
     requests: HashMap<Arc<str>, mpsc::UnboundedSender<Outgoing>>,
     /// The GET stream, for messages that belong to no request.
-    standalone: Option<mpsc::UnboundedSender<Outgoing>>,
+    pub(super) standalone: Option<mpsc::UnboundedSender<Outgoing>>,
+    /// The GET stream's writer, when it is resumable.
+    pub(super) standalone_tap: Option<Arc<Tap>>,
 }
 
 impl HttpSession {
@@ -59,7 +63,7 @@ impl HttpSession {
 
     fn busy(&self) -> bool {
         let routes = lock(&self.routes);
-        !routes.requests.is_empty() || routes.standalone.as_ref().is_some_and(|s| !s.is_closed())
+        !routes.requests.is_empty() || routes.standalone_open()
     }
 }
 
@@ -70,6 +74,8 @@ pub(super) struct Endpoint {
     sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
     pub(super) shutting_down: AtomicBool,
     pub(super) shutdown: watch::Sender<bool>,
+    /// The resumable SSE streams.
+    pub(super) streams: Arc<Streams>,
 }
 
 impl Endpoint {
@@ -82,6 +88,7 @@ impl Endpoint {
             sessions: Mutex::new(HashMap::new()),
             shutting_down: AtomicBool::new(false),
             shutdown,
+            streams: Arc::new(Streams::new(config.event_store.clone(), config.sse_retry)),
         });
         if !config.stateless {
             spawn_reaper(&endpoint);
@@ -192,7 +199,7 @@ impl Endpoint {
 
     /// Refuses new work once shutdown began (answers and notifications still get through, so
     /// calls waiting on the client can finish).
-    fn refuse_if_stopping(&self) -> Result<(), Refusal> {
+    pub(super) fn refuse_if_stopping(&self) -> Result<(), Refusal> {
         if self.shutting_down.load(Ordering::SeqCst) {
             return Err(refuse(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -204,7 +211,7 @@ impl Endpoint {
     }
 
     /// The checks every method of the endpoint shares: Host/Origin, credentials.
-    async fn admit(&self, parts: &Parts) -> Result<Option<Identity>, Refusal> {
+    pub(super) async fn admit(&self, parts: &Parts) -> Result<Option<Identity>, Refusal> {
         check_origin(&self.config, &parts.headers)?;
         match &self.config.auth {
             None => Ok(None),
@@ -217,7 +224,11 @@ impl Endpoint {
 
     /// The checks of a request that only a session can answer (GET, DELETE): Host and Origin,
     /// credentials, a stateful endpoint, and the session it names.
-    async fn session_of(&self, parts: &Parts, method: &str) -> Result<Arc<HttpSession>, Refusal> {
+    pub(super) async fn session_of(
+        &self,
+        parts: &Parts,
+        method: &str,
+    ) -> Result<Arc<HttpSession>, Refusal> {
         let identity = self.admit(parts).await?;
         if self.config.stateless {
             return Err(Box::new(method_not_allowed(method)));
@@ -321,6 +332,11 @@ impl Endpoint {
         }
     }
 
+    /// Whether this replica holds session `id`.
+    pub(super) fn holds(&self, id: &str) -> bool {
+        lock(&self.sessions).contains_key(id)
+    }
+
     /// A new session, whose messages go straight to the open streams.
     fn new_session(&self, identity: Option<Identity>) -> Option<(String, Arc<HttpSession>)> {
         let id = new_session_id()?;
@@ -368,6 +384,10 @@ impl Deliver for HttpSession {
                 // A session is idle from the end of its last call, not from its start.
                 self.touch();
             }
+            return;
+        }
+        if message.text.is_empty() {
+            // A request to let its stream go, after that stream ended.
             return;
         }
         match &routes.standalone {
@@ -592,7 +612,18 @@ async fn handle_post(
             tracing::warn!(error = %e, "a new session is not in the shared state: only this replica serves it");
         }
     }
-    let mut response = if accepts_sse(&parts.headers) {
+    let mut response = if !is_initialize
+        && accepts_sse(&parts.headers)
+        && resume::resumable(http.session.client().protocol_version)
+    {
+        let session = parts.headers.get(&SESSION_HEADER);
+        let owner = resume::owner_of(
+            session.and_then(|v| v.to_str().ok()).unwrap_or(""),
+            http.identity.as_ref(),
+        );
+        let sse = endpoint.config.sse_responses;
+        endpoint.streams.respond(rx, sse, &raw_id, owner).await
+    } else if accepts_sse(&parts.headers) {
         sse::respond(
             rx,
             endpoint.config.sse_responses,
@@ -609,45 +640,6 @@ async fn handle_post(
         response.headers_mut().insert(SESSION_HEADER, v);
     }
     response
-}
-
-async fn handle_get(
-    State(endpoint): State<Arc<Endpoint>>,
-    request: axum::extract::Request,
-) -> Response {
-    let (parts, _) = request.into_parts();
-    let http = match endpoint.session_of(&parts, "GET").await {
-        Ok(s) => s,
-        Err(r) => return *r,
-    };
-    if let Err(r) = endpoint.refuse_if_stopping() {
-        return *r;
-    }
-    let accepts_sse = parts
-        .headers
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|a| a.contains("text/event-stream") || a.contains("*/*"));
-    if !accepts_sse {
-        return rpc_error(
-            StatusCode::NOT_ACCEPTABLE,
-            code::INVALID_REQUEST,
-            "Not Acceptable: GET opens an SSE stream; accept text/event-stream",
-        );
-    }
-    let (tx, rx) = mpsc::unbounded_channel();
-    {
-        let mut routes = lock(&http.routes);
-        if routes.standalone.as_ref().is_some_and(|s| !s.is_closed()) {
-            return rpc_error(
-                StatusCode::CONFLICT,
-                code::INVALID_REQUEST,
-                "Conflict: this session's GET stream is already open",
-            );
-        }
-        routes.standalone = Some(tx);
-    }
-    sse::standalone(rx, endpoint.shutdown.subscribe())
 }
 
 async fn handle_delete(
@@ -672,6 +664,7 @@ async fn handle_delete(
     }
     let mut routes = lock(&http.routes);
     routes.standalone = None;
+    routes.standalone_tap = None;
     routes.requests.clear();
     StatusCode::OK.into_response()
 }
@@ -722,6 +715,6 @@ fn method_not_allowed(method: &str) -> Response {
     r
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

@@ -30,8 +30,11 @@
 mod auth;
 mod config;
 mod endpoint;
+pub mod events;
+mod get;
 mod headers;
 mod origin;
+mod resume;
 mod serve;
 mod sse;
 mod stateless;
@@ -45,6 +48,9 @@ use crate::server::ServerHandle;
 
 pub use auth::{AuthError, AuthFuture, Authenticator, BearerTokens};
 pub use config::{HttpConfig, ResourceMetadata};
+pub use events::{EVENT_STORE_ENV, EventStore, MemoryEventStore};
+#[cfg(feature = "redis")]
+pub use events::RedisEventStore;
 use endpoint::Endpoint;
 
 /// The environment variable whose bearer tokens guard `--http` (comma-separated

@@ -15,7 +15,7 @@ use crate::server::session::Outgoing;
 
 /// How often a long stream (a listen stream, a call that takes its time) carries a comment,
 /// so that proxies keep it open and a client that left is noticed.
-const KEEP_ALIVE: Duration = Duration::from_secs(25);
+pub(super) const KEEP_ALIVE: Duration = Duration::from_secs(25);
 
 /// Answers one request (`request`: its id, for the error when its session ends first): JSON
 /// when its response is the first message for it (unless `sse`, and always when `status`
@@ -44,7 +44,7 @@ pub(super) async fn respond_json_only(
     respond_as(first, rx, false, status, request).await
 }
 
-async fn respond_as(
+pub(super) async fn respond_as(
     first: Option<Outgoing>,
     rx: mpsc::UnboundedReceiver<Outgoing>,
     sse: bool,
@@ -115,6 +115,11 @@ async fn respond_as(
                 },
             };
             if message.text.is_empty() {
+                if !message.is_response {
+                    // A request to let the connection go (polling): this stream cannot be
+                    // resumed, so it stays open.
+                    return Some((Ok(Bytes::new()), (None, Some(rx))));
+                }
                 return None;
             }
             let event = Bytes::from(format!("event: message\ndata: {}\n\n", message.text));

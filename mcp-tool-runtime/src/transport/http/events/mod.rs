@@ -1,0 +1,151 @@
+//! Where the events of resumable SSE streams (2025-11-25) are kept until a client that lost
+//! its connection comes back for them with `Last-Event-ID`: the [`EventStore`] trait, the
+//! in-memory store every endpoint has by default, and a Redis one (feature `redis`) that lets
+//! the reconnect land on another replica.
+//!
+//! A stream is named by a random key; its events are numbered from 1 (0 is the priming
+//! event, which carries no message). The SSE id of event `n` of stream `k` is `k.n`, so a
+//! `Last-Event-ID` names its stream.
+
+mod memory;
+#[cfg(feature = "redis")]
+mod redis;
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+pub use memory::MemoryEventStore;
+#[cfg(feature = "redis")]
+pub use redis::RedisEventStore;
+
+/// The environment variable choosing `--http`'s event store: `memory` (the default) or a
+/// `redis://host:port` URL shared by replicas.
+pub const EVENT_STORE_ENV: &str = "MCP_TOOL_EVENT_STORE";
+
+/// A store operation's failure (a lost connection, say). The stream goes on without it; only
+/// a later resume may find events missing, and says so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventStoreError(pub String);
+
+impl fmt::Display for EventStoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the event store failed: {}", self.0)
+    }
+}
+
+impl std::error::Error for EventStoreError {}
+
+/// A store operation in progress.
+pub type EventFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, EventStoreError>> + Send + 'a>>;
+
+/// What a store holds of one stream, after a given event.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Replay {
+    /// Who the stream belongs to, as given to [`EventStore::open`].
+    pub owner: String,
+    /// The events after the one asked for, in order: number and message (JSON text).
+    pub events: Vec<(u64, String)>,
+    /// The highest event number dropped to keep the store in bounds (0: none): a resume from
+    /// before it cannot be served.
+    pub floor: u64,
+    /// The number of the stream's last event once the stream ended (its response was sent,
+    /// or its session closed).
+    pub end: Option<u64>,
+}
+
+/// Where resumable streams' events are kept. Implement it to keep them elsewhere; each
+/// method is atomic on its own. Events are appended in order, each before it is sent.
+pub trait EventStore: Send + Sync + 'static {
+    /// Records a new stream and its owner (an opaque text the transport checks on resume).
+    fn open<'a>(&'a self, stream: &'a str, owner: &'a str) -> EventFuture<'a, ()>;
+
+    /// Appends event `seq` (1, 2, …) of the stream; `last`: the stream ends with it. A store
+    /// in bounds drops the stream's oldest events, raising its floor.
+    fn append<'a>(
+        &'a self,
+        stream: &'a str,
+        owner: &'a str,
+        seq: u64,
+        data: &'a str,
+        last: bool,
+    ) -> EventFuture<'a, ()>;
+
+    /// Marks the stream ended after event `seq` without a new event (a cancelled request, a
+    /// closed session).
+    fn end<'a>(&'a self, stream: &'a str, seq: u64) -> EventFuture<'a, ()>;
+
+    /// The stream's events after `after`; `None` when the store knows no such stream (never
+    /// opened, or expired).
+    fn replay<'a>(&'a self, stream: &'a str, after: u64) -> EventFuture<'a, Option<Replay>>;
+
+    /// Whether other processes write to this store (Redis): a stream whose writer is not in
+    /// this process may still grow, so a resume here follows it. `false` (memory): such a
+    /// stream is over.
+    fn shared(&self) -> bool {
+        false
+    }
+}
+
+/// The store `url` names: `memory` (or empty) for a new in-memory store, `redis://…` (feature
+/// `redis`) for a shared one.
+pub fn event_store_from_url(url: &str) -> Result<Arc<dyn EventStore>, String> {
+    let url = url.trim();
+    if url.is_empty() || url == "memory" {
+        return Ok(Arc::new(MemoryEventStore::new()));
+    }
+    if url.starts_with("redis://") || url.starts_with("rediss://") || url.starts_with("redis+") {
+        #[cfg(feature = "redis")]
+        {
+            return RedisEventStore::open(url)
+                .map(|s| Arc::new(s) as Arc<dyn EventStore>)
+                .map_err(|e| e.to_string());
+        }
+        #[cfg(not(feature = "redis"))]
+        {
+            return Err(format!(
+                "event store `{url}`: this server was built without Redis (the `redis` feature of mcp-tool)"
+            ));
+        }
+    }
+    Err(format!(
+        "event store `{url}`: expected `memory` or a `redis://host:port` URL"
+    ))
+}
+
+/// The SSE id of event `seq` of `stream`.
+pub(crate) fn event_id(stream: &str, seq: u64) -> String {
+    format!("{stream}.{seq}")
+}
+
+/// A `Last-Event-ID` as (stream, event number), if it is one of ours.
+pub(crate) fn parse_event_id(id: &str) -> Option<(&str, u64)> {
+    let (stream, seq) = id.trim().rsplit_once('.')?;
+    let valid =
+        !stream.is_empty() && stream.len() <= 64 && stream.bytes().all(|b| b.is_ascii_hexdigit());
+    valid.then_some(())?;
+    Some((stream, seq.parse().ok()?))
+}
+
+/// A new stream key: 16 random bytes, hex. `None` without system randomness.
+pub(crate) fn new_stream_key() -> Option<String> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).ok()?;
+    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_ids_name_their_stream() {
+        let key = new_stream_key().unwrap();
+        assert_eq!(parse_event_id(&event_id(&key, 7)), Some((key.as_str(), 7)));
+        assert_eq!(parse_event_id("ab12.0"), Some(("ab12", 0)));
+        for bad in ["", "7", ".7", "xyz.7", "ab12.", "ab12.-1", "ab12.x"] {
+            assert_eq!(parse_event_id(bad), None, "{bad:?}");
+        }
+    }
+}
