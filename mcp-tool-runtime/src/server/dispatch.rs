@@ -111,7 +111,7 @@ impl Session {
         // handshake (a 2026-07-28 request carries its own `_meta` and needs none); a method
         // that does not exist is -32601 either way.
         let known = matches!(method, "logging/setLevel" | "completion/complete")
-            || ["tools/", "resources/", "prompts/", "tasks/"]
+            || ["tools/", "resources/", "prompts/", "tasks/", "skills/"]
                 .iter()
                 .any(|group| method.starts_with(group));
         if self.live() && known && !self.initialized.load(Ordering::Relaxed) {
@@ -136,6 +136,9 @@ impl Session {
             | "resources/unsubscribe" => self.resources(&req, method, params),
             "prompts/list" | "prompts/get" => self.prompts(&req, method, params),
             "completion/complete" => self.completion(&req, params),
+            "skills/list" | "skills/get" | "resources/directory/read" => {
+                self.skills(&req, method, params);
+            }
             "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel" => {
                 if self.offered(id_text, self.has_tasks(), method, "tasks") {
                     self.tasks_method(&req, method, params);
@@ -183,6 +186,9 @@ impl Session {
             }
             "prompts/list" | "prompts/get" => self.prompts(&req, method, params),
             "completion/complete" => self.completion(&req, params),
+            "skills/list" | "skills/get" | "resources/directory/read" => {
+                self.skills(&req, method, params);
+            }
             "tasks/get" | "tasks/update" | "tasks/cancel" if self.has_tasks() => {
                 // The extension is checked before the task is looked for.
                 if Session::declares_tasks(&req) {
@@ -216,7 +222,7 @@ impl Session {
             capabilities
                 .extensions
                 .get_or_insert_with(Default::default)
-                .insert(tasks::TASKS_EXTENSION, Empty {});
+                .insert(tasks::TASKS_EXTENSION, serde_json::json!({}));
         }
         let result = DiscoverResult {
             supported_versions: ProtocolVersion::SUPPORTED

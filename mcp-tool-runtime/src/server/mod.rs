@@ -18,6 +18,7 @@ pub mod prompt;
 pub mod replicas;
 pub(crate) mod request;
 pub mod resource;
+pub(crate) mod skills;
 pub(crate) mod selection;
 pub(crate) mod session;
 pub(crate) mod state;
@@ -48,6 +49,7 @@ const DEFAULT_STATE_TTL: Duration = Duration::from_secs(600);
 pub use error::{Error, Result, StartError};
 pub use handle::ServerHandle;
 pub use limits::Limits;
+pub use skills::SKILLS_EXTENSION;
 use offerings::Offerings;
 use prompt::Prompt;
 use resource::{Resource, ResourceTemplate};
@@ -94,6 +96,8 @@ pub struct Server {
     pub(crate) task_settings: tasks::TaskSettings,
     pub(crate) limits: Limits,
     validate_output: Option<bool>,
+    #[cfg(feature = "skills")]
+    skills: Option<std::path::PathBuf>,
     #[cfg(feature = "client")]
     pub(crate) mounts: Vec<mount::McpTool>,
 }
@@ -128,6 +132,8 @@ impl Server {
             task_settings: tasks::TaskSettings::default(),
             limits: Limits::default(),
             validate_output: None,
+            #[cfg(feature = "skills")]
+            skills: None,
             #[cfg(feature = "client")]
             mounts: Vec::new(),
         }
@@ -236,6 +242,21 @@ impl Server {
     /// Offers a family of resources named by a URI template.
     pub fn resource_template(mut self, template: ResourceTemplate) -> Self {
         self.offerings.templates.push(template);
+        self
+    }
+
+    /// Serves the Agent Skills in `folder` by the skills extension (feature `skills`): each
+    /// directory in it holding a `SKILL.md` (YAML frontmatter with the skill's `name`, the
+    /// directory's own, and a `description`) is a skill, and every file in it a resource
+    /// `skill://<name>/<path>`. `skills/list` and `skills/get` give each skill's frontmatter
+    /// and the digest and size of its files, `resources/directory/read` its folders,
+    /// `resources/read` its files. The folder is read at start, through one handle that
+    /// cannot reach outside it; a bad skill (name, frontmatter, a link, over 512 files or
+    /// 16 MiB) fails the start, naming the skill and the problem, and a file changed on disk
+    /// afterwards is refused, not served against its digest.
+    #[cfg(feature = "skills")]
+    pub fn skills(mut self, folder: impl Into<std::path::PathBuf>) -> Self {
+        self.skills = Some(folder.into());
         self
     }
 
@@ -440,6 +461,10 @@ impl Server {
         tracing::debug!(tools = catalog.entries().len(), "mcp server ready");
         let mut offerings = self.offerings;
         offerings.add_views(&catalog, self.ui_csp.as_ref())?;
+        #[cfg(feature = "skills")]
+        if let Some(folder) = &self.skills {
+            offerings.add_skills(folder).map_err(StartError::new)?;
+        }
         let handle = ServerHandle::new(
             handle::Settings {
                 info,

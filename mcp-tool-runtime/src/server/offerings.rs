@@ -39,6 +39,9 @@ pub(crate) struct Offerings {
     pub(crate) prompts: Vec<Prompt>,
     /// The `_meta.ui` of views, by view name (`Server::ui_meta`).
     pub(crate) views: BTreeMap<String, UiResourceMeta>,
+    /// The skills of `Server::skills`.
+    #[cfg(feature = "skills")]
+    pub(crate) skills: Option<Arc<super::skills::Skills>>,
 }
 
 fn invalid(message: String) -> RpcError {
@@ -47,7 +50,15 @@ fn invalid(message: String) -> RpcError {
 
 impl Offerings {
     fn has_resources(&self) -> bool {
-        !self.resources.is_empty() || !self.templates.is_empty()
+        !self.resources.is_empty() || !self.templates.is_empty() || self.has_skills()
+    }
+
+    /// Whether the server serves skills (`Server::skills`).
+    pub(crate) fn has_skills(&self) -> bool {
+        #[cfg(feature = "skills")]
+        return self.skills.is_some();
+        #[cfg(not(feature = "skills"))]
+        false
     }
 
     fn has_completions(&self) -> bool {
@@ -65,10 +76,14 @@ impl Offerings {
     /// extension's hosts and SDKs look).
     pub(crate) fn capabilities(&self) -> ServerCapabilities {
         let changes = ListChanged { list_changed: true };
+        let mut extensions = BTreeMap::new();
+        if self.has_views() {
+            extensions.insert(UI_EXTENSION, Value::Object(Map::new()));
+        }
+        #[cfg(feature = "skills")]
+        extensions.extend(self.skills_settings());
         ServerCapabilities {
-            extensions: self
-                .has_views()
-                .then(|| BTreeMap::from([(UI_EXTENSION, Empty {})])),
+            extensions: (!extensions.is_empty()).then_some(extensions),
             tools: Some(changes),
             logging: Some(Empty {}),
             resources: self.has_resources().then_some(ResourcesCapability {
@@ -91,6 +106,11 @@ impl Offerings {
             if let (Some(vars), Some(read)) = (t.matches(uri), &t.read) {
                 return Ok((read.clone(), vars, t.hints()));
             }
+        }
+        #[cfg(feature = "skills")]
+        if let Some(read) = self.skill_file(uri) {
+            let hints = CacheHints::public(super::skills::serve::FILE_TTL);
+            return Ok((read, HashMap::new(), hints));
         }
         Err(RpcError::new(
             code::RESOURCE_NOT_FOUND,

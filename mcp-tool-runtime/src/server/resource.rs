@@ -146,7 +146,7 @@ macro_rules! described_setters {
 pub struct Resource {
     uri: String,
     described: Described,
-    size: Option<u64>,
+    pub(crate) size: Option<u64>,
     pub(crate) read: Reader,
     cache: Option<CacheHints>,
 }

@@ -106,7 +106,7 @@ pub(crate) struct ResourcesCapability {
 pub(crate) struct ServerCapabilities {
     /// Extensions the server speaks, by identifier (2026-07-28).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) extensions: Option<std::collections::BTreeMap<&'static str, Empty>>,
+    pub(crate) extensions: Option<std::collections::BTreeMap<&'static str, Value>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) tools: Option<ListChanged>,
     #[serde(skip_serializing_if = "Option::is_none")]

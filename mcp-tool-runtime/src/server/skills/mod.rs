@@ -1,0 +1,246 @@
+//! The skills extension (`io.modelcontextprotocol/skills`, SEP-2640): a folder of Agent Skills
+//! ([`Server::skills`](super::Server::skills), feature `skills`) served over resources —
+//! `skills/list` (every skill's frontmatter and the manifest of its files), `skills/get` (one
+//! skill by the URI of its `SKILL.md`), `resources/directory/read` (a skill's folders), and
+//! `resources/read` of `skill://<name>/<path>` — in both eras, with 2026-07-28's cache hints.
+//! Without skills these methods are -32601.
+
+#[cfg(feature = "skills")]
+mod load;
+
+use std::sync::Arc;
+
+use serde_json::value::RawValue;
+
+use super::request::Req;
+use super::session::Session;
+
+/// The skills extension's identifier (`capabilities.extensions`).
+pub const SKILLS_EXTENSION: &str = "io.modelcontextprotocol/skills";
+
+#[cfg(feature = "skills")]
+pub(crate) use load::Skills;
+
+impl Session {
+    /// The methods of the skills extension: `skills/list`, `skills/get` and
+    /// `resources/directory/read`.
+    pub(crate) fn skills(&self, req: &Req<'_>, method: &str, params: Option<&RawValue>) {
+        let offerings = self.server.offerings();
+        if !self.offered(req.id(), offerings.has_skills(), method, "skills") {
+            return;
+        }
+        #[cfg(feature = "skills")]
+        if let Some(skills) = &offerings.skills {
+            let response = serve::answer(self, req, skills, method, params);
+            self.respond(req.id(), response);
+        }
+        #[cfg(not(feature = "skills"))]
+        let _ = params;
+    }
+}
+
+#[cfg(feature = "skills")]
+pub(crate) mod serve {
+    //! The answers, from the skills loaded at start.
+
+    use std::borrow::Cow;
+    use std::time::Duration;
+
+    use serde::{Deserialize, Serialize};
+    use serde_json::json;
+    use serde_json::value::RawValue;
+
+    use super::load::{Child, SKILL_MD, Skill, Skills};
+    use crate::protocol::{CacheHints, ResourceContents, RpcError, code, jsonrpc};
+    use crate::server::catalog::page_index;
+    use crate::server::offerings::Offerings;
+    use crate::server::request::{Req, response};
+    use crate::server::resource::Resource;
+    use crate::server::session::Session;
+
+    use super::{Arc, SKILLS_EXTENSION};
+
+    /// How long a skill file's contents stay fresh in a client's cache: they are fixed at
+    /// start (a file changed on disk is refused, not served).
+    pub(crate) const FILE_TTL: Duration = Duration::from_secs(300);
+
+    #[derive(Deserialize)]
+    struct Params<'a> {
+        #[serde(borrow, default)]
+        uri: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        cursor: Option<Cow<'a, str>>,
+    }
+
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct ListSkills<'a> {
+        skills: &'a [Skill],
+        #[serde(skip_serializing_if = "Option::is_none")]
+        next_cursor: Option<String>,
+    }
+
+    #[derive(Serialize)]
+    struct GetSkill<'a> {
+        skill: &'a Skill,
+    }
+
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Directory<'a> {
+        resources: &'a [Child],
+        #[serde(skip_serializing_if = "Option::is_none")]
+        next_cursor: Option<String>,
+    }
+
+    fn invalid(message: String, uri: Option<&str>) -> RpcError {
+        let e = RpcError::new(code::INVALID_PARAMS, message);
+        match uri {
+            Some(uri) => e.with_data(json!({ "uri": uri })),
+            None => e,
+        }
+    }
+
+    /// One page of `items`, paginated like the other lists; `None` for a bad cursor.
+    fn page<'a, T>(
+        items: &'a [T],
+        size: usize,
+        cursor: Option<&str>,
+    ) -> Option<(&'a [T], Option<String>)> {
+        let index = page_index(cursor, items.len().div_ceil(size).max(1))?;
+        let start = index * size;
+        let end = (start + size).min(items.len());
+        Some((
+            &items[start..end],
+            (end < items.len()).then(|| (index + 1).to_string()),
+        ))
+    }
+
+    /// The response to a skills method.
+    pub(super) fn answer(
+        session: &Session,
+        req: &Req<'_>,
+        skills: &Skills,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> String {
+        let size = session.server.catalog().page_size();
+        let id = req.id();
+        let params = match jsonrpc::parse_params::<Params<'_>>(params) {
+            Ok(p) => p.unwrap_or(Params {
+                uri: None,
+                cursor: None,
+            }),
+            Err(e) => return jsonrpc::error_response(id, &e),
+        };
+        let cursor = params.cursor.as_deref();
+        let bad_cursor = || invalid("Invalid cursor".into(), None);
+        fn reply<T: Serialize>(
+            session: &Session,
+            req: &Req<'_>,
+            outcome: Result<T, RpcError>,
+        ) -> String {
+            let shared = &session.server.shared;
+            response(
+                req.id(),
+                session.era(req),
+                &shared.info,
+                outcome,
+                Some(shared.hints),
+            )
+        }
+        let needs_uri = || invalid(format!("`{method}` needs a `uri`"), None);
+        match method {
+            "skills/list" => reply(
+                session,
+                req,
+                page(&skills.skills, size, cursor)
+                    .map(|(skills, next_cursor)| ListSkills {
+                        skills,
+                        next_cursor,
+                    })
+                    .ok_or_else(bad_cursor),
+            ),
+            "skills/get" => reply(session, req, params.uri.ok_or_else(needs_uri).and_then(|uri| {
+                skills
+                    .skill(&uri)
+                    .map(|skill| GetSkill { skill })
+                    .ok_or_else(|| unknown_skill(&uri))
+            })),
+            _ => reply(session, req, params.uri.ok_or_else(needs_uri).and_then(|uri| {
+                let children = skills.directories.get(&*uri).ok_or_else(|| {
+                    invalid(
+                        format!(
+                            "`{uri}` is not a directory of a skill (a skill's directory is its `SKILL.md` URI without `/{SKILL_MD}`)"
+                        ),
+                        Some(&uri),
+                    )
+                })?;
+                page(children, size, cursor)
+                    .map(|(resources, next_cursor)| Directory {
+                        resources,
+                        next_cursor,
+                    })
+                    .ok_or_else(bad_cursor)
+            })),
+        }
+    }
+
+    /// -32602 for a URI that is no skill's `SKILL.md`, saying which ones are.
+    fn unknown_skill(uri: &str) -> RpcError {
+        invalid(
+            format!(
+                "Unknown skill: `{uri}` (a skill is named by the URI of its `SKILL.md`, as `skills/list` gives it: `skill://<name>/{SKILL_MD}`)"
+            ),
+            Some(uri),
+        )
+    }
+
+    impl Offerings {
+        /// Loads the skills of `folder` and offers them: each `SKILL.md` as a listed resource
+        /// (named and described by its frontmatter), the other files by their URIs.
+        pub(crate) fn add_skills(&mut self, folder: &std::path::Path) -> Result<(), Vec<String>> {
+            let skills = Arc::new(Skills::load(folder)?);
+            for skill in &skills.skills {
+                let field = |k: &str| skill.frontmatter.get(k).and_then(|v| v.as_str());
+                let size = skill
+                    .resources
+                    .iter()
+                    .find(|r| r.uri == skill.uri)
+                    .map(|r| r.size);
+                let from = skills.clone();
+                let mut resource = Resource::new(
+                    skill.uri.clone(),
+                    field("name").unwrap_or_default(),
+                    move |request| from.clone().read(request.uri().to_owned()),
+                )
+                .mime_type("text/markdown")
+                .cache(CacheHints::public(FILE_TTL));
+                resource.size = size;
+                if let Some(description) = field("description") {
+                    resource = resource.description(description);
+                }
+                self.resources.push(resource);
+            }
+            self.skills = Some(skills);
+            Ok(())
+        }
+
+        /// The capability settings of the extension: directories can be read.
+        pub(crate) fn skills_settings(&self) -> Option<(&'static str, serde_json::Value)> {
+            self.skills
+                .as_ref()
+                .map(|_| (SKILLS_EXTENSION, json!({ "directoryRead": true })))
+        }
+
+        /// The reader of a skill file that is not a listed resource.
+        pub(crate) fn skill_file(&self, uri: &str) -> Option<crate::server::resource::Reader> {
+            let skills = self.skills.as_ref().filter(|s| s.has_file(uri))?.clone();
+            Some(Arc::new(move |request| {
+                let read: crate::server::resource::HandlerFuture<Vec<ResourceContents>> =
+                    Box::pin(skills.clone().read(request.uri().to_owned()));
+                read
+            }))
+        }
+    }
+}
