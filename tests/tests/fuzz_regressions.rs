@@ -1,7 +1,5 @@
 //! Regression tests from the fuzz targets in `fuzz/`: each input that made a target fail,
-//! reduced. Those of open defects are ignored until the runtime is fixed (run them with
-//! `cargo test -p mcp-tool-tests --test fuzz_regressions -- --ignored`); the reproductions and
-//! root causes are in the project's notes, `fuzz-findings.md`.
+//! reduced, and kept as a seed (`fuzz/seeds/<target>/regress-<hash>`).
 
 use std::time::Duration;
 
@@ -94,11 +92,11 @@ async fn a_line_ending_in_form_feeds_is_answered_once() {
     assert_eq!(answers[0]["result"], json!({}));
 }
 
-/// F1, arguments crash-935a2be7: an `i64` argument beyond `i64::MAX` passes validation (the
-/// schema of an `i64` has no bounds) and fails in deserialization, with serde's wording
-/// instead of the validator's.
+/// arguments, crash-935a2be7: an `i64` argument beyond `i64::MAX` passed validation (the
+/// schema of an `i64` had no bounds) and failed in deserialization, with serde's wording
+/// instead of the validator's. 2^63 is also `i64::MAX` as a float, so `maximum` alone, which
+/// validators compare as floats, would not refuse it: the format's range is asserted exactly.
 #[tokio::test]
-#[ignore = "open defect F1 (fuzz-findings.md): 64-bit integer schemas have no bounds"]
 async fn an_i64_beyond_its_range_is_refused_by_validation() {
     let client = client().await;
     let result = client
@@ -106,17 +104,57 @@ async fn an_i64_beyond_its_range_is_refused_by_validation() {
         .await
         .expect("answered");
     assert!(result.is_error());
-    assert!(
-        result.text().starts_with("Invalid arguments"),
-        "{}",
-        result.text()
+    assert_eq!(
+        result.text(),
+        "Invalid arguments for tool `fz_wide`:\nd: 9223372036854775808 is out of the range of \
+         int64, from -9223372036854775808 to 9223372036854775807"
+    );
+    let result = client
+        .call("fz_wide", json!({"d": i64::MAX, "h": u64::MAX}))
+        .await
+        .expect("answered");
+    assert_eq!(
+        result.text(),
+        "Some(9223372036854775807) Some(18446744073709551615) None"
     );
 }
 
-/// F1: the schemas of `i32` and `u32` have no `maximum` (nor `i32` a `minimum`) either, so
-/// 2^32 passes validation for both and fails in deserialization.
+/// The bounds are published: `tools/list` gives each integer parameter the `minimum` and
+/// `maximum` of its type (for 128 bits, what a JSON number can bring: 64 bits).
 #[tokio::test]
-#[ignore = "open defect F1 (fuzz-findings.md): 32-bit integer schemas have no upper bound"]
+async fn tools_list_shows_the_range_of_each_integer_type() {
+    let client = client().await;
+    let tools = client.list_tools().await.expect("listed");
+    let schema = |tool: &str, arg: &str| {
+        let t = tools.iter().find(|t| t["name"] == tool).expect(tool);
+        let s = &t["inputSchema"]["properties"][arg];
+        (
+            s["format"].clone(),
+            s["minimum"].clone(),
+            s["maximum"].clone(),
+        )
+    };
+    assert_eq!(
+        schema("fz_narrow", "c"),
+        (json!("int32"), json!(i32::MIN), json!(i32::MAX))
+    );
+    assert_eq!(
+        schema("fz_narrow", "g"),
+        (json!("uint32"), json!(0), json!(u32::MAX))
+    );
+    assert_eq!(
+        schema("fz_wide", "d"),
+        (json!("int64"), json!(i64::MIN), json!(i64::MAX))
+    );
+    assert_eq!(
+        schema("fz_wide", "z"),
+        (json!("uint128"), json!(0), json!(u64::MAX))
+    );
+}
+
+/// The schemas of `i32` and `u32` had no `maximum` (nor `i32` a `minimum`) either, so 2^32
+/// passed validation for both and failed in deserialization.
+#[tokio::test]
 async fn a_32_bit_argument_beyond_its_range_is_refused_by_validation() {
     let client = client().await;
     for arguments in [
@@ -134,13 +172,23 @@ async fn a_32_bit_argument_beyond_its_range_is_refused_by_validation() {
             result.text()
         );
     }
+    let result = client
+        .call("fz_narrow", json!({"c": 3_000_000_000_u64}))
+        .await
+        .expect("answered");
+    assert_eq!(
+        result.text(),
+        "Invalid arguments for tool `fz_narrow`:\nc: 3000000000 is greater than the maximum of \
+         2147483647",
+        "one line: the format's range repeats the bound"
+    );
 }
 
-/// F1, arguments crash-05a769dc: a `u128` argument beyond `u64::MAX` passes validation and
-/// then cannot deserialize (serde_json holds it as a float), though the schema says `uint128`.
+/// arguments, crash-05a769dc: a `u128` argument beyond `u64::MAX` passed validation and then
+/// could not deserialize (serde_json holds it as a float): the schema now bounds `uint128` to
+/// what a JSON number can bring, `u64`'s range.
 #[tokio::test]
-#[ignore = "open defect F1 (fuzz-findings.md): u128 beyond u64 accepted by the schema, refused by serde"]
-async fn a_u128_beyond_u64_either_runs_or_is_refused_by_validation() {
+async fn a_u128_beyond_u64_is_refused_by_validation() {
     let client = client().await;
     let result = client
         .call(
@@ -150,18 +198,17 @@ async fn a_u128_beyond_u64_either_runs_or_is_refused_by_validation() {
         )
         .await
         .expect("answered");
-    let text = result.text();
-    assert!(
-        !result.is_error() || text.starts_with("Invalid arguments"),
-        "{text}"
+    assert_eq!(
+        result.text(),
+        "Invalid arguments for tool `fz_wide`:\nz: 3.402823669209385e+38 is greater than the \
+         maximum of 18446744073709551615"
     );
 }
 
-/// F1: an integer in `u64`'s range written with an exponent past 2^53 (`1e19`) is an integer
-/// to JSON Schema, but the runtime only makes whole floats below 2^53 integers, so it fails to
+/// An integer in `u64`'s range written with an exponent past 2^53 (`1e19`) is an integer to
+/// JSON Schema; the runtime made only whole floats below 2^53 integers, so it failed to
 /// deserialize.
 #[tokio::test]
-#[ignore = "open defect F1 (fuzz-findings.md): whole floats past 2^53 do not deserialize into integers"]
 async fn a_whole_float_past_2_pow_53_in_range_deserializes_into_u64() {
     let client = client().await;
     let result = client

@@ -435,12 +435,16 @@ fn half() -> f32 {
 fn elicitation_schemas_keep_only_the_formats_of_the_spec() {
     let schema = mcp_tool::extract::requested_schema::<Numbers>().unwrap();
     let p = &schema["properties"];
-    // schemars's `uint8`, `int64`, `double`, `float` are no elicitation formats.
+    // schemars's `uint8`, `int64`, `double`, `float` are no elicitation formats; the range of
+    // an integer type stays, as bounds (an answer beyond it could not be read).
     assert_eq!(
         p["small"],
         json!({ "type": "integer", "minimum": 0, "maximum": 255 })
     );
-    assert_eq!(p["big"], json!({ "type": "integer" }));
+    assert_eq!(
+        p["big"],
+        json!({ "type": "integer", "minimum": i64::MIN, "maximum": i64::MAX })
+    );
     assert_eq!(p["ratio"], json!({ "type": "number" }));
     assert_eq!(p["share"], json!({ "type": "number", "default": 0.5 }));
     assert_eq!(p["email"], json!({ "type": "string", "format": "email" }));

@@ -15,7 +15,7 @@ use crate::tool::context::{CallState, ProgressState};
 use crate::tool::def::format_duration;
 use crate::tool::input::{Finish, InputRound, RoundEnd, UntilInput};
 use crate::tool::sync::{CatchUnwind, panic_result};
-use crate::tool::{Batch, CancellationToken, Ctx, ToolCall, ToolResult, logging};
+use crate::tool::{Batch, CancellationToken, Ctx, ToolCall, ToolResult, integers, logging};
 
 use super::catalog::{Entry, render_page};
 use super::dispatch::telemetry;
@@ -422,19 +422,14 @@ impl Session {
     }
 }
 
-/// Writes every float with no fraction (`1.0`) as an integer, recursively: the schema
-/// accepted it as one, and an integer type must deserialize from it.
+/// Writes every float with no fraction (`1.0`, `1e19`) as an integer, recursively, when an
+/// integer type can hold it: the schema accepted it as one (an integer format's range
+/// included), and an integer type must deserialize from it.
 fn whole_numbers(value: &mut Value) {
     match value {
         Value::Number(n) if n.is_f64() => {
-            if let Some(f) = n.as_f64()
-                && f.fract() == 0.0
-                && f.abs() < 9_007_199_254_740_992.0
-            {
-                // Exact: |f| < 2^53.
-                #[allow(clippy::cast_possible_truncation)]
-                let i = f as i64;
-                *value = Value::from(i);
+            if let Some(whole) = n.as_f64().and_then(integers::whole) {
+                *value = whole;
             }
         }
         Value::Array(items) => items.iter_mut().for_each(whole_numbers),

@@ -15,6 +15,7 @@ use super::def::{
     Annotations, TaskSupport, ToolDef, generator, reserved_meta_key, resolve_ref, retain_referenced,
 };
 use super::headers::param_headers;
+use super::integers::bound_integers;
 use super::validate::Validator;
 
 /// What the macros say about one parameter of a tool.
@@ -258,7 +259,10 @@ impl DefBuilder {
             if !defs.is_empty() {
                 schema.insert("$defs".into(), Value::Object(defs));
             }
-            self.output_schema = Some(schema);
+            let mut value = schema.to_value();
+            bound_integers(&mut value);
+            // A schema stays an object or a boolean, which is what `try_from` takes.
+            self.output_schema = Schema::try_from(value).ok();
         }
     }
 
@@ -487,7 +491,9 @@ impl DefBuilder {
         if !defs.is_empty() {
             root.insert("$defs".into(), Value::Object(defs));
         }
-        Value::Object(root)
+        let mut root = Value::Object(root);
+        bound_integers(&mut root);
+        root
     }
 }
 

@@ -281,6 +281,7 @@ impl DynamicTool {
                 m.remove("$schema");
                 m.remove("title");
             }
+            super::integers::bound_integers(&mut value);
             def.input_schema(value);
         }));
         self

@@ -457,7 +457,9 @@ impl Peer {
 /// not (SEP-1034 defaults, SEP-1330 enums).
 pub fn requested_schema<T: JsonSchema>() -> Result<Value, String> {
     let mut generator = super::def::generator();
-    let root = generator.root_schema_for::<T>().to_value();
+    let mut root = generator.root_schema_for::<T>().to_value();
+    // An answer the type cannot hold is refused as out of range, not by its deserialization.
+    super::integers::bound_integers(&mut root);
     let defs = root
         .get("$defs")
         .and_then(Value::as_object)

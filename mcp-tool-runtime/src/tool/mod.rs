@@ -14,6 +14,7 @@ pub(crate) mod dynamic;
 pub(crate) mod extract;
 pub(crate) mod headers;
 pub(crate) mod input;
+pub(crate) mod integers;
 pub(crate) mod interact;
 pub(crate) mod logging;
 pub(crate) mod record;

@@ -5,7 +5,9 @@
 //! The validator is `boon`, compiled once per schema when a server starts; a schema that is
 //! not valid JSON Schema is refused then.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use boon::{ErrorKind, InstanceLocation, InstanceToken, ValidationError};
 use serde_json::Value;
@@ -23,6 +25,9 @@ impl Validator {
         let mut compiler = boon::Compiler::new();
         compiler.set_default_draft(boon::Draft::V2020_12);
         compiler.enable_format_assertions();
+        for format in super::integers::formats() {
+            compiler.register_format(format);
+        }
         let mut schemas = boon::Schemas::new();
         compiler
             .add_resource(LOCATION, schema.clone())
@@ -33,6 +38,26 @@ impl Validator {
         Ok(Validator { schemas, index })
     }
 
+    /// The validator of `schema`, compiled once per distinct schema and kept by its text (at
+    /// most 256): an elicitation asks with the same few schemas over and over, and compiling
+    /// one cost more than the rest of a round trip.
+    pub(crate) fn cached(schema: &Value) -> Result<Arc<Validator>, String> {
+        static CACHE: LazyLock<Mutex<HashMap<String, Arc<Validator>>>> =
+            LazyLock::new(Mutex::default);
+        let text = schema.to_string();
+        let lock = || CACHE.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(validator) = lock().get(&text) {
+            return Ok(validator.clone());
+        }
+        let validator = Arc::new(Validator::compile(schema)?);
+        let mut cache = lock();
+        if cache.len() >= 256 {
+            cache.clear();
+        }
+        cache.insert(text, validator.clone());
+        Ok(validator)
+    }
+
     /// `Ok` when `instance` is valid; otherwise every rule it breaks, one per line.
     pub(crate) fn check(&self, instance: &Value) -> Result<(), String> {
         match self.schemas.validate(instance, self.index) {
@@ -40,6 +65,7 @@ impl Validator {
             Err(error) => {
                 let mut lines = Vec::new();
                 describe(&error, instance, &mut lines);
+                drop_repeated_ranges(&mut lines);
                 if lines.is_empty() {
                     lines.push(format!("arguments: {error}"));
                 }
@@ -117,6 +143,13 @@ fn describe(error: &ValidationError<'_, '_>, instance: &Value, out: &mut Vec<Str
                 want.join(" or ")
             )
         }
+        ErrorKind::Format { want, err, .. } if super::integers::range(want).is_some() => {
+            format!(
+                "{}: {} is out of the range of {want}, {err}",
+                label(),
+                shown()
+            )
+        }
         ErrorKind::Format { want, .. } => format!("{}: {} is not a valid {want}", label(), shown()),
         ErrorKind::MinLength { want, .. } => {
             format!("{}: {} is shorter than {want} characters", label(), shown())
@@ -185,6 +218,24 @@ fn describe(error: &ValidationError<'_, '_>, instance: &Value, out: &mut Vec<Str
         }
     };
     out.push(line);
+}
+
+/// Drops the line of an integer format's range where `minimum` or `maximum` already refused
+/// the same value (a derived schema has both, and one line per broken rule is enough).
+fn drop_repeated_ranges(lines: &mut Vec<String>) {
+    const RANGE: &str = " is out of the range of ";
+    let bounded: Vec<String> = lines
+        .iter()
+        .filter_map(|l| {
+            l.split_once(" is less than the minimum of ")
+                .or_else(|| l.split_once(" is greater than the maximum of "))
+                .map(|(head, _)| head.to_owned())
+        })
+        .collect();
+    lines.retain(|l| {
+        l.split_once(RANGE)
+            .is_none_or(|(head, _)| !bounded.iter().any(|b| b == head))
+    });
 }
 
 /// When every branch of an `anyOf`/`oneOf` failed only for not being one constant (how
@@ -330,11 +381,26 @@ mod tests {
     }
 
     #[test]
-    fn schemars_numeric_formats_are_not_assertions() {
-        let v = Validator::compile(&json!({"type": "integer", "format": "uint8"})).unwrap();
+    fn schemars_integer_formats_assert_their_range_exactly() {
+        let v = Validator::compile(&json!({"type": "integer", "format": "int64"})).unwrap();
+        assert!(v.check(&json!(i64::MAX)).is_ok());
+        // 2^63 and i64::MAX are one float: `maximum` alone would let it through.
+        assert_eq!(
+            v.check(&json!(9_223_372_036_854_775_808_u64)).unwrap_err(),
+            "arguments: 9223372036854775808 is out of the range of int64, \
+             from -9223372036854775808 to 9223372036854775807"
+        );
+        let v = Validator::compile(&json!({"type": "integer", "format": "uint8", "maximum": 255}))
+            .unwrap();
+        assert_eq!(
+            v.check(&json!(300)).unwrap_err(),
+            "arguments: 300 is greater than the maximum of 255",
+            "one line per value, the bound's"
+        );
+        let v = Validator::compile(&json!({"type": "number", "format": "double"})).unwrap();
         assert!(
-            v.check(&json!(300)).is_ok(),
-            "the range comes from minimum/maximum, not the format"
+            v.check(&json!(1e300)).is_ok(),
+            "a float format asserts nothing"
         );
     }
 
