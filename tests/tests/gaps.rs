@@ -1,6 +1,6 @@
 //! What users expect beside the protocol's core: `Option<T>` results, log messages with
-//! structured data, URL-mode elicitation, and a server's full identity (description, website,
-//! icons) with icons on resources and prompts.
+//! structured data, URL-mode elicitation, typed roots, and a server's full identity
+//! (description, website, icons) with icons on resources and prompts.
 
 use std::time::Duration;
 
@@ -58,9 +58,20 @@ async fn sign_in(ctx: Ctx) -> Result<String, ToolError> {
     }
 }
 
+/// The client's roots, typed: each URI with its name.
+#[tool]
+async fn roots(ctx: Ctx) -> Result<String, ToolError> {
+    let roots: Vec<mcp_tool::protocol::Root> = ctx.roots().await?;
+    Ok(roots
+        .iter()
+        .map(|r| format!("{}={}", r.name.as_deref().unwrap_or("-"), r.uri))
+        .collect::<Vec<_>>()
+        .join(" "))
+}
+
 fn server() -> Server {
     Server::new("gaps", "1.0.0")
-        .only(["find", "nickname", "audit", "sign_in"])
+        .only(["find", "nickname", "audit", "sign_in", "roots"])
         .description("Tests the small things")
         .website_url("https://example.com")
         .icon(
@@ -187,4 +198,56 @@ async fn the_server_shows_its_whole_identity_and_icons() {
     let info: &Value = &discover["_meta"]["io.modelcontextprotocol/serverInfo"];
     assert_eq!(info["description"], "Tests the small things");
     assert_eq!(info["websiteUrl"], "https://example.com");
+}
+
+#[tokio::test]
+async fn a_tool_gets_the_clients_roots_typed_in_both_eras() {
+    let listed = json!({"roots": [
+        {"uri": "file:///home/ada/project", "name": "project"},
+        {"uri": "file:///tmp/scratch"}
+    ]});
+    let expected = "project=file:///home/ada/project -=file:///tmp/scratch";
+
+    // 2025-11-25: a `roots/list` request to the client, answered while the call waits.
+    let c = Client::connect(server()).unwrap();
+    c.initialize_with("2025-11-25", json!({"roots": {"listChanged": true}}))
+        .await
+        .unwrap();
+    let (_, answer) = c
+        .start_request("tools/call", json!({"name": "roots", "arguments": {}}))
+        .await;
+    let asked = c.wait_for("roots/list", WAIT).await.unwrap();
+    c.respond(&asked["id"], listed.clone()).await;
+    let result = tokio::time::timeout(WAIT, answer).await.unwrap().unwrap();
+    assert_eq!(result["result"]["content"][0]["text"], expected, "{result}");
+
+    // An answer that is not a list of roots is an error naming what was wrong.
+    let (_, answer) = c
+        .start_request("tools/call", json!({"name": "roots", "arguments": {}}))
+        .await;
+    let asked = c.wait_for("roots/list", WAIT).await.unwrap();
+    c.respond(&asked["id"], json!({"roots": [{"name": "no uri"}]}))
+        .await;
+    let result = tokio::time::timeout(WAIT, answer).await.unwrap().unwrap();
+    assert_eq!(result["result"]["isError"], true, "{result}");
+    let text = result["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("roots") && text.contains("uri"), "{text}");
+
+    // A client without the `roots` capability is not asked.
+    let c = Client::start(server()).await.unwrap();
+    let r = c.call("roots", json!({})).await.unwrap();
+    assert!(
+        r.is_error() && r.text().contains("`roots` capability"),
+        "{r:?}"
+    );
+
+    // 2026-07-28: the same question as an input request, the call run again with the answer.
+    let listed_2026 = listed.clone();
+    let m = Client::modern(server(), json!({"roots": {}}))
+        .unwrap()
+        .answering(move |method, _| {
+            assert_eq!(method, "roots/list");
+            listed_2026.clone()
+        });
+    assert_eq!(m.call("roots", json!({})).await.unwrap().text(), expected);
 }
