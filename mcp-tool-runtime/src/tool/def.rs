@@ -307,7 +307,7 @@ impl ToolDef {
 /// Checks `instance` against a schema given at run time (an elicitation's requested schema),
 /// with the wording of argument validation.
 pub(crate) fn check_against(schema: &Value, instance: &Value) -> Result<(), String> {
-    Validator::compile(schema)?.check(instance)
+    Validator::cached(schema)?.check(instance)
 }
 
 /// Whether a `_meta` key uses a prefix MCP reserves (a prefix label `modelcontextprotocol` or
