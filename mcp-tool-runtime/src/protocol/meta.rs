@@ -97,6 +97,18 @@ struct Fields<'a> {
     log_level: Option<Cow<'a, str>>,
 }
 
+/// Whether `text` mentions [`PROTOCOL_VERSION`] or [`CLIENT_CAPABILITIES`]. This runs for
+/// every request, so it visits the `/`s of the text (a byte search) instead of building a
+/// substring searcher for each key per call, which cost more than the rest of a plain
+/// request's routing.
+fn mentions_required_key(text: &str) -> bool {
+    const PREFIX: &str = "io.modelcontextprotocol";
+    let keys = [PROTOCOL_VERSION, CLIENT_CAPABILITIES].map(|k| &k[PREFIX.len() + 1..]);
+    text.match_indices('/').any(|(at, _)| {
+        text[..at].ends_with(PREFIX) && keys.iter().any(|k| text[at + 1..].starts_with(k))
+    })
+}
+
 fn invalid(why: String) -> RpcError {
     RpcError::new(code::INVALID_PARAMS, why)
 }
@@ -107,10 +119,7 @@ impl RequestMeta {
     /// requests of a session: their params do not mention the revision's keys at all.
     pub(crate) fn is_stateless(method: &str, params: Option<&RawValue>) -> bool {
         matches!(method, "server/discover" | "subscriptions/listen")
-            || params.is_some_and(|p| {
-                let text = p.get();
-                text.contains(PROTOCOL_VERSION) || text.contains(CLIENT_CAPABILITIES)
-            })
+            || params.is_some_and(|p| mentions_required_key(p.get()))
     }
 
     /// Reads a stateless request's `_meta`; a missing `_meta` or a missing required field is
@@ -212,6 +221,24 @@ mod tests {
         assert_eq!(e.code, code::UNSUPPORTED_PROTOCOL_VERSION);
         assert_eq!(e.data.as_ref().unwrap()["requested"], "v999");
         assert_eq!(e.data.as_ref().unwrap()["supported"][0], "2026-07-28");
+    }
+
+    #[test]
+    fn the_required_keys_are_found_where_a_substring_search_finds_them() {
+        for text in [
+            r#"{"name":"add","arguments":{"a":1,"b":2}}"#,
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#,
+            r#"{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}"#,
+            r#"{"a":"io.modelcontextprotocol/clientInfo","b":"x/y//io.modelcontextprotocol/"}"#,
+            r#"{"a":"/io.modelcontextprotocol/protocolVersio"}"#,
+            r#"{"a":"é/io.modelcontextprotocol/clientCapabilitiesé"}"#,
+            "io.modelcontextprotocol/protocolVersion",
+            "",
+            "/",
+        ] {
+            let expected = text.contains(PROTOCOL_VERSION) || text.contains(CLIENT_CAPABILITIES);
+            assert_eq!(mentions_required_key(text), expected, "{text}");
+        }
     }
 
     #[test]
