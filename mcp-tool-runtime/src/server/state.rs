@@ -11,6 +11,7 @@
 //! least 32 bytes, hex or base64), else is random per process — then a retry that reaches
 //! another process, or this one after a restart, is refused.
 
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
@@ -44,9 +45,17 @@ impl std::fmt::Debug for StateKey {
 
 /// What a token is bound to: the request it was issued for — its method, the tool, prompt or
 /// resource it names, a digest of its arguments, and who made it.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(crate) struct Binding {
-    bytes: Vec<u8>,
+    bytes: Arc<OnceLock<Vec<u8>>>,
+    /// Computes the bytes when first needed ([`Binding::later`]).
+    make: Option<Arc<dyn Fn() -> Binding + Send + Sync>>,
+}
+
+impl std::fmt::Debug for Binding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Binding(…)")
+    }
 }
 
 impl Binding {
@@ -64,11 +73,27 @@ impl Binding {
             bytes.extend_from_slice(part);
         }
         bytes.extend_from_slice(&arguments);
-        Binding { bytes }
+        Binding {
+            bytes: Arc::new(OnceLock::from(bytes)),
+            make: None,
+        }
+    }
+
+    /// A binding made by `make` when a token is first sealed or opened with it: most requests
+    /// need neither (they bring no state and end without asking), and digesting the arguments
+    /// of every call cost as much as the rest of a plain call.
+    pub(crate) fn later(make: impl Fn() -> Binding + Send + Sync + 'static) -> Binding {
+        Binding {
+            bytes: Arc::new(OnceLock::new()),
+            make: Some(Arc::new(make)),
+        }
     }
 
     fn bytes(&self) -> &[u8] {
-        &self.bytes
+        self.bytes.get_or_init(|| match &self.make {
+            Some(make) => make().bytes().to_vec(),
+            None => Vec::new(),
+        })
     }
 }
 
@@ -196,6 +221,21 @@ mod tests {
 
     fn binding(arguments: &Value, principal: &str) -> Binding {
         Binding::new("tools/call", "t", arguments, principal)
+    }
+
+    #[test]
+    fn a_binding_made_later_is_the_binding_made_at_once() {
+        let key = StateKey::new(&[7; 32], Duration::from_secs(60)).unwrap();
+        let arguments = json!({"b": 2, "a": 1});
+        let later = {
+            let arguments = arguments.clone();
+            Binding::later(move || binding(&arguments, "p"))
+        };
+        let token = key.seal(&later, Map::new());
+        assert!(key.open(&binding(&arguments, "p"), &token).is_ok());
+        assert!(key.open(&binding(&json!({"a": 1}), "p"), &token).is_err());
+        let token = key.seal(&binding(&arguments, "p"), Map::new());
+        assert!(key.open(&later, &token).is_ok());
     }
 
     #[test]

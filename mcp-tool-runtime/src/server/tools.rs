@@ -166,6 +166,38 @@ impl Session {
         Ok(Some((InputRound::new(answers), binding)))
     }
 
+    /// [`Session::round_of`] for `tools/call`, sparing the common case: the params of a call
+    /// that is no `retry` (it carries neither answers nor a request state) are not read again
+    /// for them, and its binding is computed — from the request's own text, which gives the
+    /// same arguments — only if its round ends asking for input.
+    fn call_round(
+        &self,
+        req: &Req<'_>,
+        raw: Option<&RawValue>,
+        name: &Arc<str>,
+        arguments: &Map<String, Value>,
+        retry: bool,
+    ) -> Result<Option<(InputRound, Binding)>, RpcError> {
+        if req.stateless.is_none() || retry {
+            return self.round_of(req, raw, "tools/call", name, arguments);
+        }
+        #[derive(serde::Deserialize)]
+        struct ArgumentsOf {
+            #[serde(default)]
+            arguments: Option<Map<String, Value>>,
+        }
+        let (name, principal) = (name.clone(), self.principal_key());
+        let text: Box<str> = raw.map_or("{}", RawValue::get).into();
+        let binding = Binding::later(move || {
+            let arguments = serde_json::from_str::<ArgumentsOf>(&text)
+                .ok()
+                .and_then(|a| a.arguments)
+                .unwrap_or_default();
+            Binding::new("tools/call", &name, &arguments, &principal)
+        });
+        Ok(Some((InputRound::new(Map::new()), binding)))
+    }
+
     /// `tools/call`. A call that finishes at once is answered here; one that waits goes on in
     /// a task of its own (listed in flight, so `notifications/cancelled` stops it).
     pub(crate) fn call_tool(self: &Arc<Self>, req: &Req<'_>, raw: Option<&RawValue>) {
@@ -207,8 +239,8 @@ impl Session {
             Ok(mode) => mode,
             Err(e) => return fail(e),
         };
-        let (round, binding) = match self.round_of(req, raw, "tools/call", &entry.name, &arguments)
-        {
+        let retry = params.input_responses.is_some() || params.request_state.is_some();
+        let (round, binding) = match self.call_round(req, raw, &entry.name, &arguments, retry) {
             Ok(Some((round, binding))) => (Some(round), Some(binding)),
             Ok(None) => (None, None),
             Err(e) => return fail(e),

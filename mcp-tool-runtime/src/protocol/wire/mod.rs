@@ -235,6 +235,12 @@ pub(crate) struct CallToolParams<'a> {
     /// 2025-11-25: run the call as a task.
     #[serde(default)]
     pub(crate) task: Option<TaskParams>,
+    /// 2026-07-28: a retry's answers and sealed state, only noticed here (a call that has
+    /// neither is no retry, and its params are not read a second time for them).
+    #[serde(rename = "inputResponses", borrow, default)]
+    pub(crate) input_responses: Option<&'a RawValue>,
+    #[serde(rename = "requestState", borrow, default)]
+    pub(crate) request_state: Option<&'a RawValue>,
 }
 
 /// `task` of a task-augmented request (2025-11-25).
