@@ -26,7 +26,7 @@ use crate::server::session::{Principal, Session};
 /// The most tasks one `tasks/list` page holds.
 const LIST_PAGE: usize = 50;
 
-/// How often `tasks/result` looks at a task it waits for.
+/// How often `tasks/result` looks at a task it waits for that runs in another process.
 const RESULT_POLL: Duration = Duration::from_millis(100);
 
 #[derive(Deserialize)]
@@ -224,11 +224,23 @@ impl Session {
         let p: TaskIdParams = parse(params)?;
         let tasks = &self.server.shared.tasks;
         let record = loop {
+            // A task this process runs signals its end; one running elsewhere is looked at
+            // every `RESULT_POLL`.
+            let signal = tasks.local_signal(&p.task_id);
+            let mut ended = signal.as_deref().map(|s| Box::pin(s.notified()));
+            if let Some(ended) = ended.as_mut() {
+                ended.as_mut().enable();
+            }
             let record = tasks.get_for(&p.task_id, owner).await?;
             if record.status.is_terminal() {
                 break record;
             }
-            tokio::time::sleep(RESULT_POLL).await;
+            match ended {
+                Some(ended) => {
+                    let _ = tokio::time::timeout(RESULT_POLL, ended).await;
+                }
+                None => tokio::time::sleep(RESULT_POLL).await,
+            }
         };
         match record.outcome {
             Some(TaskOutcome::Result(mut result)) => {

@@ -161,7 +161,14 @@ impl Tasks {
         if let Some(local) = self.lock().remove(id) {
             local.cancel.cancel();
             local.abort.abort();
+            local.wake.notify_waiters();
         }
+    }
+
+    /// The signal of a task this process runs: notified when an answer comes for it and when
+    /// it ends (so `tasks/result` hears of the end at once).
+    pub(crate) fn local_signal(&self, id: &str) -> Option<Arc<Notify>> {
+        self.lock().get(id).map(|local| local.wake.clone())
     }
 
     /// Wakes the task if this process runs it (an answer came).

@@ -312,7 +312,10 @@ async fn drive(session: Arc<Session>, request_id: String, era: Era, record: Task
         Ok(_) => {}
         Err(e) => tracing::error!(task = %id, error = %e, "the task's outcome could not be stored"),
     }
-    tasks.lock().remove(&id);
+    if let Some(local) = tasks.lock().remove(&id) {
+        // `tasks/result` requests waiting for it.
+        local.wake.notify_waiters();
+    }
 }
 
 /// A call's result as its request would have been answered (the era's `CallToolResult`).
