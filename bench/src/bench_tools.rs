@@ -28,6 +28,13 @@ pub(crate) async fn quick_job(n: i64) -> i64 {
     2 * n
 }
 
+/// Wait `ms` milliseconds, then answer them (the driver's `memory` leg: calls in flight).
+#[tool(read_only, idempotent)]
+pub(crate) async fn wait(ms: u64) -> u64 {
+    tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+    ms
+}
+
 /// The user's answer to `confirm_add`'s question.
 #[derive(Deserialize, JsonSchema)]
 struct Confirm {

@@ -25,6 +25,19 @@ pub(crate) struct AddRequest {
     pub(crate) b: i64,
 }
 
+/// How long to wait.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub(crate) struct WaitRequest {
+    /// Milliseconds
+    pub(crate) ms: u64,
+}
+
+/// Waits `ms` milliseconds and answers them (the driver's `memory` leg: calls in flight).
+pub(crate) async fn wait(WaitRequest { ms }: WaitRequest) -> String {
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    ms.to_string()
+}
+
 /// User role determining access permissions.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]

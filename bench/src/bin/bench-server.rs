@@ -2,7 +2,8 @@
 //!
 //! `add {a, b}` answers the sum as text; `create_user` is seed 001's tool with its full schema
 //! (email format, name of 2–100 characters, a role enum defaulting to `user`, optional string
-//! metadata) and answers `Json<User>`. Validation is mcp-tool's default (on). `quick_job {n}`
+//! metadata) and answers `Json<User>`. Validation is mcp-tool's default (on). `wait {ms}` waits
+//! (calls in flight for the `memory` leg). `quick_job {n}`
 //! may run as a task; one client may hold a million tasks (the default is 1000), so that the
 //! `tasks` leg keeps its 10 000 tasks for their time to live.
 //!
@@ -13,6 +14,7 @@
 //! ```
 
 use mcp_tool::prelude::*;
+use mcp_tool::server::Limits;
 use mcp_tool::server::tasks::TaskSettings;
 
 #[path = "../bench_tools.rs"]
@@ -27,5 +29,12 @@ fn main() -> mcp_tool::Result<()> {
             max_per_owner: 1_000_000,
             ..TaskSettings::default()
         })
+        // The `memory` leg holds 10 000 sessions and 10 000 calls in flight on one
+        // connection: beyond the defaults (10 000 and 1024), as rmcp has no such bounds.
+        .limits(
+            Limits::default()
+                .max_sessions(1_000_000)
+                .max_in_flight(1_000_000),
+        )
         .run()
 }

@@ -3,9 +3,19 @@
 //! `tools/list` (a fixed text) and `tools/call` of `add` and `create_user` (arguments checked
 //! by hand against the same constraints mcp-tool's schema states), and writes stdout lines
 //! through a buffered writer that is flushed only when no more input is waiting.
+//!
+//! `floor --http ADDR [--stateless] [--sse]`: the same answers over raw HTTP/1.1, the least
+//! work a Streamable HTTP server can do: a thread per keep-alive connection reading a request
+//! head and its `Content-Length` body by hand, the answer written with one `write`. Without
+//! `--stateless` an `initialize` answer carries an `Mcp-Session-Id` (not checked later);
+//! notifications get 202; `--sse` answers each request as a one-event `text/event-stream`
+//! (what a session-mode SDK server sends), else `application/json`.
 
 use std::collections::HashMap;
-use std::io::{self, BufRead, BufWriter, Write};
+use std::io::{self, BufRead, BufWriter, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use mcp_tool_bench::{UserIds, is_email, now_rfc3339};
 use serde::{Deserialize, Serialize};
@@ -196,10 +206,129 @@ fn error(out: &mut impl Write, id: &str, code: i64, message: &str) -> io::Result
     out.write_all(b"}}\n")
 }
 
+/// How the HTTP floor answers.
+#[derive(Clone, Copy)]
+struct HttpMode {
+    sessions: bool,
+    sse: bool,
+}
+
+/// Serves HTTP/1.1 on `addr`, a thread per connection.
+fn serve_http(floor: Floor, addr: &str, mode: HttpMode) -> io::Result<()> {
+    let listener = TcpListener::bind(addr)?;
+    let floor = Arc::new(floor);
+    let sessions = Arc::new(AtomicU64::new(0));
+    for stream in listener.incoming() {
+        let stream = stream?;
+        stream.set_nodelay(true)?;
+        let (floor, sessions) = (floor.clone(), sessions.clone());
+        std::thread::spawn(move || {
+            let _ = connection(&floor, stream, mode, &sessions);
+        });
+    }
+    Ok(())
+}
+
+/// One keep-alive connection: requests one after another until the client closes it.
+fn connection(
+    floor: &Floor,
+    stream: TcpStream,
+    mode: HttpMode,
+    sessions: &AtomicU64,
+) -> io::Result<()> {
+    let mut input = io::BufReader::with_capacity(16 * 1024, stream.try_clone()?);
+    let mut stream = stream;
+    let mut line = String::new();
+    let mut body = Vec::new();
+    let mut answer = Vec::with_capacity(4096);
+    let mut reply = Vec::with_capacity(4096);
+    loop {
+        // The head: the request line, then headers up to a blank line.
+        let mut length = 0usize;
+        let mut first = true;
+        loop {
+            line.clear();
+            if input.read_line(&mut line)? == 0 {
+                return Ok(());
+            }
+            let text = line.trim_end();
+            if text.is_empty() && !first {
+                break;
+            }
+            first = false;
+            if let Some((name, value)) = text.split_once(':')
+                && name.eq_ignore_ascii_case("content-length")
+            {
+                length = value.trim().parse().map_err(io::Error::other)?;
+            }
+        }
+        body.resize(length, 0);
+        input.read_exact(&mut body)?;
+        answer.clear();
+        let mut session = None;
+        match serde_json::from_slice::<Message<'_>>(&body) {
+            Ok(Message {
+                id: Some(id),
+                method: Some(method),
+                params,
+            }) => {
+                floor.request(&mut answer, id.get(), method, params);
+                if mode.sessions && method == "initialize" {
+                    session = Some(sessions.fetch_add(1, Ordering::Relaxed) + 1);
+                }
+            }
+            Ok(_) => {}
+            Err(_) => {
+                let _ = error(&mut answer, "null", -32700, "Parse error");
+            }
+        }
+        reply.clear();
+        if answer.is_empty() {
+            reply.extend_from_slice(b"HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n");
+        } else {
+            // The floor's writers end each message with a newline.
+            let message = answer.strip_suffix(b"\n").unwrap_or(&answer);
+            let (kind, extra) = if mode.sse {
+                ("text/event-stream", "event: message\ndata: \n\n".len())
+            } else {
+                ("application/json", 0)
+            };
+            write!(
+                reply,
+                "HTTP/1.1 200 OK\r\ncontent-type: {kind}\r\ncontent-length: {}\r\n",
+                message.len() + extra
+            )?;
+            if let Some(n) = session {
+                write!(reply, "mcp-session-id: floor-{n}\r\n")?;
+            }
+            reply.extend_from_slice(b"\r\n");
+            if mode.sse {
+                reply.extend_from_slice(b"event: message\ndata: ");
+                reply.extend_from_slice(message);
+                reply.extend_from_slice(b"\n\n");
+            } else {
+                reply.extend_from_slice(message);
+            }
+        }
+        stream.write_all(&reply)?;
+    }
+}
+
 fn main() -> io::Result<()> {
     let floor = Floor {
         ids: UserIds::default(),
     };
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(at) = args.iter().position(|a| a == "--http") {
+        let addr = args
+            .get(at + 1)
+            .ok_or_else(|| io::Error::other("--http needs an address"))?;
+        let mode = HttpMode {
+            sessions: !args.iter().any(|a| a == "--stateless"),
+            sse: args.iter().any(|a| a == "--sse"),
+        };
+        return serve_http(floor, addr, mode);
+    }
     let stdin = io::stdin();
     let mut input = io::BufReader::with_capacity(64 * 1024, stdin.lock());
     let mut out = BufWriter::with_capacity(64 * 1024, io::stdout().lock());

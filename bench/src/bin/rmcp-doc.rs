@@ -26,7 +26,7 @@ use rmcp::{ErrorData, ServerHandler, ServiceExt, tool, tool_handler, tool_router
 
 #[path = "../rmcp_model.rs"]
 mod model;
-use model::{AddRequest, CreateUserRequest, User, confirm_schema};
+use model::{AddRequest, CreateUserRequest, User, WaitRequest, confirm_schema};
 
 #[derive(Debug, Clone, Default)]
 struct Bench {
@@ -41,6 +41,14 @@ impl Bench {
     )]
     fn add(&self, Parameters(AddRequest { a, b }): Parameters<AddRequest>) -> String {
         (a + b).to_string()
+    }
+
+    #[tool(
+        description = "Wait `ms` milliseconds, then answer them.",
+        annotations(read_only_hint = true, idempotent_hint = true)
+    )]
+    async fn wait(&self, Parameters(input): Parameters<WaitRequest>) -> String {
+        model::wait(input).await
     }
 
     #[tool(

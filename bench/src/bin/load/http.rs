@@ -32,7 +32,7 @@ pub(crate) mod http_client {
         pub(crate) status: u16,
         pub(crate) session: Option<String>,
         body: Option<Incoming>,
-        sse: bool,
+        pub(crate) sse: bool,
         buffer: Vec<u8>,
     }
 
@@ -150,16 +150,65 @@ pub(crate) mod http_client {
     }
 }
 
+/// How an HTTP run talks to the server, and what form its answers must take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum HttpMode {
+    /// No sessions (`--stateless`); every answer JSON.
+    Stateless,
+    /// Sessions, answered however the server answers by default (not checked).
+    Session,
+    /// Sessions, a request whose only message is its response answered with JSON.
+    SessionJson,
+    /// Sessions, every answer an SSE stream (`--sse` for the servers that have it; rmcp's
+    /// session mode always answers so).
+    SessionSse,
+}
+
+impl HttpMode {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            HttpMode::Stateless => "stateless, JSON answers",
+            HttpMode::Session => "sessions",
+            HttpMode::SessionJson => "sessions, JSON answers",
+            HttpMode::SessionSse => "sessions, SSE answers",
+        }
+    }
+
+    /// Whether `server` can answer in this form: rmcp's sessions answer only SSE.
+    pub(crate) fn served_by(self, server: &ServerCmd) -> bool {
+        !(self == HttpMode::SessionJson && server.label.starts_with("rmcp"))
+    }
+
+    fn args(self, server: &ServerCmd) -> Vec<String> {
+        match self {
+            HttpMode::Stateless => vec!["--stateless".to_owned()],
+            HttpMode::SessionSse if !server.label.starts_with("rmcp") => {
+                vec!["--sse".to_owned()]
+            }
+            _ => vec![],
+        }
+    }
+
+    /// Whether a call's answer must be SSE (`Some(true)`) or JSON (`Some(false)`).
+    fn expects_sse(self) -> Option<bool> {
+        match self {
+            HttpMode::Stateless | HttpMode::SessionJson => Some(false),
+            HttpMode::SessionSse => Some(true),
+            HttpMode::Session => None,
+        }
+    }
+}
+
 pub(crate) fn free_port() -> Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
-/// One HTTP run: start the server on a free port (`--stateless`: stateless mode), `clients`
-/// connections (each initializing a session in 2025-11-25 unless stateless), `n` calls of
-/// `tool` in all in `revision`.
+/// One HTTP run: start the server on a free port in `mode`, `clients` connections (each
+/// initializing a session in 2025-11-25 unless stateless), `n` calls of `tool` in all in
+/// `revision`.
 pub(crate) fn http_run(
     server: &ServerCmd,
-    stateless: bool,
+    mode: HttpMode,
     tool: Tool,
     revision: Revision,
     n: usize,
@@ -168,10 +217,9 @@ pub(crate) fn http_run(
 ) -> Result<Run> {
     let port = free_port()?;
     let addr: SocketAddr = format!("127.0.0.1:{port}").parse()?;
+    let stateless = mode == HttpMode::Stateless;
     let mut extra = vec!["--http".to_owned(), addr.to_string()];
-    if stateless {
-        extra.push("--stateless".to_owned());
-    }
+    extra.extend(mode.args(server));
     let t = Instant::now();
     let child = server.spawn(&extra)?;
     let pid = child.id();
@@ -190,7 +238,14 @@ pub(crate) fn http_run(
         .enable_all()
         .build()?;
     let outcome = runtime.block_on(http_drive(
-        addr, stateless, tool, revision, n, clients, pid, ticks,
+        addr,
+        (stateless, mode.expects_sse()),
+        tool,
+        revision,
+        n,
+        clients,
+        pid,
+        ticks,
     ));
     let rss = peak_rss_kib(pid);
     let mut child = child;
@@ -214,6 +269,8 @@ pub(crate) fn http_run(
 struct Client {
     conn: http_client::Conn,
     side: Option<http_client::Conn>,
+    /// The form every call's answer must take (SSE or JSON), if checked.
+    expects_sse: Option<bool>,
 }
 
 async fn http_client_open(
@@ -248,7 +305,11 @@ async fn http_client_open(
             side = Some(answers);
         }
     }
-    Ok(Client { conn, side })
+    Ok(Client {
+        conn,
+        side,
+        expects_sse: None,
+    })
 }
 
 /// Call number `i` to its end: the call; in 2026-07-28 the retry if input is required; in a
@@ -259,6 +320,17 @@ async fn http_call(client: &mut Client, calls: &Calls, i: usize) -> Result<()> {
     let mut body = calls.line(i);
     loop {
         let mut reply = client.conn.post(body, name).await?;
+        if let Some(sse) = client.expects_sse
+            && reply.sse != sse
+        {
+            let form = |sse| if sse { "SSE" } else { "JSON" };
+            return Err(format!(
+                "call {i}: answered with {} where {} was asked for",
+                form(reply.sse),
+                form(sse)
+            )
+            .into());
+        }
         let mut retry = None;
         let mut done = false;
         while let Some(message) = reply.next().await? {
@@ -286,7 +358,7 @@ async fn http_call(client: &mut Client, calls: &Calls, i: usize) -> Result<()> {
 #[allow(clippy::too_many_arguments)]
 async fn http_drive(
     addr: SocketAddr,
-    stateless: bool,
+    (stateless, expects_sse): (bool, Option<bool>),
     tool: Tool,
     revision: Revision,
     n: usize,
@@ -296,7 +368,9 @@ async fn http_drive(
 ) -> Result<(Vec<u64>, Duration, f64)> {
     let mut conns = Vec::with_capacity(clients);
     for c in 0..clients {
-        conns.push(http_client_open(addr, stateless, tool, revision, c).await?);
+        let mut client = http_client_open(addr, stateless, tool, revision, c).await?;
+        client.expects_sse = expects_sse;
+        conns.push(client);
     }
     // Warm-up, then the measured calls; each client takes every `clients`-th call.
     let mut cpu_before = CpuSample::default();

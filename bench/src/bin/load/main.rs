@@ -2,23 +2,26 @@
 //! `tools/call` requests and prints markdown tables of the results, side by side.
 //!
 //! ```text
-//! load all      [options]   stdio, HTTP, 1000-tool, modern and tasks legs (what
+//! load all      [options]   stdio, HTTP, 1000-tool, modern, tasks and memory legs (what
 //!                           BENCHMARKS.md shows)
 //! load stdio    [options]   stdio: add and create_user, W=64 and W=1, every server
-//! load http     [options]   Streamable HTTP: M clients, stateless and session mode
+//! load http     [options]   Streamable HTTP: M clients, stateless (JSON) and sessions (JSON
+//!                           and SSE answers), every server with the floor (`floor --http`)
 //! load many     [options]   1000 generated tools: start, tools/list, cost per call
 //! load modern   [options]   MCP 2026-07-28 beside 2025-11-25, stdio and HTTP: add and
 //!                           create_user, and confirm_add's round trips (one question each)
 //! load tasks    [options]   mcp-tool's tasks: 10 000 created and completed over stdio, in
 //!                           memory and in Redis (a redis-server of its own), 2025-11-25 and
 //!                           2026-07-28, W=64 and W=1 (`--window W`: that one only)
+//! load memory   [options]   resident set: idle (stdio, HTTP), with N idle 2025-11-25 HTTP
+//!                           sessions, with N calls in flight (N = 10 000; --n N)
 //! load diag     [options]   mcp-tool only: `add` as a sync fn and as an `async fn`
 //! load custom -- CMD ARGS   drive any stdio server (`--tool add|create_user|add_async|
 //!                           confirm_add`, `--window W`, `--revision 2025|2026`; default `add`
 //!                           at W=64 and W=1 in 2025-11-25), e.g. under perf
 //!
 //! options: --n N (calls or tasks per run, default 20000 calls, 10000 tasks)   --repeat R (runs
-//!          per cell, default 3; stdio, modern and tasks legs)
+//!          per cell, default 3; every leg but `many`)
 //!          --clients M (HTTP clients, default 16) --quick (N=2000, R=1)
 //!          --servers a,b,… (from mcp-tool, rmcp-fast, rmcp-doc, floor, or LABEL=PATH for
 //!                           another build of bench-server, such as an earlier commit's)
@@ -44,8 +47,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::thread;
 
-use http::http_run;
+use http::{HttpMode, http_run};
 use many::many_leg;
+use memory::memory_leg;
 use modern::modern_leg;
 use process::{ServerCmd, clock_ticks};
 use stdio::stdio_run;
@@ -75,6 +79,7 @@ struct Run {
 
 mod http;
 mod many;
+mod memory;
 mod modern;
 mod process;
 mod stdio;
@@ -189,7 +194,7 @@ fn stdio_leg(
     }
     let _ = writeln!(
         out,
-        "**Ratios** (throughput: mcp-tool ÷ other; p50 and CPU/call: other ÷ mcp-tool; above 1 = mcp-tool better)\n"
+        "**Ratios** (throughput: mcp-tool ÷ other, in brackets the lowest and highest ratio of two runs of the same repetition; p50 and CPU/call: other ÷ mcp-tool; above 1 = mcp-tool better)\n"
     );
     let _ = writeln!(out, "| scenario | pair | calls/s | p50 | CPU/call |");
     let _ = writeln!(out, "|---|---|---:|---:|---:|");
@@ -200,60 +205,82 @@ fn stdio_leg(
     Ok(())
 }
 
+/// The HTTP leg's modes: stateless (JSON), and sessions both ways, so that each server is
+/// compared with another answering in the same form (rmcp's sessions answer only SSE).
+const HTTP_MODES: [HttpMode; 3] = [
+    HttpMode::Stateless,
+    HttpMode::SessionJson,
+    HttpMode::SessionSse,
+];
+
 fn http_leg(opts: &Options, ticks: f64, servers: &[ServerCmd], out: &mut String) -> Result<()> {
-    let servers: Vec<&ServerCmd> = servers.iter().filter(|s| s.label != "floor").collect();
-    let mut cells: BTreeMap<(bool, Tool), BTreeMap<String, Vec<Run>>> = BTreeMap::new();
-    for stateless in [true, false] {
-        for tool in [Tool::Add, Tool::CreateUser] {
-            for server in &servers {
-                let mode = if stateless { "stateless" } else { "session" };
-                eprint!("\r\x1b[Khttp: {} {mode} {} …", server.label, tool.name());
-                let run = http_run(
-                    server,
-                    stateless,
-                    tool,
-                    Revision::Y2025,
-                    opts.n,
-                    opts.clients,
-                    ticks,
-                )
-                .map_err(|e| format!("{} HTTP {mode} {}: {e}", server.label, tool.name()))?;
-                cells
-                    .entry((stateless, tool))
-                    .or_default()
-                    .entry(server.label.clone())
-                    .or_default()
-                    .push(run);
+    let mut cells: BTreeMap<(HttpMode, Tool), BTreeMap<String, Vec<Run>>> = BTreeMap::new();
+    for rep in 0..opts.repeat {
+        for mode in HTTP_MODES {
+            for tool in [Tool::Add, Tool::CreateUser] {
+                let serving: Vec<&ServerCmd> =
+                    servers.iter().filter(|s| mode.served_by(s)).collect();
+                // Rotate the order each repetition, as the stdio leg does.
+                for k in 0..serving.len() {
+                    let server = serving[(k + rep) % serving.len()];
+                    eprint!(
+                        "\r\x1b[Khttp run {}/{}: {} {} {} …",
+                        rep + 1,
+                        opts.repeat,
+                        server.label,
+                        mode.name(),
+                        tool.name()
+                    );
+                    let run = http_run(
+                        server,
+                        mode,
+                        tool,
+                        Revision::Y2025,
+                        opts.n,
+                        opts.clients,
+                        ticks,
+                    )
+                    .map_err(|e| {
+                        format!("{} HTTP {} {}: {e}", server.label, mode.name(), tool.name())
+                    })?;
+                    cells
+                        .entry((mode, tool))
+                        .or_default()
+                        .entry(server.label.clone())
+                        .or_default()
+                        .push(run);
+                }
             }
         }
     }
     eprintln!("\r\x1b[Khttp: done");
     let _ = writeln!(
         out,
-        "### Streamable HTTP: N = {} calls, M = {} keep-alive clients over loopback, one run each\n",
-        opts.n, opts.clients
+        "### Streamable HTTP: N = {} calls, M = {} keep-alive clients over loopback, median of {} runs (calls/s range in brackets)\n",
+        opts.n, opts.clients, opts.repeat
     );
-    for ((stateless, tool), by_server) in cells.iter().rev() {
-        let mode = if *stateless {
-            "stateless, JSON answers"
-        } else {
-            "sessions"
-        };
-        let _ = writeln!(out, "**`{}`, {mode}**\n", tool.name());
+    for ((mode, tool), by_server) in &cells {
+        let _ = writeln!(out, "**`{}`, {}**\n", tool.name(), mode.name());
         table_header(out, "server");
-        for s in &servers {
+        for s in servers {
             if let Some(runs) = by_server.get(&s.label) {
                 table_row(out, &s.label, runs);
             }
         }
         out.push('\n');
     }
-    let _ = writeln!(out, "**Ratios** (as above)\n");
+    let _ = writeln!(
+        out,
+        "**Ratios** (throughput: mcp-tool ÷ other, in brackets the lowest and highest ratio of two runs of the same repetition; p50 and CPU/call: other ÷ mcp-tool; above 1 = mcp-tool better)\n"
+    );
     let _ = writeln!(out, "| scenario | pair | calls/s | p50 | CPU/call |");
     let _ = writeln!(out, "|---|---|---:|---:|---:|");
-    for ((stateless, tool), by_server) in cells.iter().rev() {
-        let mode = if *stateless { "stateless" } else { "session" };
-        ratio_rows(out, &format!("`{}` {mode}", tool.name()), by_server);
+    for ((mode, tool), by_server) in &cells {
+        ratio_rows(
+            out,
+            &format!("`{}` {}", tool.name(), mode.name()),
+            by_server,
+        );
     }
     out.push('\n');
     Ok(())
@@ -381,7 +408,7 @@ fn build_siblings(dir: &Path) -> Result<()> {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: load <all|stdio|http|many|modern|tasks|diag|custom -- CMD ARGS> [--n N] [--repeat R] [--clients M] [--servers a,b] [--tool T] [--window W] [--revision 2025|2026] [--quick] [--no-build]"
+        "usage: load <all|stdio|http|many|modern|tasks|memory|diag|custom -- CMD ARGS> [--n N] [--repeat R] [--clients M] [--servers a,b] [--tool T] [--window W] [--revision 2025|2026] [--quick] [--no-build]"
     );
     std::process::exit(2)
 }
@@ -475,7 +502,9 @@ fn main() -> Result<()> {
             many_section(&opts, ticks, &mut out)?;
             modern_leg(&opts, ticks, &servers, &mut out)?;
             tasks_leg(&opts, ticks, &servers, &mut out)?;
+            memory_leg(&opts, ticks, &servers, &mut out)?;
         }
+        "memory" => memory_leg(&opts, ticks, &servers, &mut out)?,
         "tasks" => tasks_leg(&opts, ticks, &servers, &mut out)?,
         "modern" => modern_leg(&opts, ticks, &servers, &mut out)?,
         "stdio" => stdio_leg(&opts, ticks, &servers, &STDIO_SCENARIOS, &mut out)?,

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::http::http_run;
+use super::http::{HttpMode, http_run};
 use super::process::ServerCmd;
 use super::stdio::stdio_run;
 use super::tables::{ratio_rows_of, table_header_per, table_row};
@@ -153,9 +153,14 @@ pub(crate) fn modern_leg(
                     v.label,
                     tool.name()
                 );
+                let mode = if session {
+                    HttpMode::Session
+                } else {
+                    HttpMode::Stateless
+                };
                 let run = http_run(
                     v.server,
-                    !session,
+                    mode,
                     tool,
                     v.revision,
                     opts.n,

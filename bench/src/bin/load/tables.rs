@@ -80,6 +80,20 @@ pub(crate) fn table_row(out: &mut String, label: &str, runs: &[Run]) {
     );
 }
 
+/// The noise of a throughput ratio: the lowest and highest ratio of the runs of the same
+/// repetition (run `i` of one against run `i` of the other), when there are several.
+fn paired_spread(mine: &[Run], theirs: &[Run]) -> String {
+    if mine.len() < 2 || mine.len() != theirs.len() {
+        return String::new();
+    }
+    let ratios = mine
+        .iter()
+        .zip(theirs)
+        .map(|(a, b)| a.calls_per_s / b.calls_per_s);
+    let (lo, hi) = ratios.fold((f64::MAX, 0.0_f64), |(lo, hi), r| (lo.min(r), hi.max(r)));
+    format!(" ({lo:.2}–{hi:.2})")
+}
+
 /// Ratios of mcp-tool against each other server: throughput (mcp-tool ÷ other), p50 latency
 /// and CPU per call (other ÷ mcp-tool). Above 1 means mcp-tool is better.
 pub(crate) fn ratio_rows(out: &mut String, scenario: &str, cells: &BTreeMap<String, Vec<Run>>) {
@@ -104,8 +118,9 @@ pub(crate) fn ratio_rows_of<'a>(
         let theirs = summarize(runs).0;
         let _ = writeln!(
             out,
-            "| {scenario} | {ours} vs {label} | {:.2}× | {:.2}× | {:.2}× |",
+            "| {scenario} | {ours} vs {label} | {:.2}×{} | {:.2}× | {:.2}× |",
             mine.calls_per_s / theirs.calls_per_s,
+            paired_spread(&cells[ours], runs),
             theirs.p50_us / mine.p50_us,
             theirs.cpu_us / mine.cpu_us
         );
