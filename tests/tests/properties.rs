@@ -3,6 +3,9 @@
 //! - the protocol: whatever JSON value a client sends as a line, and whatever valid request
 //!   or notification (any method, params and id), a request is answered exactly once, a
 //!   notification never, and every line the server writes is a well-formed JSON-RPC message;
+//!   over any sequence of lines (requests valid and not, ids repeated, notifications,
+//!   cancellations, lines that are no JSON), each request line is answered once, with its id
+//!   (one that was cancelled at most once);
 //! - tool arguments: every value `testing::arbitrary_arguments` derives from a tool's input
 //!   schema passes validation, deserializes and runs the tool; every value
 //!   `testing::refused_arguments` derives is refused before the tool runs. Over the shapes of
@@ -76,7 +79,12 @@ fn exchange(line: &str) -> Result<Vec<Value>, TestCaseError> {
 {line}
 "#
     );
-    let server = protocol_server();
+    serve_lines(protocol_server(), init)
+}
+
+/// What `server` wrote for the input `lines`, every line parsed and checked well-formed.
+fn serve_lines(server: ServerHandle, lines: String) -> Result<Vec<Value>, TestCaseError> {
+    let init = lines;
     let output = runtime().block_on(async move {
         let (mut client, server_end) = tokio::io::duplex(1 << 16);
         let serve = mcp_tool::testing::serve_io(server, init.as_bytes(), server_end);
@@ -265,6 +273,175 @@ proptest! {
         let messages = exchange(&line)?;
         let answers = responses(&messages);
         prop_assert!(answers.is_empty(), "answers to the notification {line}: {answers:?}");
+    }
+}
+
+// ---- sequences of lines ----
+
+/// Waits 20 ms (long enough for a later line to cancel it or reuse its id), then echoes.
+#[tool]
+async fn prop_slow(text: String) -> String {
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    text
+}
+
+fn sequence_server() -> ServerHandle {
+    static SERVER: OnceLock<ServerHandle> = OnceLock::new();
+    SERVER
+        .get_or_init(|| {
+            Server::new("props-seq", "0")
+                .only(["prop_echo", "prop_add", "prop_slow"])
+                .build()
+                .expect("builds")
+        })
+        .clone()
+}
+
+/// One line a client may send, and what it expects back.
+#[derive(Debug, Clone)]
+enum Line {
+    /// A request: one answer with its id.
+    Request(Value, String),
+    /// A notification (a cancellation among them): no answer.
+    Notification(String),
+    /// `notifications/cancelled` naming an id: no answer, and one fewer may come for the id.
+    Cancel(Value, String),
+    /// No JSON-RPC request at all (not JSON, or no id can be read): at most an answer with a
+    /// null id.
+    Garbage(String),
+}
+
+/// Ids from a small pool, so that they repeat (`1` and `"1"` are different ids).
+fn pooled_id() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        (0i64..4).prop_map(Value::from),
+        proptest::sample::select(vec!["1", "a", "b"]).prop_map(Value::from),
+    ]
+}
+
+fn any_line() -> impl Strategy<Value = Line> {
+    let call = (
+        proptest::sample::select(vec!["prop_echo", "prop_slow", "prop_add", "nope"]),
+        prop_oneof![
+            Just(json!({"text": "hi"})),
+            Just(json!({"a": 1, "b": 2})),
+            any_json()
+        ],
+    )
+        .prop_map(|(name, arguments)| json!({"name": name, "arguments": arguments}));
+    let request = (
+        pooled_id(),
+        prop_oneof![
+            3 => call.prop_map(|p| ("tools/call".to_owned(), Some(p))),
+            1 => (any_method(), any_params()),
+        ],
+    )
+        .prop_map(|(id, (method, params))| {
+            let line = message(&method, Some(&id), params.as_ref());
+            Line::Request(id, line)
+        });
+    // A request the server must refuse, but whose id it can read.
+    let invalid = (
+        pooled_id(),
+        proptest::sample::select(vec![
+            r#"{"jsonrpc":"1.0","id":ID,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":ID,"method":7}"#,
+            r#"{"jsonrpc":"2.0","id":ID,"method":"tools/call","params":[1]}"#,
+            r#"{"jsonrpc":"2.0","id":ID}"#,
+        ]),
+    )
+        .prop_map(|(id, text)| {
+            let line = text.replace("ID", &id.to_string());
+            Line::Request(id, line)
+        });
+    let cancel = pooled_id().prop_map(|id| {
+        let line = message(
+            "notifications/cancelled",
+            None,
+            Some(&json!({"requestId": id, "reason": "test"})),
+        );
+        Line::Cancel(id, line)
+    });
+    let notification = (any_method(), any_params())
+        .prop_map(|(method, params)| Line::Notification(message(&method, None, params.as_ref())));
+    let garbage = prop_oneof![
+        "[^\\n]{0,20}".prop_map(|t| format!("{{{t}")),
+        Just("[]".to_owned()),
+        Just("null".to_owned()),
+        Just("{}".to_owned()),
+    ]
+    .prop_map(Line::Garbage);
+    prop_oneof![
+        6 => request,
+        2 => invalid,
+        2 => cancel,
+        2 => notification,
+        1 => garbage,
+    ]
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// Any sequence of lines: each request line is answered exactly once with its id (a
+    /// cancelled id may go without one answer per cancellation), nothing answers an id no
+    /// request had, a notification is never answered, and every line out is well-formed.
+    #[test]
+    fn every_request_of_a_sequence_is_answered_exactly_once(
+        lines in proptest::collection::vec(any_line(), 1..16),
+    ) {
+        let mut input = format!(
+            r#"{{"jsonrpc":"2.0","id":"{INIT_ID}","method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{}},"clientInfo":{{"name":"p","version":"0"}}}}}}
+{{"jsonrpc":"2.0","method":"notifications/initialized"}}
+"#
+        );
+        // Per id (its JSON text): requests sent, cancellations sent.
+        let mut expected: HashMap<String, (usize, usize)> = HashMap::new();
+        let mut garbage = 0;
+        for line in &lines {
+            let text = match line {
+                Line::Request(id, text) => {
+                    expected.entry(id.to_string()).or_default().0 += 1;
+                    text
+                }
+                Line::Cancel(id, text) => {
+                    expected.entry(id.to_string()).or_default().1 += 1;
+                    text
+                }
+                Line::Notification(text) => text,
+                Line::Garbage(text) => {
+                    garbage += 1;
+                    text
+                }
+            };
+            input.push_str(text);
+            input.push('\n');
+        }
+        let messages = serve_lines(sequence_server(), input)?;
+        let mut answered: HashMap<String, usize> = HashMap::new();
+        let mut null_ids = 0;
+        for answer in responses(&messages) {
+            if answer["id"].is_null() {
+                null_ids += 1;
+            } else {
+                *answered.entry(answer["id"].to_string()).or_default() += 1;
+            }
+        }
+        prop_assert!(null_ids <= garbage, "{null_ids} answers with a null id to {garbage} lines that are no request: {lines:?}");
+        for (id, count) in &answered {
+            let (requests, cancels) = expected.get(id).copied().unwrap_or_default();
+            prop_assert!(
+                *count <= requests && *count + cancels >= requests,
+                "id {id}: {count} answers to {requests} requests and {cancels} cancellations: {lines:?}\n{messages:?}"
+            );
+        }
+        for (id, (requests, cancels)) in &expected {
+            let count = answered.get(id).copied().unwrap_or(0);
+            prop_assert!(
+                count + cancels >= *requests,
+                "id {id}: {count} answers to {requests} requests and {cancels} cancellations: {lines:?}\n{messages:?}"
+            );
+        }
     }
 }
 
