@@ -63,6 +63,35 @@ async fn a_number_out_of_float_range_in_params_is_answered_once_with_the_id() {
     assert_eq!(answers[0]["error"]["code"], json!(-32602), "{answers:?}");
 }
 
+/// jsonrpc, crash-6556b65d (the oracle's, not the server's): an id that is a number too large
+/// for a float (valid JSON; `serde_json::Value` cannot hold it) is echoed exactly as sent, in
+/// one answer.
+#[tokio::test]
+async fn an_id_beyond_float_range_is_echoed_exactly_once() {
+    use tokio::io::AsyncReadExt;
+    let id = format!("2{}", "6".repeat(340));
+    let input = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/list\"}}\n");
+    let server = Server::new("fz", "0")
+        .only(["fz_echo"])
+        .build()
+        .expect("builds");
+    let (mut client, server_end) = tokio::io::duplex(1 << 16);
+    let serve = mcp_tool::testing::serve_io(server, input.as_bytes(), server_end);
+    let read = async move {
+        let mut out = String::new();
+        client.read_to_string(&mut out).await.expect("UTF-8");
+        out
+    };
+    let (served, out) = tokio::join!(serve, read);
+    served.expect("served");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 1, "{out}");
+    assert!(
+        lines[0].starts_with(&format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":")),
+        "{out}"
+    );
+}
+
 /// jsonrpc, crash-f24f4d1e (the oracle's, not the server's): a member given twice (`id`) is
 /// refused as an invalid request and answered once, with the id given last.
 #[tokio::test]
