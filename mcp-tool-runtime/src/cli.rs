@@ -556,7 +556,12 @@ fn init_tracing() {
     // would be built for nobody (see server/dispatch/telemetry.rs).
     let client = ClientLogLayer.with_filter(EventsOnly);
     let registry = tracing_subscriber::registry().with(stderr).with(client);
+    // Only when exporting: an absent layer (`Option::None`) would say every span is wanted,
+    // and each request's span would be built for nobody (2 µs a call, BENCHMARKS.md).
     #[cfg(feature = "otel")]
-    let registry = registry.with(otel::layer());
+    if let Some(otel) = otel::layer() {
+        let _ = registry.with(otel).try_init();
+        return;
+    }
     let _ = registry.try_init();
 }
