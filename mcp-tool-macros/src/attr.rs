@@ -38,6 +38,8 @@ pub(crate) struct Tool {
     pub(crate) hidden: Option<Setting<bool>>,
     pub(crate) default_visible: Option<Setting<bool>>,
     pub(crate) always_visible: Option<Setting<bool>>,
+    /// Left out of `tools/list` until the built-in tool search finds it.
+    pub(crate) defer_loading: Option<Setting<bool>>,
     /// The time limit in milliseconds.
     pub(crate) timeout: Option<Setting<u64>>,
     /// A synchronous tool that always runs on the blocking pool (it may block).
@@ -110,6 +112,10 @@ impl Keys for Tool {
         KeyDef {
             name: "always_visible",
             parse: |t, cx, k, v| t.always_visible = k.flag(cx, v),
+        },
+        KeyDef {
+            name: "defer_loading",
+            parse: |t, cx, k, v| t.defer_loading = k.flag(cx, v),
         },
         KeyDef {
             name: "timeout",
@@ -1006,7 +1012,8 @@ mod tests {
                 "`name` specified more than once",
                 "unknown `tool` attribute `retries`, expected one of `name`, `title`, \
                  `description`, `read_only`, `destructive`, `idempotent`, `open_world`, \
-                 `hidden`, `default_visible`, `always_visible`, `timeout`, `blocking`, `task`, \
+                 `hidden`, `default_visible`, `always_visible`, `defer_loading`, `timeout`, \
+                 `blocking`, `task`, \
                  `input_schema`, `output_schema`, `invoking`, `invoked`, `examples`, `icons`, \
                  `meta`, `ui`, `visibility`, `crate`",
                 "expected a positive duration such as `timeout = \"30s\"` (units: `ms`, `s`, \

@@ -224,6 +224,30 @@ fn annotations(cx: &Ctxt, tool: &ToolFn<'_>) {
         };
         cx.error_spanned_by(second, "a tool cannot be both hidden and `always_visible`");
     }
+    if let Some(defer) = a.defer_loading.as_ref().filter(|d| d.value) {
+        // On the `defer_loading` key: the other setting says what the tool is; deferring is
+        // the choice that cannot go with it.
+        if a.always_visible.as_ref().is_some_and(|v| v.value) {
+            cx.error_spanned_by(
+                &defer.key,
+                "an `always_visible` tool is never collapsed behind tool search: drop `defer_loading` or `always_visible`",
+            );
+        } else if hidden.is_some() {
+            cx.error_spanned_by(
+                &defer.key,
+                "a hidden tool is revealed by a tool manager, never by tool search: use `hidden` or `defer_loading`, not both",
+            );
+        } else if a
+            .visibility
+            .as_ref()
+            .is_some_and(|v| !v.value.iter().any(|s| s.value() == "model"))
+        {
+            cx.error_spanned_by(
+                &defer.key,
+                "an app-only tool (`visibility = [\"app\"]`) is never found by tool search, which finds tools for the model: drop `defer_loading`",
+            );
+        }
+    }
     if let (Some(read_only), Some(destructive)) = (&a.read_only, &a.destructive)
         && read_only.value
         && destructive.value

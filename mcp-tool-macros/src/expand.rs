@@ -217,6 +217,11 @@ fn define_fn(tool: &ToolFn<'_>, krate: &TokenStream, ident: &Ident) -> TokenStre
         .as_ref()
         .filter(|v| v.value)
         .map(|_| quote!(__def.always_visible(true);));
+    let defer_loading = a
+        .defer_loading
+        .as_ref()
+        .filter(|v| v.value)
+        .map(|_| quote!(__def.defer_loading(true);));
     let timeout = a.timeout.as_ref().map(|t| {
         let ms = t.value;
         quote!(__def.timeout(#p::Duration::from_millis(#ms));)
@@ -285,6 +290,7 @@ fn define_fn(tool: &ToolFn<'_>, krate: &TokenStream, ident: &Ident) -> TokenStre
             #annotations
             #hidden
             #always_visible
+            #defer_loading
             #timeout
             #task
             #invoking

@@ -70,6 +70,7 @@ use crate::entry::{tool_attr, tools_attr};
 /// | `open_world` | flag | The tool interacts with an open world of external entities. |
 /// | `hidden` | flag | Registered but not listed until enabled (`ToolManager`); `default_visible = false` says the same. |
 /// | `always_visible` | flag | Listed whatever the session's allow or block list. |
+/// | `defer_loading` | flag | Not in `tools/list` until the built-in `search_tools` finds it for a client (then listed to it and callable). |
 /// | `timeout` | `"30s"` | A time limit (`ms`, `s`, `m`, `h`): a call that exceeds it is stopped and answered with `isError`. |
 /// | `blocking` | flag | A synchronous tool that may block: always run on the blocking thread pool. |
 /// | `input_schema` | `"{…}"` | A hand-written input schema (JSON, checked at compile time), published verbatim. |

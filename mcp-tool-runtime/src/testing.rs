@@ -121,7 +121,12 @@ impl Client {
 
     /// Starts `server` in-process without initializing (to test the handshake itself).
     pub fn connect(server: Server) -> Result<Client, StartError> {
-        let server = server.build()?;
+        Ok(Self::connect_to(server.build()?))
+    }
+
+    /// Connects to a server already running (several clients of one server: each its own
+    /// connection, as stdio clients of one process would be), without initializing.
+    pub fn connect_to(server: ServerHandle) -> Client {
         let (client_end, server_end) = tokio::io::duplex(1 << 20);
         let (server_read, server_write) = tokio::io::split(server_end);
         tokio::spawn(async move {
@@ -154,7 +159,7 @@ impl Client {
                 }
             }
         });
-        Ok(Client {
+        Client {
             writer: AsyncMutex::new(write),
             pending,
             next_id: AtomicI64::new(1),
@@ -162,7 +167,7 @@ impl Client {
             timeout: Duration::from_secs(30),
             meta: None,
             answer: None,
-        })
+        }
     }
 
     /// Starts `server` in-process and speaks MCP 2026-07-28 with it: no handshake, and every

@@ -5,7 +5,7 @@
 
 use std::any::Any;
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::protocol::Era;
 use crate::protocol::jsonrpc::json_string;
@@ -18,6 +18,7 @@ use crate::tool::extract::TypeMap;
 use crate::tool::record::Call;
 
 use super::error::StartError;
+use super::search::{self, SEARCH_TOOL, SearchIndex};
 
 /// One tool ready to be called.
 pub(crate) struct Entry {
@@ -44,7 +45,7 @@ impl Entry {
     /// Whether the tool is in `tools/list` unless a session's selection says otherwise, for a
     /// client that declared the MCP Apps extension (`apps`) or not.
     fn listed_by_default(&self, apps: bool) -> bool {
-        !self.def.hidden() && self.def.listed_for(apps)
+        !self.def.starts_hidden() && self.def.listed_for(apps)
     }
 }
 
@@ -64,6 +65,8 @@ pub(crate) struct Catalog {
     pages: [[Vec<String>; 4]; 2],
     page_size: usize,
     decor: Arc<Decor>,
+    /// The BM25 index of the deferred tools, built at the first search.
+    search: OnceLock<SearchIndex>,
 }
 
 impl Catalog {
@@ -130,6 +133,13 @@ impl Catalog {
                 }
             }
         }
+        let deferred = entries.iter().any(|e| e.def.deferred());
+        if deferred && let Some(own) = records.iter().find(|r| r.name == SEARCH_TOOL) {
+            problems.push(format!(
+                "tool `{SEARCH_TOOL}` ({}) takes the name of the built-in tool search, which the deferred tools (`defer_loading`) need; rename it with `#[tool(name = \"…\")]`",
+                own.site()
+            ));
+        }
         if !problems.is_empty() {
             return Err(StartError::new(problems));
         }
@@ -142,6 +152,15 @@ impl Catalog {
         page_size: usize,
         decor: Arc<Decor>,
     ) -> Catalog {
+        // Deferred tools need the search that finds them (unless a dynamic tool took its name).
+        if entries.iter().any(|e| e.def.deferred())
+            && !entries.iter().any(|e| &*e.name == SEARCH_TOOL)
+        {
+            match search::search_tool().define(&decor.info.name) {
+                Ok((def, call)) => entries.push(Arc::new(Entry::new(def, call, None))),
+                Err(problems) => tracing::error!(?problems, "the built-in tool search is invalid"),
+            }
+        }
         entries.sort_by(|a, b| a.name.cmp(&b.name));
         let index = entries
             .iter()
@@ -153,7 +172,7 @@ impl Catalog {
         // stale at once: a client that cached it would miss what its own call revealed. A
         // list with app-only tools depends on the client's capabilities: private, so no
         // shared cache hands one client's list to another.
-        let hints = if entries.iter().any(|e| e.def.hidden()) {
+        let hints = if entries.iter().any(|e| e.def.starts_hidden()) {
             CacheHints {
                 cache_scope: CacheScope::Private,
                 ttl_ms: 0,
@@ -185,7 +204,15 @@ impl Catalog {
             pages,
             page_size,
             decor,
+            search: OnceLock::new(),
         }
+    }
+
+    /// The deferred tools that best match `query`: entry indexes, best first, with scores.
+    pub(crate) fn search(&self, query: &str, limit: usize) -> Vec<(usize, f64)> {
+        self.search
+            .get_or_init(|| SearchIndex::new(&self.entries))
+            .search(query, limit)
     }
 
     /// This catalog with `entry` added (replacing a dynamic tool of the same name) or the tool

@@ -292,6 +292,7 @@ impl ServerHandle {
         }
         let same = |a: &ToolDef, b: &ToolDef| {
             a.hidden() == b.hidden()
+                && a.deferred() == b.deferred()
                 && serde_json::to_string(&a.wire(crate::protocol::Era::Structured)).ok()
                     == serde_json::to_string(&b.wire(crate::protocol::Era::Structured)).ok()
         };

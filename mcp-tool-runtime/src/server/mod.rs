@@ -18,6 +18,7 @@ pub mod prompt;
 pub mod replicas;
 pub(crate) mod request;
 pub mod resource;
+pub(crate) mod search;
 pub(crate) mod skills;
 pub(crate) mod selection;
 pub(crate) mod session;
@@ -37,6 +38,7 @@ use crate::tool::{DynamicTool, ToolRecord, ToolSet};
 
 use crate::protocol::CacheHints;
 use catalog::{Catalog, Decor, Entry};
+pub use search::SEARCH_TOOL;
 pub use state::STATE_KEY_ENV;
 use state::StateKey;
 

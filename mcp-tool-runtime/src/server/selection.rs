@@ -62,7 +62,7 @@ impl Selection {
         catalog
             .entries()
             .iter()
-            .filter(|e| self.is_active(&e.name, e.def.hidden(), e.def.always_visible()))
+            .filter(|e| self.is_active(&e.name, e.def.starts_hidden(), e.def.always_visible()))
             .map(|e| e.name.to_string())
             .collect()
     }

@@ -39,7 +39,7 @@ impl Session {
     pub(crate) fn active_entry(&self, req: &Req<'_>, name: &str) -> Option<Arc<Entry>> {
         let catalog = self.server.catalog();
         let entry = catalog.get(name)?;
-        let (hidden, always) = (entry.def.hidden(), entry.def.always_visible());
+        let (hidden, always) = (entry.def.starts_hidden(), entry.def.always_visible());
         let active = match &req.stateless {
             None => self.selector.read().is_active(name, hidden, always),
             Some(_) => match self.server.shared.principals.get(&self.principal) {
@@ -112,7 +112,7 @@ impl Session {
             .map(|e| &**e)
             .filter(|e| {
                 e.def.listed_for(apps)
-                    && selection.is_active(&e.name, e.def.hidden(), e.def.always_visible())
+                    && selection.is_active(&e.name, e.def.starts_hidden(), e.def.always_visible())
             })
             .collect();
         match render_page(&tools, catalog.page_size(), cursor, era, &catalog) {

@@ -48,6 +48,7 @@ pub struct DefBuilder {
     problems: Vec<String>,
     hidden: bool,
     always_visible: bool,
+    deferred: bool,
     timeout: Option<Duration>,
     states: Vec<(TypeId, &'static str)>,
     server: String,
@@ -78,6 +79,7 @@ impl DefBuilder {
             problems: Vec::new(),
             hidden: false,
             always_visible: false,
+            deferred: false,
             timeout: None,
             states: Vec::new(),
             server: String::new(),
@@ -168,6 +170,13 @@ impl DefBuilder {
     /// Keeps the tool listed whatever the allow or block mode (`always_visible`).
     pub fn always_visible(&mut self, always_visible: bool) -> &mut Self {
         self.always_visible = always_visible;
+        self
+    }
+
+    /// Leaves the tool out of `tools/list` until the built-in tool search finds it for a
+    /// client (`defer_loading`); found, it is listed to that client and callable.
+    pub fn defer_loading(&mut self, deferred: bool) -> &mut Self {
+        self.deferred = deferred;
         self
     }
 
@@ -369,6 +378,22 @@ impl DefBuilder {
                 );
             }
         }
+        if self.deferred {
+            let clash = if self.always_visible {
+                Some("`always_visible`: an always-visible tool is never collapsed behind search")
+            } else if self.hidden {
+                Some("`hidden`: a hidden tool is revealed by a tool manager, never by search")
+            } else if self.visibility.as_ref().is_some_and(|v| !v.contains(&"model")) {
+                Some("app-only visibility: search finds tools for the model only")
+            } else {
+                None
+            };
+            if let Some(clash) = clash {
+                self.problems.push(format!(
+                    "a deferred tool (`defer_loading`) cannot also have {clash}"
+                ));
+            }
+        }
         if !self.problems.is_empty() {
             return Err(self.problems);
         }
@@ -424,6 +449,7 @@ impl DefBuilder {
             validator: validator.expect("checked above"),
             hidden: self.hidden,
             always_visible: self.always_visible,
+            deferred: self.deferred,
             timeout: self.timeout,
             states: self.states,
             for_model,

@@ -110,6 +110,7 @@ pub struct ToolDef {
     pub(crate) validator: Validator,
     pub(crate) hidden: bool,
     pub(crate) always_visible: bool,
+    pub(crate) deferred: bool,
     pub(crate) timeout: Option<Duration>,
     pub(crate) states: Vec<(TypeId, &'static str)>,
     pub(crate) for_model: bool,
@@ -179,6 +180,18 @@ impl ToolDef {
     /// Whether the tool is registered but not listed until enabled.
     pub fn hidden(&self) -> bool {
         self.hidden
+    }
+
+    /// Whether the tool is deferred (`defer_loading`): not listed until the built-in tool
+    /// search finds it for a client.
+    pub fn deferred(&self) -> bool {
+        self.deferred
+    }
+
+    /// Whether the tool starts out of `tools/list`: hidden (until a tool manager enables
+    /// it) or deferred (until a search finds it).
+    pub(crate) fn starts_hidden(&self) -> bool {
+        self.hidden || self.deferred
     }
 
     /// Whether the tool stays listed whatever the allow or block mode.

@@ -192,6 +192,8 @@ pub struct DynamicTool {
     output_schema: Option<Value>,
     meta: Option<Map<String, Value>>,
     hidden: bool,
+    deferred: bool,
+    always_visible: bool,
     task_support: TaskSupport,
     handler: Arc<dyn Fn(ToolCall) -> BoxFuture + Send + Sync>,
 }
@@ -226,6 +228,8 @@ impl DynamicTool {
             output_schema: None,
             meta: None,
             hidden: false,
+            deferred: false,
+            always_visible: false,
             task_support: TaskSupport::Forbidden,
             handler: Arc::new(move |call: ToolCall| -> BoxFuture {
                 let args = DynamicArgs {
@@ -308,10 +312,18 @@ impl DynamicTool {
         self
     }
 
-    /// Not listed, but found through tool search (and callable once found).
+    /// Not listed, but found through the built-in tool search (and listed to the client
+    /// that found it, and callable, from then on): `defer_loading`.
     #[must_use]
     pub fn deferred(mut self) -> Self {
-        self.hidden = true;
+        self.deferred = true;
+        self
+    }
+
+    /// Listed whatever a session's allow or block list says (`always_visible`).
+    #[must_use]
+    pub fn always_visible(mut self) -> Self {
+        self.always_visible = true;
         self
     }
 
@@ -331,6 +343,8 @@ impl DynamicTool {
         def.description(self.description.clone())
             .annotations(self.annotations.clone())
             .hidden(self.hidden)
+            .defer_loading(self.deferred)
+            .always_visible(self.always_visible)
             .task_support(self.task_support);
         if let Some(t) = &self.title {
             def.title(t.clone());
