@@ -3,11 +3,13 @@
 # `conformance` example, in eight legs; each prints its summary and fails the script when it
 # does worse than its expected numbers and its expected-failures baseline (baselines/*.yml):
 #   1. the 0.1.16 active suite over Streamable HTTP: 40 passed, 0 failed;
-#   2. the 0.1.16 pending suite over HTTP: json-schema-2020-12 4/4 (server-sse-polling only
-#      gives WARNINGs, which baseline mode counts as failures: it is in baselines/pending.yml);
+#   2. the 0.1.16 pending suite over HTTP: 7 passed, 0 failed — json-schema-2020-12 4/4, and
+#      server-sse-polling 3/3 (a priming event first, `retry:`, and the result of a call whose
+#      stream the server let go, after a GET with Last-Event-ID);
 #   3. the 0.1.16 active suite against the stdio transport through supergateway (stdio ->
 #      Streamable HTTP, stateful): 39 passed, only dns-rebinding-protection failing;
-#   4. the 0.2.0 alpha suite with `--requirements 2025-11-25` over HTTP: 81 passed, 0 failed;
+#   4. the 0.2.0 alpha suite with `--requirements 2025-11-25` over HTTP: 84 passed, 0 failed
+#      (server-sse-polling's 3 checks included, although the revision does not score it);
 #   5. the 0.2.0 alpha suite with `--requirements 2026-07-28` over HTTP: every one of the 37
 #      required scenarios passes, and so do the 13 it runs unscored (the tasks extension's,
 #      and the pending ones): 197 passed, 0 failed. The same endpoint serves both revisions.
@@ -18,7 +20,7 @@
 # counts one check fewer there, because with JSON answers its second check is only an INFO
 # ("SSE streaming is optional"), which is neither passed nor failed:
 #   6. the 0.1.16 active suite over HTTP, JSON responses: 39 passed, 0 failed;
-#   7. the 0.2.0 alpha suite, `--requirements 2025-11-25`, JSON responses: 80 passed, 0 failed;
+#   7. the 0.2.0 alpha suite, `--requirements 2025-11-25`, JSON responses: 83 passed, 0 failed;
 #   8. the 0.2.0 alpha suite, `--requirements 2026-07-28`, JSON responses: the 37 required
 #      scenarios pass, 196 passed, 0 failed.
 #   9. the 0.2.0 alpha suite's skills extension scenarios (SEP-2640) against the `files`
@@ -204,9 +206,11 @@ echo "== conformance leg 1: 0.1.16 active suite over HTTP ($url)"
 leg http 40 0 "$suite_stable" --url "$url" --expected-failures baselines/http.yml
 
 echo "== conformance leg 2: 0.1.16 pending suite over HTTP"
-leg pending 4 0 "$suite_stable" --url "$url" --suite pending --expected-failures baselines/pending.yml
+leg pending 7 0 "$suite_stable" --url "$url" --suite pending --expected-failures baselines/pending.yml
 grep -qE 'json-schema-2020-12: 4 passed, 0 failed' "$results/pending.log" ||
     die "leg pending: json-schema-2020-12 did not pass 4/4"
+grep -qE 'server-sse-polling: 3 passed, 0 failed' "$results/pending.log" ||
+    die "leg pending: server-sse-polling did not pass 3/3"
 
 gport=$(free_port)
 # One child server per session; idle ones go after a minute (the suite never ends sessions).
@@ -220,7 +224,7 @@ leg stdio 39 1 "$suite_stable" --url "http://127.0.0.1:$gport/mcp" --expected-fa
 stop "$gateway_pid"
 
 echo "== conformance leg 4: 0.2.0 alpha suite, --requirements 2025-11-25, over HTTP"
-leg alpha 81 0 "$suite_alpha" --url "$url" --requirements 2025-11-25 \
+leg alpha 84 0 "$suite_alpha" --url "$url" --requirements 2025-11-25 \
     --expected-failures baselines/alpha-2025-11-25.yml
 
 echo "== conformance leg 5: 0.2.0 alpha suite, --requirements 2026-07-28, over HTTP"
@@ -240,7 +244,7 @@ echo "== conformance leg 6: 0.1.16 active suite over HTTP, JSON responses ($json
 leg json 39 0 "$suite_stable" --url "$json_url" --expected-failures baselines/http-json.yml
 
 echo "== conformance leg 7: 0.2.0 alpha suite, --requirements 2025-11-25, JSON responses"
-leg json-alpha 80 0 "$suite_alpha" --url "$json_url" --requirements 2025-11-25 \
+leg json-alpha 83 0 "$suite_alpha" --url "$json_url" --requirements 2025-11-25 \
     --expected-failures baselines/alpha-2025-11-25-json.yml
 
 echo "== conformance leg 8: 0.2.0 alpha suite, --requirements 2026-07-28, JSON responses"

@@ -45,6 +45,11 @@ pub(super) async fn handle_get(
         );
     }
     let (tx, rx) = mpsc::unbounded_channel();
+    let session = parts.headers.get(&SESSION_HEADER);
+    let owner = resume::owner_of(
+        session.and_then(|v| v.to_str().ok()).unwrap_or(""),
+        http.identity.as_ref(),
+    );
     let mut stream = None;
     {
         let mut routes = lock(&http.routes);
@@ -57,22 +62,15 @@ pub(super) async fn handle_get(
         }
         routes.standalone = Some(tx);
         if resume::resumable(http.session.client().protocol_version) {
-            stream = endpoint.streams.create();
+            stream = endpoint.streams.create(owner);
         }
         routes.standalone_tap = stream.as_ref().map(|s| s.tap.clone());
     }
     let shutdown = endpoint.shutdown.subscribe();
     match stream {
         Some(stream) => {
-            let session = parts
-                .headers
-                .get(&SESSION_HEADER)
-                .and_then(|v| v.to_str().ok());
-            let owner = resume::owner_of(session.unwrap_or(""), http.identity.as_ref());
             let streams = &endpoint.streams;
-            streams
-                .serve(stream, owner, rx, None, None, Some(shutdown))
-                .await
+            streams.serve(stream, rx, None, None, Some(shutdown)).await
         }
         None => sse::standalone(rx, shutdown),
     }

@@ -45,9 +45,11 @@ pub(super) struct Streams {
     taps: Mutex<HashMap<Arc<str>, Arc<Tap>>>,
 }
 
-/// A stream's writer as its followers see it: where the next event goes.
+/// A stream's writer as its followers see it: whose stream it is, and where the next event
+/// goes.
 #[derive(Default)]
 pub(super) struct Tap {
+    owner: String,
     state: Mutex<TapState>,
 }
 
@@ -103,9 +105,11 @@ impl Tap {
     }
 }
 
-/// A new stream, before its writer runs: its key, its tap, and the first follower's channel.
+/// A new stream, before its writer runs: its key, its owner, its tap, and the first
+/// follower's channel.
 pub(super) struct NewStream {
     key: Arc<str>,
+    owner: String,
     pub(super) tap: Arc<Tap>,
     live: mpsc::UnboundedReceiver<Live>,
 }
@@ -119,13 +123,21 @@ impl Streams {
         }
     }
 
-    /// A new stream with its first follower (`None` without system randomness).
-    pub(super) fn create(&self) -> Option<NewStream> {
+    /// A new stream of `owner` with its first follower (`None` without system randomness).
+    pub(super) fn create(&self, owner: String) -> Option<NewStream> {
         let key: Arc<str> = new_stream_key()?.into();
-        let tap = Arc::new(Tap::default());
+        let tap = Arc::new(Tap {
+            owner: owner.clone(),
+            state: Mutex::default(),
+        });
         let live = tap.follow()?;
         lock(&self.taps).insert(key.clone(), tap.clone());
-        Some(NewStream { key, tap, live })
+        Some(NewStream {
+            key,
+            owner,
+            tap,
+            live,
+        })
     }
 
     /// Answers a request of a 2025-11-25 session (`request`: its id): JSON when its response
@@ -146,7 +158,7 @@ impl Streams {
         if plain {
             return sse::respond_as(first, rx, sse, |_| StatusCode::OK, Some(request)).await;
         }
-        let Some(stream) = self.create() else {
+        let Some(stream) = self.create(owner) else {
             return sse::respond_as(first, rx, sse, |_| StatusCode::OK, Some(request)).await;
         };
         let ended = jsonrpc::error_response(
@@ -156,8 +168,7 @@ impl Streams {
                 "the session ended before the request was answered",
             ),
         );
-        self.serve(stream, owner, rx, first, Some(ended), None)
-            .await
+        self.serve(stream, rx, first, Some(ended), None).await
     }
 
     /// Opens the stream in the store, starts its writer (`first`: a message taken already;
@@ -166,13 +177,17 @@ impl Streams {
     pub(super) async fn serve(
         self: &Arc<Self>,
         stream: NewStream,
-        owner: String,
         rx: mpsc::UnboundedReceiver<Outgoing>,
         first: Option<Outgoing>,
         ended: Option<String>,
         shutdown: Option<watch::Receiver<bool>>,
     ) -> Response {
-        let NewStream { key, tap, live } = stream;
+        let NewStream {
+            key,
+            owner,
+            tap,
+            live,
+        } = stream;
         if let Err(e) = self.store.open(&key, &owner).await {
             // The stream goes on; only a resume of it will be refused.
             tracing::warn!(error = %e, "a resumable stream could not be recorded");
@@ -273,8 +288,12 @@ impl Streams {
             ));
         };
         // Follow first, read the store second: an event written in between comes both ways.
+        // (Only the owner's resume may take the stream's connection over.)
         let tap = lock(&self.taps).get(key).cloned();
-        let live = tap.as_ref().and_then(|t| t.follow());
+        let live = tap
+            .as_ref()
+            .filter(|t| t.owner == owner)
+            .and_then(|t| t.follow());
         let gone = |why: &str| {
             refuse(
                 StatusCode::GONE,
