@@ -256,6 +256,14 @@ impl Server {
     /// cannot reach outside it; a bad skill (name, frontmatter, a link, over 512 files or
     /// 16 MiB) fails the start, naming the skill and the problem, and a file changed on disk
     /// afterwards is refused, not served against its digest.
+    ///
+    /// ```no_run
+    /// # use mcp_tool::prelude::*;
+    /// fn main() -> mcp_tool::Result<()> {
+    ///     // skills/tidy-folder/SKILL.md, skills/tidy-folder/references/naming.md, …
+    ///     Server::new("files", "1.0.0").skills("skills").run()
+    /// }
+    /// ```
     #[cfg(feature = "skills")]
     pub fn skills(mut self, folder: impl Into<std::path::PathBuf>) -> Self {
         self.skills = Some(folder.into());
