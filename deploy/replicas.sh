@@ -113,7 +113,9 @@ up() {
     fi
     mkdir -p "$run/logs" "$run/tmp"
     rm -f "$run/replica-ports"
-    replica_ports "$n" | xargs >"$run/replica-ports"
+    local chosen
+    chosen="$(replica_ports "$n" | xargs)"
+    echo "$chosen" >"$run/replica-ports"
     # The key every replica seals 2026-07-28 request state with.
     if [ -n "${MCP_TOOL_STATE_KEY:-}" ]; then
         echo "$MCP_TOOL_STATE_KEY" >"$run/state-key"
