@@ -345,6 +345,8 @@ async fn serve_http(server: Server, bin: &str, options: HttpOptions) -> Result<i
     let mut config = HttpConfig {
         stateless: options.stateless,
         sse_responses: options.sse,
+        // The server's own grace for calls at shutdown, as over stdio.
+        shutdown_grace: server.limits.shutdown_grace,
         ..HttpConfig::default()
     };
     // Where resumable streams' events are kept: memory unless the environment names Redis.

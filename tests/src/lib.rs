@@ -123,7 +123,13 @@ impl ExampleHttp {
     /// `env` (and without bearer tokens unless `env` sets them), and waits (at most 10 s) until
     /// it says where it listens.
     pub fn start(name: &str, args: &[&str], env: &[(&str, &str)]) -> ExampleHttp {
-        let mut child = Command::new(example_bin(name))
+        ExampleHttp::start_bin(example_bin(name), name, args, env)
+    }
+
+    /// [`ExampleHttp::start`] for the server binary at `path` (`label` names it in messages).
+    pub fn start_bin(path: &str, label: &str, args: &[&str], env: &[(&str, &str)]) -> ExampleHttp {
+        let name = label;
+        let mut child = Command::new(path)
             .args(args)
             .args(["--http", "127.0.0.1:0"])
             .env_remove(mcp_tool::http::TOKENS_ENV)

@@ -8,7 +8,7 @@ use std::io;
 use std::sync::Arc;
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 use crate::protocol::{RpcError, code, jsonrpc};
 use crate::server::ServerHandle;
@@ -45,7 +45,14 @@ where
     let (tx, rx) = mpsc::unbounded_channel::<Outgoing>();
     let backlog = Arc::new(Backlog::default());
     let low = limits.outbound_queue / 2;
-    let writer = tokio::spawn(write_messages(rx, output, backlog.clone(), low));
+    let (stop_writing, writing_stopped) = oneshot::channel();
+    let writer = tokio::spawn(write_messages(
+        rx,
+        output,
+        backlog.clone(),
+        low,
+        writing_stopped,
+    ));
     let session = Session::open(
         &server,
         Outbound::Metered(tx, backlog.clone()),
@@ -109,6 +116,9 @@ where
                 tracing::warn!("calls still running after the input closed were cancelled");
                 session.close();
             }
+            // A blocking tool stuck for ever still holds the session, and with it a sender:
+            // the writer writes what is queued and ends without waiting for it.
+            let _ = stop_writing.send(());
             writer.await.map_err(io::Error::other)?
         }
     }
@@ -171,14 +181,33 @@ fn memchr(bytes: &[u8]) -> Option<usize> {
 }
 
 /// Writes each message on its own line, flushing only when no more messages are waiting.
+/// Writes the messages of `rx` until every sender is gone, or until `stop`: then what is
+/// queued is written and nothing more is taken.
 async fn write_messages<W: AsyncWrite + Unpin>(
     mut rx: mpsc::UnboundedReceiver<Outgoing>,
     output: W,
     backlog: Arc<Backlog>,
     low: usize,
+    mut stop: oneshot::Receiver<()>,
 ) -> io::Result<()> {
     let mut out = BufWriter::with_capacity(64 * 1024, output);
-    while let Some(message) = rx.recv().await {
+    let mut stopping = false;
+    loop {
+        let message = tokio::select! {
+            biased;
+            message = rx.recv() => match message {
+                Some(message) => message,
+                None => break,
+            },
+            stopped = &mut stop, if !stopping => {
+                stopping = true;
+                // A stop dropped unsent (the serving future was dropped) is no stop.
+                if stopped.is_ok() {
+                    rx.close();
+                }
+                continue;
+            }
+        };
         write_message(&mut out, &message).await?;
         backlog.written(message.text.len(), low);
         while let Ok(message) = rx.try_recv() {
