@@ -302,6 +302,13 @@ fn many_section(opts: &Options, ticks: f64, out: &mut String) -> Result<()> {
         many.list_bytes / 1024,
         many.list_ms
     );
+    if let Some((start, list, bytes)) = many.rmcp {
+        let _ = writeln!(
+            out,
+            "- rmcp 3.11 with the same 1000 tools (`rmcp-many`, dynamic routes of a stored `ToolRouter`): start **{start:.1} ms**, `tools/list` ({} KiB) **{list:.2} ms**",
+            bytes / 1024
+        );
+    }
     let _ = writeln!(
         out,
         "- in-process (`many-tools --measure`): `{}`\n",

@@ -1,4 +1,5 @@
-//! 1000 generated tools (`many-tools`): start-up, `tools/list`, cost per call.
+//! 1000 generated tools (`many-tools`): start-up, `tools/list`, cost per call; the same for
+//! rmcp 3.11 with the same tools (`rmcp-many`).
 
 use std::path::Path;
 use std::process::Command;
@@ -17,6 +18,43 @@ pub(crate) struct Many {
     pub(crate) list_bytes: usize,
     pub(crate) inproc: String,
     pub(crate) calls: Vec<(String, Run)>,
+    /// rmcp 3.11 with the same 1000 tools (`rmcp-many`), when built: start, `tools/list`.
+    pub(crate) rmcp: Option<(f64, f64, usize)>,
+}
+
+/// Start-up (median of 5) and `tools/list` (median of 21) of a server with the 1000 tools,
+/// over stdio: (start ms, list ms, list bytes).
+fn start_and_list(server: &ServerCmd) -> Result<(f64, f64, usize)> {
+    let mut starts = Vec::new();
+    let mut lists = Vec::new();
+    let mut bytes = 0;
+    for round in 0..5 {
+        let (mut conn, started) = Stdio2::start(server, &[], Revision::Y2025, false)?;
+        starts.push(started.as_secs_f64() * 1e3);
+        if round == 0 {
+            for k in 0..21 {
+                let t = Instant::now();
+                conn.send(&format!(
+                    r#"{{"jsonrpc":"2.0","id":{},"method":"tools/list"}}"#,
+                    10 + k
+                ))?;
+                let page = conn.recv()?;
+                lists.push(t.elapsed().as_secs_f64() * 1e3);
+                let tools = page.matches(r#""name":"tool_"#).count();
+                if tools != 1000 {
+                    return Err(format!(
+                        "{}: tools/list listed {tools} tools, not 1000",
+                        server.label
+                    )
+                    .into());
+                }
+                bytes = page.len();
+            }
+        }
+        drop(conn.out);
+        reap(conn.child, Duration::from_secs(15));
+    }
+    Ok((median_f(&mut starts), median_f(&mut lists), bytes))
 }
 
 /// The `many-tools` leg: start-up and `tools/list` over stdio, in-process figures, and the cost
@@ -34,33 +72,15 @@ pub(crate) fn many_leg(dir: &Path, n: usize, ticks: f64) -> Result<Many> {
         args: vec!["--only".into(), "tool_0500".into()],
     };
     let mut many = Many::default();
-    // Start-up (median of 5) and tools/list (median of 21) over stdio.
-    let mut starts = Vec::new();
-    let mut lists = Vec::new();
-    for round in 0..5 {
-        let (mut conn, started) = Stdio2::start(&all, &[], Revision::Y2025, false)?;
-        starts.push(started.as_secs_f64() * 1e3);
-        if round == 0 {
-            for k in 0..21 {
-                let t = Instant::now();
-                conn.send(&format!(
-                    r#"{{"jsonrpc":"2.0","id":{},"method":"tools/list"}}"#,
-                    10 + k
-                ))?;
-                let page = conn.recv()?;
-                lists.push(t.elapsed().as_secs_f64() * 1e3);
-                let tools = page.matches(r#""name":"tool_"#).count();
-                if tools != 1000 {
-                    return Err(format!("tools/list listed {tools} tools, not 1000").into());
-                }
-                many.list_bytes = page.len();
-            }
-        }
-        drop(conn.out);
-        reap(conn.child, Duration::from_secs(15));
+    (many.start_ms, many.list_ms, many.list_bytes) = start_and_list(&all)?;
+    let rmcp = ServerCmd {
+        label: "rmcp 1000 tools".into(),
+        program: dir.join("rmcp-many"),
+        args: vec![],
+    };
+    if rmcp.program.exists() {
+        many.rmcp = Some(start_and_list(&rmcp)?);
     }
-    many.start_ms = median_f(&mut starts);
-    many.list_ms = median_f(&mut lists);
     let measured = Command::new(&program).arg("--measure").output()?;
     many.inproc = String::from_utf8_lossy(&measured.stdout).trim().to_owned();
     // Cost per call of tool_0500 with 1 and with 1000 tools in the catalog.
@@ -68,6 +88,13 @@ pub(crate) fn many_leg(dir: &Path, n: usize, ticks: f64) -> Result<Many> {
         for window in [64, 1] {
             let run = many_run(server, n, window, ticks)?;
             many.calls.push((format!("{label}, W={window}"), run));
+        }
+    }
+    if many.rmcp.is_some() {
+        for window in [64, 1] {
+            let run = many_run(&rmcp, n, window, ticks)?;
+            many.calls
+                .push((format!("rmcp, 1000 tools, W={window}"), run));
         }
     }
     Ok(many)
