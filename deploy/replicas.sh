@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs an mcp-tool server as several replicas on this machine: a Redis, N replicas on loopback
-# ports sharing it (tasks, 2025-11-25 sessions, change notifications) and the request-state
-# key, and nginx in front (deploy/nginx.conf.in), all unprivileged, in a folder of their own.
+# ports sharing it (tasks, 2025-11-25 sessions and their SSE events, change notifications) and
+# the request-state key, and nginx in front (deploy/nginx.conf.in), all unprivileged, in a
+# folder of their own.
 #
 #   deploy/replicas.sh up [N]       start Redis, N replicas (default 3) and nginx; print the URL
 #   deploy/replicas.sh down         stop them all
@@ -79,6 +80,7 @@ start_replica() {
     MCP_TOOL_STATE_KEY="$(cat "$run/state-key")" \
         MCP_TOOL_TASK_STORE="$redis_url" \
         MCP_TOOL_SHARED_STATE="$redis_url" \
+        MCP_TOOL_EVENT_STORE="$redis_url" \
         setsid "$MCP_SERVER" ${MCP_SERVER_ARGS:-} --http "127.0.0.1:$p" \
         </dev/null >>"$run/logs/replica-$i.log" 2>&1 &
     echo $! >"$run/replica-$i.pid"
@@ -193,7 +195,7 @@ start)
     ;;
 status) status ;;
 *)
-    sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac
