@@ -465,6 +465,23 @@ async fn a_stream_over_its_cap_loses_its_oldest_events_and_says_so() {
     assert_runs_to_the_response(&kept, &stream, 8, 2, "10 ticks");
 }
 
+#[tokio::test]
+async fn a_whole_answer_sent_as_a_stream_is_kept_for_a_resume() {
+    let mut config = HttpConfig::default();
+    config.sse_responses = true;
+    let served = serve(config).await;
+    let session = Session::open(&served.url, &served.http).await;
+    let hello = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "hello", "arguments": {"name": "ann"}}});
+    let mut sse = Sse::new(within(session.post(&hello).send()).await);
+    let priming = sse.next().await.expect("the priming event");
+    assert_priming(&priming);
+    let stream = priming.stream().to_owned();
+    assert_runs_to_the_response(&sse.rest().await, &stream, 1, 2, "hello ann");
+    let again = session.resume(&format!("{stream}.0")).await.rest().await;
+    assert_runs_to_the_response(&again, &stream, 1, 2, "hello ann");
+}
+
 /// The in-memory store, counting what it is asked.
 #[derive(Default)]
 struct Counting {

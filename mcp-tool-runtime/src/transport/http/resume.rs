@@ -29,7 +29,7 @@ use crate::server::session::Outgoing;
 use crate::tool::Identity;
 
 use super::endpoint::{Endpoint, Refusal, SESSION_HEADER, refuse};
-use super::events::{EventStore, event_id, new_stream_key, parse_event_id};
+use super::events::{EventStore, event_id, hex, new_stream_key, parse_event_id};
 use super::sse;
 
 const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
@@ -157,6 +157,22 @@ impl Streams {
         };
         if plain {
             return sse::respond_as(first, rx, sse, |_| StatusCode::OK, Some(request)).await;
+        }
+        if let Some(only) = first.as_ref().filter(|m| m.is_response)
+            && let Some(key) = new_stream_key()
+        {
+            // The whole answer at once (`sse`): kept, and sent, without a writer.
+            if let Err(e) = self.store.append(&key, &owner, 1, &only.text, true).await {
+                tracing::warn!(error = %e, "an event of a resumable stream was not recorded");
+            }
+            let body = format!(
+                "id: {}\nretry: {}\ndata: \n\nid: {}\nevent: message\ndata: {}\n\n",
+                event_id(&key, 0),
+                self.retry.as_millis(),
+                event_id(&key, 1),
+                only.text
+            );
+            return sse::sse_response(Body::from(body));
         }
         let Some(stream) = self.create(owner) else {
             return sse::respond_as(first, rx, sse, |_| StatusCode::OK, Some(request)).await;
@@ -458,7 +474,7 @@ pub(super) fn owner_of(session_id: &str, identity: Option<&Identity>) -> String 
     hash.update(session_id.as_bytes());
     hash.update([0]);
     hash.update(identity.map_or("", |i| i.subject.as_str()).as_bytes());
-    hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    hex(&hash.finalize())
 }
 
 /// The `Last-Event-ID` of a request, if it sent one.

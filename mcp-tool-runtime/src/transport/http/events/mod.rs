@@ -132,7 +132,18 @@ pub(crate) fn parse_event_id(id: &str) -> Option<(&str, u64)> {
 pub(crate) fn new_stream_key() -> Option<String> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).ok()?;
-    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    Some(hex(&bytes))
+}
+
+/// Lowercase hex of `bytes`.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 15)]));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -144,6 +155,7 @@ mod tests {
         let key = new_stream_key().unwrap();
         assert_eq!(parse_event_id(&event_id(&key, 7)), Some((key.as_str(), 7)));
         assert_eq!(parse_event_id("ab12.0"), Some(("ab12", 0)));
+        assert_eq!(hex(&[0x00, 0x9f, 0xa0, 0xff]), "009fa0ff");
         for bad in ["", "7", ".7", "xyz.7", "ab12.", "ab12.-1", "ab12.x"] {
             assert_eq!(parse_event_id(bad), None, "{bad:?}");
         }
