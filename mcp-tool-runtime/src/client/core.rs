@@ -22,6 +22,9 @@ use super::{
 /// The most input-required rounds one call may take.
 const MAX_ROUNDS: usize = 16;
 
+/// 2026-07-28's UnsupportedProtocolVersionError.
+const UNSUPPORTED_VERSION: i64 = -32022;
+
 /// A message that came from the server, and the request whose stream carried it (HTTP).
 pub(super) struct Inbound {
     pub(super) text: String,
@@ -122,7 +125,21 @@ impl Core {
             }
         } else {
             self.modern.store(true, Ordering::SeqCst);
-            match self.request("server/discover", json!({}), None).await {
+            let mut discovered = self.request("server/discover", json!({}), None).await;
+            // An UnsupportedProtocolVersion refusal that lists 2026-07-28 after all: asked
+            // once more (the server named what it takes); one that does not is answered by
+            // `initialize` below.
+            if let Err(ClientError::Rpc(e)) = &discovered
+                && e.code == UNSUPPORTED_VERSION
+                && e.data.as_ref().is_some_and(|d| {
+                    d["supported"]
+                        .as_array()
+                        .is_some_and(|v| v.iter().any(|v| v == "2026-07-28"))
+                })
+            {
+                discovered = self.request("server/discover", json!({}), None).await;
+            }
+            match discovered {
                 Ok(found) => {
                     let speaks = found["supportedVersions"]
                         .as_array()
@@ -263,9 +280,14 @@ impl Core {
                 handler: options.and_then(|o| o.handler.clone()),
             },
         );
-        let _forget = Forget { core: self, id };
+        let mut forget = Forget {
+            core: self,
+            id,
+            abort: None,
+            answered: false,
+        };
         let text = jsonrpc::request(id, method, &params);
-        let abort = self
+        let sent = self
             .wire
             .send(Outbound {
                 text,
@@ -273,14 +295,23 @@ impl Core {
                 method,
                 name,
             })
-            .await?;
+            .await;
+        let abort = match sent {
+            Ok(abort) => abort,
+            Err(e) => {
+                // Never sent: nothing to cancel.
+                forget.answered = true;
+                return Err(e);
+            }
+        };
+        forget.abort = abort.clone();
         let cancelled = async {
             match options.and_then(|o| o.cancel.as_ref()) {
                 Some(token) => token.cancelled().await,
                 None => std::future::pending().await,
             }
         };
-        tokio::select! {
+        let outcome = tokio::select! {
             answer = tokio::time::timeout(self.connect.timeout, rx) => match answer {
                 Ok(Ok(Ok(result))) => Ok(result),
                 Ok(Ok(Err(e))) if e.code == TRANSPORT => Err(ClientError::Unavailable(e.message)),
@@ -295,7 +326,9 @@ impl Core {
                 self.cancel(id, abort, "cancelled by the client").await;
                 Err(ClientError::Cancelled)
             }
-        }
+        };
+        forget.answered = true;
+        outcome
     }
 
     /// Tells the server a request is abandoned: `notifications/cancelled`, and the request's
@@ -601,16 +634,30 @@ fn merge_meta(params: &mut Value, meta: Value) {
     }
 }
 
-/// Forgets a request's bookkeeping when its waiter goes.
+/// Forgets a request's bookkeeping when its waiter goes. A request dropped before it was
+/// answered (its caller gave up: a gateway's call cancelled by its own client, a `select!`
+/// elsewhere) is cancelled at the server too: its stream closed and `notifications/cancelled`
+/// sent, so the server stops working on it.
 struct Forget<'a> {
-    core: &'a Core,
+    core: &'a Arc<Core>,
     id: u64,
+    abort: Option<tokio::task::AbortHandle>,
+    answered: bool,
 }
 
 impl Drop for Forget<'_> {
     fn drop(&mut self) {
         lock(&self.core.pending).remove(&self.id);
         lock(&self.core.active).remove(&self.id);
+        if !self.answered
+            && self.core.is_open()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            let (core, id, abort) = (self.core.clone(), self.id, self.abort.take());
+            runtime.spawn(async move {
+                core.cancel(id, abort, "the caller gave up").await;
+            });
+        }
     }
 }
 

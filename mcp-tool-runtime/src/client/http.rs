@@ -23,6 +23,9 @@ use super::core::{Inbound, Outbound};
 /// How many times a broken SSE answer is resumed.
 const RESUMES: usize = 5;
 
+/// The longest `retry:` of a server that is honoured (ms).
+const MAX_RETRY_MS: u64 = 60_000;
+
 const SESSION: &str = "mcp-session-id";
 
 pub(crate) struct HttpWire {
@@ -187,6 +190,7 @@ impl HttpWire {
         };
         let task = tokio::spawn(async move {
             let mut last: Option<String> = None;
+            let mut retry: Option<Duration> = None;
             let mut backoff = Duration::from_millis(200);
             loop {
                 let mut request = resume.get(&shared);
@@ -196,7 +200,8 @@ impl HttpWire {
                 match request.send().await {
                     Ok(response) if response.status().is_success() => {
                         backoff = Duration::from_millis(200);
-                        let _ = read_events(&shared, response, None, None, &mut last).await;
+                        let _ =
+                            read_events(&shared, response, None, None, &mut last, &mut retry).await;
                     }
                     // No GET stream here (405), or no session any more (404).
                     Ok(response)
@@ -210,7 +215,7 @@ impl HttpWire {
                 if shared.inbox.is_closed() {
                     return;
                 }
-                tokio::time::sleep(backoff).await;
+                tokio::time::sleep(retry.unwrap_or(backoff)).await;
                 backoff = (backoff * 2).min(Duration::from_secs(30));
             }
         });
@@ -319,18 +324,23 @@ async fn answer(
         .to_ascii_lowercase();
     if content_type.starts_with("text/event-stream") {
         let mut last = None;
-        let mut answered = read_events(shared, response, Some(id), Some(id), &mut last).await;
+        let mut retry = None;
+        let mut answered =
+            read_events(shared, response, Some(id), Some(id), &mut last, &mut retry).await;
         let mut tries = 0;
         while !answered && last.is_some() && tries < RESUMES {
             tries += 1;
-            tokio::time::sleep(Duration::from_millis(100 * tries as u64)).await;
+            // The server's `retry:` when it gave one (SEP-1699), else a growing pause.
+            let pause = retry.unwrap_or(Duration::from_millis(100 * tries as u64));
+            tokio::time::sleep(pause).await;
             let mut get = resume.get(shared);
             if let Some(event) = &last {
                 get = get.header("Last-Event-ID", event.as_str());
             }
             match get.send().await {
                 Ok(r) if r.status().is_success() => {
-                    answered = read_events(shared, r, Some(id), Some(id), &mut last).await;
+                    answered =
+                        read_events(shared, r, Some(id), Some(id), &mut last, &mut retry).await;
                 }
                 _ => {}
             }
@@ -370,13 +380,15 @@ async fn answer(
 }
 
 /// Feeds the events of an SSE response to the client (tagged with `via`); returns whether the
-/// answer to request `want` was among them. `last` keeps the last event id.
+/// answer to request `want` was among them. `last` keeps the last event id, `retry` the
+/// server's last `retry:` field (how long to wait before reconnecting).
 async fn read_events(
     shared: &Shared,
     response: reqwest::Response,
     via: Option<u64>,
     want: Option<u64>,
     last: &mut Option<String>,
+    retry: &mut Option<Duration>,
 ) -> bool {
     let mut stream = response.bytes_stream();
     let mut buf = String::new();
@@ -409,6 +421,11 @@ async fn read_events(
                 data.push_str(value.strip_prefix(' ').unwrap_or(value));
             } else if let Some(value) = line.strip_prefix("id:") {
                 *last = Some(value.trim().to_owned());
+            } else if let Some(value) = line.strip_prefix("retry:")
+                && let Ok(ms) = value.trim().parse::<u64>()
+            {
+                // Bounded, so a server cannot park the client for ever.
+                *retry = Some(Duration::from_millis(ms.min(MAX_RETRY_MS)));
             }
         }
         if answered {

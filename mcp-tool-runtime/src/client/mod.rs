@@ -243,12 +243,44 @@ pub struct CallProgress {
     pub message: Option<String>,
 }
 
+/// Cancels calls from outside a tool: [`Canceller::token`] goes in [`CallOptions::cancel`], and
+/// [`Canceller::cancel`] sends the server `notifications/cancelled` (the token of a running
+/// tool's own call, from its `Ctx`, works the same way when a gateway passes a cancellation
+/// on).
+#[derive(Debug, Clone, Default)]
+pub struct Canceller {
+    token: CancellationToken,
+}
+
+impl Canceller {
+    /// A canceller not cancelled yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The token to put in [`CallOptions::cancel`] (of one call or several).
+    pub fn token(&self) -> CancellationToken {
+        self.token.clone()
+    }
+
+    /// Cancels every call given this canceller's token.
+    pub fn cancel(&self) {
+        self.token.cancel();
+    }
+
+    /// Whether [`Canceller::cancel`] was called.
+    pub fn is_cancelled(&self) -> bool {
+        self.token.is_cancelled()
+    }
+}
+
 /// What a call may carry besides its arguments.
 #[derive(Default)]
 pub struct CallOptions {
     /// Receives the call's progress reports.
     pub progress: Option<Box<dyn Fn(CallProgress) + Send + Sync>>,
-    /// Cancels the call (`notifications/cancelled` is sent to the server).
+    /// Cancels the call (`notifications/cancelled` is sent to the server): a
+    /// [`Canceller`]'s token, or a running tool's own.
     pub cancel: Option<CancellationToken>,
     /// Answers the requests the server makes while running this call (elicitation…),
     /// instead of the client's handler.

@@ -17,7 +17,9 @@ use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::Notify;
 
-use crate::client::{CallOptions, CallProgress, ClientFuture, ClientHandler, Connect, McpClient};
+use crate::client::{
+    CallOptions, CallProgress, ClientError, ClientFuture, ClientHandler, Connect, McpClient,
+};
 use crate::protocol::{Content, RpcError, code};
 use crate::tool::{Annotations, Ctx, DynamicArgs, DynamicTool, Elicitation, ToolError, ToolResult};
 
@@ -295,6 +297,10 @@ impl Mount {
         };
         match client.call_with(remote, arguments, options).await {
             Ok(result) => Ok(to_result(result)),
+            Err(ClientError::Unavailable(why)) => {
+                self.lost.notify_one();
+                Err(unavailable(self.label(), &why))
+            }
             Err(e) if e.is_retryable() => {
                 self.lost.notify_one();
                 Err(unavailable(self.label(), &e.to_string()))

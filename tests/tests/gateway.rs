@@ -1,0 +1,922 @@
+//! The gateway over real processes (the `MCPTool` document): the `gateway` example (or any
+//! example with `--mount FILE`) mounting `users --http` and `calc` over stdio, spoken to by
+//! `mcp_tool::client` in both eras — 2025-11-25 (a session) and 2026-07-28 (stateless).
+//!
+//! Checked: mounted tools listed as `label__tool` with the remote's schemas and the server's
+//! description; calls forwarded with progress and cancellation (the remote stops); headers and
+//! tokens seen by their own remote only (two echo servers of this file, and `users` with bearer
+//! tokens, which refuses any other); the connection store; approval accepted, declined and
+//! unsupported; `tool_configs` resolution (exact > `*` > server-wide), unknown names ignored;
+//! `allowed_tools` by names and by `read_only`; a remote restarted on the same port and one
+//! down at start; tool search finding and revealing a deferred mounted tool.
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use mcp_tool::client::{
+    CallOptions, CallProgress, Canceller, ClientError, ClientFuture, ClientHandler, Connect,
+    McpClient, NoHandler, Revision,
+};
+use mcp_tool::protocol::RpcError;
+use mcp_tool_tests::{ExampleHttp, TempDir, example_bin, wait_bounded};
+use serde_json::{Value, json};
+
+/// The longest a mounted server may take to appear, or to come back.
+const APPEAR: Duration = Duration::from_secs(30);
+
+const BOTH: [Revision; 2] = [Revision::Stateful, Revision::Stateless];
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------------
+
+/// What the test's client answers when the gateway asks for approval.
+#[derive(Clone, Copy, PartialEq)]
+enum Answer {
+    Approve,
+    Decline,
+}
+
+/// A client that declares elicitation, answers every question the same way, and keeps them.
+struct Asker {
+    answer: Answer,
+    asked: Mutex<Vec<Value>>,
+}
+
+impl Asker {
+    fn new(answer: Answer) -> Arc<Asker> {
+        Arc::new(Asker {
+            answer,
+            asked: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn asked(&self) -> Vec<Value> {
+        self.asked.lock().unwrap().clone()
+    }
+}
+
+impl ClientHandler for Asker {
+    fn capabilities(&self) -> Value {
+        json!({ "elicitation": { "form": {} } })
+    }
+
+    fn request<'a>(
+        &'a self,
+        method: &'a str,
+        params: Value,
+    ) -> ClientFuture<'a, Result<Value, RpcError>> {
+        Box::pin(async move {
+            assert_eq!(method, "elicitation/create", "{params}");
+            self.asked.lock().unwrap().push(params);
+            Ok(match self.answer {
+                Answer::Approve => json!({ "action": "accept", "content": { "approve": true } }),
+                Answer::Decline => json!({ "action": "decline" }),
+            })
+        })
+    }
+}
+
+async fn connect(url: &str, revision: Revision, handler: Arc<dyn ClientHandler>) -> McpClient {
+    McpClient::connect_with(
+        Connect::http(url)
+            .revision(revision)
+            .timeout(Duration::from_secs(20)),
+        handler,
+    )
+    .await
+    .unwrap_or_else(|e| panic!("cannot connect to {url}: {e}"))
+}
+
+fn names(tools: &[Value]) -> Vec<String> {
+    let mut names: Vec<String> = tools
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(String::from))
+        .collect();
+    names.sort();
+    names
+}
+
+/// Lists the client's tools until `ready` holds (a mount connects in the background).
+async fn tools_when(client: &McpClient, ready: impl Fn(&[String]) -> bool) -> Vec<Value> {
+    let deadline = Instant::now() + APPEAR;
+    loop {
+        let tools = client.list_tools().await.expect("tools/list");
+        if ready(&names(&tools)) {
+            return tools;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the mounted tools never appeared: {:?}",
+            names(&tools)
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn text(result: &Value) -> String {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn is_error(result: &Value) -> bool {
+    result["isError"] == json!(true)
+}
+
+/// A mount file holding `mounts`.
+fn mount_file(dir: &TempDir, mounts: &Value) -> String {
+    let path = dir.path().join("mounts.json");
+    std::fs::write(&path, mounts.to_string()).expect("write the mount file");
+    path.to_string_lossy().into_owned()
+}
+
+/// `users --http ADDR` (`127.0.0.1:0` for any port), with `env`; returns it once it listens.
+fn users_on(addr: &str, env: &[(&str, &str)]) -> (Child, SocketAddr) {
+    let mut child = Command::new(example_bin("users"))
+        .args(["--http", addr])
+        .env_remove(mcp_tool::http::TOKENS_ENV)
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("users starts");
+    let stderr = child.stderr.take().expect("piped stderr");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut tx = Some(tx);
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if let Some(url) = line.split("MCP endpoint ").nth(1)
+                && let Some(tx) = tx.take()
+            {
+                let _ = tx.send(url.trim().to_owned());
+            }
+        }
+    });
+    let url = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("users says where it listens");
+    let addr = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .parse()
+        .expect("an address");
+    (child, addr)
+}
+
+/// The gateway example over HTTP, mounting `users` at `users_url` and `calc` over stdio.
+fn gateway(users_url: &str) -> ExampleHttp {
+    ExampleHttp::start(
+        "gateway",
+        &["--users", users_url, "--calc", example_bin("calc")],
+        &[],
+    )
+}
+
+/// The remote tool definitions `users` lists itself.
+async fn users_own_tools(url: &str) -> Vec<Value> {
+    let direct = McpClient::connect(Connect::http(url)).await.expect("users");
+    let tools = direct.list_tools().await.expect("users' tools");
+    direct.close().await;
+    tools
+}
+
+// ---------------------------------------------------------------------------------------------
+// Listing, forwarding, progress, cancellation
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mounted_tools_are_listed_with_their_prefix_schema_and_server_description() {
+    let users = ExampleHttp::users();
+    let gw = gateway(&users.url);
+    let own = users_own_tools(&users.url).await;
+    for revision in BOTH {
+        let client = connect(&gw.url, revision, Arc::new(NoHandler)).await;
+        let tools = tools_when(&client, |n| n.iter().any(|n| n.starts_with("users__"))).await;
+        let listed = names(&tools);
+        let mut expected: Vec<String> = names(&own).iter().map(|n| format!("users__{n}")).collect();
+        expected.extend(["gateway_status".to_owned(), "search_tools".to_owned()]);
+        expected.sort();
+        // calc's tools are deferred: not listed, found through search_tools.
+        assert_eq!(listed, expected, "{revision:?}");
+        for remote in &own {
+            let name = format!("users__{}", remote["name"].as_str().unwrap());
+            let ours = tools.iter().find(|t| t["name"] == name.as_str()).unwrap();
+            assert_eq!(ours["inputSchema"], remote["inputSchema"], "{name}");
+            assert_eq!(ours["outputSchema"], remote["outputSchema"], "{name}");
+            assert_eq!(ours["title"], remote["title"], "{name}");
+            assert_eq!(ours["annotations"], remote["annotations"], "{name}");
+            let description = ours["description"].as_str().unwrap();
+            assert!(
+                description.starts_with(remote["description"].as_str().unwrap())
+                    && description.contains("User accounts: create, read and delete users"),
+                "{name}: {description}"
+            );
+        }
+        let created = client
+            .call(
+                "users__create_user",
+                json!({"email": "ada@example.com", "name": "Ada Lovelace"}),
+            )
+            .await
+            .unwrap();
+        assert!(!is_error(&created), "{created}");
+        assert_eq!(created["structuredContent"]["email"], "ada@example.com");
+        let status = client.call("gateway_status", json!({})).await.unwrap();
+        assert!(text(&status).contains("users: 5 tools"), "{status}");
+        client.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_are_forwarded_with_progress_and_cancellation_reaches_the_remote() {
+    let users = ExampleHttp::users();
+    let gw = gateway(&users.url);
+    for revision in BOTH {
+        let client = connect(&gw.url, revision, Arc::new(NoHandler)).await;
+        tools_when(&client, |n| n.iter().any(|n| n == "users__seed_users")).await;
+
+        // Progress: each of the remote's reports reaches our client, in order.
+        let seen: Arc<Mutex<Vec<CallProgress>>> = Arc::default();
+        let sink = seen.clone();
+        let result = client
+            .call_with(
+                "users__seed_users",
+                json!({"count": 3}),
+                CallOptions {
+                    progress: Some(Box::new(move |p| sink.lock().unwrap().push(p))),
+                    ..CallOptions::default()
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(text(&result), "created 3 demo users", "{result}");
+        let seen = seen.lock().unwrap().clone();
+        let steps: Vec<(f64, Option<f64>)> = seen.iter().map(|p| (p.progress, p.total)).collect();
+        assert_eq!(
+            steps,
+            [(1.0, Some(3.0)), (2.0, Some(3.0)), (3.0, Some(3.0))],
+            "{revision:?}"
+        );
+        assert!(
+            seen[0]
+                .message
+                .as_deref()
+                .unwrap()
+                .starts_with("created usr_")
+        );
+
+        // Cancellation at the first report of a 20-user seed: the remote stops seeding.
+        let before = next_user_number(&users.url).await;
+        let cancel = Canceller::new();
+        let trip = cancel.clone();
+        let outcome = client
+            .call_with(
+                "users__seed_users",
+                json!({"count": 20}),
+                CallOptions {
+                    progress: Some(Box::new(move |_| trip.cancel())),
+                    cancel: Some(cancel.token()),
+                    ..CallOptions::default()
+                },
+            )
+            .await;
+        assert_eq!(outcome, Err(ClientError::Cancelled), "{revision:?}");
+        // A seed left running would create its 20 users within 1 s (one every 50 ms).
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let after = next_user_number(&users.url).await;
+        let seeded = after - before - 1;
+        assert!(
+            (1..5).contains(&seeded),
+            "{revision:?}: the remote went on seeding after the cancellation ({seeded} users)"
+        );
+        client.close().await;
+    }
+}
+
+/// Creates a user directly on `users` and returns its number (ids count up from 1).
+async fn next_user_number(url: &str) -> u64 {
+    let direct = McpClient::connect(Connect::http(url)).await.expect("users");
+    let created = direct
+        .call(
+            "create_user",
+            json!({"email": "probe@example.com", "name": "Probe"}),
+        )
+        .await
+        .expect("create_user");
+    direct.close().await;
+    let id = created["structuredContent"]["id"].as_str().expect("an id");
+    u64::from_str_radix(id.trim_start_matches("usr_"), 16).expect("a hex number")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Approval
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approval_is_asked_before_forwarding_and_a_refusal_sends_nothing() {
+    let users = ExampleHttp::users();
+    let gw = gateway(&users.url);
+    for revision in BOTH {
+        let direct = McpClient::connect(Connect::http(&users.url)).await.unwrap();
+        let make =
+            |n: &str| json!({"email": format!("{n}@example.com"), "name": format!("User {n}")});
+
+        // Approved: the user is asked (a form naming the server, the tool and the
+        // arguments), then the call is forwarded.
+        let yes = Asker::new(Answer::Approve);
+        let client = connect(&gw.url, revision, yes.clone()).await;
+        tools_when(&client, |n| n.iter().any(|n| n == "users__delete_user")).await;
+        let id = direct.call("create_user", make("gone")).await.unwrap()["structuredContent"]["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let deleted = client
+            .call("users__delete_user", json!({"userId": id}))
+            .await
+            .unwrap();
+        assert!(
+            text(&deleted).starts_with(&format!("Deleted user {id}")),
+            "{deleted}"
+        );
+        let asked = yes.asked();
+        assert_eq!(asked.len(), 1, "{asked:?}");
+        let message = asked[0]["message"].as_str().unwrap();
+        assert!(
+            message.contains("`users`") && message.contains("delete_user") && message.contains(&id),
+            "{message}"
+        );
+        assert_eq!(
+            asked[0]["requestedSchema"]["properties"]["approve"]["type"],
+            "boolean"
+        );
+        // Tools without approval are not asked about.
+        client
+            .call("users__get_user", json!({"userId": "usr_nobody"}))
+            .await
+            .unwrap();
+        assert_eq!(yes.asked().len(), 1);
+        client.close().await;
+
+        // Declined: an error result, and the user is still there.
+        let no = Asker::new(Answer::Decline);
+        let client = connect(&gw.url, revision, no.clone()).await;
+        tools_when(&client, |n| n.iter().any(|n| n == "users__delete_user")).await;
+        let id = direct.call("create_user", make("kept")).await.unwrap()["structuredContent"]["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let refused = client
+            .call("users__delete_user", json!({"userId": id}))
+            .await
+            .unwrap();
+        assert!(is_error(&refused), "{refused}");
+        assert!(text(&refused).contains("NOT_APPROVED"), "{refused}");
+        assert_eq!(no.asked().len(), 1);
+        let still = direct
+            .call("get_user", json!({"userId": id}))
+            .await
+            .unwrap();
+        assert!(
+            !is_error(&still),
+            "a declined delete reached the server: {still}"
+        );
+        client.close().await;
+
+        // A client without elicitation: a clear error, never a silent forward.
+        let mute = connect(&gw.url, revision, Arc::new(NoHandler)).await;
+        tools_when(&mute, |n| n.iter().any(|n| n == "users__delete_user")).await;
+        let unasked = mute.call("users__delete_user", json!({"userId": id})).await;
+        assert_approval_unavailable(&unasked);
+        let still = direct
+            .call("get_user", json!({"userId": id}))
+            .await
+            .unwrap();
+        assert!(
+            !is_error(&still),
+            "an unapproved delete reached the server: {still}"
+        );
+        mute.close().await;
+        direct.close().await;
+    }
+}
+
+/// A call needing approval, made by a client without elicitation: refused with an error
+/// naming the missing capability (the protocol's MissingRequiredClientCapability, or an error
+/// result), never forwarded.
+fn assert_approval_unavailable(outcome: &Result<Value, ClientError>) {
+    match outcome {
+        Err(ClientError::Rpc(e)) => {
+            assert_eq!(e.code, -32021, "{e:?}");
+            assert!(e.message.contains("elicitation"), "{e:?}");
+        }
+        Ok(result) => {
+            assert!(is_error(result), "{result}");
+            assert!(
+                text(result).contains("APPROVAL_UNAVAILABLE")
+                    && text(result).contains("elicitation"),
+                "{result}"
+            );
+        }
+        Err(e) => panic!("{e:?}"),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// allowed_tools and tool_configs (a mount file on the `calc` example)
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allowed_tools_and_tool_configs_resolve_exact_then_star_then_server_wide() {
+    let users = ExampleHttp::users();
+    let dir = TempDir::new("gateway-rules");
+    let file = mount_file(
+        &dir,
+        &json!([
+            // Only the read-only tools.
+            {"type": "mcp", "server_label": "ro", "server_url": users.url,
+             "allowed_tools": {"read_only": true}},
+            // By name and read-only together: get_user only.
+            {"type": "mcp", "server_label": "both", "server_url": users.url,
+             "allowed_tools": {"tool_names": ["get_user", "delete_user"], "read_only": true}},
+            // A list of names; the server-wide "always" beaten by `*`'s "never", which the
+            // exact entry of delete_user beats in turn; `ghost` is not a tool of the server.
+            {"type": "mcp", "server_label": "named", "server_url": users.url,
+             "allowed_tools": ["create_user", "get_user", "delete_user"],
+             "require_approval": "always",
+             "tool_configs": {
+                 "*": {"require_approval": "never", "description": "star"},
+                 "create_user": {"description": "exact"},
+                 "delete_user": {"require_approval": "always"},
+                 "ghost": {"require_approval": "always", "defer_loading": true}
+             }},
+            // No `*`: the server-wide setting for the rest.
+            {"type": "mcp", "server_label": "wide", "command": [example_bin("calc")],
+             "require_approval": "always",
+             "tool_configs": {"divide": {"require_approval": "never"}}}
+        ]),
+    );
+    let calc = ExampleHttp::start("calc", &["--mount", &file], &[]);
+    for revision in BOTH {
+        let client = connect(&calc.url, revision, Arc::new(NoHandler)).await;
+        let tools = tools_when(&client, |n| {
+            ["ro__", "both__", "named__", "wide__"]
+                .iter()
+                .all(|p| n.iter().any(|n| n.starts_with(p)))
+        })
+        .await;
+        assert_eq!(
+            names(&tools),
+            [
+                "both__get_user",
+                "divide",
+                "multiply",
+                "named__create_user",
+                "named__delete_user",
+                "named__get_user",
+                "ro__get_user",
+                "wide__divide",
+                "wide__multiply",
+            ],
+            "{revision:?}"
+        );
+        let describe = |name: &str| {
+            tools.iter().find(|t| t["name"] == name).unwrap()["description"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        };
+        assert_eq!(describe("named__create_user"), "exact");
+        assert_eq!(describe("named__get_user"), "star");
+        assert_eq!(describe("named__delete_user"), "star");
+
+        // What is not allowed is not callable either.
+        let hidden = client
+            .call("ro__delete_user", json!({"userId": "usr_1"}))
+            .await;
+        assert!(
+            matches!(&hidden, Err(ClientError::Rpc(_)))
+                || hidden.as_ref().is_ok_and(is_error),
+            "{hidden:?}"
+        );
+
+        // `*`'s "never" beats the server-wide "always": no question (this client has none).
+        let made = client
+            .call(
+                "named__create_user",
+                json!({"email": "c@example.com", "name": "Cee"}),
+            )
+            .await
+            .unwrap();
+        assert!(!is_error(&made), "{made}");
+        // The exact "always" beats `*`'s "never".
+        let deleting = client
+            .call("named__delete_user", json!({"userId": "usr_1"}))
+            .await;
+        assert_approval_unavailable(&deleting);
+        // No `*`: the exact "never" for divide, the server-wide "always" for multiply.
+        let divided = client
+            .call("wide__divide", json!({"a": 6, "b": 3}))
+            .await
+            .unwrap();
+        assert_eq!(text(&divided), "2", "{divided}");
+        let multiplied = client.call("wide__multiply", json!({"a": 6, "b": 3})).await;
+        assert_approval_unavailable(&multiplied);
+        client.close().await;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Headers, tokens and the connection store
+// ---------------------------------------------------------------------------------------------
+
+/// What one echo server saw: the `Authorization` and `X-Tenant` of each request.
+type Seen = Arc<Mutex<Vec<(Option<String>, Option<String>)>>>;
+
+/// A small MCP server (2025-11-25 over Streamable HTTP, JSON answers) with one tool, `whoami`,
+/// which answers the `Authorization` and `X-Tenant` headers of its own request; every request's
+/// are kept.
+async fn echo_server() -> (String, Seen) {
+    use axum::http::{HeaderMap, StatusCode, header};
+    use axum::response::IntoResponse;
+    use axum::routing::post;
+
+    let seen: Seen = Arc::default();
+    let log = seen.clone();
+    let handle = move |headers: HeaderMap, body: String| {
+        let log = log.clone();
+        async move {
+            let get = |name: &str| {
+                headers
+                    .get(name)
+                    .and_then(|v| v.to_str().ok())
+                    .map(String::from)
+            };
+            let (auth, tenant) = (get("authorization"), get("x-tenant"));
+            log.lock().unwrap().push((auth.clone(), tenant.clone()));
+            let message: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+            let id = message["id"].clone();
+            if id.is_null() {
+                return StatusCode::ACCEPTED.into_response();
+            }
+            let outcome = match message["method"].as_str().unwrap_or_default() {
+                "initialize" => Ok(json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "echo", "version": "1.0.0"}
+                })),
+                "tools/list" => Ok(json!({"tools": [{
+                    "name": "whoami",
+                    "description": "The credentials of this request",
+                    "inputSchema": {"type": "object"}
+                }]})),
+                "tools/call" => Ok(json!({"content": [{
+                    "type": "text",
+                    "text": json!({"authorization": auth, "tenant": tenant}).to_string()
+                }]})),
+                other => Err(json!({"code": -32601, "message": format!("no method {other}")})),
+            };
+            let reply = match outcome {
+                Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+                Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error}),
+            };
+            (
+                [
+                    (header::CONTENT_TYPE, "application/json"),
+                    (header::HeaderName::from_static("mcp-session-id"), "echo-1"),
+                ],
+                reply.to_string(),
+            )
+                .into_response()
+        }
+    };
+    let app = axum::Router::new().route(
+        "/mcp",
+        post(handle)
+            .get(|| async { StatusCode::METHOD_NOT_ALLOWED })
+            .delete(|| async { StatusCode::OK }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (format!("http://{addr}/mcp"), seen)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn headers_and_tokens_reach_their_own_server_and_no_other() {
+    let (a_url, a_seen) = echo_server().await;
+    let (b_url, b_seen) = echo_server().await;
+    // `users` refuses any request without its token.
+    let users = ExampleHttp::start(
+        "users",
+        &[],
+        &[(mcp_tool::http::TOKENS_ENV, "gateway:tok-users")],
+    );
+    let refused = McpClient::connect(Connect::http(&users.url)).await;
+    assert!(refused.is_err(), "users took a request without its token");
+
+    let dir = TempDir::new("gateway-credentials");
+    // The connection store: b's credentials and the users connector's URL and token.
+    let store = dir.path().join("connections.json");
+    std::fs::write(
+        &store,
+        json!({
+            "conn-b": {"authorization": "tok-b", "headers": {"X-Tenant": "b"}},
+            "connector_users": {"server_url": users.url, "authorization": "tok-users"}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let file = mount_file(
+        &dir,
+        &json!([
+            {"type": "mcp", "server_label": "a", "server_url": a_url,
+             "headers": {"X-Tenant": "a"}, "authorization": "tok-a"},
+            {"type": "mcp", "server_label": "b", "server_url": b_url,
+             "project_connection_id": "conn-b"},
+            {"type": "mcp", "server_label": "users", "connector_id": "connector_users"}
+        ]),
+    );
+    let store_env = store.to_string_lossy().into_owned();
+    let gw = ExampleHttp::start(
+        "calc",
+        &["--mount", &file],
+        &[("MCP_TOOL_CONNECTIONS", &store_env)],
+    );
+    for revision in BOTH {
+        let client = connect(&gw.url, revision, Arc::new(NoHandler)).await;
+        tools_when(&client, |n| {
+            ["a__whoami", "b__whoami", "users__get_user"]
+                .iter()
+                .all(|t| n.iter().any(|n| n == t))
+        })
+        .await;
+        let a = client.call("a__whoami", json!({})).await.unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(&text(&a)).unwrap(),
+            json!({"authorization": "Bearer tok-a", "tenant": "a"})
+        );
+        let b = client.call("b__whoami", json!({})).await.unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(&text(&b)).unwrap(),
+            json!({"authorization": "Bearer tok-b", "tenant": "b"})
+        );
+        let u = client
+            .call("users__get_user", json!({"userId": "usr_none"}))
+            .await
+            .unwrap();
+        assert!(text(&u).contains("NOT_FOUND"), "{u}");
+        client.close().await;
+    }
+    // Every request each echo server saw carried its own credentials, and only those.
+    for (seen, token, tenant) in [
+        (&a_seen, "Bearer tok-a", "a"),
+        (&b_seen, "Bearer tok-b", "b"),
+    ] {
+        let seen = seen.lock().unwrap().clone();
+        assert!(seen.len() >= 4, "{seen:?}");
+        for (auth, t) in seen {
+            assert_eq!(auth.as_deref(), Some(token));
+            assert_eq!(t.as_deref(), Some(tenant));
+        }
+    }
+}
+
+#[test]
+fn a_missing_connection_or_connector_is_named_at_start() {
+    let dir = TempDir::new("gateway-missing");
+    let store = dir.path().join("connections.json");
+    std::fs::write(&store, json!({"other": {"authorization": "x"}}).to_string()).unwrap();
+    for (mount, named) in [
+        (
+            json!({"type": "mcp", "server_label": "x", "server_url": "http://127.0.0.1:9/mcp",
+                   "project_connection_id": "conn-missing"}),
+            "conn-missing",
+        ),
+        (
+            json!({"type": "mcp", "server_label": "y", "connector_id": "connector_dropbox"}),
+            "connector_dropbox",
+        ),
+    ] {
+        let file = mount_file(&dir, &json!([mount]));
+        let mut child = Command::new(example_bin("calc"))
+            .args(["--mount", &file])
+            .env("MCP_TOOL_CONNECTIONS", &store)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (status, out, err) =
+            wait_bounded(&mut child, Duration::from_secs(10)).expect("calc exits");
+        assert!(!status.success());
+        assert!(out.is_empty(), "{out}");
+        assert!(
+            err.contains(named) && err.contains("connection store"),
+            "{err}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A remote that goes away, and one down at start
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_remote_fails_retryably_then_works_again() {
+    let (mut first, addr) = users_on("127.0.0.1:0", &[]);
+    let url = format!("http://{addr}/mcp");
+    let gw = gateway(&url);
+    for revision in BOTH {
+        let client = connect(&gw.url, revision, Arc::new(NoHandler)).await;
+        tools_when(&client, |n| n.iter().any(|n| n == "users__get_user")).await;
+        let found = client
+            .call("users__get_user", json!({"userId": "usr_x"}))
+            .await
+            .unwrap();
+        assert!(text(&found).contains("NOT_FOUND"), "{found}");
+
+        let _ = first.kill();
+        let _ = first.wait();
+        let down = client
+            .call("users__get_user", json!({"userId": "usr_x"}))
+            .await
+            .unwrap();
+        assert!(is_error(&down), "{down}");
+        assert!(
+            text(&down).contains("REMOTE_UNAVAILABLE") && text(&down).contains("(retryable)"),
+            "{down}"
+        );
+        assert_eq!(
+            down["_meta"]["dev.mcp-tool/error"]["retryable"], true,
+            "{down}"
+        );
+        // Local tools keep working.
+        let status = client.call("gateway_status", json!({})).await.unwrap();
+        assert!(!is_error(&status), "{status}");
+
+        let (again, _) = users_on(&addr.to_string(), &[]);
+        first = again;
+        let deadline = Instant::now() + APPEAR;
+        loop {
+            let r = client
+                .call("users__get_user", json!({"userId": "usr_x"}))
+                .await
+                .unwrap();
+            if text(&r).contains("NOT_FOUND") {
+                break;
+            }
+            assert!(
+                text(&r).contains("REMOTE_UNAVAILABLE") || text(&r).contains("unknown"),
+                "{r}"
+            );
+            assert!(Instant::now() < deadline, "never reconnected: {r}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        client.close().await;
+    }
+    let _ = first.kill();
+    let _ = first.wait();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_down_at_start_is_mounted_when_it_comes_up() {
+    // A port nobody listens on (yet).
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let gw = gateway(&url);
+    for revision in BOTH {
+        let client = connect(&gw.url, revision, Arc::new(NoHandler)).await;
+        // The gateway serves its own tools meanwhile.
+        let status = client.call("gateway_status", json!({})).await.unwrap();
+        assert!(!is_error(&status), "{status}");
+        client.close().await;
+    }
+    let (mut users, _) = users_on(&format!("127.0.0.1:{port}"), &[]);
+    for revision in BOTH {
+        let client = connect(&gw.url, revision, Arc::new(NoHandler)).await;
+        tools_when(&client, |n| n.iter().any(|n| n == "users__get_user")).await;
+        let r = client
+            .call("users__get_user", json!({"userId": "usr_x"}))
+            .await
+            .unwrap();
+        assert!(text(&r).contains("NOT_FOUND"), "{r}");
+        client.close().await;
+    }
+    let _ = users.kill();
+    let _ = users.wait();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2025_session_hears_list_changed_when_a_remote_comes_up() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let gw = gateway(&format!("http://127.0.0.1:{port}/mcp"));
+    let client = connect(&gw.url, Revision::Stateful, Arc::new(NoHandler)).await;
+    let before = names(&client.list_tools().await.unwrap());
+    assert!(
+        !before.iter().any(|n| n.starts_with("users__")),
+        "{before:?}"
+    );
+    let (mut users, _) = users_on(&format!("127.0.0.1:{port}"), &[]);
+    let heard = tokio::time::timeout(APPEAR, client.tools_changed()).await;
+    assert_eq!(heard, Ok(true));
+    tools_when(&client, |n| n.iter().any(|n| n == "users__get_user")).await;
+    client.close().await;
+    let _ = users.kill();
+    let _ = users.wait();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tool search over deferred mounted tools
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_search_finds_and_reveals_a_deferred_mounted_tool() {
+    let users = ExampleHttp::users();
+    // Authenticated: in 2026-07-28 what a search reveals belongs to the client's principal.
+    let gw = ExampleHttp::start(
+        "gateway",
+        &["--users", &users.url, "--calc", example_bin("calc")],
+        &[(mcp_tool::http::TOKENS_ENV, "alice:tok-alice,bob:tok-bob")],
+    );
+    for (revision, token) in [
+        (Revision::Stateful, "tok-alice"),
+        (Revision::Stateless, "tok-bob"),
+    ] {
+        let client = McpClient::connect(
+            Connect::http(&gw.url)
+                .revision(revision)
+                .bearer(token)
+                .timeout(Duration::from_secs(20)),
+        )
+        .await
+        .expect("connect");
+        let listed =
+            names(&tools_when(&client, |n| n.iter().any(|n| n.starts_with("users__"))).await);
+        assert!(
+            !listed.iter().any(|n| n.starts_with("calc__")),
+            "{listed:?}"
+        );
+        // Deferred and never found: not callable.
+        let early = client.call("calc__multiply", json!({"a": 6, "b": 7})).await;
+        assert!(
+            matches!(&early, Err(ClientError::Rpc(_))) || early.as_ref().is_ok_and(is_error),
+            "{early:?}"
+        );
+        // calc connects in the background: search until its tools are indexed.
+        let deadline = Instant::now() + APPEAR;
+        let found = loop {
+            let found = client
+                .call(
+                    "search_tools",
+                    json!({"query": "multiply two numbers", "limit": 1}),
+                )
+                .await
+                .unwrap();
+            let tools = found["structuredContent"]["tools"].clone();
+            if tools.as_array().is_some_and(|t| !t.is_empty()) {
+                break tools;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "search never found calc: {found}"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        assert_eq!(found[0]["name"], "calc__multiply", "{found}");
+        assert_eq!(found[0]["inputSchema"]["required"], json!(["a", "b"]));
+        assert!(
+            found[0]["description"]
+                .as_str()
+                .unwrap()
+                .contains("Arithmetic"),
+            "{found}"
+        );
+        let now = names(&client.list_tools().await.unwrap());
+        assert!(
+            now.iter().any(|n| n == "calc__multiply"),
+            "{revision:?}: {now:?}"
+        );
+        assert!(!now.iter().any(|n| n == "calc__divide"), "{now:?}");
+        let product = client
+            .call("calc__multiply", json!({"a": 6, "b": 7}))
+            .await
+            .unwrap();
+        assert_eq!(text(&product), "42", "{product}");
+        client.close().await;
+    }
+}
