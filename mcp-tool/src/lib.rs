@@ -397,6 +397,13 @@
 //! # let _ = server;
 //! ```
 //!
+//! A folder of [Agent Skills](https://agentskills.io) — each a directory with a `SKILL.md`
+//! (YAML frontmatter: `name`, the directory's own, and `description`) and the files it refers
+//! to — is served by the skills extension with `Server::skills(folder)` (feature `skills`, on
+//! by default): `skills/list`, `skills/get`, `resources/directory/read`, and each file as the
+//! resource `skill://<name>/<path>`, with the digest and size of every file in its skill's
+//! manifest. The `files` example serves `examples/skills`.
+//!
 //! ## Tools defined at run time
 //!
 //! [`DynamicTool`](dynamic::DynamicTool) defines a tool without the macros — from a property
@@ -568,6 +575,7 @@ pub mod dynamic {
 /// tool sets, the errors that stop a server, and the `tracing` layer that sends a call's
 /// events to its client.
 pub mod server {
+    pub use mcp_tool_runtime::server::SKILLS_EXTENSION;
     pub use mcp_tool_runtime::server::{Error, Limits, Result, Server, ServerHandle, StartError};
     pub use mcp_tool_runtime::tool::{ClientLogLayer, ToolRecord, ToolSet};
 
