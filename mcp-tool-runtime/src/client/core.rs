@@ -209,7 +209,7 @@ impl Core {
         }
         self.notify("notifications/initialized", json!({})).await?;
         if let Wire::Http(w) = &self.wire {
-            w.open_standalone_stream();
+            w.open_standalone_stream().await;
         }
         Ok(())
     }

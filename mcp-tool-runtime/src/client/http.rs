@@ -181,14 +181,18 @@ impl HttpWire {
     }
 
     /// After `initialize`: the GET stream of messages that belong to no request, reopened
-    /// (from the last event) when it ends.
-    pub(super) fn open_standalone_stream(&self) {
+    /// (from the last event) when it ends. Returns once the server has answered the first GET
+    /// (at most 5 s): a server that sends a request on that stream right after the handshake
+    /// (one not tied to a call) must find it open.
+    pub(super) async fn open_standalone_stream(&self) {
         let shared = self.shared.clone();
         let resume = Resume {
             url: self.url.clone(),
             headers: self.headers.clone(),
         };
+        let (opened, first) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(async move {
+            let mut opened = Some(opened);
             let mut last: Option<String> = None;
             let mut retry: Option<Duration> = None;
             let mut backoff = Duration::from_millis(200);
@@ -197,7 +201,11 @@ impl HttpWire {
                 if let Some(id) = &last {
                     request = request.header("Last-Event-ID", id.as_str());
                 }
-                match request.send().await {
+                let response = request.send().await;
+                if let Some(opened) = opened.take() {
+                    let _ = opened.send(());
+                }
+                match response {
                     Ok(response) if response.status().is_success() => {
                         backoff = Duration::from_millis(200);
                         let _ =
@@ -223,6 +231,7 @@ impl HttpWire {
             .standalone
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(task.abort_handle());
+        let _ = tokio::time::timeout(Duration::from_secs(5), first).await;
     }
 
     /// Ends the session: the GET stream stopped, DELETE sent.
