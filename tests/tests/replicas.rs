@@ -200,6 +200,16 @@ struct Open {
 
 impl Http {
     async fn send(self, url: &str, headers: &[(&str, &str)], body: &str) -> Result<Open, String> {
+        self.request("POST", url, headers, body).await
+    }
+
+    async fn request(
+        self,
+        method: &str,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> Result<Open, String> {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let rest = url.strip_prefix("http://").ok_or("an http URL")?;
         let (addr, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
@@ -207,7 +217,7 @@ impl Http {
             .await
             .map_err(|e| e.to_string())?;
         let mut head = format!(
-            "POST {path} HTTP/1.0\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+            "{method} {path} HTTP/1.0\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
              Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
             body.len()
         );
@@ -680,6 +690,42 @@ async fn a_session_outlives_its_replica() {
             .collect();
         assert!(logs.is_empty(), "{logs:?}");
     }
+    // Ended through nginx: every replica refuses it afterwards, those that had taken it up
+    // included.
+    let headers = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", LEGACY),
+    ];
+    let deleted = Http
+        .request("DELETE", &cluster.url(), &headers, "")
+        .await
+        .expect("DELETE");
+    assert_eq!(deleted.status, 200);
+    // The other replicas hear of it through Redis: poll (bounded) until both refuse it.
+    for replica in [2, 3] {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let reply = request_2025(
+                http,
+                &cluster.replica(replica),
+                Some(&session),
+                Some(7),
+                "tools/list",
+                json!({}),
+            )
+            .await
+            .unwrap();
+            if reply.status == 404 {
+                break;
+            }
+            assert_eq!(reply.status, 200, "{reply:?}");
+            assert!(
+                Instant::now() < deadline,
+                "replica {replica} still serves an ended session"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
     // An unknown session is still refused.
     let reply = request_2025(
         http,
@@ -942,4 +988,69 @@ async fn load_through_nginx_survives_a_replica_killed_and_restarted() {
         "every request answered once or retried"
     );
     assert_eq!(completed + failed, tasks.len());
+}
+
+#[tokio::test]
+async fn a_subjects_tool_selection_made_on_one_replica_holds_on_the_others() {
+    let root = TempDir::new("replicas-files");
+    let args = format!("--root {} --password pw", root.arg());
+    let cluster = Cluster::up(
+        "files",
+        3,
+        &[
+            ("MCP_SERVER_ARGS", &args),
+            ("MCP_TOOL_BEARER_TOKENS", "alice:ta"),
+        ],
+    );
+    let call = |replica: usize, id: u64, method: &'static str, params: Value| {
+        let url = cluster.replica(replica);
+        async move {
+            let mut params = params;
+            params["_meta"] = meta_2026(json!({}));
+            let name = params["name"].as_str().unwrap_or_default().to_owned();
+            let mut headers = vec![
+                ("MCP-Protocol-Version", MODERN),
+                ("Mcp-Method", method),
+                ("Authorization", "Bearer ta"),
+            ];
+            if !name.is_empty() {
+                headers.push(("Mcp-Name", name.as_str()));
+            }
+            let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+            let reply = post(&Http, &url, &headers, &body).await.expect("an answer");
+            reply.result().clone()
+        }
+    };
+    let names = |list: &Value| -> Vec<String> {
+        list["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .filter_map(|t| t["name"].as_str().map(str::to_owned))
+            .collect()
+    };
+    for replica in 1..=3 {
+        let list = call(replica, 1, "tools/list", json!({})).await;
+        assert!(!names(&list).contains(&"write_file".to_owned()), "{list}");
+    }
+    let done = call(
+        1,
+        2,
+        "tools/call",
+        json!({ "name": "login", "arguments": { "password": "pw" } }),
+    )
+    .await;
+    assert!(text(&done).starts_with("Authenticated"), "{done}");
+    // Alice's next requests reach replicas 2 and 3: they heard of it through Redis.
+    for replica in [2, 3] {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let list = call(replica, 3, "tools/list", json!({})).await;
+            if names(&list).contains(&"write_file".to_owned()) {
+                break;
+            }
+            assert!(Instant::now() < deadline, "replica {replica}: {list}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
 }

@@ -202,6 +202,16 @@ impl Connection for StatelessConnection {
                 .listeners
                 .notify(super::listen::Change::Tools(Some(principal)));
         }
+        if let Principal::Subject(subject) = principal {
+            // The subject's next request may reach another replica.
+            server
+                .shared
+                .replicas
+                .publish(super::replicas::Event::PrincipalTools {
+                    subject: subject.clone(),
+                    batch: super::replicas::SelectionWire::from(batch),
+                });
+        }
         Ok(active)
     }
 

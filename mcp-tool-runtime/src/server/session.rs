@@ -181,6 +181,8 @@ pub(crate) struct Session {
     deaf: AtomicBool,
     /// The session's id among replicas, if they share it.
     shared_name: Option<Arc<str>>,
+    /// The client ended the session on another replica.
+    ended: AtomicBool,
 }
 
 impl Session {
@@ -224,6 +226,7 @@ impl Session {
             nonce: std::sync::OnceLock::new(),
             deaf: AtomicBool::new(false),
             shared_name,
+            ended: AtomicBool::new(false),
         })
     }
 
@@ -243,6 +246,18 @@ impl Session {
     /// The session's id among replicas, if they share it.
     pub(crate) fn shared_name(&self) -> Option<&Arc<str>> {
         self.shared_name.as_ref()
+    }
+
+    /// Whether the client ended the session on another replica.
+    pub(crate) fn ended(&self) -> bool {
+        self.ended.load(Ordering::Relaxed)
+    }
+
+    /// Ends a session the client ended on another replica: its calls stop, and its transport
+    /// answers 404 from now on.
+    pub(crate) fn end_here(&self) {
+        self.ended.store(true, Ordering::Relaxed);
+        self.close();
     }
 
     /// What another replica needs to serve this session.

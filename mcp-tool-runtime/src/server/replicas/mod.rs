@@ -244,6 +244,15 @@ pub(crate) enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<RpcError>,
     },
+    /// The client ended session `session` (DELETE): replicas holding it drop it.
+    SessionEnded {
+        session: String,
+    },
+    /// A tool manager changed the tool selection of an authenticated subject (2026-07-28).
+    PrincipalTools {
+        subject: String,
+        batch: SelectionWire,
+    },
 }
 
 #[derive(Serialize, Deserialize)]
@@ -395,8 +404,12 @@ impl Replicas {
         self.send(Op::Touch(id.clone()));
     }
 
+    /// Forgets a session, here (the caller closed it), in the store, and on every replica.
     pub(crate) fn end(&self, id: &Arc<str>) {
         self.send(Op::End(id.clone()));
+        self.publish(Event::SessionEnded {
+            session: id.to_string(),
+        });
     }
 }
 
@@ -457,6 +470,31 @@ impl ServerHandle {
                 for s in self.shared.sessions.all() {
                     if s.shared_name().is_some_and(|n| **n == *session) {
                         s.answered_here(id, answer.clone());
+                    }
+                }
+            }
+            Event::PrincipalTools { subject, batch } => {
+                let principal = super::session::Principal::Subject(subject);
+                let shared = &self.shared;
+                match shared.principals.apply(
+                    &principal,
+                    &shared.selection(),
+                    &self.catalog(),
+                    &Batch::from(batch),
+                ) {
+                    Ok((_, true)) => shared
+                        .listeners
+                        .notify(super::listen::Change::Tools(Some(&principal))),
+                    Ok(_) => {}
+                    Err(e) => {
+                        tracing::warn!(error = %e, "a replica's tool selection does not apply here");
+                    }
+                }
+            }
+            Event::SessionEnded { session } => {
+                for s in self.shared.sessions.all() {
+                    if s.shared_name().is_some_and(|n| **n == *session) {
+                        s.end_here();
                     }
                 }
             }

@@ -265,7 +265,12 @@ impl Endpoint {
             ));
         };
         let id = id.to_str().unwrap_or("");
-        let session = lock(&self.sessions).get(id).cloned();
+        let mut session = lock(&self.sessions).get(id).cloned();
+        if session.as_ref().is_some_and(|s| s.session.ended()) {
+            // Ended by its client on another replica.
+            lock(&self.sessions).remove(id);
+            session = None;
+        }
         match session {
             Some(s) if s.identity.as_ref() == identity => {
                 s.touch();
