@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the real MCP clients that tests/tests/interop.rs drives against our servers:
 #   - npm: the official TypeScript SDK and the Inspector CLI, from package-lock.json (npm ci),
-#     into interop/node_modules;
+#     into interop/node_modules; and the official `server-everything`, which
+#     tests/tests/client_interop.rs drives our client against (as it does interop/py-server.py);
 #   - PyPI: the official Python SDK (`mcp`), from requirements.txt, into the venv interop/.venv;
 #     and, for tests/tests/otel.rs, Rotel (`rotel`), an OpenTelemetry collector.
 # Quiet, and quick when nothing changed: each install is skipped while the lock file it came
