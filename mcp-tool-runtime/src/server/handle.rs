@@ -379,7 +379,9 @@ impl ServerHandle {
             Change::Tools(_) => Event::ToolsChanged,
             Change::Prompts => Event::PromptsChanged,
             Change::Resources => Event::ResourcesChanged,
-            Change::Updated(uri) => Event::ResourceUpdated { uri: uri.to_owned() },
+            Change::Updated(uri) => Event::ResourceUpdated {
+                uri: uri.to_owned(),
+            },
         });
     }
 
