@@ -16,6 +16,8 @@
 //! load memory   [options]   resident set: idle (stdio, HTTP), with N idle 2025-11-25 HTTP
 //!                           sessions, with N calls in flight (N = 10 000; --n N)
 //! load diag     [options]   mcp-tool only: `add` as a sync fn and as an `async fn`
+//! load gateway  [options]   `add` direct vs through a gateway (`--mount`, stdio to stdio):
+//!                           added latency at W=1, calls/s at W=64
 //! load custom -- CMD ARGS   drive any stdio server (`--tool add|create_user|add_async|
 //!                           confirm_add`, `--window W`, `--revision 2025|2026`; default `add`
 //!                           at W=64 and W=1 in 2025-11-25), e.g. under perf
@@ -77,6 +79,7 @@ struct Run {
     start_ms: f64,
 }
 
+mod gateway;
 mod http;
 mod many;
 mod memory;
@@ -522,6 +525,7 @@ fn main() -> Result<()> {
         "http" => http_leg(&opts, ticks, &servers, &mut out)?,
         "many" => many_section(&opts, ticks, &mut out)?,
         "custom" => custom_leg(&opts, ticks, &command, &mut out)?,
+        "gateway" => gateway::gateway_leg(&opts, ticks, &mut out)?,
         _ => usage(),
     }
     print!("{out}");

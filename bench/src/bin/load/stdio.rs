@@ -75,6 +75,33 @@ impl Stdio2 {
         }
     }
 
+    /// Lists the tools (2025-11-25) until `name` is among them: a mounted server's tools
+    /// appear once the gateway has connected to it (at most 10 s).
+    pub(crate) fn wait_for_tool(&mut self, name: &str) -> Result<()> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let needle = format!("\"name\":\"{name}\"");
+        let mut id = 900_000_000u64;
+        loop {
+            id += 1;
+            self.send(&format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#
+            ))?;
+            let answer = loop {
+                let line = self.recv()?;
+                if line.contains(&format!("\"id\":{id}")) {
+                    break line;
+                }
+            };
+            if answer.contains(&needle) {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(format!("`{name}` never appeared: {answer}").into());
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     pub(crate) fn send(&mut self, line: &str) -> Result<()> {
         self.out.write_all(line.as_bytes())?;
         self.out.write_all(b"\n")?;
@@ -221,7 +248,10 @@ pub(crate) fn stdio_run(
     window: usize,
     ticks: f64,
 ) -> Result<Run> {
-    let (conn, started) = Stdio2::start(server, extra, revision, tool == Tool::ConfirmAdd)?;
+    let (mut conn, started) = Stdio2::start(server, extra, revision, tool == Tool::ConfirmAdd)?;
+    if tool == Tool::MountedAdd {
+        conn.wait_for_tool(tool.name())?;
+    }
     let pid = conn.child.id();
     // Warm-up: a tenth of the run, at the same window.
     let warm = Calls {

@@ -49,6 +49,8 @@ pub(crate) enum Tool {
     /// `add` after asking the user once (`confirm_add`; the `modern` leg). The driver
     /// accepts with `{"confirm": true}`.
     ConfirmAdd,
+    /// `add` of a server mounted as `remote` (the `gateway` leg): `remote__add`.
+    MountedAdd,
 }
 
 impl Tool {
@@ -58,13 +60,14 @@ impl Tool {
             Tool::CreateUser => "create_user",
             Tool::AddAsync => "add_async",
             Tool::ConfirmAdd => "confirm_add",
+            Tool::MountedAdd => "remote__add",
         }
     }
 
     /// The arguments of call number `i`.
     fn arguments(self, i: usize) -> String {
         match self {
-            Tool::Add | Tool::AddAsync | Tool::ConfirmAdd => {
+            Tool::Add | Tool::AddAsync | Tool::ConfirmAdd | Tool::MountedAdd => {
                 format!(r#"{{"a":{i},"b":{}}}"#, i + 1)
             }
             Tool::CreateUser => format!(
@@ -82,7 +85,7 @@ impl Tool {
             ));
         }
         match self {
-            Tool::Add | Tool::AddAsync | Tool::ConfirmAdd => {
+            Tool::Add | Tool::AddAsync | Tool::ConfirmAdd | Tool::MountedAdd => {
                 let text = result.content.first().map_or("", |b| &b.text);
                 let want = (2 * i + 1).to_string();
                 if text != want {
