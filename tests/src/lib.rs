@@ -321,3 +321,14 @@ impl RawSession {
         assert_eq!(pong["result"], json!({}), "{pong}");
     }
 }
+
+/// An HTTP client for the tests (no proxy). mcp-tool's `client` feature builds reqwest with
+/// rustls and no built-in crypto provider, so a reqwest client in the same process needs a
+/// process-wide one: ring's is installed first (a no-op when one is there already).
+pub fn http_client() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("an HTTP client")
+}

@@ -207,10 +207,7 @@ fn core(tools: &[&str]) -> ServerHandle {
 }
 
 fn client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .no_proxy()
-        .build()
-        .expect("an HTTP client")
+    mcp_tool_tests::http_client()
 }
 
 /// A server listening on a loopback port; stopped when dropped.

@@ -400,10 +400,7 @@ async fn http_leg(calc: &Path, collector: &Collector) {
     let url = rx
         .recv_timeout(Duration::from_secs(10))
         .expect("calc --http says where it listens");
-    let http = reqwest::Client::builder()
-        .no_proxy()
-        .build()
-        .expect("an HTTP client");
+    let http = mcp_tool_tests::http_client();
     let post = |body: Value| {
         http.post(&url)
             .header("accept", "application/json, text/event-stream")

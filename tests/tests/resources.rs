@@ -465,7 +465,7 @@ async fn initialize_over_http(config: HttpConfig) -> (String, String) {
     });
     let response = tokio::time::timeout(
         WAIT,
-        reqwest::Client::new()
+        mcp_tool_tests::http_client()
             .post(format!("http://127.0.0.1:{port}/mcp"))
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream")

@@ -103,10 +103,7 @@ async fn serve(config: HttpConfig) -> Served {
 }
 
 fn client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .no_proxy()
-        .build()
-        .expect("an HTTP client")
+    mcp_tool_tests::http_client()
 }
 
 /// A 2025-11-25 session of the endpoint at `url`.

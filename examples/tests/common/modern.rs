@@ -343,7 +343,9 @@ impl HttpServer {
         let deadline = Instant::now() + TIMEOUT;
         let url = loop {
             let text = String::from_utf8_lossy(&stderr.lock().expect("stderr lock")).into_owned();
-            if let Some(url) = text
+            // Only whole lines: a line still being written may hold half the address.
+            let whole = &text[..text.rfind('\n').map_or(0, |i| i + 1)];
+            if let Some(url) = whole
                 .lines()
                 .find_map(|l| l.split_once("MCP endpoint http://").map(|(_, u)| u))
             {
