@@ -501,8 +501,7 @@ async fn allowed_tools_and_tool_configs_resolve_exact_then_star_then_server_wide
             .call("ro__delete_user", json!({"userId": "usr_1"}))
             .await;
         assert!(
-            matches!(&hidden, Err(ClientError::Rpc(_)))
-                || hidden.as_ref().is_ok_and(is_error),
+            matches!(&hidden, Err(ClientError::Rpc(_))) || hidden.as_ref().is_ok_and(is_error),
             "{hidden:?}"
         );
 

@@ -19,9 +19,9 @@ pub mod replicas;
 pub(crate) mod request;
 pub mod resource;
 pub(crate) mod search;
-pub(crate) mod skills;
 pub(crate) mod selection;
 pub(crate) mod session;
+pub(crate) mod skills;
 pub(crate) mod state;
 pub mod tasks;
 pub(crate) mod tools;
@@ -51,10 +51,10 @@ const DEFAULT_STATE_TTL: Duration = Duration::from_secs(600);
 pub use error::{Error, Result, StartError};
 pub use handle::ServerHandle;
 pub use limits::Limits;
-pub use skills::SKILLS_EXTENSION;
 use offerings::Offerings;
 use prompt::Prompt;
 use resource::{Resource, ResourceTemplate};
+pub use skills::SKILLS_EXTENSION;
 use views::UiCsp;
 
 /// Builds an MCP server: its identity, its tools and the service instances they run on, what

@@ -383,7 +383,11 @@ impl DefBuilder {
                 Some("`always_visible`: an always-visible tool is never collapsed behind search")
             } else if self.hidden {
                 Some("`hidden`: a hidden tool is revealed by a tool manager, never by search")
-            } else if self.visibility.as_ref().is_some_and(|v| !v.contains(&"model")) {
+            } else if self
+                .visibility
+                .as_ref()
+                .is_some_and(|v| !v.contains(&"model"))
+            {
                 Some("app-only visibility: search finds tools for the model only")
             } else {
                 None

@@ -239,7 +239,9 @@ impl Ctx {
     pub fn close_stream(&self) {
         if self.state.task.get().is_none() {
             // An empty message is no message: the transport reads it as this request.
-            self.state.conn.send(Some(&self.state.related), String::new());
+            self.state
+                .conn
+                .send(Some(&self.state.related), String::new());
         }
     }
 

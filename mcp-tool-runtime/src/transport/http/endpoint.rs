@@ -243,7 +243,10 @@ impl Endpoint {
         parts: &Parts,
         identity: Option<&Identity>,
     ) -> Result<Arc<HttpSession>, Refusal> {
-        if let Some(id) = parts.headers.get(&SESSION_HEADER).and_then(|v| v.to_str().ok())
+        if let Some(id) = parts
+            .headers
+            .get(&SESSION_HEADER)
+            .and_then(|v| v.to_str().ok())
             && !lock(&self.sessions).contains_key(id)
         {
             self.take_up(id, identity).await;

@@ -48,10 +48,10 @@ use crate::server::ServerHandle;
 
 pub use auth::{AuthError, AuthFuture, Authenticator, BearerTokens};
 pub use config::{HttpConfig, ResourceMetadata};
-pub use events::{EVENT_STORE_ENV, EventStore, MemoryEventStore};
+use endpoint::Endpoint;
 #[cfg(feature = "redis")]
 pub use events::RedisEventStore;
-use endpoint::Endpoint;
+pub use events::{EVENT_STORE_ENV, EventStore, MemoryEventStore};
 
 /// The environment variable whose bearer tokens guard `--http` (comma-separated
 /// `subject:token` entries; the token may contain `:`), when the server configured no
