@@ -8,6 +8,7 @@
 #[cfg(feature = "skills")]
 mod load;
 
+#[cfg(feature = "skills")]
 use std::sync::Arc;
 
 use serde_json::value::RawValue;

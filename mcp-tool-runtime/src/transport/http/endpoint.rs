@@ -14,7 +14,6 @@ use axum::http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use serde::Serialize;
 use tokio::sync::{mpsc, watch};
 
 use crate::protocol::jsonrpc::{self, Message};
@@ -26,7 +25,9 @@ use crate::server::session::{Deliver, Opening, Outgoing, Principal, Session};
 use crate::tool::Identity;
 
 use super::auth::AuthError;
+use super::auth::handle_metadata;
 use super::config::HttpConfig;
+use super::delete::handle_delete;
 use super::get::handle_get;
 use super::origin::check_origin;
 use super::resume::{self, Streams, Tap};
@@ -49,7 +50,7 @@ pub(super) struct HttpSession {
 #[derive(Default)]
 pub(super) struct Routes {
     /// The open response stream of each request in flight, by request id (JSON text).
-    requests: HashMap<Arc<str>, mpsc::UnboundedSender<Outgoing>>,
+    pub(super) requests: HashMap<Arc<str>, mpsc::UnboundedSender<Outgoing>>,
     /// The GET stream, for messages that belong to no request.
     pub(super) standalone: Option<mpsc::UnboundedSender<Outgoing>>,
     /// The GET stream's writer, when it is resumable.
@@ -71,7 +72,7 @@ impl HttpSession {
 pub(super) struct Endpoint {
     pub(super) server: ServerHandle,
     pub(super) config: HttpConfig,
-    sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
+    pub(super) sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
     pub(super) shutting_down: AtomicBool,
     pub(super) shutdown: watch::Sender<bool>,
     /// The resumable SSE streams.
@@ -650,66 +651,12 @@ async fn handle_post(
     response
 }
 
-async fn handle_delete(
-    State(endpoint): State<Arc<Endpoint>>,
-    request: axum::extract::Request,
-) -> Response {
-    let (parts, _) = request.into_parts();
-    let http = match endpoint.session_of(&parts, "DELETE").await {
-        Ok(s) => s,
-        Err(r) => return *r,
-    };
-    let id = parts
-        .headers
-        .get(&SESSION_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_owned();
-    lock(&endpoint.sessions).remove(&id);
-    http.session.close();
-    if let Some(name) = http.session.shared_name() {
-        endpoint.server.shared.replicas.end(name);
-    }
-    let mut routes = lock(&http.routes);
-    routes.standalone = None;
-    routes.standalone_tap = None;
-    routes.requests.clear();
-    StatusCode::OK.into_response()
-}
-
-async fn handle_metadata(State(endpoint): State<Arc<Endpoint>>) -> Response {
-    let Some(meta) = &endpoint.config.resource_metadata else {
-        return StatusCode::NOT_FOUND.into_response();
-    };
-    let body = ProtectedResource {
-        resource: &meta.resource,
-        authorization_servers: &meta.authorization_servers,
-        bearer_methods_supported: &["header"],
-        scopes_supported: &meta.scopes_supported,
-    };
-    (
-        [(header::CONTENT_TYPE, "application/json")],
-        jsonrpc::json_string(&body),
-    )
-        .into_response()
-}
-
 /// Who a request comes from, for what outlives it in 2026-07-28.
 pub(super) fn principal_of(identity: Option<&Identity>) -> Principal {
     match identity {
         Some(i) => Principal::Subject(i.subject.clone()),
         None => Principal::Anonymous,
     }
-}
-
-/// RFC 9728 protected-resource metadata.
-#[derive(Serialize)]
-struct ProtectedResource<'a> {
-    resource: &'a str,
-    authorization_servers: &'a [String],
-    bearer_methods_supported: &'a [&'a str],
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    scopes_supported: &'a [String],
 }
 
 fn method_not_allowed(method: &str) -> Response {

@@ -29,6 +29,7 @@
 
 mod auth;
 mod config;
+mod delete;
 mod endpoint;
 pub mod events;
 mod get;
