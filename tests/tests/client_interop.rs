@@ -11,6 +11,9 @@
 //!   `server/discover`, so the client's default settles on 2026-07-28; `Revision::Stateful`
 //!   gets 2025-11-25).
 //!
+//! And server-everything mounted behind a gateway (`calc --mount`): its elicitation and
+//! sampling requests relayed to the gateway's client (2025-11-25).
+//!
 //! Installed by `bash interop/setup.sh` (which `.ci/run` runs).
 
 use std::io::{BufRead, BufReader};
@@ -387,4 +390,73 @@ async fn python_sdk_server_over_http_in_both_eras() {
     )
     .await;
     python_server(Connect::http(&remote.url), ProtocolVersion::V2026_07_28).await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// server-everything mounted behind our gateway: its questions relayed to our client
+// ---------------------------------------------------------------------------------------------
+
+/// `calc --mount` with server-everything over stdio as `ev`: its elicitation and sampling
+/// requests, made while a forwarded call runs, reach the gateway's own client (`Ctx::relay`)
+/// as requests of a 2025-11-25 session. (In 2026-07-28 the relay ends the call with an
+/// input-required round and the retry forwards a new remote call, which asks again: not
+/// supported yet.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_everything_mounted_has_its_questions_relayed() {
+    let dir = mcp_tool_tests::TempDir::new("everything-mount");
+    let file = dir.path().join("mounts.json");
+    std::fs::write(
+        &file,
+        json!([{"type": "mcp", "server_label": "ev",
+                "command": ["node", everything_js(), "stdio"]}])
+        .to_string(),
+    )
+    .unwrap();
+    let gateway =
+        mcp_tool_tests::ExampleHttp::start("calc", &["--mount", &file.to_string_lossy()], &[]);
+    let user = Arc::new(User::default());
+    let client = McpClient::connect_with(
+        Connect::http(&gateway.url)
+            .revision(Revision::Stateful)
+            .timeout(Duration::from_secs(30)),
+        user.clone(),
+    )
+    .await
+    .expect("connect to the gateway");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let tools = names(&client.list_tools().await.expect("tools/list"));
+        if tools.iter().any(|t| t == "ev__trigger-sampling-request") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{tools:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let elicited = client
+        .call("ev__trigger-elicitation-request", json!({}))
+        .await
+        .unwrap();
+    assert!(text(&elicited).contains("Name: Ada"), "{elicited}");
+    let sampled = client
+        .call(
+            "ev__trigger-sampling-request",
+            json!({"prompt": "what is the moon?"}),
+        )
+        .await
+        .unwrap();
+    assert!(
+        text(&sampled).contains("the moon is made of rock"),
+        "{sampled}"
+    );
+    let asked = user.asked.lock().unwrap().clone();
+    let methods: Vec<&str> = asked.iter().map(|(m, _)| m.as_str()).collect();
+    assert_eq!(methods, ["elicitation/create", "sampling/createMessage"]);
+    assert!(
+        asked[1].1["messages"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("what is the moon?"),
+        "{asked:?}"
+    );
+    client.close().await;
 }
