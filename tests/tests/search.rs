@@ -3,8 +3,8 @@
 //! ranks them (BM25 over name, title, description and parameter names), answers with their
 //! definitions, and reveals them to the client that searched — in a 2025-11-25 session with
 //! `notifications/tools/list_changed`, in 2026-07-28 for the request's principal — after
-//! which they are listed and callable. Always-visible tools are never collapsed, and a server
-//! without deferred tools has no search tool.
+//! which they are listed. A deferred tool is callable by name all along. Always-visible tools
+//! are never collapsed, and a server without deferred tools has no search tool.
 
 use std::time::Duration;
 
@@ -98,12 +98,16 @@ async fn search(c: &Client, query: &str, limit: Option<u64>) -> (Vec<String>, Va
 /// What both eras share: collapsed at first, ranked, revealed, callable.
 async fn search_reveals(c: &Client) {
     assert_eq!(listed(c).await, ["add", "search_tools", "status"]);
-    // Unknown until found, as a hidden tool is.
-    let e = c
-        .call("get_forecast", json!({ "city": "Oslo" }))
+    // Not listed, but callable by name: deferring saves the list, it guards nothing.
+    let r = c
+        .call(
+            "convert_currency",
+            json!({ "amount": 2, "from": "EUR", "to": "NOK" }),
+        )
         .await
-        .expect_err("a deferred tool is unknown before a search finds it");
-    assert!(e.message.contains("Unknown tool"), "{e:?}");
+        .expect("a deferred tool is callable by name");
+    assert_eq!(r.text(), "2 EUR in NOK");
+    assert_eq!(listed(c).await, ["add", "search_tools", "status"]);
 
     // A query about the weather finds the forecast first, with its whole definition.
     let (names, found) = search(c, "weather forecast for a city", None).await;

@@ -8,9 +8,11 @@
 //! `notifications/tools/list_changed` follows and `tools/list` carries them), in 2026-07-28
 //! through the selection of the request's principal (the authenticated subject; every
 //! anonymous HTTP client shares one), which later `tools/list` requests carry (such lists are
-//! private with `ttlMs: 0`). A found tool is callable from then on; one never found is
-//! unknown, as a hidden tool is. App-only tools are never deferred (the model could not call
-//! them), so search never returns them.
+//! private with `ttlMs: 0`). An anonymous 2026-07-28 HTTP client has no principal to keep a
+//! selection for: it gets the definitions all the same. Deferring saves the list, it guards
+//! nothing: a deferred tool is callable by name before any search (what may be called is the
+//! tool selection's and a mount's `allowed_tools`' business). App-only tools are never
+//! deferred (the model could not call them), so search never returns them.
 //!
 //! The index is built once per catalog, at the first search.
 
@@ -242,14 +244,9 @@ async fn run(args: DynamicArgs) -> ToolResult {
         .filter_map(|(i, _)| catalog.entries().get(i))
         .collect();
     let names: Vec<String> = found.iter().map(|e| e.name.to_string()).collect();
-    if !names.is_empty()
-        && let Err(e) = args.ctx.tools().enable(names.iter().cloned())
-    {
-        return ToolResult::error(format!(
-            "the tools found could not be revealed: {}",
-            e.message()
-        ));
-    }
+    // Listed from now on where the client has a selection to keep it in (a session, or an
+    // authenticated principal); callable either way.
+    let listed = names.is_empty() || args.ctx.tools().enable(names.iter().cloned()).is_ok();
     let era = Era::of(args.ctx.protocol_version());
     let tools: Vec<Value> = found
         .iter()
@@ -259,8 +256,13 @@ async fn run(args: DynamicArgs) -> ToolResult {
         format!("No tool matches `{query}`. Try other words for the action or the thing.")
     } else {
         let mut text = format!(
-            "{} tool(s) found for `{query}`, now listed and callable:",
-            found.len()
+            "{} tool(s) found for `{query}`, {}:",
+            found.len(),
+            if listed {
+                "now listed and callable"
+            } else {
+                "callable by name"
+            }
         );
         for e in &found {
             text.push_str(&format!(

@@ -34,12 +34,14 @@ fn invalid_cursor() -> RpcError {
 }
 
 impl Session {
-    /// The entry of a tool `req`'s client sees: the session's selection, or for a stateless
-    /// request its principal's (or the server's).
+    /// The entry of a tool `req`'s client may call: the session's selection, or for a
+    /// stateless request its principal's (or the server's). A deferred tool is callable
+    /// before a search lists it (deferring saves the list, it guards nothing: what may be
+    /// called at all is the selection's and `allowed_tools`' business).
     pub(crate) fn active_entry(&self, req: &Req<'_>, name: &str) -> Option<Arc<Entry>> {
         let catalog = self.server.catalog();
         let entry = catalog.get(name)?;
-        let (hidden, always) = (entry.def.starts_hidden(), entry.def.always_visible());
+        let (hidden, always) = (entry.def.hidden(), entry.def.always_visible());
         let active = match &req.stateless {
             None => self.selector.read().is_active(name, hidden, always),
             Some(_) => match self.server.shared.principals.get(&self.principal) {

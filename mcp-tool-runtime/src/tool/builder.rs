@@ -174,7 +174,7 @@ impl DefBuilder {
     }
 
     /// Leaves the tool out of `tools/list` until the built-in tool search finds it for a
-    /// client (`defer_loading`); found, it is listed to that client and callable.
+    /// client (`defer_loading`), which then lists it to that client; callable all along.
     pub fn defer_loading(&mut self, deferred: bool) -> &mut Self {
         self.deferred = deferred;
         self

@@ -312,8 +312,8 @@ impl DynamicTool {
         self
     }
 
-    /// Not listed, but found through the built-in tool search (and listed to the client
-    /// that found it, and callable, from then on): `defer_loading`.
+    /// Not listed until the built-in tool search finds it (and lists it to the client that
+    /// found it); callable by name all along: `defer_loading`.
     #[must_use]
     pub fn deferred(mut self) -> Self {
         self.deferred = true;

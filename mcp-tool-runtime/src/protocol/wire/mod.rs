@@ -104,7 +104,7 @@ pub(crate) struct ResourcesCapability {
 /// What the server declares it can do.
 #[derive(Debug, Clone, Default, Serialize)]
 pub(crate) struct ServerCapabilities {
-    /// Extensions the server speaks, by identifier (2026-07-28).
+    /// Extensions the server speaks, by identifier, each with its settings (`{}` for none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) extensions: Option<std::collections::BTreeMap<&'static str, Value>>,
     #[serde(skip_serializing_if = "Option::is_none")]
