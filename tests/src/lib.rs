@@ -326,9 +326,16 @@ impl RawSession {
 /// rustls and no built-in crypto provider, so a reqwest client in the same process needs a
 /// process-wide one: ring's is installed first (a no-op when one is there already).
 pub fn http_client() -> reqwest::Client {
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    install_crypto_provider();
     reqwest::Client::builder()
         .no_proxy()
         .build()
         .expect("an HTTP client")
+}
+
+/// Installs ring's rustls crypto provider as the process default (a no-op when one is there):
+/// needed before any reqwest client is built in a process that has mcp-tool's `client`
+/// feature (see [`http_client`]), such as rmcp's Streamable HTTP transport.
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
 }

@@ -870,12 +870,8 @@ async fn tool_search_finds_and_reveals_a_deferred_mounted_tool() {
             !listed.iter().any(|n| n.starts_with("calc__")),
             "{listed:?}"
         );
-        // Deferred and never found: not callable.
-        let early = client.call("calc__multiply", json!({"a": 6, "b": 7})).await;
-        assert!(
-            matches!(&early, Err(ClientError::Rpc(_))) || early.as_ref().is_ok_and(is_error),
-            "{early:?}"
-        );
+        // Deferred and never found: not listed (callable by name, once calc is connected:
+        // deferring saves the list, it guards nothing).
         // calc connects in the background: search until its tools are indexed.
         let deadline = Instant::now() + APPEAR;
         let found = loop {

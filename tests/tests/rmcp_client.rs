@@ -218,6 +218,7 @@ impl Connected {
                 if let Some(token) = token {
                     config = config.auth_header(token);
                 }
+                mcp_tool_tests::install_crypto_provider();
                 let transport = StreamableHttpClientTransport::from_config(config);
                 let client = serve(recorder.clone(), transport, lifecycle, label).await;
                 Connected {

@@ -657,10 +657,12 @@ fn sse_messages(body: &str, complete: bool) -> Vec<Value> {
                 .filter_map(|l| l.strip_prefix("data:"))
                 .map(|d| d.strip_prefix(' ').unwrap_or(d))
                 .collect();
-            if data.is_empty() {
+            let text = data.join("\n");
+            // A stream's priming event (an id and empty data, for resumption) carries no
+            // message.
+            if text.trim().is_empty() {
                 return None;
             }
-            let text = data.join("\n");
             Some(
                 serde_json::from_str(&text)
                     .unwrap_or_else(|e| panic!("an SSE event that is not JSON ({e}): {text:?}")),
