@@ -72,7 +72,8 @@ fn check_json(body: &[u8]) {
     }
 }
 
-/// Checks an SSE body: each event's data is one JSON-RPC message.
+/// Checks an SSE body: each event's data is one JSON-RPC message, but for a stream's priming
+/// event (an id and empty data, for resumption).
 fn check_sse(body: &[u8]) {
     let text = std::str::from_utf8(body).expect("an SSE body is UTF-8");
     for event in text.split("\n\n") {
@@ -81,10 +82,10 @@ fn check_sse(body: &[u8]) {
             .filter_map(|l| l.strip_prefix("data:"))
             .map(|d| d.strip_prefix(' ').unwrap_or(d))
             .collect();
+        let data = data.join("\n");
         if data.is_empty() {
             continue;
         }
-        let data = data.join("\n");
         let message: Value = serde_json::from_str(&data)
             .unwrap_or_else(|e| panic!("an SSE event that is not JSON ({e}): {data}"));
         if let Err(why) = check_message(&message) {
