@@ -11,9 +11,14 @@
 //! let client = McpClient::connect(Connect::http("http://127.0.0.1:8080/mcp")).await?;
 //! let tools = client.list_tools().await?;
 //! let result = client.call("add", serde_json::json!({"a": 2, "b": 3})).await?;
-//! println!("{} tools; 2 + 3 = {}", tools.len(), result["content"][0]["text"]);
+//! eprintln!("{} tools; 2 + 3 = {}", tools.len(), result["content"][0]["text"]);
 //! # Ok(()) }
 //! ```
+//!
+//! TLS is rustls with ring's crypto provider, which the client installs as the process
+//! default when it first connects over HTTP. reqwest is built without a provider of its own,
+//! so an application that builds its own reqwest clients before that installs one first:
+//! `rustls::crypto::ring::default_provider().install_default()`.
 //!
 //! Layer: imports `protocol` and `tool` (for the cancellation token); the server's gateway
 //! builds on it.
