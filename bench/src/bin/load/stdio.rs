@@ -23,7 +23,7 @@ pub(crate) struct Stdio2 {
 }
 
 /// What the reader tells the writer.
-enum Feed {
+pub(crate) enum Feed {
     /// One more call may be sent.
     Credit,
     /// A line to send now (an answer to the server, a retry).
@@ -138,38 +138,7 @@ impl Stdio2 {
         let base = Instant::now();
         let (feed_tx, feed_rx) = mpsc::channel::<Feed>();
         let sent_w = sent.clone();
-        let writer = thread::spawn(move || -> std::io::Result<BufWriter<ChildStdin>> {
-            let mut out = out;
-            let mut credits = window;
-            let mut next = 0;
-            let write = |out: &mut BufWriter<ChildStdin>, l: &str| -> std::io::Result<()> {
-                out.write_all(l.as_bytes())?;
-                out.write_all(b"\n")
-            };
-            loop {
-                while let Ok(feed) = feed_rx.try_recv() {
-                    match feed {
-                        Feed::Credit => credits += 1,
-                        Feed::Line(l) => write(&mut out, &l)?,
-                    }
-                }
-                if credits > 0 && next < n {
-                    sent_w[next].store(base.elapsed().as_nanos() as u64, Ordering::Relaxed);
-                    write(&mut out, &lines[next])?;
-                    next += 1;
-                    credits -= 1;
-                    continue;
-                }
-                out.flush()?;
-                match feed_rx.recv() {
-                    Ok(Feed::Credit) => credits += 1,
-                    Ok(Feed::Line(l)) => write(&mut out, &l)?,
-                    Err(_) => break,
-                }
-            }
-            out.flush()?;
-            Ok(out)
-        });
+        let writer = spawn_writer(out, lines, window, sent_w, base, feed_rx);
         let mut seen = vec![false; n];
         let mut latencies = Vec::with_capacity(n);
         let mut failure = None;
@@ -285,5 +254,52 @@ pub(crate) fn stdio_run(
         cpu_us: cpu * 1e6 / n as f64,
         rss_kib: rss,
         start_ms: started.as_secs_f64() * 1e3,
+    })
+}
+
+/// The writer thread of a windowed run: sends `lines` in order with at most `window` of them
+/// unanswered (each answer feeds a `Credit`), noting when each was sent (ns since `base`) in
+/// `sent`, and writes the `Line`s fed to it (answers, retries, follow-ups) as they come; ends
+/// when every feeder is gone, returning the stream.
+pub(crate) fn spawn_writer(
+    out: BufWriter<ChildStdin>,
+    lines: Vec<String>,
+    window: usize,
+    sent: Arc<Vec<AtomicU64>>,
+    base: Instant,
+    feed_rx: mpsc::Receiver<Feed>,
+) -> thread::JoinHandle<std::io::Result<BufWriter<ChildStdin>>> {
+    let n = lines.len();
+    thread::spawn(move || {
+        let mut out = out;
+        let mut credits = window;
+        let mut next = 0;
+        let write = |out: &mut BufWriter<ChildStdin>, l: &str| -> std::io::Result<()> {
+            out.write_all(l.as_bytes())?;
+            out.write_all(b"\n")
+        };
+        loop {
+            while let Ok(feed) = feed_rx.try_recv() {
+                match feed {
+                    Feed::Credit => credits += 1,
+                    Feed::Line(l) => write(&mut out, &l)?,
+                }
+            }
+            if credits > 0 && next < n {
+                sent[next].store(base.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                write(&mut out, &lines[next])?;
+                next += 1;
+                credits -= 1;
+                continue;
+            }
+            out.flush()?;
+            match feed_rx.recv() {
+                Ok(Feed::Credit) => credits += 1,
+                Ok(Feed::Line(l)) => write(&mut out, &l)?,
+                Err(_) => break,
+            }
+        }
+        out.flush()?;
+        Ok(out)
     })
 }

@@ -21,9 +21,9 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -34,7 +34,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::process::{CpuSample, ServerCmd, peak_rss_kib, percentile, reap};
-use super::stdio::{Stdio2, Stdio2Parts};
+use super::stdio::{Feed, Stdio2, Stdio2Parts, spawn_writer};
 use super::tables::{median_f, thousands};
 use super::wire::{MODERN, PROTOCOL, Revision};
 use super::{Options, Result};
@@ -282,12 +282,6 @@ impl Phase {
     }
 }
 
-/// What the reader tells the writer.
-enum Feed {
-    Credit,
-    Line(String),
-}
-
 /// The timings of one phase.
 #[derive(Default)]
 struct Timings {
@@ -314,38 +308,7 @@ fn drive(conn: Stdio2, phase: Phase, window: usize) -> Result<(Stdio2Parts, Timi
     let base = Instant::now();
     let (feed_tx, feed_rx) = mpsc::channel::<Feed>();
     let sent_w = sent.clone();
-    let writer = thread::spawn(move || -> std::io::Result<BufWriter<ChildStdin>> {
-        let mut out = out;
-        let mut credits = window;
-        let mut next = 0;
-        let write = |out: &mut BufWriter<ChildStdin>, l: &str| -> std::io::Result<()> {
-            out.write_all(l.as_bytes())?;
-            out.write_all(b"\n")
-        };
-        loop {
-            while let Ok(feed) = feed_rx.try_recv() {
-                match feed {
-                    Feed::Credit => credits += 1,
-                    Feed::Line(l) => write(&mut out, &l)?,
-                }
-            }
-            if credits > 0 && next < n {
-                sent_w[next].store(base.elapsed().as_nanos() as u64, Ordering::Relaxed);
-                write(&mut out, &lines[next])?;
-                next += 1;
-                credits -= 1;
-                continue;
-            }
-            out.flush()?;
-            match feed_rx.recv() {
-                Ok(Feed::Credit) => credits += 1,
-                Ok(Feed::Line(l)) => write(&mut out, &l)?,
-                Err(_) => break,
-            }
-        }
-        out.flush()?;
-        Ok(out)
-    });
+    let writer = spawn_writer(out, lines, window, sent_w, base, feed_rx);
     let mut done = vec![false; n];
     let mut t = Timings {
         create: Vec::with_capacity(n),
