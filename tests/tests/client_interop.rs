@@ -198,6 +198,37 @@ async fn with_progress(
 // server-everything
 // ---------------------------------------------------------------------------------------------
 
+/// server-everything's elicitation and sampling tools (named with `prefix`), answered by
+/// `user`: the answers reach the tools, and the questions are those the tools ask.
+async fn questions_answered(client: &McpClient, user: &User, prefix: &str) {
+    let elicited = client
+        .call(&format!("{prefix}trigger-elicitation-request"), json!({}))
+        .await
+        .unwrap();
+    assert!(text(&elicited).contains("Name: Ada"), "{elicited}");
+    let sampled = client
+        .call(
+            &format!("{prefix}trigger-sampling-request"),
+            json!({"prompt": "what is the moon?"}),
+        )
+        .await
+        .unwrap();
+    assert!(
+        text(&sampled).contains("the moon is made of rock"),
+        "{sampled}"
+    );
+    let asked = user.asked.lock().unwrap().clone();
+    let methods: Vec<&str> = asked.iter().map(|(m, _)| m.as_str()).collect();
+    assert_eq!(methods, ["elicitation/create", "sampling/createMessage"]);
+    assert!(
+        asked[1].1["messages"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("what is the moon?"),
+        "{asked:?}"
+    );
+}
+
 async fn everything(connect: Connect) {
     let user = Arc::new(User::default());
     let client = McpClient::connect_with(connect.timeout(Duration::from_secs(30)), user.clone())
@@ -255,32 +286,7 @@ async fn everything(connect: Connect) {
         [(1.0, Some(3.0)), (2.0, Some(3.0)), (3.0, Some(3.0))]
     );
 
-    let elicited = client
-        .call("trigger-elicitation-request", json!({}))
-        .await
-        .unwrap();
-    assert!(text(&elicited).contains("Ada"), "{elicited}");
-    let sampled = client
-        .call(
-            "trigger-sampling-request",
-            json!({"prompt": "what is the moon?"}),
-        )
-        .await
-        .unwrap();
-    assert!(
-        text(&sampled).contains("the moon is made of rock"),
-        "{sampled}"
-    );
-    let asked = user.asked.lock().unwrap().clone();
-    let methods: Vec<&str> = asked.iter().map(|(m, _)| m.as_str()).collect();
-    assert_eq!(methods, ["elicitation/create", "sampling/createMessage"]);
-    assert!(
-        asked[1].1["messages"][0]["content"]["text"]
-            .as_str()
-            .unwrap()
-            .contains("what is the moon?"),
-        "{asked:?}"
-    );
+    questions_answered(&client, &user, "").await;
     client.close().await;
 }
 
@@ -397,10 +403,9 @@ async fn python_sdk_server_over_http_in_both_eras() {
 // ---------------------------------------------------------------------------------------------
 
 /// `calc --mount` with server-everything over stdio as `ev`: its elicitation and sampling
-/// requests, made while a forwarded call runs, reach the gateway's own client (`Ctx::relay`)
-/// as requests of a 2025-11-25 session. (In 2026-07-28 the relay ends the call with an
-/// input-required round and the retry forwards a new remote call, which asks again: not
-/// supported yet.)
+/// requests, made while a forwarded call runs, reach the gateway's own client (`Ctx::relay`):
+/// as requests of a 2025-11-25 session, and as input requests of 2026-07-28 rounds (the
+/// remote call held between them).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_everything_mounted_has_its_questions_relayed() {
     let dir = mcp_tool_tests::TempDir::new("everything-mount");
@@ -414,10 +419,16 @@ async fn server_everything_mounted_has_its_questions_relayed() {
     .unwrap();
     let gateway =
         mcp_tool_tests::ExampleHttp::start("calc", &["--mount", &file.to_string_lossy()], &[]);
+    for revision in [Revision::Stateful, Revision::Stateless] {
+        relayed_through(&gateway.url, revision).await;
+    }
+}
+
+async fn relayed_through(url: &str, revision: Revision) {
     let user = Arc::new(User::default());
     let client = McpClient::connect_with(
-        Connect::http(&gateway.url)
-            .revision(Revision::Stateful)
+        Connect::http(url)
+            .revision(revision)
             .timeout(Duration::from_secs(30)),
         user.clone(),
     )
@@ -432,31 +443,6 @@ async fn server_everything_mounted_has_its_questions_relayed() {
         assert!(Instant::now() < deadline, "{tools:?}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let elicited = client
-        .call("ev__trigger-elicitation-request", json!({}))
-        .await
-        .unwrap();
-    assert!(text(&elicited).contains("Name: Ada"), "{elicited}");
-    let sampled = client
-        .call(
-            "ev__trigger-sampling-request",
-            json!({"prompt": "what is the moon?"}),
-        )
-        .await
-        .unwrap();
-    assert!(
-        text(&sampled).contains("the moon is made of rock"),
-        "{sampled}"
-    );
-    let asked = user.asked.lock().unwrap().clone();
-    let methods: Vec<&str> = asked.iter().map(|(m, _)| m.as_str()).collect();
-    assert_eq!(methods, ["elicitation/create", "sampling/createMessage"]);
-    assert!(
-        asked[1].1["messages"][0]["content"]["text"]
-            .as_str()
-            .unwrap()
-            .contains("what is the moon?"),
-        "{asked:?}"
-    );
+    questions_answered(&client, &user, "ev__").await;
     client.close().await;
 }

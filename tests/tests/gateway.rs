@@ -407,25 +407,17 @@ async fn approval_is_asked_before_forwarding_and_a_refusal_sends_nothing() {
     }
 }
 
-/// A call needing approval, made by a client without elicitation: refused with an error
-/// naming the missing capability (the protocol's MissingRequiredClientCapability, or an error
-/// result), never forwarded.
+/// A call needing approval, made by a client without elicitation: an error result naming
+/// the missing capability, in both eras; never forwarded.
 fn assert_approval_unavailable(outcome: &Result<Value, ClientError>) {
-    match outcome {
-        Err(ClientError::Rpc(e)) => {
-            assert_eq!(e.code, -32021, "{e:?}");
-            assert!(e.message.contains("elicitation"), "{e:?}");
-        }
-        Ok(result) => {
-            assert!(is_error(result), "{result}");
-            assert!(
-                text(result).contains("APPROVAL_UNAVAILABLE")
-                    && text(result).contains("elicitation"),
-                "{result}"
-            );
-        }
-        Err(e) => panic!("{e:?}"),
-    }
+    let result = outcome
+        .as_ref()
+        .expect("an error result, not a failed request");
+    assert!(is_error(result), "{result}");
+    assert!(
+        text(result).contains("APPROVAL_UNAVAILABLE") && text(result).contains("`elicitation`"),
+        "{result}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -914,4 +906,210 @@ async fn tool_search_finds_and_reveals_a_deferred_mounted_tool() {
         assert_eq!(text(&product), "42", "{product}");
         client.close().await;
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A mounted server's questions, relayed to the client in both eras
+// ---------------------------------------------------------------------------------------------
+
+/// A user who answers every kind of question, by what it asks; keeps the questions.
+#[derive(Default)]
+struct User {
+    asked: Mutex<Vec<(String, Value)>>,
+}
+
+impl ClientHandler for User {
+    fn capabilities(&self) -> Value {
+        json!({ "elicitation": { "form": {} }, "sampling": {}, "roots": {} })
+    }
+
+    fn request<'a>(
+        &'a self,
+        method: &'a str,
+        params: Value,
+    ) -> ClientFuture<'a, Result<Value, RpcError>> {
+        Box::pin(async move {
+            self.asked
+                .lock()
+                .unwrap()
+                .push((method.to_owned(), params.clone()));
+            let message = params["message"].as_str().unwrap_or_default();
+            Ok(match method {
+                "elicitation/create" if message.contains("color") => {
+                    json!({ "action": "accept", "content": { "color": "teal" } })
+                }
+                "elicitation/create" => {
+                    json!({ "action": "accept", "content": { "name": "Ada" } })
+                }
+                "sampling/createMessage" => json!({
+                    "role": "assistant",
+                    "content": { "type": "text", "text": "Hello" },
+                    "model": "test-model"
+                }),
+                "roots/list" => json!({ "roots": [{ "uri": "file:///srv/a" }] }),
+                other => return Err(RpcError::new(-32601, format!("no {other} here"))),
+            })
+        })
+    }
+}
+
+/// The conformance example mounted over stdio as `cf`: its tools ask their client questions
+/// in the middle of a call — one after another, or several at once. The gateway's client gets
+/// every one, in both eras: in 2026-07-28 each question is an input request of a round, the
+/// remote call held between rounds and driven on with the answers; a retry carrying a state
+/// whose held call is gone gets a clear, retryable error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mounted_servers_questions_reach_the_client_in_both_eras() {
+    let dir = TempDir::new("gateway-relay");
+    let file = mount_file(
+        &dir,
+        &json!([{"type": "mcp", "server_label": "cf",
+                 "command": [example_bin("conformance")]}]),
+    );
+    let gw = ExampleHttp::start("calc", &["--mount", &file], &[]);
+    for revision in BOTH {
+        let user = Arc::new(User::default());
+        let client = connect(&gw.url, revision, user.clone()).await;
+        tools_when(&client, |n| {
+            n.iter()
+                .any(|n| n == "cf__test_input_required_result_multi_round")
+        })
+        .await;
+
+        // Two questions, the second asked only once the first is answered.
+        let steps = client
+            .call("cf__test_input_required_result_multi_round", json!({}))
+            .await
+            .unwrap();
+        assert_eq!(text(&steps), "Ada likes teal", "{steps}");
+        let asked: Vec<String> = user
+            .asked
+            .lock()
+            .unwrap()
+            .drain(..)
+            .map(|(m, p)| format!("{m}: {}", p["message"].as_str().unwrap_or_default()))
+            .collect();
+        assert_eq!(
+            asked,
+            [
+                "elicitation/create: Step 1: What is your name?",
+                "elicitation/create: Step 2: What is your favorite color?"
+            ],
+            "{revision:?}"
+        );
+
+        // Three questions at once: a form, the model, the roots.
+        let three = client
+            .call("cf__test_input_required_result_multiple_inputs", json!({}))
+            .await
+            .unwrap();
+        assert_eq!(text(&three), "Hello Ada (1 roots)", "{three}");
+        let mut methods: Vec<String> = user
+            .asked
+            .lock()
+            .unwrap()
+            .drain(..)
+            .map(|(m, _)| m)
+            .collect();
+        methods.sort();
+        assert_eq!(
+            methods,
+            ["elicitation/create", "roots/list", "sampling/createMessage"],
+            "{revision:?}"
+        );
+        client.close().await;
+    }
+
+    // A 2026-07-28 retry of a round, sent twice: the first drives the held call to its end;
+    // the second finds it gone.
+    let http = mcp_tool_tests::http_client();
+    let post = |body: Value| {
+        let http = http.clone();
+        let url = gw.url.clone();
+        async move {
+            let response = http
+                .post(&url)
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-protocol-version", "2026-07-28")
+                .header("mcp-method", "tools/call")
+                .header("mcp-name", "cf__test_input_required_result_multi_round")
+                .json(&body)
+                .send()
+                .await
+                .unwrap();
+            let text = response.text().await.unwrap();
+            let line = text
+                .lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .map(str::trim)
+                .rfind(|l| !l.is_empty())
+                .map_or(text.clone(), String::from);
+            serde_json::from_str::<Value>(&line).unwrap_or_else(|e| panic!("{e}: {text}"))
+        }
+    };
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}
+    });
+    let call = |extra: Value| {
+        let mut params = json!({
+            "name": "cf__test_input_required_result_multi_round",
+            "arguments": {},
+            "_meta": meta.clone()
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            params[k] = v.clone();
+        }
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+    };
+    let first = post(call(json!({}))).await;
+    let result = &first["result"];
+    assert_eq!(result["resultType"], "input_required", "{first}");
+    let (key, _) = result["inputRequests"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .next()
+        .unwrap();
+    assert_eq!(key, "cf/1", "{first}");
+    let state = result["requestState"].clone();
+    let answer = json!({"action": "accept", "content": {"name": "Ada"}});
+    let second = post(call(json!({
+        "inputResponses": {"cf/1": answer.clone()},
+        "requestState": state.clone()
+    })))
+    .await;
+    assert_eq!(second["result"]["resultType"], "input_required", "{second}");
+    assert!(
+        second["result"]["inputRequests"]["cf/2"]["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Step 2"),
+        "{second}"
+    );
+    let third = post(call(json!({
+        "inputResponses": {"cf/2": {"action": "accept", "content": {"color": "red"}}},
+        "requestState": second["result"]["requestState"].clone()
+    })))
+    .await;
+    assert_eq!(text(&third["result"]), "Ada likes red", "{third}");
+    // The first round's state again: its held call has ended.
+    let again = post(call(json!({
+        "inputResponses": {"cf/1": answer},
+        "requestState": state
+    })))
+    .await;
+    assert!(is_error(&again["result"]), "{again}");
+    assert!(
+        text(&again["result"]).contains("REMOTE_CALL_GONE"),
+        "{again}"
+    );
+    // The held call's id travels only in the sealed state: one the client names is not read.
+    let forged = post(call(json!({
+        "inputResponses": {"mcp-tool.memo/relay": "00000000000000000000000000000000"}
+    })))
+    .await;
+    assert_eq!(forged["result"]["resultType"], "input_required", "{forged}");
 }

@@ -47,7 +47,7 @@ const DEFAULT_LIST_TTL: Duration = Duration::from_secs(300);
 /// The environment variable that switches output validation on in release builds.
 pub const VALIDATE_OUTPUT_ENV: &str = "MCP_TOOL_VALIDATE_OUTPUT";
 /// How long a sealed request state stays valid by default.
-const DEFAULT_STATE_TTL: Duration = Duration::from_secs(600);
+pub(crate) const DEFAULT_STATE_TTL: Duration = Duration::from_secs(600);
 pub use error::{Error, Result, StartError};
 pub use handle::ServerHandle;
 pub use limits::Limits;

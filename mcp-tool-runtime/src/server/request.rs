@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use crate::protocol::wire::{Complete, Implementation, InputRequiredResult, ResultMeta};
 use crate::protocol::{CacheHints, Era, LogLevel, ProtocolVersion, RpcError, jsonrpc};
 use crate::tool::context::{Answer, Connection, LogPolicy};
-use crate::tool::input::RoundEnd;
+use crate::tool::input::{MEMO_PREFIX, RoundEnd};
 use crate::tool::{Batch, ClientInfo};
 
 use super::session::{Principal, Session};
@@ -149,7 +149,13 @@ pub(crate) fn answers(
         Some(token) => session.server.shared.state_key.open(binding, token)?,
         None => Map::new(),
     };
-    answers.extend(retry.input_responses);
+    // The server's own values come only from the sealed state.
+    answers.extend(
+        retry
+            .input_responses
+            .into_iter()
+            .filter(|(key, _)| !key.starts_with(MEMO_PREFIX)),
+    );
     Ok(answers)
 }
 

@@ -118,6 +118,12 @@ fn refused(why: &str) -> RpcError {
 }
 
 impl StateKey {
+    /// How long a sealed state stays valid.
+    #[cfg(feature = "client")]
+    pub(crate) fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
     /// A key of at least 32 bytes (longer keys are hashed down).
     pub(crate) fn new(material: &[u8], ttl: Duration) -> Result<StateKey, String> {
         if material.len() < 32 {

@@ -15,7 +15,7 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::task::{Context, Poll};
 
 use serde_json::{Map, Value};
@@ -117,7 +117,14 @@ pub(crate) struct InputRound {
     /// A protocol error the request ends with (a capability the client did not declare, an
     /// answer of the wrong shape).
     refusal: Mutex<Option<RpcError>>,
+    /// Whether the tool asked for input this round could not give (the round ended so).
+    waited: AtomicBool,
 }
+
+/// The prefix of the keys under which the server keeps values of its own between rounds (see
+/// [`InputRound::remember`]). They travel only in the sealed request state: a client's
+/// `inputResponses` under such a key are dropped.
+pub(crate) const MEMO_PREFIX: &str = "mcp-tool.memo/";
 
 /// How a round ended, beside the tool's own result.
 pub(crate) struct RoundEnd {
@@ -137,7 +144,30 @@ impl InputRound {
             asked: Mutex::new(Map::new()),
             unnamed: AtomicU32::new(0),
             refusal: Mutex::new(None),
+            waited: AtomicBool::new(false),
         }
+    }
+
+    /// A value the server kept under `name` in an earlier round (and keeps for the next).
+    #[cfg(feature = "client")]
+    pub(crate) fn recall(&self, name: &str) -> Option<Value> {
+        let key = format!("{MEMO_PREFIX}{name}");
+        let value = self.answers.get(&key)?.clone();
+        lock(&self.used).insert(key, value.clone());
+        Some(value)
+    }
+
+    /// Keeps `value` under `name` for the later rounds of this request: it travels in the
+    /// sealed request state, which the client cannot change.
+    #[cfg(feature = "client")]
+    pub(crate) fn remember(&self, name: &str, value: Value) {
+        lock(&self.used).insert(format!("{MEMO_PREFIX}{name}"), value);
+    }
+
+    /// Whether the round ended because the tool waits for input (not by a cancellation).
+    #[cfg(feature = "client")]
+    pub(crate) fn waited(&self) -> bool {
+        self.waited.load(Ordering::SeqCst)
     }
 
     /// Whether the request came with answers (a retry).
@@ -215,6 +245,7 @@ impl InputRound {
         if let Ok(request) = serde_json::to_value(request) {
             lock(&self.asked).insert(key, request);
         }
+        self.waited.store(true, Ordering::SeqCst);
         std::future::pending().await
     }
 }
@@ -328,6 +359,32 @@ mod tests {
                 .is_err()
         );
         assert_eq!(round.end().refusal.unwrap().code, code::INVALID_PARAMS);
+    }
+
+    #[cfg(feature = "client")]
+    #[tokio::test]
+    async fn remembered_values_are_carried_to_later_rounds_and_waiting_is_told() {
+        let first = InputRound::new(Map::new());
+        assert_eq!(first.recall("relay"), None);
+        first.remember("relay", json!("abc"));
+        let client = client(json!({"elicitation": {}}));
+        let mut asking = Box::pin(first.ask(None, InputKind::Elicitation, json!({}), &client));
+        assert!(matches!(
+            UntilInput::new(&mut asking, Some(&first)).await,
+            Finish::NeedsInput
+        ));
+        assert!(first.waited());
+        let used = first.end().used;
+        assert_eq!(used[&format!("{MEMO_PREFIX}relay")], json!("abc"));
+
+        let second = InputRound::new(used);
+        assert_eq!(second.recall("relay"), Some(json!("abc")));
+        assert!(!second.waited());
+        assert_eq!(
+            second.end().used[&format!("{MEMO_PREFIX}relay")],
+            json!("abc"),
+            "a value recalled is kept for the round after"
+        );
     }
 
     #[test]

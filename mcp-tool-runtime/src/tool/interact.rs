@@ -181,6 +181,11 @@ impl<'a> Input<'a> {
     pub async fn roots(self) -> Result<Vec<Root>, ToolError> {
         roots(self.ctx, Some(self.key)).await
     }
+
+    /// Passes another server's question on to the client (see [`Ctx::relay`]).
+    pub async fn relay(self, method: &str, params: Value) -> Result<Value, ToolError> {
+        relay(self.ctx, Some(self.key), method, params).await
+    }
 }
 
 impl Ctx {
@@ -229,19 +234,22 @@ impl Ctx {
     /// `sampling/createMessage` or `roots/list`, with their params as the other server wrote
     /// them — and returns the client's answer. In 2026-07-28 it is an input request of this
     /// call's round, like [`Ctx::elicit`]. A gateway relays its remote servers' questions so.
+    ///
+    /// A client without the capability the question needs refuses it (an error for the other
+    /// server to handle); the call itself goes on.
     pub async fn relay(&self, method: &str, params: Value) -> Result<Value, ToolError> {
-        let kind = match method {
-            "elicitation/create" => InputKind::Elicitation,
-            "sampling/createMessage" => InputKind::Sampling,
-            "roots/list" => InputKind::Roots,
-            other => {
-                return Err(ToolError::new(
-                    "UNSUPPORTED_REQUEST",
-                    format!("`{other}` cannot be passed on to the client"),
-                ));
-            }
-        };
-        self.ask(None, kind, params).await
+        relay(self, None, method, params).await
+    }
+
+    /// The input round of this call when its client answers input by rounds (a 2026-07-28
+    /// request, not a task): the call then ends each time it waits for an answer, and runs
+    /// again from the start with it.
+    #[cfg(feature = "client")]
+    pub(crate) fn rounds(&self) -> Option<&super::input::InputRound> {
+        self.state
+            .input
+            .as_ref()
+            .filter(|_| self.state.task.get().is_none())
     }
 
     /// Sends the user to `url` (URL-mode elicitation: a sign-in or a payment the server runs
@@ -354,6 +362,31 @@ fn failure(kind: InputKind) -> &'static str {
         InputKind::Sampling => "SAMPLING_FAILED",
         InputKind::Roots => "ROOTS_FAILED",
     }
+}
+
+async fn relay(
+    ctx: &Ctx,
+    key: Option<&str>,
+    method: &str,
+    params: Value,
+) -> Result<Value, ToolError> {
+    let kind = match method {
+        "elicitation/create" => InputKind::Elicitation,
+        "sampling/createMessage" => InputKind::Sampling,
+        "roots/list" => InputKind::Roots,
+        other => {
+            return Err(ToolError::new(
+                "UNSUPPORTED_REQUEST",
+                format!("`{other}` cannot be passed on to the client"),
+            ));
+        }
+    };
+    // Checked here, so that in 2026-07-28 the round is not refused for another server's
+    // question.
+    if !ctx.client().has_capability(kind.capability()) {
+        return Err(missing_capability(kind.capability()));
+    }
+    ctx.ask(key, kind, params).await
 }
 
 async fn sample(

@@ -6,10 +6,11 @@
 //! with a retryable error while local tools keep working.
 
 mod config;
+mod held;
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -40,6 +41,10 @@ pub(crate) struct Mount {
     /// Set when a call found the remote gone: the connection is remade.
     lost: Notify,
     up: AtomicBool,
+    /// Remote calls held across the input rounds of 2026-07-28 requests.
+    held: held::HeldCalls,
+    /// How long a held call may wait for its next round: as long as a request state lives.
+    hold_for: OnceLock<Duration>,
 }
 
 /// The user's answer to "run this remote tool?".
@@ -99,6 +104,8 @@ impl Mount {
             names: Mutex::new(BTreeSet::new()),
             lost: Notify::new(),
             up: AtomicBool::new(false),
+            held: held::HeldCalls::default(),
+            hold_for: OnceLock::new(),
         }))
     }
 
@@ -106,8 +113,25 @@ impl Mount {
         &self.config.server_label
     }
 
+    fn hold_for(&self) -> Duration {
+        *self
+            .hold_for
+            .get_or_init(|| crate::server::DEFAULT_STATE_TTL)
+    }
+
+    /// The client of the connection now up, or the retryable error that says it is down.
+    fn connected(&self) -> Result<McpClient, ToolError> {
+        self.client
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+            .filter(|_| self.up.load(Ordering::SeqCst))
+            .ok_or_else(|| unavailable(self.label(), "not connected"))
+    }
+
     /// Connects, lists, follows changes, reconnects — for as long as the server runs.
     pub(crate) async fn run(self: Arc<Self>, server: ServerHandle) {
+        let _ = self.hold_for.set(server.shared.state_key.ttl());
         let mut backoff = Duration::from_millis(250);
         let mut said = false;
         loop {
@@ -253,49 +277,30 @@ impl Mount {
         let ctx = args.ctx.clone();
         let arguments = Value::Object(args.arguments);
         if approval {
-            let question = format!(
-                "Allow the `{}` server to run `{remote}` with {}?",
-                self.label(),
-                crate::protocol::jsonrpc::json_string(&arguments)
-            );
-            let answer = ctx.elicit::<Approve>(question).await.map_err(|e| {
-                ToolError::new(
-                    "APPROVAL_UNAVAILABLE",
-                    format!(
-                        "`{remote}` needs the user's approval, and it could not be asked: {}",
-                        e.message()
-                    ),
-                )
-            })?;
-            if !matches!(answer, Elicitation::Accept(Approve { approve: true })) {
-                return Err(ToolError::new(
-                    "NOT_APPROVED",
-                    format!(
-                        "the user did not approve `{remote}`; nothing was sent to `{}`",
-                        self.label()
-                    ),
-                ));
-            }
+            self.approve(&ctx, remote, &arguments).await?;
         }
-        let client = self
-            .client
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
-            .filter(|_| self.up.load(Ordering::SeqCst));
-        let Some(client) = client else {
-            return Err(unavailable(self.label(), "not connected"));
+        let result = match ctx.rounds() {
+            Some(round) => self.call_in_rounds(remote, arguments, &ctx, round).await?,
+            None => {
+                let progress_ctx = ctx.clone();
+                let options = CallOptions {
+                    progress: Some(Box::new(move |p: CallProgress| {
+                        progress_ctx.progress(
+                            p.progress,
+                            p.total,
+                            p.message.as_deref().unwrap_or(""),
+                        );
+                    })),
+                    cancel: Some(ctx.cancellation().clone()),
+                    handler: Some(Arc::new(CallRelay { ctx: ctx.clone() })),
+                    meta: None,
+                };
+                self.connected()?
+                    .call_with(remote, arguments, options)
+                    .await
+            }
         };
-        let progress_ctx = ctx.clone();
-        let options = CallOptions {
-            progress: Some(Box::new(move |p: CallProgress| {
-                progress_ctx.progress(p.progress, p.total, p.message.as_deref().unwrap_or(""));
-            })),
-            cancel: Some(ctx.cancellation().clone()),
-            handler: Some(Arc::new(CallRelay { ctx })),
-            meta: None,
-        };
-        match client.call_with(remote, arguments, options).await {
+        match result {
             Ok(result) => Ok(to_result(result)),
             Err(ClientError::Unavailable(why)) => {
                 self.lost.notify_one();
@@ -309,6 +314,45 @@ impl Mount {
                 "REMOTE_ERROR",
                 format!("`{}`: {e}", self.label()),
             )),
+        }
+    }
+
+    /// Asks the user whether `remote` may run with `arguments`: an error unless they approve
+    /// (or when they cannot be asked).
+    async fn approve(&self, ctx: &Ctx, remote: &str, arguments: &Value) -> Result<(), ToolError> {
+        let cannot = |why: &str| {
+            ToolError::new(
+                "APPROVAL_UNAVAILABLE",
+                format!(
+                    "`{remote}` needs the user's approval, and it could not be asked: {why}; nothing was sent to `{}`",
+                    self.label()
+                ),
+            )
+        };
+        if !ctx.client().has_capability("elicitation") {
+            return Err(cannot(
+                "the client did not declare the `elicitation` capability",
+            ));
+        }
+        let question = format!(
+            "Allow the `{}` server to run `{remote}` with {}?",
+            self.label(),
+            crate::protocol::jsonrpc::json_string(arguments)
+        );
+        let answer = ctx
+            .elicit::<Approve>(question)
+            .await
+            .map_err(|e| cannot(e.message()))?;
+        if matches!(answer, Elicitation::Accept(Approve { approve: true })) {
+            Ok(())
+        } else {
+            Err(ToolError::new(
+                "NOT_APPROVED",
+                format!(
+                    "the user did not approve `{remote}`; nothing was sent to `{}`",
+                    self.label()
+                ),
+            ))
         }
     }
 }
