@@ -19,9 +19,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_tool::client::{ClientFuture, ClientHandler, Connect, McpClient, Revision};
+use mcp_tool::client::{ClientFuture, ClientHandler, Connect, McpClient, Revision, form_defaults};
 use mcp_tool::protocol::RpcError;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 /// Declares what the suite looks for, and answers a form with its defaults.
 struct Conformance;
@@ -40,7 +40,7 @@ impl ClientHandler for Conformance {
             match method {
                 "elicitation/create" => Ok(json!({
                     "action": "accept",
-                    "content": defaults(&params["requestedSchema"]),
+                    "content": form_defaults(&params),
                 })),
                 "roots/list" => Ok(json!({ "roots": [] })),
                 other => Err(RpcError::new(
@@ -50,18 +50,6 @@ impl ClientHandler for Conformance {
             }
         })
     }
-}
-
-/// The `default` of each property of a requested schema (SEP-1034): what a form shows before
-/// the user changes anything.
-fn defaults(schema: &Value) -> Value {
-    let mut content = Map::new();
-    for (name, property) in schema["properties"].as_object().into_iter().flatten() {
-        if let Some(value) = property.get("default") {
-            content.insert(name.clone(), value.clone());
-        }
-    }
-    Value::Object(content)
 }
 
 async fn run(scenario: &str, url: &str, revision: Revision) -> Result<(), String> {

@@ -110,6 +110,18 @@ pub trait ClientHandler: Send + Sync + 'static {
     }
 }
 
+/// The values an `elicitation/create` form starts with: the `default` of each property of its
+/// `requestedSchema` (SEP-1034). A client shows them in the form; answering
+/// `{"action": "accept", "content": form_defaults(&params)}` accepts the form as shown.
+pub fn form_defaults(params: &Value) -> serde_json::Map<String, Value> {
+    params["requestedSchema"]["properties"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter_map(|(name, property)| Some((name.clone(), property.get("default")?.clone())))
+        .collect()
+}
+
 /// A handler that declares nothing and answers nothing.
 #[derive(Debug, Default)]
 pub struct NoHandler;
@@ -387,5 +399,32 @@ impl McpClient {
     /// server's process).
     pub async fn close(&self) {
         self.core.close().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_form_starts_with_the_defaults_of_its_schema() {
+        let params = json!({
+            "mode": "form",
+            "message": "Who?",
+            "requestedSchema": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "default": "John Doe"},
+                    "age": {"type": "integer", "default": 30},
+                    "status": {"type": "string", "enum": ["a", "b"], "default": "a"},
+                    "note": {"type": "string"}
+                }
+            }
+        });
+        assert_eq!(
+            Value::Object(form_defaults(&params)),
+            json!({"name": "John Doe", "age": 30, "status": "a"})
+        );
+        assert!(form_defaults(&json!({})).is_empty());
     }
 }
