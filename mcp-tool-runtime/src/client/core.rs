@@ -2,9 +2,10 @@
 //! to their answers, the server's own requests answered by the right handler, progress
 //! routed to its call, list changes heard, and 2026-07-28's input-required rounds replayed.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -78,6 +79,8 @@ pub(super) struct Core {
     server: RwLock<Option<ServerInfo>>,
     /// 2026-07-28: every request carries `_meta`.
     modern: AtomicBool,
+    /// That `_meta` for the client's own handler, made once.
+    meta: OnceLock<Map<String, Value>>,
     open: AtomicBool,
     /// Counts list changes heard.
     changed: watch::Sender<u64>,
@@ -109,6 +112,7 @@ impl Core {
             progress: Mutex::new(HashMap::new()),
             server: RwLock::new(None),
             modern: AtomicBool::new(false),
+            meta: OnceLock::new(),
             open: AtomicBool::new(true),
             changed: watch::channel(0).0,
         });
@@ -125,7 +129,7 @@ impl Core {
             }
         } else {
             self.modern.store(true, Ordering::SeqCst);
-            let mut discovered = self.request("server/discover", json!({}), None).await;
+            let mut discovered = self.request("server/discover", &json!({}), None).await;
             // An UnsupportedProtocolVersion refusal that lists 2026-07-28 after all: asked
             // once more (the server named what it takes); one that does not is answered by
             // `initialize` below.
@@ -137,7 +141,7 @@ impl Core {
                         .is_some_and(|v| v.iter().any(|v| v == "2026-07-28"))
                 })
             {
-                discovered = self.request("server/discover", json!({}), None).await;
+                discovered = self.request("server/discover", &json!({}), None).await;
             }
             match discovered {
                 Ok(found) => {
@@ -178,7 +182,7 @@ impl Core {
         let result = self
             .request(
                 "initialize",
-                json!({
+                &json!({
                     "protocolVersion": ProtocolVersion::LATEST_STATEFUL.as_str(),
                     "capabilities": self.handler.capabilities(),
                     "clientInfo": { "name": self.connect.client_name, "version": env!("CARGO_PKG_VERSION") }
@@ -235,16 +239,58 @@ impl Core {
         self.modern.load(Ordering::SeqCst)
     }
 
-    /// The `_meta` of a 2026-07-28 request.
-    fn meta(&self, handler: &dyn ClientHandler) -> Value {
-        json!({
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": handler.capabilities(),
-            "io.modelcontextprotocol/clientInfo": {
-                "name": self.connect.client_name,
-                "version": env!("CARGO_PKG_VERSION")
-            }
-        })
+    /// The `_meta` of a 2026-07-28 request answered by `handler`: made once for the client's
+    /// own handler (and any other declaring the same capabilities).
+    fn meta(&self, handler: &dyn ClientHandler) -> Cow<'_, Map<String, Value>> {
+        let make = |capabilities: Value| {
+            let mut meta = Map::new();
+            meta.insert(
+                "io.modelcontextprotocol/protocolVersion".into(),
+                Value::from("2026-07-28"),
+            );
+            meta.insert(
+                "io.modelcontextprotocol/clientCapabilities".into(),
+                capabilities,
+            );
+            meta.insert(
+                "io.modelcontextprotocol/clientInfo".into(),
+                json!({ "name": self.connect.client_name, "version": env!("CARGO_PKG_VERSION") }),
+            );
+            meta
+        };
+        let own = self.meta.get_or_init(|| make(self.handler.capabilities()));
+        let capabilities = handler.capabilities();
+        if own.get("io.modelcontextprotocol/clientCapabilities") == Some(&capabilities) {
+            Cow::Borrowed(own)
+        } else {
+            Cow::Owned(make(capabilities))
+        }
+    }
+
+    /// The text of a request (or, without `id`, a notification): in 2026-07-28 its params
+    /// carry the `_meta` of `handler`, merged in as they are written.
+    fn message(
+        &self,
+        id: Option<u64>,
+        method: &str,
+        params: &Value,
+        handler: &dyn ClientHandler,
+    ) -> String {
+        if !self.is_modern() {
+            return match id {
+                Some(id) => jsonrpc::request(id, method, params),
+                None => jsonrpc::notification(method, params),
+            };
+        }
+        let meta = self.meta(handler);
+        let params = WithMeta {
+            params,
+            meta: &meta,
+        };
+        match id {
+            Some(id) => jsonrpc::request(id, method, &params),
+            None => jsonrpc::notification(method, &params),
+        }
     }
 
     /// Sends a request and waits for its answer (within the client's time limit, or until
@@ -252,19 +298,15 @@ impl Core {
     pub(super) async fn request(
         self: &Arc<Self>,
         method: &str,
-        mut params: Value,
+        params: &Value,
         options: Option<&CallOptions>,
     ) -> Result<Value, ClientError> {
         if !self.is_open() {
             return Err(ClientError::Unavailable("the connection is closed".into()));
         }
         let handler = options
-            .and_then(|o| o.handler.clone())
-            .unwrap_or_else(|| self.handler.clone());
-        if self.is_modern() {
-            let meta = self.meta(&*handler);
-            merge_meta(&mut params, meta);
-        }
+            .and_then(|o| o.handler.as_deref())
+            .unwrap_or(&*self.handler);
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let name = match method {
             "tools/call" | "prompts/get" => params["name"].as_str().map(String::from),
@@ -286,7 +328,7 @@ impl Core {
             abort: None,
             answered: false,
         };
-        let text = jsonrpc::request(id, method, &params);
+        let text = self.message(Some(id), method, params, handler);
         let sent = self
             .wire
             .send(Outbound {
@@ -348,13 +390,9 @@ impl Core {
     pub(super) async fn notify(
         self: &Arc<Self>,
         method: &str,
-        mut params: Value,
+        params: Value,
     ) -> Result<(), ClientError> {
-        if self.is_modern() {
-            let meta = self.meta(&*self.handler);
-            merge_meta(&mut params, meta);
-        }
-        let text = jsonrpc::notification(method, &params);
+        let text = self.message(None, method, &params, &*self.handler);
         self.wire
             .send(Outbound {
                 text,
@@ -408,9 +446,7 @@ impl Core {
         options: &CallOptions,
     ) -> Result<Value, ClientError> {
         for _ in 0..MAX_ROUNDS {
-            let result = self
-                .request("tools/call", params.clone(), Some(options))
-                .await?;
+            let result = self.request("tools/call", &params, Some(options)).await?;
             if result["resultType"] != "input_required" {
                 return Ok(result);
             }
@@ -454,15 +490,18 @@ impl Core {
                 }
                 let params = json!({ "notifications": { "toolsListChanged": true } });
                 // The stream lasts as long as the server keeps it: no time limit here.
-                let mut params = params;
-                merge_meta(&mut params, core.meta(&*core.handler));
                 let id = core.next.fetch_add(1, Ordering::Relaxed);
                 let (tx, rx) = oneshot::channel();
                 lock(&core.pending).insert(id, tx);
                 let sent = core
                     .wire
                     .send(Outbound {
-                        text: jsonrpc::request(id, "subscriptions/listen", &params),
+                        text: core.message(
+                            Some(id),
+                            "subscriptions/listen",
+                            &params,
+                            &*core.handler,
+                        ),
                         id: Some(id),
                         method: "subscriptions/listen",
                         name: None,
@@ -620,17 +659,54 @@ impl Core {
 }
 
 /// Adds `meta`'s entries to `params._meta` (entries given there win).
-fn merge_meta(params: &mut Value, meta: Value) {
-    if !params.is_object() {
-        *params = json!({});
-    }
-    let given = params
-        .as_object_mut()
-        .map(|p| p.entry("_meta").or_insert_with(|| json!({})));
-    if let (Some(Value::Object(given)), Value::Object(meta)) = (given, meta) {
-        for (k, v) in meta {
-            given.entry(k).or_insert(v);
+/// Params with a 2026-07-28 `_meta` merged into theirs as they are written (their own
+/// entries win), so that no request copies or rebuilds its params for it.
+struct WithMeta<'a> {
+    params: &'a Value,
+    meta: &'a Map<String, Value>,
+}
+
+impl serde::Serialize for WithMeta<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let empty = Map::new();
+        let params = self.params.as_object().unwrap_or(&empty);
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in params.iter().filter(|(k, _)| *k != "_meta") {
+            map.serialize_entry(key, value)?;
         }
+        match params.get("_meta") {
+            None => map.serialize_entry("_meta", self.meta)?,
+            Some(Value::Object(own)) => map.serialize_entry(
+                "_meta",
+                &Merged {
+                    own,
+                    meta: self.meta,
+                },
+            )?,
+            Some(other) => map.serialize_entry("_meta", other)?,
+        }
+        map.end()
+    }
+}
+
+/// A request's own `_meta` entries, then those of the client it has not.
+struct Merged<'a> {
+    own: &'a Map<String, Value>,
+    meta: &'a Map<String, Value>,
+}
+
+impl serde::Serialize for Merged<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in self.own {
+            map.serialize_entry(key, value)?;
+        }
+        for (key, value) in self.meta.iter().filter(|(k, _)| !self.own.contains_key(*k)) {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 

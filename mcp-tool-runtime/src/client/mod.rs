@@ -350,7 +350,7 @@ impl McpClient {
                 Some(c) => json!({ "cursor": c }),
                 None => json!({}),
             };
-            let page = self.core.request("tools/list", params, None).await?;
+            let page = self.core.request("tools/list", &params, None).await?;
             if let Some(items) = page.get("tools").and_then(Value::as_array) {
                 tools.extend(items.iter().cloned());
             }
@@ -380,7 +380,7 @@ impl McpClient {
 
     /// Sends any request (`resources/list`, `prompts/get`…) and returns its result.
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, ClientError> {
-        self.core.request(method, params, None).await
+        self.core.request(method, &params, None).await
     }
 
     /// Waits until the server says its tool list changed (`notifications/tools/list_changed`,

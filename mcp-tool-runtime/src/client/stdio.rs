@@ -4,9 +4,9 @@
 use std::collections::BTreeMap;
 use std::process::Stdio;
 
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::process::{Child, ChildStdin, Command};
-use tokio::sync::{Mutex, mpsc};
+use tokio::sync::mpsc;
 
 use super::ClientError;
 use super::core::Inbound;
@@ -15,7 +15,9 @@ use super::core::Inbound;
 const MAX_LINE: usize = 64 << 20;
 
 pub(crate) struct StdioWire {
-    stdin: Mutex<Option<ChildStdin>>,
+    /// The lines for the server's input, written by a task of their own: all those waiting
+    /// at once in one write. Dropping it closes the server's input.
+    lines: std::sync::Mutex<Option<mpsc::UnboundedSender<String>>>,
     child: std::sync::Mutex<Option<Child>>,
 }
 
@@ -76,34 +78,38 @@ impl StdioWire {
                 }
             });
         }
+        let (lines, queue) = mpsc::unbounded_channel();
+        if let Some(stdin) = stdin {
+            tokio::spawn(write_lines(stdin, queue));
+        }
         Ok(StdioWire {
-            stdin: Mutex::new(stdin),
+            lines: std::sync::Mutex::new(Some(lines)),
             child: std::sync::Mutex::new(Some(child)),
         })
     }
 
     pub(super) async fn send(&self, text: &str) -> Result<(), ClientError> {
-        let mut stdin = self.stdin.lock().await;
-        let Some(pipe) = stdin.as_mut() else {
-            return Err(ClientError::Unavailable(
+        let mut line = String::with_capacity(text.len() + 1);
+        line.push_str(text);
+        line.push('\n');
+        let lines = self
+            .lines
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match lines.as_ref().map(|l| l.send(line)) {
+            Some(Ok(())) => Ok(()),
+            _ => Err(ClientError::Unavailable(
                 "the server's input is closed".into(),
-            ));
-        };
-        let written = async {
-            pipe.write_all(text.as_bytes()).await?;
-            pipe.write_all(b"\n").await?;
-            pipe.flush().await
-        };
-        written
-            .await
-            .map_err(|e| ClientError::Unavailable(format!("the server's input: {e}")))
+            )),
+        }
     }
 
     /// Closes the server's input (it should exit) and stops it if it does not.
     pub(super) fn close(&self) {
-        if let Ok(mut stdin) = self.stdin.try_lock() {
-            stdin.take();
-        }
+        self.lines
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
         let child = self
             .child
             .lock()
@@ -119,4 +125,23 @@ impl StdioWire {
             });
         }
     }
+}
+
+/// Writes the queued lines to the server's input, those waiting together in one write, until
+/// the queue closes (the input is then closed) or a write fails.
+async fn write_lines(stdin: ChildStdin, mut queue: mpsc::UnboundedReceiver<String>) {
+    let mut pipe = BufWriter::with_capacity(64 * 1024, stdin);
+    while let Some(line) = queue.recv().await {
+        let mut written = pipe.write_all(line.as_bytes()).await;
+        while let (Ok(()), Ok(line)) = (&written, queue.try_recv()) {
+            written = pipe.write_all(line.as_bytes()).await;
+        }
+        if let Err(e) = written.and(pipe.flush().await) {
+            tracing::debug!(error = %e, "the server's input closed");
+            // Later sends fail: the queue is closed.
+            queue.close();
+            return;
+        }
+    }
+    let _ = pipe.shutdown().await;
 }
