@@ -6,10 +6,11 @@
 //! parameter names, answers with the definitions of the best ones, and reveals them to the
 //! client that searched: in a 2025-11-25 session through the session's tool selection (so
 //! `notifications/tools/list_changed` follows and `tools/list` carries them), in 2026-07-28
-//! through the selection of the request's principal (the authenticated subject; every
-//! anonymous HTTP client shares one), which later `tools/list` requests carry (such lists are
-//! private with `ttlMs: 0`). An anonymous 2026-07-28 HTTP client has no principal to keep a
-//! selection for: it gets the definitions all the same. Deferring saves the list, it guards
+//! through the selection of the request's principal (its authenticated subject), which later
+//! `tools/list` requests carry (such lists are private with `ttlMs: 0`). An anonymous
+//! 2026-07-28 HTTP client has no principal to keep a selection for (anonymous clients are not
+//! told apart, and one client's search must not change another's list): it gets the
+//! definitions all the same, and calls the tools by name. Deferring saves the list, it guards
 //! nothing: a deferred tool is callable by name before any search (what may be called is the
 //! tool selection's and a mount's `allowed_tools`' business). App-only tools are never
 //! deferred (the model could not call them), so search never returns them.
