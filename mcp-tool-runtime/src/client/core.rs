@@ -15,6 +15,7 @@ use crate::protocol::jsonrpc::{self, Message};
 use crate::protocol::{ProtocolVersion, RpcError, code};
 
 use super::http::{HttpWire, TRANSPORT};
+use super::meta::WithMeta;
 use super::stdio::StdioWire;
 use super::{
     CallOptions, CallProgress, ClientError, ClientHandler, Connect, Revision, ServerInfo, Target,
@@ -659,57 +660,6 @@ impl Core {
 }
 
 /// Adds `meta`'s entries to `params._meta` (entries given there win).
-/// Params with a 2026-07-28 `_meta` merged into theirs as they are written (their own
-/// entries win), so that no request copies or rebuilds its params for it.
-struct WithMeta<'a> {
-    params: &'a Value,
-    meta: &'a Map<String, Value>,
-}
-
-impl serde::Serialize for WithMeta<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let empty = Map::new();
-        let params = self.params.as_object().unwrap_or(&empty);
-        let mut map = serializer.serialize_map(None)?;
-        for (key, value) in params.iter().filter(|(k, _)| *k != "_meta") {
-            map.serialize_entry(key, value)?;
-        }
-        match params.get("_meta") {
-            None => map.serialize_entry("_meta", self.meta)?,
-            Some(Value::Object(own)) => map.serialize_entry(
-                "_meta",
-                &Merged {
-                    own,
-                    meta: self.meta,
-                },
-            )?,
-            Some(other) => map.serialize_entry("_meta", other)?,
-        }
-        map.end()
-    }
-}
-
-/// A request's own `_meta` entries, then those of the client it has not.
-struct Merged<'a> {
-    own: &'a Map<String, Value>,
-    meta: &'a Map<String, Value>,
-}
-
-impl serde::Serialize for Merged<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut map = serializer.serialize_map(None)?;
-        for (key, value) in self.own {
-            map.serialize_entry(key, value)?;
-        }
-        for (key, value) in self.meta.iter().filter(|(k, _)| !self.own.contains_key(*k)) {
-            map.serialize_entry(key, value)?;
-        }
-        map.end()
-    }
-}
-
 /// Forgets a request's bookkeeping when its waiter goes. A request dropped before it was
 /// answered (its caller gave up: a gateway's call cancelled by its own client, a `select!`
 /// elsewhere) is cancelled at the server too: its stream closed and `notifications/cancelled`

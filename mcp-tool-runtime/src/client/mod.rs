@@ -25,6 +25,7 @@
 
 mod core;
 mod http;
+mod meta;
 mod stdio;
 
 use std::collections::BTreeMap;

@@ -3,6 +3,8 @@
 //! arguments, run the tool (catching a panic, within its time limit), shape its result, apply
 //! the tool changes it asks for.
 
+use std::future::Future;
+use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
@@ -257,8 +259,12 @@ impl Session {
         let id = id_text.to_owned();
         let (span, request) = (telemetry::tool_span(&entry.name), tracing::Span::current());
         let mut run = Box::pin(async move {
-            let call = session.run_tool(&entry, arguments, ctx.clone());
-            let finish = telemetry::execute(span, Some(request), call).await;
+            let finish = telemetry::execute(
+                span,
+                Some(request),
+                session.run_tool(&entry, arguments, ctx.clone()),
+            )
+            .await;
             session.call_response(&id, &ctx, era, binding.as_ref(), finish)
         });
         // Most calls finish without waiting for anything: answer those right here, sparing a
@@ -402,31 +408,46 @@ impl Session {
             states: self.server.shared.states.clone(),
             ctx: ctx.clone(),
         };
-        let run = logging::scope(
+        let limit = entry.def.timeout().or(self.server.shared.timeout);
+        let run = pin!(logging::scope(
             ctx.clone(),
             UntilInput::new(
                 CatchUnwind(entry.call.invoke(call)),
                 ctx.state.input.as_ref(),
             ),
-        );
-        let finish = match entry.def.timeout().or(self.server.shared.timeout) {
-            None => run.await,
-            Some(limit) => match tokio::time::timeout(limit, run).await {
-                Ok(finish) => finish,
-                Err(_) => {
-                    ctx.state.cancel.cancel();
-                    return Finish::Done(ToolResult::error(format!(
-                        "tool `{}` timed out after {}",
-                        entry.name,
-                        format_duration(limit)
-                    )));
-                }
-            },
+        ));
+        // In a block, so that what it leaves behind is not kept through the await below.
+        let result = {
+            let Some(finish) = (Limited {
+                run,
+                timer: limit.map(|l| Box::pin(tokio::time::sleep(l))),
+            })
+            .await
+            else {
+                ctx.state.cancel.cancel();
+                return Finish::Done(ToolResult::error(format!(
+                    "tool `{}` timed out after {}",
+                    entry.name,
+                    format_duration(limit.unwrap_or_default())
+                )));
+            };
+            match finish {
+                Finish::NeedsInput => return Finish::NeedsInput,
+                Finish::Done(outcome) => self.finished(entry, &ctx, outcome),
+            }
         };
-        let outcome = match finish {
-            Finish::NeedsInput => return Finish::NeedsInput,
-            Finish::Done(outcome) => outcome,
-        };
+        ctx.state.progress.settle().await;
+        Finish::Done(result)
+    }
+
+    /// The result of a call that ran to its end (or panicked): shaped for its output schema,
+    /// and with the tool changes it asks for applied.
+    fn finished(
+        &self,
+        entry: &Entry,
+        ctx: &Ctx,
+        outcome: Result<ToolResult, Box<dyn std::any::Any + Send>>,
+    ) -> ToolResult {
         let mut result = match outcome {
             Ok(r) => r,
             Err(panic) => panic_result(Some(panic)),
@@ -451,8 +472,29 @@ impl Session {
                 ));
             }
         }
-        ctx.state.progress.settle().await;
-        Finish::Done(result)
+        result
+    }
+}
+
+/// A call's future within its time limit, if it has one: `None` when the limit passed first.
+/// The timer is allocated only for a call that has a limit, and the call's future is held
+/// once (an `if`/`else` between awaiting it and awaiting a `Timeout` of it holds it twice).
+struct Limited<F> {
+    run: F,
+    timer: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl<F: Future + Unpin> Future for Limited<F> {
+    type Output = Option<F::Output>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        if let Poll::Ready(output) = Pin::new(&mut self.run).poll(cx) {
+            return Poll::Ready(Some(output));
+        }
+        match self.timer.as_mut().map(|t| t.as_mut().poll(cx)) {
+            Some(Poll::Ready(())) => Poll::Ready(None),
+            _ => Poll::Pending,
+        }
     }
 }
 

@@ -338,7 +338,8 @@ impl ProgressState {
         if let Some(at) = sent {
             let elapsed = at.elapsed();
             if elapsed < PROGRESS_SETTLE {
-                tokio::time::sleep(PROGRESS_SETTLE - elapsed).await;
+                // Boxed: most calls send no progress, and every call's future holds this one.
+                Box::pin(tokio::time::sleep(PROGRESS_SETTLE - elapsed)).await;
             }
         }
     }
