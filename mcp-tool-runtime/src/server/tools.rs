@@ -259,12 +259,8 @@ impl Session {
         let id = id_text.to_owned();
         let (span, request) = (telemetry::tool_span(&entry.name), tracing::Span::current());
         let mut run = Box::pin(async move {
-            let finish = telemetry::execute(
-                span,
-                Some(request),
-                session.run_tool(&entry, arguments, ctx.clone()),
-            )
-            .await;
+            let call = pin!(session.run_tool(&entry, arguments, ctx.clone()));
+            let finish = telemetry::execute(span, Some(request), call).await;
             session.call_response(&id, &ctx, era, binding.as_ref(), finish)
         });
         // Most calls finish without waiting for anything: answer those right here, sparing a
@@ -319,7 +315,8 @@ impl Session {
         // The task's call outlives the request: its span is the request's child all the same.
         let span = telemetry::tool_span(&entry.name);
         let mut run: tasks::Run = Box::pin(async move {
-            telemetry::execute(span, None, session.run_tool(&entry, arguments, context)).await
+            let call = pin!(session.run_tool(&entry, arguments, context));
+            telemetry::execute(span, None, call).await
         });
         if let TaskMode::Detach { required } = mode {
             // Until the tool waits on something, this is a plain request.

@@ -249,29 +249,27 @@ pub(crate) fn tool_span(name: &str) -> Span {
 }
 
 /// Runs a tool call in its span (`tool`), then records how it ended there and, when the call
-/// answers the request itself (not a task's), on the request's span (`request`) too. A
-/// combinator, not an `async fn`: that would hold the call's future twice (as its argument
-/// and as what it awaits), and every call's future is allocated once.
-pub(crate) fn execute(
+/// answers the request itself (not a task's), on the request's span (`request`) too. The call
+/// comes pinned by its caller: taken by value, it would be held twice (as the argument and as
+/// what is awaited), and every call's future is allocated once.
+pub(crate) async fn execute<F: Future<Output = Finish<ToolResult>>>(
     tool: Span,
     request: Option<Span>,
-    run: impl Future<Output = Finish<ToolResult>>,
-) -> impl Future<Output = Finish<ToolResult>> {
-    use futures_util::FutureExt as _;
-    run.instrument(tool.clone()).map(move |finish| {
-        if let Finish::Done(result) = &finish {
-            match &result.protocol_error {
-                // The request's span takes it from the response.
-                Some(e) => record_error(&tool, e),
-                None if result.is_error => {
-                    record_tool_error(&tool);
-                    if let Some(request) = &request {
-                        record_tool_error(request);
-                    }
+    run: std::pin::Pin<&mut F>,
+) -> Finish<ToolResult> {
+    let finish = run.instrument(tool.clone()).await;
+    if let Finish::Done(result) = &finish {
+        match &result.protocol_error {
+            // The request's span takes it from the response.
+            Some(e) => record_error(&tool, e),
+            None if result.is_error => {
+                record_tool_error(&tool);
+                if let Some(request) = &request {
+                    record_tool_error(request);
                 }
-                None => {}
             }
+            None => {}
         }
-        finish
-    })
+    }
+    finish
 }
