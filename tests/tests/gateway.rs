@@ -1113,3 +1113,61 @@ async fn a_mounted_servers_questions_reach_the_client_in_both_eras() {
     .await;
     assert_eq!(forged["result"]["resultType"], "input_required", "{forged}");
 }
+
+/// Answers like [`User`], after a pause.
+struct Slow(User, Duration);
+
+impl ClientHandler for Slow {
+    fn capabilities(&self) -> Value {
+        self.0.capabilities()
+    }
+
+    fn request<'a>(
+        &'a self,
+        method: &'a str,
+        params: Value,
+    ) -> ClientFuture<'a, Result<Value, RpcError>> {
+        Box::pin(async move {
+            tokio::time::sleep(self.1).await;
+            self.0.request(method, params).await
+        })
+    }
+}
+
+/// The client's time limit is the server's: it does not run while the client answers a
+/// question of the server about the request (a user taking their time with a relayed form),
+/// and still ends a call whose server is just slow.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_time_limit_waits_while_the_client_answers_a_question() {
+    // Long enough for the server to ask its question on a busy machine; the user takes twice
+    // as long to answer.
+    let limit = Duration::from_secs(2);
+    let client = McpClient::connect_with(
+        Connect::stdio(example_bin("conformance"), Vec::<String>::new())
+            .revision(Revision::Stateful)
+            .timeout(limit),
+        Arc::new(Slow(User::default(), limit * 2)),
+    )
+    .await
+    .expect("start the conformance example");
+    let answered = client
+        .call("test_streaming_elicitation", json!({}))
+        .await
+        .expect("answered after twice the limit");
+    assert!(text(&answered).contains("Ada"), "{answered}");
+    client.close().await;
+
+    // `seed_users` of 20 takes a second.
+    let limit = Duration::from_millis(300);
+    let users = McpClient::connect_with(
+        Connect::stdio(example_bin("users"), Vec::<String>::new())
+            .revision(Revision::Stateful)
+            .timeout(limit),
+        Arc::new(NoHandler),
+    )
+    .await
+    .expect("start the users example");
+    let slow = users.call("seed_users", json!({"count": 20})).await;
+    assert_eq!(slow, Err(ClientError::TimedOut(limit)), "{slow:?}");
+    users.close().await;
+}

@@ -7,13 +7,15 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 
-use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot, watch};
 
-use crate::protocol::jsonrpc::{self, Message};
+use crate::protocol::jsonrpc;
 use crate::protocol::{ProtocolVersion, RpcError, code};
 
+mod inbound;
+
+use self::inbound::{Questions, within};
 use super::http::{HttpWire, TRANSPORT};
 use super::meta::WithMeta;
 use super::stdio::StdioWire;
@@ -64,6 +66,8 @@ impl Wire {
 /// A call in progress: who answers the requests its server makes while it runs.
 struct Active {
     handler: Option<Arc<dyn ClientHandler>>,
+    /// The server's questions about this request that the client is answering.
+    asking: Arc<Questions>,
 }
 
 type Waiter = oneshot::Sender<Result<Value, RpcError>>;
@@ -317,10 +321,12 @@ impl Core {
         };
         let (tx, rx) = oneshot::channel();
         lock(&self.pending).insert(id, tx);
+        let asking = Arc::new(Questions::default());
         lock(&self.active).insert(
             id,
             Active {
                 handler: options.and_then(|o| o.handler.clone()),
+                asking: asking.clone(),
             },
         );
         let mut forget = Forget {
@@ -355,12 +361,12 @@ impl Core {
             }
         };
         let outcome = tokio::select! {
-            answer = tokio::time::timeout(self.connect.timeout, rx) => match answer {
-                Ok(Ok(Ok(result))) => Ok(result),
-                Ok(Ok(Err(e))) if e.code == TRANSPORT => Err(ClientError::Unavailable(e.message)),
-                Ok(Ok(Err(e))) => Err(ClientError::Rpc(e)),
-                Ok(Err(_)) => Err(ClientError::Unavailable("the connection closed before the answer".into())),
-                Err(_) => {
+            answer = within(self.connect.timeout, &asking, rx) => match answer {
+                Some(Ok(Ok(result))) => Ok(result),
+                Some(Ok(Err(e))) if e.code == TRANSPORT => Err(ClientError::Unavailable(e.message)),
+                Some(Ok(Err(e))) => Err(ClientError::Rpc(e)),
+                Some(Err(_)) => Err(ClientError::Unavailable("the connection closed before the answer".into())),
+                None => {
                     self.cancel(id, abort, "the client's time limit passed").await;
                     Err(ClientError::TimedOut(self.connect.timeout))
                 }
@@ -551,115 +557,8 @@ impl Core {
         }
         self.changed.send_modify(|n| *n += 1);
     }
-
-    /// Handles one message of the server.
-    fn receive(self: &Arc<Self>, inbound: Inbound) {
-        let message = match jsonrpc::parse(inbound.text.as_bytes()) {
-            Ok(m) => m,
-            Err(_) => {
-                tracing::debug!(text = %inbound.text, "the server sent something that is not JSON-RPC");
-                return;
-            }
-        };
-        match message {
-            Message::Response { id, outcome } => {
-                let Ok(id) = id.get().parse::<u64>() else {
-                    return;
-                };
-                let Some(waiter) = lock(&self.pending).remove(&id) else {
-                    return;
-                };
-                let answer = match outcome {
-                    Ok(result) => Ok(serde_json::from_str(result.get()).unwrap_or(Value::Null)),
-                    Err(error) => Err(RpcError::from_json(
-                        &serde_json::from_str::<Value>(error.get()).unwrap_or(Value::Null),
-                    )),
-                };
-                let _ = waiter.send(answer);
-            }
-            Message::Request { id, method, params } => {
-                self.answer_request(id, &method, params, inbound.via);
-            }
-            Message::Notification { method, params } => {
-                self.heard(&method, params);
-            }
-        }
-    }
-
-    fn heard(&self, method: &str, params: Option<&RawValue>) {
-        let params: Value = params
-            .and_then(|p| serde_json::from_str(p.get()).ok())
-            .unwrap_or(Value::Null);
-        match method {
-            "notifications/progress" => {
-                let key = params["progressToken"].to_string();
-                let on = lock(&self.progress).get(&key).cloned();
-                if let (Some(on), Some(progress)) = (on, params["progress"].as_f64()) {
-                    on(CallProgress {
-                        progress,
-                        total: params["total"].as_f64(),
-                        message: params["message"].as_str().map(String::from),
-                    });
-                }
-            }
-            "notifications/tools/list_changed" => {
-                self.changed.send_modify(|n| *n += 1);
-            }
-            "notifications/message" => {
-                tracing::debug!(level = %params["level"], data = %params["data"], "server log");
-            }
-            _ => {}
-        }
-    }
-
-    /// Answers a request of the server with the handler of the call it belongs to (the
-    /// request whose stream carried it, or the only call running), else the client's.
-    fn answer_request(
-        self: &Arc<Self>,
-        id: &RawValue,
-        method: &str,
-        params: Option<&RawValue>,
-        via: Option<u64>,
-    ) {
-        let id_text = id.get().to_owned();
-        let method = method.to_owned();
-        let params: Value = params
-            .and_then(|p| serde_json::from_str(p.get()).ok())
-            .unwrap_or(Value::Null);
-        let handler = {
-            let active = lock(&self.active);
-            let of_call = match via {
-                Some(call) => active.get(&call).and_then(|a| a.handler.clone()),
-                None => {
-                    let mut with: Vec<_> =
-                        active.values().filter_map(|a| a.handler.clone()).collect();
-                    if with.len() == 1 { with.pop() } else { None }
-                }
-            };
-            of_call.unwrap_or_else(|| self.handler.clone())
-        };
-        let core = self.clone();
-        tokio::spawn(async move {
-            let answer = if method == "ping" {
-                Ok(json!({}))
-            } else {
-                handler.request(&method, params).await
-            };
-            let text = jsonrpc::response(&id_text, answer);
-            let _ = core
-                .wire
-                .send(Outbound {
-                    text,
-                    id: None,
-                    method: "",
-                    name: None,
-                })
-                .await;
-        });
-    }
 }
 
-/// Adds `meta`'s entries to `params._meta` (entries given there win).
 /// Forgets a request's bookkeeping when its waiter goes. A request dropped before it was
 /// answered (its caller gave up: a gateway's call cancelled by its own client, a `select!`
 /// elsewhere) is cancelled at the server too: its stream closed and `notifications/cancelled`
