@@ -415,6 +415,30 @@ async fn tools_list_paginates_with_a_cursor() {
 }
 
 #[tokio::test]
+async fn a_call_whose_meta_is_no_object_is_32602() {
+    let c = client().await;
+    for meta in [json!(5), json!("x"), json!([1])] {
+        let e = c
+            .request(
+                "tools/call",
+                json!({ "name": "add", "arguments": { "a": 1, "b": 2 }, "_meta": meta }),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, -32602, "{meta}: {e:?}");
+        assert!(e.message.contains("_meta"), "{e:?}");
+    }
+    let fine = c
+        .request(
+            "tools/call",
+            json!({ "name": "add", "arguments": { "a": 1, "b": 2 }, "_meta": null }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(fine["content"][0]["text"], "3", "{fine}");
+}
+
+#[tokio::test]
 async fn calls_return_text_and_numbers() {
     let c = client().await;
     let r = c.call("add", json!({ "a": 2, "b": 40 })).await.unwrap();

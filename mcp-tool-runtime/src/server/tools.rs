@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use crate::protocol::wire::{CallToolParams, ListParams, Retry};
 use crate::protocol::{Content, Era, RpcError, code, jsonrpc};
-use crate::tool::context::{CallState, ProgressState};
+use crate::tool::context::{CallState, ProgressState, RequestMeta};
 use crate::tool::def::format_duration;
 use crate::tool::input::{Finish, InputRound, RoundEnd, UntilInput};
 use crate::tool::sync::{CatchUnwind, panic_result};
@@ -131,10 +131,10 @@ impl Session {
         self: &Arc<Self>,
         name: Arc<str>,
         req: &Req<'_>,
-        meta: Option<Map<String, Value>>,
+        meta: Option<&RawValue>,
         input: Option<InputRound>,
     ) -> Ctx {
-        let token = meta.as_ref().and_then(|m| m.get("progressToken")).cloned();
+        let (meta, token) = RequestMeta::new(meta);
         Ctx::new(CallState {
             related: jsonrpc::id_key(req.id()),
             id: serde_json::from_str(req.id()).unwrap_or(Value::Null),
@@ -220,6 +220,12 @@ impl Session {
             }
             Err(e) => return fail(e),
         };
+        if params.meta.is_some_and(|m| !m.get().starts_with('{')) {
+            return fail(RpcError::new(
+                code::INVALID_PARAMS,
+                "`_meta` must be an object",
+            ));
+        }
         let Some(entry) = self.active_entry(req, &params.name) else {
             return fail(unknown_tool(&params.name));
         };

@@ -96,7 +96,8 @@ pub(crate) struct CallState {
     /// The id's canonical JSON text: what the call's own messages are routed by.
     pub(crate) related: Arc<str>,
     pub(crate) tool: Arc<str>,
-    pub(crate) meta: Option<Map<String, Value>>,
+    /// The request's `_meta`, read into a map when a tool first asks for it.
+    pub(crate) meta: RequestMeta,
     pub(crate) client: Arc<ClientInfo>,
     pub(crate) identity: Option<Arc<Identity>>,
     pub(crate) conn: Arc<dyn Connection>,
@@ -178,12 +179,12 @@ impl Ctx {
 
     /// The request's `_meta`, if it had one.
     pub fn meta(&self) -> Option<&Map<String, Value>> {
-        self.state.meta.as_ref()
+        self.state.meta.map()
     }
 
     /// The request's progress token, exactly as received (string or number).
     pub fn progress_token(&self) -> Option<&Value> {
-        self.state.meta.as_ref()?.get("progressToken")
+        self.state.progress.token.as_ref()
     }
 
     /// The client and the negotiated protocol version.
@@ -278,8 +279,51 @@ impl Progress {
 /// What progress a call has reported.
 #[derive(Default)]
 pub(crate) struct ProgressState {
-    token: Option<Value>,
+    pub(crate) token: Option<Value>,
     last: std::sync::Mutex<Option<(f64, Instant)>>,
+}
+
+/// A request's `_meta`, kept as its text: most tools never look at it, so it is read into a
+/// map only when one does (its progress token is read at once, for the call's progress).
+#[derive(Default)]
+pub(crate) struct RequestMeta {
+    text: Option<Box<serde_json::value::RawValue>>,
+    map: std::sync::OnceLock<Option<Map<String, Value>>>,
+}
+
+impl RequestMeta {
+    /// The `_meta` of `text` (an object, as the caller checked), and its progress token.
+    pub(crate) fn new(text: Option<&serde_json::value::RawValue>) -> (RequestMeta, Option<Value>) {
+        #[derive(serde::Deserialize)]
+        struct Token {
+            #[serde(rename = "progressToken", default)]
+            token: Option<Value>,
+        }
+        let token = text
+            .and_then(|t| serde_json::from_str::<Token>(t.get()).ok())
+            .and_then(|t| t.token);
+        let meta = RequestMeta {
+            text: text.map(ToOwned::to_owned),
+            map: std::sync::OnceLock::new(),
+        };
+        (meta, token)
+    }
+
+    fn map(&self) -> Option<&Map<String, Value>> {
+        self.map
+            .get_or_init(|| {
+                self.text
+                    .as_ref()
+                    .and_then(|t| serde_json::from_str(t.get()).ok())
+            })
+            .as_ref()
+    }
+}
+
+impl fmt::Debug for RequestMeta {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.text.as_ref().map_or("None", |t| t.get()))
+    }
 }
 
 /// How long a result waits after a progress notification, so clients that handle

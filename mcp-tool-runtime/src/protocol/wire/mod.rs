@@ -230,8 +230,10 @@ pub(crate) struct CallToolParams<'a> {
     pub(crate) name: std::borrow::Cow<'a, str>,
     #[serde(default)]
     pub(crate) arguments: Value,
-    #[serde(rename = "_meta", default)]
-    pub(crate) meta: Option<Map<String, Value>>,
+    /// Its text, read into a map only if the tool asks for it (`tools/call` checks that it
+    /// is an object).
+    #[serde(rename = "_meta", borrow, default)]
+    pub(crate) meta: Option<&'a RawValue>,
     /// 2025-11-25: run the call as a task.
     #[serde(default)]
     pub(crate) task: Option<TaskParams>,
