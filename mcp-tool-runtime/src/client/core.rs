@@ -264,6 +264,9 @@ impl Core {
             meta
         };
         let own = self.meta.get_or_init(|| make(self.handler.capabilities()));
+        if std::ptr::addr_eq(handler, &*self.handler) {
+            return Cow::Borrowed(own);
+        }
         let capabilities = handler.capabilities();
         if own.get("io.modelcontextprotocol/clientCapabilities") == Some(&capabilities) {
             Cow::Borrowed(own)

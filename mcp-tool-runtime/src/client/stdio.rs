@@ -14,10 +14,14 @@ use super::core::Inbound;
 /// The longest line read from the server (a message larger than this ends the connection).
 const MAX_LINE: usize = 64 << 20;
 
+/// The most lines that may wait for a server that does not read its input: beyond them a
+/// request fails at once (the server is unavailable) instead of waiting without a limit.
+const MAX_QUEUED: usize = 4096;
+
 pub(crate) struct StdioWire {
     /// The lines for the server's input, written by a task of their own: all those waiting
-    /// at once in one write. Dropping it closes the server's input.
-    lines: std::sync::Mutex<Option<mpsc::UnboundedSender<String>>>,
+    /// at once in one write; at most [`MAX_QUEUED`]. Dropping it closes the server's input.
+    lines: std::sync::Mutex<Option<mpsc::Sender<String>>>,
     child: std::sync::Mutex<Option<Child>>,
 }
 
@@ -78,7 +82,7 @@ impl StdioWire {
                 }
             });
         }
-        let (lines, queue) = mpsc::unbounded_channel();
+        let (lines, queue) = mpsc::channel(MAX_QUEUED);
         if let Some(stdin) = stdin {
             tokio::spawn(write_lines(stdin, queue));
         }
@@ -96,8 +100,11 @@ impl StdioWire {
             .lines
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        match lines.as_ref().map(|l| l.send(line)) {
+        match lines.as_ref().map(|l| l.try_send(line)) {
             Some(Ok(())) => Ok(()),
+            Some(Err(mpsc::error::TrySendError::Full(_))) => Err(ClientError::Unavailable(
+                format!("the server is not reading its input ({MAX_QUEUED} messages wait)"),
+            )),
             _ => Err(ClientError::Unavailable(
                 "the server's input is closed".into(),
             )),
@@ -129,11 +136,13 @@ impl StdioWire {
 
 /// Writes the queued lines to the server's input, those waiting together in one write, until
 /// the queue closes (the input is then closed) or a write fails.
-async fn write_lines(stdin: ChildStdin, mut queue: mpsc::UnboundedReceiver<String>) {
+async fn write_lines(stdin: ChildStdin, mut queue: mpsc::Receiver<String>) {
     let mut pipe = BufWriter::with_capacity(64 * 1024, stdin);
     while let Some(line) = queue.recv().await {
         let mut written = pipe.write_all(line.as_bytes()).await;
-        while let (Ok(()), Ok(line)) = (&written, queue.try_recv()) {
+        while written.is_ok()
+            && let Ok(line) = queue.try_recv()
+        {
             written = pipe.write_all(line.as_bytes()).await;
         }
         if let Err(e) = written.and(pipe.flush().await) {
@@ -144,4 +153,31 @@ async fn write_lines(stdin: ChildStdin, mut queue: mpsc::UnboundedReceiver<Strin
         }
     }
     let _ = pipe.shutdown().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_server_that_does_not_read_makes_sends_fail_once_the_queue_is_full() {
+        let (inbox, _inbound) = mpsc::unbounded_channel();
+        let wire = StdioWire::spawn("sleep", &["30".to_owned()], &BTreeMap::new(), inbox)
+            .expect("start `sleep`");
+        let line = "x".repeat(1024);
+        let mut refused = None;
+        for sent in 0..2 * MAX_QUEUED {
+            if let Err(e) = wire.send(&line).await {
+                refused = Some((sent, e));
+                break;
+            }
+        }
+        let (sent, e) = refused.expect("a send is refused");
+        assert!(sent >= MAX_QUEUED, "refused after {sent}");
+        assert!(
+            matches!(&e, ClientError::Unavailable(why) if why.contains("not reading")),
+            "{e:?}"
+        );
+        wire.close();
+    }
 }

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use crate::protocol::wire::{CallToolParams, ListParams, Retry};
 use crate::protocol::{Content, Era, RpcError, code, jsonrpc};
-use crate::tool::context::{CallState, ProgressState, RequestMeta};
+use crate::tool::context::{CallMeta, CallState, ProgressState};
 use crate::tool::def::format_duration;
 use crate::tool::input::{Finish, InputRound, RoundEnd, UntilInput};
 use crate::tool::sync::{CatchUnwind, panic_result};
@@ -134,7 +134,7 @@ impl Session {
         meta: Option<&RawValue>,
         input: Option<InputRound>,
     ) -> Ctx {
-        let (meta, token) = RequestMeta::new(meta);
+        let (meta, token) = CallMeta::new(meta);
         Ctx::new(CallState {
             related: jsonrpc::id_key(req.id()),
             id: serde_json::from_str(req.id()).unwrap_or(Value::Null),

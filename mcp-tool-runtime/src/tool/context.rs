@@ -97,7 +97,7 @@ pub(crate) struct CallState {
     pub(crate) related: Arc<str>,
     pub(crate) tool: Arc<str>,
     /// The request's `_meta`, read into a map when a tool first asks for it.
-    pub(crate) meta: RequestMeta,
+    pub(crate) meta: CallMeta,
     pub(crate) client: Arc<ClientInfo>,
     pub(crate) identity: Option<Arc<Identity>>,
     pub(crate) conn: Arc<dyn Connection>,
@@ -286,14 +286,14 @@ pub(crate) struct ProgressState {
 /// A request's `_meta`, kept as its text: most tools never look at it, so it is read into a
 /// map only when one does (its progress token is read at once, for the call's progress).
 #[derive(Default)]
-pub(crate) struct RequestMeta {
+pub(crate) struct CallMeta {
     text: Option<Box<serde_json::value::RawValue>>,
     map: std::sync::OnceLock<Option<Map<String, Value>>>,
 }
 
-impl RequestMeta {
+impl CallMeta {
     /// The `_meta` of `text` (an object, as the caller checked), and its progress token.
-    pub(crate) fn new(text: Option<&serde_json::value::RawValue>) -> (RequestMeta, Option<Value>) {
+    pub(crate) fn new(text: Option<&serde_json::value::RawValue>) -> (CallMeta, Option<Value>) {
         #[derive(serde::Deserialize)]
         struct Token {
             #[serde(rename = "progressToken", default)]
@@ -302,7 +302,7 @@ impl RequestMeta {
         let token = text
             .and_then(|t| serde_json::from_str::<Token>(t.get()).ok())
             .and_then(|t| t.token);
-        let meta = RequestMeta {
+        let meta = CallMeta {
             text: text.map(ToOwned::to_owned),
             map: std::sync::OnceLock::new(),
         };
@@ -320,7 +320,7 @@ impl RequestMeta {
     }
 }
 
-impl fmt::Debug for RequestMeta {
+impl fmt::Debug for CallMeta {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.text.as_ref().map_or("None", |t| t.get()))
     }
