@@ -128,10 +128,26 @@ impl ExampleHttp {
 
     /// [`ExampleHttp::start`] for the server binary at `path` (`label` names it in messages).
     pub fn start_bin(path: &str, label: &str, args: &[&str], env: &[(&str, &str)]) -> ExampleHttp {
+        ExampleHttp::spawn(path, label, "127.0.0.1:0", args, env)
+    }
+
+    /// [`ExampleHttp::start`] on `--http addr` (a port given again, to restart a server where
+    /// its clients look for it).
+    pub fn start_at(name: &str, addr: &str, args: &[&str], env: &[(&str, &str)]) -> ExampleHttp {
+        ExampleHttp::spawn(example_bin(name), name, addr, args, env)
+    }
+
+    fn spawn(
+        path: &str,
+        label: &str,
+        addr: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> ExampleHttp {
         let name = label;
         let mut child = Command::new(path)
             .args(args)
-            .args(["--http", "127.0.0.1:0"])
+            .args(["--http", addr])
             .env_remove(mcp_tool::http::TOKENS_ENV)
             .envs(env.iter().copied())
             .stdin(Stdio::null())
@@ -161,7 +177,7 @@ impl ExampleHttp {
             Err(e) => {
                 let _ = child.kill();
                 let status = child.wait().expect("wait");
-                panic!("{name} --http 127.0.0.1:0 never said where it listens ({e}); {status}");
+                panic!("{name} --http {addr} never said where it listens ({e}); {status}");
             }
         };
         let addr = url

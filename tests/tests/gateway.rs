@@ -10,9 +10,7 @@
 //! `allowed_tools` by names and by `read_only`; a remote restarted on the same port and one
 //! down at start; tool search finding and revealing a deferred mounted tool.
 
-use std::io::{BufRead, BufReader};
-use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -133,41 +131,6 @@ fn mount_file(dir: &TempDir, mounts: &Value) -> String {
     let path = dir.path().join("mounts.json");
     std::fs::write(&path, mounts.to_string()).expect("write the mount file");
     path.to_string_lossy().into_owned()
-}
-
-/// `users --http ADDR` (`127.0.0.1:0` for any port), with `env`; returns it once it listens.
-fn users_on(addr: &str, env: &[(&str, &str)]) -> (Child, SocketAddr) {
-    let mut child = Command::new(example_bin("users"))
-        .args(["--http", addr])
-        .env_remove(mcp_tool::http::TOKENS_ENV)
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("users starts");
-    let stderr = child.stderr.take().expect("piped stderr");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut tx = Some(tx);
-        for line in BufReader::new(stderr).lines() {
-            let Ok(line) = line else { break };
-            if let Some(url) = line.split("MCP endpoint ").nth(1)
-                && let Some(tx) = tx.take()
-            {
-                let _ = tx.send(url.trim().to_owned());
-            }
-        }
-    });
-    let url = rx
-        .recv_timeout(Duration::from_secs(10))
-        .expect("users says where it listens");
-    let addr = url
-        .trim_start_matches("http://")
-        .trim_end_matches("/mcp")
-        .parse()
-        .expect("an address");
-    (child, addr)
 }
 
 /// The gateway example over HTTP, mounting `users` at `users_url` and `calc` over stdio.
@@ -721,8 +684,9 @@ fn a_missing_connection_or_connector_is_named_at_start() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restarted_remote_fails_retryably_then_works_again() {
-    let (mut first, addr) = users_on("127.0.0.1:0", &[]);
-    let url = format!("http://{addr}/mcp");
+    let mut first = ExampleHttp::start_at("users", "127.0.0.1:0", &[], &[]);
+    let addr = first.addr;
+    let url = first.url.clone();
     let gw = gateway(&url);
     for revision in BOTH {
         let client = connect(&gw.url, revision, Arc::new(NoHandler)).await;
@@ -733,8 +697,8 @@ async fn a_restarted_remote_fails_retryably_then_works_again() {
             .unwrap();
         assert!(text(&found).contains("NOT_FOUND"), "{found}");
 
-        let _ = first.kill();
-        let _ = first.wait();
+        let _ = first.child.kill();
+        let _ = first.child.wait();
         let down = client
             .call("users__get_user", json!({"userId": "usr_x"}))
             .await
@@ -752,8 +716,7 @@ async fn a_restarted_remote_fails_retryably_then_works_again() {
         let status = client.call("gateway_status", json!({})).await.unwrap();
         assert!(!is_error(&status), "{status}");
 
-        let (again, _) = users_on(&addr.to_string(), &[]);
-        first = again;
+        first = ExampleHttp::start_at("users", &addr.to_string(), &[], &[]);
         let deadline = Instant::now() + APPEAR;
         loop {
             let r = client
@@ -772,8 +735,7 @@ async fn a_restarted_remote_fails_retryably_then_works_again() {
         }
         client.close().await;
     }
-    let _ = first.kill();
-    let _ = first.wait();
+    drop(first);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -793,7 +755,7 @@ async fn a_remote_down_at_start_is_mounted_when_it_comes_up() {
         assert!(!is_error(&status), "{status}");
         client.close().await;
     }
-    let (mut users, _) = users_on(&format!("127.0.0.1:{port}"), &[]);
+    let users = ExampleHttp::start_at("users", &format!("127.0.0.1:{port}"), &[], &[]);
     for revision in BOTH {
         let client = connect(&gw.url, revision, Arc::new(NoHandler)).await;
         tools_when(&client, |n| n.iter().any(|n| n == "users__get_user")).await;
@@ -804,8 +766,7 @@ async fn a_remote_down_at_start_is_mounted_when_it_comes_up() {
         assert!(text(&r).contains("NOT_FOUND"), "{r}");
         client.close().await;
     }
-    let _ = users.kill();
-    let _ = users.wait();
+    drop(users);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -822,13 +783,12 @@ async fn a_2025_session_hears_list_changed_when_a_remote_comes_up() {
         !before.iter().any(|n| n.starts_with("users__")),
         "{before:?}"
     );
-    let (mut users, _) = users_on(&format!("127.0.0.1:{port}"), &[]);
+    let users = ExampleHttp::start_at("users", &format!("127.0.0.1:{port}"), &[], &[]);
     let heard = tokio::time::timeout(APPEAR, client.tools_changed()).await;
     assert_eq!(heard, Ok(true));
     tools_when(&client, |n| n.iter().any(|n| n == "users__get_user")).await;
     client.close().await;
-    let _ = users.kill();
-    let _ = users.wait();
+    drop(users);
 }
 
 // ---------------------------------------------------------------------------------------------
