@@ -11,6 +11,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, PoisonError, mpsc};
 use std::time::{Duration, Instant};
 
+use mcp_tool::client::{ClientFuture, ClientHandler};
+use mcp_tool::protocol::RpcError;
 use mcp_tool::server::ServerHandle;
 use serde_json::{Value, json};
 
@@ -354,4 +356,71 @@ pub fn http_client() -> reqwest::Client {
 /// feature (see [`http_client`]), such as rmcp's Streamable HTTP transport.
 pub fn install_crypto_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// A user of a client: answers every kind of question a server asks (a form with a name, or
+/// a color when the form asks for one; a model's reply; the roots), and keeps what was asked.
+pub struct User {
+    /// What was asked: each request's method and params.
+    pub asked: Mutex<Vec<(String, Value)>>,
+    /// What the "model" replies to a sampling request.
+    sampled: &'static str,
+}
+
+impl Default for User {
+    fn default() -> Self {
+        User::saying("Hello")
+    }
+}
+
+impl User {
+    /// A user whose model replies `sampled`.
+    pub fn saying(sampled: &'static str) -> Self {
+        User {
+            asked: Mutex::default(),
+            sampled,
+        }
+    }
+
+    /// The methods asked, in order.
+    pub fn methods(&self) -> Vec<String> {
+        let asked = self.asked.lock().unwrap_or_else(PoisonError::into_inner);
+        asked.iter().map(|(m, _)| m.clone()).collect()
+    }
+}
+
+impl ClientHandler for User {
+    fn capabilities(&self) -> Value {
+        json!({ "elicitation": { "form": {} }, "sampling": {}, "roots": {} })
+    }
+
+    fn request<'a>(
+        &'a self,
+        method: &'a str,
+        params: Value,
+    ) -> ClientFuture<'a, Result<Value, RpcError>> {
+        Box::pin(async move {
+            self.asked
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push((method.to_owned(), params.clone()));
+            let message = params["message"].as_str().unwrap_or_default();
+            Ok(match method {
+                "elicitation/create" if message.contains("color") => {
+                    json!({ "action": "accept", "content": { "color": "teal" } })
+                }
+                "elicitation/create" => {
+                    json!({ "action": "accept", "content": { "name": "Ada" } })
+                }
+                "sampling/createMessage" => json!({
+                    "role": "assistant",
+                    "content": { "type": "text", "text": self.sampled },
+                    "model": "test-model",
+                    "stopReason": "endTurn"
+                }),
+                "roots/list" => json!({ "roots": [{ "uri": "file:///srv/a" }] }),
+                other => return Err(RpcError::new(-32601, format!("no {other} here"))),
+            })
+        })
+    }
 }

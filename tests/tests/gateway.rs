@@ -19,7 +19,7 @@ use mcp_tool::client::{
     McpClient, NoHandler, Revision,
 };
 use mcp_tool::protocol::RpcError;
-use mcp_tool_tests::{ExampleHttp, TempDir, example_bin, wait_bounded};
+use mcp_tool_tests::{ExampleHttp, TempDir, User, example_bin, wait_bounded};
 use serde_json::{Value, json};
 
 /// The longest a mounted server may take to appear, or to come back.
@@ -871,47 +871,6 @@ async fn tool_search_finds_and_reveals_a_deferred_mounted_tool() {
 // ---------------------------------------------------------------------------------------------
 // A mounted server's questions, relayed to the client in both eras
 // ---------------------------------------------------------------------------------------------
-
-/// A user who answers every kind of question, by what it asks; keeps the questions.
-#[derive(Default)]
-struct User {
-    asked: Mutex<Vec<(String, Value)>>,
-}
-
-impl ClientHandler for User {
-    fn capabilities(&self) -> Value {
-        json!({ "elicitation": { "form": {} }, "sampling": {}, "roots": {} })
-    }
-
-    fn request<'a>(
-        &'a self,
-        method: &'a str,
-        params: Value,
-    ) -> ClientFuture<'a, Result<Value, RpcError>> {
-        Box::pin(async move {
-            self.asked
-                .lock()
-                .unwrap()
-                .push((method.to_owned(), params.clone()));
-            let message = params["message"].as_str().unwrap_or_default();
-            Ok(match method {
-                "elicitation/create" if message.contains("color") => {
-                    json!({ "action": "accept", "content": { "color": "teal" } })
-                }
-                "elicitation/create" => {
-                    json!({ "action": "accept", "content": { "name": "Ada" } })
-                }
-                "sampling/createMessage" => json!({
-                    "role": "assistant",
-                    "content": { "type": "text", "text": "Hello" },
-                    "model": "test-model"
-                }),
-                "roots/list" => json!({ "roots": [{ "uri": "file:///srv/a" }] }),
-                other => return Err(RpcError::new(-32601, format!("no {other} here"))),
-            })
-        })
-    }
-}
 
 /// The conformance example mounted over stdio as `cf`: its tools ask their client questions
 /// in the middle of a call — one after another, or several at once. The gateway's client gets

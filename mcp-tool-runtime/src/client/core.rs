@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 
 use serde_json::{Map, Value, json};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{Semaphore, mpsc, oneshot, watch};
 
 use crate::protocol::jsonrpc;
 use crate::protocol::{ProtocolVersion, RpcError, code};
@@ -33,6 +33,32 @@ const UNSUPPORTED_VERSION: i64 = -32022;
 pub(super) struct Inbound {
     pub(super) text: String,
     pub(super) via: Option<u64>,
+    /// Nothing more can be read after this: `text` says why, and the requests waiting fail
+    /// with it.
+    last: bool,
+}
+
+impl Inbound {
+    pub(super) fn message(text: String, via: Option<u64>) -> Self {
+        Inbound {
+            text,
+            via,
+            last: false,
+        }
+    }
+
+    /// Whether nothing more can be read after this.
+    pub(super) fn is_last(&self) -> bool {
+        self.last
+    }
+
+    pub(super) fn closing(why: String) -> Self {
+        Inbound {
+            text: why,
+            via: None,
+            last: true,
+        }
+    }
 }
 
 /// What the client sends: the JSON text and what the HTTP transport puts in headers.
@@ -89,6 +115,8 @@ pub(super) struct Core {
     open: AtomicBool,
     /// Counts list changes heard.
     changed: watch::Sender<u64>,
+    /// The server's requests being answered at once, at most [`inbound::MAX_QUESTIONS`].
+    questions: Arc<Semaphore>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -120,6 +148,7 @@ impl Core {
             meta: OnceLock::new(),
             open: AtomicBool::new(true),
             changed: watch::channel(0).0,
+            questions: Arc::new(Semaphore::new(inbound::MAX_QUESTIONS)),
         });
         tokio::spawn(pump(Arc::downgrade(&core), rx));
         core.handshake().await?;
@@ -593,6 +622,10 @@ impl Drop for Forget<'_> {
 async fn pump(core: Weak<Core>, mut rx: mpsc::UnboundedReceiver<Inbound>) {
     while let Some(inbound) = rx.recv().await {
         let Some(core) = core.upgrade() else { return };
+        if inbound.is_last() {
+            core.fail_all(&inbound.text);
+            return;
+        }
         core.receive(inbound);
     }
     if let Some(core) = core.upgrade() {

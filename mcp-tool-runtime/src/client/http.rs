@@ -17,14 +17,12 @@ use tokio::sync::mpsc;
 
 use crate::protocol::ProtocolVersion;
 
-use super::ClientError;
 use super::core::{Inbound, Outbound};
+use super::sse::{Event, Events};
+use super::{ClientError, MAX_MESSAGE};
 
 /// How many times a broken SSE answer is resumed.
 const RESUMES: usize = 5;
-
-/// The longest `retry:` of a server that is honoured (ms).
-const MAX_RETRY_MS: u64 = 60_000;
 
 const SESSION: &str = "mcp-session-id";
 
@@ -101,21 +99,30 @@ impl HttpWire {
         self.shared.modern.store(modern, Ordering::SeqCst);
     }
 
-    fn post(&self, out: &Outbound<'_>) -> reqwest::RequestBuilder {
+    /// What a GET of this wire needs (its client, its address and headers).
+    fn resume(&self) -> Resume {
+        Resume {
+            http: self.http.clone(),
+            url: self.url.clone(),
+            headers: self.headers.clone(),
+        }
+    }
+
+    fn post(&self, text: String, method: &str, name: Option<&str>) -> reqwest::RequestBuilder {
         let mut request = self
             .http
             .post(&self.url)
             .headers(self.headers.clone())
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "application/json, text/event-stream")
-            .body(out.text.clone());
-        let modern = self.shared.modern.load(Ordering::SeqCst) && out.method != "initialize";
-        if modern && !out.method.is_empty() {
+            .body(text);
+        let modern = self.shared.modern.load(Ordering::SeqCst) && method != "initialize";
+        if modern && !method.is_empty() {
             request = request
                 .header("MCP-Protocol-Version", "2026-07-28")
-                .header("Mcp-Method", out.method);
-            if let Some(name) = &out.name {
-                request = request.header("Mcp-Name", name.as_str());
+                .header("Mcp-Method", method);
+            if let Some(name) = name {
+                request = request.header("Mcp-Name", name);
             }
         } else {
             if let Some(version) = *self
@@ -145,25 +152,24 @@ impl HttpWire {
         &self,
         out: Outbound<'_>,
     ) -> Result<Option<tokio::task::AbortHandle>, ClientError> {
-        let request = self.post(&out);
+        let is_initialize = out.method == "initialize";
+        let request = self.post(out.text, out.method, out.name.as_deref());
         let Some(id) = out.id else {
             let response = request.send().await.map_err(unavailable)?;
             let status = response.status();
             if !status.is_success() {
-                let body = response.text().await.unwrap_or_default();
-                return Err(ClientError::Protocol(format!("HTTP {status}: {body}")));
+                let body = body(response).await.unwrap_or_default();
+                return Err(ClientError::Protocol(format!(
+                    "HTTP {status}: {}",
+                    excerpt(&String::from_utf8_lossy(&body))
+                )));
             }
             return Ok(None);
         };
         let shared = self.shared.clone();
-        let http = self.http.clone();
-        let resume = Resume {
-            url: self.url.clone(),
-            headers: self.headers.clone(),
-        };
-        let is_initialize = out.method == "initialize";
+        let resume = self.resume();
         let task = tokio::spawn(async move {
-            if let Err(e) = answer(&shared, &http, &resume, request, id, is_initialize).await {
+            if let Err(e) = answer(&shared, &resume, request, id, is_initialize).await {
                 // The waiting request hears of it as an error from the transport.
                 let text = serde_json::json!({
                     "jsonrpc": "2.0",
@@ -171,10 +177,7 @@ impl HttpWire {
                     "error": { "code": TRANSPORT, "message": e.to_string() }
                 })
                 .to_string();
-                let _ = shared.inbox.send(Inbound {
-                    text,
-                    via: Some(id),
-                });
+                let _ = shared.inbox.send(Inbound::message(text, Some(id)));
             }
         });
         Ok(Some(task.abort_handle()))
@@ -186,21 +189,14 @@ impl HttpWire {
     /// (one not tied to a call) must find it open.
     pub(super) async fn open_standalone_stream(&self) {
         let shared = self.shared.clone();
-        let resume = Resume {
-            url: self.url.clone(),
-            headers: self.headers.clone(),
-        };
+        let resume = self.resume();
         let (opened, first) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             let mut opened = Some(opened);
-            let mut last: Option<String> = None;
-            let mut retry: Option<Duration> = None;
+            let mut events = Events::new(MAX_MESSAGE);
             let mut backoff = Duration::from_millis(200);
             loop {
-                let mut request = resume.get(&shared);
-                if let Some(id) = &last {
-                    request = request.header("Last-Event-ID", id.as_str());
-                }
+                let request = resume.get(&shared, &events);
                 let response = request.send().await;
                 if let Some(opened) = opened.take() {
                     let _ = opened.send(());
@@ -208,8 +204,7 @@ impl HttpWire {
                 match response {
                     Ok(response) if response.status().is_success() => {
                         backoff = Duration::from_millis(200);
-                        let _ =
-                            read_events(&shared, response, None, None, &mut last, &mut retry).await;
+                        let _ = read_events(&shared, response, None, &mut events).await;
                     }
                     // No GET stream here (405), or no session any more (404).
                     Ok(response)
@@ -223,7 +218,7 @@ impl HttpWire {
                 if shared.inbox.is_closed() {
                     return;
                 }
-                tokio::time::sleep(retry.unwrap_or(backoff)).await;
+                tokio::time::sleep(events.retry.unwrap_or(backoff)).await;
                 backoff = (backoff * 2).min(Duration::from_secs(30));
             }
         });
@@ -269,16 +264,19 @@ fn unavailable(e: reqwest::Error) -> ClientError {
     ClientError::Unavailable(e.to_string())
 }
 
-/// What a GET (a resumption, or the standalone stream) needs.
+/// What a GET (a resumption, or the standalone stream) needs: the wire's own HTTP client
+/// (its pool and settings).
 struct Resume {
+    http: reqwest::Client,
     url: String,
     headers: HeaderMap,
 }
 
 impl Resume {
-    fn get(&self, shared: &Shared) -> reqwest::RequestBuilder {
-        let http = reqwest::Client::new();
-        let mut request = http
+    /// A GET of the stream `events` reads, from the event after its last.
+    fn get(&self, shared: &Shared, events: &Events) -> reqwest::RequestBuilder {
+        let mut request = self
+            .http
             .get(&self.url)
             .headers(self.headers.clone())
             .header(ACCEPT, "text/event-stream");
@@ -297,6 +295,9 @@ impl Resume {
         {
             request = request.header(SESSION, session);
         }
+        if let Some(id) = &events.last_id {
+            request = request.header("Last-Event-ID", id.as_str());
+        }
         request
     }
 }
@@ -305,13 +306,11 @@ impl Resume {
 /// broken) to the client.
 async fn answer(
     shared: &Shared,
-    http: &reqwest::Client,
     resume: &Resume,
     request: reqwest::RequestBuilder,
     id: u64,
     is_initialize: bool,
 ) -> Result<(), ClientError> {
-    let _ = http;
     let response = request.send().await.map_err(unavailable)?;
     let status = response.status();
     if is_initialize
@@ -332,24 +331,20 @@ async fn answer(
         .unwrap_or("")
         .to_ascii_lowercase();
     if content_type.starts_with("text/event-stream") {
-        let mut last = None;
-        let mut retry = None;
-        let mut answered =
-            read_events(shared, response, Some(id), Some(id), &mut last, &mut retry).await;
+        let mut events = Events::new(MAX_MESSAGE);
+        let mut answered = read_events(shared, response, Some(id), &mut events).await?;
         let mut tries = 0;
-        while !answered && last.is_some() && tries < RESUMES {
+        while !answered && events.last_id.is_some() && tries < RESUMES {
             tries += 1;
             // The server's `retry:` when it gave one (SEP-1699), else a growing pause.
-            let pause = retry.unwrap_or(Duration::from_millis(100 * tries as u64));
+            let pause = events
+                .retry
+                .unwrap_or(Duration::from_millis(100 * tries as u64));
             tokio::time::sleep(pause).await;
-            let mut get = resume.get(shared);
-            if let Some(event) = &last {
-                get = get.header("Last-Event-ID", event.as_str());
-            }
-            match get.send().await {
+            match resume.get(shared, &events).send().await {
                 Ok(r) if r.status().is_success() => {
-                    answered =
-                        read_events(shared, r, Some(id), Some(id), &mut last, &mut retry).await;
+                    events.reconnected();
+                    answered = read_events(shared, r, Some(id), &mut events).await?;
                 }
                 _ => {}
             }
@@ -363,83 +358,129 @@ async fn answer(
         }
     } else {
         // JSON: the answer, or an error the server put in the body (any status).
-        let body = response.text().await.map_err(unavailable)?;
-        let value: Value = serde_json::from_str(&body).map_err(|_| {
+        let body = String::from_utf8(body(response).await?).map_err(|_| {
+            ClientError::Protocol(format!("HTTP {status} with a body that is not UTF-8"))
+        })?;
+        let envelope: Envelope<'_> = serde_json::from_str(&body).map_err(|_| {
             ClientError::Protocol(format!(
-                "HTTP {status} with a body that is not JSON: {body}"
+                "HTTP {status} with a body that is not JSON: {}",
+                excerpt(&body)
             ))
         })?;
-        if value.get("jsonrpc").is_none() {
-            return Err(ClientError::Protocol(format!("HTTP {status}: {body}")));
+        if envelope.jsonrpc.is_none() {
+            return Err(ClientError::Protocol(format!(
+                "HTTP {status}: {}",
+                excerpt(&body)
+            )));
         }
         // A refusal before the request was read (a session gone, a bad header) names no id.
-        let text = if value["id"].is_null() {
-            let mut fixed = value;
+        let text = if envelope.id.is_none_or(|id| id.get() == "null") {
+            let mut fixed: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
             fixed["id"] = Value::from(id);
             fixed.to_string()
         } else {
             body
         };
-        let _ = shared.inbox.send(Inbound {
-            text,
-            via: Some(id),
-        });
+        let _ = shared.inbox.send(Inbound::message(text, Some(id)));
         Ok(())
     }
 }
 
+/// What the JSON answer's check reads of it (the client reads the rest).
+#[derive(serde::Deserialize)]
+struct Envelope<'a> {
+    jsonrpc: Option<serde::de::IgnoredAny>,
+    #[serde(borrow)]
+    id: Option<&'a serde_json::value::RawValue>,
+}
+
+/// A response's body, refused beyond [`MAX_MESSAGE`] (before it is read when the server
+/// says its length, else as soon as it passes the limit).
+async fn body(response: reqwest::Response) -> Result<Vec<u8>, ClientError> {
+    let too_large = |bytes: u64| {
+        ClientError::Protocol(format!(
+            "the server sent a message of {bytes} bytes or more, over the limit of {MAX_MESSAGE}"
+        ))
+    };
+    if let Some(length) = response.content_length()
+        && length > MAX_MESSAGE as u64
+    {
+        return Err(too_large(length));
+    }
+    let mut body = Vec::new();
+    let mut stream = response.bytes_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(unavailable)?;
+        if body.len() + chunk.len() > MAX_MESSAGE {
+            return Err(too_large((body.len() + chunk.len()) as u64));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// The start of a body quoted in an error (at most 512 bytes, cut at a character).
+fn excerpt(body: &str) -> &str {
+    let mut end = body.len().min(512);
+    while !body.is_char_boundary(end) {
+        end -= 1;
+    }
+    &body[..end]
+}
+
 /// Feeds the events of an SSE response to the client (tagged with `via`); returns whether the
-/// answer to request `want` was among them. `last` keeps the last event id, `retry` the
-/// server's last `retry:` field (how long to wait before reconnecting).
+/// answer to request `via` was among them. `events` keeps the last event id and the server's
+/// `retry:` across reconnections. An event over the size limit fails a request's stream (its
+/// answer may have been it); the standalone stream skips it.
 async fn read_events(
     shared: &Shared,
     response: reqwest::Response,
     via: Option<u64>,
-    want: Option<u64>,
-    last: &mut Option<String>,
-    retry: &mut Option<Duration>,
-) -> bool {
+    events: &mut Events,
+) -> Result<bool, ClientError> {
     let mut stream = response.bytes_stream();
-    let mut buf = String::new();
     let mut answered = false;
-    let mut data = String::new();
+    let mut too_large = None;
     while let Some(chunk) = stream.next().await {
         let Ok(chunk) = chunk else { break };
-        buf.push_str(&String::from_utf8_lossy(&chunk));
-        while let Some(end) = buf.find('\n') {
-            let line = buf[..end].trim_end_matches('\r').to_owned();
-            buf.drain(..=end);
-            if line.is_empty() {
-                if !data.is_empty() {
-                    let text = std::mem::take(&mut data);
-                    if let Some(want) = want
-                        && let Ok(v) = serde_json::from_str::<Value>(&text)
-                        && v["id"] == want
-                        && v.get("method").is_none()
-                    {
-                        answered = true;
-                    }
-                    let _ = shared.inbox.send(Inbound { text, via });
+        events.feed(&chunk, &mut |event| match event {
+            Event::Data(text) => {
+                if let Some(want) = via
+                    && is_answer_to(&text, want)
+                {
+                    answered = true;
                 }
-                continue;
+                let _ = shared.inbox.send(Inbound::message(text, via));
             }
-            if let Some(value) = line.strip_prefix("data:") {
-                if !data.is_empty() {
-                    data.push('\n');
-                }
-                data.push_str(value.strip_prefix(' ').unwrap_or(value));
-            } else if let Some(value) = line.strip_prefix("id:") {
-                *last = Some(value.trim().to_owned());
-            } else if let Some(value) = line.strip_prefix("retry:")
-                && let Ok(ms) = value.trim().parse::<u64>()
-            {
-                // Bounded, so a server cannot park the client for ever.
-                *retry = Some(Duration::from_millis(ms.min(MAX_RETRY_MS)));
+            Event::TooLarge(bytes) => {
+                tracing::warn!(
+                    bytes,
+                    limit = MAX_MESSAGE,
+                    "the server sent an event over the limit"
+                );
+                too_large = Some(bytes);
             }
+        });
+        if let (Some(bytes), Some(_)) = (too_large, via) {
+            return Err(ClientError::Protocol(format!(
+                "the server sent a message of {bytes} bytes or more, over the limit of {MAX_MESSAGE}"
+            )));
         }
         if answered {
-            return true;
+            return Ok(true);
         }
     }
-    answered
+    Ok(answered)
+}
+
+/// Whether an event's message is the answer (not a request of the server's) to request `want`.
+fn is_answer_to(text: &str, want: u64) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Head<'a> {
+        #[serde(borrow)]
+        id: Option<&'a serde_json::value::RawValue>,
+        method: Option<serde::de::IgnoredAny>,
+    }
+    serde_json::from_str::<Head<'_>>(text)
+        .is_ok_and(|h| h.method.is_none() && h.id.is_some_and(|id| id.get() == want.to_string()))
 }

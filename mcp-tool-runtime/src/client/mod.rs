@@ -26,6 +26,7 @@
 mod core;
 mod http;
 mod meta;
+mod sse;
 mod stdio;
 
 use std::collections::BTreeMap;
@@ -41,6 +42,10 @@ use crate::protocol::{ProtocolVersion, RpcError};
 use crate::tool::CancellationToken;
 
 use self::core::Core;
+
+/// The largest message the client reads from a server: a larger one fails the requests it
+/// may have answered, with an error that says so, and is never kept whole.
+const MAX_MESSAGE: usize = 64 << 20;
 
 /// Why the client failed.
 #[derive(Debug, Clone, PartialEq)]

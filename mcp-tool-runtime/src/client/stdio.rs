@@ -8,11 +8,9 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc;
 
-use super::ClientError;
 use super::core::Inbound;
-
-/// The longest line read from the server (a message larger than this ends the connection).
-const MAX_LINE: usize = 64 << 20;
+use super::{ClientError, MAX_MESSAGE};
+use crate::protocol::lines::{Line, read_line};
 
 /// The most lines that may wait for a server that does not read its input: beyond them a
 /// request fails at once (the server is unavailable) instead of waiting without a limit.
@@ -46,29 +44,37 @@ impl StdioWire {
         let stderr = child.stderr.take();
         if let Some(stdout) = stdout {
             tokio::spawn(async move {
-                let mut lines = BufReader::new(stdout);
-                let mut line = String::new();
+                let mut reader = BufReader::with_capacity(64 * 1024, stdout);
+                let mut line = Vec::with_capacity(4096);
                 loop {
-                    line.clear();
-                    match lines.read_line(&mut line).await {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) if n > MAX_LINE => {
-                            tracing::warn!(bytes = n, "the server sent a line over the limit");
+                    match read_line(&mut reader, &mut line, MAX_MESSAGE).await {
+                        Ok(Line::End) | Err(_) => break,
+                        Ok(Line::TooLong(bytes)) => {
+                            // An answer may have been in it: the calls waiting fail now, named,
+                            // rather than at their time limit.
+                            tracing::warn!(
+                                bytes,
+                                limit = MAX_MESSAGE,
+                                "the server sent a line over the limit"
+                            );
+                            let _ = inbox.send(Inbound::closing(format!(
+                                "the server sent a message of {bytes} bytes, over the limit of {MAX_MESSAGE}"
+                            )));
                             break;
                         }
-                        Ok(_) => {
-                            let text = line.trim();
+                        Ok(Line::Complete) => {
+                            let text = String::from_utf8_lossy(line.trim_ascii());
                             if !text.is_empty()
                                 && inbox
-                                    .send(Inbound {
-                                        text: text.to_owned(),
-                                        via: None,
-                                    })
+                                    .send(Inbound::message(text.into_owned(), None))
                                     .is_err()
                             {
                                 break;
                             }
                         }
+                    }
+                    if line.capacity() > 1 << 20 {
+                        line = Vec::with_capacity(4096);
                     }
                 }
             });
@@ -178,6 +184,40 @@ mod tests {
             matches!(&e, ClientError::Unavailable(why) if why.contains("not reading")),
             "{e:?}"
         );
+        wire.close();
+    }
+
+    /// A line over the limit is dropped as it comes (never kept whole), and the connection
+    /// ends saying why; the lines before it arrive.
+    #[tokio::test]
+    async fn a_line_over_the_limit_ends_the_connection_with_its_reason() {
+        let (inbox, mut inbound) = mpsc::unbounded_channel();
+        let script = format!(
+            r#"echo '{{"jsonrpc":"2.0","method":"a"}}'; head -c {} /dev/zero | tr '\0' x; echo; echo never"#,
+            MAX_MESSAGE + 10
+        );
+        let wire = StdioWire::spawn("sh", &["-c".to_owned(), script], &BTreeMap::new(), inbox)
+            .expect("start `sh`");
+        let first = inbound.recv().await.expect("the first line");
+        assert!(
+            !first.is_last() && first.text.contains("\"method\":\"a\""),
+            "{}",
+            first.text
+        );
+        let second = inbound.recv().await.expect("the reason");
+        assert!(
+            second.is_last(),
+            "{}",
+            &second.text[..second.text.len().min(80)]
+        );
+        assert!(
+            second
+                .text
+                .contains(&format!("{} bytes, over the limit", MAX_MESSAGE + 11)),
+            "{}",
+            second.text
+        );
+        assert!(inbound.recv().await.is_none(), "nothing after it");
         wire.close();
     }
 }

@@ -9,6 +9,7 @@
 mod content;
 mod error;
 pub(crate) mod jsonrpc;
+pub(crate) mod lines;
 pub(crate) mod meta;
 mod version;
 pub(crate) mod wire;

@@ -7,9 +7,10 @@ use std::future::Future;
 use std::io;
 use std::sync::Arc;
 
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::{mpsc, oneshot};
 
+use crate::protocol::lines::{Line, read_line};
 use crate::protocol::{RpcError, code, jsonrpc};
 use crate::server::ServerHandle;
 use crate::server::session::{Backlog, Opening, Outbound, Outgoing, Session};
@@ -122,62 +123,6 @@ where
             writer.await.map_err(io::Error::other)?
         }
     }
-}
-
-/// What reading one line gave.
-enum Line {
-    /// A whole line (its newline removed or not) is in the buffer.
-    Complete,
-    /// The line was longer than the limit: it was skipped (its length in bytes).
-    TooLong(usize),
-    /// The input ended.
-    End,
-}
-
-/// Reads one line into `line` (cleared first), keeping at most `limit` bytes: the rest of a
-/// longer line is read and dropped.
-async fn read_line<R: AsyncRead + Unpin>(
-    reader: &mut BufReader<R>,
-    line: &mut Vec<u8>,
-    limit: usize,
-) -> io::Result<Line> {
-    line.clear();
-    let mut seen = 0_usize;
-    loop {
-        let available = reader.fill_buf().await?;
-        if available.is_empty() {
-            return Ok(match seen {
-                0 => Line::End,
-                n if n > limit => Line::TooLong(n),
-                _ => Line::Complete,
-            });
-        }
-        let (chunk, done) = match memchr(available) {
-            Some(i) => (&available[..=i], true),
-            None => (available, false),
-        };
-        let used = chunk.len();
-        if seen.saturating_add(used) <= limit.saturating_add(1) {
-            line.extend_from_slice(chunk);
-        } else if !line.is_empty() {
-            // Over the limit: what was kept goes.
-            line.clear();
-            line.shrink_to(4096);
-        }
-        seen = seen.saturating_add(used);
-        reader.consume(used);
-        if done {
-            return Ok(if seen > limit.saturating_add(1) {
-                Line::TooLong(seen)
-            } else {
-                Line::Complete
-            });
-        }
-    }
-}
-
-fn memchr(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|&b| b == b'\n')
 }
 
 /// Writes each message on its own line, flushing only when no more messages are waiting.

@@ -12,11 +12,15 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
-use crate::protocol::RpcError;
 use crate::protocol::jsonrpc::{self, Message};
+use crate::protocol::{RpcError, code};
 
 use super::{Core, Inbound, Outbound, lock};
 use crate::client::CallProgress;
+
+/// The most requests of the server the client answers at once (a user may take minutes over
+/// a form); beyond them a request is refused at once, not queued without a bound.
+pub(super) const MAX_QUESTIONS: usize = 256;
 
 impl Core {
     /// Handles one message of the server.
@@ -115,6 +119,17 @@ impl Core {
                 call.map(|a| Asking::new(a.asking.clone())),
             )
         };
+        let Ok(slot) = self.questions.clone().try_acquire_owned() else {
+            tracing::warn!(%method, "the server asked more than {MAX_QUESTIONS} questions at once");
+            let refusal = RpcError::new(
+                code::INTERNAL_ERROR,
+                format!("the client is already answering {MAX_QUESTIONS} requests of the server"),
+            );
+            let text = jsonrpc::error_response(&id_text, &refusal);
+            let core = self.clone();
+            tokio::spawn(async move { core.reply(text).await });
+            return;
+        };
         let core = self.clone();
         tokio::spawn(async move {
             let answer = if method == "ping" {
@@ -123,17 +138,21 @@ impl Core {
                 handler.request(&method, params).await
             };
             drop(asking);
-            let text = jsonrpc::response(&id_text, answer);
-            let _ = core
-                .wire
-                .send(Outbound {
-                    text,
-                    id: None,
-                    method: "",
-                    name: None,
-                })
-                .await;
+            core.reply(jsonrpc::response(&id_text, answer)).await;
+            drop(slot);
         });
+    }
+
+    async fn reply(&self, text: String) {
+        let _ = self
+            .wire
+            .send(Outbound {
+                text,
+                id: None,
+                method: "",
+                name: None,
+            })
+            .await;
     }
 }
 

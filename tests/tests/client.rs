@@ -1,0 +1,215 @@
+//! `mcp_tool::client` against servers that misbehave: a message larger than the client reads
+//! (as JSON, and as an SSE event that never ends), a character split between two chunks of a
+//! stream, and more questions at once than the client answers. Each fails the requests it
+//! concerns with an error that says why, and nothing is kept without a bound.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use mcp_tool::client::{ClientFuture, ClientHandler, Connect, McpClient, Revision};
+use mcp_tool::protocol::RpcError;
+use mcp_tool_tests::{User, example_bin};
+use serde_json::{Value, json};
+
+/// More than the client reads of one message (64 MiB).
+const HUGE: usize = (64 << 20) + 1024;
+
+fn text(result: &Value) -> String {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// An SSE answer sent in the given chunks, a pause between each (so each is read alone).
+fn stream(chunks: Vec<Vec<u8>>) -> Response {
+    let body = futures_util::stream::unfold(chunks.into_iter(), |mut chunks| async move {
+        let chunk = chunks.next()?;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        Some((Ok::<_, std::io::Error>(chunk), chunks))
+    });
+    (
+        [(header::CONTENT_TYPE, "text/event-stream")],
+        Body::from_stream(body),
+    )
+        .into_response()
+}
+
+/// A 2025-11-25 server over Streamable HTTP whose `tools/call` answers by the tool's name:
+/// `huge_json` a JSON body over the client's limit, `huge_event` an SSE event over it (its
+/// data line never ends), `split` an SSE answer whose text has characters cut between chunks.
+async fn odd_server() -> String {
+    let handle = |body: String| async move {
+        let message: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+        let id = message["id"].clone();
+        if id.is_null() {
+            return StatusCode::ACCEPTED.into_response();
+        }
+        let answer = |result: Value| json!({"jsonrpc": "2.0", "id": id, "result": result});
+        match (
+            message["method"].as_str().unwrap_or_default(),
+            message["params"]["name"].as_str().unwrap_or_default(),
+        ) {
+            ("initialize", _) => (
+                [(header::CONTENT_TYPE, "application/json")],
+                answer(json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "odd", "version": "1.0.0"}
+                }))
+                .to_string(),
+            )
+                .into_response(),
+            ("tools/call", "huge_json") => {
+                let result = json!({"content": [{"type": "text", "text": "x".repeat(HUGE)}]});
+                (
+                    [(header::CONTENT_TYPE, "application/json")],
+                    answer(result).to_string(),
+                )
+                    .into_response()
+            }
+            ("tools/call", "huge_event") => {
+                let mut chunks = vec![b"data: {\"jsonrpc\":\"2.0\",\"text\":\"".to_vec()];
+                chunks.extend((0..HUGE / (1 << 20) + 1).map(|_| vec![b'x'; 1 << 20]));
+                stream(chunks)
+            }
+            ("tools/call", "split") => {
+                let event = format!(
+                    "id: 1\ndata: {}\n\n",
+                    answer(json!({"content": [{"type": "text", "text": "zażółć gęślą jaźń"}]}))
+                );
+                // Three bytes a chunk: most of its two-byte characters are cut in half.
+                let chunks = event.as_bytes().chunks(3).map(<[u8]>::to_vec).collect();
+                stream(chunks)
+            }
+            _ => StatusCode::NOT_FOUND.into_response(),
+        }
+    };
+    let app = axum::Router::new().route(
+        "/mcp",
+        axum::routing::post(handle)
+            .get(|| async { StatusCode::METHOD_NOT_ALLOWED })
+            .delete(|| async { StatusCode::OK }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}/mcp")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn messages_over_the_limit_fail_their_request_and_split_characters_arrive_whole() {
+    let url = odd_server().await;
+    let client = McpClient::connect(Connect::http(&url).revision(Revision::Stateful))
+        .await
+        .expect("connect");
+    for tool in ["huge_json", "huge_event"] {
+        let refused = client.call(tool, json!({})).await;
+        let said = match &refused {
+            Err(e) => e.to_string(),
+            Ok(v) => panic!("{tool}: answered {}", &v.to_string()[..200]),
+        };
+        assert!(
+            said.contains("over the limit of 67108864"),
+            "{tool}: {said}"
+        );
+    }
+    // The connection is still good for the next call.
+    let split = client.call("split", json!({})).await.expect("split");
+    assert_eq!(text(&split), "zażółć gęślą jaźń");
+    client.close().await;
+}
+/// A user who holds every question until told to answer, counting them.
+struct Held {
+    user: User,
+    asked: AtomicUsize,
+    answer: tokio::sync::watch::Receiver<bool>,
+}
+
+impl ClientHandler for Held {
+    fn capabilities(&self) -> Value {
+        self.user.capabilities()
+    }
+
+    fn request<'a>(
+        &'a self,
+        method: &'a str,
+        params: Value,
+    ) -> ClientFuture<'a, Result<Value, RpcError>> {
+        Box::pin(async move {
+            self.asked.fetch_add(1, Ordering::SeqCst);
+            let mut answer = self.answer.clone();
+            let _ = answer.wait_for(|go| *go).await;
+            self.user.request(method, params).await
+        })
+    }
+}
+
+/// A server that asks more questions at once than the client answers (256) has the rest
+/// refused at once, named, instead of the client holding a task for each without a bound;
+/// those it holds are answered when the user answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_client_answers_at_most_256_of_the_servers_questions_at_once() {
+    let (answer, answering) = tokio::sync::watch::channel(false);
+    let held = Arc::new(Held {
+        user: User::default(),
+        asked: AtomicUsize::new(0),
+        answer: answering,
+    });
+    let client = Arc::new(
+        McpClient::connect_with(
+            Connect::stdio(example_bin("conformance"), Vec::<String>::new())
+                .revision(Revision::Stateful),
+            held.clone(),
+        )
+        .await
+        .expect("start the conformance example"),
+    );
+    let calls: Vec<_> = (0..300)
+        .map(|_| {
+            let client = client.clone();
+            tokio::spawn(async move { client.call("test_streaming_elicitation", json!({})).await })
+        })
+        .collect();
+    // The 44 beyond the bound end without an answer from the user.
+    let asked = || held.asked.load(Ordering::SeqCst);
+    let finished =
+        |calls: &[tokio::task::JoinHandle<_>]| calls.iter().filter(|c| c.is_finished()).count();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while (finished(&calls) < 44 || asked() < 256) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // And no more: the others wait for the user.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!((finished(&calls), asked()), (44, 256));
+    let mut refused = 0;
+    let mut still = Vec::new();
+    for call in calls {
+        if call.is_finished() {
+            let outcome = call.await.expect("the call's task");
+            let said = match &outcome {
+                Ok(result) => text(result),
+                Err(e) => e.to_string(),
+            };
+            assert!(
+                said.contains("already answering 256 requests"),
+                "{outcome:?}"
+            );
+            refused += 1;
+        } else {
+            still.push(call);
+        }
+    }
+    assert_eq!(refused, 44);
+    assert_eq!(held.asked.load(Ordering::SeqCst), 256);
+    answer.send_replace(true);
+    for call in still {
+        let answered = call.await.expect("the call's task").expect("answered");
+        assert!(text(&answered).contains("Ada"), "{answered}");
+    }
+    client.close().await;
+}
