@@ -1,6 +1,7 @@
 //! `mcp_tool::client` against servers that misbehave: a message larger than the client reads
-//! (as JSON, and as an SSE event that never ends), a character split between two chunks of a
-//! stream, and more questions at once than the client answers. Each fails the requests it
+//! (as JSON, and as an SSE event that never ends), a tool list that pages for ever, a
+//! character split between two chunks of a stream, and more questions at once than the client
+//! answers. Each fails the requests it
 //! concerns with an error that says why, and nothing is kept without a bound.
 
 use std::sync::Arc;
@@ -39,7 +40,8 @@ fn stream(chunks: Vec<Vec<u8>>) -> Response {
         .into_response()
 }
 
-/// A 2025-11-25 server over Streamable HTTP whose `tools/call` answers by the tool's name:
+/// A 2025-11-25 server over Streamable HTTP whose `tools/list` pages for ever, and whose
+/// `tools/call` answers by the tool's name:
 /// `huge_json` a JSON body over the client's limit, `huge_event` an SSE event over it (its
 /// data line never ends), `split` an SSE answer whose text has characters cut between chunks.
 async fn odd_server() -> String {
@@ -64,6 +66,22 @@ async fn odd_server() -> String {
                 .to_string(),
             )
                 .into_response(),
+            ("tools/list", _) => {
+                // A thousand tools a page, and always a next page.
+                let page = message["params"]["cursor"]
+                    .as_str()
+                    .and_then(|c| c.parse::<u64>().ok())
+                    .unwrap_or(0);
+                let tools: Vec<Value> = (0..1000)
+                    .map(|i| json!({"name": format!("t{page}_{i}"), "inputSchema": {"type": "object"}}))
+                    .collect();
+                (
+                    [(header::CONTENT_TYPE, "application/json")],
+                    answer(json!({"tools": tools, "nextCursor": (page + 1).to_string()}))
+                        .to_string(),
+                )
+                    .into_response()
+            }
             ("tools/call", "huge_json") => {
                 let result = json!({"content": [{"type": "text", "text": "x".repeat(HUGE)}]});
                 (
@@ -102,7 +120,7 @@ async fn odd_server() -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn messages_over_the_limit_fail_their_request_and_split_characters_arrive_whole() {
+async fn too_much_from_a_server_is_cut_off_named_and_split_characters_arrive_whole() {
     let url = odd_server().await;
     let client = McpClient::connect(Connect::http(&url).revision(Revision::Stateful))
         .await
@@ -118,6 +136,13 @@ async fn messages_over_the_limit_fail_their_request_and_split_characters_arrive_
             "{tool}: {said}"
         );
     }
+    // A list that never ends is cut off, named.
+    let listed = client.list_tools().await;
+    assert!(
+        matches!(&listed, Err(e) if e.to_string().contains("more than 100000 tools")),
+        "{:?}",
+        listed.map(|t| t.len())
+    );
     // The connection is still good for the next call.
     let split = client.call("split", json!({})).await.expect("split");
     assert_eq!(text(&split), "zażółć gęślą jaźń");

@@ -47,6 +47,9 @@ use self::core::Core;
 /// may have answered, with an error that says so, and is never kept whole.
 const MAX_MESSAGE: usize = 64 << 20;
 
+/// The most tools [`McpClient::list_tools`] takes from one server, over all its pages.
+const MAX_TOOLS: usize = 100_000;
+
 /// Why the client failed.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClientError {
@@ -346,7 +349,8 @@ impl McpClient {
         self.core.server()
     }
 
-    /// Every tool the server lists, following `nextCursor` through all pages.
+    /// Every tool the server lists, following `nextCursor` through all pages: at most
+    /// 100,000 tools and 10,000 pages, beyond which it fails (a server that pages for ever).
     pub async fn list_tools(&self) -> Result<Vec<Value>, ClientError> {
         let mut tools = Vec::new();
         let mut cursor: Option<String> = None;
@@ -356,9 +360,14 @@ impl McpClient {
                 Some(c) => json!({ "cursor": c }),
                 None => json!({}),
             };
-            let page = self.core.request("tools/list", &params, None).await?;
-            if let Some(items) = page.get("tools").and_then(Value::as_array) {
-                tools.extend(items.iter().cloned());
+            let mut page = self.core.request("tools/list", &params, None).await?;
+            if let Some(Value::Array(items)) = page.get_mut("tools") {
+                if tools.len() + items.len() > MAX_TOOLS {
+                    return Err(ClientError::Protocol(format!(
+                        "the server lists more than {MAX_TOOLS} tools"
+                    )));
+                }
+                tools.append(items);
             }
             match page.get("nextCursor").and_then(Value::as_str) {
                 Some(next) if !next.is_empty() => cursor = Some(next.to_owned()),
