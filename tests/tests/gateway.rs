@@ -8,7 +8,9 @@
 //! tokens, which refuses any other); the connection store; approval accepted, declined and
 //! unsupported; `tool_configs` resolution (exact > `*` > server-wide), unknown names ignored;
 //! `allowed_tools` by names and by `read_only`; a remote restarted on the same port and one
-//! down at start; tool search finding and revealing a deferred mounted tool.
+//! down at start; tool search finding and revealing a deferred mounted tool; a mounted
+//! server's questions relayed in both eras, and a held remote call cancelled once no round
+//! comes for it (an in-process gateway before a 2025-11-25 server of this file).
 
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -1089,4 +1091,162 @@ async fn the_time_limit_waits_while_the_client_answers_a_question() {
     let slow = users.call("seed_users", json!({"count": 20})).await;
     assert_eq!(slow, Err(ClientError::TimedOut(limit)), "{slow:?}");
     users.close().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// A held call that no round comes for expires
+// ---------------------------------------------------------------------------------------------
+
+/// A 2025-11-25 server (a session; SSE answers) whose one tool, `ask`, asks its client a
+/// question and then waits for ever; the `notifications/cancelled` it gets are kept.
+async fn asking_server() -> (String, Arc<Mutex<Vec<Value>>>) {
+    use axum::body::Body;
+    use axum::http::{StatusCode, header};
+    use axum::response::IntoResponse;
+    use futures_util::StreamExt;
+
+    let cancelled: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let seen = cancelled.clone();
+    let handle = move |body: String| {
+        let seen = seen.clone();
+        async move {
+            let message: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+            let method = message["method"].as_str().unwrap_or_default().to_owned();
+            let id = message["id"].clone();
+            let json = |result: Value| {
+                (
+                    [
+                        (header::CONTENT_TYPE, "application/json"),
+                        (
+                            header::HeaderName::from_static("mcp-session-id"),
+                            "asking-1",
+                        ),
+                    ],
+                    json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string(),
+                )
+                    .into_response()
+            };
+            match method.as_str() {
+                "notifications/cancelled" => {
+                    seen.lock().unwrap().push(message["params"].clone());
+                    StatusCode::ACCEPTED.into_response()
+                }
+                _ if id.is_null() => StatusCode::ACCEPTED.into_response(),
+                "initialize" => json(json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "asking", "version": "1.0.0"}
+                })),
+                "tools/list" => json(json!({"tools": [{
+                    "name": "ask",
+                    "description": "Asks a name, then waits",
+                    "inputSchema": {"type": "object"}
+                }]})),
+                "tools/call" => {
+                    let question = json!({
+                        "jsonrpc": "2.0", "id": "q1", "method": "elicitation/create",
+                        "params": {"message": "What is your name?", "requestedSchema": {
+                            "type": "object",
+                            "properties": {"name": {"type": "string"}},
+                            "required": ["name"]
+                        }}
+                    });
+                    let first = format!("data: {question}\n\n");
+                    let events =
+                        futures_util::stream::once(async move { Ok::<_, std::io::Error>(first) })
+                            .chain(futures_util::stream::pending());
+                    (
+                        [(header::CONTENT_TYPE, "text/event-stream")],
+                        Body::from_stream(events),
+                    )
+                        .into_response()
+                }
+                "server/discover" => (
+                    [(header::CONTENT_TYPE, "application/json")],
+                    json!({"jsonrpc": "2.0", "id": id,
+                           "error": {"code": -32601, "message": "no server/discover"}})
+                    .to_string(),
+                )
+                    .into_response(),
+                _ => json(json!({})),
+            }
+        }
+    };
+    let app = axum::Router::new().route(
+        "/mcp",
+        axum::routing::post(handle)
+            .get(|| async { StatusCode::METHOD_NOT_ALLOWED })
+            .delete(|| async { StatusCode::OK }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (format!("http://{addr}/mcp"), cancelled)
+}
+
+/// A user who never answers.
+struct Silent;
+
+impl ClientHandler for Silent {
+    fn capabilities(&self) -> Value {
+        json!({ "elicitation": { "form": {} } })
+    }
+
+    fn request<'a>(
+        &'a self,
+        _method: &'a str,
+        _params: Value,
+    ) -> ClientFuture<'a, Result<Value, RpcError>> {
+        Box::pin(std::future::pending())
+    }
+}
+
+/// In 2026-07-28, a remote call held for its client's answer is cancelled at the remote once
+/// no round has come for it within the request state's lifetime (2 s here), and not before:
+/// the remote gets `notifications/cancelled` for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_call_no_round_comes_for_is_cancelled_at_the_remote() {
+    use mcp_tool::http::HttpConfig;
+    use mcp_tool::server::mount::McpTool;
+
+    let (remote, cancelled) = asking_server().await;
+    let gateway = mcp_tool::server::Server::new("gw", "0")
+        .without_registry()
+        .request_state_ttl(Duration::from_secs(2))
+        .mount(McpTool {
+            server_label: "r".into(),
+            server_url: Some(remote),
+            ..McpTool::default()
+        })
+        .build()
+        .expect("the gateway builds");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { gateway.serve_http(listener, HttpConfig::default()).await });
+
+    let client = connect(&url, Revision::Stateless, Arc::new(Silent)).await;
+    tools_when(&client, |n| n.iter().any(|n| n == "r__ask")).await;
+    // The call gets an input-required round, which the silent user never answers.
+    let asked = Instant::now();
+    let call = tokio::spawn(async move { client.call("r__ask", json!({})).await });
+    // Held while the state is valid.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(cancelled.lock().unwrap().is_empty(), "cancelled while held");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while cancelled.lock().unwrap().is_empty() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let after = asked.elapsed();
+    let cancelled = cancelled.lock().unwrap().clone();
+    assert_eq!(cancelled.len(), 1, "{cancelled:?}");
+    assert!(after >= Duration::from_secs(2), "cancelled after {after:?}");
+    assert!(
+        cancelled[0]["requestId"].is_number() || cancelled[0]["requestId"].is_string(),
+        "{cancelled:?}"
+    );
+    assert!(
+        !call.is_finished(),
+        "the user is still (silently) answering"
+    );
+    call.abort();
 }
