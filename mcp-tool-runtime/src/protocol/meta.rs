@@ -66,15 +66,17 @@ impl LogLevel {
     }
 }
 
-/// The per-request `_meta` of a stateless request.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct RequestMeta {
+/// The per-request `_meta` of a stateless request, read without building values: the
+/// capabilities and client info stay text until [`RequestMeta::values`] (a client sends the
+/// same text with every request, and the server builds their values once per text).
+#[derive(Debug)]
+pub(crate) struct RequestMeta<'a> {
     /// The version the request declares, as written (checked by [`RequestMeta::version`]).
-    pub(crate) declared_version: String,
-    /// The client's capabilities.
-    pub(crate) capabilities: Value,
-    /// The client's name and version (optional).
-    pub(crate) client_info: Value,
+    pub(crate) declared_version: Cow<'a, str>,
+    /// The client's capabilities (an object), as sent.
+    pub(crate) capabilities: &'a RawValue,
+    /// The client's name and version (optional), as sent.
+    pub(crate) client_info: Option<&'a RawValue>,
     /// The level at and above which the request wants log messages; none: no log messages.
     pub(crate) log_level: Option<LogLevel>,
 }
@@ -89,10 +91,10 @@ struct Params<'a> {
 struct Fields<'a> {
     #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
     version: Option<Cow<'a, str>>,
-    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", default)]
-    capabilities: Option<Value>,
-    #[serde(rename = "io.modelcontextprotocol/clientInfo", default)]
-    client_info: Option<Value>,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", borrow, default)]
+    capabilities: Option<&'a RawValue>,
+    #[serde(rename = "io.modelcontextprotocol/clientInfo", borrow, default)]
+    client_info: Option<&'a RawValue>,
     #[serde(rename = "io.modelcontextprotocol/logLevel", borrow, default)]
     log_level: Option<Cow<'a, str>>,
 }
@@ -113,7 +115,7 @@ fn invalid(why: String) -> RpcError {
     RpcError::new(code::INVALID_PARAMS, why)
 }
 
-impl RequestMeta {
+impl<'a> RequestMeta<'a> {
     /// Whether a request speaks the stateless revisions: it says so in its `_meta`, or it is
     /// one that only they have (`server/discover`, `subscriptions/listen`). Cheap for the
     /// requests of a session: their params do not mention the revision's keys at all.
@@ -124,7 +126,7 @@ impl RequestMeta {
 
     /// Reads a stateless request's `_meta`; a missing `_meta` or a missing required field is
     /// -32602, naming it.
-    pub(crate) fn parse(params: Option<&RawValue>) -> Result<RequestMeta, RpcError> {
+    pub(crate) fn parse(params: Option<&'a RawValue>) -> Result<RequestMeta<'a>, RpcError> {
         let meta = match params {
             None => None,
             Some(p) => {
@@ -142,16 +144,15 @@ impl RequestMeta {
             .map_err(|e| invalid(format!("Invalid `_meta`: {e}")))?;
         let declared_version = fields
             .version
-            .ok_or_else(|| invalid(format!("`_meta` needs `{PROTOCOL_VERSION}`")))?
-            .into_owned();
+            .ok_or_else(|| invalid(format!("`_meta` needs `{PROTOCOL_VERSION}`")))?;
         let capabilities = match fields.capabilities {
-            Some(c @ Value::Object(_)) => c,
-            Some(_) => {
+            Some(c) if c.get().starts_with('{') => c,
+            Some(c) if c.get() != "null" => {
                 return Err(invalid(format!(
                     "`{CLIENT_CAPABILITIES}` must be an object"
                 )));
             }
-            None => return Err(invalid(format!("`_meta` needs `{CLIENT_CAPABILITIES}`"))),
+            _ => return Err(invalid(format!("`_meta` needs `{CLIENT_CAPABILITIES}`"))),
         };
         let log_level =
             match fields.log_level {
@@ -163,9 +164,19 @@ impl RequestMeta {
         Ok(RequestMeta {
             declared_version,
             capabilities,
-            client_info: fields.client_info.unwrap_or(Value::Null),
+            client_info: fields.client_info.filter(|i| i.get() != "null"),
             log_level,
         })
+    }
+
+    /// The capabilities and the client info (`null` when not sent) as values.
+    pub(crate) fn values(&self) -> (Value, Value) {
+        // Both were read as JSON already: building their values cannot fail.
+        let value = |raw: &RawValue| serde_json::from_str(raw.get()).unwrap_or(Value::Null);
+        (
+            value(self.capabilities),
+            self.client_info.map_or(Value::Null, value),
+        )
     }
 
     /// The declared version, if this server speaks it; otherwise -32022 with the versions it
@@ -199,9 +210,10 @@ impl RequestMeta {
 mod tests {
     use super::*;
 
-    fn parse(params: &str) -> Result<RequestMeta, RpcError> {
-        let raw: Box<RawValue> = serde_json::from_str(params).unwrap();
-        RequestMeta::parse(Some(&raw))
+    fn parse(params: &str) -> Result<RequestMeta<'static>, RpcError> {
+        let raw: &'static RawValue =
+            Box::leak(serde_json::from_str::<Box<RawValue>>(params).unwrap());
+        RequestMeta::parse(Some(raw))
     }
 
     #[test]
@@ -254,5 +266,31 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(e.code, code::INVALID_PARAMS);
+    }
+
+    #[test]
+    fn capabilities_must_be_an_object_and_become_values_on_demand() {
+        let e = parse(
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":[1]}}"#,
+        )
+        .unwrap_err();
+        assert!(e.message.contains("must be an object"), "{e}");
+        let e = parse(
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":null}}"#,
+        )
+        .unwrap_err();
+        assert!(e.message.contains("needs"), "{e}");
+        let meta = parse(
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}}}"#,
+        )
+        .unwrap();
+        let (capabilities, info) = meta.values();
+        assert_eq!(capabilities, serde_json::json!({"sampling": {}}));
+        assert_eq!(info, serde_json::json!({"name": "c", "version": "1"}));
+        let meta = parse(
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}"#,
+        )
+        .unwrap();
+        assert_eq!(meta.values().1, Value::Null);
     }
 }

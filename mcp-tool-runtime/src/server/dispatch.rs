@@ -168,11 +168,7 @@ impl Session {
             id,
             stateless: Some(Arc::new(Stateless {
                 version,
-                client: Arc::new(ClientInfo {
-                    protocol_version: version,
-                    info: meta.client_info,
-                    capabilities: meta.capabilities,
-                }),
+                client: self.server.shared.clients.client(version, &meta),
                 log_level: meta.log_level,
             })),
         };

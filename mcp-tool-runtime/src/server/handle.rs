@@ -84,6 +84,8 @@ pub(crate) struct Shared {
     pub(crate) mounts: super::mount::Mounts,
     /// The tool selections of principals (stateless requests).
     pub(crate) principals: Principals,
+    /// The clients of stateless requests, built once per `_meta` text.
+    pub(crate) clients: super::clients::KnownClients,
     pub(crate) states: Arc<TypeMap>,
     pub(crate) timeout: Option<Duration>,
     catalog: RwLock<Arc<Catalog>>,
@@ -164,6 +166,7 @@ impl ServerHandle {
                 state_key,
                 listeners: Listeners::default(),
                 principals: Principals::default(),
+                clients: super::clients::KnownClients::default(),
                 states: Arc::new(states),
                 timeout,
                 catalog: RwLock::new(Arc::new(catalog)),

@@ -6,6 +6,7 @@
 //! interface (`session`); it knows none of them.
 
 pub(crate) mod catalog;
+pub(crate) mod clients;
 pub(crate) mod dispatch;
 pub(crate) mod error;
 pub(crate) mod handle;
