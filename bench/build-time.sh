@@ -13,6 +13,10 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 WORK="${WORK:-$ROOT/target/build-time}"
+mkdir -p "$WORK" && WORK="$(cd "$WORK" && pwd)"
+# The generated crates build as a user's would: cargo runs outside the workspace, so the
+# workspace's .cargo/config.toml (the debug-info settings of its test builds) does not apply.
+cd "${TMPDIR:-/tmp}"
 TOOLS="${TOOLS:-100}"
 REPEAT="${REPEAT:-3}"
 RMCP_VERSION="${RMCP_VERSION:-3.11}"
