@@ -424,3 +424,25 @@ impl ClientHandler for User {
         })
     }
 }
+
+/// Serves `handle` as the POST of `/mcp` on a loopback port (GET is 405, DELETE 200): a small
+/// MCP server written by hand for a test. Returns its URL.
+pub async fn serve_mcp<H, T>(handle: H) -> String
+where
+    H: axum::handler::Handler<T, ()>,
+    T: 'static,
+{
+    use axum::http::StatusCode;
+    let app = axum::Router::new().route(
+        "/mcp",
+        axum::routing::post(handle)
+            .get(|| async { StatusCode::METHOD_NOT_ALLOWED })
+            .delete(|| async { StatusCode::OK }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind a loopback port");
+    let addr = listener.local_addr().expect("the listener's address");
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}/mcp")
+}

@@ -107,16 +107,7 @@ async fn odd_server() -> String {
             _ => StatusCode::NOT_FOUND.into_response(),
         }
     };
-    let app = axum::Router::new().route(
-        "/mcp",
-        axum::routing::post(handle)
-            .get(|| async { StatusCode::METHOD_NOT_ALLOWED })
-            .delete(|| async { StatusCode::OK }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    format!("http://{addr}/mcp")
+    mcp_tool_tests::serve_mcp(handle).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

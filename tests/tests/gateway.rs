@@ -501,7 +501,6 @@ type Seen = Arc<Mutex<Vec<(Option<String>, Option<String>)>>>;
 async fn echo_server() -> (String, Seen) {
     use axum::http::{HeaderMap, StatusCode, header};
     use axum::response::IntoResponse;
-    use axum::routing::post;
 
     let seen: Seen = Arc::default();
     let log = seen.clone();
@@ -552,16 +551,7 @@ async fn echo_server() -> (String, Seen) {
                 .into_response()
         }
     };
-    let app = axum::Router::new().route(
-        "/mcp",
-        post(handle)
-            .get(|| async { StatusCode::METHOD_NOT_ALLOWED })
-            .delete(|| async { StatusCode::OK }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    (format!("http://{addr}/mcp"), seen)
+    (mcp_tool_tests::serve_mcp(handle).await, seen)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1172,16 +1162,7 @@ async fn asking_server() -> (String, Arc<Mutex<Vec<Value>>>) {
             }
         }
     };
-    let app = axum::Router::new().route(
-        "/mcp",
-        axum::routing::post(handle)
-            .get(|| async { StatusCode::METHOD_NOT_ALLOWED })
-            .delete(|| async { StatusCode::OK }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    (format!("http://{addr}/mcp"), cancelled)
+    (mcp_tool_tests::serve_mcp(handle).await, cancelled)
 }
 
 /// A user who never answers.
