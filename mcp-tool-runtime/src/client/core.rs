@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::{Semaphore, mpsc, oneshot, watch};
 
 use crate::protocol::jsonrpc;
-use crate::protocol::{ProtocolVersion, RpcError, code};
+use crate::protocol::{ProtocolVersion, RpcError};
 
 mod inbound;
 
@@ -585,7 +585,8 @@ impl Core {
     fn fail_all(&self, why: &str) {
         self.open.store(false, Ordering::SeqCst);
         for (_, waiter) in lock(&self.pending).drain() {
-            let _ = waiter.send(Err(RpcError::new(code::INTERNAL_ERROR, why)));
+            // A transport error: the caller sees `Unavailable` (the connection broke).
+            let _ = waiter.send(Err(RpcError::new(TRANSPORT, why)));
         }
         self.changed.send_modify(|n| *n += 1);
     }

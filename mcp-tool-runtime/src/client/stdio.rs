@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 
 use super::core::Inbound;
 use super::{ClientError, MAX_MESSAGE};
-use crate::protocol::lines::{Line, read_line};
+use crate::protocol::lines::{Line, Overlong, read_line};
 
 /// The most lines that may wait for a server that does not read its input: beyond them a
 /// request fails at once (the server is unavailable) instead of waiting without a limit.
@@ -47,7 +47,7 @@ impl StdioWire {
                 let mut reader = BufReader::with_capacity(64 * 1024, stdout);
                 let mut line = Vec::with_capacity(4096);
                 loop {
-                    match read_line(&mut reader, &mut line, MAX_MESSAGE).await {
+                    match read_line(&mut reader, &mut line, MAX_MESSAGE, Overlong::Stop).await {
                         Ok(Line::End) | Err(_) => break,
                         Ok(Line::TooLong(bytes)) => {
                             // An answer may have been in it: the calls waiting fail now, named,
@@ -58,7 +58,7 @@ impl StdioWire {
                                 "the server sent a line over the limit"
                             );
                             let _ = inbox.send(Inbound::closing(format!(
-                                "the server sent a message of {bytes} bytes, over the limit of {MAX_MESSAGE}"
+                                "the server sent a message of {bytes} bytes or more, over the limit of {MAX_MESSAGE}"
                             )));
                             break;
                         }
@@ -188,12 +188,13 @@ mod tests {
     }
 
     /// A line over the limit is dropped as it comes (never kept whole), and the connection
-    /// ends saying why; the lines before it arrive.
+    /// ends saying why as soon as it passes the limit, even when the line never ends; the
+    /// lines before it arrive.
     #[tokio::test]
     async fn a_line_over_the_limit_ends_the_connection_with_its_reason() {
         let (inbox, mut inbound) = mpsc::unbounded_channel();
         let script = format!(
-            r#"echo '{{"jsonrpc":"2.0","method":"a"}}'; head -c {} /dev/zero | tr '\0' x; echo; echo never"#,
+            r#"echo '{{"jsonrpc":"2.0","method":"a"}}'; head -c {} /dev/zero | tr '\0' x; sleep 60"#,
             MAX_MESSAGE + 10
         );
         let wire = StdioWire::spawn("sh", &["-c".to_owned(), script], &BTreeMap::new(), inbox)
@@ -204,7 +205,11 @@ mod tests {
             "{}",
             first.text
         );
-        let second = inbound.recv().await.expect("the reason");
+        // (The line never ends: without the early stop this would wait the whole minute.)
+        let second = tokio::time::timeout(std::time::Duration::from_secs(30), inbound.recv())
+            .await
+            .expect("the reason, before the line ends")
+            .expect("the reason");
         assert!(
             second.is_last(),
             "{}",
@@ -213,7 +218,7 @@ mod tests {
         assert!(
             second
                 .text
-                .contains(&format!("{} bytes, over the limit", MAX_MESSAGE + 11)),
+                .contains(&format!("bytes or more, over the limit of {MAX_MESSAGE}")),
             "{}",
             second.text
         );

@@ -16,12 +16,24 @@ pub(crate) enum Line {
     End,
 }
 
-/// Reads one line into `line` (cleared first), keeping at most `limit` bytes: the rest of a
-/// longer line is read and dropped.
+/// What [`read_line`] does with a line longer than its limit.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Overlong {
+    /// Reads the rest of it and drops it, then reports it: the next line is read as usual (a
+    /// server skips a client's message).
+    Skip,
+    /// Reports it as soon as it passes the limit, the rest unread (a client ends the
+    /// connection, and a line that never ends does not keep it waiting).
+    Stop,
+}
+
+/// Reads one line into `line` (cleared first), keeping at most `limit` bytes; a longer line
+/// is dropped as it comes, and handled as `overlong` says.
 pub(crate) async fn read_line<R: AsyncRead + Unpin>(
     reader: &mut BufReader<R>,
     line: &mut Vec<u8>,
     limit: usize,
+    overlong: Overlong,
 ) -> io::Result<Line> {
     line.clear();
     let mut seen = 0_usize;
@@ -48,6 +60,9 @@ pub(crate) async fn read_line<R: AsyncRead + Unpin>(
         }
         seen = seen.saturating_add(used);
         reader.consume(used);
+        if overlong == Overlong::Stop && seen > limit.saturating_add(1) {
+            return Ok(Line::TooLong(seen));
+        }
         if done {
             return Ok(if seen > limit.saturating_add(1) {
                 Line::TooLong(seen)
@@ -60,4 +75,49 @@ pub(crate) async fn read_line<R: AsyncRead + Unpin>(
 
 fn memchr(bytes: &[u8]) -> Option<usize> {
     bytes.iter().position(|&b| b == b'\n')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn lines(input: &[u8], limit: usize, overlong: Overlong) -> Vec<String> {
+        let mut reader = BufReader::with_capacity(16, input);
+        let mut line = Vec::new();
+        let mut out = Vec::new();
+        loop {
+            match read_line(&mut reader, &mut line, limit, overlong)
+                .await
+                .unwrap()
+            {
+                Line::End => return out,
+                Line::TooLong(n) => {
+                    out.push(format!("too long: {n}"));
+                    if overlong == Overlong::Stop {
+                        return out;
+                    }
+                }
+                Line::Complete => out.push(String::from_utf8_lossy(line.trim_ascii()).into()),
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_long_line_is_skipped_or_stops_the_reading_at_the_limit() {
+        let input = format!("short\n{}\nnext\n", "x".repeat(100));
+        assert_eq!(
+            lines(input.as_bytes(), 10, Overlong::Skip).await,
+            ["short", "too long: 101", "next"]
+        );
+        // Stop reports while the line is still coming: with no end at all, too.
+        let endless = format!("short\n{}", "x".repeat(1000));
+        let got = lines(endless.as_bytes(), 10, Overlong::Stop).await;
+        assert_eq!(got[0], "short");
+        assert!(
+            got[1].starts_with("too long: ") && got.len() == 2,
+            "{got:?}"
+        );
+        let n: usize = got[1]["too long: ".len()..].parse().unwrap();
+        assert!((11..=16 + 10).contains(&n), "{n}");
+    }
 }

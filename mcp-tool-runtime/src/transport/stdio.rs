@@ -10,7 +10,7 @@ use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::protocol::lines::{Line, read_line};
+use crate::protocol::lines::{Line, Overlong, read_line};
 use crate::protocol::{RpcError, code, jsonrpc};
 use crate::server::ServerHandle;
 use crate::server::session::{Backlog, Opening, Outbound, Outgoing, Session};
@@ -64,7 +64,7 @@ where
     loop {
         let read = async {
             backlog.below(limits.outbound_queue).await;
-            read_line(&mut reader, &mut line, limits.max_message).await
+            read_line(&mut reader, &mut line, limits.max_message, Overlong::Skip).await
         };
         let read = tokio::select! {
             read = read => read?,
