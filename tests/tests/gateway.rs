@@ -1083,6 +1083,45 @@ async fn the_time_limit_waits_while_the_client_answers_a_question() {
     users.close().await;
 }
 
+/// The same relay when the gateway itself is served over stdio (each round a line, the
+/// held call between them), to clients of both eras.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_over_stdio_relays_its_mounted_servers_questions_in_both_eras() {
+    let dir = TempDir::new("gateway-relay-stdio");
+    let file = mount_file(
+        &dir,
+        &json!([{"type": "mcp", "server_label": "cf",
+                 "command": [example_bin("conformance")]}]),
+    );
+    for revision in BOTH {
+        let user = Arc::new(User::default());
+        let client = McpClient::connect_with(
+            Connect::stdio(example_bin("calc"), ["--mount", file.as_str()])
+                .revision(revision)
+                .timeout(Duration::from_secs(20)),
+            user.clone(),
+        )
+        .await
+        .expect("start calc with a mount");
+        tools_when(&client, |n| {
+            n.iter()
+                .any(|n| n == "cf__test_input_required_result_multi_round")
+        })
+        .await;
+        let steps = client
+            .call("cf__test_input_required_result_multi_round", json!({}))
+            .await
+            .unwrap();
+        assert_eq!(text(&steps), "Ada likes teal", "{revision:?}: {steps}");
+        assert_eq!(
+            user.methods(),
+            ["elicitation/create", "elicitation/create"],
+            "{revision:?}"
+        );
+        client.close().await;
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // A held call that no round comes for expires
 // ---------------------------------------------------------------------------------------------
