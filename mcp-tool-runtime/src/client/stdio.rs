@@ -4,13 +4,16 @@
 use std::collections::BTreeMap;
 use std::process::Stdio;
 
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
+use tokio::io::{AsyncWriteExt, BufReader, BufWriter};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc;
 
 use super::core::Inbound;
 use super::{ClientError, MAX_MESSAGE};
 use crate::protocol::lines::{Line, Overlong, read_line};
+
+/// The longest line of the server's stderr that is logged (a longer one is skipped unkept).
+const MAX_LOG_LINE: usize = 64 * 1024;
 
 /// The most lines that may wait for a server that does not read its input: beyond them a
 /// request fails at once (the server is unavailable) instead of waiting without a limit.
@@ -73,18 +76,25 @@ impl StdioWire {
                             }
                         }
                     }
-                    if line.capacity() > 1 << 20 {
-                        line = Vec::with_capacity(4096);
-                    }
                 }
             });
         }
         if let Some(stderr) = stderr {
             let name = command.to_owned();
             tokio::spawn(async move {
-                let mut lines = BufReader::new(stderr).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
-                    tracing::debug!(server = %name, "{line}");
+                let mut reader = BufReader::new(stderr);
+                let mut line = Vec::new();
+                loop {
+                    match read_line(&mut reader, &mut line, MAX_LOG_LINE, Overlong::Skip).await {
+                        Ok(Line::End) | Err(_) => break,
+                        Ok(Line::TooLong(bytes)) => {
+                            tracing::debug!(server = %name, bytes, "(a log line over the limit, not shown)");
+                        }
+                        Ok(Line::Complete) => {
+                            let text = String::from_utf8_lossy(line.trim_ascii_end());
+                            tracing::debug!(server = %name, "{text}");
+                        }
+                    }
                 }
             });
         }
@@ -223,6 +233,25 @@ mod tests {
             second.text
         );
         assert!(inbound.recv().await.is_none(), "nothing after it");
+        wire.close();
+    }
+
+    /// A log line on stderr longer than the limit is skipped as it comes, and the messages on
+    /// stdout still arrive.
+    #[tokio::test]
+    async fn a_long_log_line_is_skipped_and_messages_still_arrive() {
+        let (inbox, mut inbound) = mpsc::unbounded_channel();
+        let script = format!(
+            r#"head -c {} /dev/zero | tr '\0' x >&2; echo >&2; echo '{{"jsonrpc":"2.0","method":"a"}}'"#,
+            MAX_LOG_LINE * 4
+        );
+        let wire = StdioWire::spawn("sh", &["-c".to_owned(), script], &BTreeMap::new(), inbox)
+            .expect("start `sh`");
+        let first = tokio::time::timeout(std::time::Duration::from_secs(30), inbound.recv())
+            .await
+            .expect("the message, after the log line")
+            .expect("the message");
+        assert!(first.text.contains("\"method\":\"a\""), "{}", first.text);
         wire.close();
     }
 }

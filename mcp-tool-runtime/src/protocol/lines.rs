@@ -36,6 +36,10 @@ pub(crate) async fn read_line<R: AsyncRead + Unpin>(
     overlong: Overlong,
 ) -> io::Result<Line> {
     line.clear();
+    // A huge (but allowed) line before does not keep its buffer for ever.
+    if line.capacity() > 1 << 20 {
+        line.shrink_to(4096);
+    }
     let mut seen = 0_usize;
     loop {
         let available = reader.fill_buf().await?;

@@ -99,10 +99,6 @@ where
                 }
             }
         }
-        // A huge (but allowed) line does not keep its buffer for ever.
-        if line.capacity() > 1 << 20 {
-            line = Vec::with_capacity(4096);
-        }
     }
     // No answer to a request of ours can come any more.
     session.fail_pending("the client closed its input before answering");
