@@ -864,6 +864,18 @@ async fn tool_search_finds_and_reveals_a_deferred_mounted_tool() {
 // A mounted server's questions, relayed to the client in both eras
 // ---------------------------------------------------------------------------------------------
 
+/// A mount file of the conformance example over stdio, as `cf`.
+fn conformance_mounted(dir: &TempDir) -> String {
+    mount_file(
+        dir,
+        &json!([{"type": "mcp", "server_label": "cf",
+                 "command": [example_bin("conformance")]}]),
+    )
+}
+
+/// Its tool that asks two questions, one after the other.
+const MULTI_ROUND: &str = "cf__test_input_required_result_multi_round";
+
 /// The conformance example mounted over stdio as `cf`: its tools ask their client questions
 /// in the middle of a call — one after another, or several at once. The gateway's client gets
 /// every one, in both eras: in 2026-07-28 each question is an input request of a round, the
@@ -872,26 +884,15 @@ async fn tool_search_finds_and_reveals_a_deferred_mounted_tool() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mounted_servers_questions_reach_the_client_in_both_eras() {
     let dir = TempDir::new("gateway-relay");
-    let file = mount_file(
-        &dir,
-        &json!([{"type": "mcp", "server_label": "cf",
-                 "command": [example_bin("conformance")]}]),
-    );
+    let file = conformance_mounted(&dir);
     let gw = ExampleHttp::start("calc", &["--mount", &file], &[]);
     for revision in BOTH {
         let user = Arc::new(User::default());
         let client = connect(&gw.url, revision, user.clone()).await;
-        tools_when(&client, |n| {
-            n.iter()
-                .any(|n| n == "cf__test_input_required_result_multi_round")
-        })
-        .await;
+        tools_when(&client, |n| n.iter().any(|n| n == MULTI_ROUND)).await;
 
         // Two questions, the second asked only once the first is answered.
-        let steps = client
-            .call("cf__test_input_required_result_multi_round", json!({}))
-            .await
-            .unwrap();
+        let steps = client.call(MULTI_ROUND, json!({})).await.unwrap();
         assert_eq!(text(&steps), "Ada likes teal", "{steps}");
         let asked: Vec<String> = user
             .asked
@@ -1088,11 +1089,7 @@ async fn the_time_limit_waits_while_the_client_answers_a_question() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_gateway_over_stdio_relays_its_mounted_servers_questions_in_both_eras() {
     let dir = TempDir::new("gateway-relay-stdio");
-    let file = mount_file(
-        &dir,
-        &json!([{"type": "mcp", "server_label": "cf",
-                 "command": [example_bin("conformance")]}]),
-    );
+    let file = conformance_mounted(&dir);
     for revision in BOTH {
         let user = Arc::new(User::default());
         let client = McpClient::connect_with(
@@ -1103,15 +1100,8 @@ async fn a_gateway_over_stdio_relays_its_mounted_servers_questions_in_both_eras(
         )
         .await
         .expect("start calc with a mount");
-        tools_when(&client, |n| {
-            n.iter()
-                .any(|n| n == "cf__test_input_required_result_multi_round")
-        })
-        .await;
-        let steps = client
-            .call("cf__test_input_required_result_multi_round", json!({}))
-            .await
-            .unwrap();
+        tools_when(&client, |n| n.iter().any(|n| n == MULTI_ROUND)).await;
+        let steps = client.call(MULTI_ROUND, json!({})).await.unwrap();
         assert_eq!(text(&steps), "Ada likes teal", "{revision:?}: {steps}");
         assert_eq!(
             user.methods(),
