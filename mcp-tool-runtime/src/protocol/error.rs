@@ -25,6 +25,22 @@ pub mod code {
     pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
     /// The request's protocol version is not one the server speaks (2026-07-28).
     pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+
+    /// The HTTP status that goes with an error of `code` for a stateless (2026-07-28)
+    /// request: 404 for a method that does not exist, 400 for malformed requests, 200
+    /// otherwise.
+    pub fn http_status(code: i64) -> u16 {
+        match code {
+            METHOD_NOT_FOUND => 404,
+            INVALID_PARAMS
+            | INVALID_REQUEST
+            | PARSE_ERROR
+            | HEADER_MISMATCH
+            | MISSING_REQUIRED_CLIENT_CAPABILITY
+            | UNSUPPORTED_PROTOCOL_VERSION => 400,
+            _ => 200,
+        }
+    }
 }
 
 /// A JSON-RPC error object.
@@ -73,16 +89,7 @@ impl RpcError {
     /// The HTTP status that goes with the error for a stateless (2026-07-28) request: 404 for
     /// a method that does not exist, 400 for malformed requests, 200 otherwise.
     pub fn http_status(&self) -> u16 {
-        match self.code {
-            code::METHOD_NOT_FOUND => 404,
-            code::INVALID_PARAMS
-            | code::INVALID_REQUEST
-            | code::PARSE_ERROR
-            | code::HEADER_MISMATCH
-            | code::MISSING_REQUIRED_CLIENT_CAPABILITY
-            | code::UNSUPPORTED_PROTOCOL_VERSION => 400,
-            _ => 200,
-        }
+        code::http_status(self.code)
     }
 
     /// Reads an error object (an unreadable one becomes an internal error saying so).

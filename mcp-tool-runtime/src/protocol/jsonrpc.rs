@@ -105,6 +105,38 @@ pub(crate) fn parse(line: &[u8]) -> Result<Message<'_>, String> {
     }
 }
 
+/// A response ready to send, with the code of the error it carries, if any: a transport that
+/// gives an error a status of its own (HTTP, for 2026-07-28) reads the code here, never the
+/// text.
+#[derive(Debug)]
+pub(crate) struct Reply {
+    pub(crate) text: String,
+    pub(crate) error: Option<RpcError>,
+}
+
+impl Reply {
+    /// A result response written already.
+    pub(crate) fn result(text: String) -> Reply {
+        Reply { text, error: None }
+    }
+
+    /// The error response to request `id`.
+    pub(crate) fn error(id: &str, error: &RpcError) -> Reply {
+        Reply {
+            text: error_response(id, error),
+            error: Some(error.clone()),
+        }
+    }
+
+    /// The response to request `id`: its result, or its error.
+    pub(crate) fn of<T: Serialize>(id: &str, outcome: Result<T, RpcError>) -> Reply {
+        match outcome {
+            Ok(result) => Reply::result(result_response(id, &result)),
+            Err(e) => Reply::error(id, &e),
+        }
+    }
+}
+
 /// A JSON-RPC id is a string or an integer (MCP forbids `null`).
 fn valid_id(id: &RawValue) -> bool {
     let s = id.get();
@@ -148,6 +180,15 @@ pub(crate) fn parse_params<'a, T: Deserialize<'a>>(
         Some(p) => serde_json::from_str(p.get())
             .map(Some)
             .map_err(|e| RpcError::new(code::INVALID_PARAMS, format!("Invalid params: {e}"))),
+    }
+}
+
+/// The response to a request: its result, or its error.
+#[cfg(feature = "client")]
+pub(crate) fn response<T: Serialize>(id: &str, outcome: Result<T, RpcError>) -> String {
+    match outcome {
+        Ok(result) => result_response(id, &result),
+        Err(error) => error_response(id, &error),
     }
 }
 
@@ -200,14 +241,6 @@ pub(crate) fn raw_result_response(id: &str, result: &str) -> String {
 pub(crate) fn error_response(id: &str, error: &RpcError) -> String {
     // An error object always serializes (its `data` is a `Value`).
     frame(id, "error", error).unwrap_or_default()
-}
-
-/// The response to a request: its result, or its error.
-pub(crate) fn response<T: Serialize>(id: &str, outcome: Result<T, RpcError>) -> String {
-    match outcome {
-        Ok(result) => result_response(id, &result),
-        Err(error) => error_response(id, &error),
-    }
 }
 
 /// JSON text of a value, written through serde_json's byte writer (faster than `Display`,

@@ -5,11 +5,11 @@
 
 use std::borrow::Cow;
 
-use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::error::{RpcError, code};
+use super::request::MetaFields;
 use super::version::ProtocolVersion;
 
 /// The `_meta` key of the request's protocol version.
@@ -81,69 +81,17 @@ pub(crate) struct RequestMeta<'a> {
     pub(crate) log_level: Option<LogLevel>,
 }
 
-#[derive(Deserialize)]
-struct Params<'a> {
-    #[serde(rename = "_meta", borrow, default)]
-    meta: Option<&'a RawValue>,
-}
-
-#[derive(Deserialize)]
-struct Fields<'a> {
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
-    version: Option<Cow<'a, str>>,
-    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", borrow, default)]
-    capabilities: Option<&'a RawValue>,
-    #[serde(rename = "io.modelcontextprotocol/clientInfo", borrow, default)]
-    client_info: Option<&'a RawValue>,
-    #[serde(rename = "io.modelcontextprotocol/logLevel", borrow, default)]
-    log_level: Option<Cow<'a, str>>,
-}
-
-/// Whether `text` mentions [`PROTOCOL_VERSION`] or [`CLIENT_CAPABILITIES`]. This runs for
-/// every request, so it visits the `/`s of the text (a byte search) instead of building a
-/// substring searcher for each key per call, which cost more than the rest of a plain
-/// request's routing.
-fn mentions_required_key(text: &str) -> bool {
-    const PREFIX: &str = "io.modelcontextprotocol";
-    let keys = [PROTOCOL_VERSION, CLIENT_CAPABILITIES].map(|k| &k[PREFIX.len() + 1..]);
-    text.match_indices('/').any(|(at, _)| {
-        text[..at].ends_with(PREFIX) && keys.iter().any(|k| text[at + 1..].starts_with(k))
-    })
-}
-
 fn invalid(why: String) -> RpcError {
     RpcError::new(code::INVALID_PARAMS, why)
 }
 
 impl<'a> RequestMeta<'a> {
-    /// Whether a request speaks the stateless revisions: it says so in its `_meta`, or it is
-    /// one that only they have (`server/discover`, `subscriptions/listen`). Cheap for the
-    /// requests of a session: their params do not mention the revision's keys at all.
-    pub(crate) fn is_stateless(method: &str, params: Option<&RawValue>) -> bool {
-        matches!(method, "server/discover" | "subscriptions/listen")
-            || params.is_some_and(|p| mentions_required_key(p.get()))
-    }
-
-    /// Reads a stateless request's `_meta`; a missing `_meta` or a missing required field is
-    /// -32602, naming it.
-    pub(crate) fn parse(params: Option<&'a RawValue>) -> Result<RequestMeta<'a>, RpcError> {
-        let meta = match params {
-            None => None,
-            Some(p) => {
-                serde_json::from_str::<Params<'_>>(p.get())
-                    .map_err(|e| invalid(format!("Invalid params: {e}")))?
-                    .meta
-            }
-        };
-        let Some(meta) = meta else {
-            return Err(invalid(format!(
-                "a request of protocol 2026-07-28 carries `_meta` with `{PROTOCOL_VERSION}` and `{CLIENT_CAPABILITIES}`"
-            )));
-        };
-        let fields: Fields<'_> = serde_json::from_str(meta.get())
-            .map_err(|e| invalid(format!("Invalid `_meta`: {e}")))?;
+    /// Checks a stateless request's `_meta` fields (read with the request): a missing
+    /// required field is -32602, naming it.
+    pub(crate) fn from_fields(fields: &MetaFields<'a>) -> Result<RequestMeta<'a>, RpcError> {
         let declared_version = fields
             .version
+            .clone()
             .ok_or_else(|| invalid(format!("`_meta` needs `{PROTOCOL_VERSION}`")))?;
         let capabilities = match fields.capabilities {
             Some(c) if c.get().starts_with('{') => c,
@@ -155,9 +103,9 @@ impl<'a> RequestMeta<'a> {
             _ => return Err(invalid(format!("`_meta` needs `{CLIENT_CAPABILITIES}`"))),
         };
         let log_level =
-            match fields.log_level {
+            match fields.log_level.as_deref() {
                 None => None,
-                Some(level) => Some(LogLevel::parse(&level).ok_or_else(|| {
+                Some(level) => Some(LogLevel::parse(level).ok_or_else(|| {
                     invalid(format!("`{LOG_LEVEL}`: unknown log level `{level}`"))
                 })?),
             };
@@ -209,11 +157,17 @@ impl<'a> RequestMeta<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::request::Request;
 
     fn parse(params: &str) -> Result<RequestMeta<'static>, RpcError> {
         let raw: &'static RawValue =
             Box::leak(serde_json::from_str::<Box<RawValue>>(params).unwrap());
-        RequestMeta::parse(Some(raw))
+        let request = Box::leak(Box::new(Request::read(
+            None,
+            "tools/list".into(),
+            Some(raw),
+        )));
+        request.stateless_meta()
     }
 
     #[test]
@@ -233,24 +187,6 @@ mod tests {
         assert_eq!(e.code, code::UNSUPPORTED_PROTOCOL_VERSION);
         assert_eq!(e.data.as_ref().unwrap()["requested"], "v999");
         assert_eq!(e.data.as_ref().unwrap()["supported"][0], "2026-07-28");
-    }
-
-    #[test]
-    fn the_required_keys_are_found_where_a_substring_search_finds_them() {
-        for text in [
-            r#"{"name":"add","arguments":{"a":1,"b":2}}"#,
-            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#,
-            r#"{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}"#,
-            r#"{"a":"io.modelcontextprotocol/clientInfo","b":"x/y//io.modelcontextprotocol/"}"#,
-            r#"{"a":"/io.modelcontextprotocol/protocolVersio"}"#,
-            r#"{"a":"é/io.modelcontextprotocol/clientCapabilitiesé"}"#,
-            "io.modelcontextprotocol/protocolVersion",
-            "",
-            "/",
-        ] {
-            let expected = text.contains(PROTOCOL_VERSION) || text.contains(CLIENT_CAPABILITIES);
-            assert_eq!(mentions_required_key(text), expected, "{text}");
-        }
     }
 
     #[test]

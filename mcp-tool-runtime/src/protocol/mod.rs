@@ -11,6 +11,7 @@ mod error;
 pub(crate) mod jsonrpc;
 pub(crate) mod lines;
 pub(crate) mod meta;
+pub(crate) mod request;
 mod version;
 pub(crate) mod wire;
 

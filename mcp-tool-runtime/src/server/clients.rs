@@ -85,7 +85,8 @@ mod tests {
     fn meta(text: &str) -> RequestMeta<'static> {
         let raw: &'static RawValue =
             Box::leak(serde_json::from_str::<Box<RawValue>>(text).unwrap());
-        RequestMeta::parse(Some(raw)).unwrap()
+        let request = crate::protocol::request::Request::read(None, "tools/list".into(), Some(raw));
+        Box::leak(Box::new(request)).stateless_meta().unwrap()
     }
 
     fn params(capabilities: &str, info: &str) -> String {

@@ -11,8 +11,8 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use tracing::{Instrument as _, Span};
 
-use crate::protocol::jsonrpc::{self, Message};
-use crate::protocol::meta::RequestMeta;
+use crate::protocol::jsonrpc::{self, Message, Reply};
+use crate::protocol::request::{Method, Request};
 use crate::protocol::wire::{
     CancelledParams, DiscoverResult, Empty, InitializeParams, InitializeResult, ListenParams,
     SetLevelParams, SubscriptionFilter,
@@ -37,6 +37,147 @@ pub(crate) fn method_not_found(method: &str, what: Option<&str>) -> RpcError {
     RpcError::new(code::METHOD_NOT_FOUND, message)
 }
 
+/// Which requests a method serves: those of a session (2025-11-25 and before), those of the
+/// stateless revision (2026-07-28), or both.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Serves {
+    Sessions,
+    Stateless,
+    Both,
+}
+
+/// The capability a method belongs to: a server that does not declare it does not have the
+/// method (-32601, naming what the server does not offer).
+#[derive(Clone, Copy, Debug)]
+enum Needs {
+    Nothing,
+    Resources,
+    Prompts,
+    Completions,
+    Tasks,
+    Skills,
+}
+
+impl Needs {
+    /// The capability's name in the -32601 message.
+    fn name(self) -> &'static str {
+        match self {
+            Needs::Nothing => "",
+            Needs::Resources => "resources",
+            Needs::Prompts => "prompts",
+            Needs::Completions => "completions",
+            Needs::Tasks => "tasks",
+            Needs::Skills => "skills",
+        }
+    }
+}
+
+/// A method's handler: the session, the request as the method groups see it, and the request
+/// as it was read (its params for the handler to turn into its own type).
+type Handler = fn(&Arc<Session>, &Req<'_>, &Request<'_>);
+
+/// One row of the dispatch table.
+struct Route {
+    method: Method,
+    serves: Serves,
+    needs: Needs,
+    handle: Handler,
+}
+
+/// A row of [`ROUTES`].
+const fn route(method: Method, serves: Serves, needs: Needs, handle: Handler) -> Route {
+    Route {
+        method,
+        serves,
+        needs,
+        handle,
+    }
+}
+
+/// The dispatch table: every method a client may request, in the order of [`Method`] (so a
+/// method's row is found by its index), with the revisions that have it and the capability
+/// it needs.
+const ROUTES: [Route; 23] = {
+    use Method as M;
+    use Needs as N;
+    use Serves::{Both, Sessions, Stateless};
+    [
+        route(M::Initialize, Sessions, N::Nothing, |s, r, q| {
+            s.answer(r.id(), s.initialize(q.params));
+        }),
+        route(M::Ping, Sessions, N::Nothing, |s, r, _| {
+            s.answer(r.id(), Ok(Empty {}));
+        }),
+        route(M::SetLevel, Sessions, N::Nothing, |s, r, q| {
+            s.answer(r.id(), s.set_level(q.params));
+        }),
+        route(M::ToolsList, Both, N::Nothing, |s, r, q| {
+            s.list_tools(r, q.params);
+        }),
+        route(M::ToolsCall, Both, N::Nothing, |s, r, q| s.call_tool(r, q)),
+        route(M::ResourcesList, Both, N::Resources, |s, r, q| {
+            s.resources(r, q);
+        }),
+        route(M::ResourceTemplatesList, Both, N::Resources, |s, r, q| {
+            s.resources(r, q);
+        }),
+        route(M::ResourcesRead, Both, N::Resources, |s, r, q| {
+            s.resources(r, q);
+        }),
+        route(M::ResourcesSubscribe, Sessions, N::Resources, |s, r, q| {
+            s.resources(r, q);
+        }),
+        route(
+            M::ResourcesUnsubscribe,
+            Sessions,
+            N::Resources,
+            |s, r, q| {
+                s.resources(r, q);
+            },
+        ),
+        route(M::DirectoryRead, Both, N::Skills, |s, r, q| {
+            s.skills(r, q);
+        }),
+        route(M::PromptsList, Both, N::Prompts, |s, r, q| {
+            s.prompts(r, q);
+        }),
+        route(M::PromptsGet, Both, N::Prompts, |s, r, q| {
+            s.prompts(r, q);
+        }),
+        route(M::Complete, Both, N::Completions, |s, r, q| {
+            s.completion(r, q.params);
+        }),
+        route(M::TasksGet, Both, N::Tasks, |s, r, q| s.tasks_request(r, q)),
+        route(M::TasksResult, Sessions, N::Tasks, |s, r, q| {
+            s.tasks_request(r, q)
+        }),
+        route(M::TasksList, Sessions, N::Tasks, |s, r, q| {
+            s.tasks_request(r, q)
+        }),
+        route(M::TasksCancel, Both, N::Tasks, |s, r, q| {
+            s.tasks_request(r, q)
+        }),
+        route(M::TasksUpdate, Stateless, N::Tasks, |s, r, q| {
+            s.tasks_request(r, q)
+        }),
+        route(M::SkillsList, Both, N::Skills, |s, r, q| {
+            s.skills(r, q);
+        }),
+        route(M::SkillsGet, Both, N::Skills, |s, r, q| {
+            s.skills(r, q);
+        }),
+        route(M::Discover, Stateless, N::Nothing, |s, r, _| s.discover(r)),
+        route(M::Listen, Stateless, N::Nothing, |s, r, q| {
+            s.listen(r, q.params)
+        }),
+    ]
+};
+
+/// The row of `method`, if a client may request it.
+fn route_of(method: Method) -> Option<&'static Route> {
+    ROUTES.get(method as usize).filter(|r| r.method == method)
+}
+
 impl Session {
     /// Handles one incoming line. Everything but a tool call that must wait is answered in
     /// order, before the next line is read.
@@ -47,50 +188,64 @@ impl Session {
         }
     }
 
-    /// Handles one message parsed already (the HTTP transport reads its id first).
+    /// Handles one message parsed already (HTTP: a notification or a response).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn dispatch(self: &Arc<Self>, message: Message<'_>) {
-        self.dispatch_as(message, false);
+        self.route(message, false, Transport::Http);
     }
 
-    /// Handles one message; `stateless` when the transport knows the request is of a
-    /// stateless revision (HTTP: its `MCP-Protocol-Version` header says so), whatever its
-    /// `_meta` says.
-    pub(crate) fn dispatch_as(self: &Arc<Self>, message: Message<'_>, stateless: bool) {
-        self.route(message, stateless, Transport::Http);
+    /// Handles one request read already (HTTP reads it once to check its headers);
+    /// `stateless` when the transport knows it is of a stateless revision (its
+    /// `MCP-Protocol-Version` header says so), whatever its `_meta` says.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn dispatch_request(self: &Arc<Self>, request: &Request<'_>, stateless: bool) {
+        self.request(request, stateless, Transport::Http);
     }
 
-    /// Handles one message that came over `transport`, a request or a notification in a span
-    /// of its own (see [`telemetry`]).
+    /// Handles one message that came over `transport`.
     fn route(self: &Arc<Self>, message: Message<'_>, stateless: bool, transport: Transport) {
         match message {
             Message::Request { id, method, params } => {
-                let span = telemetry::request_span(&method, Some(id), params, transport);
-                let _entered = span.enter();
-                if stateless || RequestMeta::is_stateless(&method, params) {
-                    self.stateless_request(id, &method, params);
-                } else {
-                    self.request(id, &method, params);
-                    telemetry::record_version(&span, || self.client().protocol_version);
-                }
+                let request = Request::read(Some(id), method, params);
+                self.request(&request, stateless, transport);
             }
             Message::Notification { method, params } => {
-                let span = telemetry::request_span(&method, None, params, transport);
+                let request = Request::read(None, method, params);
+                let span = telemetry::request_span(&request, transport);
                 let _entered = span.enter();
-                self.notification(&method, params);
+                self.notification(&request);
             }
             Message::Response { id, outcome } => self.response(id, outcome),
         }
     }
 
-    /// Whether the server declared the capability (`what`) a method belongs to: the methods of
-    /// an undeclared capability do not exist for the client, and are answered -32601 here.
-    pub(crate) fn offered(&self, id: &str, declared: bool, method: &str, what: &str) -> bool {
-        if !declared {
-            let e = method_not_found(method, Some(what));
-            telemetry::record_error(&Span::current(), &e);
-            self.respond(id, jsonrpc::error_response(id, &e));
+    /// A request (or, without an id, a notification), in a span of its own (see
+    /// [`telemetry`]).
+    fn request(self: &Arc<Self>, request: &Request<'_>, stateless: bool, transport: Transport) {
+        let span = telemetry::request_span(request, transport);
+        let _entered = span.enter();
+        let Some(id) = request.id else {
+            return self.notification(request);
+        };
+        if stateless || request.stateless {
+            self.stateless_request(id, request);
+        } else {
+            self.session_request(id, request);
+            telemetry::record_version(&span, || self.client().protocol_version);
         }
-        declared
+    }
+
+    /// Whether the server declared the capability a method needs.
+    fn declares(&self, needs: Needs) -> bool {
+        let shared = &self.server.shared;
+        match needs {
+            Needs::Nothing => true,
+            Needs::Resources => shared.capabilities.resources.is_some(),
+            Needs::Prompts => shared.capabilities.prompts.is_some(),
+            Needs::Completions => shared.capabilities.completions.is_some(),
+            Needs::Tasks => shared.capabilities.tasks.is_some(),
+            Needs::Skills => self.server.offerings().has_skills(),
+        }
     }
 
     /// Answers request `id` with an outcome computed at once.
@@ -98,72 +253,84 @@ impl Session {
         if let Err(e) = &outcome {
             telemetry::record_error(&Span::current(), e);
         }
-        self.respond(id, jsonrpc::response(id, outcome));
+        self.respond(id, Reply::of(id, outcome));
     }
 
-    fn request(self: &Arc<Self>, id: &RawValue, method: &str, params: Option<&RawValue>) {
+    /// Answers request `id` with an error.
+    fn refuse(&self, id: &str, e: &RpcError) {
+        telemetry::record_error(&Span::current(), e);
+        self.respond(id, Reply::error(id, e));
+    }
+
+    /// A request of a session (2025-11-25 and before).
+    fn session_request(self: &Arc<Self>, id: &RawValue, request: &Request<'_>) {
         let req = Req {
             id,
             stateless: None,
         };
         let id_text = id.get();
+        let route = route_of(request.method);
         // A connection's session serves nothing but `initialize` and `ping` before its
         // handshake (a 2026-07-28 request carries its own `_meta` and needs none); a method
         // that does not exist is -32601 either way.
-        let known = matches!(method, "logging/setLevel" | "completion/complete")
-            || ["tools/", "resources/", "prompts/", "tasks/", "skills/"]
+        let known = match request.method {
+            Method::Initialize | Method::Ping => false,
+            Method::Other => ["tools/", "resources/", "prompts/", "tasks/", "skills/"]
                 .iter()
-                .any(|group| method.starts_with(group));
+                .any(|group| request.name.starts_with(group)),
+            _ => true,
+        };
         if self.live() && known && !self.initialized.load(Ordering::Relaxed) {
             let e = RpcError::new(
                 code::INVALID_REQUEST,
                 format!(
-                    "Invalid Request: `{method}` before `initialize`: initialize the session first (or send a 2026-07-28 request with its `_meta`)"
+                    "Invalid Request: `{}` before `initialize`: initialize the session first (or send a 2026-07-28 request with its `_meta`)",
+                    request.name
                 ),
             );
-            return self.answer::<Empty>(id_text, Err(e));
+            return self.refuse(id_text, &e);
         }
-        match method {
-            "initialize" => self.answer(id_text, self.initialize(params)),
-            "ping" => self.answer(id_text, Ok(Empty {})),
-            "logging/setLevel" => self.answer(id_text, self.set_level(params)),
-            "tools/list" => self.list_tools(&req, params),
-            "tools/call" => self.call_tool(&req, params),
-            "resources/list"
-            | "resources/templates/list"
-            | "resources/read"
-            | "resources/subscribe"
-            | "resources/unsubscribe" => self.resources(&req, method, params),
-            "prompts/list" | "prompts/get" => self.prompts(&req, method, params),
-            "completion/complete" => self.completion(&req, params),
-            "skills/list" | "skills/get" | "resources/directory/read" => {
-                self.skills(&req, method, params);
+        match route.filter(|r| r.serves != Serves::Stateless) {
+            None => self.refuse(id_text, &method_not_found(&request.name, None)),
+            Some(route) if !self.declares(route.needs) => {
+                let e = method_not_found(&request.name, Some(route.needs.name()));
+                self.refuse(id_text, &e);
             }
-            "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel" => {
-                if self.offered(id_text, self.has_tasks(), method, "tasks") {
-                    self.tasks_method(&req, method, params);
-                }
-            }
-            _ => self.answer::<Empty>(id_text, Err(method_not_found(method, None))),
+            Some(route) => (route.handle)(self, &req, request),
         }
-    }
-
-    /// Whether some tool runs as a task (the server then offers the tasks methods).
-    fn has_tasks(&self) -> bool {
-        self.server.shared.capabilities.tasks.is_some()
     }
 
     /// A stateless (2026-07-28) request: its `_meta` says who asks; the methods the revision
     /// removed (`initialize`, `ping`, `logging/setLevel`, `resources/subscribe`…) do not exist
     /// for it.
-    fn stateless_request(self: &Arc<Self>, id: &RawValue, method: &str, params: Option<&RawValue>) {
+    fn stateless_request(self: &Arc<Self>, id: &RawValue, request: &Request<'_>) {
         let id_text = id.get();
-        let checked = RequestMeta::parse(params).and_then(|meta| meta.version().map(|v| (meta, v)));
+        let checked = request
+            .stateless_meta()
+            .and_then(|meta| meta.version().map(|v| (meta, v)));
         let (meta, version) = match checked {
             Ok(checked) => checked,
-            Err(e) => return self.answer::<Empty>(id_text, Err(e)),
+            Err(e) => return self.refuse(id_text, &e),
         };
         telemetry::record_version(&Span::current(), || version);
+        let route = match route_of(request.method) {
+            None => return self.refuse(id_text, &method_not_found(&request.name, None)),
+            Some(route) if route.serves == Serves::Sessions => {
+                let e = RpcError::new(
+                    code::METHOD_NOT_FOUND,
+                    format!(
+                        "Method not found: `{}` does not exist in protocol {version}",
+                        request.name
+                    ),
+                );
+                return self.refuse(id_text, &e);
+            }
+            Some(route) if !self.declares(route.needs) => {
+                let e = method_not_found(&request.name, Some(route.needs.name()));
+                return self.refuse(id_text, &e);
+            }
+            Some(route) => route,
+        };
         let req = Req {
             id,
             stateless: Some(Arc::new(Stateless {
@@ -172,41 +339,17 @@ impl Session {
                 log_level: meta.log_level,
             })),
         };
-        match method {
-            "server/discover" => self.discover(&req),
-            "subscriptions/listen" => self.listen(&req, params),
-            "tools/list" => self.list_tools(&req, params),
-            "tools/call" => self.call_tool(&req, params),
-            "resources/list" | "resources/templates/list" | "resources/read" => {
-                self.resources(&req, method, params);
-            }
-            "prompts/list" | "prompts/get" => self.prompts(&req, method, params),
-            "completion/complete" => self.completion(&req, params),
-            "skills/list" | "skills/get" | "resources/directory/read" => {
-                self.skills(&req, method, params);
-            }
-            "tasks/get" | "tasks/update" | "tasks/cancel" if self.has_tasks() => {
-                // The extension is checked before the task is looked for.
-                if Session::declares_tasks(&req) {
-                    self.tasks_method(&req, method, params);
-                } else {
-                    let e = tasks::needs_extension(&format!("`{method}`"));
-                    self.answer::<Empty>(id_text, Err(e));
-                }
-            }
-            "initialize"
-            | "ping"
-            | "logging/setLevel"
-            | "resources/subscribe"
-            | "resources/unsubscribe" => self.answer::<Empty>(
-                id_text,
-                Err(RpcError::new(
-                    code::METHOD_NOT_FOUND,
-                    format!("Method not found: `{method}` does not exist in protocol {version}"),
-                )),
-            ),
-            _ => self.answer::<Empty>(id_text, Err(method_not_found(method, None))),
+        (route.handle)(self, &req, request);
+    }
+
+    /// A tasks method; in 2026-07-28 the client must declare the tasks extension (checked
+    /// before the task is looked for).
+    fn tasks_request(self: &Arc<Self>, req: &Req<'_>, request: &Request<'_>) {
+        if req.stateless.is_some() && !Session::declares_tasks(req) {
+            let e = tasks::needs_extension(&format!("`{}`", request.name));
+            return self.refuse(req.id(), &e);
         }
+        self.tasks_method(req, request.method, request.params);
     }
 
     /// `server/discover`: the versions this server speaks, what it offers, its instructions.
@@ -227,14 +370,14 @@ impl Session {
             capabilities: &capabilities,
             instructions: shared.instructions.as_deref(),
         };
-        let text = response(
+        let reply = response(
             req.id(),
             self.era(req),
             &shared.info,
             Ok(result),
             Some(shared.hints),
         );
-        self.respond(req.id(), text);
+        self.respond(req.id(), reply);
     }
 
     /// `subscriptions/listen`: a stream of the changes the client asks for (and the server
@@ -242,7 +385,7 @@ impl Session {
     fn listen(self: &Arc<Self>, req: &Req<'_>, params: Option<&RawValue>) {
         let requested = match jsonrpc::parse_params::<ListenParams>(params) {
             Ok(p) => p.map(|p| p.notifications).unwrap_or_default(),
-            Err(e) => return self.answer::<Empty>(req.id(), Err(e)),
+            Err(e) => return self.refuse(req.id(), &e),
         };
         let caps = &self.server.shared.capabilities;
         let filter = SubscriptionFilter {
@@ -311,11 +454,11 @@ impl Session {
         Ok(Empty {})
     }
 
-    fn notification(&self, method: &str, params: Option<&RawValue>) {
-        match method {
-            "notifications/initialized" => {}
-            "notifications/cancelled" => {
-                if let Ok(Some(p)) = jsonrpc::parse_params::<CancelledParams<'_>>(params) {
+    fn notification(&self, request: &Request<'_>) {
+        match request.method {
+            Method::Initialized => {}
+            Method::Cancelled => {
+                if let Ok(Some(p)) = jsonrpc::parse_params::<CancelledParams<'_>>(request.params) {
                     let key = jsonrpc::id_key(p.request_id.get());
                     // A listen stream ends without a response.
                     self.server.shared.listeners.cancel(self, &key);
@@ -329,7 +472,7 @@ impl Session {
                     }
                 }
             }
-            other => tracing::debug!(method = other, "ignoring an unknown notification"),
+            _ => tracing::debug!(method = &*request.name, "ignoring an unknown notification"),
         }
     }
 
@@ -362,7 +505,7 @@ impl Session {
         cancel: CancellationToken,
         response: F,
     ) where
-        F: Future<Output = String> + Send + 'static,
+        F: Future<Output = Reply> + Send + 'static,
     {
         let session = self.clone();
         let key = jsonrpc::id_key(id);
@@ -380,8 +523,7 @@ impl Session {
                 ),
             );
             tracing::warn!(max, "a connection reached its limit of calls in flight");
-            telemetry::record_error(&Span::current(), &e);
-            return self.respond(id, jsonrpc::error_response(id, &e));
+            return self.refuse(id, &e);
         }
         if in_flight.contains_key(&key) {
             drop(in_flight);
@@ -389,20 +531,16 @@ impl Session {
                 code::INVALID_REQUEST,
                 "Invalid Request: a request with this id is still running on this connection",
             );
-            telemetry::record_error(&Span::current(), &e);
-            return self.respond(id, jsonrpc::error_response(id, &e));
+            return self.refuse(id, &e);
         }
         // The request's span (current here) lasts until the response is sent.
         let span = Span::current();
-        let traced = (!span.is_disabled()).then(|| id.to_owned());
         let task = tokio::spawn(
             async move {
                 let response = response.await;
-                if let Some(id) = &traced {
-                    telemetry::record_response(&Span::current(), id, &response);
-                }
+                telemetry::record_response(&Span::current(), &response);
                 lock(&session.in_flight).remove(&task_key);
-                session.emit(response, Some(&task_key), true);
+                session.emit_reply(response, &task_key);
             }
             .instrument(span),
         );

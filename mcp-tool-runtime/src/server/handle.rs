@@ -244,7 +244,7 @@ impl ServerHandle {
         let entry = session
             .active_entry(&req, name)
             .ok_or_else(|| super::tools::unknown_tool(name))?;
-        let ctx = session.call_context(entry.name.clone(), &req, None, None);
+        let ctx = session.call_context(entry.name.clone(), &req, (None, None), None);
         match session.run_tool(&entry, arguments, ctx).await {
             Finish::Done(result) => Ok(result),
             Finish::NeedsInput => Err(RpcError::new(

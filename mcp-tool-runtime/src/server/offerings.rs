@@ -11,6 +11,8 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use crate::protocol::jsonrpc::Reply;
+use crate::protocol::request::{Method, Request};
 use crate::protocol::wire::{
     CompleteParams, CompleteRef, CompleteResult, Completion, Empty, GetPromptParams, ListChanged,
     ListPage, ListParams, Listing, ReadResourceResult, ResourcesCapability, ServerCapabilities,
@@ -181,19 +183,10 @@ impl Offerings {
 
 impl Session {
     /// The `resources/*` methods.
-    pub(crate) fn resources(
-        self: &Arc<Self>,
-        req: &Req<'_>,
-        method: &str,
-        params: Option<&RawValue>,
-    ) {
-        let id = req.id();
-        let declared = self.server.shared.capabilities.resources.is_some();
-        if !self.offered(id, declared, method, "resources") {
-            return;
-        }
-        let response = match method {
-            "resources/list" => self.list(
+    pub(crate) fn resources(self: &Arc<Self>, req: &Req<'_>, request: &Request<'_>) {
+        let (id, params) = (req.id(), request.params);
+        let response = match request.method {
+            Method::ResourcesList => self.list(
                 req,
                 params,
                 |o, range| {
@@ -201,7 +194,7 @@ impl Session {
                 },
                 |o| o.resources.len(),
             ),
-            "resources/templates/list" => self.list(
+            Method::ResourceTemplatesList => self.list(
                 req,
                 params,
                 |o, range| {
@@ -214,28 +207,19 @@ impl Session {
                 },
                 |o| o.templates.len(),
             ),
-            "resources/read" => return self.read_resource(req, params),
+            Method::ResourcesRead => return self.read_resource(req, params),
             subscribe => {
-                let on = subscribe == "resources/subscribe";
-                jsonrpc::response(id, self.subscribe(params, on))
+                let on = subscribe == Method::ResourcesSubscribe;
+                Reply::of(id, self.subscribe(params, on))
             }
         };
         self.respond(id, response);
     }
 
     /// The `prompts/*` methods.
-    pub(crate) fn prompts(
-        self: &Arc<Self>,
-        req: &Req<'_>,
-        method: &str,
-        params: Option<&RawValue>,
-    ) {
-        let id = req.id();
-        let declared = self.server.shared.capabilities.prompts.is_some();
-        if !self.offered(id, declared, method, "prompts") {
-            return;
-        }
-        if method == "prompts/get" {
+    pub(crate) fn prompts(self: &Arc<Self>, req: &Req<'_>, request: &Request<'_>) {
+        let (id, params) = (req.id(), request.params);
+        if request.method == Method::PromptsGet {
             return self.get_prompt(req, params);
         }
         let response = self.list(
@@ -251,10 +235,6 @@ impl Session {
     /// more.
     pub(crate) fn completion(&self, req: &Req<'_>, params: Option<&RawValue>) {
         let id = req.id();
-        let declared = self.server.shared.capabilities.completions.is_some();
-        if !self.offered(id, declared, "completion/complete", "completions") {
-            return;
-        }
         let values = jsonrpc::parse_params::<CompleteParams>(params).and_then(|p| {
             let p = p.ok_or_else(|| invalid("`completion/complete` needs params".into()))?;
             let context = p.context.unwrap_or_default().arguments;
@@ -289,11 +269,11 @@ impl Session {
         params: Option<&RawValue>,
         page: impl FnOnce(&Offerings, std::ops::Range<usize>) -> Listing<'_>,
         len: impl FnOnce(&Offerings) -> usize,
-    ) -> String {
+    ) -> Reply {
         let id = req.id();
         let params = match jsonrpc::parse_params::<ListParams<'_>>(params) {
             Ok(p) => p,
-            Err(e) => return jsonrpc::error_response(id, &e),
+            Err(e) => return Reply::error(id, &e),
         };
         let offerings = self.server.offerings();
         let size = self.server.catalog().page_size();
@@ -301,7 +281,7 @@ impl Session {
         let pages = total.div_ceil(size).max(1);
         let Some(index) = page_index(params.as_ref().and_then(|p| p.cursor.as_deref()), pages)
         else {
-            return jsonrpc::error_response(id, &invalid("Invalid cursor".into()));
+            return Reply::error(id, &invalid("Invalid cursor".into()));
         };
         let start = index * size;
         let end = (start + size).min(total);
@@ -337,7 +317,7 @@ impl Session {
         });
         let (read, uri, vars, hints, round) = match found {
             Ok(found) => found,
-            Err(e) => return self.respond(id, jsonrpc::error_response(id, &e)),
+            Err(e) => return self.respond(id, Reply::error(id, &e)),
         };
         // An answer that needed input is the client's own: not for anyone to reuse.
         let hints = if round.as_ref().is_some_and(|(r, _)| r.answered()) {
@@ -346,7 +326,7 @@ impl Session {
             hints
         };
         let (round, binding) = round.unzip();
-        let ctx = self.call_context(Arc::from(uri.as_str()), req, None, round);
+        let ctx = self.call_context(Arc::from(uri.as_str()), req, (None, None), round);
         let request = ResourceRequest {
             uri,
             vars,
@@ -372,10 +352,10 @@ impl Session {
         });
         let (get, name, arguments, round) = match found {
             Ok(found) => found,
-            Err(e) => return self.respond(id, jsonrpc::error_response(id, &e)),
+            Err(e) => return self.respond(id, Reply::error(id, &e)),
         };
         let (round, binding) = round.unzip();
-        let ctx = self.call_context(Arc::from(name.as_str()), req, None, round);
+        let ctx = self.call_context(Arc::from(name.as_str()), req, (None, None), round);
         let request = PromptRequest {
             arguments,
             ctx: ctx.clone(),
@@ -398,22 +378,22 @@ impl Session {
         binding: Option<&Binding>,
         finish: Finish<Result<T, ToolError>>,
         shape: impl FnOnce(T) -> (R, Option<CacheHints>),
-    ) -> String {
+    ) -> Reply {
         let end = ctx.state.input.as_ref().map(InputRound::end);
         match (finish, end) {
             (Finish::NeedsInput, Some(end)) => match binding {
                 Some(binding) => input_required(self, id, binding, end),
-                None => jsonrpc::error_response(id, &waits_for_nothing()),
+                None => Reply::error(id, &waits_for_nothing()),
             },
-            (Finish::NeedsInput, None) => jsonrpc::error_response(id, &waits_for_nothing()),
+            (Finish::NeedsInput, None) => Reply::error(id, &waits_for_nothing()),
             (
                 Finish::Done(Err(_)),
                 Some(RoundEnd {
                     refusal: Some(e), ..
                 }),
-            ) => jsonrpc::error_response(id, &e),
+            ) => Reply::error(id, &e),
             (Finish::Done(Err(e)), _) => {
-                jsonrpc::error_response(id, &RpcError::new(code::INTERNAL_ERROR, e.render()))
+                Reply::error(id, &RpcError::new(code::INTERNAL_ERROR, e.render()))
             }
             (Finish::Done(Ok(value)), _) => {
                 let (result, hints) = shape(value);

@@ -8,6 +8,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use crate::protocol::jsonrpc::Reply;
 use crate::protocol::wire::{Complete, Implementation, InputRequiredResult, ResultMeta};
 use crate::protocol::{CacheHints, Era, LogLevel, ProtocolVersion, RpcError, jsonrpc};
 use crate::tool::context::{Answer, Connection, LogPolicy};
@@ -93,10 +94,10 @@ pub(crate) fn response<T: Serialize>(
     info: &Implementation,
     outcome: Result<T, RpcError>,
     cache: Option<CacheHints>,
-) -> String {
+) -> Reply {
     match outcome {
-        Err(e) => jsonrpc::error_response(id, &e),
-        Ok(result) if era.is_stateless() => jsonrpc::result_response(
+        Err(e) => Reply::error(id, &e),
+        Ok(result) if era.is_stateless() => Reply::result(jsonrpc::result_response(
             id,
             &Complete {
                 result,
@@ -107,8 +108,8 @@ pub(crate) fn response<T: Serialize>(
                     extra: None,
                 },
             },
-        ),
-        Ok(result) => jsonrpc::result_response(id, &result),
+        )),
+        Ok(result) => Reply::result(jsonrpc::result_response(id, &result)),
     }
 }
 
@@ -119,12 +120,12 @@ pub(crate) fn input_required(
     id: &str,
     binding: &Binding,
     end: RoundEnd,
-) -> String {
+) -> Reply {
     if let Some(refusal) = end.refusal {
-        return jsonrpc::error_response(id, &refusal);
+        return Reply::error(id, &refusal);
     }
     let state = session.server.shared.state_key.seal(binding, end.used);
-    jsonrpc::result_response(
+    Reply::result(jsonrpc::result_response(
         id,
         &InputRequiredResult {
             result_type: "input_required",
@@ -135,7 +136,7 @@ pub(crate) fn input_required(
                 extra: None,
             },
         },
-    )
+    ))
 }
 
 /// The answers a retry of a stateless request carries: those sealed in its `requestState`

@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex, RwLock, Weak};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::protocol::jsonrpc::Reply;
 use crate::protocol::wire::Empty;
 use crate::protocol::{ProtocolVersion, RpcError, code, jsonrpc};
 use crate::tool::context::{Answer, Connection};
@@ -32,6 +33,8 @@ pub(crate) struct Outgoing {
     /// Whether this is the response to `related` (its stream ends with it). An empty `text`
     /// with `is_response` ends a cancelled request's stream without a response.
     pub(crate) is_response: bool,
+    /// The code of the error the response carries, if it is one.
+    pub(crate) error: Option<i64>,
 }
 
 /// Where a session's outgoing messages go: a channel to the one stream of a connection
@@ -337,6 +340,17 @@ impl Session {
             text,
             related: related.cloned(),
             is_response,
+            error: None,
+        });
+    }
+
+    /// Sends the response to the request whose canonical id is `related`.
+    pub(crate) fn emit_reply(&self, reply: Reply, related: &Arc<str>) {
+        self.out.send(Outgoing {
+            text: reply.text,
+            related: Some(related.clone()),
+            is_response: true,
+            error: reply.error.map(|e| e.code),
         });
     }
 
@@ -346,8 +360,8 @@ impl Session {
     }
 
     /// Sends the response to the request whose id is `id` (JSON text as received).
-    pub(crate) fn respond(&self, id: &str, text: String) {
-        self.emit(text, Some(&jsonrpc::id_key(id)), true);
+    pub(crate) fn respond(&self, id: &str, reply: Reply) {
+        self.emit_reply(reply, &jsonrpc::id_key(id));
     }
 
     /// Sends a notification that belongs to no request.

@@ -11,7 +11,9 @@ use std::task::{Context, Poll};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::protocol::wire::{CallToolParams, ListParams, Retry};
+use crate::protocol::jsonrpc::Reply;
+use crate::protocol::request::Request;
+use crate::protocol::wire::{ListParams, Retry, TaskParams};
 use crate::protocol::{Content, Era, RpcError, code, jsonrpc};
 use crate::tool::context::{CallMeta, CallState, ProgressState};
 use crate::tool::def::format_duration;
@@ -63,7 +65,7 @@ impl Session {
     pub(crate) fn list_tools(&self, req: &Req<'_>, params: Option<&RawValue>) {
         let id = req.id();
         let response = match jsonrpc::parse_params::<ListParams<'_>>(params) {
-            Err(e) => jsonrpc::error_response(id, &e),
+            Err(e) => Reply::error(id, &e),
             Ok(p) => {
                 let cursor = p.as_ref().and_then(|p| p.cursor.as_deref());
                 self.tools_page(req, cursor)
@@ -72,7 +74,7 @@ impl Session {
         self.respond(id, response);
     }
 
-    fn tools_page(&self, req: &Req<'_>, cursor: Option<&str>) -> String {
+    fn tools_page(&self, req: &Req<'_>, cursor: Option<&str>) -> Reply {
         let id = req.id();
         let era = self.era(req);
         let catalog = self.server.catalog();
@@ -106,8 +108,8 @@ impl Session {
         let apps = declares_ui(&self.client_of(req).capabilities);
         if is_default {
             return match catalog.page(cursor, era, apps) {
-                Some(page) => jsonrpc::raw_result_response(id, page),
-                None => jsonrpc::error_response(id, &invalid_cursor()),
+                Some(page) => Reply::result(jsonrpc::raw_result_response(id, page)),
+                None => Reply::error(id, &invalid_cursor()),
             };
         }
         let tools: Vec<&Entry> = catalog
@@ -120,21 +122,22 @@ impl Session {
             })
             .collect();
         match render_page(&tools, catalog.page_size(), cursor, era, &catalog) {
-            Some(page) => jsonrpc::raw_result_response(id, &page),
-            None => jsonrpc::error_response(id, &invalid_cursor()),
+            Some(page) => Reply::result(jsonrpc::raw_result_response(id, &page)),
+            None => Reply::error(id, &invalid_cursor()),
         }
     }
 
     /// The context of a call of the tool, prompt or resource `name`, made by `req`, with the
-    /// request's `_meta` and — for a stateless request — the answers it came with.
+    /// request's `_meta` and its progress token (`meta`, as text) and — for a stateless
+    /// request — the answers it came with.
     pub(crate) fn call_context(
         self: &Arc<Self>,
         name: Arc<str>,
         req: &Req<'_>,
-        meta: Option<&RawValue>,
+        meta: (Option<&RawValue>, Option<&RawValue>),
         input: Option<InputRound>,
     ) -> Ctx {
-        let (meta, token) = CallMeta::new(meta);
+        let (meta, token) = CallMeta::new(meta.0, meta.1);
         Ctx::new(CallState {
             related: jsonrpc::id_key(req.id()),
             id: serde_json::from_str(req.id()).unwrap_or(Value::Null),
@@ -204,58 +207,79 @@ impl Session {
 
     /// `tools/call`. A call that finishes at once is answered here; one that waits goes on in
     /// a task of its own (listed in flight, so `notifications/cancelled` stops it).
-    pub(crate) fn call_tool(self: &Arc<Self>, req: &Req<'_>, raw: Option<&RawValue>) {
+    pub(crate) fn call_tool(self: &Arc<Self>, req: &Req<'_>, request: &Request<'_>) {
         let id_text = req.id();
         let fail = |e: RpcError| {
             telemetry::record_error(&tracing::Span::current(), &e);
-            self.respond(id_text, jsonrpc::error_response(id_text, &e));
+            self.respond(id_text, Reply::error(id_text, &e));
         };
-        let params = match jsonrpc::parse_params::<CallToolParams<'_>>(raw) {
-            Ok(Some(p)) => p,
+        let raw = request.params;
+        if raw.is_none() {
+            return fail(RpcError::new(
+                code::INVALID_PARAMS,
+                "`tools/call` needs params",
+            ));
+        }
+        // Read with the request: the name, the arguments' text, `_meta` and the task.
+        let members = &request.members;
+        let name = match request.check().and_then(|()| request.name_member()) {
+            Ok(Some(name)) => name,
             Ok(None) => {
                 return fail(RpcError::new(
                     code::INVALID_PARAMS,
-                    "`tools/call` needs params",
+                    "Invalid params: missing field `name`",
                 ));
             }
             Err(e) => return fail(e),
         };
-        if params.meta.is_some_and(|m| !m.get().starts_with('{')) {
-            return fail(RpcError::new(
-                code::INVALID_PARAMS,
-                "`_meta` must be an object",
-            ));
-        }
-        let Some(entry) = self.active_entry(req, &params.name) else {
-            return fail(unknown_tool(&params.name));
+        let Some(entry) = self.active_entry(req, &name) else {
+            return fail(unknown_tool(&name));
         };
-        let arguments = match params.arguments {
-            Value::Null => Map::new(),
-            Value::Object(m) => m,
-            _ => {
+        let arguments = match members.arguments {
+            None => Map::new(),
+            Some(a) if a.get().starts_with('{') => match serde_json::from_str(a.get()) {
+                Ok(arguments) => arguments,
+                Err(e) => {
+                    let e = RpcError::new(code::INVALID_PARAMS, format!("Invalid params: {e}"));
+                    return fail(e);
+                }
+            },
+            Some(_) => {
                 return fail(RpcError::new(
                     code::INVALID_PARAMS,
                     "`arguments` must be an object",
                 ));
             }
         };
+        let task = match members
+            .task
+            .map(|t| serde_json::from_str::<TaskParams>(t.get()))
+        {
+            None => None,
+            Some(Ok(task)) => Some(task),
+            Some(Err(e)) => {
+                let e = RpcError::new(code::INVALID_PARAMS, format!("Invalid params: `task`: {e}"));
+                return fail(e);
+            }
+        };
         let mode = match tasks::mode(
             &entry.name,
             entry.def.task_support(),
-            params.task.as_ref().map(|t| t.ttl),
+            task.as_ref().map(|t| t.ttl),
             Session::declares_tasks(req),
             req.stateless.is_some(),
         ) {
             Ok(mode) => mode,
             Err(e) => return fail(e),
         };
-        let retry = params.input_responses.is_some() || params.request_state.is_some();
+        let retry = members.input_responses.is_some() || members.request_state.is_some();
         let (round, binding) = match self.call_round(req, raw, &entry.name, &arguments, retry) {
             Ok(Some((round, binding))) => (Some(round), Some(binding)),
             Ok(None) => (None, None),
             Err(e) => return fail(e),
         };
-        let ctx = self.call_context(entry.name.clone(), req, params.meta, round);
+        let meta = (members.meta, request.meta.progress_token);
+        let ctx = self.call_context(entry.name.clone(), req, meta, round);
         let era = self.era(req);
         if mode != TaskMode::Plain {
             return self.call_as_task(req, entry, arguments, ctx, mode, binding);
@@ -275,7 +299,7 @@ impl Session {
         // here wakes nothing).
         let mut here = Context::from_waker(std::task::Waker::noop());
         if let Poll::Ready(response) = run.as_mut().poll(&mut here) {
-            telemetry::record_response(&tracing::Span::current(), id_text, &response);
+            telemetry::record_response(&tracing::Span::current(), &response);
             return self.respond(id_text, response);
         }
         self.spawn_tracked(id_text, cancel, run);
@@ -331,7 +355,7 @@ impl Session {
                 let needs_input = matches!(finish, Finish::NeedsInput);
                 if needs_input || !required {
                     let response = self.call_response(id, &ctx, era, binding.as_ref(), finish);
-                    telemetry::record_response(&tracing::Span::current(), id, &response);
+                    telemetry::record_response(&tracing::Span::current(), &response);
                     return self.respond(id, response);
                 }
                 // A tool that runs only as a task is one, even when it was quick.
@@ -350,7 +374,7 @@ impl Session {
         era: Era,
         binding: Option<&Binding>,
         finish: Finish<ToolResult>,
-    ) -> String {
+    ) -> Reply {
         let end = ctx.state.input.as_ref().map(InputRound::end);
         match (finish, end, binding) {
             (Finish::NeedsInput, Some(end), Some(binding)) => {
@@ -362,7 +386,7 @@ impl Session {
                     refusal: Some(e), ..
                 }),
                 _,
-            ) if result.is_error => jsonrpc::error_response(id, &e),
+            ) if result.is_error => Reply::error(id, &e),
             (
                 Finish::Done(ToolResult {
                     protocol_error: Some(e),
@@ -370,9 +394,11 @@ impl Session {
                 }),
                 _,
                 _,
-            ) => jsonrpc::error_response(id, &e),
-            (Finish::Done(result), _, _) => result.respond(id, era, &self.server.shared.info),
-            (Finish::NeedsInput, _, _) => jsonrpc::error_response(
+            ) => Reply::error(id, &e),
+            (Finish::Done(result), _, _) => {
+                Reply::result(result.respond(id, era, &self.server.shared.info))
+            }
+            (Finish::NeedsInput, _, _) => Reply::error(
                 id,
                 &RpcError::new(
                     code::INTERNAL_ERROR,

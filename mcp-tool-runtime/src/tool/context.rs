@@ -292,16 +292,13 @@ pub(crate) struct CallMeta {
 }
 
 impl CallMeta {
-    /// The `_meta` of `text` (an object, as the caller checked), and its progress token.
-    pub(crate) fn new(text: Option<&serde_json::value::RawValue>) -> (CallMeta, Option<Value>) {
-        #[derive(serde::Deserialize)]
-        struct Token {
-            #[serde(rename = "progressToken", default)]
-            token: Option<Value>,
-        }
-        let token = text
-            .and_then(|t| serde_json::from_str::<Token>(t.get()).ok())
-            .and_then(|t| t.token);
+    /// The `_meta` of `text` (an object, as the caller checked), and its progress token (read
+    /// with the request, as text).
+    pub(crate) fn new(
+        text: Option<&serde_json::value::RawValue>,
+        token: Option<&serde_json::value::RawValue>,
+    ) -> (CallMeta, Option<Value>) {
+        let token = token.and_then(|t| serde_json::from_str::<Value>(t.get()).ok());
         let meta = CallMeta {
             text: text.map(ToOwned::to_owned),
             map: std::sync::OnceLock::new(),

@@ -223,28 +223,6 @@ pub(crate) struct ListParams<'a> {
     pub(crate) cursor: Option<std::borrow::Cow<'a, str>>,
 }
 
-/// The params of `tools/call`.
-#[derive(Deserialize)]
-pub(crate) struct CallToolParams<'a> {
-    #[serde(borrow)]
-    pub(crate) name: std::borrow::Cow<'a, str>,
-    #[serde(default)]
-    pub(crate) arguments: Value,
-    /// Its text, read into a map only if the tool asks for it (`tools/call` checks that it
-    /// is an object).
-    #[serde(rename = "_meta", borrow, default)]
-    pub(crate) meta: Option<&'a RawValue>,
-    /// 2025-11-25: run the call as a task.
-    #[serde(default)]
-    pub(crate) task: Option<TaskParams>,
-    /// 2026-07-28: a retry's answers and sealed state, only noticed here (a call that has
-    /// neither is no retry, and its params are not read a second time for them).
-    #[serde(rename = "inputResponses", borrow, default)]
-    pub(crate) input_responses: Option<&'a RawValue>,
-    #[serde(rename = "requestState", borrow, default)]
-    pub(crate) request_state: Option<&'a RawValue>,
-}
-
 /// `task` of a task-augmented request (2025-11-25).
 #[derive(Deserialize, Default)]
 pub(crate) struct TaskParams {

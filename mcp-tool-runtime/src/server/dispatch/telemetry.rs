@@ -25,17 +25,20 @@
 use std::borrow::Cow;
 use std::future::Future;
 
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use tracing::field::Empty;
 use tracing::{Instrument as _, Span};
 
+use crate::protocol::jsonrpc::Reply;
+#[cfg(feature = "otel")]
+use crate::protocol::request::MetaFields;
+use crate::protocol::request::{Method, Request};
 use crate::protocol::{ProtocolVersion, RpcError};
 use crate::tool::ToolResult;
 use crate::tool::input::Finish;
 
 /// What carried a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(feature = "http"), allow(dead_code))] // stdio alone has no HTTP
 pub(crate) enum Transport {
     /// stdio (or an in-memory pipe).
     Pipe,
@@ -43,37 +46,9 @@ pub(crate) enum Transport {
     Http,
 }
 
-/// The parts of a request's params the span names: the target, and the trace context.
-#[derive(Deserialize, Default)]
-struct Probe<'a> {
-    #[serde(borrow, default)]
-    name: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    uri: Option<Cow<'a, str>>,
-    #[cfg(feature = "otel")]
-    #[serde(borrow, default, rename = "_meta")]
-    meta: Option<TraceMeta<'a>>,
-}
-
-/// The W3C trace context a request's `_meta` may carry (SEP-414: unprefixed keys).
-#[cfg(feature = "otel")]
-#[derive(Deserialize, Default)]
-struct TraceMeta<'a> {
-    #[serde(borrow, default)]
-    traceparent: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    tracestate: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    baggage: Option<Cow<'a, str>>,
-}
-
 /// The span of one request (`id`) or notification (no `id`), not entered yet.
-pub(crate) fn request_span(
-    method: &str,
-    id: Option<&RawValue>,
-    params: Option<&RawValue>,
-    transport: Transport,
-) -> Span {
+pub(crate) fn request_span(request: &Request<'_>, transport: Transport) -> Span {
+    let method: &str = &request.name;
     let span = tracing::info_span!(
         target: "mcp_tool::request",
         "mcp.request",
@@ -98,7 +73,7 @@ pub(crate) fn request_span(
     if span.is_disabled() {
         return span;
     }
-    if let Some(id) = id {
+    if let Some(id) = request.id {
         // A string id is recorded as its text, a number as its digits.
         let text = id.get();
         match serde_json::from_str::<Cow<'_, str>>(text) {
@@ -116,22 +91,20 @@ pub(crate) fn request_span(
             span.record("network.protocol.version", "1.1");
         }
     }
-    let probe = params
-        .and_then(|p| serde_json::from_str::<Probe<'_>>(p.get()).ok())
-        .unwrap_or_default();
-    let target = match method {
-        "tools/call" => {
+    let name = request.name_member().ok().flatten();
+    let target = match request.method {
+        Method::ToolsCall => {
             span.record("gen_ai.operation.name", "execute_tool");
-            probe.name.as_deref().inspect(|name| {
+            name.as_deref().inspect(|name| {
                 span.record("gen_ai.tool.name", *name);
             })
         }
-        "prompts/get" => probe.name.as_deref().inspect(|name| {
+        Method::PromptsGet => name.as_deref().inspect(|name| {
             span.record("gen_ai.prompt.name", *name);
         }),
-        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
-            if let Some(uri) = probe.uri.as_deref() {
-                span.record("mcp.resource.uri", uri);
+        Method::ResourcesRead | Method::ResourcesSubscribe | Method::ResourcesUnsubscribe => {
+            if let Ok(Some(uri)) = request.uri_member() {
+                span.record("mcp.resource.uri", &*uri);
             }
             // A URI is no low-cardinality target: the name is the method alone.
             None
@@ -143,15 +116,13 @@ pub(crate) fn request_span(
         None => span.record("otel.name", method),
     };
     #[cfg(feature = "otel")]
-    if let Some(meta) = &probe.meta {
-        remote_parent(&span, meta);
-    }
+    remote_parent(&span, &request.meta);
     span
 }
 
 /// Makes the trace context of a request's `_meta` the span's parent (before it is entered).
 #[cfg(feature = "otel")]
-fn remote_parent(span: &Span, meta: &TraceMeta<'_>) {
+fn remote_parent(span: &Span, meta: &MetaFields<'_>) {
     use opentelemetry::propagation::TextMapPropagator as _;
     use opentelemetry_sdk::propagation::{BaggagePropagator, TraceContextPropagator};
     use tracing_opentelemetry::OpenTelemetrySpanExt as _;
@@ -166,7 +137,7 @@ fn remote_parent(span: &Span, meta: &TraceMeta<'_>) {
 }
 
 #[cfg(feature = "otel")]
-impl opentelemetry::propagation::Extractor for TraceMeta<'_> {
+impl opentelemetry::propagation::Extractor for MetaFields<'_> {
     fn get(&self, key: &str) -> Option<&str> {
         match key {
             "traceparent" => self.traceparent.as_deref(),
@@ -203,20 +174,10 @@ pub(crate) fn record_error(span: &Span, error: &RpcError) {
     span.record("otel.status_description", error.message.as_str());
 }
 
-/// Records the error of a response to request `id` (JSON text as framed by
-/// `jsonrpc::error_response`), if it is one.
-pub(crate) fn record_response(span: &Span, id: &str, response: &str) {
-    if span.is_disabled() {
-        return;
-    }
-    let error = response
-        .strip_prefix(r#"{"jsonrpc":"2.0","id":"#)
-        .and_then(|rest| rest.strip_prefix(id))
-        .and_then(|rest| rest.strip_prefix(r#","error":"#))
-        .and_then(|rest| rest.strip_suffix('}'))
-        .and_then(|error| serde_json::from_str::<RpcError>(error).ok());
-    if let Some(error) = error {
-        record_error(span, &error);
+/// Records the error of a response, if it is one.
+pub(crate) fn record_response(span: &Span, response: &Reply) {
+    if let Some(error) = &response.error {
+        record_error(span, error);
     }
 }
 

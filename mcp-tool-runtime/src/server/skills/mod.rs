@@ -11,7 +11,7 @@ mod load;
 #[cfg(feature = "skills")]
 use std::sync::Arc;
 
-use serde_json::value::RawValue;
+use crate::protocol::request::Request;
 
 use super::request::Req;
 use super::session::Session;
@@ -25,18 +25,15 @@ pub(crate) use load::Skills;
 impl Session {
     /// The methods of the skills extension: `skills/list`, `skills/get` and
     /// `resources/directory/read`.
-    pub(crate) fn skills(&self, req: &Req<'_>, method: &str, params: Option<&RawValue>) {
+    pub(crate) fn skills(&self, req: &Req<'_>, request: &Request<'_>) {
         let offerings = self.server.offerings();
-        if !self.offered(req.id(), offerings.has_skills(), method, "skills") {
-            return;
-        }
         #[cfg(feature = "skills")]
         if let Some(skills) = &offerings.skills {
-            let response = serve::answer(self, req, skills, method, params);
+            let response = serve::answer(self, req, skills, request);
             self.respond(req.id(), response);
         }
         #[cfg(not(feature = "skills"))]
-        let _ = params;
+        let _ = (req, request, offerings);
     }
 }
 
@@ -49,9 +46,10 @@ pub(crate) mod serve {
 
     use serde::{Deserialize, Serialize};
     use serde_json::json;
-    use serde_json::value::RawValue;
 
     use super::load::{Child, SKILL_MD, Skill, Skills};
+    use crate::protocol::jsonrpc::Reply;
+    use crate::protocol::request::{Method, Request};
     use crate::protocol::{CacheHints, ResourceContents, RpcError, code, jsonrpc};
     use crate::server::catalog::page_index;
     use crate::server::offerings::Offerings;
@@ -122,9 +120,9 @@ pub(crate) mod serve {
         session: &Session,
         req: &Req<'_>,
         skills: &Skills,
-        method: &str,
-        params: Option<&RawValue>,
-    ) -> String {
+        request: &Request<'_>,
+    ) -> Reply {
+        let (method, params) = (request.method, request.params);
         let size = session.server.catalog().page_size();
         let id = req.id();
         let params = match jsonrpc::parse_params::<Params<'_>>(params) {
@@ -132,7 +130,7 @@ pub(crate) mod serve {
                 uri: None,
                 cursor: None,
             }),
-            Err(e) => return jsonrpc::error_response(id, &e),
+            Err(e) => return Reply::error(id, &e),
         };
         let cursor = params.cursor.as_deref();
         let bad_cursor = || invalid("Invalid cursor".into(), None);
@@ -140,7 +138,7 @@ pub(crate) mod serve {
             session: &Session,
             req: &Req<'_>,
             outcome: Result<T, RpcError>,
-        ) -> String {
+        ) -> Reply {
             let shared = &session.server.shared;
             response(
                 req.id(),
@@ -150,9 +148,9 @@ pub(crate) mod serve {
                 Some(shared.hints),
             )
         }
-        let needs_uri = || invalid(format!("`{method}` needs a `uri`"), None);
+        let needs_uri = || invalid(format!("`{}` needs a `uri`", request.name), None);
         match method {
-            "skills/list" => reply(
+            Method::SkillsList => reply(
                 session,
                 req,
                 page(&skills.skills, size, cursor)
@@ -162,7 +160,7 @@ pub(crate) mod serve {
                     })
                     .ok_or_else(bad_cursor),
             ),
-            "skills/get" => reply(session, req, params.uri.ok_or_else(needs_uri).and_then(|uri| {
+            Method::SkillsGet => reply(session, req, params.uri.ok_or_else(needs_uri).and_then(|uri| {
                 skills
                     .skill(&uri)
                     .map(|skill| GetSkill { skill })

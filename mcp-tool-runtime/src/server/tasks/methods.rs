@@ -11,6 +11,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use crate::protocol::jsonrpc::Reply;
+use crate::protocol::request::Method;
 use crate::protocol::wire::{
     CreateTask, CreatedTask, DetailedTask, Empty, Implementation, ListTasks, ResultMeta, TaskView,
 };
@@ -130,7 +132,7 @@ enum Answer {
 }
 
 impl Answer {
-    fn respond(&self, id: &str, era: Era, info: &Implementation) -> String {
+    fn respond(&self, id: &str, era: Era, info: &Implementation) -> Reply {
         match self {
             Answer::Get(r) => response(id, era, info, Ok(view(r, era)), None),
             Answer::Detailed(r) => response(id, era, info, Ok(detailed(r)), None),
@@ -177,28 +179,27 @@ impl Session {
     pub(crate) fn tasks_method(
         self: &Arc<Self>,
         req: &Req<'_>,
-        method: &str,
+        method: Method,
         params: Option<&RawValue>,
     ) {
         let id = req.id().to_owned();
         let era = self.era(req);
         let owner = self.task_owner(req);
         let params = params.map(|p| p.get().to_owned());
-        let method = method.to_owned();
         let session = self.clone();
         let run = async move {
             let params = params.as_deref();
-            let outcome = match method.as_str() {
-                "tasks/get" => session.task_get(params, &owner, era).await,
-                "tasks/result" => session.task_result(params, &owner).await,
-                "tasks/list" => session.task_list(params, &owner).await,
-                "tasks/cancel" => session.task_cancel(params, &owner, era).await,
-                "tasks/update" => session.task_update(params, &owner).await,
+            let outcome = match method {
+                Method::TasksGet => session.task_get(params, &owner, era).await,
+                Method::TasksResult => session.task_result(params, &owner).await,
+                Method::TasksList => session.task_list(params, &owner).await,
+                Method::TasksCancel => session.task_cancel(params, &owner, era).await,
+                Method::TasksUpdate => session.task_update(params, &owner).await,
                 _ => Err(RpcError::new(code::METHOD_NOT_FOUND, "Method not found")),
             };
             match outcome {
                 Ok(answer) => answer.respond(&id, era, &session.server.shared.info),
-                Err(e) => jsonrpc::error_response(&id, &e),
+                Err(e) => Reply::error(&id, &e),
             }
         };
         self.spawn_tracked(req.id(), CancellationToken::default(), run);

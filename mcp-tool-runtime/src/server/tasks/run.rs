@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value};
 use tokio::sync::Notify;
 
+use crate::protocol::jsonrpc::Reply;
 use crate::protocol::wire::InputRequest;
 use crate::protocol::{Era, LogLevel, RpcError, code, jsonrpc};
 use crate::tool::context::{Answer, Connection};
@@ -282,12 +283,12 @@ async fn drive(session: Arc<Session>, request_id: String, era: Era, record: Task
     if let Err(e) = tasks.store.create(record.clone(), max).await {
         tasks.lock().remove(&id);
         let e = store_error(e);
-        session.respond(&request_id, jsonrpc::error_response(&request_id, &e));
+        session.respond(&request_id, Reply::error(&request_id, &e));
         return;
     }
     session.respond(
         &request_id,
-        created_response(&session, &request_id, era, &record),
+        Reply::result(created_response(&session, &request_id, era, &record)),
     );
     let finish = tokio::select! {
         finish = run => finish,

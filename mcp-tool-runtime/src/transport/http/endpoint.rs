@@ -17,7 +17,7 @@ use axum::routing::get;
 use tokio::sync::{mpsc, watch};
 
 use crate::protocol::jsonrpc::{self, Message};
-use crate::protocol::meta::RequestMeta;
+use crate::protocol::request::{Method, Request};
 use crate::protocol::{ProtocolVersion, RpcError, code};
 use crate::server::ServerHandle;
 use crate::server::replicas::SessionRecord;
@@ -505,13 +505,20 @@ async fn handle_post(
                 .into_response();
         }
     };
-    let (id, raw_id, is_initialize) = match &message {
-        Message::Request { id, method, .. } => (
-            Some(jsonrpc::id_key(id.get())),
-            id.get().to_owned(),
-            method == "initialize",
+    // A request is read once: its headers, the session and the handler all take this value.
+    let request = match &message {
+        Message::Request { id, method, params } => {
+            Some(Request::read(Some(id), method.clone(), *params))
+        }
+        _ => None,
+    };
+    let (id, raw_id, is_initialize) = match &request {
+        Some(r) => (
+            Some(jsonrpc::id_key(r.id_text())),
+            r.id_text().to_owned(),
+            r.method == Method::Initialize,
         ),
-        _ => (None, String::new(), false),
+        None => (None, String::new(), false),
     };
     if id.is_some()
         && let Err(r) = endpoint.refuse_if_stopping()
@@ -526,13 +533,16 @@ async fn handle_post(
         .as_deref()
         .and_then(ProtocolVersion::parse)
         .is_some_and(ProtocolVersion::is_stateless)
-        || matches!(&message, Message::Request { method, params, .. }
-            if RequestMeta::is_stateless(method, *params));
+        || request.as_ref().is_some_and(|r| r.stateless);
     if stateless {
+        let Some(request) = &request else {
+            // The revision defines no notification or response a client sends over HTTP.
+            return StatusCode::ACCEPTED.into_response();
+        };
         return stateless_request(
             &endpoint,
             &parts,
-            message,
+            request,
             header_version.as_deref(),
             identity,
         )
@@ -543,7 +553,7 @@ async fn handle_post(
         Err(r) => return *r,
     };
     if endpoint.config.stateless {
-        return stateless_post(&endpoint, message, id, version, identity).await;
+        return stateless_post(&endpoint, message, request.as_ref(), version, identity).await;
     }
     let (session_id, http) = if is_initialize {
         if parts.headers.contains_key(&SESSION_HEADER) {
@@ -582,7 +592,7 @@ async fn handle_post(
             Err(r) => return *r,
         }
     };
-    let Some(id) = id else {
+    let (Some(id), Some(request)) = (id, &request) else {
         // A notification or a response: accepted, nothing to say.
         http.session.dispatch(message);
         return StatusCode::ACCEPTED.into_response();
@@ -601,7 +611,7 @@ async fn handle_post(
         }
         routes.requests.insert(id.clone(), tx);
     }
-    http.session.dispatch(message);
+    http.session.dispatch_request(request, false);
     if let Some(session_id) = &session_id
         && !http.session.initialized.load(Ordering::Relaxed)
     {

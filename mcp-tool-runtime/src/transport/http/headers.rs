@@ -12,7 +12,7 @@ use serde_json::value::RawValue;
 use axum::http::HeaderMap;
 use axum::http::header::HeaderName;
 
-use crate::protocol::meta::RequestMeta;
+use crate::protocol::request::{Method, Request};
 use crate::protocol::{ProtocolVersion, RpcError, code};
 use crate::server::ServerHandle;
 
@@ -51,20 +51,6 @@ fn header_value(headers: &HeaderMap, name: &HeaderName) -> Result<Option<String>
     }
 }
 
-/// The parts of a request's params the headers mirror.
-#[derive(serde::Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct Named {
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    uri: Option<String>,
-    #[serde(default)]
-    task_id: Option<String>,
-    #[serde(default)]
-    arguments: Option<serde_json::Map<String, Value>>,
-}
-
 /// Checks a stateless request's `_meta` and headers, in the revision's order: the required
 /// `_meta` fields (-32602), the version header against `_meta` (-32020), the version
 /// (-32022), then `Mcp-Method`, `Mcp-Name` and the tool's `Mcp-Param-*` headers (-32020).
@@ -72,10 +58,10 @@ pub(super) fn check(
     server: &ServerHandle,
     headers: &HeaderMap,
     header_version: Option<&str>,
-    method: &str,
-    params: Option<&RawValue>,
+    request: &Request<'_>,
 ) -> Result<ProtocolVersion, RpcError> {
-    let meta = RequestMeta::parse(params)?;
+    let method: &str = &request.name;
+    let meta = request.stateless_meta()?;
     if let Some(header) = header_version
         && header != meta.declared_version
     {
@@ -98,16 +84,12 @@ pub(super) fn check(
         }
         Some(_) => {}
     }
-    let named: Named = params
-        .and_then(|p| serde_json::from_str(p.get()).ok())
-        .unwrap_or_default();
-    let body_name = match method {
-        "tools/call" | "prompts/get" => named.name.as_deref(),
-        "resources/read" => named.uri.as_deref(),
-        "tasks/get" | "tasks/update" | "tasks/cancel" => named.task_id.as_deref(),
-        _ => return Ok(version),
+    let Some(body_name) = request.target() else {
+        return Ok(version);
     };
-    match (header_value(headers, &NAME_HEADER)?, body_name) {
+    // A member that is no string is the handler's to refuse; it mirrors no header.
+    let body_name = body_name.ok().flatten();
+    match (header_value(headers, &NAME_HEADER)?, body_name.as_deref()) {
         (None, _) => {
             return Err(mismatch(format!(
                 "Header mismatch: `{method}` needs the Mcp-Name header"
@@ -121,10 +103,10 @@ pub(super) fn check(
             )));
         }
     }
-    if method == "tools/call"
-        && let Some(tool) = named.name.as_deref()
+    if request.method == Method::ToolsCall
+        && let Some(tool) = body_name.as_deref()
     {
-        check_params(server, headers, tool, named.arguments.as_ref())?;
+        check_params(server, headers, tool, request.members.arguments)?;
     }
     Ok(version)
 }
@@ -135,13 +117,21 @@ fn check_params(
     server: &ServerHandle,
     headers: &HeaderMap,
     tool: &str,
-    arguments: Option<&serde_json::Map<String, Value>>,
+    arguments: Option<&RawValue>,
 ) -> Result<(), RpcError> {
     let catalog = server.catalog();
     let Some(entry) = catalog.get(tool) else {
         return Ok(());
     };
-    for mirrored in entry.def.param_headers() {
+    let mirrored = entry.def.param_headers();
+    if mirrored.is_empty() {
+        return Ok(());
+    }
+    // Only a tool that mirrors arguments has its arguments read here (as values).
+    let arguments = arguments
+        .and_then(|a| serde_json::from_str::<serde_json::Map<String, Value>>(a.get()).ok());
+    let arguments = arguments.as_ref();
+    for mirrored in mirrored {
         let property = &mirrored.argument;
         let Ok(name) = HeaderName::try_from(format!("mcp-param-{}", mirrored.header)) else {
             continue;

@@ -24,7 +24,7 @@ pub(super) const KEEP_ALIVE: Duration = Duration::from_secs(25);
 pub(super) async fn respond(
     mut rx: mpsc::UnboundedReceiver<Outgoing>,
     sse: bool,
-    status: impl FnOnce(&str) -> StatusCode,
+    status: impl FnOnce(&Outgoing) -> StatusCode,
     request: Option<&str>,
 ) -> Response {
     respond_as(rx.recv().await, rx, sse, status, request).await
@@ -34,7 +34,7 @@ pub(super) async fn respond(
 /// response (progress, logs) are dropped, and the response is JSON.
 pub(super) async fn respond_json_only(
     mut rx: mpsc::UnboundedReceiver<Outgoing>,
-    status: impl FnOnce(&str) -> StatusCode,
+    status: impl FnOnce(&Outgoing) -> StatusCode,
     request: Option<&str>,
 ) -> Response {
     let mut first = rx.recv().await;
@@ -48,7 +48,7 @@ pub(super) async fn respond_as(
     first: Option<Outgoing>,
     rx: mpsc::UnboundedReceiver<Outgoing>,
     sse: bool,
-    status: impl FnOnce(&str) -> StatusCode,
+    status: impl FnOnce(&Outgoing) -> StatusCode,
     request: Option<&str>,
 ) -> Response {
     let Some(first) = first else {
@@ -75,7 +75,7 @@ pub(super) async fn respond_as(
         }
         // An error with a status of its own (2026-07-28) is JSON even with `sse`: the status
         // is part of the answer.
-        let status = status(&first.text);
+        let status = status(&first);
         if !sse || status != StatusCode::OK {
             return (
                 status,

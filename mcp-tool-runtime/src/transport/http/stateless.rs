@@ -2,8 +2,6 @@
 //! `_meta` and headers are checked first, and every request in the stateless mode
 //! (`HttpConfig::stateless`). Each gets a session for it alone, closed when its stream goes.
 
-use std::sync::Arc;
-
 use axum::http::StatusCode;
 use axum::http::header;
 use axum::http::request::Parts;
@@ -11,7 +9,8 @@ use axum::response::{IntoResponse, Response};
 use tokio::sync::mpsc;
 
 use crate::protocol::jsonrpc::{self, Message};
-use crate::protocol::{ProtocolVersion, RpcError};
+use crate::protocol::request::Request;
+use crate::protocol::{ProtocolVersion, code};
 use crate::server::session::{Opening, Outgoing, Session};
 use crate::tool::Identity;
 
@@ -23,25 +22,15 @@ use super::{headers, sse};
 pub(super) async fn stateless_request(
     endpoint: &Endpoint,
     parts: &Parts,
-    message: Message<'_>,
+    request: &Request<'_>,
     header_version: Option<&str>,
     identity: Option<Identity>,
 ) -> Response {
-    let Message::Request { id, method, params } = &message else {
-        // The revision defines no notification or response a client sends over HTTP.
-        return StatusCode::ACCEPTED.into_response();
-    };
-    let version = match headers::check(
-        &endpoint.server,
-        &parts.headers,
-        header_version,
-        method,
-        *params,
-    ) {
+    let version = match headers::check(&endpoint.server, &parts.headers, header_version, request) {
         Ok(v) => v,
         Err(e) => {
             let status = StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::BAD_REQUEST);
-            let body = jsonrpc::error_response(id.get(), &e);
+            let body = jsonrpc::error_response(request.id_text(), &e);
             return (status, [(header::CONTENT_TYPE, "application/json")], body).into_response();
         }
     };
@@ -56,7 +45,7 @@ pub(super) async fn stateless_request(
             shared_name: None,
         },
     );
-    session.dispatch_as(message, true);
+    session.dispatch_request(request, true);
     // The client leaving (the stream dropped) cancels what the request still runs.
     tokio::spawn(async move {
         session.out_gone().await;
@@ -70,16 +59,11 @@ pub(super) async fn stateless_request(
 }
 
 /// The HTTP status of a stateless request's JSON answer: from its error's code, if it is an
-/// error.
-fn status_of(response: &str) -> StatusCode {
-    #[derive(serde::Deserialize)]
-    struct Probe {
-        error: Option<RpcError>,
-    }
-    serde_json::from_str::<Probe>(response)
-        .ok()
-        .and_then(|p| p.error)
-        .and_then(|e| StatusCode::from_u16(e.http_status()).ok())
+/// error (the session gives the code with the response; its text is not read again).
+fn status_of(response: &Outgoing) -> StatusCode {
+    response
+        .error
+        .and_then(|e| StatusCode::from_u16(code::http_status(e)).ok())
         .unwrap_or(StatusCode::OK)
 }
 
@@ -87,7 +71,7 @@ fn status_of(response: &str) -> StatusCode {
 pub(super) async fn stateless_post(
     endpoint: &Endpoint,
     message: Message<'_>,
-    id: Option<Arc<str>>,
+    request: Option<&Request<'_>>,
     version: Option<ProtocolVersion>,
     identity: Option<Identity>,
 ) -> Response {
@@ -102,10 +86,12 @@ pub(super) async fn stateless_post(
             shared_name: None,
         },
     );
-    session.dispatch(message);
-    let Some(id) = id else {
+    let Some(request) = request else {
+        session.dispatch(message);
         return StatusCode::ACCEPTED.into_response();
     };
+    session.dispatch_request(request, false);
+    let id = jsonrpc::id_key(request.id_text());
     while let Some(message) = rx.recv().await {
         if message.is_response && message.related.as_deref() == Some(&*id) {
             return ([(header::CONTENT_TYPE, "application/json")], message.text).into_response();

@@ -1,0 +1,420 @@
+//! One incoming request, read once. The envelope ([`super::jsonrpc::parse`]) gives the id,
+//! the method and the params as borrowed text; [`Request::read`] then goes over the params a
+//! single time and keeps, still as borrowed text, the members any reader before the handler
+//! needs: `_meta` (read in the same pass into its fields: the revision's keys, the progress
+//! token, the trace context), and the name, URI, task id and arguments the HTTP headers
+//! mirror and telemetry names. Every later reader (the HTTP header checks, telemetry,
+//! dispatch, the handler) gets this value; none reads the text again. A handler turns exactly
+//! the members it uses into its own types.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::error::{RpcError, code};
+use super::meta::{CLIENT_CAPABILITIES, PROTOCOL_VERSION, RequestMeta};
+
+/// The methods a client may send; [`Method::Other`] is any other name (answered -32601).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Method {
+    Initialize,
+    Ping,
+    SetLevel,
+    ToolsList,
+    ToolsCall,
+    ResourcesList,
+    ResourceTemplatesList,
+    ResourcesRead,
+    ResourcesSubscribe,
+    ResourcesUnsubscribe,
+    DirectoryRead,
+    PromptsList,
+    PromptsGet,
+    Complete,
+    TasksGet,
+    TasksResult,
+    TasksList,
+    TasksCancel,
+    TasksUpdate,
+    SkillsList,
+    SkillsGet,
+    Discover,
+    Listen,
+    /// `notifications/initialized`.
+    Initialized,
+    /// `notifications/cancelled`.
+    Cancelled,
+    Other,
+}
+
+impl Method {
+    /// Every method but [`Method::Other`], with its name on the wire.
+    const NAMES: [(Method, &'static str); 25] = [
+        (Method::Initialize, "initialize"),
+        (Method::Ping, "ping"),
+        (Method::SetLevel, "logging/setLevel"),
+        (Method::ToolsList, "tools/list"),
+        (Method::ToolsCall, "tools/call"),
+        (Method::ResourcesList, "resources/list"),
+        (Method::ResourceTemplatesList, "resources/templates/list"),
+        (Method::ResourcesRead, "resources/read"),
+        (Method::ResourcesSubscribe, "resources/subscribe"),
+        (Method::ResourcesUnsubscribe, "resources/unsubscribe"),
+        (Method::DirectoryRead, "resources/directory/read"),
+        (Method::PromptsList, "prompts/list"),
+        (Method::PromptsGet, "prompts/get"),
+        (Method::Complete, "completion/complete"),
+        (Method::TasksGet, "tasks/get"),
+        (Method::TasksResult, "tasks/result"),
+        (Method::TasksList, "tasks/list"),
+        (Method::TasksCancel, "tasks/cancel"),
+        (Method::TasksUpdate, "tasks/update"),
+        (Method::SkillsList, "skills/list"),
+        (Method::SkillsGet, "skills/get"),
+        (Method::Discover, "server/discover"),
+        (Method::Listen, "subscriptions/listen"),
+        (Method::Initialized, "notifications/initialized"),
+        (Method::Cancelled, "notifications/cancelled"),
+    ];
+
+    /// The method named `name` on the wire.
+    pub(crate) fn parse(name: &str) -> Method {
+        // The first byte and the length narrow it to one or two before any comparison.
+        Self::NAMES
+            .iter()
+            .find(|(_, n)| n.len() == name.len() && *n == name)
+            .map_or(Method::Other, |(m, _)| *m)
+    }
+
+    /// The method's name on the wire (`""` for [`Method::Other`]: use the name as sent).
+    #[cfg(test)]
+    fn as_str(self) -> &'static str {
+        Self::NAMES
+            .iter()
+            .find(|(m, _)| *m == self)
+            .map_or("", |(_, n)| n)
+    }
+
+    /// Whether the method exists only in the stateless revisions (2026-07-28): a request of
+    /// it speaks them whatever its `_meta` says.
+    pub(crate) fn only_stateless(self) -> bool {
+        matches!(self, Method::Discover | Method::Listen)
+    }
+}
+
+/// The members of a request's params that readers before the handler need, and those a
+/// handler of `tools/call` takes, as borrowed text (read in one pass; any other member is
+/// skipped). A member sent as `null` counts as absent.
+#[derive(Deserialize, Default, Debug)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Members<'a> {
+    #[serde(rename = "_meta", borrow, default)]
+    pub(crate) meta: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub(crate) name: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub(crate) uri: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    #[cfg_attr(not(feature = "http"), allow(dead_code))] // the Mcp-Name header's
+    pub(crate) task_id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub(crate) arguments: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub(crate) task: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub(crate) input_responses: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub(crate) request_state: Option<&'a RawValue>,
+}
+
+/// The fields of a request's `_meta` that the server reads itself, as borrowed text.
+#[derive(Deserialize, Default, Debug)]
+pub(crate) struct MetaFields<'a> {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
+    pub(crate) version: Option<Cow<'a, str>>,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", borrow, default)]
+    pub(crate) capabilities: Option<&'a RawValue>,
+    #[serde(rename = "io.modelcontextprotocol/clientInfo", borrow, default)]
+    pub(crate) client_info: Option<&'a RawValue>,
+    #[serde(rename = "io.modelcontextprotocol/logLevel", borrow, default)]
+    pub(crate) log_level: Option<Cow<'a, str>>,
+    #[serde(rename = "progressToken", borrow, default)]
+    pub(crate) progress_token: Option<&'a RawValue>,
+    /// W3C trace context (SEP-414: unprefixed keys), read when spans are exported.
+    #[cfg(feature = "otel")]
+    #[serde(borrow, default)]
+    pub(crate) traceparent: Option<Cow<'a, str>>,
+    #[cfg(feature = "otel")]
+    #[serde(borrow, default)]
+    pub(crate) tracestate: Option<Cow<'a, str>>,
+    #[cfg(feature = "otel")]
+    #[serde(borrow, default)]
+    pub(crate) baggage: Option<Cow<'a, str>>,
+}
+
+impl MetaFields<'_> {
+    /// Whether the fields name a stateless revision's required keys.
+    fn speaks_stateless(&self) -> bool {
+        self.version.is_some() || self.capabilities.is_some()
+    }
+}
+
+/// One request (or notification), read once.
+#[derive(Debug)]
+pub(crate) struct Request<'a> {
+    /// The id as sent; `None` for a notification.
+    pub(crate) id: Option<&'a RawValue>,
+    pub(crate) method: Method,
+    /// The method's name as sent (for [`Method::Other`], and in messages).
+    pub(crate) name: Cow<'a, str>,
+    /// The params as sent.
+    pub(crate) params: Option<&'a RawValue>,
+    /// What the one pass over the params found.
+    pub(crate) members: Members<'a>,
+    /// `_meta`'s fields (empty without one).
+    pub(crate) meta: MetaFields<'a>,
+    /// Why the params or their `_meta` could not be read: answered -32602 by every handler
+    /// that reads them.
+    pub(crate) malformed: Option<RpcError>,
+    /// Whether the request speaks a stateless revision (2026-07-28): its `_meta` names the
+    /// revision's keys, or its method exists only there.
+    pub(crate) stateless: bool,
+}
+
+fn invalid(why: String) -> RpcError {
+    RpcError::new(code::INVALID_PARAMS, why)
+}
+
+/// A string member's text: borrowed when it has no escape, else unescaped; -32602 naming
+/// the member when it is not a string.
+pub(crate) fn text<'a>(raw: &'a RawValue, member: &str) -> Result<Cow<'a, str>, RpcError> {
+    let s = raw.get();
+    if let Some(inner) = s.strip_prefix('"').and_then(|s| s.strip_suffix('"'))
+        && !inner.contains('\\')
+    {
+        return Ok(Cow::Borrowed(inner));
+    }
+    serde_json::from_str::<String>(s)
+        .map(Cow::Owned)
+        .map_err(|_| invalid(format!("Invalid params: `{member}` must be a string")))
+}
+
+impl<'a> Request<'a> {
+    /// Reads a request (`id`) or a notification (no `id`) from its envelope's parts.
+    pub(crate) fn read(
+        id: Option<&'a RawValue>,
+        name: Cow<'a, str>,
+        params: Option<&'a RawValue>,
+    ) -> Request<'a> {
+        let method = Method::parse(&name);
+        let mut malformed = None;
+        let members = match params {
+            None => Members::default(),
+            Some(p) => serde_json::from_str::<Members<'_>>(p.get()).unwrap_or_else(|e| {
+                malformed = Some(invalid(format!("Invalid params: {e}")));
+                Members::default()
+            }),
+        };
+        let mut stateless = method.only_stateless();
+        let meta = match members.meta {
+            None => MetaFields::default(),
+            Some(raw) if !raw.get().starts_with('{') => {
+                malformed.get_or_insert_with(|| invalid("`_meta` must be an object".into()));
+                MetaFields::default()
+            }
+            Some(raw) => match serde_json::from_str::<MetaFields<'_>>(raw.get()) {
+                Ok(fields) => {
+                    stateless |= fields.speaks_stateless();
+                    fields
+                }
+                Err(e) if mentions_required_key(raw.get()) => {
+                    // A `_meta` that names the revision's keys but cannot be read is still a
+                    // request of that revision, refused for its `_meta`.
+                    stateless = true;
+                    malformed.get_or_insert_with(|| invalid(format!("Invalid `_meta`: {e}")));
+                    MetaFields::default()
+                }
+                Err(_) => {
+                    // Another request's `_meta` is its own business (a tool may read it):
+                    // only the progress token is the server's.
+                    #[derive(Deserialize)]
+                    struct Token<'a> {
+                        #[serde(rename = "progressToken", borrow, default)]
+                        token: Option<&'a RawValue>,
+                    }
+                    MetaFields {
+                        progress_token: serde_json::from_str::<Token<'_>>(raw.get())
+                            .ok()
+                            .and_then(|t| t.token),
+                        ..MetaFields::default()
+                    }
+                }
+            },
+        };
+        Request {
+            id,
+            method,
+            name,
+            params,
+            members,
+            meta,
+            malformed,
+            stateless,
+        }
+    }
+
+    /// The id's text (`"null"` for a notification).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn id_text(&self) -> &'a str {
+        self.id.map_or("null", RawValue::get)
+    }
+
+    /// The params could be read (-32602 otherwise).
+    pub(crate) fn check(&self) -> Result<(), RpcError> {
+        self.malformed.clone().map_or(Ok(()), Err)
+    }
+
+    /// A stateless request's `_meta`, checked the way the revision orders it (required
+    /// fields first, -32602; the version is checked by [`RequestMeta::version`]).
+    pub(crate) fn stateless_meta(&self) -> Result<RequestMeta<'a>, RpcError>
+    where
+        Self: 'a,
+    {
+        self.check()?;
+        if self.members.meta.is_none() {
+            return Err(invalid(format!(
+                "a request of protocol 2026-07-28 carries `_meta` with `{PROTOCOL_VERSION}` and `{CLIENT_CAPABILITIES}`"
+            )));
+        }
+        RequestMeta::from_fields(&self.meta)
+    }
+
+    /// The `name` member's text (tools/call, prompts/get).
+    pub(crate) fn name_member(&self) -> Result<Option<Cow<'a, str>>, RpcError> {
+        self.members.name.map(|r| text(r, "name")).transpose()
+    }
+
+    /// The `uri` member's text (resources/read, subscribe, unsubscribe).
+    pub(crate) fn uri_member(&self) -> Result<Option<Cow<'a, str>>, RpcError> {
+        self.members.uri.map(|r| text(r, "uri")).transpose()
+    }
+
+    /// The `taskId` member's text (the tasks methods).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn task_id_member(&self) -> Result<Option<Cow<'a, str>>, RpcError> {
+        self.members.task_id.map(|r| text(r, "taskId")).transpose()
+    }
+
+    /// The member the `Mcp-Name` header mirrors for this method, if it has one.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn target(&self) -> Option<Result<Option<Cow<'a, str>>, RpcError>> {
+        match self.method {
+            Method::ToolsCall | Method::PromptsGet => Some(self.name_member()),
+            Method::ResourcesRead => Some(self.uri_member()),
+            Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
+                Some(self.task_id_member())
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Whether `text` mentions [`PROTOCOL_VERSION`] or [`CLIENT_CAPABILITIES`]: a byte search over
+/// the `/`s of the text (no substring searcher built per key).
+pub(crate) fn mentions_required_key(text: &str) -> bool {
+    const PREFIX: &str = "io.modelcontextprotocol";
+    let keys = [PROTOCOL_VERSION, CLIENT_CAPABILITIES].map(|k| &k[PREFIX.len() + 1..]);
+    text.match_indices('/').any(|(at, _)| {
+        text[..at].ends_with(PREFIX) && keys.iter().any(|k| text[at + 1..].starts_with(k))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(method: &str, params: &str) -> Request<'static> {
+        let raw: &'static RawValue =
+            Box::leak(serde_json::from_str::<Box<RawValue>>(params).unwrap());
+        Request::read(None, Cow::Owned(method.to_owned()), Some(raw))
+    }
+
+    #[test]
+    fn every_method_reads_back_its_name() {
+        for (method, name) in Method::NAMES {
+            assert_eq!(Method::parse(name), method);
+            assert_eq!(method.as_str(), name);
+        }
+        assert_eq!(Method::parse("tools/cal"), Method::Other);
+        assert_eq!(Method::Other.as_str(), "");
+    }
+
+    #[test]
+    fn one_pass_finds_the_members_and_the_revision() {
+        let r = read(
+            "tools/call",
+            r#"{"name":"add","arguments":{"a":1,"_meta":{"io.modelcontextprotocol/protocolVersion":"x"}},"_meta":{"progressToken":7}}"#,
+        );
+        assert!(
+            !r.stateless,
+            "only `_meta`'s own keys count, not an argument's"
+        );
+        assert_eq!(r.name_member().unwrap().as_deref(), Some("add"));
+        assert_eq!(r.meta.progress_token.map(RawValue::get), Some("7"));
+        assert_eq!(
+            r.members.arguments.map(RawValue::get),
+            Some(r#"{"a":1,"_meta":{"io.modelcontextprotocol/protocolVersion":"x"}}"#)
+        );
+        let r = read(
+            "tools/list",
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}"#,
+        );
+        assert!(r.stateless);
+        assert!(r.stateless_meta().is_ok());
+        assert!(read("server/discover", "{}").stateless);
+    }
+
+    #[test]
+    fn unreadable_params_are_kept_as_the_error_to_answer() {
+        let r = read("tools/call", r#"{"_meta":5}"#);
+        assert!(
+            r.check()
+                .unwrap_err()
+                .message
+                .contains("`_meta` must be an object")
+        );
+        let r = read(
+            "tools/call",
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":7}}"#,
+        );
+        assert!(r.stateless, "it names the revision's key");
+        assert!(r.check().unwrap_err().message.contains("Invalid `_meta`"));
+        let r = read("tools/call", r#"{"name":5}"#);
+        assert!(
+            r.check().is_ok(),
+            "members are text until a handler reads them"
+        );
+        assert!(r.name_member().unwrap_err().message.contains("`name`"));
+        let r = read("tools/call", r#"{"name":"a\"b"}"#);
+        assert_eq!(r.name_member().unwrap().as_deref(), Some("a\"b"));
+    }
+
+    #[test]
+    fn the_required_keys_are_found_where_a_substring_search_finds_them() {
+        for text in [
+            r#"{"name":"add","arguments":{"a":1,"b":2}}"#,
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#,
+            r#"{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}"#,
+            r#"{"a":"io.modelcontextprotocol/clientInfo","b":"x/y//io.modelcontextprotocol/"}"#,
+            r#"{"a":"/io.modelcontextprotocol/protocolVersio"}"#,
+            r#"{"a":"é/io.modelcontextprotocol/clientCapabilitiesé"}"#,
+            "io.modelcontextprotocol/protocolVersion",
+            "",
+            "/",
+        ] {
+            let expected = text.contains(PROTOCOL_VERSION) || text.contains(CLIENT_CAPABILITIES);
+            assert_eq!(mentions_required_key(text), expected, "{text}");
+        }
+    }
+}
