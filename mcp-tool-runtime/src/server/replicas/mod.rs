@@ -29,6 +29,7 @@ use serde_json::Value;
 use tokio::sync::{broadcast, mpsc};
 
 use crate::protocol::RpcError;
+use crate::sync::lock;
 use crate::tool::Batch;
 
 use super::handle::ServerHandle;
@@ -500,10 +501,6 @@ impl ServerHandle {
             }
         }
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]

@@ -32,6 +32,7 @@ use tokio::sync::Notify;
 
 use crate::protocol::wire::{Empty, ExtensionsOf};
 use crate::protocol::{RpcError, code};
+use crate::sync::lock;
 use crate::tool::{CancellationToken, TaskSupport};
 
 pub(crate) use run::{Run, start};
@@ -143,9 +144,7 @@ impl Tasks {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Local>> {
-        self.local
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        lock(&self.local)
     }
 
     /// The time to live of a new task: what the client asked for, within the bounds.
