@@ -29,6 +29,8 @@ use serde_json::Value;
 use tokio::sync::{broadcast, mpsc};
 
 use crate::protocol::RpcError;
+use crate::store::StoreUrl;
+pub use crate::store::{StoreUrlError, StoreUrlProblem};
 use crate::sync::lock;
 use crate::tool::Batch;
 
@@ -69,29 +71,22 @@ pub trait ReplicaStore: Send + Sync + 'static {
     fn end_session<'a>(&'a self, id: &'a str) -> ReplicaFuture<'a, ()>;
 }
 
-/// The store for `url`: `memory` (this process), or `redis://…` (feature `redis`).
-pub fn replica_store_from_url(url: &str) -> Result<Arc<dyn ReplicaStore>, String> {
-    let url = url.trim();
-    if url == "memory" {
-        return Ok(Arc::new(MemoryReplicaStore::default()));
+/// The store for `url`: `memory` (this process), or `redis://…` (feature `redis`;
+/// `redis+unix://…` for a socket, `rediss://…` when the redis crate is built with TLS).
+pub fn replica_store_from_url(url: &str) -> Result<Arc<dyn ReplicaStore>, StoreUrlError> {
+    // Here nothing is not `memory`: a server given no store shares nothing at all.
+    if url.trim().is_empty() {
+        return Err(StoreUrlError::new(STORE, "", StoreUrlProblem::Unknown));
     }
-    if url.starts_with("redis://") || url.starts_with("rediss://") || url.starts_with("redis+") {
+    Ok(match StoreUrl::parse(STORE, url)? {
+        StoreUrl::Memory => Arc::new(MemoryReplicaStore::default()),
         #[cfg(feature = "redis")]
-        {
-            return redis::RedisReplicaStore::open(url)
-                .map(|s| Arc::new(s) as Arc<dyn ReplicaStore>);
-        }
-        #[cfg(not(feature = "redis"))]
-        {
-            return Err(format!(
-                "shared state `{url}`: this server was built without Redis (the `redis` feature of mcp-tool)"
-            ));
-        }
-    }
-    Err(format!(
-        "shared state `{url}`: expected `memory` or a `redis://host:port` URL"
-    ))
+        StoreUrl::Redis(at) => Arc::new(redis::RedisReplicaStore::on(*at)),
+    })
 }
+
+/// What a bad store URL is called in errors.
+const STORE: &str = "shared state";
 
 /// Replicas in one process: servers built with clones of the same store share through it.
 #[derive(Clone)]
@@ -531,6 +526,24 @@ mod tests {
             Event::Selection { batch } => assert_eq!(batch.allow, Some(vec!["x".into()])),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn the_shared_state_is_named_not_left_out() {
+        assert!(replica_store_from_url(" memory ").is_ok());
+        for url in ["", "  "] {
+            let e = replica_store_from_url(url).err().unwrap();
+            assert_eq!(e.problem(), &StoreUrlProblem::Unknown);
+            assert_eq!(
+                e.to_string(),
+                "shared state: expected `memory` or a `redis://host:port` URL"
+            );
+        }
+        let e = replica_store_from_url("mem").err().unwrap();
+        assert_eq!(
+            e.to_string(),
+            "shared state `mem`: expected `memory` or a `redis://host:port` URL"
+        );
     }
 
     #[tokio::test]
