@@ -19,6 +19,7 @@
 pub mod redis;
 
 use std::collections::HashMap;
+use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -41,7 +42,21 @@ use super::handle::ServerHandle;
 pub const SHARED_STATE_ENV: &str = "MCP_TOOL_SHARED_STATE";
 
 /// What a store operation gives: a value, or why the store could not.
-pub type ReplicaFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, String>> + Send + 'a>>;
+pub type ReplicaFuture<'a, T> =
+    Pin<Box<dyn Future<Output = Result<T, ReplicaStoreError>> + Send + 'a>>;
+
+/// A store operation's failure (a lost connection, say). A change not published is lost for
+/// the other replicas; a session not saved is served by this replica only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplicaStoreError(pub String);
+
+impl fmt::Display for ReplicaStoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the shared state failed: {}", self.0)
+    }
+}
+
+impl std::error::Error for ReplicaStoreError {}
 
 /// Where the replicas of a server meet: a channel every replica hears, and session records
 /// that expire.
@@ -110,8 +125,8 @@ impl Default for MemoryReplicaStore {
     }
 }
 
-impl std::fmt::Debug for MemoryReplicaStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl fmt::Debug for MemoryReplicaStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("MemoryReplicaStore").finish_non_exhaustive()
     }
 }
@@ -363,14 +378,14 @@ impl Replicas {
 
     /// Saves a session's record and waits until the store has it (a new session: its
     /// client's next request may reach another replica).
-    pub(crate) async fn save_now(&self, id: &str, record: &str) -> Result<(), String> {
+    pub(crate) async fn save_now(&self, id: &str, record: &str) -> Result<(), ReplicaStoreError> {
         match &self.store {
             Some(store) => tokio::time::timeout(
                 Duration::from_secs(5),
                 store.save_session(id, record, self.session_ttl()),
             )
             .await
-            .map_err(|_| "the shared state did not answer within 5 s".to_owned())?,
+            .map_err(|_| ReplicaStoreError("no answer within 5 s".to_owned()))?,
             None => Ok(()),
         }
     }

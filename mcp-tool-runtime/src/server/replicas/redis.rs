@@ -13,7 +13,7 @@ use redis::AsyncCommands;
 use redis::aio::ConnectionManager;
 use tokio::sync::mpsc;
 
-use super::{ReplicaFuture, ReplicaStore, StoreUrlError};
+use super::{ReplicaFuture, ReplicaStore, ReplicaStoreError, StoreUrlError};
 use crate::store::redis::{Redis, millis};
 
 /// Replicas meeting in Redis.
@@ -50,7 +50,7 @@ impl RedisReplicaStore {
         self
     }
 
-    async fn conn(&self) -> Result<ConnectionManager, String> {
+    async fn conn(&self) -> Result<ConnectionManager, ReplicaStoreError> {
         self.redis.connection().await.map_err(redis_error)
     }
 
@@ -63,8 +63,8 @@ impl RedisReplicaStore {
     }
 }
 
-fn redis_error(e: redis::RedisError) -> String {
-    format!("Redis: {e}")
+fn redis_error(e: redis::RedisError) -> ReplicaStoreError {
+    ReplicaStoreError(format!("Redis: {e}"))
 }
 
 impl ReplicaStore for RedisReplicaStore {
