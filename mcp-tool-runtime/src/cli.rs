@@ -200,7 +200,7 @@ impl Server {
         if let Some(url) = task_store {
             match store_from_url(&url) {
                 Ok(store) => server = server.task_store_arc(store),
-                Err(message) => std::process::exit(cli_error(&bin, &message)),
+                Err(e) => std::process::exit(cli_error(&bin, &e.to_string())),
             }
         }
         match with_mounts(server, &mount_files) {
@@ -355,7 +355,7 @@ async fn serve_http(server: Server, bin: &str, options: HttpOptions) -> Result<i
     {
         match event_store_from_url(&url) {
             Ok(store) => config.event_store = store,
-            Err(e) => return Ok(cli_error(bin, &e)),
+            Err(e) => return Ok(cli_error(bin, &e.to_string())),
         }
     }
     match BearerTokens::from_env(TOKENS_ENV) {
@@ -373,7 +373,7 @@ async fn serve_http(server: Server, bin: &str, options: HttpOptions) -> Result<i
     if let Some(url) = shared {
         match crate::server::replicas::replica_store_from_url(&url) {
             Ok(store) => server = server.replica_store_arc(store),
-            Err(message) => return Ok(cli_error(bin, &message)),
+            Err(e) => return Ok(cli_error(bin, &e.to_string())),
         }
     }
     let server = server.build()?;

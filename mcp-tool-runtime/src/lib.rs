@@ -1,6 +1,8 @@
-//! The runtime of mcp-tool, read bottom-up in four layers, each importing only the ones
-//! below it:
+//! The runtime of mcp-tool, read bottom-up in layers, each importing only the ones below it:
 //!
+//! - `sync`: the lock that survives a panicking holder;
+//! - `store`: the URLs naming where state is kept (`memory`, `redis://…`), and Redis as every
+//!   store reaches it;
 //! - [`protocol`]: JSON-RPC framing, the MCP revisions, errors, the typed wire model;
 //! - `tool`: what a tool author touches — the call's context, extractors, results, content,
 //!   definitions, dynamic tools;
@@ -15,6 +17,8 @@ mod cli;
 pub mod client;
 pub mod protocol;
 pub mod server;
+mod store;
+mod sync;
 pub mod testing;
 pub mod tool;
 pub mod transport;

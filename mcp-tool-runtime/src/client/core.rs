@@ -12,6 +12,7 @@ use tokio::sync::{Semaphore, mpsc, oneshot, watch};
 
 use crate::protocol::jsonrpc;
 use crate::protocol::{ProtocolVersion, RpcError};
+use crate::sync::lock;
 
 mod inbound;
 
@@ -117,10 +118,6 @@ pub(super) struct Core {
     changed: watch::Sender<u64>,
     /// The server's requests being answered at once, at most [`inbound::MAX_QUESTIONS`].
     questions: Arc<Semaphore>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Core {

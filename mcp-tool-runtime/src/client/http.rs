@@ -16,6 +16,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::protocol::ProtocolVersion;
+use crate::sync::lock;
 
 use super::core::{Inbound, Outbound};
 use super::sse::{Event, Events};
@@ -222,21 +223,13 @@ impl HttpWire {
                 backoff = (backoff * 2).min(Duration::from_secs(30));
             }
         });
-        *self
-            .standalone
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(task.abort_handle());
+        *lock(&self.standalone) = Some(task.abort_handle());
         let _ = tokio::time::timeout(Duration::from_secs(5), first).await;
     }
 
     /// Ends the session: the GET stream stopped, DELETE sent.
     pub(super) async fn close(&self) {
-        if let Some(task) = self
-            .standalone
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take()
-        {
+        if let Some(task) = lock(&self.standalone).take() {
             task.abort();
         }
         let session = self

@@ -11,6 +11,7 @@ use tokio::sync::mpsc;
 use super::core::Inbound;
 use super::{ClientError, MAX_MESSAGE};
 use crate::protocol::lines::{Line, Overlong, read_line};
+use crate::sync::lock;
 
 /// The longest line of the server's stderr that is logged (a longer one is skipped unkept).
 const MAX_LOG_LINE: usize = 64 * 1024;
@@ -112,10 +113,7 @@ impl StdioWire {
         let mut line = String::with_capacity(text.len() + 1);
         line.push_str(text);
         line.push('\n');
-        let lines = self
-            .lines
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let lines = lock(&self.lines);
         match lines.as_ref().map(|l| l.try_send(line)) {
             Some(Ok(())) => Ok(()),
             Some(Err(mpsc::error::TrySendError::Full(_))) => Err(ClientError::Unavailable(
@@ -129,15 +127,8 @@ impl StdioWire {
 
     /// Closes the server's input (it should exit) and stops it if it does not.
     pub(super) fn close(&self) {
-        self.lines
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take();
-        let child = self
-            .child
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take();
+        lock(&self.lines).take();
+        let child = lock(&self.child).take();
         if let Some(mut child) = child {
             tokio::spawn(async move {
                 let waited =

@@ -1,7 +1,7 @@
 //! The wire: JSON-RPC 2.0 framing, the MCP revisions this server speaks, protocol errors, and
 //! the typed wire model every message we send is serialized from.
 //!
-//! Layer: the bottom one. It imports nothing else of this crate; `tool`, `server` and
+//! Layer: only `sync` and `store` sit below it, and it imports neither; `tool`, `server` and
 //! `transport` build on it. Everything revision-specific (version negotiation, which fields a
 //! revision knows) is decided here from [`ProtocolVersion`], so a later revision is a change
 //! here rather than in any tool.

@@ -17,6 +17,7 @@ use serde_json::{Map, Value};
 
 use crate::protocol::wire::{LogParams, ProgressParams, number};
 use crate::protocol::{LogLevel, ProtocolVersion, RpcError, jsonrpc};
+use crate::sync::lock;
 
 use super::input::InputRound;
 
@@ -345,10 +346,7 @@ impl ProgressState {
     ) {
         let Some(token) = &self.token else { return };
         {
-            let mut last = self
-                .last
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut last = lock(&self.last);
             if let Some((prev, _)) = *last
                 && done <= prev
             {
@@ -371,11 +369,7 @@ impl ProgressState {
 
     /// Waits until the last progress notification is [`PROGRESS_SETTLE`] old.
     pub(crate) async fn settle(&self) {
-        let sent = self
-            .last
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .map(|(_, at)| at);
+        let sent = lock(&self.last).map(|(_, at)| at);
         if let Some(at) = sent {
             let elapsed = at.elapsed();
             if elapsed < PROGRESS_SETTLE {

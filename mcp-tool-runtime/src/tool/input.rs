@@ -22,6 +22,7 @@ use serde_json::{Map, Value};
 
 use crate::protocol::wire::InputRequest;
 use crate::protocol::{RpcError, code};
+use crate::sync::lock;
 
 use super::context::ClientInfo;
 use super::result::ToolError;
@@ -293,10 +294,6 @@ impl<F: Future + Unpin> Future for UntilInput<'_, F> {
             Poll::Pending => Poll::Pending,
         }
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]

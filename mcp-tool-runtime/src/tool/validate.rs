@@ -7,10 +7,12 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+use std::sync::{Arc, LazyLock, Mutex};
 
 use boon::{ErrorKind, InstanceLocation, InstanceToken, ValidationError};
 use serde_json::Value;
+
+use crate::sync::lock;
 
 /// A compiled schema.
 pub(crate) struct Validator {
@@ -45,12 +47,11 @@ impl Validator {
         static CACHE: LazyLock<Mutex<HashMap<String, Arc<Validator>>>> =
             LazyLock::new(Mutex::default);
         let text = schema.to_string();
-        let lock = || CACHE.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(validator) = lock().get(&text) {
+        if let Some(validator) = lock(&CACHE).get(&text) {
             return Ok(validator.clone());
         }
         let validator = Arc::new(Validator::compile(schema)?);
-        let mut cache = lock();
+        let mut cache = lock(&CACHE);
         if cache.len() >= 256 {
             cache.clear();
         }

@@ -19,6 +19,7 @@
 pub mod redis;
 
 use std::collections::HashMap;
+use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -29,6 +30,9 @@ use serde_json::Value;
 use tokio::sync::{broadcast, mpsc};
 
 use crate::protocol::RpcError;
+use crate::store::StoreUrl;
+pub use crate::store::{StoreUrlError, StoreUrlProblem};
+use crate::sync::lock;
 use crate::tool::Batch;
 
 use super::handle::ServerHandle;
@@ -38,7 +42,21 @@ use super::handle::ServerHandle;
 pub const SHARED_STATE_ENV: &str = "MCP_TOOL_SHARED_STATE";
 
 /// What a store operation gives: a value, or why the store could not.
-pub type ReplicaFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, String>> + Send + 'a>>;
+pub type ReplicaFuture<'a, T> =
+    Pin<Box<dyn Future<Output = Result<T, ReplicaStoreError>> + Send + 'a>>;
+
+/// A store operation's failure (a lost connection, say). A change not published is lost for
+/// the other replicas; a session not saved is served by this replica only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplicaStoreError(pub String);
+
+impl fmt::Display for ReplicaStoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the shared state failed: {}", self.0)
+    }
+}
+
+impl std::error::Error for ReplicaStoreError {}
 
 /// Where the replicas of a server meet: a channel every replica hears, and session records
 /// that expire.
@@ -68,29 +86,22 @@ pub trait ReplicaStore: Send + Sync + 'static {
     fn end_session<'a>(&'a self, id: &'a str) -> ReplicaFuture<'a, ()>;
 }
 
-/// The store for `url`: `memory` (this process), or `redis://…` (feature `redis`).
-pub fn replica_store_from_url(url: &str) -> Result<Arc<dyn ReplicaStore>, String> {
-    let url = url.trim();
-    if url == "memory" {
-        return Ok(Arc::new(MemoryReplicaStore::default()));
+/// The store for `url`: `memory` (this process), or `redis://…` (feature `redis`;
+/// `redis+unix://…` for a socket, `rediss://…` when the redis crate is built with TLS).
+pub fn replica_store_from_url(url: &str) -> Result<Arc<dyn ReplicaStore>, StoreUrlError> {
+    // Here nothing is not `memory`: a server given no store shares nothing at all.
+    if url.trim().is_empty() {
+        return Err(StoreUrlError::new(STORE, "", StoreUrlProblem::Unknown));
     }
-    if url.starts_with("redis://") || url.starts_with("rediss://") || url.starts_with("redis+") {
+    Ok(match StoreUrl::parse(STORE, url)? {
+        StoreUrl::Memory => Arc::new(MemoryReplicaStore::default()),
         #[cfg(feature = "redis")]
-        {
-            return redis::RedisReplicaStore::open(url)
-                .map(|s| Arc::new(s) as Arc<dyn ReplicaStore>);
-        }
-        #[cfg(not(feature = "redis"))]
-        {
-            return Err(format!(
-                "shared state `{url}`: this server was built without Redis (the `redis` feature of mcp-tool)"
-            ));
-        }
-    }
-    Err(format!(
-        "shared state `{url}`: expected `memory` or a `redis://host:port` URL"
-    ))
+        StoreUrl::Redis(at) => Arc::new(redis::RedisReplicaStore::on(*at)),
+    })
 }
+
+/// What a bad store URL is called in errors.
+const STORE: &str = "shared state";
 
 /// Replicas in one process: servers built with clones of the same store share through it.
 #[derive(Clone)]
@@ -114,8 +125,8 @@ impl Default for MemoryReplicaStore {
     }
 }
 
-impl std::fmt::Debug for MemoryReplicaStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl fmt::Debug for MemoryReplicaStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("MemoryReplicaStore").finish_non_exhaustive()
     }
 }
@@ -367,14 +378,14 @@ impl Replicas {
 
     /// Saves a session's record and waits until the store has it (a new session: its
     /// client's next request may reach another replica).
-    pub(crate) async fn save_now(&self, id: &str, record: &str) -> Result<(), String> {
+    pub(crate) async fn save_now(&self, id: &str, record: &str) -> Result<(), ReplicaStoreError> {
         match &self.store {
             Some(store) => tokio::time::timeout(
                 Duration::from_secs(5),
                 store.save_session(id, record, self.session_ttl()),
             )
             .await
-            .map_err(|_| "the shared state did not answer within 5 s".to_owned())?,
+            .map_err(|_| ReplicaStoreError("no answer within 5 s".to_owned()))?,
             None => Ok(()),
         }
     }
@@ -502,10 +513,6 @@ impl ServerHandle {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -534,6 +541,24 @@ mod tests {
             Event::Selection { batch } => assert_eq!(batch.allow, Some(vec!["x".into()])),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn the_shared_state_is_named_not_left_out() {
+        assert!(replica_store_from_url(" memory ").is_ok());
+        for url in ["", "  "] {
+            let e = replica_store_from_url(url).err().unwrap();
+            assert_eq!(e.problem(), &StoreUrlProblem::Unknown);
+            assert_eq!(
+                e.to_string(),
+                "shared state: expected `memory` or a `redis://host:port` URL"
+            );
+        }
+        let e = replica_store_from_url("mem").err().unwrap();
+        assert_eq!(
+            e.to_string(),
+            "shared state `mem`: expected `memory` or a `redis://host:port` URL"
+        );
     }
 
     #[tokio::test]

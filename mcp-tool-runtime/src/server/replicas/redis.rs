@@ -2,80 +2,69 @@
 //! channel, `{prefix}replicas`; each session's record in a key, `{prefix}session:{id}`, that
 //! expires when the session has been idle for its time to live. Commands: PUBLISH, SET PX,
 //! GETEX PX (Redis 6.2 or later), PEXPIRE, DEL — each touches one key, so a Redis Cluster may
-//! hold them (the channel is cluster-wide).
+//! hold them (the channel is cluster-wide). The connection for commands is made as every Redis
+//! store of the crate makes its own (`store::redis`); the subscription has its own.
 
 use std::fmt;
 use std::time::Duration;
 
 use futures_util::StreamExt as _;
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use redis::{AsyncCommands, Client};
-use tokio::sync::{OnceCell, mpsc};
+use redis::AsyncCommands;
+use redis::aio::ConnectionManager;
+use tokio::sync::mpsc;
 
-use super::{ReplicaFuture, ReplicaStore};
+use super::{ReplicaFuture, ReplicaStore, ReplicaStoreError, StoreUrlError};
+use crate::store::redis::{Redis, millis};
 
 /// Replicas meeting in Redis.
 pub struct RedisReplicaStore {
-    client: Client,
-    prefix: String,
-    connection: OnceCell<ConnectionManager>,
+    redis: Redis,
 }
 
 impl fmt::Debug for RedisReplicaStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RedisReplicaStore")
-            .field("prefix", &self.prefix)
+            .field("prefix", &self.redis.prefix())
             .finish_non_exhaustive()
     }
 }
 
 impl RedisReplicaStore {
-    /// A store at `url` (`redis://host:port/db`, `rediss://…` for TLS): the URL is checked
-    /// here, the connections made when first needed (and remade when lost).
-    pub fn open(url: &str) -> Result<Self, String> {
-        let client = Client::open(url).map_err(|e| format!("`{url}` is not a Redis URL: {e}"))?;
-        Ok(RedisReplicaStore {
-            client,
-            prefix: "mcp-tool:".into(),
-            connection: OnceCell::new(),
-        })
+    /// A store at `url` (`redis://host:port/db`, `redis+unix:///path`; `rediss://…` for TLS
+    /// when the redis crate is built with it): the URL is checked here, the connections made
+    /// when first needed (and remade when lost).
+    pub fn open(url: &str) -> Result<Self, StoreUrlError> {
+        Redis::open(super::STORE, url).map(RedisReplicaStore::on)
+    }
+
+    /// The store in `redis`, whose URL was checked.
+    pub(crate) fn on(redis: Redis) -> Self {
+        RedisReplicaStore { redis }
     }
 
     /// Keys and the channel under `prefix` instead of `mcp-tool:` (several deployments in one
     /// Redis).
     #[must_use]
     pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
-        self.prefix = prefix.into();
+        self.redis.set_prefix(prefix.into());
         self
     }
 
-    async fn conn(&self) -> Result<ConnectionManager, String> {
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(Duration::from_secs(5)))
-            .set_response_timeout(Some(Duration::from_secs(5)))
-            .set_number_of_retries(2);
-        self.connection
-            .get_or_try_init(|| ConnectionManager::new_with_config(self.client.clone(), config))
-            .await
-            .cloned()
-            .map_err(redis_error)
+    async fn conn(&self) -> Result<ConnectionManager, ReplicaStoreError> {
+        self.redis.connection().await.map_err(redis_error)
     }
 
     fn channel(&self) -> String {
-        format!("{}replicas", self.prefix)
+        self.redis.key(&["replicas"])
     }
 
     fn session_key(&self, id: &str) -> String {
-        format!("{}session:{id}", self.prefix)
+        self.redis.key(&["session", id])
     }
 }
 
-fn redis_error(e: redis::RedisError) -> String {
-    format!("Redis: {e}")
-}
-
-fn millis(ttl: Duration) -> u64 {
-    u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1)
+fn redis_error(e: redis::RedisError) -> ReplicaStoreError {
+    ReplicaStoreError(format!("Redis: {e}"))
 }
 
 impl ReplicaStore for RedisReplicaStore {
@@ -90,7 +79,7 @@ impl ReplicaStore for RedisReplicaStore {
 
     fn subscribe(&self) -> mpsc::UnboundedReceiver<String> {
         let (tx, rx) = mpsc::unbounded_channel();
-        let client = self.client.clone();
+        let client = self.redis.client().clone();
         let channel = self.channel();
         tokio::spawn(async move {
             let mut pause = Duration::from_millis(50);
@@ -155,12 +144,9 @@ impl ReplicaStore for RedisReplicaStore {
     fn touch_session<'a>(&'a self, id: &'a str, ttl: Duration) -> ReplicaFuture<'a, ()> {
         Box::pin(async move {
             let mut con = self.conn().await?;
-            con.pexpire::<_, ()>(
-                self.session_key(id),
-                i64::try_from(millis(ttl)).unwrap_or(i64::MAX),
-            )
-            .await
-            .map_err(redis_error)
+            con.pexpire::<_, ()>(self.session_key(id), millis(ttl))
+                .await
+                .map_err(redis_error)
         })
     }
 

@@ -32,8 +32,11 @@ use tokio::sync::Notify;
 
 use crate::protocol::wire::{Empty, ExtensionsOf};
 use crate::protocol::{RpcError, code};
+use crate::store::StoreUrl;
+use crate::sync::lock;
 use crate::tool::{CancellationToken, TaskSupport};
 
+pub use crate::store::{StoreUrlError, StoreUrlProblem};
 pub(crate) use run::{Run, start};
 pub use store::{
     MemoryTaskStore, StoreFuture, StoreResult, TaskChange, TaskOutcome, TaskRecord, TaskStatus,
@@ -93,30 +96,14 @@ pub(crate) fn parse_duration(text: &str) -> Option<Duration> {
     }
 }
 
-/// Opens the task store a URL names: `memory`, or `redis://…` / `rediss://…` (feature
-/// `redis`).
-pub fn store_from_url(url: &str) -> Result<Arc<dyn TaskStore>, String> {
-    let url = url.trim();
-    if url.is_empty() || url == "memory" {
-        return Ok(Arc::new(MemoryTaskStore::new()));
-    }
-    if url.starts_with("redis://") || url.starts_with("rediss://") || url.starts_with("redis+") {
+/// Opens the task store a URL names: `memory` (or nothing), or `redis://…` (feature `redis`;
+/// `redis+unix://…` for a socket, `rediss://…` when the redis crate is built with TLS).
+pub fn store_from_url(url: &str) -> Result<Arc<dyn TaskStore>, StoreUrlError> {
+    Ok(match StoreUrl::parse("task store", url)? {
+        StoreUrl::Memory => Arc::new(MemoryTaskStore::new()),
         #[cfg(feature = "redis")]
-        {
-            return redis::RedisTaskStore::open(url)
-                .map(|s| Arc::new(s) as Arc<dyn TaskStore>)
-                .map_err(|e| e.to_string());
-        }
-        #[cfg(not(feature = "redis"))]
-        {
-            return Err(format!(
-                "task store `{url}`: this server was built without Redis (the `redis` feature of mcp-tool)"
-            ));
-        }
-    }
-    Err(format!(
-        "task store `{url}`: expected `memory` or a `redis://host:port` URL"
-    ))
+        StoreUrl::Redis(at) => Arc::new(redis::RedisTaskStore::on(*at)),
+    })
 }
 
 /// A task running in this process: how to stop it, and how to wake it when an answer came.
@@ -143,9 +130,7 @@ impl Tasks {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Local>> {
-        self.local
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        lock(&self.local)
     }
 
     /// The time to live of a new task: what the client asked for, within the bounds.
@@ -326,6 +311,18 @@ pub(crate) fn rfc3339(ms: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn task_store_urls() {
+        for url in ["memory", "", " memory "] {
+            assert!(store_from_url(url).is_ok(), "{url:?}");
+        }
+        let e = store_from_url("sqlite://tasks.db").err().unwrap();
+        assert_eq!(
+            e.to_string(),
+            "task store `sqlite://tasks.db`: expected `memory` or a `redis://host:port` URL"
+        );
+    }
 
     #[test]
     fn timestamps_are_rfc3339() {

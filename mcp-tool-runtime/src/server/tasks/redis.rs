@@ -12,15 +12,16 @@
 //!
 //! Every change is one Lua script, so it is atomic: a cancelled task stays cancelled whatever
 //! its runner does afterwards. (A Redis Cluster is not supported: the scripts touch keys of
-//! several hash slots.)
+//! several hash slots.) The connection is made as every Redis store of the crate makes its
+//! own (`store::redis`).
 
 use std::fmt;
-use std::time::Duration;
 
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use redis::{AsyncCommands, Client, Script};
+use redis::aio::ConnectionManager;
+use redis::{AsyncCommands, Script};
 use serde_json::{Map, Value};
-use tokio::sync::OnceCell;
+
+use crate::store::redis::Redis;
 
 use super::store::{
     StoreFuture, StoreResult, TaskChange, TaskOutcome, TaskRecord, TaskStatus, TaskStore,
@@ -92,49 +93,45 @@ return v
 
 /// Tasks kept in Redis.
 pub struct RedisTaskStore {
-    client: Client,
-    prefix: String,
-    connection: OnceCell<ConnectionManager>,
+    redis: Redis,
     scripts: [Script; 3],
 }
 
 impl fmt::Debug for RedisTaskStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RedisTaskStore")
-            .field("prefix", &self.prefix)
+            .field("prefix", &self.redis.prefix())
             .finish_non_exhaustive()
     }
 }
 
 impl RedisTaskStore {
-    /// A store at `url` (`redis://host:port/db`, `rediss://…` for TLS): the URL is checked
-    /// here, the connection made when first needed (and remade when lost).
+    /// A store at `url` (`redis://host:port/db`, `redis+unix:///path`; `rediss://…` for TLS
+    /// when the redis crate is built with it): the URL is checked here, the connection made
+    /// when first needed (and remade when lost).
     pub fn open(url: &str) -> Result<Self, TaskStoreError> {
-        let client = Client::open(url)
-            .map_err(|e| TaskStoreError::Backend(format!("`{url}` is not a Redis URL: {e}")))?;
-        Ok(RedisTaskStore {
-            client,
-            prefix: "mcp-tool:".into(),
-            connection: OnceCell::new(),
+        Redis::open("task store", url)
+            .map(RedisTaskStore::on)
+            .map_err(|e| TaskStoreError::Backend(format!("`{}`: {}", e.url(), e.problem())))
+    }
+
+    /// The store in `redis`, whose URL was checked.
+    pub(crate) fn on(redis: Redis) -> Self {
+        RedisTaskStore {
+            redis,
             scripts: [Script::new(CREATE), Script::new(CHANGE), Script::new(TAKE)],
-        })
+        }
     }
 
     /// Keys under `prefix` instead of `mcp-tool:` (several deployments in one Redis).
     #[must_use]
     pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
-        self.prefix = prefix.into();
+        self.redis.set_prefix(prefix.into());
         self
     }
 
     async fn conn(&self) -> StoreResult<ConnectionManager> {
-        connect(&self.client, &self.connection)
-            .await
-            .map_err(backend)
-    }
-
-    fn task_key(&self, id: &str) -> String {
-        format!("{}task:{id}", self.prefix)
+        self.redis.connection().await.map_err(backend)
     }
 
     async fn fetch(
@@ -142,11 +139,10 @@ impl RedisTaskStore {
         con: &mut ConnectionManager,
         id: &str,
     ) -> StoreResult<Option<TaskRecord>> {
-        let key = self.task_key(id);
         let (fields, asked, answers): (Pairs, Pairs, Pairs) = redis::pipe()
-            .hgetall(&key)
-            .hgetall(format!("{key}:asked"))
-            .hgetall(format!("{key}:answers"))
+            .hgetall(self.redis.key(&["task", id]))
+            .hgetall(self.redis.key(&["task", id, "asked"]))
+            .hgetall(self.redis.key(&["task", id, "answers"]))
             .query_async(con)
             .await
             .map_err(backend)?;
@@ -155,21 +151,6 @@ impl RedisTaskStore {
         }
         decode(id, fields, asked, answers).map(Some)
     }
-}
-
-/// The connection to `client` kept in `cell`: made when first needed (5 s to connect and to
-/// answer, 2 retries), remade when lost. Every Redis store of the crate connects this way.
-pub(crate) async fn connect(
-    client: &Client,
-    cell: &OnceCell<ConnectionManager>,
-) -> redis::RedisResult<ConnectionManager> {
-    let config = ConnectionManagerConfig::new()
-        .set_connection_timeout(Some(Duration::from_secs(5)))
-        .set_response_timeout(Some(Duration::from_secs(5)))
-        .set_number_of_retries(2);
-    cell.get_or_try_init(|| ConnectionManager::new_with_config(client.clone(), config))
-        .await
-        .cloned()
 }
 
 /// A hash's fields and values.
@@ -225,11 +206,10 @@ impl TaskStore for RedisTaskStore {
                 .ttl_ms
                 .map(|ttl| task.created_ms.saturating_add(ttl).to_string())
                 .unwrap_or_default();
-            let owner = format!("{}owner:{}", self.prefix, task.owner);
-            let mut invocation = self.scripts[0].key(self.task_key(&task.id));
+            let mut invocation = self.scripts[0].key(self.redis.key(&["task", &task.id]));
             invocation
-                .key(&owner)
-                .key(format!("{}owner-exp:{}", self.prefix, task.owner))
+                .key(self.redis.key(&["owner", &task.owner]))
+                .key(self.redis.key(&["owner-exp", &task.owner]))
                 .arg(now_ms())
                 .arg(max_per_owner)
                 .arg(&task.id)
@@ -282,11 +262,10 @@ impl TaskStore for RedisTaskStore {
     ) -> StoreFuture<'a, Option<TaskRecord>> {
         Box::pin(async move {
             let mut con = self.conn().await?;
-            let key = self.task_key(id);
-            let mut invocation = self.scripts[1].key(&key);
+            let mut invocation = self.scripts[1].key(self.redis.key(&["task", id]));
             invocation
-                .key(format!("{key}:asked"))
-                .key(format!("{key}:answers"));
+                .key(self.redis.key(&["task", id, "asked"]))
+                .key(self.redis.key(&["task", id, "answers"]));
             let now = now_ms();
             match &change {
                 TaskChange::Renew { until_ms } => {
@@ -338,7 +317,7 @@ impl TaskStore for RedisTaskStore {
         Box::pin(async move {
             let mut con = self.conn().await?;
             let answer: Option<String> = self.scripts[2]
-                .key(format!("{}:answers", self.task_key(id)))
+                .key(self.redis.key(&["task", id, "answers"]))
                 .arg(key)
                 .invoke_async(&mut con)
                 .await
@@ -356,7 +335,7 @@ impl TaskStore for RedisTaskStore {
         Box::pin(async move {
             let mut con = self.conn().await?;
             let ids: Vec<String> = con
-                .zrange(format!("{}owner:{owner}", self.prefix), 0, -1)
+                .zrange(self.redis.key(&["owner", owner]), 0, -1)
                 .await
                 .map_err(backend)?;
             let start = match after {

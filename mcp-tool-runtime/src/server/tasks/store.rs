@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::protocol::RpcError;
+use crate::sync::lock;
 
 /// A task's status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -268,9 +269,7 @@ impl MemoryTaskStore {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, TaskRecord>> {
-        self.tasks
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        lock(&self.tasks)
     }
 }
 

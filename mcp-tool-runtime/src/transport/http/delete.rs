@@ -6,7 +6,8 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
-use super::endpoint::{Endpoint, SESSION_HEADER, lock};
+use super::endpoint::{Endpoint, SESSION_HEADER};
+use crate::sync::lock;
 
 pub(super) async fn handle_delete(
     State(endpoint): State<Arc<Endpoint>>,

@@ -11,9 +11,10 @@ use tokio::sync::mpsc;
 
 use crate::protocol::code;
 
-use super::endpoint::{Endpoint, Routes, SESSION_HEADER, lock, refuse};
+use super::endpoint::{Endpoint, Routes, SESSION_HEADER, refuse};
 use super::resume;
 use super::sse;
+use crate::sync::lock;
 
 /// Opens the session's GET stream (one at a time), or resumes a stream after the event
 /// `Last-Event-ID` names.

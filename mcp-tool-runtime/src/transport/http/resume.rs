@@ -26,6 +26,7 @@ use tokio::sync::{mpsc, watch};
 
 use crate::protocol::{ProtocolVersion, RpcError, code, jsonrpc};
 use crate::server::session::Outgoing;
+use crate::sync::lock;
 use crate::tool::Identity;
 
 use super::endpoint::{Endpoint, Refusal, SESSION_HEADER, refuse};
@@ -542,10 +543,6 @@ async fn resume_checked(
         .resume(last_event, &owner, endpoint.shutdown.subscribe())
         .await
         .map_err(|r| *r)
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::{EventFuture, EventStore, Replay};
+use crate::sync::lock;
 
 /// Events kept in this process, for resumes that come back to it. The bounds (see
 /// [`MemoryEventStore::new`]) keep its memory in check whatever the clients do.
@@ -105,9 +106,7 @@ impl MemoryEventStore {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        lock(&self.state)
     }
 
     /// Drops expired streams (at most once a second: it walks them all).

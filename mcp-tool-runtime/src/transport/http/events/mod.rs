@@ -16,6 +16,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use crate::store::StoreUrl;
+pub use crate::store::{StoreUrlError, StoreUrlProblem};
 pub use memory::MemoryEventStore;
 #[cfg(feature = "redis")]
 pub use redis::RedisEventStore;
@@ -89,29 +91,14 @@ pub trait EventStore: Send + Sync + 'static {
 }
 
 /// The store `url` names: `memory` (or empty) for a new in-memory store, `redis://…` (feature
-/// `redis`) for a shared one.
-pub fn event_store_from_url(url: &str) -> Result<Arc<dyn EventStore>, String> {
-    let url = url.trim();
-    if url.is_empty() || url == "memory" {
-        return Ok(Arc::new(MemoryEventStore::new()));
-    }
-    if url.starts_with("redis://") || url.starts_with("rediss://") || url.starts_with("redis+") {
+/// `redis`; `redis+unix://…` for a socket, `rediss://…` when the redis crate is built with
+/// TLS) for a shared one.
+pub fn event_store_from_url(url: &str) -> Result<Arc<dyn EventStore>, StoreUrlError> {
+    Ok(match StoreUrl::parse("event store", url)? {
+        StoreUrl::Memory => Arc::new(MemoryEventStore::new()),
         #[cfg(feature = "redis")]
-        {
-            return RedisEventStore::open(url)
-                .map(|s| Arc::new(s) as Arc<dyn EventStore>)
-                .map_err(|e| e.to_string());
-        }
-        #[cfg(not(feature = "redis"))]
-        {
-            return Err(format!(
-                "event store `{url}`: this server was built without Redis (the `redis` feature of mcp-tool)"
-            ));
-        }
-    }
-    Err(format!(
-        "event store `{url}`: expected `memory` or a `redis://host:port` URL"
-    ))
+        StoreUrl::Redis(at) => Arc::new(RedisEventStore::on(*at)),
+    })
 }
 
 /// The SSE id of event `seq` of `stream`.
@@ -149,6 +136,25 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn event_store_urls() {
+        for url in ["memory", "", " memory "] {
+            let store = event_store_from_url(url).unwrap();
+            assert!(!store.shared(), "{url:?} is this process's memory");
+        }
+        let e = event_store_from_url("memcached://h").err().unwrap();
+        assert_eq!(
+            e.to_string(),
+            "event store `memcached://h`: expected `memory` or a `redis://host:port` URL"
+        );
+        #[cfg(feature = "redis")]
+        assert!(
+            event_store_from_url("redis://127.0.0.1:1")
+                .unwrap()
+                .shared()
+        );
+    }
 
     #[test]
     fn event_ids_name_their_stream() {

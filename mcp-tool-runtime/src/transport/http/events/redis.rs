@@ -8,17 +8,16 @@
 //! - `sse:{stream}:events`: a sorted set of its events (`{n}:{message}`, scored by `n`),
 //!   trimmed to the newest ones.
 //!
-//! The connection is made as the Redis task store makes its own.
+//! The connection is made as every Redis store of the crate makes its own (`store::redis`).
 
 use std::fmt;
 use std::time::Duration;
 
+use redis::Script;
 use redis::aio::ConnectionManager;
-use redis::{Client, Script};
-use tokio::sync::OnceCell;
 
 use super::{EventFuture, EventStore, EventStoreError, Replay};
-use crate::server::tasks::redis::connect;
+use crate::store::redis::{Redis, millis};
 
 const APPEND: &str = r"
 if redis.call('HSETNX', KEYS[1], 'owner', ARGV[6]) == 1 then
@@ -44,11 +43,9 @@ return 1
 
 /// Resumable streams' events kept in Redis.
 pub struct RedisEventStore {
-    client: Client,
-    prefix: String,
+    redis: Redis,
     max_per_stream: usize,
     ttl: Duration,
-    connection: OnceCell<ConnectionManager>,
     append_script: Script,
     end_script: Script,
 }
@@ -56,7 +53,7 @@ pub struct RedisEventStore {
 impl fmt::Debug for RedisEventStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RedisEventStore")
-            .field("prefix", &self.prefix)
+            .field("prefix", &self.redis.prefix())
             .field("max_per_stream", &self.max_per_stream)
             .field("ttl", &self.ttl)
             .finish_non_exhaustive()
@@ -64,27 +61,31 @@ impl fmt::Debug for RedisEventStore {
 }
 
 impl RedisEventStore {
-    /// A store at `url` (`redis://host:port/db`, `rediss://…` for TLS) keeping at most 1024
-    /// events per stream, each stream for 5 minutes after its last event. The URL is checked
-    /// here, the connection made when first needed (and remade when lost).
+    /// A store at `url` (`redis://host:port/db`, `redis+unix:///path`; `rediss://…` for TLS
+    /// when the redis crate is built with it) keeping at most 1024 events per stream, each
+    /// stream for 5 minutes after its last event. The URL is checked here, the connection
+    /// made when first needed (and remade when lost).
     pub fn open(url: &str) -> Result<Self, EventStoreError> {
-        let client = Client::open(url)
-            .map_err(|e| EventStoreError(format!("`{url}` is not a Redis URL: {e}")))?;
-        Ok(RedisEventStore {
-            client,
-            prefix: "mcp-tool:".into(),
+        Redis::open("event store", url)
+            .map(RedisEventStore::on)
+            .map_err(|e| EventStoreError(format!("`{}`: {}", e.url(), e.problem())))
+    }
+
+    /// The store in `redis`, whose URL was checked.
+    pub(crate) fn on(redis: Redis) -> Self {
+        RedisEventStore {
+            redis,
             max_per_stream: 1024,
             ttl: Duration::from_secs(300),
-            connection: OnceCell::new(),
             append_script: Script::new(APPEND),
             end_script: Script::new(END),
-        })
+        }
     }
 
     /// Keys under `prefix` instead of `mcp-tool:` (several deployments in one Redis).
     #[must_use]
     pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
-        self.prefix = prefix.into();
+        self.redis.set_prefix(prefix.into());
         self
     }
 
@@ -103,19 +104,14 @@ impl RedisEventStore {
     }
 
     async fn conn(&self) -> Result<ConnectionManager, EventStoreError> {
-        connect(&self.client, &self.connection)
-            .await
-            .map_err(backend)
+        self.redis.connection().await.map_err(backend)
     }
 
     fn keys(&self, stream: &str) -> (String, String) {
-        let meta = format!("{}sse:{stream}", self.prefix);
-        let events = format!("{meta}:events");
-        (meta, events)
-    }
-
-    fn ttl_ms(&self) -> u64 {
-        u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX)
+        (
+            self.redis.key(&["sse", stream]),
+            self.redis.key(&["sse", stream, "events"]),
+        )
     }
 }
 
@@ -132,7 +128,7 @@ impl EventStore for RedisEventStore {
                 .atomic()
                 .del(&events)
                 .hset_multiple(&meta, &[("owner", owner), ("floor", "0")])
-                .pexpire(&meta, i64::try_from(self.ttl_ms()).unwrap_or(i64::MAX))
+                .pexpire(&meta, millis(self.ttl))
                 .ignore()
                 .query_async::<()>(&mut con)
                 .await
@@ -157,7 +153,7 @@ impl EventStore for RedisEventStore {
                 .arg(seq)
                 .arg(format!("{seq}:{data}"))
                 .arg(self.max_per_stream)
-                .arg(self.ttl_ms())
+                .arg(millis(self.ttl))
                 .arg(if last { "1" } else { "0" })
                 .arg(owner)
                 .invoke_async::<i64>(&mut con)

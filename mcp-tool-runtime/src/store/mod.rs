@@ -1,0 +1,334 @@
+//! The stores behind the features that keep state outside a request — tasks, resumable
+//! streams' events, what replicas share — are named by a URL: `memory` (or nothing) for this
+//! process's memory, `redis://host:port/db` (feature `redis`) for a Redis that several
+//! processes share. This module reads those URLs, in one way for every feature
+//! ([`StoreUrlError`] says why one is refused), and with Redis holds what every Redis store
+//! does alike: the client, the connection, the key names (`redis`).
+//!
+//! Layer: just above `sync`; imports nothing else of the crate.
+
+#[cfg(feature = "redis")]
+pub(crate) mod redis;
+
+use std::fmt;
+
+/// What a store URL names.
+pub(crate) enum StoreUrl {
+    /// This process's memory: `memory`, or nothing.
+    Memory,
+    /// A Redis, its URL checked (the connection is made when first needed).
+    #[cfg(feature = "redis")]
+    Redis(Box<redis::Redis>),
+}
+
+impl StoreUrl {
+    /// Reads the URL of the `store` (`task store`, `event store`, `shared state`: what the
+    /// errors call it). Surrounding blanks are ignored.
+    pub(crate) fn parse(store: &'static str, url: &str) -> Result<StoreUrl, StoreUrlError> {
+        let url = url.trim();
+        if url.is_empty() || url == "memory" {
+            return Ok(StoreUrl::Memory);
+        }
+        if !is_redis(url) {
+            return Err(StoreUrlError::new(store, url, StoreUrlProblem::Unknown));
+        }
+        #[cfg(feature = "redis")]
+        {
+            redis::Redis::open(store, url).map(|r| StoreUrl::Redis(Box::new(r)))
+        }
+        #[cfg(not(feature = "redis"))]
+        {
+            Err(StoreUrlError::new(store, url, StoreUrlProblem::NoRedis))
+        }
+    }
+}
+
+/// Whether `url` has a Redis scheme: `redis://`, `rediss://` (TLS), `redis+unix://` (a Unix
+/// socket).
+fn is_redis(url: &str) -> bool {
+    url.starts_with("redis://") || url.starts_with("rediss://") || url.starts_with("redis+")
+}
+
+/// Why a store URL was refused: what it was for, the URL (its password hidden), and what is
+/// wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreUrlError {
+    store: &'static str,
+    url: String,
+    problem: StoreUrlProblem,
+}
+
+/// What is wrong with a store URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StoreUrlProblem {
+    /// Neither `memory` nor a Redis URL.
+    Unknown,
+    /// A Redis URL, and the server was built without Redis (the `redis` feature).
+    NoRedis,
+    /// A `rediss://` URL, and the redis crate was built without TLS.
+    NoTls,
+    /// A Redis URL the redis crate refuses, and why.
+    Invalid(String),
+}
+
+impl StoreUrlError {
+    pub(crate) fn new(store: &'static str, url: &str, problem: StoreUrlProblem) -> Self {
+        StoreUrlError {
+            store,
+            url: hide_password(url),
+            problem,
+        }
+    }
+
+    /// What the URL was for: `task store`, `event store` or `shared state`.
+    pub fn store(&self) -> &'static str {
+        self.store
+    }
+
+    /// The URL refused, its password (if it has one) replaced by `***`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// What is wrong with it.
+    pub fn problem(&self) -> &StoreUrlProblem {
+        &self.problem
+    }
+}
+
+impl fmt::Display for StoreUrlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.url.is_empty() {
+            write!(f, "{}: {}", self.store, self.problem)
+        } else {
+            write!(f, "{} `{}`: {}", self.store, self.url, self.problem)
+        }
+    }
+}
+
+impl std::error::Error for StoreUrlError {}
+
+impl fmt::Display for StoreUrlProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StoreUrlProblem::Unknown => {
+                f.write_str("expected `memory` or a `redis://host:port` URL")
+            }
+            StoreUrlProblem::NoRedis => {
+                f.write_str("this server was built without Redis (the `redis` feature of mcp-tool)")
+            }
+            StoreUrlProblem::NoTls => f.write_str(
+                "this server was built without TLS to Redis (`rediss://`): use `redis://` \
+                 (through a TLS tunnel where the network needs one)",
+            ),
+            StoreUrlProblem::Invalid(why) => write!(f, "not a Redis URL: {why}"),
+        }
+    }
+}
+
+/// `url` with its password hidden, for error messages: the one in `user:password@` and a
+/// `pass=` query parameter (how a `redis+unix://` URL gives it).
+fn hide_password(url: &str) -> String {
+    let mut out = String::with_capacity(url.len());
+    let mut rest = url;
+    if let Some(scheme_end) = url.find("://").map(|i| i + 3) {
+        out.push_str(&url[..scheme_end]);
+        rest = &url[scheme_end..];
+        let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+        if let Some(at) = authority.rfind('@')
+            && let Some(colon) = authority[..at].find(':')
+        {
+            out.push_str(&authority[..=colon]);
+            out.push_str("***");
+            rest = &rest[at..];
+        }
+    }
+    let Some(query) = rest.find('?') else {
+        out.push_str(rest);
+        return out;
+    };
+    out.push_str(&rest[..=query]);
+    let (query, fragment) = match rest[query + 1..].split_once('#') {
+        Some((q, f)) => (q, Some(f)),
+        None => (&rest[query + 1..], None),
+    };
+    for (i, pair) in query.split('&').enumerate() {
+        if i > 0 {
+            out.push('&');
+        }
+        match pair.split_once('=') {
+            Some(("pass", _)) => out.push_str("pass=***"),
+            _ => out.push_str(pair),
+        }
+    }
+    if let Some(fragment) = fragment {
+        out.push('#');
+        out.push_str(fragment);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(url: &str) -> StoreUrlError {
+        match StoreUrl::parse("task store", url) {
+            Ok(_) => panic!("`{url}` was accepted"),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn memory_is_named_or_left_out() {
+        for url in ["memory", "", "  ", " memory\n"] {
+            assert!(
+                matches!(StoreUrl::parse("task store", url), Ok(StoreUrl::Memory)),
+                "{url:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn other_schemes_are_refused_as_such() {
+        for url in [
+            "Memory",
+            "mem",
+            "memory://",
+            "redis",
+            "REDIS://127.0.0.1",
+            "valkey://127.0.0.1",
+            "unix:///tmp/redis.sock",
+            "http://127.0.0.1:6379",
+            "127.0.0.1:6379",
+        ] {
+            let e = refused(url);
+            assert_eq!(e.problem(), &StoreUrlProblem::Unknown, "{url}");
+            assert_eq!(
+                e.to_string(),
+                format!("task store `{url}`: expected `memory` or a `redis://host:port` URL")
+            );
+        }
+        let e = StoreUrl::parse("shared state", " nope ").err().unwrap();
+        assert_eq!(
+            (e.store(), e.url()),
+            ("shared state", "nope"),
+            "the URL is shown trimmed"
+        );
+    }
+
+    #[cfg(not(feature = "redis"))]
+    #[test]
+    fn without_the_feature_redis_urls_say_so() {
+        for url in [
+            "redis://127.0.0.1:6379",
+            "rediss://example.com",
+            "redis+unix:///tmp/redis.sock",
+        ] {
+            let e = refused(url);
+            assert_eq!(e.problem(), &StoreUrlProblem::NoRedis);
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "task store `{url}`: this server was built without Redis (the `redis` feature of mcp-tool)"
+                )
+            );
+        }
+    }
+
+    #[cfg(feature = "redis")]
+    #[test]
+    fn redis_urls_are_checked_without_connecting() {
+        // Nothing listens on these: the URL is read, no connection is made.
+        for url in [
+            "redis://127.0.0.1:1",
+            "redis://127.0.0.1",
+            "redis://localhost:6379/3",
+            "redis://:secret@127.0.0.1:6379/0",
+            "redis://user:secret@[::1]:6379",
+            "redis://127.0.0.1:6379/?protocol=resp3",
+            " redis://127.0.0.1:6379 ",
+            "redis+unix:///tmp/redis.sock",
+            "redis+unix:///tmp/redis.sock?db=2&pass=secret",
+        ] {
+            assert!(
+                matches!(StoreUrl::parse("task store", url), Ok(StoreUrl::Redis(_))),
+                "{url}"
+            );
+        }
+    }
+
+    #[cfg(feature = "redis")]
+    #[test]
+    fn bad_redis_urls_say_why() {
+        for (url, why) in [
+            ("redis://", "not a Redis URL: Missing hostname"),
+            (
+                "redis://0.0.0.0:6379",
+                "not a Redis URL: Cannot connect to a wildcard address (0.0.0.0 or ::)",
+            ),
+            (
+                "redis://127.0.0.1:6379/x",
+                "not a Redis URL: Invalid database number",
+            ),
+            (
+                "redis://127.0.0.1:port",
+                "not a Redis URL: Redis URL did not parse",
+            ),
+            (
+                "redis+tcp://127.0.0.1",
+                "not a Redis URL: Redis URL did not parse",
+            ),
+            ("redis+unix://", "not a Redis URL: Missing path"),
+            (
+                "redis+unix:///tmp/r.sock?db=x",
+                "not a Redis URL: Invalid database number",
+            ),
+            (
+                "redis://127.0.0.1/?protocol=resp9",
+                "not a Redis URL: Invalid protocol version: resp9",
+            ),
+        ] {
+            let e = refused(url);
+            assert!(matches!(e.problem(), StoreUrlProblem::Invalid(_)), "{url}");
+            assert_eq!(e.to_string(), format!("task store `{url}`: {why}"));
+        }
+    }
+
+    #[cfg(feature = "redis")]
+    #[test]
+    fn rediss_needs_tls_in_the_redis_crate() {
+        let e = refused("rediss://example.com:6380");
+        assert_eq!(e.problem(), &StoreUrlProblem::NoTls);
+        assert_eq!(
+            e.to_string(),
+            "task store `rediss://example.com:6380`: this server was built without TLS to Redis \
+             (`rediss://`): use `redis://` (through a TLS tunnel where the network needs one)"
+        );
+    }
+
+    #[test]
+    fn passwords_are_hidden_from_errors() {
+        for (url, shown) in [
+            ("redis://:s3cret@h:1/x", "redis://:***@h:1/x"),
+            ("redis://u:p@ss@h/x", "redis://u:***@h/x"),
+            ("redis://user@h/x", "redis://user@h/x"),
+            ("redis://h/x?pass=1", "redis://h/x?pass=***"),
+            (
+                "redis+unix:///s?db=1&pass=p&x=2#f",
+                "redis+unix:///s?db=1&pass=***&x=2#f",
+            ),
+            ("redis://h/x#a@b:c", "redis://h/x#a@b:c"),
+            ("no scheme:pw@h", "no scheme:pw@h"),
+        ] {
+            assert_eq!(hide_password(url), shown, "{url}");
+        }
+        let e = StoreUrlError::new(
+            "event store",
+            "redis://:s3cret@h:1/x",
+            StoreUrlProblem::Unknown,
+        );
+        assert!(!e.to_string().contains("s3cret"), "{e}");
+    }
+}
