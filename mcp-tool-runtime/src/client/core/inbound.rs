@@ -15,8 +15,9 @@ use tokio::sync::oneshot;
 use crate::protocol::jsonrpc::{self, Message};
 use crate::protocol::{RpcError, code};
 
-use super::{Core, Inbound, Outbound, lock};
+use super::{Core, lock};
 use crate::client::CallProgress;
+use crate::client::message::{Inbound, Outbound};
 
 /// The most requests of the server the client answers at once (a user may take minutes over
 /// a form); beyond them a request is refused at once, not queued without a bound.
