@@ -1,19 +1,30 @@
-//! How the runtime's code may import itself. This test reads every source file and fails on:
+//! How the code of the runtime and of the macros may import itself. This test reads every
+//! source file of both crates and fails on:
 //!
-//! - **an import that points up a layer.** The top-level modules import one way: `protocol` ←
-//!   `tool` ← `client` ← `server` ← `transport` ← the top (the command line, `testing`, the
-//!   generated code's `__private` door, the crate root). A module may import its own layer
-//!   and those before it.
+//! - **an import that points up a layer.** The runtime's top-level modules import one way:
+//!   `protocol` ← `tool` ← `client` ← `server` ← `transport` ← the top (the command line,
+//!   `testing`, the generated code's `__private` door, the crate root). The macros' follow
+//!   their pipeline: `ctxt`, `doc` (the error collector, doc comments) ← `attr` (attribute
+//!   parsing) ← `ast` (the model) ← `check` (the rules across its parts) ← `strip`, `expand`,
+//!   `fallback` (the output) ← the top (`entry`, the crate root, its tests). A module may
+//!   import its own layer and those before it.
 //! - **an import loop inside a folder.** The direct children of each folder (`x.rs` or `x/`,
 //!   one child `x`) import each other one way too: a loop of three or more is refused, with
 //!   the imports that make it; a loop of two is allowed only in [`ALLOWED_PAIRS`], which says
 //!   why the two are one unit. Items of the folder's own file (`mod.rs`, or `x.rs` beside
 //!   `x/`) are the folder, not a child: naming them makes no edge. [`KNOWN_LOOPS`] holds the
-//!   loops still being broken up, at their present size.
+//!   runtime's loops still being broken up, at their present size; the macros have none.
 //! - **a file longer than 700 lines** whose `//!` does not say why it is long.
 //!
 //! An import is any path through `crate::`, `super::` or `self::`, grouped or not, in code
 //! (comments and literals are left out), resolved from the crate root; `scan` reads them.
+//!
+//! The runtime's test checks both crates: it finds the macros' sources beside its own, from
+//! `CARGO_MANIFEST_DIR`. The other way, this file included in the macros crate through
+//! `#[path]`, would give the macros crate a source file in a sibling crate, which its packaged
+//! copy could not build, and two copies of the check to run. A packaged runtime has no
+//! sibling either: it skips the macros with a message, and fails instead if the workspace
+//! beside it lists the macros crate but its sources are missing.
 
 mod scan;
 
@@ -61,6 +72,19 @@ const RUNTIME: Rules = Rules {
     ],
     known_loops: KNOWN_LOOPS,
     allowed_pairs: ALLOWED_PAIRS,
+};
+
+const MACROS: Rules = Rules {
+    name: "mcp-tool-macros",
+    layers: &[
+        ("support", &["ctxt", "doc"]),
+        ("attributes", &["attr"]),
+        ("model", &["ast"]),
+        ("checks", &["check"]),
+        ("output", &["strip", "expand", "fallback"]),
+    ],
+    known_loops: &[],
+    allowed_pairs: &[],
 };
 
 impl Rules {
@@ -233,6 +257,28 @@ fn read_sources(src: &Path) -> Vec<Source> {
 fn the_runtime_imports_one_way() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let problems = problems(&RUNTIME, &read_sources(&src));
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_macros_import_one_way() {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let src = manifest.join("..").join(MACROS.name).join("src");
+    if !src.is_dir() {
+        let workspace = std::fs::read_to_string(manifest.join("../Cargo.toml")).unwrap_or_default();
+        assert!(
+            !workspace.contains(&format!("\"{}\"", MACROS.name)),
+            "the workspace lists {} but {} is missing",
+            MACROS.name,
+            src.display()
+        );
+        eprintln!(
+            "skipped: {} is not beside this crate (a packaged copy); its imports are checked in the workspace",
+            MACROS.name
+        );
+        return;
+    }
+    let problems = problems(&MACROS, &read_sources(&src));
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
