@@ -17,7 +17,8 @@ use crate::sync::lock;
 mod inbound;
 
 use self::inbound::{Questions, within};
-use super::http::{HttpWire, TRANSPORT};
+use super::http::HttpWire;
+use super::message::{Inbound, Outbound, TRANSPORT};
 use super::meta::WithMeta;
 use super::stdio::StdioWire;
 use super::{
@@ -29,48 +30,6 @@ const MAX_ROUNDS: usize = 16;
 
 /// 2026-07-28's UnsupportedProtocolVersionError.
 const UNSUPPORTED_VERSION: i64 = -32022;
-
-/// A message that came from the server, and the request whose stream carried it (HTTP).
-pub(super) struct Inbound {
-    pub(super) text: String,
-    pub(super) via: Option<u64>,
-    /// Nothing more can be read after this: `text` says why, and the requests waiting fail
-    /// with it.
-    last: bool,
-}
-
-impl Inbound {
-    pub(super) fn message(text: String, via: Option<u64>) -> Self {
-        Inbound {
-            text,
-            via,
-            last: false,
-        }
-    }
-
-    /// Whether nothing more can be read after this.
-    pub(super) fn is_last(&self) -> bool {
-        self.last
-    }
-
-    pub(super) fn closing(why: String) -> Self {
-        Inbound {
-            text: why,
-            via: None,
-            last: true,
-        }
-    }
-}
-
-/// What the client sends: the JSON text and what the HTTP transport puts in headers.
-pub(super) struct Outbound<'a> {
-    pub(super) text: String,
-    /// The request's id (a request expects an answer on its own stream).
-    pub(super) id: Option<u64>,
-    pub(super) method: &'a str,
-    /// The name a 2026-07-28 request acts on (`Mcp-Name`).
-    pub(super) name: Option<String>,
-}
 
 /// How messages reach the server.
 pub(super) enum Wire {

@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 use crate::protocol::ProtocolVersion;
 use crate::sync::lock;
 
-use super::core::{Inbound, Outbound};
+use super::message::{Inbound, Outbound, TRANSPORT};
 use super::sse::{Event, Events};
 use super::{ClientError, MAX_MESSAGE};
 
@@ -249,9 +249,6 @@ impl HttpWire {
         }
     }
 }
-
-/// The code of an error the transport reports for a request it could not complete.
-pub(super) const TRANSPORT: i64 = -32099;
 
 fn unavailable(e: reqwest::Error) -> ClientError {
     ClientError::Unavailable(e.to_string())

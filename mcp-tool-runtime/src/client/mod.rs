@@ -25,6 +25,7 @@
 
 mod core;
 mod http;
+mod message;
 mod meta;
 mod sse;
 mod stdio;

@@ -8,7 +8,7 @@ use tokio::io::{AsyncWriteExt, BufReader, BufWriter};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc;
 
-use super::core::Inbound;
+use super::message::Inbound;
 use super::{ClientError, MAX_MESSAGE};
 use crate::protocol::lines::{Line, Overlong, read_line};
 use crate::sync::lock;

@@ -9,7 +9,6 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::error::{RpcError, code};
-use super::request::MetaFields;
 use super::version::ProtocolVersion;
 
 /// The `_meta` key of the request's protocol version.
@@ -81,42 +80,7 @@ pub(crate) struct RequestMeta<'a> {
     pub(crate) log_level: Option<LogLevel>,
 }
 
-fn invalid(why: String) -> RpcError {
-    RpcError::new(code::INVALID_PARAMS, why)
-}
-
-impl<'a> RequestMeta<'a> {
-    /// Checks a stateless request's `_meta` fields (read with the request): a missing
-    /// required field is -32602, naming it.
-    pub(crate) fn from_fields(fields: &MetaFields<'a>) -> Result<RequestMeta<'a>, RpcError> {
-        let declared_version = fields
-            .version
-            .clone()
-            .ok_or_else(|| invalid(format!("`_meta` needs `{PROTOCOL_VERSION}`")))?;
-        let capabilities = match fields.capabilities {
-            Some(c) if c.get().starts_with('{') => c,
-            Some(c) if c.get() != "null" => {
-                return Err(invalid(format!(
-                    "`{CLIENT_CAPABILITIES}` must be an object"
-                )));
-            }
-            _ => return Err(invalid(format!("`_meta` needs `{CLIENT_CAPABILITIES}`"))),
-        };
-        let log_level =
-            match fields.log_level.as_deref() {
-                None => None,
-                Some(level) => Some(LogLevel::parse(level).ok_or_else(|| {
-                    invalid(format!("`{LOG_LEVEL}`: unknown log level `{level}`"))
-                })?),
-            };
-        Ok(RequestMeta {
-            declared_version,
-            capabilities,
-            client_info: fields.client_info.filter(|i| i.get() != "null"),
-            log_level,
-        })
-    }
-
+impl RequestMeta<'_> {
     /// The capabilities and the client info (`null` when not sent) as values.
     pub(crate) fn values(&self) -> (Value, Value) {
         // Both were read as JSON already: building their values cannot fail.
@@ -151,82 +115,5 @@ impl<'a> RequestMeta<'a> {
                 requested: &self.declared_version,
             })
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::protocol::request::Request;
-
-    fn parse(params: &str) -> Result<RequestMeta<'static>, RpcError> {
-        let raw: &'static RawValue =
-            Box::leak(serde_json::from_str::<Box<RawValue>>(params).unwrap());
-        let request = Box::leak(Box::new(Request::read(
-            None,
-            "tools/list".into(),
-            Some(raw),
-        )));
-        request.stateless_meta()
-    }
-
-    #[test]
-    fn required_fields_are_checked_before_the_version() {
-        assert_eq!(parse("{}").unwrap_err().code, code::INVALID_PARAMS);
-        let e =
-            parse(r#"{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}"#).unwrap_err();
-        assert!(e.message.contains(PROTOCOL_VERSION), "{e}");
-        let e =
-            parse(r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"v999"}}"#).unwrap_err();
-        assert!(e.message.contains(CLIENT_CAPABILITIES), "{e}");
-        let meta = parse(
-            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"v999","io.modelcontextprotocol/clientCapabilities":{}}}"#,
-        )
-        .unwrap();
-        let e = meta.version().unwrap_err();
-        assert_eq!(e.code, code::UNSUPPORTED_PROTOCOL_VERSION);
-        assert_eq!(e.data.as_ref().unwrap()["requested"], "v999");
-        assert_eq!(e.data.as_ref().unwrap()["supported"][0], "2026-07-28");
-    }
-
-    #[test]
-    fn the_log_level_is_read_and_checked() {
-        let meta = parse(
-            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"warning"}}"#,
-        )
-        .unwrap();
-        assert_eq!(meta.log_level, Some(LogLevel::Warning));
-        assert_eq!(meta.version().unwrap(), ProtocolVersion::V2026_07_28);
-        let e = parse(
-            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"loud"}}"#,
-        )
-        .unwrap_err();
-        assert_eq!(e.code, code::INVALID_PARAMS);
-    }
-
-    #[test]
-    fn capabilities_must_be_an_object_and_become_values_on_demand() {
-        let e = parse(
-            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":[1]}}"#,
-        )
-        .unwrap_err();
-        assert!(e.message.contains("must be an object"), "{e}");
-        let e = parse(
-            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":null}}"#,
-        )
-        .unwrap_err();
-        assert!(e.message.contains("needs"), "{e}");
-        let meta = parse(
-            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}}}"#,
-        )
-        .unwrap();
-        let (capabilities, info) = meta.values();
-        assert_eq!(capabilities, serde_json::json!({"sampling": {}}));
-        assert_eq!(info, serde_json::json!({"name": "c", "version": "1"}));
-        let meta = parse(
-            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}"#,
-        )
-        .unwrap();
-        assert_eq!(meta.values().1, Value::Null);
     }
 }

@@ -2,8 +2,8 @@
 //! state of one connection), dispatch (one function per method group), resources, prompts
 //! and completion, and the tool selection a session's tool manager changes.
 //!
-//! Layer: imports `protocol` and `tool`. The transports drive it through the session's narrow
-//! interface (`session`); it knows none of them.
+//! Layer: imports `protocol`, `tool` and `client` (the gateway's mounts). The transports drive
+//! it through the session's narrow interface (`session`); it knows none of them.
 
 pub(crate) mod catalog;
 pub(crate) mod clients;

@@ -24,7 +24,6 @@ use crate::protocol::wire::InputRequest;
 use crate::protocol::{RpcError, code};
 use crate::sync::lock;
 
-use super::context::ClientInfo;
 use super::result::ToolError;
 
 /// What a tool can ask the client for.
@@ -194,16 +193,18 @@ impl InputRound {
     }
 
     /// Asks for input: the answer when this round has it; otherwise the request is recorded
-    /// and the returned future never completes (the round ends with the request).
+    /// and the returned future never completes (the round ends with the request). `declared`
+    /// says whether the client declared the capability `kind` needs: if not, the request is
+    /// refused.
     pub(crate) async fn ask(
         &self,
         key: Option<&str>,
         kind: InputKind,
         params: Value,
-        client: &ClientInfo,
+        declared: bool,
     ) -> Result<Value, ToolError> {
         let capability = kind.capability();
-        if !client.has_capability(capability) {
+        if !declared {
             self.refuse(RpcError::missing_capability(
                 format!("Missing required client capability: this request needs `{capability}`"),
                 Value::Object(Map::from_iter([(
@@ -301,26 +302,18 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn client(caps: Value) -> ClientInfo {
-        ClientInfo {
-            capabilities: caps,
-            ..ClientInfo::default()
-        }
-    }
-
     #[tokio::test]
     async fn answered_requests_return_at_once_and_unanswered_ones_end_the_round() {
         let round = InputRound::new(Map::from_iter([(
             "name".to_owned(),
             json!({"action": "accept", "content": {"name": "Alice"}}),
         )]));
-        let client = client(json!({"elicitation": {}}));
         let answer = round
-            .ask(Some("name"), InputKind::Elicitation, json!({}), &client)
+            .ask(Some("name"), InputKind::Elicitation, json!({}), true)
             .await
             .unwrap();
         assert_eq!(answer["content"]["name"], "Alice");
-        let second = round.ask(None, InputKind::Elicitation, json!({"m": 1}), &client);
+        let second = round.ask(None, InputKind::Elicitation, json!({"m": 1}), true);
         let mut second = Box::pin(second);
         let finish = UntilInput::new(&mut second, Some(&round)).await;
         assert!(matches!(finish, Finish::NeedsInput));
@@ -335,9 +328,8 @@ mod tests {
     #[tokio::test]
     async fn undeclared_capabilities_and_malformed_answers_are_refused() {
         let round = InputRound::new(Map::from_iter([("s".to_owned(), json!({"role": "user"}))]));
-        let none = client(json!({}));
         let e = round
-            .ask(None, InputKind::Sampling, json!({}), &none)
+            .ask(None, InputKind::Sampling, json!({}), false)
             .await
             .unwrap_err();
         assert_eq!(e.code(), Some("MISSING_CLIENT_CAPABILITY"));
@@ -348,10 +340,9 @@ mod tests {
             json!({"sampling": {}})
         );
 
-        let sampling = client(json!({"sampling": {}}));
         assert!(
             round
-                .ask(Some("s"), InputKind::Sampling, json!({}), &sampling)
+                .ask(Some("s"), InputKind::Sampling, json!({}), true)
                 .await
                 .is_err()
         );
@@ -364,8 +355,7 @@ mod tests {
         let first = InputRound::new(Map::new());
         assert_eq!(first.recall("relay"), None);
         first.remember("relay", json!("abc"));
-        let client = client(json!({"elicitation": {}}));
-        let mut asking = Box::pin(first.ask(None, InputKind::Elicitation, json!({}), &client));
+        let mut asking = Box::pin(first.ask(None, InputKind::Elicitation, json!({}), true));
         assert!(matches!(
             UntilInput::new(&mut asking, Some(&first)).await,
             Finish::NeedsInput

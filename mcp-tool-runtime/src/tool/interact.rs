@@ -312,9 +312,10 @@ impl Ctx {
         params: Value,
     ) -> Result<Value, ToolError> {
         let state = &self.state;
+        let declared = state.client.has_capability(kind.capability());
         let answer = match (state.task.get(), &state.input) {
             (Some(task), _) => {
-                if !state.client.has_capability(kind.capability()) {
+                if !declared {
                     return Err(missing_capability(kind.capability()));
                 }
                 task.ask(
@@ -326,9 +327,9 @@ impl Ctx {
                 .await
                 .map_err(|e| ToolError::new(failure(kind), e.message))?
             }
-            (None, Some(round)) => round.ask(key, kind, params, &state.client).await?,
+            (None, Some(round)) => round.ask(key, kind, params, declared).await?,
             (None, None) => {
-                if !state.client.has_capability(kind.capability()) {
+                if !declared {
                     return Err(missing_capability(kind.capability()));
                 }
                 state

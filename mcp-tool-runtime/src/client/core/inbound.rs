@@ -15,8 +15,9 @@ use tokio::sync::oneshot;
 use crate::protocol::jsonrpc::{self, Message};
 use crate::protocol::{RpcError, code};
 
-use super::{Core, Inbound, Outbound};
+use super::Core;
 use crate::client::CallProgress;
+use crate::client::message::{Inbound, Outbound};
 use crate::sync::lock;
 
 /// The most requests of the server the client answers at once (a user may take minutes over

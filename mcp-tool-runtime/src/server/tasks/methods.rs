@@ -1,7 +1,8 @@
 //! The tasks methods and the shapes a task takes on the wire, per era: 2025-11-25's `Task`
 //! (`ttl`, `pollInterval`; `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`) and the
 //! 2026-07-28 extension's (`ttlMs`, `pollIntervalMs`, a flat `CreateTaskResult` with
-//! `resultType: "task"`, the detailed task of `tasks/get`; `tasks/update`, `tasks/cancel`).
+//! `resultType: "task"`, the detailed task of `tasks/get`; `tasks/update`, `tasks/cancel`),
+//! and the related-task `_meta` that ties a 2025-11-25 message to its task.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -19,7 +20,6 @@ use crate::protocol::wire::{
 use crate::protocol::{Era, RpcError, code, jsonrpc};
 use crate::tool::CancellationToken;
 
-use super::run::tag;
 use super::store::{TaskChange, TaskOutcome, TaskRecord, TaskStatus};
 use super::{TASKS_EXTENSION, store_error, unknown_task};
 use crate::server::request::{Req, response};
@@ -27,6 +27,9 @@ use crate::server::session::{Principal, Session};
 
 /// The most tasks one `tasks/list` page holds.
 const LIST_PAGE: usize = 50;
+
+/// The `_meta` key that ties a message to its task (2025-11-25).
+const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
 
 /// How often `tasks/result` looks at a task it waits for that runs in another process.
 const RESULT_POLL: Duration = Duration::from_millis(100);
@@ -117,6 +120,20 @@ pub(crate) fn created_response(
 pub(crate) fn send_status(session: &Session, record: &TaskRecord) {
     if session.live() && session.initialized.load(Ordering::Relaxed) {
         session.notify("notifications/tasks/status", &view(record, Era::Structured));
+    }
+}
+
+/// Adds `{"_meta": {"io.modelcontextprotocol/related-task": {"taskId": id}}}` to `params`.
+pub(crate) fn tag(params: &mut Value, id: &str) {
+    if let Some(params) = params.as_object_mut() {
+        let meta = params
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Some(meta) = meta.as_object_mut() {
+            let mut related = Map::new();
+            related.insert("taskId".into(), Value::String(id.to_owned()));
+            meta.insert(RELATED_TASK.into(), Value::Object(related));
+        }
     }
 }
 

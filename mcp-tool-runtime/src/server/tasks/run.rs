@@ -22,13 +22,10 @@ use crate::tool::context::{Answer, Connection};
 use crate::tool::input::Finish;
 use crate::tool::{Batch, Ctx, ToolResult};
 
-use super::methods::{created_response, send_status};
+use super::methods::{created_response, send_status, tag};
 use super::store::{TaskChange, TaskOutcome, TaskRecord, TaskStatus, now_ms};
 use super::{Local, Tasks, store_error};
 use crate::server::session::Session;
-
-/// The `_meta` key that ties a message to its task (2025-11-25).
-pub(crate) const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
 
 /// How often a waiting question looks for its answer in a shared store.
 const ANSWER_POLL: Duration = Duration::from_millis(200);
@@ -121,20 +118,6 @@ impl TaskConnection {
                 }
             }
             let _ = tokio::time::timeout(ANSWER_POLL, notified).await;
-        }
-    }
-}
-
-/// Adds `{"_meta": {"io.modelcontextprotocol/related-task": {"taskId": id}}}` to `params`.
-pub(crate) fn tag(params: &mut Value, id: &str) {
-    if let Some(params) = params.as_object_mut() {
-        let meta = params
-            .entry("_meta")
-            .or_insert_with(|| Value::Object(Map::new()));
-        if let Some(meta) = meta.as_object_mut() {
-            let mut related = Map::new();
-            related.insert("taskId".into(), Value::String(id.to_owned()));
-            meta.insert(RELATED_TASK.into(), Value::Object(related));
         }
     }
 }
