@@ -17,8 +17,8 @@ use crate::tool::ToolRecord;
 use crate::tool::extract::TypeMap;
 use crate::tool::record::Call;
 
+use super::bm25::SearchIndex;
 use super::error::StartError;
-use super::search::{self, SEARCH_TOOL, SearchIndex};
 
 /// One tool ready to be called.
 pub(crate) struct Entry {
@@ -54,7 +54,12 @@ impl Entry {
 pub(crate) struct Decor {
     pub(crate) info: Arc<Implementation>,
     pub(crate) hints: CacheHints,
+    /// The built-in tool search, added to a catalog that holds deferred tools.
+    pub(crate) search_tool: Option<Arc<Entry>>,
 }
+
+/// The name of the built-in search tool.
+pub const SEARCH_TOOL: &str = "search_tools";
 
 /// The tools of a running server, sorted by name.
 pub(crate) struct Catalog {
@@ -156,10 +161,7 @@ impl Catalog {
         if entries.iter().any(|e| e.def.deferred())
             && !entries.iter().any(|e| &*e.name == SEARCH_TOOL)
         {
-            match search::search_tool().define(&decor.info.name) {
-                Ok((def, call)) => entries.push(Arc::new(Entry::new(def, call, None))),
-                Err(problems) => tracing::error!(?problems, "the built-in tool search is invalid"),
-            }
+            entries.extend(decor.search_tool.clone());
         }
         entries.sort_by(|a, b| a.name.cmp(&b.name));
         let index = entries
@@ -211,7 +213,7 @@ impl Catalog {
     /// The deferred tools that best match `query`: entry indexes, best first, with scores.
     pub(crate) fn search(&self, query: &str, limit: usize) -> Vec<(usize, f64)> {
         self.search
-            .get_or_init(|| SearchIndex::new(&self.entries))
+            .get_or_init(|| SearchIndex::new(self.entries.iter().map(|e| &*e.def)))
             .search(query, limit)
     }
 

@@ -16,7 +16,8 @@ use crate::protocol::wire::{
     Tagged, UriParams,
 };
 
-use super::session::{Principal, Session, lock};
+use super::selection::Principal;
+use super::session::{Session, lock};
 
 /// What changed.
 #[derive(Debug, Clone, Copy)]

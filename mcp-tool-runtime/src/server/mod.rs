@@ -5,6 +5,7 @@
 //! Layer: imports `protocol`, `tool` and `client` (the gateway's mounts). The transports drive
 //! it through the session's narrow interface (`session`); it knows none of them.
 
+mod bm25;
 pub(crate) mod catalog;
 pub(crate) mod clients;
 pub(crate) mod dispatch;
@@ -38,8 +39,8 @@ use crate::tool::record::registered;
 use crate::tool::{DynamicTool, ToolRecord, ToolSet};
 
 use crate::protocol::CacheHints;
+pub use catalog::SEARCH_TOOL;
 use catalog::{Catalog, Decor, Entry};
-pub use search::SEARCH_TOOL;
 pub use state::STATE_KEY_ENV;
 use state::StateKey;
 
@@ -415,9 +416,17 @@ impl Server {
             website_url: self.website_url,
             icons: self.icons,
         });
+        let search_tool = match search::search_tool().define(&self.name) {
+            Ok((def, call)) => Some(Arc::new(Entry::new(def, call, None))),
+            Err(problems) => {
+                tracing::error!(?problems, "the built-in tool search is invalid");
+                None
+            }
+        };
         let decor = Arc::new(Decor {
             info: info.clone(),
             hints: self.hints,
+            search_tool,
         });
         let mut catalog = Catalog::build(
             &self.name,

@@ -6,6 +6,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -18,17 +19,20 @@ use crate::protocol::wire::{
     ListPage, ListParams, Listing, ReadResourceResult, ResourcesCapability, ServerCapabilities,
     UriParams,
 };
-use crate::protocol::{CacheHints, RpcError, code, jsonrpc};
+use crate::protocol::{CacheHints, ResourceContents, RpcError, code, jsonrpc};
 use crate::tool::input::{Finish, InputRound, RoundEnd, UntilInput};
 use crate::tool::{Ctx, ToolError, logging};
 
-use super::catalog::page_index;
+use super::catalog::{Catalog, page_index};
+use super::error::StartError;
 use super::prompt::{Prompt, PromptHandler, PromptRequest};
 use super::request::{Req, input_required, response};
-use super::resource::{HandlerFuture, Reader, Resource, ResourceRequest, ResourceTemplate};
+use super::resource::{
+    APP_MIME_TYPE, HandlerFuture, Reader, Resource, ResourceRequest, ResourceTemplate,
+};
 use super::session::{Session, lock};
 use super::state::Binding;
-use super::views::{UI_EXTENSION, UiResourceMeta};
+use super::views::{UI_EXTENSION, UiCsp, UiResourceMeta};
 
 /// The most completion values one answer carries (the specification's limit).
 const MAX_COMPLETIONS: usize = 100;
@@ -433,4 +437,78 @@ async fn run_handler<T>(ctx: &Ctx, handler: HandlerFuture<T>) -> Finish<Result<T
         UntilInput::new(handler, ctx.state.input.as_ref()),
     )
     .await
+}
+
+/// How long a view's HTML stays fresh in a client's cache (2026-07-28): it is fixed at build.
+const VIEW_TTL: Duration = Duration::from_secs(300);
+
+impl Offerings {
+    /// Adds the `ui://` resource of every view a tool links to (unless one with its URI was
+    /// given), with its `_meta.ui`: its own from `Server::ui_meta`, else the server's CSP.
+    pub(crate) fn add_views(
+        &mut self,
+        catalog: &Catalog,
+        server_csp: Option<&UiCsp>,
+    ) -> Result<(), StartError> {
+        let mut problems = Vec::new();
+        let mut used = Vec::new();
+        for entry in catalog.entries() {
+            let Some((uri, name, html)) = entry.def.ui() else {
+                continue;
+            };
+            used.push(name);
+            if self.resources.iter().any(|r| r.uri() == uri) {
+                continue;
+            }
+            let mut meta = self.views.get(name).cloned().unwrap_or_default();
+            if meta.csp.is_none() {
+                meta.csp = server_csp.cloned();
+            }
+            problems.extend(meta.problems(name));
+            self.resources.push(ui_resource(uri, name, html, &meta));
+        }
+        for name in self.views.keys() {
+            if !used.contains(&name.as_str()) {
+                problems.push(format!(
+                    "`ui_meta` names the view `{name}`, but no tool has `ui = \"{name}\"`"
+                ));
+            }
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(StartError::new(problems))
+        }
+    }
+}
+
+/// The resource serving an MCP Apps view (`ui://<server>/<name>`) with its `_meta.ui`, on
+/// the listing and on the contents alike (the extension has hosts prefer the contents').
+pub(crate) fn ui_resource(
+    uri: &str,
+    name: &str,
+    html: &'static str,
+    ui: &UiResourceMeta,
+) -> Resource {
+    let meta: Option<Map<String, Value>> = match serde_json::to_value(ui) {
+        Ok(Value::Object(m)) if !m.is_empty() => {
+            Some(Map::from_iter([("ui".to_owned(), Value::Object(m))]))
+        }
+        _ => None,
+    };
+    let mut contents = ResourceContents::text(uri, APP_MIME_TYPE, html);
+    if let Some(meta) = &meta {
+        contents = contents.with_meta(meta.clone());
+    }
+    let mut r = Resource::new(uri, name, move |_| {
+        let contents = contents.clone();
+        async move { Ok(vec![contents]) }
+    })
+    .mime_type(APP_MIME_TYPE)
+    .description(format!("The `{name}` view (MCP Apps)"))
+    .cache(CacheHints::public(VIEW_TTL));
+    if let Some(meta) = meta {
+        r = r.meta(meta);
+    }
+    r
 }

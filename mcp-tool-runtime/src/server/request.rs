@@ -15,7 +15,8 @@ use crate::tool::context::{Answer, Connection, LogPolicy};
 use crate::tool::input::{MEMO_PREFIX, RoundEnd};
 use crate::tool::{Batch, ClientInfo};
 
-use super::session::{Principal, Session};
+use super::selection::Principal;
+use super::session::Session;
 use super::state::Binding;
 
 /// What a stateless request's `_meta` said.

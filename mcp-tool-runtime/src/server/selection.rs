@@ -15,7 +15,21 @@ use std::sync::RwLock;
 use crate::tool::Batch;
 
 use super::catalog::Catalog;
-use super::session::Principal;
+
+/// Who is on the other end of a connection, for what outlives one request in 2026-07-28 (the
+/// tool selection a tool manager changes): the one client of a stdio connection, the
+/// authenticated subject of an HTTP request, or nobody known.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub(crate) enum Principal {
+    /// The client of a stdio connection (or an in-process test client): a stdio server has
+    /// exactly one.
+    #[default]
+    Local,
+    /// The subject an authenticator established.
+    Subject(String),
+    /// An HTTP client without credentials.
+    Anonymous,
+}
 
 /// How the allow and block lists apply.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

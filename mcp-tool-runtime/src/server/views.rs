@@ -3,19 +3,12 @@
 //! the browser permissions it asks for, a dedicated origin, a border), and whether a client
 //! declared the extension.
 
-use std::time::Duration;
-
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::protocol::wire::Empty;
-use crate::protocol::{CacheHints, ResourceContents};
 
 use super::Server;
-use super::catalog::Catalog;
-use super::error::StartError;
-use super::offerings::Offerings;
-use super::resource::{APP_MIME_TYPE, Resource};
 
 /// The MCP Apps extension's identifier (`capabilities.extensions`).
 pub const UI_EXTENSION: &str = "io.modelcontextprotocol/ui";
@@ -29,9 +22,6 @@ pub(crate) fn declares_ui(capabilities: &Value) -> bool {
         .and_then(|e| e.get(UI_EXTENSION))
         .is_some_and(Value::is_object)
 }
-
-/// How long a view's HTML stays fresh in a client's cache (2026-07-28): it is fixed at build.
-const VIEW_TTL: Duration = Duration::from_secs(300);
 
 /// The domains an MCP Apps view may reach (`_meta.ui.csp`): each list a host turns into CSP
 /// directives. A list left out is the host's restrictive default (none); an empty list says
@@ -101,7 +91,7 @@ struct UiPermissions {
 #[serde(rename_all = "camelCase")]
 pub struct UiResourceMeta {
     #[serde(skip_serializing_if = "Option::is_none")]
-    csp: Option<UiCsp>,
+    pub(crate) csp: Option<UiCsp>,
     #[serde(skip_serializing_if = "Option::is_none")]
     permissions: Option<UiPermissions>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -207,7 +197,7 @@ impl UiResourceMeta {
     /// What is wrong with the domains given: each must be an origin such as
     /// `https://api.example.com` (no spaces, quotes, `;` or `,`, which would break the CSP
     /// a host builds from it).
-    fn problems(&self, view: &str) -> Vec<String> {
+    pub(crate) fn problems(&self, view: &str) -> Vec<String> {
         let csp = self.csp.iter().flat_map(UiCsp::domains);
         csp.chain(self.domain.as_ref())
             .filter(|d| {
@@ -234,75 +224,4 @@ impl Server {
         self.offerings.views.insert(name.into(), meta);
         self
     }
-}
-
-impl Offerings {
-    /// Adds the `ui://` resource of every view a tool links to (unless one with its URI was
-    /// given), with its `_meta.ui`: its own from `Server::ui_meta`, else the server's CSP.
-    pub(crate) fn add_views(
-        &mut self,
-        catalog: &Catalog,
-        server_csp: Option<&UiCsp>,
-    ) -> Result<(), StartError> {
-        let mut problems = Vec::new();
-        let mut used = Vec::new();
-        for entry in catalog.entries() {
-            let Some((uri, name, html)) = entry.def.ui() else {
-                continue;
-            };
-            used.push(name);
-            if self.resources.iter().any(|r| r.uri() == uri) {
-                continue;
-            }
-            let mut meta = self.views.get(name).cloned().unwrap_or_default();
-            if meta.csp.is_none() {
-                meta.csp = server_csp.cloned();
-            }
-            problems.extend(meta.problems(name));
-            self.resources.push(ui_resource(uri, name, html, &meta));
-        }
-        for name in self.views.keys() {
-            if !used.contains(&name.as_str()) {
-                problems.push(format!(
-                    "`ui_meta` names the view `{name}`, but no tool has `ui = \"{name}\"`"
-                ));
-            }
-        }
-        if problems.is_empty() {
-            Ok(())
-        } else {
-            Err(StartError::new(problems))
-        }
-    }
-}
-
-/// The resource serving an MCP Apps view (`ui://<server>/<name>`) with its `_meta.ui`, on
-/// the listing and on the contents alike (the extension has hosts prefer the contents').
-pub(crate) fn ui_resource(
-    uri: &str,
-    name: &str,
-    html: &'static str,
-    ui: &UiResourceMeta,
-) -> Resource {
-    let meta: Option<Map<String, Value>> = match serde_json::to_value(ui) {
-        Ok(Value::Object(m)) if !m.is_empty() => {
-            Some(Map::from_iter([("ui".to_owned(), Value::Object(m))]))
-        }
-        _ => None,
-    };
-    let mut contents = ResourceContents::text(uri, APP_MIME_TYPE, html);
-    if let Some(meta) = &meta {
-        contents = contents.with_meta(meta.clone());
-    }
-    let mut r = Resource::new(uri, name, move |_| {
-        let contents = contents.clone();
-        async move { Ok(vec![contents]) }
-    })
-    .mime_type(APP_MIME_TYPE)
-    .description(format!("The `{name}` view (MCP Apps)"))
-    .cache(CacheHints::public(VIEW_TTL));
-    if let Some(meta) = meta {
-        r = r.meta(meta);
-    }
-    r
 }

@@ -485,7 +485,7 @@ impl ServerHandle {
                 }
             }
             Event::PrincipalTools { subject, batch } => {
-                let principal = super::session::Principal::Subject(subject);
+                let principal = super::selection::Principal::Subject(subject);
                 let shared = &self.shared;
                 match shared.principals.apply(
                     &principal,

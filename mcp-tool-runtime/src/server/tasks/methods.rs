@@ -23,7 +23,8 @@ use crate::tool::CancellationToken;
 use super::store::{TaskChange, TaskOutcome, TaskRecord, TaskStatus};
 use super::{TASKS_EXTENSION, store_error, unknown_task};
 use crate::server::request::{Req, response};
-use crate::server::session::{Principal, Session};
+use crate::server::selection::Principal;
+use crate::server::session::Session;
 
 /// The most tasks one `tasks/list` page holds.
 const LIST_PAGE: usize = 50;
