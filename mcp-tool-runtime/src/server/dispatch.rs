@@ -24,9 +24,7 @@ use super::request::{Req, Stateless, response};
 use super::session::{InFlight, Session, lock};
 use super::tasks;
 
-pub(crate) mod telemetry;
-
-use telemetry::Transport;
+use super::telemetry::{self, Transport};
 
 /// `-32601` for a method this server does not have (or does not offer: `what`).
 pub(crate) fn method_not_found(method: &str, what: Option<&str>) -> RpcError {

@@ -26,6 +26,7 @@ pub(crate) mod session;
 pub(crate) mod skills;
 pub(crate) mod state;
 pub mod tasks;
+pub(crate) mod telemetry;
 pub(crate) mod tools;
 pub(crate) mod views;
 

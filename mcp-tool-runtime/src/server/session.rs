@@ -225,7 +225,7 @@ impl Session {
         let mut made = false;
         let nonce = self.nonce.get_or_init(|| {
             made = true;
-            super::tasks::new_id()
+            super::state::new_id()
         });
         if made {
             self.persist();

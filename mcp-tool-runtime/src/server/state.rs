@@ -220,6 +220,21 @@ fn decode_hex(text: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
+/// A new id (of a task, a session, a replica): 128 random bits, hex.
+pub(crate) fn new_id() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        // No entropy source: still unique within the process, but guessable; say so.
+        tracing::error!("no random source for ids");
+        let n = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+            .to_le_bytes();
+        bytes.copy_from_slice(&n);
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,11 +22,11 @@ use crate::tool::sync::{CatchUnwind, panic_result};
 use crate::tool::{Batch, CancellationToken, Ctx, ToolCall, ToolResult, integers, logging};
 
 use super::catalog::{Entry, render_page};
-use super::dispatch::telemetry;
 use super::request::{Req, answers, input_required};
 use super::session::Session;
 use super::state::Binding;
 use super::tasks::{self, TaskMode, TaskRecord, TaskStatus, store};
+use super::telemetry;
 use super::views::declares_ui;
 
 pub(crate) fn unknown_tool(name: &str) -> RpcError {

@@ -295,7 +295,7 @@ impl Replicas {
     pub(crate) fn new(store: Option<Arc<dyn ReplicaStore>>) -> Self {
         Replicas {
             store,
-            origin: super::tasks::new_id(),
+            origin: super::state::new_id(),
             session_ttl: Mutex::new(Duration::from_secs(600)),
             queue: OnceLock::new(),
         }

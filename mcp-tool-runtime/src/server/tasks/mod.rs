@@ -273,17 +273,7 @@ pub(crate) fn mode(
     }
 }
 
-/// A new task's id: 128 random bits, hex.
-pub(crate) fn new_id() -> String {
-    let mut bytes = [0u8; 16];
-    if getrandom::fill(&mut bytes).is_err() {
-        // No entropy source: still unique within the process, but guessable; say so.
-        tracing::error!("no random source for task ids");
-        let n = store::now_ms().to_le_bytes();
-        bytes[..8].copy_from_slice(&n);
-    }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
+pub(crate) use super::state::new_id;
 
 /// A time as RFC 3339 (`2026-07-28T10:30:00.123Z`).
 pub(crate) fn rfc3339(ms: u64) -> String {
