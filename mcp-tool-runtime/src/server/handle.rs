@@ -6,19 +6,10 @@ use std::fmt;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use serde_json::value::RawValue;
-use serde_json::{Map, Value};
-
-use crate::tool::input::Finish;
-use tokio::sync::mpsc;
-
 use crate::protocol::CacheHints;
 use crate::protocol::wire::{Implementation, ServerCapabilities, TasksCapability, UriParams};
-use crate::protocol::{RpcError, code};
 use crate::tool::extract::TypeMap;
-use crate::tool::{
-    Batch, DynamicTool, FromContext, TaskSupport, ToolCall, ToolDef, ToolError, ToolResult,
-};
+use crate::tool::{Batch, DynamicTool, FromContext, TaskSupport, ToolCall, ToolDef, ToolError};
 
 use super::catalog::{Catalog, Entry};
 use super::error::StartError;
@@ -27,10 +18,9 @@ use super::listen::{Change, Listeners};
 use super::offerings::Offerings;
 use super::prompt::Prompt;
 use super::replicas::{Event, Replicas, SelectionWire};
-use super::request::Req;
 use super::resource::Resource;
 use super::selection::{Principals, Selection, check_names};
-use super::session::{Opening, Session, Sessions};
+use super::session::Sessions;
 use super::state::StateKey;
 use super::tasks::Tasks;
 
@@ -210,48 +200,6 @@ impl ServerHandle {
 
     pub(crate) fn offerings(&self) -> Arc<Offerings> {
         read(&self.shared.offerings).clone()
-    }
-
-    /// Calls a tool in-process, validating the arguments as `tools/call` does. `Err` is the
-    /// JSON-RPC error a client would get (unknown tool). Notifications the tool sends are
-    /// dropped and requests it makes of the client fail: there is no client.
-    pub async fn call(&self, name: &str, arguments: Value) -> Result<ToolResult, RpcError> {
-        let (tx, _) = mpsc::unbounded_channel();
-        let session = Session::open(
-            self,
-            tx,
-            Opening {
-                one_shot: Some(crate::protocol::ProtocolVersion::LATEST),
-                ..Opening::default()
-            },
-        );
-        let arguments = match arguments {
-            Value::Null => Map::new(),
-            Value::Object(m) => m,
-            _ => {
-                return Err(RpcError::new(
-                    code::INVALID_PARAMS,
-                    "`arguments` must be an object",
-                ));
-            }
-        };
-        let id = RawValue::from_string("0".to_owned())
-            .map_err(|e| RpcError::new(code::INTERNAL_ERROR, e.to_string()))?;
-        let req = Req {
-            id: &id,
-            stateless: None,
-        };
-        let entry = session
-            .active_entry(&req, name)
-            .ok_or_else(|| super::tools::unknown_tool(name))?;
-        let ctx = session.call_context(entry.name.clone(), &req, (None, None), None);
-        match session.run_tool(&entry, arguments, ctx).await {
-            Finish::Done(result) => Ok(result),
-            Finish::NeedsInput => Err(RpcError::new(
-                code::INTERNAL_ERROR,
-                "the tool asks the client for input, and an in-process call has no client",
-            )),
-        }
     }
 
     /// Adds a dynamic tool while serving (replacing a dynamic tool of the same name); every

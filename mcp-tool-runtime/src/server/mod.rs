@@ -13,6 +13,7 @@ pub(crate) mod error;
 pub(crate) mod handle;
 pub(crate) mod limits;
 pub(crate) mod listen;
+pub(crate) mod methods;
 #[cfg(feature = "client")]
 pub mod mount;
 pub(crate) mod offerings;
@@ -27,7 +28,6 @@ pub(crate) mod skills;
 pub(crate) mod state;
 pub mod tasks;
 pub(crate) mod telemetry;
-pub(crate) mod tools;
 pub(crate) mod views;
 
 use std::any::TypeId;

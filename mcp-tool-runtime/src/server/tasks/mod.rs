@@ -17,10 +17,8 @@
 //! running a task renews a lease on it; a task whose server died is reported `failed` once the
 //! lease runs out.
 
-mod methods;
 #[cfg(feature = "redis")]
 pub mod redis;
-mod run;
 pub mod store;
 
 use std::collections::HashMap;
@@ -37,7 +35,6 @@ use crate::sync::lock;
 use crate::tool::{CancellationToken, TaskSupport};
 
 pub use crate::store::{StoreUrlError, StoreUrlProblem};
-pub(crate) use run::{Run, start};
 pub use store::{
     MemoryTaskStore, StoreFuture, StoreResult, TaskChange, TaskOutcome, TaskRecord, TaskStatus,
     TaskStore, TaskStoreError,
@@ -107,10 +104,10 @@ pub fn store_from_url(url: &str) -> Result<Arc<dyn TaskStore>, StoreUrlError> {
 }
 
 /// A task running in this process: how to stop it, and how to wake it when an answer came.
-struct Local {
-    abort: tokio::task::AbortHandle,
-    cancel: CancellationToken,
-    wake: Arc<Notify>,
+pub(crate) struct Local {
+    pub(crate) abort: tokio::task::AbortHandle,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) wake: Arc<Notify>,
 }
 
 /// The server's tasks: the store, the settings, and the tasks this process runs.
@@ -129,7 +126,7 @@ impl Tasks {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Local>> {
+    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Local>> {
         lock(&self.local)
     }
 
@@ -199,7 +196,7 @@ impl Tasks {
     }
 }
 
-fn millis(d: Duration) -> u64 {
+pub(crate) fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 

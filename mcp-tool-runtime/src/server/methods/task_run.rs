@@ -22,10 +22,10 @@ use crate::tool::context::{Answer, Connection};
 use crate::tool::input::Finish;
 use crate::tool::{Batch, Ctx, ToolResult};
 
-use super::methods::{created_response, send_status, tag};
-use super::store::{TaskChange, TaskOutcome, TaskRecord, TaskStatus, now_ms};
-use super::{Local, Tasks, store_error};
+use super::tasks::{created_response, send_status, tag};
 use crate::server::session::Session;
+use crate::server::tasks::store::{TaskChange, TaskOutcome, TaskRecord, TaskStatus, now_ms};
+use crate::server::tasks::{Local, Tasks, store_error};
 
 /// How often a waiting question looks for its answer in a shared store.
 const ANSWER_POLL: Duration = Duration::from_millis(200);
@@ -325,7 +325,7 @@ async fn watch(tasks: &Tasks, id: &str) {
             Ok(Some(_)) | Err(_) => {}
         }
         if renewed.elapsed() >= lease / 3 {
-            let until_ms = now_ms().saturating_add(super::millis(lease));
+            let until_ms = now_ms().saturating_add(crate::server::tasks::millis(lease));
             if let Err(e) = tasks.store.change(id, TaskChange::Renew { until_ms }).await {
                 tracing::warn!(task = %id, error = %e, "the task's lease could not be renewed");
             }

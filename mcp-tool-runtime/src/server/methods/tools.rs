@@ -21,13 +21,15 @@ use crate::tool::input::{Finish, InputRound, RoundEnd, UntilInput};
 use crate::tool::sync::{CatchUnwind, panic_result};
 use crate::tool::{Batch, CancellationToken, Ctx, ToolCall, ToolResult, integers, logging};
 
-use super::catalog::{Entry, render_page};
-use super::request::{Req, answers, input_required};
-use super::session::Session;
-use super::state::Binding;
-use super::tasks::{self, TaskMode, TaskRecord, TaskStatus, store};
-use super::telemetry;
-use super::views::declares_ui;
+use super::task_run::{self, Run};
+use crate::server::catalog::{Entry, render_page};
+use crate::server::handle::ServerHandle;
+use crate::server::request::{Req, answers, input_required};
+use crate::server::session::{Opening, Session};
+use crate::server::state::Binding;
+use crate::server::tasks::{self, TaskMode, TaskRecord, TaskStatus, store};
+use crate::server::telemetry;
+use crate::server::views::declares_ui;
 
 pub(crate) fn unknown_tool(name: &str) -> RpcError {
     RpcError::new(code::INVALID_PARAMS, format!("Unknown tool: `{name}`"))
@@ -344,7 +346,7 @@ impl Session {
         let context = ctx.clone();
         // The task's call outlives the request: its span is the request's child all the same.
         let span = telemetry::tool_span(&entry.name);
-        let mut run: tasks::Run = Box::pin(async move {
+        let mut run: Run = Box::pin(async move {
             let call = pin!(session.run_tool(&entry, arguments, context));
             telemetry::execute(span, None, call).await
         });
@@ -362,7 +364,7 @@ impl Session {
                 run = Box::pin(std::future::ready(finish));
             }
         }
-        tasks::start(self, id, era, record, &ctx, run);
+        task_run::start(self, id, era, record, &ctx, run);
     }
 
     /// The response to a call: its result in the era's shape, the input it needs, or the
@@ -579,6 +581,50 @@ fn shape(entry: &Entry, result: &mut ToolResult, validate: bool) {
                 "internal error: the result of `{}` does not match its output schema:\n{problem}",
                 entry.name
             ));
+        }
+    }
+}
+
+impl ServerHandle {
+    /// Calls a tool in-process, validating the arguments as `tools/call` does. `Err` is the
+    /// JSON-RPC error a client would get (unknown tool). Notifications the tool sends are
+    /// dropped and requests it makes of the client fail: there is no client.
+    pub async fn call(&self, name: &str, arguments: Value) -> Result<ToolResult, RpcError> {
+        let (tx, _) = tokio::sync::mpsc::unbounded_channel();
+        let session = Session::open(
+            self,
+            tx,
+            Opening {
+                one_shot: Some(crate::protocol::ProtocolVersion::LATEST),
+                ..Opening::default()
+            },
+        );
+        let arguments = match arguments {
+            Value::Null => Map::new(),
+            Value::Object(m) => m,
+            _ => {
+                return Err(RpcError::new(
+                    code::INVALID_PARAMS,
+                    "`arguments` must be an object",
+                ));
+            }
+        };
+        let id = RawValue::from_string("0".to_owned())
+            .map_err(|e| RpcError::new(code::INTERNAL_ERROR, e.to_string()))?;
+        let req = Req {
+            id: &id,
+            stateless: None,
+        };
+        let entry = session
+            .active_entry(&req, name)
+            .ok_or_else(|| unknown_tool(name))?;
+        let ctx = session.call_context(entry.name.clone(), &req, (None, None), None);
+        match session.run_tool(&entry, arguments, ctx).await {
+            Finish::Done(result) => Ok(result),
+            Finish::NeedsInput => Err(RpcError::new(
+                code::INTERNAL_ERROR,
+                "the tool asks the client for input, and an in-process call has no client",
+            )),
         }
     }
 }

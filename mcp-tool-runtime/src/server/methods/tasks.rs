@@ -20,11 +20,11 @@ use crate::protocol::wire::{
 use crate::protocol::{Era, RpcError, code, jsonrpc};
 use crate::tool::CancellationToken;
 
-use super::store::{TaskChange, TaskOutcome, TaskRecord, TaskStatus};
-use super::{TASKS_EXTENSION, store_error, unknown_task};
 use crate::server::request::{Req, response};
 use crate::server::selection::Principal;
 use crate::server::session::Session;
+use crate::server::tasks::store::{TaskChange, TaskOutcome, TaskRecord, TaskStatus};
+use crate::server::tasks::{TASKS_EXTENSION, store_error, unknown_task};
 
 /// The most tasks one `tasks/list` page holds.
 const LIST_PAGE: usize = 50;
@@ -62,8 +62,8 @@ fn view(record: &TaskRecord, era: Era) -> TaskView<'_> {
         task_id: &record.id,
         status: record.status.as_str(),
         status_message: record.status_message.as_deref(),
-        created_at: super::rfc3339(record.created_ms),
-        last_updated_at: super::rfc3339(record.updated_ms),
+        created_at: crate::server::tasks::rfc3339(record.created_ms),
+        last_updated_at: crate::server::tasks::rfc3339(record.updated_ms),
         ttl: (!modern).then_some(record.ttl_ms),
         poll_interval: (!modern).then_some(record.poll_ms),
         ttl_ms: modern.then_some(record.ttl_ms),
