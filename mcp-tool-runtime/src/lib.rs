@@ -13,9 +13,9 @@
 //!
 //! The command line and the test client sit above them. Inside each layer, the children of a
 //! folder (its files and subfolders) import one way too: no loop among them, except a pair
-//! listed with the reason the two are one unit, and the loops of `server` and
-//! `transport/http`, still being broken up and held at their present size until they are
-//! gone. A test (`layers`) enforces all of it, and the same for the macros crate. Users
+//! listed with the reason the two are one unit, and the loop among `server`'s running
+//! server, sessions, listeners, mounts and replicas, still being broken up and held at its
+//! present size until it is gone. A test (`layers`) enforces all of it, and the same for the macros crate. Users
 //! depend on the `mcp-tool` facade, which re-exports this crate's public surface in modules
 //! that mirror the layers.
 

@@ -5,18 +5,11 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 
-use axum::extract::State;
+use axum::http::header;
 use axum::http::request::Parts;
-use axum::http::{StatusCode, header};
-use axum::response::{IntoResponse, Response};
-use serde::Serialize;
 
-use crate::protocol::jsonrpc;
 use crate::tool::Identity;
-
-use super::endpoint::Endpoint;
 
 /// Why a request was refused: answered with 401 and `WWW-Authenticate`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -188,32 +181,4 @@ mod tests {
         }
         assert!(BearerTokens::parse("").unwrap().tokens.is_empty());
     }
-}
-
-/// RFC 9728: the protected-resource metadata, when the endpoint was given some.
-pub(super) async fn handle_metadata(State(endpoint): State<Arc<Endpoint>>) -> Response {
-    let Some(meta) = &endpoint.config.resource_metadata else {
-        return StatusCode::NOT_FOUND.into_response();
-    };
-    let body = ProtectedResource {
-        resource: &meta.resource,
-        authorization_servers: &meta.authorization_servers,
-        bearer_methods_supported: &["header"],
-        scopes_supported: &meta.scopes_supported,
-    };
-    (
-        [(header::CONTENT_TYPE, "application/json")],
-        jsonrpc::json_string(&body),
-    )
-        .into_response()
-}
-
-/// RFC 9728 protected-resource metadata.
-#[derive(Serialize)]
-struct ProtectedResource<'a> {
-    resource: &'a str,
-    authorization_servers: &'a [String],
-    bearer_methods_supported: &'a [&'a str],
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    scopes_supported: &'a [String],
 }

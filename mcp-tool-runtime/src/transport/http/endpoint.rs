@@ -1,41 +1,33 @@
-//! The endpoint: its shared state and sessions, the checks every request passes (Host and
-//! Origin, credentials, protocol version, media type, body size), and the POST, GET and DELETE
-//! handlers that drive the sessions.
+//! The endpoint's shared state: its sessions (each with the streams its messages go to), and
+//! the checks every request passes before a handler acts on it (Host and Origin, credentials,
+//! shutdown, the session it names). The handlers (`post`, `get`, `delete`, `stateless`) use it;
+//! it uses none of them.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use axum::Router;
-use axum::extract::{DefaultBodyLimit, State};
 use axum::http::StatusCode;
 use axum::http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use axum::http::request::Parts;
-use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::response::Response;
 use tokio::sync::{mpsc, watch};
 
-use crate::protocol::jsonrpc::{self, Message};
-use crate::protocol::request::{Method, Request};
-use crate::protocol::{ProtocolVersion, RpcError, code};
+use crate::protocol::code;
 use crate::server::ServerHandle;
 use crate::server::replicas::SessionRecord;
 use crate::server::session::{Deliver, Opening, Outgoing, Principal, Session};
+use crate::sync::lock;
 use crate::tool::Identity;
 
 use super::auth::AuthError;
-use super::auth::handle_metadata;
 use super::config::HttpConfig;
-use super::delete::handle_delete;
-use super::get::handle_get;
 use super::origin::check_origin;
-use super::resume::{self, Streams, Tap};
-use super::sse;
-use super::stateless::{stateless_post, stateless_request};
+use super::refusal::{Refusal, refuse, rpc_error};
+use super::resume::{Streams, Tap};
 
 pub(super) const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
-const VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
 
 /// One session of the HTTP transport: the protocol session and where its messages go.
 pub(super) struct HttpSession {
@@ -68,6 +60,16 @@ impl HttpSession {
     }
 }
 
+impl Routes {
+    /// Whether a client is connected to the GET stream.
+    pub(super) fn standalone_open(&self) -> bool {
+        match &self.standalone_tap {
+            Some(tap) => tap.connected(),
+            None => self.standalone.as_ref().is_some_and(|s| !s.is_closed()),
+        }
+    }
+}
+
 /// The endpoint's shared state.
 pub(super) struct Endpoint {
     pub(super) server: ServerHandle,
@@ -80,8 +82,9 @@ pub(super) struct Endpoint {
 }
 
 impl Endpoint {
-    /// The endpoint's router and its shared state.
-    pub(super) fn router(server: ServerHandle, config: HttpConfig) -> (Router, Arc<Endpoint>) {
+    /// The endpoint's shared state; a stateful endpoint also starts dropping idle sessions
+    /// and sharing its sessions with the other replicas.
+    pub(super) fn start(server: ServerHandle, config: HttpConfig) -> Arc<Endpoint> {
         let (shutdown, _) = watch::channel(false);
         let endpoint = Arc::new(Endpoint {
             server,
@@ -99,28 +102,7 @@ impl Endpoint {
                 .replicas
                 .start(server, endpoint.config.session_idle);
         }
-        let mut router = Router::new().route(
-            &config.path,
-            get(handle_get).post(handle_post).delete(handle_delete),
-        );
-        if let Some(meta) = &config.resource_metadata {
-            // RFC 9728: the well-known segment goes between the host and the resource's path.
-            let (_, path) = split_url(&meta.resource);
-            router = router.route(
-                "/.well-known/oauth-protected-resource",
-                get(handle_metadata),
-            );
-            if !path.is_empty() && path != "/" {
-                router = router.route(
-                    &format!("/.well-known/oauth-protected-resource{path}"),
-                    get(handle_metadata),
-                );
-            }
-        }
-        let router = router
-            .layer(DefaultBodyLimit::max(config.body_limit))
-            .with_state(endpoint.clone());
-        (router, endpoint)
+        endpoint
     }
 }
 
@@ -156,19 +138,6 @@ fn spawn_reaper(endpoint: &Arc<Endpoint>) {
             }
         }
     });
-}
-
-/// A refused request's response (boxed: it is the cold path).
-pub(super) type Refusal = Box<Response>;
-
-pub(super) fn refuse(status: StatusCode, code: i64, message: &str) -> Refusal {
-    Box::new(rpc_error(status, code, message))
-}
-
-/// A JSON-RPC error as an HTTP response.
-fn rpc_error(status: StatusCode, code: i64, message: &str) -> Response {
-    let body = jsonrpc::error_response("null", &RpcError::new(code, message));
-    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
 impl Endpoint {
@@ -239,7 +208,7 @@ impl Endpoint {
 
     /// [`session`](Self::session), taking up from the shared state a session this replica
     /// does not hold, when the replicas share sessions.
-    async fn session_anywhere(
+    pub(super) async fn session_anywhere(
         &self,
         parts: &Parts,
         identity: Option<&Identity>,
@@ -347,7 +316,10 @@ impl Endpoint {
     }
 
     /// A new session, whose messages go straight to the open streams.
-    fn new_session(&self, identity: Option<Identity>) -> Option<(String, Arc<HttpSession>)> {
+    pub(super) fn new_session(
+        &self,
+        identity: Option<Identity>,
+    ) -> Option<(String, Arc<HttpSession>)> {
         let id = new_session_id()?;
         Some((id.clone(), self.open_session(id, identity)))
     }
@@ -411,7 +383,7 @@ impl Deliver for HttpSession {
 }
 
 /// `https://host:port/a/b` → (`https://host:port`, `/a/b`).
-fn split_url(url: &str) -> (&str, &str) {
+pub(super) fn split_url(url: &str) -> (&str, &str) {
     let after_scheme = url.find("://").map_or(0, |i| i + 3);
     match url[after_scheme..].find('/') {
         Some(i) => url.split_at(after_scheme + i),
@@ -439,228 +411,6 @@ fn new_session_id() -> Option<String> {
     Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-fn check_version(headers: &HeaderMap) -> Result<Option<ProtocolVersion>, Refusal> {
-    match headers.get(&VERSION_HEADER) {
-        None => Ok(None),
-        Some(v) => match v.to_str().ok().and_then(ProtocolVersion::parse) {
-            Some(version) => Ok(Some(version)),
-            None => Err(refuse(
-                StatusCode::BAD_REQUEST,
-                code::INVALID_REQUEST,
-                &format!(
-                    "Bad Request: unsupported MCP-Protocol-Version `{}`; supported: {}",
-                    v.to_str().unwrap_or("?"),
-                    ProtocolVersion::supported_list()
-                ),
-            )),
-        },
-    }
-}
-
-async fn handle_post(
-    State(endpoint): State<Arc<Endpoint>>,
-    request: axum::extract::Request,
-) -> Response {
-    let (parts, body) = request.into_parts();
-    let identity = match endpoint.admit(&parts).await {
-        Ok(i) => i,
-        Err(r) => return *r,
-    };
-    let content_type = parts
-        .headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    // The media type, without parameters (`application/json; charset=utf-8`).
-    let media_type = content_type.split(';').next().unwrap_or("").trim();
-    if !media_type.eq_ignore_ascii_case("application/json") {
-        return rpc_error(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            code::INVALID_REQUEST,
-            "Unsupported Media Type: the body must be application/json",
-        );
-    }
-    let body = match axum::body::to_bytes(body, endpoint.config.body_limit).await {
-        Ok(b) => b,
-        Err(_) => {
-            return rpc_error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                code::INVALID_REQUEST,
-                &format!(
-                    "Payload Too Large: the limit is {} bytes",
-                    endpoint.config.body_limit
-                ),
-            );
-        }
-    };
-    // Parsed once: the id and method decide how to answer, and the session takes the message.
-    let message = match jsonrpc::parse(&body) {
-        Ok(message) => message,
-        Err(response) => {
-            return (
-                StatusCode::BAD_REQUEST,
-                [(header::CONTENT_TYPE, "application/json")],
-                response,
-            )
-                .into_response();
-        }
-    };
-    // A request is read once: its headers, the session and the handler all take this value.
-    let request = match &message {
-        Message::Request { id, method, params } => {
-            Some(Request::read(Some(id), method.clone(), *params))
-        }
-        _ => None,
-    };
-    let (id, raw_id, is_initialize) = match &request {
-        Some(r) => (
-            Some(jsonrpc::id_key(r.id_text())),
-            r.id_text().to_owned(),
-            r.method == Method::Initialize,
-        ),
-        None => (None, String::new(), false),
-    };
-    if id.is_some()
-        && let Err(r) = endpoint.refuse_if_stopping()
-    {
-        return *r;
-    }
-    let header_version = parts
-        .headers
-        .get(&VERSION_HEADER)
-        .map(|v| v.to_str().unwrap_or("?").to_owned());
-    let stateless = header_version
-        .as_deref()
-        .and_then(ProtocolVersion::parse)
-        .is_some_and(ProtocolVersion::is_stateless)
-        || request.as_ref().is_some_and(|r| r.stateless);
-    if stateless {
-        let Some(request) = &request else {
-            // The revision defines no notification or response a client sends over HTTP.
-            return StatusCode::ACCEPTED.into_response();
-        };
-        return stateless_request(
-            &endpoint,
-            &parts,
-            request,
-            header_version.as_deref(),
-            identity,
-        )
-        .await;
-    }
-    let version = match check_version(&parts.headers) {
-        Ok(v) => v,
-        Err(r) => return *r,
-    };
-    if endpoint.config.stateless {
-        return stateless_post(&endpoint, message, request.as_ref(), version, identity).await;
-    }
-    let (session_id, http) = if is_initialize {
-        if parts.headers.contains_key(&SESSION_HEADER) {
-            return rpc_error(
-                StatusCode::BAD_REQUEST,
-                code::INVALID_REQUEST,
-                "Bad Request: initialize opens a new session; send it without Mcp-Session-Id",
-            );
-        }
-        let max = endpoint.server.shared.limits.max_sessions;
-        if lock(&endpoint.sessions).len() >= max {
-            tracing::warn!(
-                max,
-                "an initialize was refused: the server holds its most sessions"
-            );
-            return rpc_error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                code::INTERNAL_ERROR,
-                "Service Unavailable: the server holds as many sessions as it may; try again later",
-            );
-        }
-        let Some((session_id, http)) = endpoint.new_session(identity) else {
-            return rpc_error(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                code::INTERNAL_ERROR,
-                "no randomness available for a session id",
-            );
-        };
-        lock(&endpoint.sessions).insert(session_id.clone(), http.clone());
-        (Some(session_id), http)
-    } else {
-        match endpoint.session_anywhere(&parts, identity.as_ref()).await {
-            // A header naming another supported revision than the session's is accepted:
-            // the official conformance suite itself sends 2025-03-26 on 2025-11-25 sessions.
-            Ok(s) => (None, s),
-            Err(r) => return *r,
-        }
-    };
-    let (Some(id), Some(request)) = (id, &request) else {
-        // A notification or a response: accepted, nothing to say.
-        http.session.dispatch(message);
-        return StatusCode::ACCEPTED.into_response();
-    };
-    let (tx, rx) = mpsc::unbounded_channel();
-    {
-        let mut routes = lock(&http.routes);
-        if routes.requests.contains_key(&id) {
-            // Its answer could not tell the two apart.
-            drop(routes);
-            return rpc_error(
-                StatusCode::CONFLICT,
-                code::INVALID_REQUEST,
-                "Conflict: a request with this id is still running in this session",
-            );
-        }
-        routes.requests.insert(id.clone(), tx);
-    }
-    http.session.dispatch_request(request, false);
-    if let Some(session_id) = &session_id
-        && !http.session.initialized.load(Ordering::Relaxed)
-    {
-        // A failed initialize opens no session.
-        lock(&endpoint.sessions).remove(session_id);
-        http.session.close();
-        return sse::respond(rx, false, |_| StatusCode::OK, None).await;
-    }
-    if let Some(session_id) = &session_id {
-        // Kept for the other replicas before the client hears of the session: its next
-        // request may reach any of them.
-        let replicas = &endpoint.server.shared.replicas;
-        if replicas.shared()
-            && let Ok(record) = serde_json::to_string(&http.session.record())
-            && let Err(e) = replicas.save_now(session_id, &record).await
-        {
-            tracing::warn!(error = %e, "a new session is not in the shared state: only this replica serves it");
-        }
-    }
-    let mut response = if !is_initialize
-        && accepts_sse(&parts.headers)
-        && resume::resumable(http.session.client().protocol_version)
-    {
-        let session = parts.headers.get(&SESSION_HEADER);
-        let owner = resume::owner_of(
-            session.and_then(|v| v.to_str().ok()).unwrap_or(""),
-            http.identity.as_ref(),
-        );
-        let sse = endpoint.config.sse_responses;
-        endpoint.streams.respond(rx, sse, &raw_id, owner).await
-    } else if accepts_sse(&parts.headers) {
-        sse::respond(
-            rx,
-            endpoint.config.sse_responses,
-            |_| StatusCode::OK,
-            Some(&raw_id),
-        )
-        .await
-    } else {
-        sse::respond_json_only(rx, |_| StatusCode::OK, Some(&raw_id)).await
-    };
-    if let Some(session_id) = session_id
-        && let Ok(v) = HeaderValue::from_str(&session_id)
-    {
-        response.headers_mut().insert(SESSION_HEADER, v);
-    }
-    response
-}
-
 /// Who a request comes from, for what outlives it in 2026-07-28.
 pub(super) fn principal_of(identity: Option<&Identity>) -> Principal {
     match identity {
@@ -678,8 +428,4 @@ fn method_not_allowed(method: &str) -> Response {
     r.headers_mut()
         .insert(header::ALLOW, HeaderValue::from_static("POST"));
     r
-}
-
-pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

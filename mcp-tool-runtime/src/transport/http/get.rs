@@ -6,12 +6,14 @@ use std::sync::Arc;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::http::header;
+use axum::http::request::Parts;
 use axum::response::Response;
 use tokio::sync::mpsc;
 
 use crate::protocol::code;
 
-use super::endpoint::{Endpoint, Routes, SESSION_HEADER, refuse};
+use super::endpoint::{Endpoint, SESSION_HEADER};
+use super::refusal::refuse;
 use super::resume;
 use super::sse;
 use crate::sync::lock;
@@ -24,7 +26,7 @@ pub(super) async fn handle_get(
 ) -> Response {
     let (parts, _) = request.into_parts();
     if let Some(last_event) = resume::last_event_id(&parts.headers) {
-        return resume::handle(&endpoint, &parts, last_event).await;
+        return handle_resume(&endpoint, &parts, last_event).await;
     }
     let http = match endpoint.session_of(&parts, "GET").await {
         Ok(s) => s,
@@ -77,12 +79,62 @@ pub(super) async fn handle_get(
     }
 }
 
-impl Routes {
-    /// Whether a client is connected to the GET stream.
-    pub(super) fn standalone_open(&self) -> bool {
-        match &self.standalone_tap {
-            Some(tap) => tap.connected(),
-            None => self.standalone.as_ref().is_some_and(|s| !s.is_closed()),
-        }
+/// A GET with `Last-Event-ID`: the session it names may live on this replica or, with a
+/// shared store, on another; the stream must be the session's.
+async fn handle_resume(endpoint: &Endpoint, parts: &Parts, last_event: &str) -> Response {
+    match resume_checked(endpoint, parts, last_event).await {
+        Ok(r) | Err(r) => r,
     }
+}
+
+async fn resume_checked(
+    endpoint: &Endpoint,
+    parts: &Parts,
+    last_event: &str,
+) -> Result<Response, Response> {
+    let identity = endpoint.admit(parts).await.map_err(|r| *r)?;
+    if endpoint.config.stateless {
+        return Err(*refuse(
+            StatusCode::METHOD_NOT_ALLOWED,
+            code::INVALID_REQUEST,
+            "Method Not Allowed: a stateless server keeps no streams to resume",
+        ));
+    }
+    endpoint.refuse_if_stopping().map_err(|r| *r)?;
+    let accepts = parts
+        .headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|a| a.contains("text/event-stream") || a.contains("*/*"));
+    if !accepts {
+        return Err(*refuse(
+            StatusCode::NOT_ACCEPTABLE,
+            code::INVALID_REQUEST,
+            "Not Acceptable: GET opens an SSE stream; accept text/event-stream",
+        ));
+    }
+    let Some(session_id) = parts.headers.get(&SESSION_HEADER) else {
+        return Err(*refuse(
+            StatusCode::BAD_REQUEST,
+            code::INVALID_REQUEST,
+            "Bad Request: Mcp-Session-Id header is required",
+        ));
+    };
+    let session_id = session_id.to_str().unwrap_or("");
+    // The stream must be this session's and this identity's (its owner says). With a store
+    // of this process alone, the session must be alive here too; with a shared one, it may
+    // live on another replica.
+    if !endpoint.streams.shared() && !endpoint.holds(session_id) {
+        return Err(*refuse(
+            StatusCode::NOT_FOUND,
+            code::INVALID_REQUEST,
+            "Session not found (it ended or expired): initialize a new one",
+        ));
+    }
+    let owner = resume::owner_of(session_id, identity.as_ref());
+    endpoint
+        .streams
+        .resume(last_event, &owner, endpoint.shutdown.subscribe())
+        .await
+        .map_err(|r| *r)
 }

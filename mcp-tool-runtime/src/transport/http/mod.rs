@@ -25,6 +25,11 @@
 //! # }
 //! ```
 //!
+//! Inside, the imports go one way: `router` wires the handlers (`post`, `get`, `delete`, and
+//! `stateless` behind `post`) to the path; the handlers share `endpoint`, the endpoint's state
+//! and sessions and the checks every request passes, which uses only the leaves below it
+//! (`auth`, `config`, `origin`, `refusal`, the resumable streams of `resume`, `events`).
+//!
 //! Layer: the top one with stdio; imports `protocol`, `tool` and `server`.
 
 mod auth;
@@ -35,7 +40,10 @@ pub mod events;
 mod get;
 mod headers;
 mod origin;
+mod post;
+mod refusal;
 mod resume;
+mod router;
 mod serve;
 mod sse;
 mod stateless;
@@ -49,7 +57,6 @@ use crate::server::ServerHandle;
 
 pub use auth::{AuthError, AuthFuture, Authenticator, BearerTokens};
 pub use config::{HttpConfig, ResourceMetadata};
-use endpoint::Endpoint;
 #[cfg(feature = "redis")]
 pub use events::RedisEventStore;
 pub use events::{EVENT_STORE_ENV, EventStore, MemoryEventStore};
@@ -75,7 +82,7 @@ impl ServerHandle {
     /// metadata when configured), to serve or to merge into an application
     /// (`app.merge(router)`).
     pub fn into_router(self, config: HttpConfig) -> Router {
-        Endpoint::router(self, config).0
+        router::build(self, config).0
     }
 
     /// Serves MCP over Streamable HTTP on a listener bound already (port 0 included: its
@@ -101,7 +108,7 @@ impl ServerHandle {
             header_timeout: config.header_timeout,
             max_connections: config.max_connections,
         };
-        let (router, endpoint) = Endpoint::router(self.clone(), config);
+        let (router, endpoint) = router::build(self.clone(), config);
         tracing::info!(%addr, "serving MCP over HTTP");
         let (stop_tx, stop_rx) = watch::channel(false);
         let signal_endpoint = endpoint.clone();

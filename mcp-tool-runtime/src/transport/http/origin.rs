@@ -7,7 +7,7 @@ use axum::http::header::{self, HeaderMap};
 use crate::protocol::code;
 
 use super::config::HttpConfig;
-use super::endpoint::{Refusal, refuse};
+use super::refusal::{Refusal, refuse};
 
 /// Host and Origin checks (DNS rebinding protection).
 pub(super) fn check_origin(config: &HttpConfig, headers: &HeaderMap) -> Result<(), Refusal> {

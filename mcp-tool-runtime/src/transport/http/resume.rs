@@ -18,8 +18,7 @@ use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::http::StatusCode;
-use axum::http::header::{self, HeaderMap, HeaderName};
-use axum::http::request::Parts;
+use axum::http::header::{HeaderMap, HeaderName};
 use axum::response::Response;
 use sha2::{Digest, Sha256};
 use tokio::sync::{mpsc, watch};
@@ -29,8 +28,8 @@ use crate::server::session::Outgoing;
 use crate::sync::lock;
 use crate::tool::Identity;
 
-use super::endpoint::{Endpoint, Refusal, SESSION_HEADER, refuse};
 use super::events::{EventStore, event_id, hex, new_stream_key, parse_event_id};
+use super::refusal::{Refusal, refuse};
 use super::sse;
 
 const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
@@ -122,6 +121,11 @@ impl Streams {
             retry,
             taps: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Whether the events are kept where every replica reads them.
+    pub(super) fn shared(&self) -> bool {
+        self.store.shared()
     }
 
     /// A new stream of `owner` with its first follower (`None` without system randomness).
@@ -289,7 +293,7 @@ impl Streams {
 
     /// Resumes the stream `Last-Event-ID` names after that event: its missed events, then
     /// the rest of it.
-    async fn resume(
+    pub(super) async fn resume(
         self: &Arc<Self>,
         last_event: &str,
         owner: &str,
@@ -483,66 +487,6 @@ pub(super) fn last_event_id(headers: &HeaderMap) -> Option<&str> {
     headers
         .get(&LAST_EVENT_ID)
         .map(|v| v.to_str().unwrap_or(""))
-}
-
-/// A GET with `Last-Event-ID`: the session it names may live on this replica or, with a
-/// shared store, on another; the stream must be the session's.
-pub(super) async fn handle(endpoint: &Endpoint, parts: &Parts, last_event: &str) -> Response {
-    match resume_checked(endpoint, parts, last_event).await {
-        Ok(r) | Err(r) => r,
-    }
-}
-
-async fn resume_checked(
-    endpoint: &Endpoint,
-    parts: &Parts,
-    last_event: &str,
-) -> Result<Response, Response> {
-    let identity = endpoint.admit(parts).await.map_err(|r| *r)?;
-    if endpoint.config.stateless {
-        return Err(*refuse(
-            StatusCode::METHOD_NOT_ALLOWED,
-            code::INVALID_REQUEST,
-            "Method Not Allowed: a stateless server keeps no streams to resume",
-        ));
-    }
-    endpoint.refuse_if_stopping().map_err(|r| *r)?;
-    let accepts = parts
-        .headers
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|a| a.contains("text/event-stream") || a.contains("*/*"));
-    if !accepts {
-        return Err(*refuse(
-            StatusCode::NOT_ACCEPTABLE,
-            code::INVALID_REQUEST,
-            "Not Acceptable: GET opens an SSE stream; accept text/event-stream",
-        ));
-    }
-    let Some(session_id) = parts.headers.get(&SESSION_HEADER) else {
-        return Err(*refuse(
-            StatusCode::BAD_REQUEST,
-            code::INVALID_REQUEST,
-            "Bad Request: Mcp-Session-Id header is required",
-        ));
-    };
-    let session_id = session_id.to_str().unwrap_or("");
-    // The stream must be this session's and this identity's (its owner says). With a store
-    // of this process alone, the session must be alive here too; with a shared one, it may
-    // live on another replica.
-    if !endpoint.streams.store.shared() && !endpoint.holds(session_id) {
-        return Err(*refuse(
-            StatusCode::NOT_FOUND,
-            code::INVALID_REQUEST,
-            "Session not found (it ended or expired): initialize a new one",
-        ));
-    }
-    let owner = owner_of(session_id, identity.as_ref());
-    endpoint
-        .streams
-        .resume(last_event, &owner, endpoint.shutdown.subscribe())
-        .await
-        .map_err(|r| *r)
 }
 
 #[cfg(test)]

@@ -1,0 +1,247 @@
+//! The POST handler: a client's message, checked (credentials, media type, body size,
+//! protocol version), then handed to its session — a new one for `initialize` — and its
+//! request answered with JSON or an SSE stream; stateless requests go to `stateless`.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use axum::response::{IntoResponse, Response};
+use tokio::sync::mpsc;
+
+use crate::protocol::jsonrpc::{self, Message};
+use crate::protocol::request::{Method, Request};
+use crate::protocol::{ProtocolVersion, code};
+use crate::sync::lock;
+
+use super::endpoint::{Endpoint, SESSION_HEADER, accepts_sse};
+use super::refusal::{Refusal, refuse, rpc_error};
+use super::resume;
+use super::sse;
+use super::stateless::{stateless_post, stateless_request};
+
+const VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
+
+fn check_version(headers: &HeaderMap) -> Result<Option<ProtocolVersion>, Refusal> {
+    match headers.get(&VERSION_HEADER) {
+        None => Ok(None),
+        Some(v) => match v.to_str().ok().and_then(ProtocolVersion::parse) {
+            Some(version) => Ok(Some(version)),
+            None => Err(refuse(
+                StatusCode::BAD_REQUEST,
+                code::INVALID_REQUEST,
+                &format!(
+                    "Bad Request: unsupported MCP-Protocol-Version `{}`; supported: {}",
+                    v.to_str().unwrap_or("?"),
+                    ProtocolVersion::supported_list()
+                ),
+            )),
+        },
+    }
+}
+
+pub(super) async fn handle_post(
+    State(endpoint): State<Arc<Endpoint>>,
+    request: axum::extract::Request,
+) -> Response {
+    let (parts, body) = request.into_parts();
+    let identity = match endpoint.admit(&parts).await {
+        Ok(i) => i,
+        Err(r) => return *r,
+    };
+    let content_type = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    // The media type, without parameters (`application/json; charset=utf-8`).
+    let media_type = content_type.split(';').next().unwrap_or("").trim();
+    if !media_type.eq_ignore_ascii_case("application/json") {
+        return rpc_error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            code::INVALID_REQUEST,
+            "Unsupported Media Type: the body must be application/json",
+        );
+    }
+    let body = match axum::body::to_bytes(body, endpoint.config.body_limit).await {
+        Ok(b) => b,
+        Err(_) => {
+            return rpc_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                code::INVALID_REQUEST,
+                &format!(
+                    "Payload Too Large: the limit is {} bytes",
+                    endpoint.config.body_limit
+                ),
+            );
+        }
+    };
+    // Parsed once: the id and method decide how to answer, and the session takes the message.
+    let message = match jsonrpc::parse(&body) {
+        Ok(message) => message,
+        Err(response) => {
+            return (
+                StatusCode::BAD_REQUEST,
+                [(header::CONTENT_TYPE, "application/json")],
+                response,
+            )
+                .into_response();
+        }
+    };
+    // A request is read once: its headers, the session and the handler all take this value.
+    let request = match &message {
+        Message::Request { id, method, params } => {
+            Some(Request::read(Some(id), method.clone(), *params))
+        }
+        _ => None,
+    };
+    let (id, raw_id, is_initialize) = match &request {
+        Some(r) => (
+            Some(jsonrpc::id_key(r.id_text())),
+            r.id_text().to_owned(),
+            r.method == Method::Initialize,
+        ),
+        None => (None, String::new(), false),
+    };
+    if id.is_some()
+        && let Err(r) = endpoint.refuse_if_stopping()
+    {
+        return *r;
+    }
+    let header_version = parts
+        .headers
+        .get(&VERSION_HEADER)
+        .map(|v| v.to_str().unwrap_or("?").to_owned());
+    let stateless = header_version
+        .as_deref()
+        .and_then(ProtocolVersion::parse)
+        .is_some_and(ProtocolVersion::is_stateless)
+        || request.as_ref().is_some_and(|r| r.stateless);
+    if stateless {
+        let Some(request) = &request else {
+            // The revision defines no notification or response a client sends over HTTP.
+            return StatusCode::ACCEPTED.into_response();
+        };
+        return stateless_request(
+            &endpoint,
+            &parts,
+            request,
+            header_version.as_deref(),
+            identity,
+        )
+        .await;
+    }
+    let version = match check_version(&parts.headers) {
+        Ok(v) => v,
+        Err(r) => return *r,
+    };
+    if endpoint.config.stateless {
+        return stateless_post(&endpoint, message, request.as_ref(), version, identity).await;
+    }
+    let (session_id, http) = if is_initialize {
+        if parts.headers.contains_key(&SESSION_HEADER) {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                code::INVALID_REQUEST,
+                "Bad Request: initialize opens a new session; send it without Mcp-Session-Id",
+            );
+        }
+        let max = endpoint.server.shared.limits.max_sessions;
+        if lock(&endpoint.sessions).len() >= max {
+            tracing::warn!(
+                max,
+                "an initialize was refused: the server holds its most sessions"
+            );
+            return rpc_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                code::INTERNAL_ERROR,
+                "Service Unavailable: the server holds as many sessions as it may; try again later",
+            );
+        }
+        let Some((session_id, http)) = endpoint.new_session(identity) else {
+            return rpc_error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                code::INTERNAL_ERROR,
+                "no randomness available for a session id",
+            );
+        };
+        lock(&endpoint.sessions).insert(session_id.clone(), http.clone());
+        (Some(session_id), http)
+    } else {
+        match endpoint.session_anywhere(&parts, identity.as_ref()).await {
+            // A header naming another supported revision than the session's is accepted:
+            // the official conformance suite itself sends 2025-03-26 on 2025-11-25 sessions.
+            Ok(s) => (None, s),
+            Err(r) => return *r,
+        }
+    };
+    let (Some(id), Some(request)) = (id, &request) else {
+        // A notification or a response: accepted, nothing to say.
+        http.session.dispatch(message);
+        return StatusCode::ACCEPTED.into_response();
+    };
+    let (tx, rx) = mpsc::unbounded_channel();
+    {
+        let mut routes = lock(&http.routes);
+        if routes.requests.contains_key(&id) {
+            // Its answer could not tell the two apart.
+            drop(routes);
+            return rpc_error(
+                StatusCode::CONFLICT,
+                code::INVALID_REQUEST,
+                "Conflict: a request with this id is still running in this session",
+            );
+        }
+        routes.requests.insert(id.clone(), tx);
+    }
+    http.session.dispatch_request(request, false);
+    if let Some(session_id) = &session_id
+        && !http.session.initialized.load(Ordering::Relaxed)
+    {
+        // A failed initialize opens no session.
+        lock(&endpoint.sessions).remove(session_id);
+        http.session.close();
+        return sse::respond(rx, false, |_| StatusCode::OK, None).await;
+    }
+    if let Some(session_id) = &session_id {
+        // Kept for the other replicas before the client hears of the session: its next
+        // request may reach any of them.
+        let replicas = &endpoint.server.shared.replicas;
+        if replicas.shared()
+            && let Ok(record) = serde_json::to_string(&http.session.record())
+            && let Err(e) = replicas.save_now(session_id, &record).await
+        {
+            tracing::warn!(error = %e, "a new session is not in the shared state: only this replica serves it");
+        }
+    }
+    let mut response = if !is_initialize
+        && accepts_sse(&parts.headers)
+        && resume::resumable(http.session.client().protocol_version)
+    {
+        let session = parts.headers.get(&SESSION_HEADER);
+        let owner = resume::owner_of(
+            session.and_then(|v| v.to_str().ok()).unwrap_or(""),
+            http.identity.as_ref(),
+        );
+        let sse = endpoint.config.sse_responses;
+        endpoint.streams.respond(rx, sse, &raw_id, owner).await
+    } else if accepts_sse(&parts.headers) {
+        sse::respond(
+            rx,
+            endpoint.config.sse_responses,
+            |_| StatusCode::OK,
+            Some(&raw_id),
+        )
+        .await
+    } else {
+        sse::respond_json_only(rx, |_| StatusCode::OK, Some(&raw_id)).await
+    };
+    if let Some(session_id) = session_id
+        && let Ok(v) = HeaderValue::from_str(&session_id)
+    {
+        response.headers_mut().insert(SESSION_HEADER, v);
+    }
+    response
+}

@@ -1,0 +1,75 @@
+//! The endpoint's routes: its path, whose POST, GET and DELETE go to their handlers, and the
+//! RFC 9728 protected-resource metadata, when configured; all share the endpoint's state.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde::Serialize;
+
+use crate::protocol::jsonrpc;
+use crate::server::ServerHandle;
+
+use super::config::HttpConfig;
+use super::delete::handle_delete;
+use super::endpoint::{Endpoint, split_url};
+use super::get::handle_get;
+use super::post::handle_post;
+
+/// The endpoint's router and its shared state.
+pub(super) fn build(server: ServerHandle, config: HttpConfig) -> (Router, Arc<Endpoint>) {
+    let endpoint = Endpoint::start(server, config.clone());
+    let mut router = Router::new().route(
+        &config.path,
+        get(handle_get).post(handle_post).delete(handle_delete),
+    );
+    if let Some(meta) = &config.resource_metadata {
+        // RFC 9728: the well-known segment goes between the host and the resource's path.
+        let (_, path) = split_url(&meta.resource);
+        router = router.route(
+            "/.well-known/oauth-protected-resource",
+            get(handle_metadata),
+        );
+        if !path.is_empty() && path != "/" {
+            router = router.route(
+                &format!("/.well-known/oauth-protected-resource{path}"),
+                get(handle_metadata),
+            );
+        }
+    }
+    let router = router
+        .layer(DefaultBodyLimit::max(config.body_limit))
+        .with_state(endpoint.clone());
+    (router, endpoint)
+}
+
+/// RFC 9728: the protected-resource metadata, when the endpoint was given some.
+async fn handle_metadata(State(endpoint): State<Arc<Endpoint>>) -> Response {
+    let Some(meta) = &endpoint.config.resource_metadata else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let body = ProtectedResource {
+        resource: &meta.resource,
+        authorization_servers: &meta.authorization_servers,
+        bearer_methods_supported: &["header"],
+        scopes_supported: &meta.scopes_supported,
+    };
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        jsonrpc::json_string(&body),
+    )
+        .into_response()
+}
+
+/// RFC 9728 protected-resource metadata.
+#[derive(Serialize)]
+struct ProtectedResource<'a> {
+    resource: &'a str,
+    authorization_servers: &'a [String],
+    bearer_methods_supported: &'a [&'a str],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    scopes_supported: &'a [String],
+}
