@@ -60,9 +60,10 @@ if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
 fi
 body="$(mktemp)"
 log="$(mktemp)"
+clock="$(mktemp)"
 "${server_cpu[@]}" "$bin/floor" --stateless --http "$addr" &
 floor=$!
-trap 'kill "$floor" 2>/dev/null; wait "$floor" 2>/dev/null; rm -f "$body" "$log"' EXIT
+trap 'kill "$floor" 2>/dev/null; wait "$floor" 2>/dev/null; rm -f "$body" "$log" "$clock"' EXIT
 for _ in $(seq 200); do
     if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
         break
@@ -82,6 +83,17 @@ ticks="$(getconf CLK_TCK)"
 cpu_ticks() {
     # utime + stime of the floor (every thread), fields 14 and 15 of /proc/PID/stat.
     awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$floor/stat"
+}
+
+# Sets `spent`: the CPU seconds (user + system) of this shell's children that have ended.
+# `times` must run in this shell: a command substitution forks, and a fork's children start at
+# zero.
+children_cpu() {
+    times >"$clock"
+    spent="$(awk 'NR == 2 {
+        split($1, u, /[ms]/); split($2, s, /[ms]/)
+        printf "%.3f", u[1] * 60 + u[2] + s[1] * 60 + s[2]
+    }' "$clock")"
 }
 
 h2load_run() {
@@ -113,13 +125,46 @@ load_run() {
 
 echo "floor (hyper, stateless JSON) at $addr, pid $floor; N = $n create_user calls, M = $clients connections${server_cpu:+; floor on CPU 0, clients on CPU 1}"
 h2load_run $((n / 10)) >/dev/null
-printf '%-6s %14s %16s %14s %16s %8s\n' round "h2load calls/s" "floor CPU µs/call" "load calls/s" "floor CPU µs/call" "ratio"
-for r in $(seq "$rounds"); do
+# load's warm-up (N/10 calls, 100 to 2000) runs in the same process as its measured calls.
+warm=$((n / 10 < 100 ? 100 : n / 10 > 2000 ? 2000 : n / 10))
+per_call() { awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { printf "%.1f", (b - a) * 1e6 / n }'; }
+echo "calls/s, the floor's CPU µs per call, the client's own CPU µs per call (load's counts its"
+echo "warm-up and the building of its requests too)"
+printf '%-6s %14s %8s %8s %14s %8s %8s %8s\n' round "h2load calls/s" floor client "load calls/s" floor client ratio
+# Each round runs both clients, which one first alternating: neither always follows the other.
+h2load_measure() {
+    local before after
     before="$(cpu_ticks)"
-    h2="$(h2load_run "$n")"
+    children_cpu
+    local c0="$spent"
+    h2load_run "$n" >"$log"
+    children_cpu
     after="$(cpu_ticks)"
+    h2="$(cat "$log")"
     h2_cpu="$(awk -v d=$((after - before)) -v t="$ticks" -v n="$n" 'BEGIN { printf "%.1f", d / t * 1e6 / n }')"
-    read -r ld ld_cpu <<<"$(load_run)"
+    h2_own="$(per_call "$c0" "$spent" "$n")"
+}
+load_measure() {
+    children_cpu
+    local c0="$spent"
+    load_run >"$log"
+    children_cpu
+    read -r ld ld_cpu <"$log"
+    ld_own="$(per_call "$c0" "$spent" $((n + warm)))"
+}
+ratios=()
+for r in $(seq "$rounds"); do
+    if [ $((r % 2)) = 1 ]; then
+        h2load_measure
+        load_measure
+    else
+        load_measure
+        h2load_measure
+    fi
     ratio="$(awk -v a="$ld" -v b="$h2" 'BEGIN { printf "%.2f", a / b }')"
-    printf '%-6s %14.0f %16s %14s %16s %8s\n' "$r" "$h2" "$h2_cpu" "$ld" "$ld_cpu" "$ratio"
+    ratios+=("$ratio")
+    printf '%-6s %14.0f %8s %8s %14s %8s %8s %8s\n' "$r" "$h2" "$h2_cpu" "$h2_own" \
+        "$ld" "$ld_cpu" "$ld_own" "$ratio"
 done
+mapfile -t sorted < <(printf '%s\n' "${ratios[@]}" | sort -n)
+echo "load ÷ h2load: median ${sorted[$((rounds / 2))]}, range ${sorted[0]}–${sorted[$((rounds - 1))]} over $rounds rounds"
