@@ -41,7 +41,9 @@
 //! Every response is checked: its id is one of ours and answered once, `add` gives the sum as
 //! text, `create_user` gives back the email it was sent in `structuredContent` and no error;
 //! in 2026-07-28 the result's `resultType` is `complete` (or, for `confirm_add`'s first call,
-//! `input_required` with one `elicitation/create` and a `requestState`).
+//! `input_required` with one `elicitation/create` and a `requestState`). Over HTTP the measured
+//! calls' answers are checked for their outcome only (the id, a result, no `isError`), the
+//! warm-up's in full: the full check costs the driver about what a fast server spends.
 //! The server's CPU time is read from `/proc/<pid>/stat` (user + system, every thread) after
 //! the warm-up and after the last response; its peak RSS is `VmHWM` from `/proc/<pid>/status`
 //! just before its input is closed.
