@@ -2,12 +2,14 @@
 # The HTTP load generator measured against an independent client: the raw HTTP floor
 # (`floor --stateless --http`, hyper) is driven in turn by `load http --addr` and by h2load
 # (nghttp2's HTTP load tool, `--h1`) with the same connections and the same number of
-# `create_user` calls; each round prints both rates, the floor's CPU per call under each and
-# the ratio load ÷ h2load. `load http` is fit to compare servers when the ratio is ≥ 0.9.
+# `create_user` calls; each round prints both rates, the floor's CPU per call under each, each
+# client's own CPU per call, and the ratio load ÷ h2load. `load http` is fit to compare servers
+# when the ratio is ≥ 0.9.
 #
 #   bench/http-floor-check.sh [--n N] [--clients M] [--rounds R] [--port P] [--no-pin]
 #
-# Defaults: N = 100 000 calls (after a warm-up of N/10), M = 16 keep-alive connections,
+# Defaults: N = 100 000 calls (h2load after one warm-up run of N/10, load after its own warm-up
+# of N/10, at most 2 000, in every run), M = 16 keep-alive connections,
 # R = 3 rounds, port 18611 on 127.0.0.1 (loopback only). On a machine with 2 CPUs or more the
 # floor runs on CPU 0 and each client on CPU 1 (`taskset`), so neither takes the other's core.
 # Needs h2load: `apt-get install nghttp2-client` on Debian.
