@@ -4,18 +4,24 @@
 //! by hand against the same constraints mcp-tool's schema states), and writes stdout lines
 //! through a buffered writer that is flushed only when no more input is waiting.
 //!
-//! `floor --http ADDR [--stateless] [--sse]`: the same answers over raw HTTP/1.1, the least
-//! work a Streamable HTTP server can do: a thread per keep-alive connection reading a request
-//! head and its `Content-Length` body by hand, the answer written with one `write`. Without
-//! `--stateless` an `initialize` answer carries an `Mcp-Session-Id` (not checked later);
-//! notifications get 202; `--sse` answers each request as a one-event `text/event-stream`
-//! (what a session-mode SDK server sends), else `application/json`.
+//! `floor --http ADDR [--stateless] [--sse]`: the same answers over raw hyper, the least work
+//! a Streamable HTTP server on the SDKs' HTTP stack can do: hyper's HTTP/1.1 connections on a
+//! multi-thread tokio runtime, no router and no middleware; each POST body is read whole,
+//! parsed as one JSON-RPC message and answered in one body. Without `--stateless` an
+//! `initialize` answer carries an `Mcp-Session-Id` (not checked later); notifications get 202;
+//! `--sse` answers each request as a one-event `text/event-stream` (what a session-mode SDK
+//! server sends), else `application/json`.
 
 use std::collections::HashMap;
-use std::io::{self, BufRead, BufWriter, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::sync::Arc;
+use std::io::{self, BufRead, BufWriter, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::header::{CONTENT_TYPE, HeaderValue};
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
 
 use mcp_tool_bench::{UserIds, is_email, now_rfc3339};
 use serde::{Deserialize, Serialize};
@@ -213,105 +219,100 @@ struct HttpMode {
     sse: bool,
 }
 
-/// Serves HTTP/1.1 on `addr`, a thread per connection.
-fn serve_http(floor: Floor, addr: &str, mode: HttpMode) -> io::Result<()> {
-    let listener = TcpListener::bind(addr)?;
-    let floor = Arc::new(floor);
-    let sessions = Arc::new(AtomicU64::new(0));
-    for stream in listener.incoming() {
-        let stream = stream?;
-        stream.set_nodelay(true)?;
-        let (floor, sessions) = (floor.clone(), sessions.clone());
-        std::thread::spawn(move || {
-            let _ = connection(&floor, stream, mode, &sessions);
-        });
-    }
-    Ok(())
+/// What every connection of the HTTP floor shares.
+struct Shared {
+    floor: Floor,
+    mode: HttpMode,
+    /// The last `Mcp-Session-Id` number given.
+    sessions: AtomicU64,
 }
 
-/// One keep-alive connection: requests one after another until the client closes it.
-fn connection(
-    floor: &Floor,
-    stream: TcpStream,
-    mode: HttpMode,
-    sessions: &AtomicU64,
-) -> io::Result<()> {
-    let mut input = io::BufReader::with_capacity(16 * 1024, stream.try_clone()?);
-    let mut stream = stream;
-    let mut line = String::new();
-    let mut body = Vec::new();
-    let mut answer = Vec::with_capacity(4096);
-    let mut reply = Vec::with_capacity(4096);
-    loop {
-        // The head: the request line, then headers up to a blank line.
-        let mut length = 0usize;
-        let mut first = true;
+/// Serves HTTP/1.1 on `addr` with hyper on a multi-thread tokio runtime (a worker per core the
+/// process may run on, as the SDK servers have it): each keep-alive connection is a hyper
+/// `http1` connection task, each request one call of [`answer`].
+fn serve_http(floor: Floor, addr: &str, mode: HttpMode) -> io::Result<()> {
+    // Lives as long as the process: no reference count per request.
+    let shared: &'static Shared = Box::leak(Box::new(Shared {
+        floor,
+        mode,
+        sessions: AtomicU64::new(0),
+    }));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_io()
+        .build()?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
         loop {
-            line.clear();
-            if input.read_line(&mut line)? == 0 {
-                return Ok(());
-            }
-            let text = line.trim_end();
-            if text.is_empty() && !first {
-                break;
-            }
-            first = false;
-            if let Some((name, value)) = text.split_once(':')
-                && name.eq_ignore_ascii_case("content-length")
-            {
-                length = value.trim().parse().map_err(io::Error::other)?;
-            }
+            let (stream, _) = listener.accept().await?;
+            stream.set_nodelay(true)?;
+            tokio::spawn(async move {
+                let service = service_fn(move |request| answer(shared, request));
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
         }
-        body.resize(length, 0);
-        input.read_exact(&mut body)?;
-        answer.clear();
-        let mut session = None;
-        match serde_json::from_slice::<Message<'_>>(&body) {
-            Ok(Message {
-                id: Some(id),
-                method: Some(method),
-                params,
-            }) => {
-                floor.request(&mut answer, id.get(), method, params);
-                if mode.sessions && method == "initialize" {
-                    session = Some(sessions.fetch_add(1, Ordering::Relaxed) + 1);
-                }
-            }
-            Ok(_) => {}
-            Err(_) => {
-                let _ = error(&mut answer, "null", -32700, "Parse error");
-            }
-        }
-        reply.clear();
-        if answer.is_empty() {
-            reply.extend_from_slice(b"HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n");
-        } else {
-            // The floor's writers end each message with a newline.
-            let message = answer.strip_suffix(b"\n").unwrap_or(&answer);
-            let (kind, extra) = if mode.sse {
-                ("text/event-stream", "event: message\ndata: \n\n".len())
-            } else {
-                ("application/json", 0)
-            };
-            write!(
-                reply,
-                "HTTP/1.1 200 OK\r\ncontent-type: {kind}\r\ncontent-length: {}\r\n",
-                message.len() + extra
-            )?;
-            if let Some(n) = session {
-                write!(reply, "mcp-session-id: floor-{n}\r\n")?;
-            }
-            reply.extend_from_slice(b"\r\n");
-            if mode.sse {
-                reply.extend_from_slice(b"event: message\ndata: ");
-                reply.extend_from_slice(message);
-                reply.extend_from_slice(b"\n\n");
-            } else {
-                reply.extend_from_slice(message);
-            }
-        }
-        stream.write_all(&reply)?;
+    })
+}
+
+/// One request: its body read whole and parsed as one JSON-RPC message, the answer in one
+/// body (JSON, or a one-event SSE stream), 202 for a notification.
+async fn answer(
+    shared: &Shared,
+    request: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, hyper::Error> {
+    if request.method() != Method::POST {
+        let mut response = Response::new(Full::new(Bytes::new()));
+        *response.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
+        return Ok(response);
     }
+    let body = request.into_body().collect().await?.to_bytes();
+    let mut answer = Vec::with_capacity(512);
+    let mut session = None;
+    match serde_json::from_slice::<Message<'_>>(&body) {
+        Ok(Message {
+            id: Some(id),
+            method: Some(method),
+            params,
+        }) => {
+            if shared.mode.sse {
+                answer.extend_from_slice(b"event: message\ndata: ");
+            }
+            shared.floor.request(&mut answer, id.get(), method, params);
+            if shared.mode.sessions && method == "initialize" {
+                session = Some(shared.sessions.fetch_add(1, Ordering::Relaxed) + 1);
+            }
+        }
+        Ok(_) => {}
+        Err(_) => {
+            if shared.mode.sse {
+                answer.extend_from_slice(b"event: message\ndata: ");
+            }
+            let _ = error(&mut answer, "null", -32700, "Parse error");
+        }
+    }
+    if answer.is_empty() {
+        let mut response = Response::new(Full::new(Bytes::new()));
+        *response.status_mut() = StatusCode::ACCEPTED;
+        return Ok(response);
+    }
+    // The floor's writers end each message with a newline; an SSE event ends with two.
+    let kind = if shared.mode.sse {
+        answer.push(b'\n');
+        "text/event-stream"
+    } else {
+        answer.pop();
+        "application/json"
+    };
+    let mut response = Response::new(Full::new(Bytes::from(answer)));
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static(kind));
+    if let Some(n) = session
+        && let Ok(value) = HeaderValue::from_str(&format!("floor-{n}"))
+    {
+        headers.insert("mcp-session-id", value);
+    }
+    Ok(response)
 }
 
 fn main() -> io::Result<()> {

@@ -6,7 +6,9 @@
 //!                           BENCHMARKS.md shows)
 //! load stdio    [options]   stdio: add and create_user, W=64 and W=1, every server
 //! load http     [options]   Streamable HTTP: M clients, stateless (JSON) and sessions (JSON
-//!                           and SSE answers), every server with the floor (`floor --http`)
+//!                           and SSE answers), every server with the floor (`floor --http`);
+//!                           `--addr ADDR [--pid PID] [--mode stateless|json|sse]`: a server
+//!                           already listening there, `--tool` (default `add`) only
 //! load many     [options]   1000 generated tools: start, tools/list, cost per call
 //! load modern   [options]   MCP 2026-07-28 beside 2025-11-25, stdio and HTTP: add and
 //!                           create_user, and confirm_add's round trips (one question each)
@@ -28,6 +30,7 @@
 //!          --servers a,b,… (from mcp-tool, rmcp-fast, rmcp-doc, floor, or LABEL=PATH for
 //!                           another build of bench-server, such as an earlier commit's)
 //!          --no-build (do not build the servers first)
+//!          --pin (the servers on CPU 0, this driver on CPU 1, with `taskset`)
 //! ```
 //!
 //! The servers are the sibling binaries of this one (the same target directory). Started by
@@ -38,24 +41,27 @@
 //! Every response is checked: its id is one of ours and answered once, `add` gives the sum as
 //! text, `create_user` gives back the email it was sent in `structuredContent` and no error;
 //! in 2026-07-28 the result's `resultType` is `complete` (or, for `confirm_add`'s first call,
-//! `input_required` with one `elicitation/create` and a `requestState`).
+//! `input_required` with one `elicitation/create` and a `requestState`). Over HTTP the measured
+//! calls' answers are checked for their outcome only (the id, a result, no `isError`), the
+//! warm-up's in full: the full check costs the driver about what a fast server spends.
 //! The server's CPU time is read from `/proc/<pid>/stat` (user + system, every thread) after
 //! the warm-up and after the last response; its peak RSS is `VmHWM` from `/proc/<pid>/status`
 //! just before its input is closed.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::thread;
 
-use http::{HttpMode, http_run};
+use http::{HttpMode, http_run, http_run_at};
 use many::many_leg;
 use memory::memory_leg;
 use modern::modern_leg;
-use process::{ServerCmd, clock_ticks};
+use process::{ServerCmd, clock_ticks, pin};
 use stdio::stdio_run;
-use tables::{ratio_rows, table_header, table_row};
+use tables::{ratio_rows, table_header, table_header_short, table_row, table_row_short};
 use tasks::tasks_leg;
 use wire::{Revision, Tool};
 
@@ -105,6 +111,10 @@ struct Options {
     tool: Tool,
     window: Option<usize>,
     revision: Revision,
+    /// `http --addr`: a server already listening, its process and the form it answers in.
+    addr: Option<SocketAddr>,
+    pid: Option<u32>,
+    mode: HttpMode,
 }
 
 const SERVERS: [&str; 4] = ["mcp-tool", "rmcp-fast", "rmcp-doc", "floor"];
@@ -289,6 +299,48 @@ fn http_leg(opts: &Options, ticks: f64, servers: &[ServerCmd], out: &mut String)
     Ok(())
 }
 
+/// `http --addr`: `--repeat` runs against a server already listening, one row each and their
+/// median (the server's CPU time when `--pid` names its process).
+fn http_at_leg(opts: &Options, addr: SocketAddr, ticks: f64, out: &mut String) -> Result<()> {
+    let mut runs = Vec::new();
+    for rep in 0..opts.repeat {
+        eprint!(
+            "\r\x1b[Khttp run {}/{} at {addr}: {} …",
+            rep + 1,
+            opts.repeat,
+            opts.tool.name()
+        );
+        let run = http_run_at(
+            addr,
+            opts.pid,
+            opts.mode,
+            opts.tool,
+            opts.revision,
+            opts.n,
+            opts.clients,
+            ticks,
+        )
+        .map_err(|e| format!("{addr} HTTP {} {}: {e}", opts.mode.name(), opts.tool.name()))?;
+        runs.push(run);
+    }
+    eprintln!("\r\x1b[Khttp: done");
+    let _ = writeln!(
+        out,
+        "### Streamable HTTP at {addr}: `{}`, {}, N = {} calls, M = {} keep-alive clients\n",
+        opts.tool.name(),
+        opts.mode.name(),
+        opts.n,
+        opts.clients
+    );
+    table_header_short(out);
+    for (k, run) in runs.iter().enumerate() {
+        table_row_short(out, &format!("run {}", k + 1), std::slice::from_ref(run));
+    }
+    table_row_short(out, "median", &runs);
+    out.push('\n');
+    Ok(())
+}
+
 fn many_section(opts: &Options, ticks: f64, out: &mut String) -> Result<()> {
     eprint!("\r\x1b[K1000 tools …");
     let many = many_leg(&opts.dir, opts.n, ticks)?;
@@ -357,17 +409,22 @@ fn custom_leg(opts: &Options, ticks: f64, command: &[String], out: &mut String) 
     Ok(())
 }
 
-fn machine() -> String {
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|c| {
-            c.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split(':').nth(1))
-                .map(|s| s.trim().to_owned())
-        })
-        .unwrap_or_else(|| "?".into());
-    let cores = thread::available_parallelism().map_or(0, usize::from);
+fn machine(pinned: bool) -> String {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpu = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split(':').nth(1))
+        .map_or_else(|| "?".to_owned(), |s| s.trim().to_owned());
+    // The machine's, not this process's (one CPU when pinned).
+    let cores = match cpuinfo
+        .lines()
+        .filter(|l| l.starts_with("processor"))
+        .count()
+    {
+        0 => thread::available_parallelism().map_or(0, usize::from),
+        n => n,
+    };
     let rustc = Command::new("rustc")
         .arg("--version")
         .output()
@@ -378,7 +435,12 @@ fn machine() -> String {
     let load = std::fs::read_to_string("/proc/loadavg")
         .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
         .unwrap_or_default();
-    format!("{cores} cores, {cpu}, {rustc}, load average at start {load}")
+    let pinned = if pinned {
+        ", the servers pinned to CPU 0 and the driver to CPU 1"
+    } else {
+        ""
+    };
+    format!("{cores} cores, {cpu}, {rustc}, load average at start {load}{pinned}")
 }
 
 /// When started by `cargo run`, builds the sibling binaries (servers) of this one first, into
@@ -418,7 +480,7 @@ fn build_siblings(dir: &Path) -> Result<()> {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: load <all|stdio|http|many|modern|tasks|memory|diag|custom -- CMD ARGS> [--n N] [--repeat R] [--clients M] [--servers a,b] [--tool T] [--window W] [--revision 2025|2026] [--quick] [--no-build]"
+        "usage: load <all|stdio|http|many|modern|tasks|memory|diag|custom -- CMD ARGS> [--n N] [--repeat R] [--clients M] [--servers a,b] [--tool T] [--window W] [--revision 2025|2026] [--addr ADDR] [--pid PID] [--mode stateless|json|sse] [--quick] [--no-build] [--pin]"
     );
     std::process::exit(2)
 }
@@ -440,9 +502,13 @@ fn main() -> Result<()> {
         tool: Tool::Add,
         window: None,
         revision: Revision::Y2025,
+        addr: None,
+        pid: None,
+        mode: HttpMode::Stateless,
     };
     let mut command = Vec::new();
     let mut build = true;
+    let mut pinned = false;
     while let Some(a) = args.next() {
         let mut value = |name: &str| {
             args.next()
@@ -476,6 +542,17 @@ fn main() -> Result<()> {
             }
             "--window" => opts.window = Some(value("--window").parse::<usize>()?.max(1)),
             "--no-build" => build = false,
+            "--pin" => pinned = true,
+            "--addr" => opts.addr = Some(value("--addr").parse()?),
+            "--pid" => opts.pid = Some(value("--pid").parse()?),
+            "--mode" => {
+                opts.mode = match value("--mode").as_str() {
+                    "stateless" => HttpMode::Stateless,
+                    "json" => HttpMode::SessionJson,
+                    "sse" => HttpMode::SessionSse,
+                    _ => usage(),
+                };
+            }
             "--quick" => {
                 opts.n = 2_000;
                 opts.task_n = 2_000;
@@ -485,7 +562,11 @@ fn main() -> Result<()> {
             _ => usage(),
         }
     }
-    if build && leg != "custom" {
+    if pinned {
+        // Before any thread starts: the runtimes' threads inherit this process's CPU.
+        pin(0, 1)?;
+    }
+    if build && leg != "custom" && opts.addr.is_none() {
         build_siblings(&opts.dir)?;
     }
     let ticks = clock_ticks();
@@ -494,7 +575,10 @@ fn main() -> Result<()> {
         .iter()
         .map(|s| server_cmd(&opts.dir, s))
         .collect();
-    for s in servers.iter().filter(|_| leg != "custom") {
+    for s in servers
+        .iter()
+        .filter(|_| leg != "custom" && opts.addr.is_none())
+    {
         if !s.program.exists() {
             return Err(format!(
                 "{} not found: build the package first (cargo build --release -p mcp-tool-bench)",
@@ -504,7 +588,7 @@ fn main() -> Result<()> {
         }
     }
     let mut out = String::new();
-    let _ = writeln!(out, "Machine: {}\n", machine());
+    let _ = writeln!(out, "Machine: {}\n", machine(pinned));
     match leg.as_str() {
         "all" => {
             stdio_leg(&opts, ticks, &servers, &STDIO_SCENARIOS, &mut out)?;
@@ -522,7 +606,10 @@ fn main() -> Result<()> {
             let ours = [server_cmd(&opts.dir, "mcp-tool")];
             stdio_leg(&opts, ticks, &ours, &DIAG_SCENARIOS, &mut out)?;
         }
-        "http" => http_leg(&opts, ticks, &servers, &mut out)?,
+        "http" => match opts.addr {
+            Some(addr) => http_at_leg(&opts, addr, ticks, &mut out)?,
+            None => http_leg(&opts, ticks, &servers, &mut out)?,
+        },
         "many" => many_section(&opts, ticks, &mut out)?,
         "custom" => custom_leg(&opts, ticks, &command, &mut out)?,
         "gateway" => gateway::gateway_leg(&opts, ticks, &mut out)?,

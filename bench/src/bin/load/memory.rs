@@ -192,16 +192,13 @@ fn http_figures(
                 let mut conn = Conn::open(addr, PROTOCOL).await?;
                 conn.session = Some(session.clone());
                 let mut reply = conn
-                    .post(
-                        r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#.to_owned(),
-                        None,
-                    )
+                    .post(br#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#, None)
                     .await?;
+                let status = reply.status;
                 let answer = reply.next().await?.unwrap_or_default();
-                if reply.status != 200 || !answer.contains("\"result\"") {
+                if status != 200 || !answer.contains("\"result\"") {
                     return Err(format!(
-                        "session {session} is gone after {n} were opened: HTTP {} {answer}",
-                        reply.status
+                        "session {session} is gone after {n} were opened: HTTP {status} {answer}"
                     )
                     .into());
                 }
@@ -224,7 +221,9 @@ async fn open_sessions(addr: SocketAddr, n: usize) -> Result<(String, String)> {
             let mut ids = Vec::new();
             for i in (c..n).step_by(SESSION_CONNS) {
                 conn.session = None;
-                let reply = conn.post(initialize_line(i as u64, false), None).await?;
+                let reply = conn
+                    .post(initialize_line(i as u64, false).as_bytes(), None)
+                    .await?;
                 let session = reply.session.clone();
                 let status = reply.finish().await?;
                 let session = session
@@ -232,7 +231,7 @@ async fn open_sessions(addr: SocketAddr, n: usize) -> Result<(String, String)> {
                     .ok_or_else(|| format!("initialize {i}: HTTP {status}, no session"))?;
                 conn.session = Some(session.clone());
                 let status = conn
-                    .post(INITIALIZED.to_owned(), None)
+                    .post(INITIALIZED.as_bytes(), None)
                     .await?
                     .finish()
                     .await?;

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -86,6 +87,28 @@ pub(crate) fn clock_ticks() -> f64 {
         .unwrap_or(100.0)
 }
 
+/// The CPU every server is started on (`--pin`), if any.
+static SERVER_CPU: OnceLock<usize> = OnceLock::new();
+
+/// Pins this process to CPU `driver` (the threads it starts from now on inherit it) and every
+/// server started from now on to CPU `server`, with `taskset`: on a small machine the driver
+/// and the server then never take each other's core.
+pub(crate) fn pin(server: usize, driver: usize) -> Result<()> {
+    let pid = std::process::id().to_string();
+    let status = Command::new("taskset")
+        .args(["-p", "-c", &driver.to_string(), &pid])
+        .stdout(Stdio::null())
+        .status()
+        .map_err(|e| format!("--pin needs taskset (util-linux): {e}"))?;
+    if !status.success() {
+        return Err(format!("taskset could not pin the driver to CPU {driver}").into());
+    }
+    SERVER_CPU
+        .set(server)
+        .map_err(|_| "the servers' CPU is already set")?;
+    Ok(())
+}
+
 /// A server command: a sibling binary and its arguments.
 #[derive(Debug, Clone)]
 pub(crate) struct ServerCmd {
@@ -95,8 +118,18 @@ pub(crate) struct ServerCmd {
 }
 
 impl ServerCmd {
+    /// Starts the server (under `taskset -c CPU` when pinned: taskset executes the server in
+    /// its own place, so the child's pid is the server's).
     pub(crate) fn spawn(&self, extra: &[String]) -> Result<Child> {
-        Command::new(&self.program)
+        let mut command = match SERVER_CPU.get() {
+            Some(cpu) => {
+                let mut command = Command::new("taskset");
+                command.arg("-c").arg(cpu.to_string()).arg(&self.program);
+                command
+            }
+            None => Command::new(&self.program),
+        };
+        command
             .args(&self.args)
             .args(extra)
             .stdin(Stdio::piped())

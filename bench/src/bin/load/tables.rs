@@ -80,6 +80,33 @@ pub(crate) fn table_row(out: &mut String, label: &str, runs: &[Run]) {
     );
 }
 
+/// The header of a table of runs against a server the driver did not start (no RSS, no
+/// start time).
+pub(crate) fn table_header_short(out: &mut String) {
+    let _ = writeln!(
+        out,
+        "| run | calls/s | p50 µs | p99 µs | server CPU µs/call |"
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|");
+}
+
+/// A row of such a table: the median of `runs` (the CPU column `–` when unknown).
+pub(crate) fn table_row_short(out: &mut String, label: &str, runs: &[Run]) {
+    let (m, _, _) = summarize(runs);
+    let cpu = if m.cpu_us.is_nan() {
+        "–".to_owned()
+    } else {
+        format!("{:.1}", m.cpu_us)
+    };
+    let _ = writeln!(
+        out,
+        "| {label} | {} | {:.0} | {:.0} | {cpu} |",
+        thousands(m.calls_per_s),
+        m.p50_us,
+        m.p99_us
+    );
+}
+
 /// The noise of a throughput ratio: the lowest and highest ratio of the runs of the same
 /// repetition (run `i` of one against run `i` of the other), when there are several.
 fn paired_spread(mine: &[Run], theirs: &[Run]) -> String {

@@ -126,6 +126,27 @@ struct Message<'a> {
     error: Option<&'a RawValue>,
 }
 
+/// A response read for its outcome alone (see [`Calls::read_quick`]): the result is not kept,
+/// and nothing in it is unescaped.
+#[derive(Deserialize)]
+struct Answer<'a> {
+    #[serde(borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    method: Option<Cow<'a, str>>,
+    result: Option<Outcome<'a>>,
+    #[serde(borrow)]
+    error: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Outcome<'a> {
+    #[serde(rename = "isError", default)]
+    is_error: bool,
+    #[serde(rename = "resultType", borrow)]
+    result_type: Option<Cow<'a, str>>,
+}
+
 #[derive(Deserialize)]
 struct CallResult<'a> {
     #[serde(borrow, default)]
@@ -274,6 +295,49 @@ impl Calls {
         }
         self.tool.check(i, &result)?;
         Ok(Step::Done(i))
+    }
+
+    /// Reads one message from the server as [`Calls::read`] does, but checks a plain answer
+    /// only for what counts a failure: its id is one of ours, it is a result, not an error,
+    /// without `isError` (and in 2026-07-28 `complete`); what it holds is not looked at. One
+    /// pass over the text, nothing allocated. Anything else (a request of the server's, the answer to a
+    /// retry, an `input_required` result) is read by [`Calls::read`].
+    pub(crate) fn read_quick(&self, text: &str) -> Result<Step, String> {
+        let answer: Answer<'_> =
+            serde_json::from_str(text).map_err(|e| format!("bad message ({e}): {text}"))?;
+        let result = match answer {
+            Answer {
+                id: Some(id),
+                method: None,
+                result,
+                error,
+            } => {
+                let call = id
+                    .get()
+                    .parse::<u64>()
+                    .ok()
+                    .and_then(|id| id.checked_sub(self.first_id))
+                    .filter(|&k| k < self.n as u64);
+                // Not a first call's id (a retry's, or not ours): read in full.
+                let Some(i) = call else {
+                    return self.read(text);
+                };
+                let i = i as usize;
+                if let Some(error) = error {
+                    return Err(format!("call {i}: JSON-RPC error {}", error.get()));
+                }
+                let result = result.ok_or_else(|| format!("call {i}: neither result nor error"))?;
+                if result.is_error {
+                    return Err(format!("call {i}: isError: {text}"));
+                }
+                (i, result)
+            }
+            _ => return self.read(text),
+        };
+        match (self.revision, result.1.result_type.as_deref()) {
+            (Revision::Y2025, _) | (Revision::Y2026, Some("complete")) => Ok(Step::Done(result.0)),
+            _ => self.read(text),
+        }
     }
 }
 
