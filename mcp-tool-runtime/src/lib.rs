@@ -13,9 +13,7 @@
 //!
 //! The command line and the test client sit above them. Inside each layer, the children of a
 //! folder (its files and subfolders) import one way too: no loop among them, except a pair
-//! listed with the reason the two are one unit, and the loop among `server`'s running
-//! server, sessions, listeners, mounts and replicas, still being broken up and held at its
-//! present size until it is gone. A test (`layers`) enforces all of it, and the same for the macros crate. Users
+//! listed with the reason the two are one unit (the running server and its sessions). A test (`layers`) enforces all of it, and the same for the macros crate. Users
 //! depend on the `mcp-tool` facade, which re-exports this crate's public surface in modules
 //! that mirror the layers.
 

@@ -397,7 +397,7 @@ impl Session {
             },
         };
         let listeners = &self.server.shared.listeners;
-        let key = listeners.open(self, req.id, filter);
+        let key = listeners.open(self.clone(), req.id, filter);
         if self.live() {
             // A connection's stream (stdio): it ends with the connection, or when the client
             // cancels the listen request.

@@ -12,9 +12,10 @@ use crate::tool::extract::TypeMap;
 use crate::tool::{Batch, DynamicTool, FromContext, TaskSupport, ToolCall, ToolDef, ToolError};
 
 use super::catalog::{Catalog, Entry};
+use super::change::Change;
 use super::error::StartError;
 use super::limits::Limits;
-use super::listen::{Change, Listeners};
+use super::listen::Listeners;
 use super::offerings::Offerings;
 use super::prompt::Prompt;
 use super::replicas::{Event, Replicas, SelectionWire};
@@ -50,6 +51,13 @@ pub struct ServerHandle {
     pub(crate) shared: Arc<Shared>,
 }
 
+/// What starts with the running server, once it serves: the connections of the mounted
+/// servers (`mount::Mounts`), which then add their tools to it.
+#[cfg(feature = "client")]
+pub(crate) trait StartsWith: Send + Sync + fmt::Debug {
+    fn start(&self, server: &ServerHandle);
+}
+
 /// What every session of a server shares.
 pub(crate) struct Shared {
     pub(crate) info: Arc<Implementation>,
@@ -71,7 +79,7 @@ pub(crate) struct Shared {
     pub(crate) validate_output: bool,
     /// The remote servers mounted beside the local tools.
     #[cfg(feature = "client")]
-    pub(crate) mounts: super::mount::Mounts,
+    pub(crate) mounts: Box<dyn StartsWith>,
     /// The tool selections of principals (stateless requests).
     pub(crate) principals: Principals,
     /// The clients of stateless requests, built once per `_meta` text.
@@ -97,7 +105,7 @@ pub(crate) struct Settings {
     pub(crate) limits: Limits,
     pub(crate) validate_output: bool,
     #[cfg(feature = "client")]
-    pub(crate) mounts: super::mount::Mounts,
+    pub(crate) mounts: Box<dyn StartsWith>,
     pub(crate) tasks: Tasks,
     pub(crate) replicas: Replicas,
 }
@@ -456,4 +464,81 @@ fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
 fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
     lock.write()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl ServerHandle {
+    /// Starts sharing with the other replicas (when a store is set): this replica's changes
+    /// go out, theirs are told to this replica's clients.
+    pub(crate) fn start_replicas(&self, session_ttl: Duration) {
+        let weak = Arc::downgrade(&self.shared);
+        self.shared.replicas.start(session_ttl, move |event| {
+            let Some(shared) = weak.upgrade() else {
+                return false;
+            };
+            ServerHandle { shared }.apply_remote(event);
+            true
+        });
+    }
+
+    /// Tells this replica's clients of a change another replica raised.
+    fn apply_remote(&self, event: Event) {
+        match event {
+            Event::ToolsChanged => {
+                self.tell_here("notifications/tools/list_changed", Change::Tools(None))
+            }
+            Event::PromptsChanged => {
+                self.tell_here("notifications/prompts/list_changed", Change::Prompts)
+            }
+            Event::ResourcesChanged => {
+                self.tell_here("notifications/resources/list_changed", Change::Resources)
+            }
+            Event::ResourceUpdated { uri } => self.resource_updated_here(&uri),
+            Event::Selection { batch } => {
+                let batch = Batch::from(batch);
+                if let Err(e) = self.change_tools_here(&batch) {
+                    tracing::warn!(error = %e, "a replica's tool selection does not apply here");
+                }
+            }
+            Event::Answer {
+                session,
+                id,
+                result,
+                error,
+            } => {
+                let answer = match (result, error) {
+                    (_, Some(e)) => Err(e),
+                    (Some(v), None) => Ok(v),
+                    (None, None) => Ok(serde_json::Value::Null),
+                };
+                for s in self.shared.sessions.all() {
+                    if s.shared_name().is_some_and(|n| **n == *session) {
+                        s.answered_here(id, answer.clone());
+                    }
+                }
+            }
+            Event::PrincipalTools { subject, batch } => {
+                let principal = super::selection::Principal::Subject(subject);
+                let shared = &self.shared;
+                match shared.principals.apply(
+                    &principal,
+                    &shared.selection(),
+                    &self.catalog(),
+                    &Batch::from(batch),
+                ) {
+                    Ok((_, true)) => shared.listeners.notify(Change::Tools(Some(&principal))),
+                    Ok(_) => {}
+                    Err(e) => {
+                        tracing::warn!(error = %e, "a replica's tool selection does not apply here");
+                    }
+                }
+            }
+            Event::SessionEnded { session } => {
+                for s in self.shared.sessions.all() {
+                    if s.shared_name().is_some_and(|n| **n == *session) {
+                        s.end_here();
+                    }
+                }
+            }
+        }
+    }
 }

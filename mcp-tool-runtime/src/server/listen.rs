@@ -17,21 +17,27 @@ use crate::protocol::wire::{
 };
 
 use super::selection::Principal;
-use super::session::{Session, lock};
+use crate::sync::lock;
 
-/// What changed.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Change<'a> {
-    /// The tool list: of everyone, or of one principal (its selection changed).
-    Tools(Option<&'a Principal>),
-    Prompts,
-    Resources,
-    /// One resource's contents.
-    Updated(&'a str),
+pub(crate) use super::change::Change;
+
+/// The connection a listen stream was opened on: its session, seen by what a stream needs.
+pub(crate) trait Audience: Send + Sync {
+    /// Who is on the other end (a change of one principal's tools goes to its streams).
+    fn principal(&self) -> &Principal;
+    /// Sends `text`, as part of request `related` (its response when `is_response`).
+    fn emit(&self, text: String, related: Option<&Arc<str>>, is_response: bool);
+    /// Whether the client has left.
+    fn out_closed(&self) -> bool;
+}
+
+/// Whether `listener` was opened on `audience` (the same object).
+fn same(listener: &Arc<dyn Audience>, audience: &dyn Audience) -> bool {
+    std::ptr::addr_eq(Arc::as_ptr(listener), audience as *const dyn Audience)
 }
 
 struct Listener {
-    session: Arc<Session>,
+    session: Arc<dyn Audience>,
     /// The listen request's canonical id: its stream.
     related: Arc<str>,
     /// The listen request's id as the client wrote it: the subscription id.
@@ -44,7 +50,7 @@ impl Listener {
         match change {
             Change::Tools(principal) => {
                 self.filter.tools_list_changed
-                    && principal.is_none_or(|p| *p == self.session.principal)
+                    && principal.is_none_or(|p| p == self.session.principal())
             }
             Change::Prompts => self.filter.prompts_list_changed,
             Change::Resources => self.filter.resources_list_changed,
@@ -79,12 +85,12 @@ impl Listeners {
     /// stream until the client leaves. Returns its key.
     pub(crate) fn open(
         &self,
-        session: &Arc<Session>,
+        session: Arc<dyn Audience>,
         id: &RawValue,
         filter: SubscriptionFilter,
     ) -> u64 {
         let listener = Listener {
-            session: session.clone(),
+            session,
             related: jsonrpc::id_key(id.get()),
             subscription_id: id.to_owned(),
             filter,
@@ -105,16 +111,16 @@ impl Listeners {
     }
 
     /// Ends the stream of `session`'s request `related` (the client cancelled it).
-    pub(crate) fn cancel(&self, session: &Session, related: &str) -> bool {
+    pub(crate) fn cancel(&self, session: &dyn Audience, related: &str) -> bool {
         let mut live = lock(&self.live);
         let before = live.len();
-        live.retain(|_, l| !(std::ptr::eq(&*l.session, session) && &*l.related == related));
+        live.retain(|_, l| !(same(&l.session, session) && &*l.related == related));
         live.len() != before
     }
 
     /// Ends every stream of `session` (its connection is closing).
-    pub(crate) fn drop_session(&self, session: &Session) {
-        lock(&self.live).retain(|_, l| !std::ptr::eq(&*l.session, session));
+    pub(crate) fn drop_session(&self, session: &dyn Audience) {
+        lock(&self.live).retain(|_, l| !same(&l.session, session));
     }
 
     /// Tells every stream that asked for it about `change`, dropping streams whose client

@@ -7,6 +7,7 @@
 
 mod bm25;
 pub(crate) mod catalog;
+pub(crate) mod change;
 pub(crate) mod clients;
 pub(crate) mod dispatch;
 pub(crate) mod error;
@@ -474,7 +475,7 @@ impl Server {
                     problems.extend(found);
                 }
             }
-            mount::Mounts::new(list)
+            Box::new(mount::Mounts::new(list))
         };
         if !problems.is_empty() {
             return Err(StartError::new(problems));

@@ -208,7 +208,7 @@ impl Connection for StatelessConnection {
             server
                 .shared
                 .listeners
-                .notify(super::listen::Change::Tools(Some(principal)));
+                .notify(super::change::Change::Tools(Some(principal)));
         }
         if let Principal::Subject(subject) = principal {
             // The subject's next request may reach another replica.

@@ -121,6 +121,7 @@ impl From<mpsc::UnboundedSender<Outgoing>> for Outbound {
     }
 }
 
+use super::listen::Audience;
 pub(crate) use super::selection::Principal;
 
 /// How a session is opened.
@@ -451,6 +452,20 @@ impl Drop for Session {
         if let Some(key) = self.live {
             self.server.shared.sessions.remove(key);
         }
+    }
+}
+
+impl Audience for Session {
+    fn principal(&self) -> &Principal {
+        &self.principal
+    }
+
+    fn emit(&self, text: String, related: Option<&Arc<str>>, is_response: bool) {
+        Session::emit(self, text, related, is_response);
+    }
+
+    fn out_closed(&self) -> bool {
+        Session::out_closed(self)
     }
 }
 

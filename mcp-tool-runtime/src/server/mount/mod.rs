@@ -24,7 +24,7 @@ use crate::client::{
 use crate::protocol::{Content, RpcError, code};
 use crate::tool::{Annotations, Ctx, DynamicArgs, DynamicTool, Elicitation, ToolError, ToolResult};
 
-use super::handle::ServerHandle;
+use super::handle::{ServerHandle, StartsWith};
 
 pub use config::{
     AllowedTools, Approval, CONNECTIONS_ENV, LABEL_SEPARATOR, McpTool, RequireApproval, ToolConfig,
@@ -425,6 +425,13 @@ impl ClientHandler for CallRelay {
 pub(crate) struct Mounts {
     pub(crate) list: Vec<Arc<Mount>>,
     started: AtomicBool,
+}
+
+impl StartsWith for Mounts {
+    /// Starts every mount's connection (once), if a runtime is at hand.
+    fn start(&self, server: &ServerHandle) {
+        Mounts::start(self, server);
+    }
 }
 
 impl Mounts {

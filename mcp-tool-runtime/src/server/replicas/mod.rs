@@ -35,8 +35,6 @@ pub use crate::store::{StoreUrlError, StoreUrlProblem};
 use crate::sync::lock;
 use crate::tool::Batch;
 
-use super::handle::ServerHandle;
-
 /// The environment variable naming the store replicas share (`memory` or `redis://…`), as
 /// `--shared-state`.
 pub const SHARED_STATE_ENV: &str = "MCP_TOOL_SHARED_STATE";
@@ -310,8 +308,14 @@ impl Replicas {
         *lock(&self.session_ttl)
     }
 
-    /// Starts the writer and the listener of `server`'s store, once, on the current runtime.
-    pub(crate) fn start(&self, server: &ServerHandle, session_ttl: Duration) {
+    /// Starts the writer and the listener of the store, once, on the current runtime: each
+    /// event another replica publishes goes to `apply`, until it answers `false` (the server
+    /// is gone).
+    pub(crate) fn start(
+        &self,
+        session_ttl: Duration,
+        apply: impl Fn(Event) -> bool + Send + 'static,
+    ) {
         let Some(store) = &self.store else { return };
         *lock(&self.session_ttl) = session_ttl;
         if self.queue.get().is_some() || tokio::runtime::Handle::try_current().is_err() {
@@ -337,14 +341,16 @@ impl Replicas {
             }
         });
         let mut messages = store.subscribe();
-        let weak = Arc::downgrade(&server.shared);
         let origin = self.origin.clone();
         tokio::spawn(async move {
             while let Some(text) = messages.recv().await {
-                let Some(shared) = weak.upgrade() else { return };
                 match serde_json::from_str::<Envelope>(&text) {
                     Ok(envelope) if envelope.origin == origin => {}
-                    Ok(envelope) => ServerHandle { shared }.apply_remote(envelope.event),
+                    Ok(envelope) => {
+                        if !apply(envelope.event) {
+                            return;
+                        }
+                    }
                     Err(e) => tracing::debug!(error = %e, "an unreadable replica message"),
                 }
             }
@@ -442,75 +448,6 @@ pub(crate) struct SessionRecord {
     /// The session's random name (it owns the tasks of an unauthenticated session).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) nonce: Option<String>,
-}
-
-impl ServerHandle {
-    /// Tells this replica's clients of a change another replica raised.
-    fn apply_remote(&self, event: Event) {
-        match event {
-            Event::ToolsChanged => self.tell_here(
-                "notifications/tools/list_changed",
-                super::listen::Change::Tools(None),
-            ),
-            Event::PromptsChanged => self.tell_here(
-                "notifications/prompts/list_changed",
-                super::listen::Change::Prompts,
-            ),
-            Event::ResourcesChanged => self.tell_here(
-                "notifications/resources/list_changed",
-                super::listen::Change::Resources,
-            ),
-            Event::ResourceUpdated { uri } => self.resource_updated_here(&uri),
-            Event::Selection { batch } => {
-                let batch = Batch::from(batch);
-                if let Err(e) = self.change_tools_here(&batch) {
-                    tracing::warn!(error = %e, "a replica's tool selection does not apply here");
-                }
-            }
-            Event::Answer {
-                session,
-                id,
-                result,
-                error,
-            } => {
-                let answer = match (result, error) {
-                    (_, Some(e)) => Err(e),
-                    (Some(v), None) => Ok(v),
-                    (None, None) => Ok(Value::Null),
-                };
-                for s in self.shared.sessions.all() {
-                    if s.shared_name().is_some_and(|n| **n == *session) {
-                        s.answered_here(id, answer.clone());
-                    }
-                }
-            }
-            Event::PrincipalTools { subject, batch } => {
-                let principal = super::selection::Principal::Subject(subject);
-                let shared = &self.shared;
-                match shared.principals.apply(
-                    &principal,
-                    &shared.selection(),
-                    &self.catalog(),
-                    &Batch::from(batch),
-                ) {
-                    Ok((_, true)) => shared
-                        .listeners
-                        .notify(super::listen::Change::Tools(Some(&principal))),
-                    Ok(_) => {}
-                    Err(e) => {
-                        tracing::warn!(error = %e, "a replica's tool selection does not apply here");
-                    }
-                }
-            }
-            Event::SessionEnded { session } => {
-                for s in self.shared.sessions.all() {
-                    if s.shared_name().is_some_and(|n| **n == *session) {
-                        s.end_here();
-                    }
-                }
-            }
-        }
-    }
 }
 
 #[cfg(test)]

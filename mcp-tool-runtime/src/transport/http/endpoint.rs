@@ -97,10 +97,7 @@ impl Endpoint {
         if !config.stateless {
             spawn_reaper(&endpoint);
             let server = &endpoint.server;
-            server
-                .shared
-                .replicas
-                .start(server, endpoint.config.session_idle);
+            server.start_replicas(endpoint.config.session_idle);
         }
         endpoint
     }
