@@ -244,6 +244,33 @@ fn a_malformed_token_list_stops_the_server() {
     }
 }
 
+/// A server binary's command line reads its environment (the library's builder does not): a
+/// request-state key that is not hex or base64, or shorter than 32 bytes, stops the binary
+/// with a message naming the variable; a good one is taken.
+#[test]
+fn the_state_key_comes_from_the_environment_and_is_checked() {
+    let run_with = |key: &str| {
+        std::process::Command::new(CALC)
+            .arg("list")
+            .env("MCP_TOOL_STATE_KEY", key)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("calc runs")
+    };
+    for (key, says) in [
+        ("not a key!", "neither hex nor base64"),
+        ("00112233", "at least 32 bytes"),
+    ] {
+        let out = run_with(key);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{key}: {stderr}");
+        assert!(stderr.contains("MCP_TOOL_STATE_KEY"), "{key}: {stderr}");
+        assert!(stderr.contains(says), "{key}: {stderr}");
+    }
+    let out = run_with(&"ab".repeat(32));
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+}
+
 /// With tokens, the endpoint announces its RFC 9728 metadata: in every challenge, and at the
 /// well-known URL; a request without credentials gets no error code (RFC 6750 §3.1).
 #[test]

@@ -187,7 +187,10 @@ impl Server {
                 .ok()
                 .filter(|v| !v.trim().is_empty())
         });
-        let mut server = self;
+        let mut server = match from_environment(self) {
+            Ok(server) => server,
+            Err(message) => std::process::exit(cli_error(&bin, &message)),
+        };
         if let Ok(text) = std::env::var(TASK_LEASE_ENV) {
             match parse_duration(&text) {
                 Some(lease) => server.task_settings.lease = lease,
@@ -302,6 +305,25 @@ impl Server {
 }
 
 /// Mounts the remote servers each `--mount` file lists (feature `client`).
+/// The settings a server binary takes from its environment (this layer alone reads it): the
+/// request-state key, output validation, the connection store of mounts.
+fn from_environment(mut server: Server) -> std::result::Result<Server, String> {
+    use crate::server::{STATE_KEY_ENV, VALIDATE_OUTPUT_ENV};
+    if let Ok(text) = std::env::var(STATE_KEY_ENV) {
+        let key = crate::server::state::StateKey::decode(&text)
+            .map_err(|e| format!("{STATE_KEY_ENV}: {e}"))?;
+        server = server.state_key(key);
+    }
+    if std::env::var(VALIDATE_OUTPUT_ENV).is_ok_and(|v| v == "1" || v == "true") {
+        server = server.validate_output(true);
+    }
+    #[cfg(feature = "client")]
+    if let Some(path) = std::env::var_os(crate::server::mount::CONNECTIONS_ENV) {
+        server = server.connection_store(path);
+    }
+    Ok(server)
+}
+
 fn with_mounts(server: Server, files: &[String]) -> std::result::Result<Server, String> {
     if files.is_empty() {
         return Ok(server);
@@ -358,10 +380,12 @@ async fn serve_http(server: Server, bin: &str, options: HttpOptions) -> Result<i
             Err(e) => return Ok(cli_error(bin, &e.to_string())),
         }
     }
-    match BearerTokens::from_env(TOKENS_ENV) {
-        Ok(Some(tokens)) => config = config.with_auth(tokens),
-        Ok(None) => {}
-        Err(e) => return Ok(cli_error(bin, &e)),
+    if let Ok(text) = std::env::var(TOKENS_ENV) {
+        match BearerTokens::parse(&text) {
+            Ok(tokens) if tokens.is_empty() => {}
+            Ok(tokens) => config = config.with_auth(tokens),
+            Err(e) => return Ok(cli_error(bin, &format!("{TOKENS_ENV}: {e}"))),
+        }
     }
     // The operator's choice of shared state: the flag, else the environment.
     let shared = options.shared_state.or_else(|| {

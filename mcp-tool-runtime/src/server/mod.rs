@@ -48,7 +48,8 @@ use state::StateKey;
 
 /// How long lists stay fresh by default (2026-07-28 cache hints).
 const DEFAULT_LIST_TTL: Duration = Duration::from_secs(300);
-/// The environment variable that switches output validation on in release builds.
+/// The environment variable that switches output validation on in release builds (read by
+/// server binaries' command line).
 pub const VALIDATE_OUTPUT_ENV: &str = "MCP_TOOL_VALIDATE_OUTPUT";
 /// How long a sealed request state stays valid by default.
 pub(crate) const DEFAULT_STATE_TTL: Duration = Duration::from_secs(600);
@@ -106,6 +107,8 @@ pub struct Server {
     skills: Option<std::path::PathBuf>,
     #[cfg(feature = "client")]
     pub(crate) mounts: Vec<mount::McpTool>,
+    #[cfg(feature = "client")]
+    connection_store: Option<std::path::PathBuf>,
 }
 
 impl Server {
@@ -142,6 +145,8 @@ impl Server {
             skills: None,
             #[cfg(feature = "client")]
             mounts: Vec::new(),
+            #[cfg(feature = "client")]
+            connection_store: None,
         }
     }
 
@@ -233,6 +238,16 @@ impl Server {
         self
     }
 
+    /// The connection store (feature `client`): a JSON file of connections by id, each with
+    /// a `server_url`, an `authorization` and `headers`, which a mount's
+    /// `project_connection_id` or `connector_id` names. Server binaries take it from
+    /// `MCP_TOOL_CONNECTIONS`.
+    #[cfg(feature = "client")]
+    pub fn connection_store(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.connection_store = Some(path.into());
+        self
+    }
+
     /// Offers a tool defined at run time, without the macros.
     pub fn dynamic_tool(mut self, tool: DynamicTool) -> Self {
         self.dynamic.push(tool);
@@ -309,9 +324,9 @@ impl Server {
 
     /// The key that seals the state a stateless (2026-07-28) request carries between the
     /// rounds in which it asks for input: at least 32 bytes, the same on every replica so a
-    /// retry may reach any of them. Without it the key comes from `MCP_TOOL_STATE_KEY` (hex or
-    /// base64), else is random for this process (a retry must then come back to it before it
-    /// restarts).
+    /// retry may reach any of them. Without it the key is random for this process (a retry
+    /// must then come back to it before it restarts). Server binaries ([`Server::run`]) take
+    /// it from `MCP_TOOL_STATE_KEY` (hex or base64).
     pub fn state_key(mut self, key: impl AsRef<[u8]>) -> Self {
         self.state_key = Some(key.as_ref().to_vec());
         self
@@ -360,8 +375,8 @@ impl Server {
 
     /// Checks every structured result against the tool's output schema, in release builds too
     /// (debug builds always do): a result that does not fit becomes an error result naming
-    /// the field, instead of reaching a client that would reject it. Also switched on by
-    /// `MCP_TOOL_VALIDATE_OUTPUT=1`. It costs one validation per call (see BENCHMARKS.md).
+    /// the field, instead of reaching a client that would reject it. Server binaries
+    /// ([`Server::run`]) switch it on with `MCP_TOOL_VALIDATE_OUTPUT=1`. It costs one validation per call (see BENCHMARKS.md).
     pub fn validate_output(mut self, on: bool) -> Self {
         self.validate_output = Some(on);
         self
@@ -406,8 +421,7 @@ impl Server {
         }
         let state_key = match &self.state_key {
             Some(key) => StateKey::new(key, self.state_ttl),
-            None => StateKey::from_env(self.state_ttl)
-                .unwrap_or_else(|| StateKey::random(self.state_ttl)),
+            None => StateKey::random(self.state_ttl),
         }
         .map_err(|e| StartError::new(vec![e]))?;
         let info = Arc::new(Implementation {
@@ -467,7 +481,7 @@ impl Server {
                     problems.push(format!("two mounts are labelled `{}`", remote.server_label));
                 }
                 if found.is_empty() {
-                    match mount::Mount::new(remote.clone()) {
+                    match mount::Mount::new(remote.clone(), self.connection_store.as_deref()) {
                         Ok(m) => list.push(m),
                         Err(e) => problems.push(e),
                     }
@@ -498,10 +512,7 @@ impl Server {
                 limits: self.limits,
                 #[cfg(feature = "client")]
                 mounts,
-                validate_output: self.validate_output.unwrap_or_else(|| {
-                    cfg!(debug_assertions)
-                        || std::env::var(VALIDATE_OUTPUT_ENV).is_ok_and(|v| v == "1" || v == "true")
-                }),
+                validate_output: self.validate_output.unwrap_or(cfg!(debug_assertions)),
                 tasks: tasks::Tasks::new(
                     self.task_store
                         .unwrap_or_else(|| Arc::new(tasks::MemoryTaskStore::new())),

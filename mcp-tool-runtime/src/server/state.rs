@@ -7,8 +7,9 @@
 //! digest of the arguments, the principal) and the payload. Integrity, not secrecy: the
 //! client can read the answers it gave. A tampered, expired or foreign token is refused.
 //!
-//! The key comes from the builder (`Server::state_key`), else from `MCP_TOOL_STATE_KEY` (at
-//! least 32 bytes, hex or base64), else is random per process — then a retry that reaches
+//! The key comes from the builder (`Server::state_key`; a server binary's command line sets
+//! it from `MCP_TOOL_STATE_KEY`, at least 32 bytes, hex or base64), else is random per
+//! process — then a retry that reaches
 //! another process, or this one after a restart, is refused.
 
 use std::sync::{Arc, OnceLock};
@@ -23,7 +24,7 @@ use sha2::{Digest, Sha256};
 
 use crate::protocol::{RpcError, code};
 
-/// The environment variable a server's state key is read from when the builder gives none.
+/// The environment variable a server binary's state key is read from (by its command line).
 pub const STATE_KEY_ENV: &str = "MCP_TOOL_STATE_KEY";
 
 /// Domain separation: a tag made here means nothing anywhere else.
@@ -138,17 +139,16 @@ impl StateKey {
         })
     }
 
-    /// The key from `MCP_TOOL_STATE_KEY` (hex or base64), if set.
-    pub(crate) fn from_env(ttl: Duration) -> Option<Result<StateKey, String>> {
-        let text = std::env::var(STATE_KEY_ENV).ok()?;
+    /// The key material written as text (hex or base64, as `MCP_TOOL_STATE_KEY` carries it),
+    /// checked for its length.
+    pub(crate) fn decode(text: &str) -> Result<Vec<u8>, String> {
         let text = text.trim();
         let bytes = decode_hex(text)
             .or_else(|| STANDARD.decode(text).ok())
-            .or_else(|| URL_SAFE_NO_PAD.decode(text).ok());
-        Some(match bytes {
-            Some(b) => StateKey::new(&b, ttl).map_err(|e| format!("{STATE_KEY_ENV}: {e}")),
-            None => Err(format!("{STATE_KEY_ENV} is neither hex nor base64")),
-        })
+            .or_else(|| URL_SAFE_NO_PAD.decode(text).ok())
+            .ok_or_else(|| "neither hex nor base64".to_owned())?;
+        StateKey::new(&bytes, Duration::ZERO)?;
+        Ok(bytes)
     }
 
     /// A random key (a retry must come back to this process, before it restarts).
@@ -242,6 +242,19 @@ mod tests {
 
     fn binding(arguments: &Value, principal: &str) -> Binding {
         Binding::new("tools/call", "t", arguments, principal)
+    }
+
+    #[test]
+    fn a_key_written_as_text_is_hex_or_base64_of_32_bytes_at_least() {
+        let bytes = (0u8..32).collect::<Vec<u8>>();
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(StateKey::decode(&hex).unwrap(), bytes);
+        assert_eq!(StateKey::decode(&STANDARD.encode(&bytes)).unwrap(), bytes);
+        assert_eq!(StateKey::decode(&format!(" {hex}\n")).unwrap(), bytes);
+        let e = StateKey::decode("not a key!").unwrap_err();
+        assert!(e.contains("neither hex nor base64"), "{e}");
+        let e = StateKey::decode("00112233").unwrap_err();
+        assert!(e.contains("at least 32 bytes"), "{e}");
     }
 
     #[test]

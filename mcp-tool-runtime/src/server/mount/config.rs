@@ -262,12 +262,13 @@ pub(crate) struct Connection {
     pub(crate) headers: BTreeMap<String, String>,
 }
 
-/// Reads the connection `id` from the store named by [`CONNECTIONS_ENV`].
-pub(crate) fn connection(id: &str) -> Result<Connection, String> {
-    let path = std::env::var(CONNECTIONS_ENV).map_err(|_| {
-        format!("connection `{id}`: no connection store ({CONNECTIONS_ENV} names none)")
+/// Reads the connection `id` from the connection store at `path` (`Server::connection_store`,
+/// or [`CONNECTIONS_ENV`] for a server binary).
+pub(crate) fn connection(id: &str, path: Option<&std::path::Path>) -> Result<Connection, String> {
+    let path = path.ok_or_else(|| {
+        format!("connection `{id}`: no connection store (set {CONNECTIONS_ENV}, or `Server::connection_store`)")
     })?;
-    let text = std::fs::read_to_string(&path)
+    let text = std::fs::read_to_string(path)
         .map_err(|e| format!("connection `{id}`: the connection store cannot be read: {e}"))?;
     let mut store: BTreeMap<String, Value> = serde_json::from_str(&text)
         .map_err(|e| format!("connection `{id}`: the connection store is not JSON: {e}"))?;
@@ -297,6 +298,28 @@ pub fn read_mounts(text: &str) -> Result<Vec<McpTool>, String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_connection_needs_a_store_and_an_entry_in_it() {
+        let e = connection("github", None).unwrap_err();
+        assert!(e.contains("no connection store"), "{e}");
+        let dir = std::env::temp_dir().join(format!("mcp-tool-store-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("connections.json");
+        std::fs::write(
+            &path,
+            r#"{"github": {"server_url": "https://example.test/mcp", "authorization": "t"}}"#,
+        )
+        .unwrap();
+        let found = connection("github", Some(&path)).unwrap();
+        assert_eq!(
+            found.server_url.as_deref(),
+            Some("https://example.test/mcp")
+        );
+        let e = connection("jira", Some(&path)).unwrap_err();
+        assert!(e.contains("not in the connection store"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     fn mount(v: Value) -> McpTool {
         serde_json::from_value(v).unwrap()

@@ -57,14 +57,19 @@ struct Approve {
 impl Mount {
     /// A mount of `config`, its target and credentials resolved (the connection store
     /// included); an error names what is missing.
-    pub(crate) fn new(config: McpTool) -> Result<Arc<Mount>, String> {
+    pub(crate) fn new(
+        config: McpTool,
+        connections: Option<&std::path::Path>,
+    ) -> Result<Arc<Mount>, String> {
         let label = config.server_label.clone();
         let store = match config
             .project_connection_id
             .as_deref()
             .or(config.connector_id.as_deref())
         {
-            Some(id) => Some(config::connection(id).map_err(|e| format!("mount `{label}`: {e}"))?),
+            Some(id) => Some(
+                config::connection(id, connections).map_err(|e| format!("mount `{label}`: {e}"))?,
+            ),
             None => None,
         };
         let mut connect = if let Some(command) = &config.command {

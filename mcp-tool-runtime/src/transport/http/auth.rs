@@ -80,20 +80,16 @@ impl BearerTokens {
         self
     }
 
-    /// Tokens from an environment variable: comma-separated `subject:token` entries. The
-    /// subject is letters, digits and `._@-`; the token is everything after the first colon
-    /// (colons included), visible ASCII. `Ok(None)` when the variable is unset or empty; an
-    /// entry that does not fit is an error naming it (a server refuses to start on it, rather
-    /// than accept a token cut short).
-    pub fn from_env(var: &str) -> Result<Option<Self>, String> {
-        let Ok(value) = std::env::var(var) else {
-            return Ok(None);
-        };
-        let tokens = Self::parse(&value).map_err(|e| format!("{var}: {e}"))?;
-        Ok((!tokens.tokens.is_empty()).then_some(tokens))
+    /// Whether no token is accepted.
+    pub fn is_empty(&self) -> bool {
+        self.tokens.is_empty()
     }
 
-    /// Reads `subject:token[,subject:token…]` (see [`BearerTokens::from_env`]).
+    /// Reads comma-separated `subject:token` entries (as server binaries take them from
+    /// `MCP_TOOL_BEARER_TOKENS`). The subject is letters, digits and `._@-`; the token is
+    /// everything after the first colon (colons included), visible ASCII. An entry that does
+    /// not fit is an error naming it (a server refuses to start on it, rather than accept a
+    /// token cut short).
     pub fn parse(text: &str) -> Result<Self, String> {
         let mut tokens = BearerTokens::new();
         for (i, entry) in text
