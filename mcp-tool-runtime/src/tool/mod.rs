@@ -40,5 +40,6 @@ pub use interact::{
 pub use logging::ClientLogLayer;
 pub use record::{BoxFuture, ServiceType, ToolRecord, ToolSet};
 pub use result::{
-    ERROR_META_KEY, IntoContent, IntoToolError, IntoToolResult, Json, ToolError, ToolResult,
+    ERROR_META_KEY, IntoContent, IntoToolError, IntoToolResult, Json, Structured, ToolError,
+    ToolResult,
 };
