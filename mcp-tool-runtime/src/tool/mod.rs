@@ -17,6 +17,7 @@ pub(crate) mod input;
 pub(crate) mod integers;
 pub(crate) mod interact;
 pub(crate) mod logging;
+pub(crate) mod quick;
 pub(crate) mod record;
 pub(crate) mod result;
 pub(crate) mod sync;
