@@ -95,7 +95,7 @@
 //!     .unwrap();
 //! server.call("add_note", serde_json::json!({"text": "buy milk"})).await.unwrap();
 //! let all = server.call("notes", serde_json::json!({})).await.unwrap();
-//! assert_eq!(all.structured_content, Some(serde_json::json!({"result": ["buy milk"]})));
+//! assert_eq!(all.structured(), Some(serde_json::json!({"result": ["buy milk"]})));
 //! # }
 //! ```
 //!
@@ -548,7 +548,8 @@ pub mod content {
         ResourceContents, ResourceLink, TextContent, base64_encode,
     };
     pub use mcp_tool_runtime::tool::{
-        ERROR_META_KEY, IntoContent, IntoToolError, IntoToolResult, Json, ToolError, ToolResult,
+        ERROR_META_KEY, IntoContent, IntoToolError, IntoToolResult, Json, Structured, ToolError,
+        ToolResult,
     };
 }
 

@@ -136,7 +136,7 @@ fn forgetful() -> String {
 #[tool]
 fn only_structured() -> ToolResult {
     ToolResult {
-        structured_content: Some(json!({ "a": 1, "b": [true, null] })),
+        structured_content: Some(json!({ "a": 1, "b": [true, null] }).into()),
         ..ToolResult::default()
     }
 }
@@ -145,7 +145,7 @@ fn only_structured() -> ToolResult {
 #[tool(output_schema = r#"{"type": "array", "items": {"type": "integer"}}"#)]
 fn structured_list() -> ToolResult {
     ToolResult {
-        structured_content: Some(json!([1, 2, 3])),
+        structured_content: Some(json!([1, 2, 3]).into()),
         ..ToolResult::default()
     }
 }
@@ -954,7 +954,7 @@ fn meta_overlap() -> &'static str {
 #[tool]
 fn structured_error() -> ToolResult {
     ToolResult {
-        structured_content: Some(json!({ "code": 7 })),
+        structured_content: Some(json!({ "code": 7 }).into()),
         is_error: true,
         ..ToolResult::default()
     }

@@ -356,7 +356,7 @@ fn detect_scenes() -> ToolResult {
             Content::text("Detected 3 scenes"),
             Content::from_block(demo_clip()),
         ],
-        structured_content: Some(json!({ "scenes": 3, "confidence": 0.92 })),
+        structured_content: Some(json!({ "scenes": 3, "confidence": 0.92 }).into()),
         meta: Some(meta),
         ..ToolResult::default()
     }
@@ -379,12 +379,15 @@ fn palette(
     let lighter = rgb.map(|c| c + (255 - c) / 2);
     let darker = rgb.map(|c| c / 2);
     Ok(ToolResult {
-        structured_content: Some(json!({
-            "base": to_hex(rgb),
-            "complement": to_hex(complement),
-            "lighter": to_hex(lighter),
-            "darker": to_hex(darker),
-        })),
+        structured_content: Some(
+            json!({
+                "base": to_hex(rgb),
+                "complement": to_hex(complement),
+                "lighter": to_hex(lighter),
+                "darker": to_hex(darker),
+            })
+            .into(),
+        ),
         ..ToolResult::default()
     })
 }

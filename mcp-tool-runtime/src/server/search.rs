@@ -126,7 +126,7 @@ async fn run(args: DynamicArgs) -> ToolResult {
     structured.insert("tools".into(), Value::Array(tools));
     ToolResult {
         content: vec![crate::protocol::Content::text(text)],
-        structured_content: Some(Value::Object(structured)),
+        structured_content: Some(Value::Object(structured).into()),
         ..ToolResult::default()
     }
 }

@@ -32,7 +32,7 @@ pub(crate) fn range(format: &str) -> Option<(i128, i128)> {
 
 /// Whether a number is an integer within `[min, max]`, exactly: a float counts when it is
 /// whole (JSON Schema's integers include `1.0` and `1e19`) and within the range.
-fn within(n: &Number, (min, max): (i128, i128)) -> bool {
+pub(crate) fn within(n: &Number, (min, max): (i128, i128)) -> bool {
     if let Some(i) = n.as_i64() {
         return (min..=max).contains(&i128::from(i));
     }

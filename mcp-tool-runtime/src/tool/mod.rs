@@ -17,6 +17,7 @@ pub(crate) mod input;
 pub(crate) mod integers;
 pub(crate) mod interact;
 pub(crate) mod logging;
+pub(crate) mod quick;
 pub(crate) mod record;
 pub(crate) mod result;
 pub(crate) mod sync;
@@ -40,5 +41,6 @@ pub use interact::{
 pub use logging::ClientLogLayer;
 pub use record::{BoxFuture, ServiceType, ToolRecord, ToolSet};
 pub use result::{
-    ERROR_META_KEY, IntoContent, IntoToolError, IntoToolResult, Json, ToolError, ToolResult,
+    ERROR_META_KEY, IntoContent, IntoToolError, IntoToolResult, Json, Structured, ToolError,
+    ToolResult,
 };

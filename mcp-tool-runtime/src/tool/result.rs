@@ -2,13 +2,16 @@
 //! trait, [`IntoToolResult`], that every return type goes through.
 //!
 //! [`ToolResult`] is MCP's `CallToolResult` itself: serializing it writes the wire form. A
-//! revision without structured content gets a view of it (`respond`).
+//! revision without structured content gets a view of it (`respond`). Structured content is
+//! JSON text ([`Structured`]), serialized once: a `Json<T>` is written as it is, both as
+//! `structuredContent` and as its text copy.
 
 use std::borrow::Cow;
 use std::fmt;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::protocol::wire::{
@@ -22,9 +25,10 @@ use crate::protocol::{Content, Era, RpcError, jsonrpc};
 pub struct ToolResult {
     /// Unstructured content blocks.
     pub content: Vec<Content>,
-    /// Structured content, described by the tool's output schema.
+    /// Structured content, described by the tool's output schema (`Some(json!({…}).into())`
+    /// from a `Value`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub structured_content: Option<Value>,
+    pub structured_content: Option<Structured>,
     /// Whether the call failed in a way the model should see.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
@@ -102,6 +106,11 @@ impl ToolResult {
         out
     }
 
+    /// The structured content as a `Value` (parsed from its text).
+    pub fn structured(&self) -> Option<Value> {
+        self.structured_content.as_ref().map(Structured::to_value)
+    }
+
     /// The JSON form of this result (`CallToolResult`).
     pub fn to_json(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
@@ -115,7 +124,7 @@ impl ToolResult {
                 id,
                 &StatelessCallToolResult {
                     content: &self.content,
-                    structured_content: self.structured_content.as_ref(),
+                    structured_content: self.structured_content.as_ref().map(|s| &*s.0),
                     is_error: self.is_error,
                     result_type: "complete",
                     meta: ResultMeta {
@@ -253,7 +262,7 @@ impl<T: IntoToolResult> IntoToolResult for Option<T> {
             None => ToolResult {
                 content: vec![Content::text("null")],
                 // Kept only when the tool has an output schema (the dispatcher decides).
-                structured_content: Some(Value::Null),
+                structured_content: Some(Structured::null()),
                 ..ToolResult::default()
             },
         }
@@ -296,12 +305,13 @@ pub struct Json<T>(pub T);
 
 impl<T: Serialize + JsonSchema> IntoToolResult for Json<T> {
     fn into_tool_result(self) -> ToolResult {
-        // Wrapping a non-object value as `{"result": …}` is decided once per tool from its
-        // output schema, by the dispatcher; here the value is given as it is.
-        match serde_json::to_value(&self.0) {
-            Ok(value) => ToolResult {
-                content: vec![Content::text(jsonrpc::json_string(&value))],
-                structured_content: Some(value),
+        // Serialized once: the text copy is the structured content's own text. Wrapping a
+        // non-object value as `{"result": …}` is decided once per tool from its output
+        // schema, by the dispatcher; here the value is given as it is.
+        match Structured::new(&self.0) {
+            Ok(structured) => ToolResult {
+                content: vec![Content::text(structured.get())],
+                structured_content: Some(structured),
                 ..ToolResult::default()
             },
             Err(e) => ToolResult::error(format!("failed to serialize the result: {e}")),
@@ -311,6 +321,93 @@ impl<T: Serialize + JsonSchema> IntoToolResult for Json<T> {
     fn output_schema(generator: &mut SchemaGenerator) -> Option<Schema> {
         let schema = generator.subschema_for::<T>();
         Some(super::def::resolve_ref(generator, schema))
+    }
+}
+
+/// A result's structured content: JSON text, serialized once and written as it is (as
+/// `structuredContent`, and as the text copy of a result that has no other content).
+///
+/// `Structured::new(&value)` serializes any `Serialize` value; a [`Value`] converts with
+/// `.into()`. Two are equal when their JSON values are, whatever their spacing or key order.
+///
+/// ```
+/// use mcp_tool::content::Structured;
+/// use serde_json::json;
+///
+/// let s: Structured = json!({"id": 1}).into();
+/// assert_eq!(s.get(), r#"{"id":1}"#);
+/// assert_eq!(s, json!({"id": 1}));
+/// ```
+#[derive(Clone)]
+pub struct Structured(Box<RawValue>);
+
+impl Structured {
+    /// `value`'s JSON (an error only for a map with keys that are not strings, or a type
+    /// whose `Serialize` fails).
+    pub fn new<T: Serialize + ?Sized>(value: &T) -> Result<Self, serde_json::Error> {
+        serde_json::value::to_raw_value(value).map(Structured)
+    }
+
+    /// The JSON text.
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+
+    /// The JSON value.
+    pub fn to_value(&self) -> Value {
+        // Text serde_json wrote (or checked) is JSON.
+        serde_json::from_str(self.get()).unwrap_or(Value::Null)
+    }
+
+    /// `null`.
+    pub(crate) fn null() -> Self {
+        Structured(RawValue::NULL.to_owned())
+    }
+
+    /// Whether it is `null`.
+    pub(crate) fn is_null(&self) -> bool {
+        self.get() == "null"
+    }
+
+    /// `{"result": …}` of this value.
+    pub(crate) fn wrapped(&self) -> Self {
+        #[derive(Serialize)]
+        struct Wrapped<'a> {
+            result: &'a RawValue,
+        }
+        // Raw text is written as it is: this cannot fail.
+        Structured::new(&Wrapped { result: &self.0 }).unwrap_or_else(|_| Structured::null())
+    }
+}
+
+impl From<Value> for Structured {
+    fn from(value: Value) -> Self {
+        // A `Value`'s keys are strings: it always serializes.
+        Structured::new(&value).unwrap_or_else(|_| Structured::null())
+    }
+}
+
+impl PartialEq for Structured {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get() || self.to_value() == other.to_value()
+    }
+}
+
+impl PartialEq<Value> for Structured {
+    fn eq(&self, other: &Value) -> bool {
+        self.to_value() == *other
+    }
+}
+
+impl fmt::Debug for Structured {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.get())
+    }
+}
+
+impl Serialize for Structured {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
     }
 }
 
@@ -522,7 +619,7 @@ mod tests {
         meta.insert("k".into(), json!([1, "two"]));
         let result = ToolResult {
             content: vec![Content::text("a")],
-            structured_content: Some(json!({ "id": 1 })),
+            structured_content: Some(json!({ "id": 1 }).into()),
             meta: Some(meta),
             enable_tools: vec!["not sent".into()],
             ..ToolResult::default()
@@ -539,10 +636,43 @@ mod tests {
     }
 
     #[test]
+    fn json_is_serialized_once_for_both_forms() {
+        #[derive(Serialize, JsonSchema)]
+        struct User {
+            name: &'static str,
+            id: u32,
+        }
+        let result = Json(User { name: "Ada", id: 7 }).into_tool_result();
+        let structured = result.structured_content.as_ref().unwrap();
+        // In the struct's field order, and the text copy is the same text.
+        assert_eq!(structured.get(), r#"{"name":"Ada","id":7}"#);
+        assert_eq!(result.text_content(), structured.get());
+        let text = result.respond("1", Era::Structured, &Implementation::default());
+        assert_eq!(
+            text,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"name\":\"Ada\",\"id\":7}"}],"structuredContent":{"name":"Ada","id":7}}}"#
+        );
+    }
+
+    #[test]
+    fn structured_content_compares_as_json() {
+        let s = Structured::from(json!({"a": 1, "b": [true]}));
+        assert_eq!(s, json!({"b": [true], "a": 1}));
+        let spaced: Structured = serde_json::from_str::<Value>(r#"{ "b" : [true], "a": 1 }"#)
+            .unwrap()
+            .into();
+        assert_eq!(s, spaced);
+        assert_ne!(s, Structured::null());
+        assert!(Structured::null().is_null());
+        assert_eq!(s.wrapped(), json!({"result": {"a": 1, "b": [true]}}));
+        assert_eq!(s.wrapped().get(), r#"{"result":{"a":1,"b":[true]}}"#);
+    }
+
+    #[test]
     fn older_eras_get_no_structured_content() {
         let result = ToolResult {
             content: vec![Content::resource_link("file:///x", "x")],
-            structured_content: Some(json!({ "id": 1 })),
+            structured_content: Some(json!({ "id": 1 }).into()),
             ..ToolResult::default()
         };
         let text = result.respond("1", Era::Annotations, &Implementation::default());

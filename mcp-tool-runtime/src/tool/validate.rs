@@ -3,7 +3,9 @@
 //! correct its call.
 //!
 //! The validator is `boon`, compiled once per schema when a server starts; a schema that is
-//! not valid JSON Schema is refused then.
+//! not valid JSON Schema is refused then. A valid instance is accepted by the schema's
+//! [`Quick`] rules when it has them (boon's verdict, reached without boon's general
+//! machinery); any other instance goes through boon, which words the errors.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -12,12 +14,14 @@ use std::sync::{Arc, LazyLock, Mutex};
 use boon::{ErrorKind, InstanceLocation, InstanceToken, ValidationError};
 use serde_json::Value;
 
+use super::quick::Quick;
 use crate::sync::lock;
 
 /// A compiled schema.
 pub(crate) struct Validator {
     schemas: boon::Schemas,
     index: boon::SchemaIndex,
+    quick: Option<Quick>,
 }
 
 impl Validator {
@@ -37,7 +41,12 @@ impl Validator {
         let index = compiler
             .compile(LOCATION, &mut schemas)
             .map_err(|e| format!("{e:#}"))?;
-        Ok(Validator { schemas, index })
+        let quick = Quick::build(schema, LOCATION, &mut compiler, &mut schemas);
+        Ok(Validator {
+            schemas,
+            index,
+            quick,
+        })
     }
 
     /// The validator of `schema`, compiled once per distinct schema and kept by its text (at
@@ -61,6 +70,11 @@ impl Validator {
 
     /// `Ok` when `instance` is valid; otherwise every rule it breaks, one per line.
     pub(crate) fn check(&self, instance: &Value) -> Result<(), String> {
+        if let Some(quick) = &self.quick
+            && quick.check(instance, &self.schemas) == Some(true)
+        {
+            return Ok(());
+        }
         match self.schemas.validate(instance, self.index) {
             Ok(()) => Ok(()),
             Err(error) => {

@@ -92,7 +92,7 @@ pub(crate) struct DiscoverResult<'a> {
 pub(crate) struct StatelessCallToolResult<'a> {
     pub(crate) content: &'a [Content],
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) structured_content: Option<&'a Value>,
+    pub(crate) structured_content: Option<&'a RawValue>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub(crate) is_error: bool,
     pub(crate) result_type: &'static str,

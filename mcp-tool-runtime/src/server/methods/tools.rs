@@ -19,7 +19,9 @@ use crate::tool::context::{CallMeta, CallState, ProgressState};
 use crate::tool::def::format_duration;
 use crate::tool::input::{Finish, InputRound, RoundEnd, UntilInput};
 use crate::tool::sync::{CatchUnwind, panic_result};
-use crate::tool::{Batch, CancellationToken, Ctx, ToolCall, ToolResult, integers, logging};
+use crate::tool::{
+    Batch, CancellationToken, Ctx, Structured, ToolCall, ToolResult, integers, logging,
+};
 
 use super::task_run::{self, Run};
 use crate::server::catalog::{Entry, render_page};
@@ -552,28 +554,31 @@ fn whole_numbers(value: &mut Value) {
 /// before a client rejects it.
 fn shape(entry: &Entry, result: &mut ToolResult, validate: bool) {
     // `None` of an `Option<T>` result: structured `null` only for a tool with an output schema.
-    if result.structured_content == Some(Value::Null) && entry.def.output_schema().is_none() {
+    if result
+        .structured_content
+        .as_ref()
+        .is_some_and(Structured::is_null)
+        && entry.def.output_schema().is_none()
+    {
         result.structured_content = None;
     }
     if result.content.is_empty()
         && let Some(structured) = &result.structured_content
     {
-        result
-            .content
-            .push(Content::text(jsonrpc::json_string(structured)));
+        result.content.push(Content::text(structured.get()));
     }
     if entry.def.wraps_output()
         && !result.is_error
-        && let Some(v) = result.structured_content.take()
+        && let Some(s) = &result.structured_content
     {
-        result.structured_content = Some(Value::Object(Map::from_iter([("result".into(), v)])));
+        result.structured_content = Some(s.wrapped());
     }
     if validate && !result.is_error && entry.def.output_schema().is_some() {
         let problem = match &result.structured_content {
             None => Some(
                 "the tool declares an output schema but returned no structured content".to_owned(),
             ),
-            Some(s) => entry.def.validate_output(s).err(),
+            Some(s) => entry.def.validate_output(&s.to_value()).err(),
         };
         if let Some(problem) = problem {
             tracing::error!(tool = %entry.name, %problem, "structured result does not match the output schema");

@@ -378,7 +378,7 @@ fn to_result(mut result: Value) -> ToolResult {
     };
     ToolResult {
         content,
-        structured_content: result.get_mut("structuredContent").map(Value::take),
+        structured_content: result.get_mut("structuredContent").map(|s| s.take().into()),
         is_error: result["isError"] == Value::Bool(true),
         // The remote's own identity (`io.modelcontextprotocol/…`) is not this server's.
         meta: match result.get_mut("_meta").map(Value::take) {

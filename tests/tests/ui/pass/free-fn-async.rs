@@ -56,5 +56,5 @@ async fn main() {
     let result = core.call("opaque", json!({})).await.unwrap();
     assert_eq!(result.text_content(), "opaque");
     let result = core.call("point", json!({})).await.unwrap();
-    assert_eq!(result.structured_content, Some(json!({ "x": 1, "y": 2 })));
+    assert_eq!(result.structured(), Some(json!({ "x": 1, "y": 2 })));
 }
