@@ -817,15 +817,28 @@ async fn tool_search_finds_and_reveals_a_deferred_mounted_tool() {
         // Deferred and never found: not listed (callable by name, once calc is connected:
         // deferring saves the list, it guards nothing).
         // calc connects in the background: search until its tools are indexed.
+        // The search tool itself exists only once a deferred tool does: until calc's first
+        // sync, `search_tools` is an unknown tool, and the search is asked again.
         let deadline = Instant::now() + APPEAR;
         let found = loop {
-            let found = client
+            let found = match client
                 .call(
                     "search_tools",
                     json!({"query": "multiply two numbers", "limit": 1}),
                 )
                 .await
-                .unwrap();
+            {
+                Ok(found) => found,
+                Err(e) if e.to_string().contains("Unknown tool: `search_tools`") => {
+                    assert!(
+                        Instant::now() < deadline,
+                        "search_tools never appeared: {e}"
+                    );
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+                Err(e) => panic!("search_tools: {e}"),
+            };
             let tools = found["structuredContent"]["tools"].clone();
             if tools.as_array().is_some_and(|t| !t.is_empty()) {
                 break tools;
