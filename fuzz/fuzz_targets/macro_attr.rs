@@ -10,24 +10,22 @@
 #![no_main]
 #![allow(dead_code, unreachable_pub)]
 
-#[path = "../../mcp-tool-macros/src/ast.rs"]
-mod ast;
-#[path = "../../mcp-tool-macros/src/attr.rs"]
-mod attr;
-#[path = "../../mcp-tool-macros/src/check.rs"]
-mod check;
-#[path = "../../mcp-tool-macros/src/ctxt.rs"]
-mod ctxt;
-#[path = "../../mcp-tool-macros/src/doc.rs"]
-mod doc;
-#[path = "../../mcp-tool-macros/src/entry.rs"]
-mod entry;
-#[path = "../../mcp-tool-macros/src/expand.rs"]
-mod expand;
-#[path = "../../mcp-tool-macros/src/fallback.rs"]
-mod fallback;
-#[path = "../../mcp-tool-macros/src/strip.rs"]
-mod strip;
+/// The macros crate's modules, found where that crate finds them (so `attr`'s own
+/// `attr/value.rs` is too).
+#[path = "../../mcp-tool-macros/src"]
+mod macros {
+    pub(crate) mod ast;
+    pub(crate) mod attr;
+    pub(crate) mod check;
+    pub(crate) mod ctxt;
+    pub(crate) mod doc;
+    pub(crate) mod entry;
+    pub(crate) mod expand;
+    pub(crate) mod fallback;
+    pub(crate) mod strip;
+}
+
+use macros::{ast, attr, check, ctxt, doc, entry, expand, fallback, strip};
 
 use std::str::FromStr;
 
