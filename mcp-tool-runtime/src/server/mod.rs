@@ -414,6 +414,7 @@ impl Server {
             description: self.description,
             website_url: self.website_url,
             icons: self.icons,
+            result_meta: std::sync::OnceLock::new(),
         });
         let decor = Arc::new(Decor {
             info: info.clone(),

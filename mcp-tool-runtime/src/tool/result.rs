@@ -119,8 +119,9 @@ impl ToolResult {
     /// The response to request `id` carrying this result, as a client of `era` reads it: in
     /// 2026-07-28 with `resultType` and the server's identity (`info`) in `_meta`.
     pub(crate) fn respond(&self, id: &str, era: Era, info: &Implementation) -> String {
+        let size = self.size_hint();
         if era.is_stateless() {
-            return jsonrpc::result_response(
+            return jsonrpc::sized_result_response(
                 id,
                 &StatelessCallToolResult {
                     content: &self.content,
@@ -132,17 +133,33 @@ impl ToolResult {
                         extra: self.meta.as_ref(),
                     },
                 },
+                size + 128,
             );
         }
         if era.has_structured() {
-            return jsonrpc::result_response(id, self);
+            return jsonrpc::sized_result_response(id, self, size);
         }
         let legacy = LegacyCallToolResult {
             content: self.content.iter().map(|c| c.for_era(era)).collect(),
             is_error: self.is_error,
             meta: self.meta.as_ref(),
         };
-        jsonrpc::result_response(id, &legacy)
+        jsonrpc::sized_result_response(id, &legacy, size)
+    }
+
+    /// About how many bytes the result takes as JSON: its text (with room for escapes), its
+    /// structured content, and some for the rest.
+    fn size_hint(&self) -> usize {
+        let blocks: usize = self
+            .content
+            .iter()
+            .map(|c| c.as_text().map_or(128, |t| t.len() + t.len() / 8 + 32))
+            .sum();
+        let structured = self
+            .structured_content
+            .as_ref()
+            .map_or(0, |s| s.get().len());
+        64 + blocks + structured
     }
 }
 
