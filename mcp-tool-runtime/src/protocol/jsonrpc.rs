@@ -193,13 +193,14 @@ pub(crate) fn response<T: Serialize>(id: &str, outcome: Result<T, RpcError>) -> 
 }
 
 /// `{"jsonrpc":"2.0","id":ID,"<member>":` + the payload + `}`, the payload written straight
-/// into the frame.
+/// into the frame, whose buffer starts with room for `payload` bytes of it.
 fn frame<T: Serialize + ?Sized>(
     id: &str,
     member: &str,
     payload: &T,
+    room: usize,
 ) -> Result<String, serde_json::Error> {
-    let mut out = Vec::with_capacity(256 + id.len());
+    let mut out = Vec::with_capacity(32 + id.len() + room);
     out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
     out.extend_from_slice(id.as_bytes());
     out.push(b',');
@@ -215,7 +216,16 @@ fn frame<T: Serialize + ?Sized>(
 
 /// Serializes a success response with the id as received, writing `result` straight into it.
 pub(crate) fn result_response<T: Serialize + ?Sized>(id: &str, result: &T) -> String {
-    frame(id, "result", result).unwrap_or_else(|e| {
+    sized_result_response(id, result, 224)
+}
+
+/// [`result_response`] for a result of about `size` bytes: the buffer is allocated once.
+pub(crate) fn sized_result_response<T: Serialize + ?Sized>(
+    id: &str,
+    result: &T,
+    size: usize,
+) -> String {
+    frame(id, "result", result, size).unwrap_or_else(|e| {
         error_response(
             id,
             &RpcError::new(
@@ -240,7 +250,7 @@ pub(crate) fn raw_result_response(id: &str, result: &str) -> String {
 /// Serializes an error response with the id as received (`null` when unknown).
 pub(crate) fn error_response(id: &str, error: &RpcError) -> String {
     // An error object always serializes (its `data` is a `Value`).
-    frame(id, "error", error).unwrap_or_default()
+    frame(id, "error", error, 224).unwrap_or_default()
 }
 
 /// JSON text of a value, written through serde_json's byte writer (faster than `Display`,

@@ -431,6 +431,7 @@ impl Server {
             description: self.description,
             website_url: self.website_url,
             icons: self.icons,
+            result_meta: std::sync::OnceLock::new(),
         });
         let search_tool = match search::search_tool().define(&self.name) {
             Ok((def, call)) => Some(Arc::new(Entry::new(def, call, None))),

@@ -20,6 +20,7 @@ pub(crate) mod logging;
 pub(crate) mod quick;
 pub(crate) mod record;
 pub(crate) mod result;
+pub(crate) mod structured;
 pub(crate) mod sync;
 pub(crate) mod validate;
 
@@ -41,6 +42,6 @@ pub use interact::{
 pub use logging::ClientLogLayer;
 pub use record::{BoxFuture, ServiceType, ToolRecord, ToolSet};
 pub use result::{
-    ERROR_META_KEY, IntoContent, IntoToolError, IntoToolResult, Json, Structured, ToolError,
-    ToolResult,
+    ERROR_META_KEY, IntoContent, IntoToolError, IntoToolResult, Json, ToolError, ToolResult,
 };
+pub use structured::Structured;

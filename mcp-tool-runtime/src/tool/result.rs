@@ -11,9 +11,9 @@ use std::fmt;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Serialize;
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::structured::Structured;
 use crate::protocol::wire::{
     Implementation, LegacyCallToolResult, ResultMeta, StatelessCallToolResult,
 };
@@ -119,12 +119,13 @@ impl ToolResult {
     /// The response to request `id` carrying this result, as a client of `era` reads it: in
     /// 2026-07-28 with `resultType` and the server's identity (`info`) in `_meta`.
     pub(crate) fn respond(&self, id: &str, era: Era, info: &Implementation) -> String {
+        let size = self.size_hint();
         if era.is_stateless() {
-            return jsonrpc::result_response(
+            return jsonrpc::sized_result_response(
                 id,
                 &StatelessCallToolResult {
                     content: &self.content,
-                    structured_content: self.structured_content.as_ref().map(|s| &*s.0),
+                    structured_content: self.structured_content.as_ref().map(Structured::raw),
                     is_error: self.is_error,
                     result_type: "complete",
                     meta: ResultMeta {
@@ -132,17 +133,33 @@ impl ToolResult {
                         extra: self.meta.as_ref(),
                     },
                 },
+                size + 128,
             );
         }
         if era.has_structured() {
-            return jsonrpc::result_response(id, self);
+            return jsonrpc::sized_result_response(id, self, size);
         }
         let legacy = LegacyCallToolResult {
             content: self.content.iter().map(|c| c.for_era(era)).collect(),
             is_error: self.is_error,
             meta: self.meta.as_ref(),
         };
-        jsonrpc::result_response(id, &legacy)
+        jsonrpc::sized_result_response(id, &legacy, size)
+    }
+
+    /// About how many bytes the result takes as JSON: its text (with room for escapes), its
+    /// structured content, and some for the rest.
+    fn size_hint(&self) -> usize {
+        let blocks: usize = self
+            .content
+            .iter()
+            .map(|c| c.as_text().map_or(128, |t| t.len() + t.len() / 8 + 32))
+            .sum();
+        let structured = self
+            .structured_content
+            .as_ref()
+            .map_or(0, |s| s.get().len());
+        64 + blocks + structured
     }
 }
 
@@ -321,93 +338,6 @@ impl<T: Serialize + JsonSchema> IntoToolResult for Json<T> {
     fn output_schema(generator: &mut SchemaGenerator) -> Option<Schema> {
         let schema = generator.subschema_for::<T>();
         Some(super::def::resolve_ref(generator, schema))
-    }
-}
-
-/// A result's structured content: JSON text, serialized once and written as it is (as
-/// `structuredContent`, and as the text copy of a result that has no other content).
-///
-/// `Structured::new(&value)` serializes any `Serialize` value; a [`Value`] converts with
-/// `.into()`. Two are equal when their JSON values are, whatever their spacing or key order.
-///
-/// ```
-/// use mcp_tool::content::Structured;
-/// use serde_json::json;
-///
-/// let s: Structured = json!({"id": 1}).into();
-/// assert_eq!(s.get(), r#"{"id":1}"#);
-/// assert_eq!(s, json!({"id": 1}));
-/// ```
-#[derive(Clone)]
-pub struct Structured(Box<RawValue>);
-
-impl Structured {
-    /// `value`'s JSON (an error only for a map with keys that are not strings, or a type
-    /// whose `Serialize` fails).
-    pub fn new<T: Serialize + ?Sized>(value: &T) -> Result<Self, serde_json::Error> {
-        serde_json::value::to_raw_value(value).map(Structured)
-    }
-
-    /// The JSON text.
-    pub fn get(&self) -> &str {
-        self.0.get()
-    }
-
-    /// The JSON value.
-    pub fn to_value(&self) -> Value {
-        // Text serde_json wrote (or checked) is JSON.
-        serde_json::from_str(self.get()).unwrap_or(Value::Null)
-    }
-
-    /// `null`.
-    pub(crate) fn null() -> Self {
-        Structured(RawValue::NULL.to_owned())
-    }
-
-    /// Whether it is `null`.
-    pub(crate) fn is_null(&self) -> bool {
-        self.get() == "null"
-    }
-
-    /// `{"result": …}` of this value.
-    pub(crate) fn wrapped(&self) -> Self {
-        #[derive(Serialize)]
-        struct Wrapped<'a> {
-            result: &'a RawValue,
-        }
-        // Raw text is written as it is: this cannot fail.
-        Structured::new(&Wrapped { result: &self.0 }).unwrap_or_else(|_| Structured::null())
-    }
-}
-
-impl From<Value> for Structured {
-    fn from(value: Value) -> Self {
-        // A `Value`'s keys are strings: it always serializes.
-        Structured::new(&value).unwrap_or_else(|_| Structured::null())
-    }
-}
-
-impl PartialEq for Structured {
-    fn eq(&self, other: &Self) -> bool {
-        self.get() == other.get() || self.to_value() == other.to_value()
-    }
-}
-
-impl PartialEq<Value> for Structured {
-    fn eq(&self, other: &Value) -> bool {
-        self.to_value() == *other
-    }
-}
-
-impl fmt::Debug for Structured {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.get())
-    }
-}
-
-impl Serialize for Structured {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(serializer)
     }
 }
 
@@ -652,20 +582,6 @@ mod tests {
             text,
             r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"name\":\"Ada\",\"id\":7}"}],"structuredContent":{"name":"Ada","id":7}}}"#
         );
-    }
-
-    #[test]
-    fn structured_content_compares_as_json() {
-        let s = Structured::from(json!({"a": 1, "b": [true]}));
-        assert_eq!(s, json!({"b": [true], "a": 1}));
-        let spaced: Structured = serde_json::from_str::<Value>(r#"{ "b" : [true], "a": 1 }"#)
-            .unwrap()
-            .into();
-        assert_eq!(s, spaced);
-        assert_ne!(s, Structured::null());
-        assert!(Structured::null().is_null());
-        assert_eq!(s.wrapped(), json!({"result": {"a": 1, "b": [true]}}));
-        assert_eq!(s.wrapped().get(), r#"{"result":{"a":1,"b":[true]}}"#);
     }
 
     #[test]

@@ -34,6 +34,10 @@ pub(crate) struct Implementation {
     pub(crate) website_url: Option<String>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub(crate) icons: Vec<Icon>,
+    /// The `_meta` of a 2026-07-28 result with no entries of its own, rendered once
+    /// ([`ResultMeta`]).
+    #[serde(skip)]
+    pub(crate) result_meta: std::sync::OnceLock<Box<RawValue>>,
 }
 
 /// An icon of a server, a tool, a resource or a prompt.

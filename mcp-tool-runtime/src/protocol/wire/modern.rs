@@ -54,12 +54,47 @@ pub enum CacheScope {
 }
 
 /// A result's `_meta` in 2026-07-28: the server's identity, beside the result's own entries.
-#[derive(Serialize)]
+/// Without entries of its own (nearly always) it is the same text for every result, written
+/// once per server and then copied.
 pub(crate) struct ResultMeta<'a> {
-    #[serde(rename = "io.modelcontextprotocol/serverInfo")]
     pub(crate) server_info: &'a Implementation,
-    #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub(crate) extra: Option<&'a Map<String, Value>>,
+}
+
+/// The key of the server's identity in a result's `_meta`.
+const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+
+impl Serialize for ResultMeta<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match self.extra {
+            Some(extra) if !extra.is_empty() => {
+                let mut map = serializer.serialize_map(Some(1 + extra.len()))?;
+                map.serialize_entry(SERVER_INFO, self.server_info)?;
+                for (key, value) in extra {
+                    map.serialize_entry(key, value)?;
+                }
+                map.end()
+            }
+            _ => self.server_info.result_meta().serialize(serializer),
+        }
+    }
+}
+
+impl Implementation {
+    /// `{"io.modelcontextprotocol/serverInfo": …}`, rendered the first time it is asked for.
+    fn result_meta(&self) -> &RawValue {
+        self.result_meta.get_or_init(|| {
+            #[derive(Serialize)]
+            struct Alone<'a> {
+                #[serde(rename = "io.modelcontextprotocol/serverInfo")]
+                server_info: &'a Implementation,
+            }
+            // Strings and icons: it always serializes.
+            serde_json::value::to_raw_value(&Alone { server_info: self })
+                .unwrap_or_else(|_| RawValue::NULL.to_owned())
+        })
+    }
 }
 
 /// A complete result of 2026-07-28: the result, its `resultType`, its cache hints if it is
@@ -217,4 +252,43 @@ pub struct Root {
 #[derive(Deserialize)]
 pub(crate) struct ListRootsResult {
     pub(crate) roots: Vec<Root>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_result_meta_is_the_server_info_and_its_own_entries() {
+        let info = Implementation {
+            name: "s".into(),
+            version: "1".into(),
+            ..Implementation::default()
+        };
+        let alone = json!({"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}});
+        for extra in [None, Some(Map::new())] {
+            let meta = ResultMeta {
+                server_info: &info,
+                extra: extra.as_ref(),
+            };
+            // Twice: the second time from the text rendered the first.
+            for _ in 0..2 {
+                assert_eq!(serde_json::to_value(&meta).unwrap(), alone);
+                assert_eq!(
+                    serde_json::to_string(&meta).unwrap(),
+                    r#"{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}"#
+                );
+            }
+        }
+        let extra = Map::from_iter([("k".to_owned(), json!([1]))]);
+        let meta = ResultMeta {
+            server_info: &info,
+            extra: Some(&extra),
+        };
+        assert_eq!(
+            serde_json::to_string(&meta).unwrap(),
+            r#"{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"},"k":[1]}"#
+        );
+    }
 }
