@@ -112,58 +112,40 @@ const ROUTES: [Route; 23] = {
         route(M::ToolsList, Both, N::Nothing, |s, r, q| {
             s.list_tools(r, q.params);
         }),
-        route(M::ToolsCall, Both, N::Nothing, |s, r, q| s.call_tool(r, q)),
-        route(M::ResourcesList, Both, N::Resources, |s, r, q| {
-            s.resources(r, q);
-        }),
-        route(M::ResourceTemplatesList, Both, N::Resources, |s, r, q| {
-            s.resources(r, q);
-        }),
-        route(M::ResourcesRead, Both, N::Resources, |s, r, q| {
-            s.resources(r, q);
-        }),
-        route(M::ResourcesSubscribe, Sessions, N::Resources, |s, r, q| {
-            s.resources(r, q);
-        }),
+        route(M::ToolsCall, Both, N::Nothing, Session::call_tool),
+        route(M::ResourcesList, Both, N::Resources, Session::resources),
+        route(
+            M::ResourceTemplatesList,
+            Both,
+            N::Resources,
+            Session::resources,
+        ),
+        route(M::ResourcesRead, Both, N::Resources, Session::resources),
+        route(
+            M::ResourcesSubscribe,
+            Sessions,
+            N::Resources,
+            Session::resources,
+        ),
         route(
             M::ResourcesUnsubscribe,
             Sessions,
             N::Resources,
-            |s, r, q| {
-                s.resources(r, q);
-            },
+            Session::resources,
         ),
-        route(M::DirectoryRead, Both, N::Skills, |s, r, q| {
-            s.skills(r, q);
-        }),
-        route(M::PromptsList, Both, N::Prompts, |s, r, q| {
-            s.prompts(r, q);
-        }),
-        route(M::PromptsGet, Both, N::Prompts, |s, r, q| {
-            s.prompts(r, q);
-        }),
+        route(M::DirectoryRead, Both, N::Skills, Session::skills),
+        route(M::PromptsList, Both, N::Prompts, Session::prompts),
+        route(M::PromptsGet, Both, N::Prompts, Session::prompts),
         route(M::Complete, Both, N::Completions, |s, r, q| {
             s.completion(r, q.params);
         }),
-        route(M::TasksGet, Both, N::Tasks, |s, r, q| s.tasks_request(r, q)),
-        route(M::TasksResult, Sessions, N::Tasks, |s, r, q| {
-            s.tasks_request(r, q)
-        }),
-        route(M::TasksList, Sessions, N::Tasks, |s, r, q| {
-            s.tasks_request(r, q)
-        }),
-        route(M::TasksCancel, Both, N::Tasks, |s, r, q| {
-            s.tasks_request(r, q)
-        }),
-        route(M::TasksUpdate, Stateless, N::Tasks, |s, r, q| {
-            s.tasks_request(r, q)
-        }),
-        route(M::SkillsList, Both, N::Skills, |s, r, q| {
-            s.skills(r, q);
-        }),
-        route(M::SkillsGet, Both, N::Skills, |s, r, q| {
-            s.skills(r, q);
-        }),
+        route(M::TasksGet, Both, N::Tasks, Session::tasks_request),
+        route(M::TasksResult, Sessions, N::Tasks, Session::tasks_request),
+        route(M::TasksList, Sessions, N::Tasks, Session::tasks_request),
+        route(M::TasksCancel, Both, N::Tasks, Session::tasks_request),
+        route(M::TasksUpdate, Stateless, N::Tasks, Session::tasks_request),
+        route(M::SkillsList, Both, N::Skills, Session::skills),
+        route(M::SkillsGet, Both, N::Skills, Session::skills),
         route(M::Discover, Stateless, N::Nothing, |s, r, _| s.discover(r)),
         route(M::Listen, Stateless, N::Nothing, |s, r, q| {
             s.listen(r, q.params)

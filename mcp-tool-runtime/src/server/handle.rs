@@ -469,6 +469,7 @@ fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
 impl ServerHandle {
     /// Starts sharing with the other replicas (when a store is set): this replica's changes
     /// go out, theirs are told to this replica's clients.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))] // HTTP sessions are shared
     pub(crate) fn start_replicas(&self, session_ttl: Duration) {
         let weak = Arc::downgrade(&self.shared);
         self.shared.replicas.start(session_ttl, move |event| {

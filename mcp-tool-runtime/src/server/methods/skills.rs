@@ -1,6 +1,8 @@
 //! The methods of the skills extension (`skills/list`, `skills/get`,
 //! `resources/directory/read`), answered from the skills loaded at start.
 
+use std::sync::Arc;
+
 use crate::protocol::request::Request;
 use crate::server::request::Req;
 use crate::server::session::Session;
@@ -8,7 +10,7 @@ use crate::server::session::Session;
 impl Session {
     /// The methods of the skills extension: `skills/list`, `skills/get` and
     /// `resources/directory/read`.
-    pub(crate) fn skills(&self, req: &Req<'_>, request: &Request<'_>) {
+    pub(crate) fn skills(self: &Arc<Self>, req: &Req<'_>, request: &Request<'_>) {
         let offerings = self.server.offerings();
         #[cfg(feature = "skills")]
         if let Some(skills) = &offerings.skills {
