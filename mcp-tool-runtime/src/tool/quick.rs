@@ -354,13 +354,16 @@ fn plain_email(s: &str) -> bool {
     // The local part: `last` starts as a dot, so that a dot first counts as a dot twice.
     let mut last = b'.';
     let mut at = 0;
-    for &b in bytes {
-        match b {
-            b'@' => break,
-            b'.' if last == b'.' => return false,
-            b'.' | b'_' | b'+' | b'-' => {}
-            b if b.is_ascii_alphanumeric() => {}
-            _ => return false,
+    while let Some(&b) = bytes.get(at) {
+        let class = BYTES[usize::from(b)];
+        if class & LOCAL == 0 {
+            if b == b'@' {
+                break;
+            }
+            return false;
+        }
+        if b == b'.' && last == b'.' {
+            return false;
         }
         last = b;
         at += 1;
@@ -371,13 +374,12 @@ fn plain_email(s: &str) -> bool {
     // The domain, label by label (a second `@` is no label's character).
     let (mut label, mut last) = (0, b'.');
     for &b in &bytes[at + 1..] {
-        match b {
-            b'.' if label == 0 || last == b'-' => return false,
-            b'.' => label = 0,
-            b'-' if label == 0 => return false,
-            b'-' => label += 1,
-            b if b.is_ascii_alphanumeric() => label += 1,
-            _ => return false,
+        if BYTES[usize::from(b)] & ALNUM != 0 || (b == b'-' && label != 0) {
+            label += 1;
+        } else if b == b'.' && label != 0 && last != b'-' {
+            label = 0;
+        } else {
+            return false;
         }
         if label > 63 {
             return false;
@@ -386,6 +388,28 @@ fn plain_email(s: &str) -> bool {
     }
     label > 0 && last != b'-'
 }
+
+/// [`BYTES`]: a letter or a digit.
+const ALNUM: u8 = 1;
+/// [`BYTES`]: a byte of a plain local part (a letter, a digit or `._+-`).
+const LOCAL: u8 = 2;
+
+/// The classes of the bytes [`plain_email`] tells apart.
+const BYTES: [u8; 256] = {
+    let mut table = [0; 256];
+    let mut b = 0;
+    while b < 256 {
+        #[allow(clippy::cast_possible_truncation)]
+        let byte = b as u8;
+        if byte.is_ascii_alphanumeric() {
+            table[b] = ALNUM | LOCAL;
+        } else if matches!(byte, b'.' | b'_' | b'+' | b'-') {
+            table[b] = LOCAL;
+        }
+        b += 1;
+    }
+    table
+};
 
 /// The number keywords, compared as floats as boon compares them, and an integer format's
 /// range.
