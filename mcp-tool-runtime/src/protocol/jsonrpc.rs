@@ -247,6 +247,50 @@ pub(crate) fn raw_result_response(id: &str, result: &str) -> String {
     s
 }
 
+/// Appends `s` as a JSON string, escaped as serde_json escapes it: `"` and `\\`, the control
+/// characters as `\\b`, `\\t`, `\\n`, `\\f`, `\\r` or `\\u00XX`, nothing else. Byte by
+/// byte: the text copy of structured content has an escape every few bytes, where copying the
+/// runs between them costs more than the bytes.
+pub(crate) fn push_json_string(out: &mut Vec<u8>, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(s.len() + 2);
+    out.push(b'"');
+    for &b in s.as_bytes() {
+        match ESCAPES[usize::from(b)] {
+            0 => out.push(b),
+            b'u' => {
+                out.extend_from_slice(b"\\u00");
+                out.push(HEX[usize::from(b >> 4)]);
+                out.push(HEX[usize::from(b & 0xf)]);
+            }
+            escape => {
+                out.push(b'\\');
+                out.push(escape);
+            }
+        }
+    }
+    out.push(b'"');
+}
+
+/// For each byte, what follows the backslash of its escape in a JSON string; 0 for a byte
+/// written as it is.
+const ESCAPES: [u8; 256] = {
+    let mut table = [0; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = b'u';
+        b += 1;
+    }
+    table[0x08] = b'b';
+    table[0x09] = b't';
+    table[0x0a] = b'n';
+    table[0x0c] = b'f';
+    table[0x0d] = b'r';
+    table[b'"' as usize] = b'"';
+    table[b'\\' as usize] = b'\\';
+    table
+};
+
 /// Serializes an error response with the id as received (`null` when unknown).
 pub(crate) fn error_response(id: &str, error: &RpcError) -> String {
     // An error object always serializes (its `data` is a `Value`).
@@ -326,6 +370,24 @@ mod tests {
             "123456789012345678901234567890"
         );
         assert_eq!(&*id_key(" 7 "), "7");
+    }
+
+    #[test]
+    fn strings_are_escaped_as_serde_json_escapes_them() {
+        let mut all: String = (0u8..0x80).map(char::from).collect();
+        all.push_str("é\u{2028}\u{1F600}\\\"end");
+        for s in [
+            all.as_str(),
+            "",
+            "plain",
+            "\"",
+            "a\"b\\c\nd",
+            "\u{7f}\u{0}x",
+        ] {
+            let mut out = Vec::new();
+            push_json_string(&mut out, s);
+            assert_eq!(out, serde_json::to_vec(s).unwrap());
+        }
     }
 
     #[test]

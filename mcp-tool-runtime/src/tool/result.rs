@@ -14,10 +14,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::structured::Structured;
-use crate::protocol::wire::{
-    Implementation, LegacyCallToolResult, ResultMeta, StatelessCallToolResult,
-};
-use crate::protocol::{Content, Era, RpcError, jsonrpc};
+use crate::protocol::{Content, RpcError};
 
 /// The full result of one tool call: MCP's `CallToolResult`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -114,52 +111,6 @@ impl ToolResult {
     /// The JSON form of this result (`CallToolResult`).
     pub fn to_json(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
-    }
-
-    /// The response to request `id` carrying this result, as a client of `era` reads it: in
-    /// 2026-07-28 with `resultType` and the server's identity (`info`) in `_meta`.
-    pub(crate) fn respond(&self, id: &str, era: Era, info: &Implementation) -> String {
-        let size = self.size_hint();
-        if era.is_stateless() {
-            return jsonrpc::sized_result_response(
-                id,
-                &StatelessCallToolResult {
-                    content: &self.content,
-                    structured_content: self.structured_content.as_ref().map(Structured::raw),
-                    is_error: self.is_error,
-                    result_type: "complete",
-                    meta: ResultMeta {
-                        server_info: info,
-                        extra: self.meta.as_ref(),
-                    },
-                },
-                size + 128,
-            );
-        }
-        if era.has_structured() {
-            return jsonrpc::sized_result_response(id, self, size);
-        }
-        let legacy = LegacyCallToolResult {
-            content: self.content.iter().map(|c| c.for_era(era)).collect(),
-            is_error: self.is_error,
-            meta: self.meta.as_ref(),
-        };
-        jsonrpc::sized_result_response(id, &legacy, size)
-    }
-
-    /// About how many bytes the result takes as JSON: its text (with room for escapes), its
-    /// structured content, and some for the rest.
-    fn size_hint(&self) -> usize {
-        let blocks: usize = self
-            .content
-            .iter()
-            .map(|c| c.as_text().map_or(128, |t| t.len() + t.len() / 8 + 32))
-            .sum();
-        let structured = self
-            .structured_content
-            .as_ref()
-            .map_or(0, |s| s.get().len());
-        64 + blocks + structured
     }
 }
 
@@ -538,6 +489,8 @@ impl<T: IntoToolResult, E: IntoToolError> IntoToolResult for Result<T, E> {
     }
 }
 
+mod respond;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -563,39 +516,5 @@ mod tests {
             json!({"content": [{"type": "text", "text": "bad"}], "isError": true})
         );
         assert_eq!(ToolResult::default().to_json(), json!({"content": []}));
-    }
-
-    #[test]
-    fn json_is_serialized_once_for_both_forms() {
-        #[derive(Serialize, JsonSchema)]
-        struct User {
-            name: &'static str,
-            id: u32,
-        }
-        let result = Json(User { name: "Ada", id: 7 }).into_tool_result();
-        let structured = result.structured_content.as_ref().unwrap();
-        // In the struct's field order, and the text copy is the same text.
-        assert_eq!(structured.get(), r#"{"name":"Ada","id":7}"#);
-        assert_eq!(result.text_content(), structured.get());
-        let text = result.respond("1", Era::Structured, &Implementation::default());
-        assert_eq!(
-            text,
-            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"name\":\"Ada\",\"id\":7}"}],"structuredContent":{"name":"Ada","id":7}}}"#
-        );
-    }
-
-    #[test]
-    fn older_eras_get_no_structured_content() {
-        let result = ToolResult {
-            content: vec![Content::resource_link("file:///x", "x")],
-            structured_content: Some(json!({ "id": 1 }).into()),
-            ..ToolResult::default()
-        };
-        let text = result.respond("1", Era::Annotations, &Implementation::default());
-        let v: Value = serde_json::from_str(&text).unwrap();
-        assert_eq!(
-            v["result"],
-            json!({"content": [{"type": "text", "text": "Resource: x <file:///x>"}]})
-        );
     }
 }

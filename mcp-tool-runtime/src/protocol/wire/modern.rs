@@ -83,7 +83,7 @@ impl Serialize for ResultMeta<'_> {
 
 impl Implementation {
     /// `{"io.modelcontextprotocol/serverInfo": …}`, rendered the first time it is asked for.
-    fn result_meta(&self) -> &RawValue {
+    pub(crate) fn result_meta(&self) -> &RawValue {
         self.result_meta.get_or_init(|| {
             #[derive(Serialize)]
             struct Alone<'a> {

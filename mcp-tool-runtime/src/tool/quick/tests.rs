@@ -1,5 +1,6 @@
 //! The quick verdicts checked against boon's, on chosen and on random values.
 
+use super::build::quick_schema;
 use super::*;
 use serde_json::json;
 
@@ -284,6 +285,67 @@ fn odd_property_names_are_found_by_boon_too() {
             json!({"q?#": "nope"}),
         ],
     );
+}
+
+#[test]
+fn a_plain_email_address_is_one_boon_accepts() {
+    let schema = json!({"type": "string", "format": "email"});
+    // Strings of the characters that matter to the rules, every length up to 6, then some.
+    let alphabet = [
+        'a', 'Z', '0', '@', '.', '-', '_', '+', '"', '[', ']', ' ', 'é', '!',
+    ];
+    let mut strings: Vec<String> = vec![String::new()];
+    let mut values = Values(0xD1B5_4A32_D192_ED03);
+    for _ in 0..2000 {
+        let len = 1 + values.next() % 12;
+        strings.push(
+            (0..len)
+                .map(|_| *values.pick(&alphabet))
+                .collect::<String>(),
+        );
+    }
+    // Near-addresses: a local part and a domain of likely characters around one `@`.
+    let local = ['a', 'a', 'a', '0', '.', '-', '_', '+', '!', '"', 'é'];
+    let domain = ['b', 'b', 'b', 'b', '1', '-', '.', 'é', '[', '_'];
+    for _ in 0..2000 {
+        let (l, d) = (values.next() % 6, 1 + values.next() % 8);
+        let l: String = (0..l).map(|_| *values.pick(&local)).collect();
+        let d: String = (0..d).map(|_| *values.pick(&domain)).collect();
+        strings.push(format!("{l}@{d}"));
+    }
+    strings.extend(
+        [
+            "jane.doe@example.com",
+            "a@b",
+            "a@b.",
+            "a@-b.com",
+            "a@b-.com",
+            "a..b@c.com",
+            ".a@c.com",
+            "a.@c.com",
+            "\"a b\"@c.com",
+            "a@[127.0.0.1]",
+            "a@@b.com",
+            "a@b@c.com",
+        ]
+        .map(String::from),
+    );
+    strings.push(format!("{}@example.com", "a".repeat(64)));
+    strings.push(format!("{}@example.com", "a".repeat(65)));
+    strings.push(format!("a@{}.com", "b".repeat(63)));
+    strings.push(format!("a@{}.com", "b".repeat(64)));
+    strings.push(format!("a@{}", vec!["b".repeat(60); 5].join(".")));
+    let instances: Vec<Value> = strings.into_iter().map(Value::String).collect();
+    let verdicts = verdicts(&schema, &instances);
+    let mut plain = 0;
+    for (instance, (quick, boon)) in instances.iter().zip(verdicts) {
+        assert_eq!(quick, Some(boon), "{instance}");
+        if plain_email(instance.as_str().unwrap()) {
+            plain += 1;
+            assert!(boon, "{instance} is plain, and boon refuses it");
+        }
+    }
+    assert!(plain > 50, "only {plain} plain addresses");
 }
 
 #[test]

@@ -1,0 +1,212 @@
+//! The response carrying a tool's result ([`ToolResult::respond`]): the era's view of it,
+//! written by hand for the common result and by serde for any other.
+
+use super::{Content, ToolResult};
+use crate::protocol::wire::{
+    Implementation, LegacyCallToolResult, ResultMeta, StatelessCallToolResult,
+};
+use crate::protocol::{Era, jsonrpc};
+use crate::tool::structured::Structured;
+
+impl ToolResult {
+    /// The response to request `id` carrying this result, as a client of `era` reads it: in
+    /// 2026-07-28 with `resultType` and the server's identity (`info`) in `_meta`.
+    pub(crate) fn respond(&self, id: &str, era: Era, info: &Implementation) -> String {
+        match self.respond_plain(id, era, info) {
+            Some(text) => text,
+            None => self.respond_serialized(id, era, info),
+        }
+    }
+
+    /// [`ToolResult::respond`] for the common result, written by hand: text blocks without
+    /// annotations or `_meta`, the structured content as its text, no `_meta` of its own, to
+    /// a client of an era with structured content. The bytes are those serde writes (a test
+    /// compares them), without serde's per-field machinery and with the text escaped byte by
+    /// byte into a buffer sized for it. `None` for any other result.
+    fn respond_plain(&self, id: &str, era: Era, info: &Implementation) -> Option<String> {
+        if self.meta.is_some() || !era.has_structured() {
+            return None;
+        }
+        let mut size = 96 + id.len();
+        for block in &self.content {
+            match block {
+                Content::Text(t) if t.annotations.is_none() && t.meta.is_none() => {
+                    size += t.text.len() + t.text.len() / 8 + 32;
+                }
+                _ => return None,
+            }
+        }
+        let meta = era.is_stateless().then(|| info.result_meta().get());
+        size += self
+            .structured_content
+            .as_ref()
+            .map_or(0, |s| s.get().len());
+        size += meta.map_or(0, str::len);
+        let mut out = Vec::with_capacity(size);
+        out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+        out.extend_from_slice(id.as_bytes());
+        out.extend_from_slice(b",\"result\":{\"content\":[");
+        for (i, text) in self.content.iter().filter_map(Content::as_text).enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(b"{\"type\":\"text\",\"text\":");
+            jsonrpc::push_json_string(&mut out, text);
+            out.push(b'}');
+        }
+        out.push(b']');
+        if let Some(structured) = &self.structured_content {
+            out.extend_from_slice(b",\"structuredContent\":");
+            out.extend_from_slice(structured.get().as_bytes());
+        }
+        if self.is_error {
+            out.extend_from_slice(b",\"isError\":true");
+        }
+        if let Some(meta) = meta {
+            out.extend_from_slice(b",\"resultType\":\"complete\",\"_meta\":");
+            out.extend_from_slice(meta.as_bytes());
+        }
+        out.extend_from_slice(b"}}");
+        // Text and escapes of text: UTF-8.
+        String::from_utf8(out).ok()
+    }
+
+    /// [`ToolResult::respond`] through serde: any result, to a client of any era.
+    fn respond_serialized(&self, id: &str, era: Era, info: &Implementation) -> String {
+        let size = self.size_hint();
+        if era.is_stateless() {
+            return jsonrpc::sized_result_response(
+                id,
+                &StatelessCallToolResult {
+                    content: &self.content,
+                    structured_content: self.structured_content.as_ref().map(Structured::raw),
+                    is_error: self.is_error,
+                    result_type: "complete",
+                    meta: ResultMeta {
+                        server_info: info,
+                        extra: self.meta.as_ref(),
+                    },
+                },
+                size + 128,
+            );
+        }
+        if era.has_structured() {
+            return jsonrpc::sized_result_response(id, self, size);
+        }
+        let legacy = LegacyCallToolResult {
+            content: self.content.iter().map(|c| c.for_era(era)).collect(),
+            is_error: self.is_error,
+            meta: self.meta.as_ref(),
+        };
+        jsonrpc::sized_result_response(id, &legacy, size)
+    }
+
+    /// About how many bytes the result takes as JSON: its text (with room for escapes), its
+    /// structured content, and some for the rest.
+    fn size_hint(&self) -> usize {
+        let blocks: usize = self
+            .content
+            .iter()
+            .map(|c| c.as_text().map_or(128, |t| t.len() + t.len() / 8 + 32))
+            .sum();
+        let structured = self
+            .structured_content
+            .as_ref()
+            .map_or(0, |s| s.get().len());
+        64 + blocks + structured
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tool::{IntoToolResult, Json};
+    use schemars::JsonSchema;
+    use serde::Serialize;
+    use serde_json::{Map, Value, json};
+
+    #[test]
+    fn json_is_serialized_once_for_both_forms() {
+        #[derive(Serialize, JsonSchema)]
+        struct User {
+            name: &'static str,
+            id: u32,
+        }
+        let result = Json(User { name: "Ada", id: 7 }).into_tool_result();
+        let structured = result.structured_content.as_ref().unwrap();
+        // In the struct's field order, and the text copy is the same text.
+        assert_eq!(structured.get(), r#"{"name":"Ada","id":7}"#);
+        assert_eq!(result.text_content(), structured.get());
+        let text = result.respond("1", Era::Structured, &Implementation::default());
+        assert_eq!(
+            text,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"name\":\"Ada\",\"id\":7}"}],"structuredContent":{"name":"Ada","id":7}}}"#
+        );
+    }
+
+    #[test]
+    fn the_plain_response_is_the_one_serde_writes() {
+        let info = Implementation {
+            name: "s".into(),
+            version: "1".into(),
+            ..Implementation::default()
+        };
+        let mut meta = Map::new();
+        meta.insert("k".into(), json!(1));
+        let results = [
+            ToolResult::text("5"),
+            ToolResult::error("bad \"x\"\n\u{1}é"),
+            ToolResult::default(),
+            ToolResult {
+                content: vec![Content::text("a"), Content::text("b\\")],
+                structured_content: Some(json!({"b": [1, "2"], "a": null}).into()),
+                ..ToolResult::default()
+            },
+            Json(json!({"id": "x\"y"})).into_tool_result(),
+            ToolResult {
+                structured_content: Some(json!({"n": 1}).into()),
+                is_error: true,
+                ..ToolResult::default()
+            },
+            // Not plain: written by serde alone.
+            ToolResult {
+                meta: Some(meta),
+                ..ToolResult::text("m")
+            },
+            ToolResult {
+                content: vec![Content::resource_link("file:///x", "x")],
+                ..ToolResult::default()
+            },
+        ];
+        let mut plain = 0;
+        for result in &results {
+            for era in Era::ALL {
+                let serialized = result.respond_serialized("7", era, &info);
+                if let Some(text) = result.respond_plain("7", era, &info) {
+                    assert_eq!(text, serialized, "{result:?} in {era:?}");
+                    plain += 1;
+                }
+                assert_eq!(result.respond("7", era, &info), serialized);
+            }
+        }
+        assert_eq!(
+            plain, 12,
+            "the first six results, in the two eras with structured content"
+        );
+    }
+
+    #[test]
+    fn older_eras_get_no_structured_content() {
+        let result = ToolResult {
+            content: vec![Content::resource_link("file:///x", "x")],
+            structured_content: Some(json!({ "id": 1 }).into()),
+            ..ToolResult::default()
+        };
+        let text = result.respond("1", Era::Annotations, &Implementation::default());
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            v["result"],
+            json!({"content": [{"type": "text", "text": "Resource: x <file:///x>"}]})
+        );
+    }
+}
