@@ -291,16 +291,7 @@ fn the_macros_import_one_way() {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn files(files: &[(&str, &str)]) -> Vec<Source> {
-        files
-            .iter()
-            .map(|(path, text)| Source {
-                path: path.to_string(),
-                text: text.to_string(),
-            })
-            .collect()
-    }
+    use crate::layers::scan::files;
 
     /// A crate of two layers with a loop of three in `a/` and a pair in `b/`.
     fn small_crate() -> Vec<Source> {

@@ -435,6 +435,18 @@ pub(super) fn loops(folder: &Folder) -> Vec<Vec<String>> {
     walk.found
 }
 
+/// Sources made of `(path, text)` pairs, for the tests of the check.
+#[cfg(test)]
+pub(super) fn files(files: &[(&str, &str)]) -> Vec<Source> {
+    files
+        .iter()
+        .map(|(path, text)| Source {
+            path: path.to_string(),
+            text: text.to_string(),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -505,16 +517,6 @@ mod tests {
             module_of("client/core/inbound.rs"),
             ["client", "core", "inbound"]
         );
-    }
-
-    fn files(files: &[(&str, &str)]) -> Vec<Source> {
-        files
-            .iter()
-            .map(|(path, text)| Source {
-                path: path.to_string(),
-                text: text.to_string(),
-            })
-            .collect()
     }
 
     #[test]

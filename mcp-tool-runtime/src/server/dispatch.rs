@@ -236,8 +236,8 @@ impl Session {
         self.respond(id, Reply::of(id, outcome));
     }
 
-    /// Answers request `id` with an error.
-    fn refuse(&self, id: &str, e: &RpcError) {
+    /// Answers request `id` with an error (recorded on the request's span).
+    pub(crate) fn refuse(&self, id: &str, e: &RpcError) {
         telemetry::record_error(&Span::current(), e);
         self.respond(id, Reply::error(id, e));
     }

@@ -213,10 +213,7 @@ impl Session {
     /// a task of its own (listed in flight, so `notifications/cancelled` stops it).
     pub(crate) fn call_tool(self: &Arc<Self>, req: &Req<'_>, request: &Request<'_>) {
         let id_text = req.id();
-        let fail = |e: RpcError| {
-            telemetry::record_error(&tracing::Span::current(), &e);
-            self.respond(id_text, Reply::error(id_text, &e));
-        };
+        let fail = |e: RpcError| self.refuse(id_text, &e);
         let raw = request.params;
         if raw.is_none() {
             return fail(RpcError::new(
