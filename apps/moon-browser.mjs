@@ -8,7 +8,7 @@
 // (@modelcontextprotocol/client) declares the MCP Apps extension and calls `show_moon` over
 // Streamable HTTP, and ext-apps' AppBridge renders the view it links to in a sandbox proxy on
 // another origin (host/sandbox.js), under the CSP built from the view's `_meta.ui.csp`. Once
-// in each protocol era (2025-11-25 session, 2026-07-28 stateless), it checks that:
+// in each protocol version (2025-11-25 session, 2026-07-28 stateless), it checks that:
 //   - the committed view is what its sources build to (apps/build-views.mjs --check);
 //   - the server declares `io.modelcontextprotocol/ui`, lists the app-only `moon_refresh`
 //     with `_meta.ui.visibility: ["app"]` to this host (which keeps it from the model), and

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The HTTP load generator measured against an independent client: the raw HTTP floor
-# (`floor --stateless --http`, hyper) is driven in turn by `load http --addr` and by h2load
+# (`floor --sessionless --http`, hyper) is driven in turn by `load http --addr` and by h2load
 # (nghttp2's HTTP load tool, `--h1`) with the same connections and the same number of
 # `create_user` calls; each round prints both rates, the floor's CPU per call under each, each
 # client's own CPU per call, and the ratio load ÷ h2load. `load http` is fit to compare servers
@@ -63,7 +63,7 @@ fi
 body="$(mktemp)"
 log="$(mktemp)"
 clock="$(mktemp)"
-"${server_cpu[@]}" "$bin/floor" --stateless --http "$addr" &
+"${server_cpu[@]}" "$bin/floor" --sessionless --http "$addr" &
 floor=$!
 trap 'kill "$floor" 2>/dev/null; wait "$floor" 2>/dev/null; rm -f "$body" "$log" "$clock"' EXIT
 for _ in $(seq 200); do
@@ -125,7 +125,7 @@ load_run() {
     awk -F'|' '$2 ~ /median/ { gsub(/[^0-9]/, "", $3); gsub(/ /, "", $6); print $3, $6 }' <<<"$out"
 }
 
-echo "floor (hyper, stateless JSON) at $addr, pid $floor; N = $n create_user calls, M = $clients connections${server_cpu:+; floor on CPU 0, clients on CPU 1}"
+echo "floor (hyper, sessionless JSON) at $addr, pid $floor; N = $n create_user calls, M = $clients connections${server_cpu:+; floor on CPU 0, clients on CPU 1}"
 h2load_run $((n / 10)) >/dev/null
 # load's warm-up (N/10 calls, 100 to 2000) runs in the same process as its measured calls.
 warm=$((n / 10 < 100 ? 100 : n / 10 > 2000 ? 2000 : n / 10))

@@ -9,10 +9,10 @@
 #   3. the 0.1.16 active suite against the stdio transport through supergateway (stdio ->
 #      Streamable HTTP, stateful): 39 passed, only dns-rebinding-protection failing;
 #   4. the 0.2.0 alpha suite with `--requirements 2025-11-25` over HTTP: 84 passed, 0 failed
-#      (server-sse-polling's 3 checks included, although the revision does not score it);
+#      (server-sse-polling's 3 checks included, although the version does not score it);
 #   5. the 0.2.0 alpha suite with `--requirements 2026-07-28` over HTTP: every one of the 37
 #      required scenarios passes, and so do the 13 it runs unscored (the tasks extension's,
-#      and the pending ones): 197 passed, 0 failed. The same endpoint serves both revisions.
+#      and the pending ones): 197 passed, 0 failed. The same endpoint serves both versions.
 # Legs 1-5 talk to a server started with `--sse` (every request answered with an SSE stream,
 # as the reference server does). Legs 6-8 run the suites of legs 1, 4 and 5 again against a
 # second server in the default JSON response mode (`sse_responses = false`: a request whose
@@ -178,7 +178,7 @@ leg() {
     total_passed=$((total_passed + passed))
 }
 
-# With `--requirements`, the suite also runs scenarios that do not count for the revision
+# With `--requirements`, the suite also runs scenarios that do not count for the version
 # (extensions and pending ones) and lists them after "Not scored". Every scenario that counts
 # must pass, and there must be $2 of them.
 scored() {
@@ -232,8 +232,8 @@ leg alpha 84 0 "$suite_alpha" --url "$url" --requirements 2025-11-25 \
 echo "== conformance leg 5: 0.2.0 alpha suite, --requirements 2026-07-28, over HTTP"
 # No baseline: the suite's exit status counts the required scenarios only, and `scored` checks
 # them by name.
-leg modern 197 0 "$suite_alpha" --url "$url" --requirements 2026-07-28
-scored "$results/modern.log" 37
+leg stateless 197 0 "$suite_alpha" --url "$url" --requirements 2026-07-28
+scored "$results/stateless.log" 37
 stop "$http_pid"
 
 # --- the example over HTTP in the default JSON response mode (legs 6, 7 and 8) ----------------
@@ -250,8 +250,8 @@ leg json-alpha 83 0 "$suite_alpha" --url "$json_url" --requirements 2025-11-25 \
     --expected-failures baselines/alpha-2025-11-25-json.yml
 
 echo "== conformance leg 8: 0.2.0 alpha suite, --requirements 2026-07-28, JSON responses"
-leg json-modern 196 0 "$suite_alpha" --url "$json_url" --requirements 2026-07-28
-scored "$results/json-modern.log" 37
+leg json-stateless 196 0 "$suite_alpha" --url "$json_url" --requirements 2026-07-28
+scored "$results/json-stateless.log" 37
 stop "$json_pid"
 
 # --- the skills extension (leg 9) ---------------------------------------------------------------
@@ -287,7 +287,8 @@ rm -rf "$files_root"
 # alpha suite's test servers, one scenario at a time: the non-OAuth client scenarios that
 # `--requirements 2025-11-25` requires (initialize, tools_call, elicitation-sep1034-client-
 # defaults, sse-retry) and those of `--requirements 2026-07-28` (tools_call, request-metadata).
-# `--spec-version` reaches the client as MCP_CONFORMANCE_PROTOCOL_VERSION, which picks its era.
+# `--spec-version` reaches the client as MCP_CONFORMANCE_PROTOCOL_VERSION, which picks its
+# protocol version.
 # Each must pass every check without a warning: 21 checks.
 cargo build --quiet --manifest-path "$root/Cargo.toml" -p mcp-tool-examples --bin conformance-client
 client_bin="$(dirname "$bin")/conformance-client"

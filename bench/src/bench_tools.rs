@@ -43,7 +43,7 @@ struct Confirm {
 }
 
 /// Add two integers once the user confirms (one elicitation: in 2025-11-25 a request to the
-/// client, in 2026-07-28 an input-required round; the driver's `modern` leg).
+/// client, in 2026-07-28 an input-required round; the driver's `versions` leg).
 #[tool(read_only, idempotent)]
 pub(crate) async fn confirm_add(ctx: Ctx, a: i64, b: i64) -> Result<i64, ToolError> {
     match ctx.elicit::<Confirm>("Add them?").await? {

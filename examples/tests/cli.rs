@@ -244,6 +244,49 @@ fn a_malformed_token_list_stops_the_server() {
     }
 }
 
+/// An OAuth configuration that cannot work stops the server at start, saying why: an issuer
+/// beside static tokens, a client id without its secret, a leeway that is no duration.
+#[test]
+fn a_malformed_oauth_configuration_stops_the_server() {
+    for (env, says) in [
+        (
+            vec![
+                ("MCP_TOOL_OAUTH_ISSUER", "https://auth.example.com"),
+                ("MCP_TOOL_BEARER_TOKENS", "alice:s3cret"),
+            ],
+            "not both",
+        ),
+        (
+            vec![
+                ("MCP_TOOL_OAUTH_ISSUER", "https://auth.example.com"),
+                ("MCP_TOOL_OAUTH_CLIENT_ID", "mcp-server"),
+            ],
+            "go together",
+        ),
+        (
+            vec![
+                ("MCP_TOOL_OAUTH_ISSUER", "https://auth.example.com"),
+                ("MCP_TOOL_OAUTH_LEEWAY", "soon"),
+            ],
+            "is not a duration",
+        ),
+    ] {
+        let out = std::process::Command::new(CALC)
+            .args(["--http", "127.0.0.1:0"])
+            .envs(env.iter().copied())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("calc runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{env:?}: {stderr}");
+        assert!(stderr.contains(says), "{env:?}: {stderr}");
+        assert!(
+            !stderr.contains("s3cret"),
+            "no secret in the message: {stderr}"
+        );
+    }
+}
+
 /// A server binary's command line reads its environment (the library's builder does not): a
 /// request-state key that is not hex or base64, or shorter than 32 bytes, stops the binary
 /// with a message naming the variable; a good one is taken.
@@ -275,7 +318,7 @@ fn the_state_key_comes_from_the_environment_and_is_checked() {
 /// well-known URL; a request without credentials gets no error code (RFC 6750 §3.1).
 #[test]
 fn bearer_tokens_come_with_protected_resource_metadata() {
-    let server = common::modern::HttpServer::start(
+    let server = common::stateless::HttpServer::start(
         CALC,
         &[],
         &[

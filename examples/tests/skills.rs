@@ -1,5 +1,5 @@
 //! The skills extension (`io.modelcontextprotocol/skills`) as the `files` example serves it
-//! from `examples/skills`, over real stdio in both eras: declared in the capabilities
+//! from `examples/skills`, over real stdio in both versions: declared in the capabilities
 //! (`initialize`, `server/discover`), `skills/list` and `skills/get` giving each skill's
 //! frontmatter as written and a manifest whose digests and sizes are those of the files on
 //! disk, every file read back by its URI, directories listed, and every bad request or bad
@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use common::modern::{Era, EraClient, assert_cache_hints};
+use common::stateless::{Version, VersionClient, assert_cache_hints};
 use common::{CALC, Proc};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -58,9 +58,9 @@ impl Drop for Temp {
     }
 }
 
-/// `files` serving the skills of `skills` over stdio in `era`, and the capabilities it
+/// `files` serving the skills of `skills` over stdio in `version`, and the capabilities it
 /// declared (`initialize` or `server/discover`).
-fn start(era: Era, root: &Temp, skills: &str) -> (EraClient, Value) {
+fn start(version: Version, root: &Temp, skills: &str) -> (VersionClient, Value) {
     let args = [
         "--root",
         root.path(),
@@ -69,8 +69,8 @@ fn start(era: Era, root: &Temp, skills: &str) -> (EraClient, Value) {
         "--skills",
         skills,
     ];
-    match era {
-        Era::Legacy => {
+    match version {
+        Version::V2025_11_25 => {
             let mut p = Proc::spawn_args(FILES, &args);
             let init = p.result(
                 "initialize",
@@ -81,15 +81,15 @@ fn start(era: Era, root: &Temp, skills: &str) -> (EraClient, Value) {
                 }),
             );
             p.notify("notifications/initialized", json!({}));
-            let client = EraClient {
+            let client = VersionClient {
                 p,
-                era,
+                version,
                 capabilities: json!({}),
             };
             (client, init["capabilities"].clone())
         }
-        Era::Modern => {
-            let mut client = EraClient::start(FILES, &args, era, json!({}));
+        Version::V2026_07_28 => {
+            let mut client = VersionClient::start(FILES, &args, version, json!({}));
             let discover = client.result("server/discover", json!({}));
             (client, discover["capabilities"].clone())
         }
@@ -121,36 +121,36 @@ fn files_below(dir: &Path) -> Vec<String> {
     out
 }
 
-fn both_eras(test: impl Fn(Era)) {
-    for era in [Era::Legacy, Era::Modern] {
-        test(era);
+fn both_versions(test: impl Fn(Version)) {
+    for version in [Version::V2025_11_25, Version::V2026_07_28] {
+        test(version);
     }
 }
 
 #[test]
-fn the_extension_is_declared_with_resources_in_both_eras() {
-    both_eras(|era| {
+fn the_extension_is_declared_with_resources_in_both_versions() {
+    both_versions(|version| {
         let root = Temp::new("declared");
-        let (_client, capabilities) = start(era, &root, SKILLS);
+        let (_client, capabilities) = start(version, &root, SKILLS);
         assert_eq!(
             capabilities["extensions"][EXTENSION],
             json!({ "directoryRead": true }),
-            "{era:?}: {capabilities}"
+            "{version:?}: {capabilities}"
         );
         assert!(
             capabilities["resources"].is_object(),
-            "{era:?}: {capabilities}"
+            "{version:?}: {capabilities}"
         );
     });
 }
 
 #[test]
 fn skills_list_gives_frontmatter_as_written_and_a_manifest_of_the_files_on_disk() {
-    both_eras(|era| {
+    both_versions(|version| {
         let root = Temp::new("list");
-        let (mut client, _) = start(era, &root, SKILLS);
+        let (mut client, _) = start(version, &root, SKILLS);
         let list = client.result("skills/list", json!({}));
-        if era == Era::Modern {
+        if version == Version::V2026_07_28 {
             assert_cache_hints(&list);
         }
         assert!(list.get("nextCursor").is_none(), "{list}");
@@ -196,14 +196,14 @@ fn skills_list_gives_frontmatter_as_written_and_a_manifest_of_the_files_on_disk(
 
 #[test]
 fn every_file_reads_back_as_its_manifest_says_and_skill_md_is_listed() {
-    both_eras(|era| {
+    both_versions(|version| {
         let root = Temp::new("read");
-        let (mut client, _) = start(era, &root, SKILLS);
+        let (mut client, _) = start(version, &root, SKILLS);
         let got = client.result(
             "skills/get",
             json!({ "uri": "skill://tidy-folder/SKILL.md" }),
         );
-        if era == Era::Modern {
+        if version == Version::V2026_07_28 {
             assert_cache_hints(&got);
         }
         assert!(got.get("nextCursor").is_none(), "{got}");
@@ -242,9 +242,9 @@ fn every_file_reads_back_as_its_manifest_says_and_skill_md_is_listed() {
 
 #[test]
 fn directories_list_their_children() {
-    both_eras(|era| {
+    both_versions(|version| {
         let root = Temp::new("dirs");
-        let (mut client, _) = start(era, &root, SKILLS);
+        let (mut client, _) = start(version, &root, SKILLS);
         let top = client.result(
             "resources/directory/read",
             json!({ "uri": "skill://tidy-folder" }),
@@ -260,7 +260,7 @@ fn directories_list_their_children() {
                 { "uri": "skill://tidy-folder/templates", "name": "templates",
                   "mimeType": "inode/directory" },
             ]),
-            "{era:?}"
+            "{version:?}"
         );
         let refs = client.result(
             "resources/directory/read",
@@ -284,9 +284,9 @@ fn directories_list_their_children() {
 
 #[test]
 fn bad_requests_are_refused_naming_what_is_wrong() {
-    both_eras(|era| {
+    both_versions(|version| {
         let root = Temp::new("bad");
-        let (mut client, _) = start(era, &root, SKILLS);
+        let (mut client, _) = start(version, &root, SKILLS);
         for uri in [
             "skill://nope/SKILL.md",
             "skill://tidy-folder/../review-changes/SKILL.md",
@@ -313,7 +313,11 @@ fn bad_requests_are_refused_naming_what_is_wrong() {
             "resources/read",
             json!({ "uri": "skill://tidy-folder/../../../etc/passwd" }),
         );
-        let code = if era == Era::Legacy { -32002 } else { -32602 };
+        let code = if version == Version::V2025_11_25 {
+            -32002
+        } else {
+            -32602
+        };
         assert_eq!(e["code"], code, "{e}");
     });
 }
@@ -335,7 +339,7 @@ fn a_file_changed_after_start_is_refused_not_served_against_its_digest() {
         "---\nname: notes\ndescription: Take notes.\n---\nSee [the guide](guide.md).\n",
     );
     skills.write("notes/guide.md", "# Guide\n");
-    let (mut client, _) = start(Era::Modern, &root, skills.path());
+    let (mut client, _) = start(Version::V2026_07_28, &root, skills.path());
     let read = client.result("resources/read", json!({ "uri": "skill://notes/guide.md" }));
     assert_eq!(read["contents"][0]["text"], "# Guide\n");
     skills.write("notes/guide.md", "# Guide, edited\n");

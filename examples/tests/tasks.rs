@@ -1,4 +1,4 @@
-//! The `reports` example as tasks, in both protocol eras, over stdio and Streamable HTTP.
+//! The `reports` example as tasks, in both protocol versions, over stdio and Streamable HTTP.
 //!
 //! - 2025-11-25: the client asks for a task (`tools/call` with `task`); `tasks/get`,
 //!   `tasks/result` (waits for the end), `tasks/list` (paged), `tasks/cancel`;
@@ -18,7 +18,7 @@ use std::collections::HashSet;
 use std::thread;
 use std::time::Duration;
 
-use common::modern::HttpServer;
+use common::stateless::HttpServer;
 use common::{Proc, text};
 use serde_json::{Value, json};
 use tasks_common::{
@@ -30,15 +30,15 @@ use tasks_common::{
 // 2025-11-25 over stdio
 
 /// A 2025-11-25 client over stdio that keeps every notification it was sent.
-struct Legacy {
+struct Client2025 {
     p: Proc,
     notes: Vec<Value>,
 }
 
-impl Legacy {
+impl Client2025 {
     /// Spawns `reports` and completes the handshake, declaring elicitation.
-    fn start() -> Legacy {
-        Legacy {
+    fn start() -> Client2025 {
+        Client2025 {
             p: Proc::initialized_with(REPORTS, &[], json!({ "elicitation": {} })),
             notes: Vec::new(),
         }
@@ -147,7 +147,7 @@ fn ids(list: &Value) -> Vec<String> {
 
 #[test]
 fn sales_report_as_a_task_2025() {
-    let mut c = Legacy::start();
+    let mut c = Client2025::start();
     let task = c.create(
         "sales_report",
         json!({ "year": 2024, "pace_ms": 150 }),
@@ -209,7 +209,7 @@ fn sales_report_as_a_task_2025() {
 
 #[test]
 fn task_ttl_stays_within_bounds_2025() {
-    let mut c = Legacy::start();
+    let mut c = Client2025::start();
     let asked = 10_u64.pow(12);
     let huge = c.create(
         "sales_report",
@@ -233,7 +233,7 @@ fn task_ttl_stays_within_bounds_2025() {
 
 #[test]
 fn tasks_end_with_tool_errors_and_expire_2025() {
-    let mut c = Legacy::start();
+    let mut c = Client2025::start();
     // A tool error is a completed task whose result says so.
     let task = c.create(
         "sales_report",
@@ -276,7 +276,7 @@ fn tasks_end_with_tool_errors_and_expire_2025() {
 
 #[test]
 fn task_list_pages_2025() {
-    let mut c = Legacy::start();
+    let mut c = Client2025::start();
     let mut created = Vec::new();
     for i in 0..55 {
         let task = c.create(
@@ -327,7 +327,7 @@ fn task_list_pages_2025() {
 
 #[test]
 fn cancelled_task_stays_cancelled_2025() {
-    let mut c = Legacy::start();
+    let mut c = Client2025::start();
     // Twelve months at 100 ms: 1.2 s.
     let task = c.create(
         "sales_report",
@@ -368,7 +368,7 @@ fn cancelled_task_stays_cancelled_2025() {
 
 #[test]
 fn purge_runs_only_as_a_task_and_asks_while_it_runs_2025() {
-    let mut c = Legacy::start();
+    let mut c = Client2025::start();
     let e = c.error(
         "tools/call",
         json!({ "name": "purge_reports", "arguments": {} }),

@@ -20,7 +20,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use common::TIMEOUT;
-use common::modern::HttpServer;
+use common::stateless::HttpServer;
 use serde_json::json;
 use tasks_common::{
     Client2026, Http, REPORTS, assert_report, assert_task_2025, confirm_2026, create_2026, err,

@@ -96,7 +96,7 @@ fn check_sse(body: &[u8]) {
 
 fn config(byte: u8) -> HttpConfig {
     let mut config = HttpConfig::default();
-    config.stateless = byte & 1 != 0;
+    config.sessionless = byte & 1 != 0;
     config.sse_responses = byte & 2 != 0;
     if byte & 4 != 0 {
         config = config.with_auth(BearerTokens::new().token("s3cret", "alice"));

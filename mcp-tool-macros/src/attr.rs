@@ -68,6 +68,8 @@ pub(crate) struct Tool {
     pub(crate) ui: Option<Setting<LitStr>>,
     /// Who may call the tool: `["model", "app"]`, `["model"]` or `["app"]`.
     pub(crate) visibility: Option<Setting<Vec<LitStr>>>,
+    /// The OAuth scopes a caller needs to see and call the tool: `["users:write"]`.
+    pub(crate) scopes: Option<Setting<Vec<LitStr>>>,
     pub(crate) krate: Option<Setting<Path>>,
     /// Known keys that an unknown key was taken for ("did you mean"), so that checks do not
     /// also report the key as missing.
@@ -168,6 +170,10 @@ impl Keys for Tool {
         KeyDef {
             name: "visibility",
             parse: |t, cx, k, v| t.visibility = k.visibility(cx, v),
+        },
+        KeyDef {
+            name: "scopes",
+            parse: |t, cx, k, v| t.scopes = k.scopes(cx, v),
         },
         KeyDef {
             name: "crate",
@@ -566,7 +572,7 @@ mod tests {
                  `hidden`, `default_visible`, `always_visible`, `defer_loading`, `timeout`, \
                  `blocking`, `task`, \
                  `input_schema`, `output_schema`, `invoking`, `invoked`, `examples`, `icons`, \
-                 `meta`, `ui`, `visibility`, `crate`",
+                 `meta`, `ui`, `visibility`, `scopes`, `crate`",
                 "expected a positive duration such as `timeout = \"30s\"` (units: `ms`, `s`, \
                  `m`, `h`)",
                 "expected a path: `crate = ::mcp_tool`",

@@ -277,6 +277,10 @@ fn define_fn(tool: &ToolFn<'_>, krate: &TokenStream, ident: &Ident) -> TokenStre
         let items = &s.value;
         quote!(__def.visibility(&[#(#items),*]);)
     });
+    let scopes = a.scopes.as_ref().map(|s| {
+        let items = &s.value;
+        quote!(__def.scopes(&[#(#items),*]);)
+    });
     let params = tool.params.iter().map(|param| {
         let spec = param_spec(param, krate);
         let fns = param_fns(param, krate);
@@ -300,6 +304,7 @@ fn define_fn(tool: &ToolFn<'_>, krate: &TokenStream, ident: &Ident) -> TokenStre
             #meta
             #ui
             #visibility
+            #scopes
             #input_schema
             #(#params)*
             #output

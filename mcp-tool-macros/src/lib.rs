@@ -81,6 +81,7 @@ use crate::entry::{tool_attr, tools_attr};
 /// | `meta` | `"{…}"` | Entries merged into the tool's `_meta` (reserved MCP prefixes refused). |
 /// | `ui` | `"name"` | An MCP Apps view: the crate's `ui/name.html`, embedded at compile time. |
 /// | `visibility` | `["model", "app"]` | Who may call the tool; `["app"]` hides it from the model. |
+/// | `scopes` | `["users:write"]` | OAuth scopes a caller needs: without them it does not see the tool, and a call is refused with the HTTP 403 step-up challenge. |
 /// | `crate` | path | The path of the `mcp-tool` crate, if not `::mcp_tool`. |
 ///
 /// A flag is written alone (`read_only`, meaning `true`) or as `read_only = true` or

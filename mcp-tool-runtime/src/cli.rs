@@ -6,29 +6,83 @@
 
 use std::io::{self, Write};
 
+pub mod env;
+
+#[cfg(feature = "http")]
+mod http;
+
+/// Without HTTP (the `http` feature) `--http` says so.
+#[cfg(not(feature = "http"))]
+mod http {
+    use super::{HttpOptions, cli_error};
+    use crate::server::{Result, Server};
+
+    pub(super) async fn serve_http(_: Server, bin: &str, _: HttpOptions) -> Result<i32> {
+        Ok(cli_error(
+            bin,
+            "this server was built without HTTP (the `http` feature of mcp-tool)",
+        ))
+    }
+}
+
+#[cfg(feature = "client")]
+mod mount;
+
+/// Without the MCP client (the `client` feature) a server mounts nothing: `--mount` says so,
+/// and the connection store is not read.
+#[cfg(not(feature = "client"))]
+mod mount {
+    use crate::server::Server;
+
+    pub(super) fn connection_store(server: Server) -> Server {
+        server
+    }
+
+    pub(super) fn mount_files(_: Server, _: &[String]) -> Result<Server, String> {
+        Err("this server was built without mounting (the `client` feature of mcp-tool)".into())
+    }
+}
+
 #[cfg(feature = "otel")]
 mod otel;
+
+/// Without OpenTelemetry (the `otel` feature) nothing is exported, whatever the environment
+/// says.
+#[cfg(not(feature = "otel"))]
+mod otel {
+    use tracing_subscriber::layer::Identity;
+
+    /// No exporter is ever installed: there is no value to stop.
+    pub(super) enum Telemetry {}
+
+    impl Telemetry {
+        pub(super) fn shutdown(self) {
+            match self {}
+        }
+    }
+
+    pub(super) fn install(_: &str) -> Option<Telemetry> {
+        None
+    }
+
+    pub(super) fn layer() -> Option<Identity> {
+        None
+    }
+}
 
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::protocol::Era;
-use crate::server::tasks::{TASK_LEASE_ENV, TASK_STORE_ENV, parse_duration, store_from_url};
+use crate::protocol::ProtocolVersion;
+use crate::server::tasks::{parse_duration, store_from_url};
 use crate::server::{Result, Server, ServerHandle};
 use crate::tool::{ClientLogLayer, TaskSupport};
-#[cfg(feature = "http")]
-use crate::transport::http::events::event_store_from_url;
-#[cfg(feature = "http")]
-use crate::transport::http::{
-    AUTH_SERVERS_ENV, BearerTokens, EVENT_STORE_ENV, HttpConfig, RESOURCE_ENV, ResourceMetadata,
-    SCOPES_ENV, TOKENS_ENV,
-};
 
 /// The HTTP options the command line gives; ignored without `--http`.
 #[derive(Default)]
 struct HttpOptions {
     addr: Option<String>,
-    stateless: bool,
+    sessionless: bool,
     sse: bool,
     /// Where the replicas share sessions and changes (`--shared-state`).
     shared_state: Option<String>,
@@ -49,7 +103,7 @@ fn usage(bin: &str) -> String {
         "usage:
   {bin}                      serve MCP on stdio (what MCP hosts launch)
   {bin} --http [ADDR]        serve MCP over Streamable HTTP at http://ADDR/mcp (default 127.0.0.1:8080)
-        --stateless          ... without sessions: every POST answered on its own
+        --sessionless        ... without sessions: every POST answered on its own
         --sse                ... every answer as an SSE stream, not JSON
         --task-store URL     keep tasks in `memory` (the default) or Redis (`redis://host:port`)
         --shared-state URL   ... share sessions and change notifications with the other
@@ -61,23 +115,35 @@ fn usage(bin: &str) -> String {
   {bin} help                 show this message
 
 environment:
-  {tokens:<40}require a bearer token over HTTP
-  {resource:<40}the endpoint's public URL (RFC 9728 metadata)
-  {servers:<40}the authorization servers that issue its tokens
-  {store:<40}where tasks are kept (as --task-store)
-  {lease:<40}how long a running task's server vouches for it
-  {events:<40}where resumable SSE streams' events are kept
-  {key:<40}the key sealing 2026-07-28 request state (the same on every replica)
-  {shared:<40}where replicas share sessions and changes (as --shared-state)
-  {log:<40}filter the log on stderr",
-        tokens = "MCP_TOOL_BEARER_TOKENS=subject:token,…",
-        resource = "MCP_TOOL_RESOURCE=https://…/mcp",
-        servers = "MCP_TOOL_AUTHORIZATION_SERVERS=https://…",
-        store = format!("{TASK_STORE_ENV}=URL"),
-        lease = format!("{TASK_LEASE_ENV}=30s"),
-        events = "MCP_TOOL_EVENT_STORE=memory|redis://…",
-        key = format!("{}=hex", crate::server::STATE_KEY_ENV),
-        shared = format!("{}=URL", crate::server::replicas::SHARED_STATE_ENV),
+  {tokens:<42}require a bearer token over HTTP
+  {resource:<42}the endpoint's public URL (RFC 9728 metadata)
+  {servers:<42}the authorization servers that issue its tokens
+  {scopes:<42}the scopes the endpoint understands
+  {issuer:<42}accept OAuth access tokens of this issuer (feature oauth)
+  {audience:<42}the audience they must name (default: the public URL)
+  {client:<42}the server's credentials to introspect opaque tokens
+  {store:<42}where tasks are kept (as --task-store)
+  {lease:<42}how long a running task's server vouches for it
+  {events:<42}where resumable SSE streams' events are kept
+  {key:<42}the key sealing 2026-07-28 request state (the same on every replica)
+  {shared:<42}where replicas share sessions and changes (as --shared-state)
+  {validate:<42}check every result against its output schema
+  {connections:<42}the connection store of --mount's servers (a JSON file)
+  {log:<42}filter the log on stderr",
+        tokens = format!("{}=subject:token,…", env::BEARER_TOKENS),
+        resource = format!("{}=https://…/mcp", env::RESOURCE),
+        servers = format!("{}=https://…", env::AUTHORIZATION_SERVERS),
+        scopes = format!("{}=scope,…", env::SCOPES),
+        issuer = format!("{}=https://…", env::OAUTH_ISSUER),
+        audience = format!("{}=…", env::OAUTH_AUDIENCE),
+        client = format!("{}, {}", env::OAUTH_CLIENT_ID, env::OAUTH_CLIENT_SECRET),
+        store = format!("{}=URL", env::TASK_STORE),
+        lease = format!("{}=30s", env::TASK_LEASE),
+        events = format!("{}=memory|redis://…", env::EVENT_STORE),
+        key = format!("{}=hex", env::STATE_KEY),
+        shared = format!("{}=URL", env::SHARED_STATE),
+        validate = format!("{}=1", env::VALIDATE_OUTPUT),
+        connections = format!("{}=FILE", env::CONNECTIONS),
         log = "RUST_LOG=debug"
     )
 }
@@ -123,7 +189,7 @@ fn parse(args: &[String]) -> std::result::Result<(Command, Option<String>, Vec<S
                 }
                 None => return Err("`--shared-state` needs a `redis://` URL".into()),
             },
-            "--stateless" => http.stateless = true,
+            "--sessionless" => http.sessionless = true,
             "--sse" => http.sse = true,
             "-h" | "--help" => return Ok((Command::Help, None, Vec::new())),
             flag if flag.starts_with("--") => return Err(format!("unknown option `{flag}`")),
@@ -131,8 +197,8 @@ fn parse(args: &[String]) -> std::result::Result<(Command, Option<String>, Vec<S
         }
         i += 1;
     }
-    if (http.stateless || http.sse || http.shared_state.is_some()) && !wants_http {
-        return Err("`--stateless`, `--sse` and `--shared-state` go with `--http`".into());
+    if (http.sessionless || http.sse || http.shared_state.is_some()) && !wants_http {
+        return Err("`--sessionless`, `--sse` and `--shared-state` go with `--http`".into());
     }
     let command = match rest.as_slice() {
         [] if wants_http => Command::Http(http),
@@ -183,7 +249,7 @@ impl Server {
         };
         // The operator's choice of task store: the flag, else the environment.
         let task_store = task_store.or_else(|| {
-            std::env::var(TASK_STORE_ENV)
+            std::env::var(env::TASK_STORE)
                 .ok()
                 .filter(|v| !v.trim().is_empty())
         });
@@ -191,12 +257,15 @@ impl Server {
             Ok(server) => server,
             Err(message) => std::process::exit(cli_error(&bin, &message)),
         };
-        if let Ok(text) = std::env::var(TASK_LEASE_ENV) {
+        if let Ok(text) = std::env::var(env::TASK_LEASE) {
             match parse_duration(&text) {
                 Some(lease) => server.task_settings.lease = lease,
                 None => std::process::exit(cli_error(
                     &bin,
-                    &format!("{TASK_LEASE_ENV}=`{text}` is not a duration such as `30s`"),
+                    &format!(
+                        "{}=`{text}` is not a duration such as `30s`",
+                        env::TASK_LEASE
+                    ),
                 )),
             }
         }
@@ -212,7 +281,6 @@ impl Server {
         }
         // OpenTelemetry export for the serving commands, started (and stopped) outside the
         // runtime: its HTTP client is a blocking one.
-        #[cfg(feature = "otel")]
         let telemetry = match command {
             Command::Stdio | Command::Http(_) => otel::install(&server.name),
             _ => None,
@@ -225,7 +293,6 @@ impl Server {
         // A blocking tool stuck for ever (a read that never returns) must not hold the exit:
         // the threads still running are left behind.
         runtime.shutdown_timeout(std::time::Duration::from_secs(1));
-        #[cfg(feature = "otel")]
         if let Some(telemetry) = telemetry {
             telemetry.shutdown();
         }
@@ -243,7 +310,7 @@ impl Server {
                 self.build()?.serve_stdio().await?;
                 Ok(0)
             }
-            Command::Http(options) => serve_http(self, bin, options).await,
+            Command::Http(options) => http::serve_http(self, bin, options).await,
             Command::List => {
                 write_out(&tool_table(&self.build()?))?;
                 Ok(0)
@@ -255,7 +322,7 @@ impl Server {
                     tools: tools
                         .iter()
                         .filter(|t| !t.hidden() && t.for_model())
-                        .map(|t| t.wire(Era::Structured))
+                        .map(|t| t.wire(ProtocolVersion::V2025_11_25))
                         .collect(),
                 };
                 let text = serde_json::to_string_pretty(&list).map_err(io::Error::other)?;
@@ -304,161 +371,32 @@ impl Server {
     }
 }
 
-/// Mounts the remote servers each `--mount` file lists (feature `client`).
 /// The settings a server binary takes from its environment (this layer alone reads it): the
 /// request-state key, output validation, the connection store of mounts.
 fn from_environment(mut server: Server) -> std::result::Result<Server, String> {
-    use crate::server::{STATE_KEY_ENV, VALIDATE_OUTPUT_ENV};
-    if let Ok(text) = std::env::var(STATE_KEY_ENV) {
+    if let Ok(text) = std::env::var(env::STATE_KEY) {
         let key = crate::server::state::StateKey::decode(&text)
-            .map_err(|e| format!("{STATE_KEY_ENV}: {e}"))?;
+            .map_err(|e| format!("{}: {e}", env::STATE_KEY))?;
         server = server.state_key(key);
     }
-    if std::env::var(VALIDATE_OUTPUT_ENV).is_ok_and(|v| v == "1" || v == "true") {
+    if std::env::var(env::VALIDATE_OUTPUT).is_ok_and(|v| v == "1" || v == "true") {
         server = server.validate_output(true);
     }
-    #[cfg(feature = "client")]
-    if let Some(path) = std::env::var_os(crate::server::mount::CONNECTIONS_ENV) {
-        server = server.connection_store(path);
-    }
-    Ok(server)
+    Ok(mount::connection_store(server))
 }
 
+/// Mounts the remote servers each `--mount` file lists (feature `client`).
 fn with_mounts(server: Server, files: &[String]) -> std::result::Result<Server, String> {
     if files.is_empty() {
         return Ok(server);
     }
-    #[cfg(feature = "client")]
-    {
-        let mut server = server;
-        for file in files {
-            let text =
-                std::fs::read_to_string(file).map_err(|e| format!("--mount `{file}`: {e}"))?;
-            let mounts = crate::server::mount::read_mounts(&text)
-                .map_err(|e| format!("--mount `{file}`: {e}"))?;
-            for remote in mounts {
-                server = server.mount(remote);
-            }
-        }
-        Ok(server)
-    }
-    #[cfg(not(feature = "client"))]
-    {
-        Err("this server was built without mounting (the `client` feature of mcp-tool)".into())
-    }
+    mount::mount_files(server, files)
 }
 
 /// The `schema` command's output: the `tools/list` result of every listed tool.
 #[derive(Serialize)]
 struct Tools<'a> {
     tools: Vec<crate::protocol::wire::Tool<'a>>,
-}
-
-#[cfg(feature = "http")]
-async fn serve_http(server: Server, bin: &str, options: HttpOptions) -> Result<i32> {
-    let text = options.addr.as_deref().unwrap_or("127.0.0.1:8080");
-    let Ok(addr) = text.parse::<std::net::SocketAddr>() else {
-        return Ok(cli_error(
-            bin,
-            &format!("`{text}` is not an address such as 127.0.0.1:8080"),
-        ));
-    };
-    init_tracing();
-    let mut config = HttpConfig {
-        stateless: options.stateless,
-        sse_responses: options.sse,
-        // The server's own grace for calls at shutdown, as over stdio.
-        shutdown_grace: server.limits.shutdown_grace,
-        ..HttpConfig::default()
-    };
-    // Where resumable streams' events are kept: memory unless the environment names Redis.
-    if let Ok(url) = std::env::var(EVENT_STORE_ENV)
-        && !url.trim().is_empty()
-    {
-        match event_store_from_url(&url) {
-            Ok(store) => config.event_store = store,
-            Err(e) => return Ok(cli_error(bin, &e.to_string())),
-        }
-    }
-    if let Ok(text) = std::env::var(TOKENS_ENV) {
-        match BearerTokens::parse(&text) {
-            Ok(tokens) if tokens.is_empty() => {}
-            Ok(tokens) => config = config.with_auth(tokens),
-            Err(e) => return Ok(cli_error(bin, &format!("{TOKENS_ENV}: {e}"))),
-        }
-    }
-    // The operator's choice of shared state: the flag, else the environment.
-    let shared = options.shared_state.or_else(|| {
-        std::env::var(crate::server::replicas::SHARED_STATE_ENV)
-            .ok()
-            .filter(|v| !v.trim().is_empty())
-    });
-    let mut server = server;
-    if let Some(url) = shared {
-        match crate::server::replicas::replica_store_from_url(&url) {
-            Ok(store) => server = server.replica_store_arc(store),
-            Err(e) => return Ok(cli_error(bin, &e.to_string())),
-        }
-    }
-    let server = server.build()?;
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|e| io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}")))?;
-    // RFC 9728 metadata: what a client needs to find the authorization server. Given by the
-    // environment; with tokens but no public URL, the URL this server listens on.
-    let public = std::env::var(RESOURCE_ENV)
-        .ok()
-        .filter(|v| !v.trim().is_empty());
-    let servers = std::env::var(AUTH_SERVERS_ENV)
-        .ok()
-        .filter(|v| !v.trim().is_empty());
-    if config.auth.is_some() || public.is_some() || servers.is_some() {
-        let resource = public.unwrap_or_else(|| {
-            format!(
-                "http://{}{}",
-                listener.local_addr().map_or(addr, |a| a),
-                config.path
-            )
-        });
-        if !resource.starts_with("http://") && !resource.starts_with("https://") {
-            return Ok(cli_error(
-                bin,
-                &format!("{RESOURCE_ENV}=`{resource}` is not an http(s) URL"),
-            ));
-        }
-        let list = |v: Option<String>| -> Vec<String> {
-            v.map(|v| {
-                v.split(',')
-                    .map(|s| s.trim().to_owned())
-                    .filter(|s| !s.is_empty())
-                    .collect()
-            })
-            .unwrap_or_default()
-        };
-        config.resource_metadata = Some(ResourceMetadata {
-            resource,
-            authorization_servers: list(servers),
-            scopes_supported: list(std::env::var(SCOPES_ENV).ok()),
-        });
-    }
-    // Always said (stdout is not the protocol here): where to point a client, with the real
-    // port when the address asked for port 0.
-    let _ = writeln!(
-        io::stderr(),
-        "{bin}: MCP endpoint http://{}{}",
-        listener.local_addr()?,
-        config.path
-    );
-    server.serve_http(listener, config).await?;
-    Ok(0)
-}
-
-#[cfg(not(feature = "http"))]
-async fn serve_http(_: Server, bin: &str, _: HttpOptions) -> Result<i32> {
-    Ok(cli_error(
-        bin,
-        "this server was built without HTTP (the `http` feature of mcp-tool)",
-    ))
 }
 
 fn cli_error(bin: &str, message: &str) -> i32 {
@@ -584,7 +522,6 @@ fn init_tracing() {
     let registry = tracing_subscriber::registry().with(stderr).with(client);
     // Only when exporting: an absent layer (`Option::None`) would say every span is wanted,
     // and each request's span would be built for nobody (2 µs a call, BENCHMARKS.md).
-    #[cfg(feature = "otel")]
     if let Some(otel) = otel::layer() {
         let _ = registry.with(otel).try_init();
         return;

@@ -3,7 +3,7 @@
 //! - `sync`: the lock that survives a panicking holder;
 //! - `store`: the URLs naming where state is kept (`memory`, `redis://…`), and Redis as every
 //!   store reaches it;
-//! - [`protocol`]: JSON-RPC framing, the MCP revisions, errors, the typed wire model;
+//! - [`protocol`]: JSON-RPC framing, the MCP versions, errors, the typed wire model;
 //! - `tool`: what a tool author touches — the call's context, extractors, results, content,
 //!   definitions, dynamic tools;
 //! - `client` (feature `client`): an MCP client over Streamable HTTP or stdio, which the
@@ -17,8 +17,13 @@
 //! depend on the `mcp-tool` facade, which re-exports this crate's public surface in modules
 //! that mirror the layers.
 
+// docs.rs (nightly, `--cfg docsrs`): each item gated by a feature says which.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod cli;
+pub use cli::env;
 #[cfg(feature = "client")]
+#[cfg_attr(docsrs, doc(cfg(feature = "client")))]
 pub mod client;
 pub mod protocol;
 pub mod server;

@@ -35,15 +35,13 @@ use tokio::sync::{Mutex as AsyncMutex, mpsc, oneshot};
 
 use crate::protocol::{RpcError, code};
 use crate::server::{Server, ServerHandle, StartError};
+use crate::tool::ExampleError;
 
 #[cfg(feature = "proptest")]
 mod arguments;
 #[cfg(feature = "proptest")]
-mod refused;
-#[cfg(feature = "proptest")]
-pub use arguments::arbitrary_arguments;
-#[cfg(feature = "proptest")]
-pub use refused::refused_arguments;
+#[cfg_attr(docsrs, doc(cfg(feature = "proptest")))]
+pub use arguments::{arbitrary_arguments, refused_arguments};
 
 type Pending = Arc<Mutex<HashMap<String, oneshot::Sender<Value>>>>;
 
@@ -55,7 +53,7 @@ type Answerer = Box<dyn Fn(&str, &Value) -> Value + Send + Sync>;
 const MAX_ROUNDS: usize = 16;
 
 /// An in-process MCP client connected to one server session (2025-11-25), or speaking
-/// 2026-07-28 with `_meta` on every request ([`Client::modern`]).
+/// 2026-07-28 with `_meta` on every request ([`Client::stateless`]).
 pub struct Client {
     writer: AsyncMutex<WriteHalf<DuplexStream>>,
     pending: Pending,
@@ -198,14 +196,14 @@ impl Client {
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// let server = Server::new("db", "1.0.0").only(["drop_table"]);
-    /// let client = Client::modern(server, json!({"elicitation": {}}))
+    /// let client = Client::stateless(server, json!({"elicitation": {}}))
     ///     .unwrap()
     ///     .answering(|_method, _params| json!({"action": "accept", "content": {"sure": true}}));
     /// let result = client.call("drop_table", json!({"table": "t"})).await.unwrap();
     /// assert_eq!(result.text(), "dropped t");
     /// # }
     /// ```
-    pub fn modern(server: Server, capabilities: Value) -> Result<Client, StartError> {
+    pub fn stateless(server: Server, capabilities: Value) -> Result<Client, StartError> {
         let mut client = Self::connect(server)?;
         client.meta = Some(json!({
             "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -422,19 +420,39 @@ impl Client {
 /// let server = Server::new("t", "0").only(["double"]).build().unwrap();
 /// mcp_tool::testing::check_examples(&server).unwrap();
 /// ```
-pub fn check_examples(server: &ServerHandle) -> Result<(), String> {
-    let problems: Vec<String> = server
+pub fn check_examples(server: &ServerHandle) -> Result<(), ExamplesError> {
+    let failures: Vec<ExampleError> = server
         .tools()
         .iter()
-        .filter_map(|t| {
-            t.check_examples()
-                .err()
-                .map(|e| format!("tool `{}`: {e}", t.name()))
-        })
+        .filter_map(|t| t.check_examples().err())
         .collect();
-    if problems.is_empty() {
+    if failures.is_empty() {
         Ok(())
     } else {
-        Err(problems.join("\n"))
+        Err(ExamplesError { failures })
+    }
+}
+
+/// The tools whose examples do not fit their schemas ([`check_examples`]), shown one
+/// paragraph per tool, each starting with ``tool `name`: ``.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.lines())]
+pub struct ExamplesError {
+    failures: Vec<ExampleError>,
+}
+
+impl ExamplesError {
+    /// Each tool whose examples do not fit, and how (never empty).
+    pub fn failures(&self) -> &[ExampleError] {
+        &self.failures
+    }
+
+    fn lines(&self) -> String {
+        let lines: Vec<String> = self
+            .failures
+            .iter()
+            .map(|e| format!("tool `{}`: {e}", e.tool()))
+            .collect();
+        lines.join("\n")
     }
 }

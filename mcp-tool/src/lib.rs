@@ -267,7 +267,7 @@
 //! clear error; an answer that does not fit the requested schema is refused, naming the field.
 //! [`Ctx::roots`] asks for the client's roots.
 //!
-//! The same code serves both protocol revisions. In 2025-11-25 each question is a request to
+//! The same code serves both protocol versions. In 2025-11-25 each question is a request to
 //! the client. In 2026-07-28 the call ends with an `InputRequiredResult`; the client retries it
 //! with the answers and the tool runs again from the start, each question answered already
 //! returning at once (questions asked together with `tokio::join!` share a round). So code
@@ -423,7 +423,7 @@
 //! assert_eq!(server.tools()[0].name(), "greet");
 //! ```
 //!
-//! ## Two protocol revisions
+//! ## Two protocol versions
 //!
 //! A server answers MCP 2026-07-28 (stateless: `server/discover`, `_meta` on every request,
 //! `resultType`, cache hints, `subscriptions/listen`) and 2025-11-25 and earlier
@@ -447,13 +447,13 @@
 //! ## Serving
 //!
 //! - [`Server::run`]: the command line — stdio by default, `--http [ADDR]` (with
-//!   `--stateless`, `--sse`), `list`, `schema`, `call`. `MCP_TOOL_BEARER_TOKENS` requires a
-//!   bearer token over HTTP.
+//!   `--sessionless`, `--sse`), `list`, `schema`, `call`. It reads the environment variables
+//!   [`env`](mod@env) lists: `MCP_TOOL_BEARER_TOKENS` requires a bearer token over HTTP, for one.
 //! - [`Server::build`] gives the running server, a cheap `Clone`
 //!   [`ServerHandle`](server::ServerHandle): `serve_stdio().await`,
 //!   `serve_http(listener, config).await`, or `into_router(config)` to mount the endpoint in an
 //!   axum application. The HTTP settings ([`http::HttpConfig`]: hosts and origins, body limit,
-//!   sessions, stateless mode, authentication with RFC 9728 metadata) are arguments of those
+//!   sessions, sessionless mode, authentication with RFC 9728 metadata) are arguments of those
 //!   entry points.
 //!
 //! ```no_run
@@ -500,7 +500,7 @@
 //! ## Where things are
 //!
 //! The crate root and the [`prelude`] hold what a tool author uses daily. The rest mirrors the
-//! runtime's layers:
+//! runtime's layers, each item in one module only (what the root has, no module repeats):
 //!
 //! | module | what |
 //! |---|---|
@@ -508,12 +508,17 @@
 //! | [`content`] | content blocks and the result conversion traits |
 //! | [`resource`], [`prompt`] | what a server offers beside tools |
 //! | [`dynamic`] | tools defined at run time, and tool definitions |
-//! | [`server`] | the running server, explicit tool sets, errors |
-//! | [`http`] | Streamable HTTP settings and authentication |
-//! | [`protocol`] | protocol revisions and JSON-RPC errors |
+//! | [`server`] | the running server, explicit tool sets, errors; tasks and their stores in [`server::tasks`] |
+//! | [`http`] | Streamable HTTP settings and authentication; resumable streams' event stores in [`http::events`] |
+//! | [`protocol`] | protocol versions and JSON-RPC errors |
 //! | [`testing`] | the in-process client and example checks |
 #![doc(test(attr(deny(warnings))))]
+// docs.rs (nightly, `--cfg docsrs`): each item gated by a feature says which.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
+// Each item has one path. The handful every server uses are here at the root (and in the
+// prelude, a glob-import convenience); every other item is in the one module of its layer, and
+// no module repeats what the root has.
 pub use mcp_tool_macros::{tool, tools};
 pub use mcp_tool_runtime::protocol::Content;
 pub use mcp_tool_runtime::server::{Result, Server};
@@ -529,27 +534,30 @@ pub mod prelude {
 }
 
 /// A tool's parameters: the context values a tool takes by type, the traits that make a type
-/// a parameter, and the requests a tool makes of its client (sampling, elicitation).
+/// a parameter, and the requests a tool makes of its client (sampling, elicitation). The two
+/// every tool may take, [`Args`] and [`Ctx`], are at the crate root.
 pub mod extract {
+    pub use mcp_tool_runtime::protocol::LogLevel;
     pub use mcp_tool_runtime::tool::{
-        Args, Batch, CancellationToken, ClientInfo, Ctx, Elicitation, FromContext, FromToolCall,
-        Identity, LogLevel, Logger, Meta, Peer, Progress, RequestId, Requirements, SamplingMessage,
-        SamplingRequest, SamplingResult, State, ToolCall, ToolManager, UrlElicitation,
-        requested_schema,
+        Batch, CancellationToken, ClientInfo, Elicitation, FromContext, FromToolCall, Identity,
+        Logger, Meta, Peer, Progress, RequestId, RequestedSchemaError, Requirements,
+        SamplingMessage, SamplingRequest, SamplingResult, State, ToolCall, ToolManager,
+        UrlElicitation, requested_schema,
     };
 }
 
 /// What a tool returns: content blocks (text, images, audio, resource links, embedded
 /// resources, annotations, your own block types) and the conversion every return type goes
-/// through.
+/// through. The block itself, [`Content`], and the results
+/// ([`ToolResult`], [`ToolError`],
+/// [`Json`]) are at the crate root.
 pub mod content {
     pub use mcp_tool_runtime::protocol::{
-        Audience, Content, ContentAnnotations, EmbeddedResource, MediaContent, ResourceBody,
+        Audience, ContentAnnotations, EmbeddedResource, MediaContent, ResourceBody,
         ResourceContents, ResourceLink, TextContent, base64_encode,
     };
     pub use mcp_tool_runtime::tool::{
-        ERROR_META_KEY, IntoContent, IntoToolError, IntoToolResult, Json, Structured, ToolError,
-        ToolResult,
+        ERROR_META_KEY, IntoContent, IntoToolError, IntoToolResult, Structured,
     };
 }
 
@@ -564,20 +572,24 @@ pub mod prompt {
     pub use mcp_tool_runtime::server::prompt::*;
 }
 
-/// Tools defined at run time, and the definition every tool has.
+/// Tools defined at run time, the definition every tool has, and why a value does not fit a
+/// tool's schemas.
 pub mod dynamic {
     pub use mcp_tool_runtime::tool::{
-        Annotations, DynamicArgs, DynamicTool, PropertyType, TaskSupport, ToolDef, ToolProperty,
+        Annotations, DynamicArgs, DynamicTool, ExampleError, PropertyType, TaskSupport, ToolDef,
+        ToolProperty, ValidationError, Violation,
     };
 }
 
 /// The running server and what a server is built from: [`ServerHandle`](server::ServerHandle)
 /// (serve it, call its tools in-process, change what it offers while it serves), explicit
-/// tool sets, the errors that stop a server, and the `tracing` layer that sends a call's
-/// events to its client.
+/// tool sets, the errors that stop a server or refuse a store URL, and the `tracing` layer that
+/// sends a call's events to its client. The builder, [`Server`], and its
+/// [`Result`] are at the crate root.
 pub mod server {
-    pub use mcp_tool_runtime::server::SKILLS_EXTENSION;
-    pub use mcp_tool_runtime::server::{Error, Limits, Result, Server, ServerHandle, StartError};
+    pub use mcp_tool_runtime::server::{
+        Error, Limits, SKILLS_EXTENSION, ServerHandle, StartError, StoreUrlError, StoreUrlProblem,
+    };
     pub use mcp_tool_runtime::tool::{ClientLogLayer, ToolRecord, ToolSet};
 
     /// Tasks: where they are kept ([`TaskStore`](tasks::TaskStore), in memory by default,
@@ -590,6 +602,7 @@ pub mod server {
     /// Remote MCP servers mounted beside the local tools (feature `client`): the `MCPTool`
     /// fields, their rules, and the mount file's shape.
     #[cfg(feature = "client")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "client")))]
     pub mod mount {
         pub use mcp_tool_runtime::server::mount::*;
     }
@@ -598,6 +611,7 @@ pub mod server {
 /// An MCP client: connect to a server over Streamable HTTP or stdio, list and call its tools
 /// (feature `client`).
 #[cfg(feature = "client")]
+#[cfg_attr(docsrs, doc(cfg(feature = "client")))]
 pub mod client {
     pub use mcp_tool_runtime::client::*;
 }
@@ -605,11 +619,12 @@ pub mod client {
 /// The Streamable HTTP transport's settings and authentication (feature `http`, on by
 /// default).
 #[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http {
     pub use mcp_tool_runtime::transport::http::*;
 }
 
-/// Protocol revisions, JSON-RPC errors, and the protocol's small types a server is configured
+/// Protocol versions, JSON-RPC errors, and the protocol's small types a server is configured
 /// with: cache hints, icons, roots.
 pub mod protocol {
     pub use mcp_tool_runtime::protocol::{
@@ -617,9 +632,19 @@ pub mod protocol {
     };
 }
 
+/// The environment variables a server binary ([`Server::run`]) reads: each name, what it
+/// configures, and the format of its value.
+pub mod env {
+    pub use mcp_tool_runtime::env::*;
+}
+
 /// Testing servers: an in-process client, and the check of every tool's examples.
 pub mod testing {
     pub use mcp_tool_runtime::testing::*;
+    // Named again so that their docs say which feature they need: the glob above does not.
+    #[cfg(feature = "proptest")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "proptest")))]
+    pub use mcp_tool_runtime::testing::{arbitrary_arguments, refused_arguments};
 }
 
 #[doc(hidden)]

@@ -150,7 +150,7 @@ impl ExampleHttp {
         let mut child = Command::new(path)
             .args(args)
             .args(["--http", addr])
-            .env_remove(mcp_tool::http::TOKENS_ENV)
+            .env_remove(mcp_tool::env::BEARER_TOKENS)
             .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())

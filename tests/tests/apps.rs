@@ -68,7 +68,7 @@ async fn a_server_with_a_view_declares_the_extension() {
         init["capabilities"].get("extensions").is_none(),
         "no view, no extension: {init}"
     );
-    let c = Client::modern(server(), json!({})).unwrap();
+    let c = Client::stateless(server(), json!({})).unwrap();
     let found = c.request("server/discover", json!({})).await.unwrap();
     assert_eq!(
         found["capabilities"]["extensions"][UI_EXTENSION],
@@ -95,7 +95,7 @@ async fn app_only_tools_are_listed_to_hosts_that_declared_the_extension() {
         let (c, _) = session(server(), capabilities.clone()).await;
         let tools = c.list_tools().await.unwrap();
         assert_eq!(names(&tools), listed, "2025-11-25, {capabilities}");
-        let m = Client::modern(server(), capabilities.clone()).unwrap();
+        let m = Client::stateless(server(), capabilities.clone()).unwrap();
         let tools = m.list_tools().await.unwrap();
         assert_eq!(names(&tools), listed, "2026-07-28, {capabilities}");
     }
@@ -116,7 +116,7 @@ async fn app_only_tools_are_listed_to_hosts_that_declared_the_extension() {
         let r = c.call("reload_panel", json!({})).await.unwrap();
         assert_eq!(r.text(), "reloaded");
     }
-    let m = Client::modern(server(), host()).unwrap();
+    let m = Client::stateless(server(), host()).unwrap();
     assert_eq!(
         m.call("reload_panel", json!({})).await.unwrap().text(),
         "reloaded"
@@ -125,11 +125,12 @@ async fn app_only_tools_are_listed_to_hosts_that_declared_the_extension() {
 
 #[tokio::test]
 async fn a_list_that_depends_on_the_client_is_private_in_2026() {
-    let m = Client::modern(server(), host()).unwrap();
+    let m = Client::stateless(server(), host()).unwrap();
     let list = m.request("tools/list", json!({})).await.unwrap();
     assert_eq!(list["cacheScope"], "private", "{list}");
     assert!(list["ttlMs"].as_u64().is_some_and(|t| t > 0), "{list}");
-    let m = Client::modern(Server::new("plain", "0.1.0").only(["summarize"]), json!({})).unwrap();
+    let m =
+        Client::stateless(Server::new("plain", "0.1.0").only(["summarize"]), json!({})).unwrap();
     let list = m.request("tools/list", json!({})).await.unwrap();
     assert_eq!(list["cacheScope"], "public", "{list}");
 }

@@ -1,6 +1,6 @@
 //! MCP Apps in a real browser: the `moon` example's view rendered by a host built on the
 //! official SDKs (ext-apps' `AppBridge` and the TypeScript SDK client) in headless Chromium,
-//! once in each protocol era. `apps/moon-browser.mjs` does the work and prints one JSON line;
+//! once in each protocol version. `apps/moon-browser.mjs` does the work and prints one JSON line;
 //! this test starts it, bounds it, and reads the verdict. What it checks is listed at the top
 //! of that script: the extension declared, the app-only tool listed with its visibility and
 //! kept from the model, the view's `_meta.ui`, the phase drawn, a click in the view calling
@@ -18,7 +18,7 @@ use mcp_tool_tests::{TempDir, example_bin, wait_bounded};
 use serde_json::Value;
 
 #[test]
-fn the_moon_view_draws_and_steps_in_a_real_host_in_both_eras() {
+fn the_moon_view_draws_and_steps_in_a_real_host_in_both_versions() {
     let apps = Path::new(env!("CARGO_MANIFEST_DIR")).join("../apps");
     assert!(
         apps.join("node_modules/@modelcontextprotocol/ext-apps")
@@ -50,8 +50,8 @@ fn the_moon_view_draws_and_steps_in_a_real_host_in_both_eras() {
         summary["failures"]
     );
     let runs = summary["runs"].as_array().expect("runs");
-    let eras: Vec<&str> = runs.iter().filter_map(|r| r["era"].as_str()).collect();
-    assert_eq!(eras, ["2025-11-25", "2026-07-28"], "{summary}");
+    let versions: Vec<&str> = runs.iter().filter_map(|r| r["era"].as_str()).collect();
+    assert_eq!(versions, ["2025-11-25", "2026-07-28"], "{summary}");
     for run in runs {
         assert_eq!(run["afterClick"]["date"], "2024-04-16", "{run}");
         assert_eq!(run["blockedFetch"], "connect-src", "{run}");

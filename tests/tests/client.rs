@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use axum::body::Body;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use mcp_tool::client::{ClientFuture, ClientHandler, Connect, McpClient, Revision};
+use mcp_tool::client::{ClientFuture, ClientHandler, Connect, McpClient, VersionChoice};
 use mcp_tool::protocol::RpcError;
 use mcp_tool_tests::{User, example_bin};
 use serde_json::{Value, json};
@@ -113,9 +113,10 @@ async fn odd_server() -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn too_much_from_a_server_is_cut_off_named_and_split_characters_arrive_whole() {
     let url = odd_server().await;
-    let client = McpClient::connect(Connect::http(&url).revision(Revision::Stateful))
-        .await
-        .expect("connect");
+    let client =
+        McpClient::connect(Connect::http(&url).protocol_version(VersionChoice::V2025_11_25))
+            .await
+            .expect("connect");
     for tool in ["huge_json", "huge_event"] {
         let refused = client.call(tool, json!({})).await;
         let said = match &refused {
@@ -179,7 +180,7 @@ async fn the_client_answers_at_most_256_of_the_servers_questions_at_once() {
     let client = Arc::new(
         McpClient::connect_with(
             Connect::stdio(example_bin("conformance"), Vec::<String>::new())
-                .revision(Revision::Stateful),
+                .protocol_version(VersionChoice::V2025_11_25),
             held.clone(),
         )
         .await

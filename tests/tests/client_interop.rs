@@ -7,8 +7,8 @@
 //!   and sampling requests answered by our handler;
 //! - a server on the official Python SDK (`interop/py-server.py`, PyPI `mcp`'s `MCPServer`,
 //!   formerly FastMCP), whose `tools/list` comes in pages of two: every page followed, a call,
-//!   progress, an elicitation (2025-11-25); over HTTP in both eras (the SDK answers
-//!   `server/discover`, so the client's default settles on 2026-07-28; `Revision::Stateful`
+//!   progress, an elicitation (2025-11-25); over HTTP in both protocol versions (the SDK answers
+//!   `server/discover`, so the client's default settles on 2026-07-28; `VersionChoice::V2025_11_25`
 //!   gets 2025-11-25).
 //!
 //! And server-everything mounted behind a gateway (`calc --mount`): its elicitation and
@@ -22,7 +22,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mcp_tool::client::{CallOptions, CallProgress, Connect, McpClient, Revision};
+use mcp_tool::client::{CallOptions, CallProgress, Connect, McpClient, VersionChoice};
 use mcp_tool::protocol::ProtocolVersion;
 use mcp_tool_tests::User;
 use serde_json::{Value, json};
@@ -339,14 +339,15 @@ async fn python_server(connect: Connect, version: ProtocolVersion) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_sdk_server_over_stdio() {
     python_server(
-        Connect::stdio(python(), [py_server(), "stdio".to_owned()]).revision(Revision::Stateful),
+        Connect::stdio(python(), [py_server(), "stdio".to_owned()])
+            .protocol_version(VersionChoice::V2025_11_25),
         ProtocolVersion::V2025_11_25,
     )
     .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn python_sdk_server_over_http_in_both_eras() {
+async fn python_sdk_server_over_http_in_both_versions() {
     let port = free_port();
     let remote = serve(
         &python(),
@@ -355,7 +356,7 @@ async fn python_sdk_server_over_http_in_both_eras() {
         port,
     );
     python_server(
-        Connect::http(&remote.url).revision(Revision::Stateful),
+        Connect::http(&remote.url).protocol_version(VersionChoice::V2025_11_25),
         ProtocolVersion::V2025_11_25,
     )
     .await;
@@ -383,16 +384,16 @@ async fn server_everything_mounted_has_its_questions_relayed() {
     .unwrap();
     let gateway =
         mcp_tool_tests::ExampleHttp::start("calc", &["--mount", &file.to_string_lossy()], &[]);
-    for revision in [Revision::Stateful, Revision::Stateless] {
-        relayed_through(&gateway.url, revision).await;
+    for version in [VersionChoice::V2025_11_25, VersionChoice::V2026_07_28] {
+        relayed_through(&gateway.url, version).await;
     }
 }
 
-async fn relayed_through(url: &str, revision: Revision) {
+async fn relayed_through(url: &str, version: VersionChoice) {
     let user = Arc::new(User::saying("the moon is made of rock"));
     let client = McpClient::connect_with(
         Connect::http(url)
-            .revision(revision)
+            .protocol_version(version)
             .timeout(Duration::from_secs(30)),
         user.clone(),
     )

@@ -163,7 +163,7 @@ async fn url_elicitation_sends_the_user_to_a_page_and_says_when_it_is_done() {
     assert_eq!(result["result"]["content"][0]["text"], "signed in (32)");
 
     // 2026-07-28: the same question as an input request.
-    let m = Client::modern(server(), json!({"elicitation": {"url": {}}}))
+    let m = Client::stateless(server(), json!({"elicitation": {"url": {}}}))
         .unwrap()
         .answering(|method, params| {
             assert_eq!(method, "elicitation/create");
@@ -193,7 +193,7 @@ async fn the_server_shows_its_whole_identity_and_icons() {
         "https://example.com/greet.png"
     );
 
-    let m = Client::modern(server(), json!({})).unwrap();
+    let m = Client::stateless(server(), json!({})).unwrap();
     let discover = m.request("server/discover", json!({})).await.unwrap();
     let info: &Value = &discover["_meta"]["io.modelcontextprotocol/serverInfo"];
     assert_eq!(info["description"], "Tests the small things");
@@ -201,7 +201,7 @@ async fn the_server_shows_its_whole_identity_and_icons() {
 }
 
 #[tokio::test]
-async fn a_tool_gets_the_clients_roots_typed_in_both_eras() {
+async fn a_tool_gets_the_clients_roots_typed_in_both_versions() {
     let listed = json!({"roots": [
         {"uri": "file:///home/ada/project", "name": "project"},
         {"uri": "file:///tmp/scratch"}
@@ -243,7 +243,7 @@ async fn a_tool_gets_the_clients_roots_typed_in_both_eras() {
 
     // 2026-07-28: the same question as an input request, the call run again with the answer.
     let listed_2026 = listed.clone();
-    let m = Client::modern(server(), json!({"roots": {}}))
+    let m = Client::stateless(server(), json!({"roots": {}}))
         .unwrap()
         .answering(move |method, _| {
             assert_eq!(method, "roots/list");

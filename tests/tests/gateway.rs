@@ -1,6 +1,6 @@
 //! The gateway over real processes (the `MCPTool` document): the `gateway` example (or any
 //! example with `--mount FILE`) mounting `users --http` and `calc` over stdio, spoken to by
-//! `mcp_tool::client` in both eras — 2025-11-25 (a session) and 2026-07-28 (stateless).
+//! `mcp_tool::client` in both versions — 2025-11-25 (a session) and 2026-07-28 (stateless).
 //!
 //! Checked: mounted tools listed as `label__tool` with the remote's schemas and the server's
 //! description; calls forwarded with progress and cancellation (the remote stops); headers and
@@ -9,7 +9,7 @@
 //! unsupported; `tool_configs` resolution (exact > `*` > server-wide), unknown names ignored;
 //! `allowed_tools` by names and by `read_only`; a remote restarted on the same port and one
 //! down at start; tool search finding and revealing a deferred mounted tool; a mounted
-//! server's questions relayed in both eras, and a held remote call cancelled once no round
+//! server's questions relayed in both versions, and a held remote call cancelled once no round
 //! comes for it (an in-process gateway before a 2025-11-25 server of this file).
 
 use std::process::{Command, Stdio};
@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use mcp_tool::client::{
     CallOptions, CallProgress, Canceller, ClientError, ClientFuture, ClientHandler, Connect,
-    McpClient, NoHandler, Revision,
+    McpClient, NoHandler, VersionChoice,
 };
 use mcp_tool::protocol::RpcError;
 use mcp_tool_tests::{ExampleHttp, TempDir, User, example_bin, wait_bounded};
@@ -27,7 +27,7 @@ use serde_json::{Value, json};
 /// The longest a mounted server may take to appear, or to come back.
 const APPEAR: Duration = Duration::from_secs(30);
 
-const BOTH: [Revision; 2] = [Revision::Stateful, Revision::Stateless];
+const BOTH: [VersionChoice; 2] = [VersionChoice::V2025_11_25, VersionChoice::V2026_07_28];
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -80,10 +80,10 @@ impl ClientHandler for Asker {
     }
 }
 
-async fn connect(url: &str, revision: Revision, handler: Arc<dyn ClientHandler>) -> McpClient {
+async fn connect(url: &str, version: VersionChoice, handler: Arc<dyn ClientHandler>) -> McpClient {
     McpClient::connect_with(
         Connect::http(url)
-            .revision(revision)
+            .protocol_version(version)
             .timeout(Duration::from_secs(20)),
         handler,
     )
@@ -161,15 +161,15 @@ async fn mounted_tools_are_listed_with_their_prefix_schema_and_server_descriptio
     let users = ExampleHttp::users();
     let gw = gateway(&users.url);
     let own = users_own_tools(&users.url).await;
-    for revision in BOTH {
-        let client = connect(&gw.url, revision, Arc::new(NoHandler)).await;
+    for version in BOTH {
+        let client = connect(&gw.url, version, Arc::new(NoHandler)).await;
         let tools = tools_when(&client, |n| n.iter().any(|n| n.starts_with("users__"))).await;
         let listed = names(&tools);
         let mut expected: Vec<String> = names(&own).iter().map(|n| format!("users__{n}")).collect();
         expected.extend(["gateway_status".to_owned(), "search_tools".to_owned()]);
         expected.sort();
         // calc's tools are deferred: not listed, found through search_tools.
-        assert_eq!(listed, expected, "{revision:?}");
+        assert_eq!(listed, expected, "{version:?}");
         for remote in &own {
             let name = format!("users__{}", remote["name"].as_str().unwrap());
             let ours = tools.iter().find(|t| t["name"] == name.as_str()).unwrap();
@@ -203,8 +203,8 @@ async fn mounted_tools_are_listed_with_their_prefix_schema_and_server_descriptio
 async fn calls_are_forwarded_with_progress_and_cancellation_reaches_the_remote() {
     let users = ExampleHttp::users();
     let gw = gateway(&users.url);
-    for revision in BOTH {
-        let client = connect(&gw.url, revision, Arc::new(NoHandler)).await;
+    for version in BOTH {
+        let client = connect(&gw.url, version, Arc::new(NoHandler)).await;
         tools_when(&client, |n| n.iter().any(|n| n == "users__seed_users")).await;
 
         // Progress: each of the remote's reports reaches our client, in order.
@@ -227,7 +227,7 @@ async fn calls_are_forwarded_with_progress_and_cancellation_reaches_the_remote()
         assert_eq!(
             steps,
             [(1.0, Some(3.0)), (2.0, Some(3.0)), (3.0, Some(3.0))],
-            "{revision:?}"
+            "{version:?}"
         );
         assert!(
             seen[0]
@@ -252,14 +252,14 @@ async fn calls_are_forwarded_with_progress_and_cancellation_reaches_the_remote()
                 },
             )
             .await;
-        assert_eq!(outcome, Err(ClientError::Cancelled), "{revision:?}");
+        assert_eq!(outcome, Err(ClientError::Cancelled), "{version:?}");
         // A seed left running would create its 20 users within 1 s (one every 50 ms).
         tokio::time::sleep(Duration::from_secs(2)).await;
         let after = next_user_number(&users.url).await;
         let seeded = after - before - 1;
         assert!(
             (1..5).contains(&seeded),
-            "{revision:?}: the remote went on seeding after the cancellation ({seeded} users)"
+            "{version:?}: the remote went on seeding after the cancellation ({seeded} users)"
         );
         client.close().await;
     }
@@ -288,7 +288,7 @@ async fn next_user_number(url: &str) -> u64 {
 async fn approval_is_asked_before_forwarding_and_a_refusal_sends_nothing() {
     let users = ExampleHttp::users();
     let gw = gateway(&users.url);
-    for revision in BOTH {
+    for version in BOTH {
         let direct = McpClient::connect(Connect::http(&users.url)).await.unwrap();
         let make =
             |n: &str| json!({"email": format!("{n}@example.com"), "name": format!("User {n}")});
@@ -296,7 +296,7 @@ async fn approval_is_asked_before_forwarding_and_a_refusal_sends_nothing() {
         // Approved: the user is asked (a form naming the server, the tool and the
         // arguments), then the call is forwarded.
         let yes = Asker::new(Answer::Approve);
-        let client = connect(&gw.url, revision, yes.clone()).await;
+        let client = connect(&gw.url, version, yes.clone()).await;
         tools_when(&client, |n| n.iter().any(|n| n == "users__delete_user")).await;
         let id = direct.call("create_user", make("gone")).await.unwrap()["structuredContent"]["id"]
             .as_str()
@@ -331,7 +331,7 @@ async fn approval_is_asked_before_forwarding_and_a_refusal_sends_nothing() {
 
         // Declined: an error result, and the user is still there.
         let no = Asker::new(Answer::Decline);
-        let client = connect(&gw.url, revision, no.clone()).await;
+        let client = connect(&gw.url, version, no.clone()).await;
         tools_when(&client, |n| n.iter().any(|n| n == "users__delete_user")).await;
         let id = direct.call("create_user", make("kept")).await.unwrap()["structuredContent"]["id"]
             .as_str()
@@ -355,7 +355,7 @@ async fn approval_is_asked_before_forwarding_and_a_refusal_sends_nothing() {
         client.close().await;
 
         // A client without elicitation: a clear error, never a silent forward.
-        let mute = connect(&gw.url, revision, Arc::new(NoHandler)).await;
+        let mute = connect(&gw.url, version, Arc::new(NoHandler)).await;
         tools_when(&mute, |n| n.iter().any(|n| n == "users__delete_user")).await;
         let unasked = mute.call("users__delete_user", json!({"userId": id})).await;
         assert_approval_unavailable(&unasked);
@@ -373,7 +373,7 @@ async fn approval_is_asked_before_forwarding_and_a_refusal_sends_nothing() {
 }
 
 /// A call needing approval, made by a client without elicitation: an error result naming
-/// the missing capability, in both eras; never forwarded.
+/// the missing capability, in both protocol versions; never forwarded.
 fn assert_approval_unavailable(outcome: &Result<Value, ClientError>) {
     let result = outcome
         .as_ref()
@@ -420,8 +420,8 @@ async fn allowed_tools_and_tool_configs_resolve_exact_then_star_then_server_wide
         ]),
     );
     let calc = ExampleHttp::start("calc", &["--mount", &file], &[]);
-    for revision in BOTH {
-        let client = connect(&calc.url, revision, Arc::new(NoHandler)).await;
+    for version in BOTH {
+        let client = connect(&calc.url, version, Arc::new(NoHandler)).await;
         let tools = tools_when(&client, |n| {
             ["ro__", "both__", "named__", "wide__"]
                 .iter()
@@ -441,7 +441,7 @@ async fn allowed_tools_and_tool_configs_resolve_exact_then_star_then_server_wide
                 "wide__divide",
                 "wide__multiply",
             ],
-            "{revision:?}"
+            "{version:?}"
         );
         let describe = |name: &str| {
             tools.iter().find(|t| t["name"] == name).unwrap()["description"]
@@ -562,7 +562,7 @@ async fn headers_and_tokens_reach_their_own_server_and_no_other() {
     let users = ExampleHttp::start(
         "users",
         &[],
-        &[(mcp_tool::http::TOKENS_ENV, "gateway:tok-users")],
+        &[(mcp_tool::env::BEARER_TOKENS, "gateway:tok-users")],
     );
     let refused = McpClient::connect(Connect::http(&users.url)).await;
     assert!(refused.is_err(), "users took a request without its token");
@@ -595,8 +595,8 @@ async fn headers_and_tokens_reach_their_own_server_and_no_other() {
         &["--mount", &file],
         &[("MCP_TOOL_CONNECTIONS", &store_env)],
     );
-    for revision in BOTH {
-        let client = connect(&gw.url, revision, Arc::new(NoHandler)).await;
+    for version in BOTH {
+        let client = connect(&gw.url, version, Arc::new(NoHandler)).await;
         tools_when(&client, |n| {
             ["a__whoami", "b__whoami", "users__get_user"]
                 .iter()
@@ -680,8 +680,8 @@ async fn a_restarted_remote_fails_retryably_then_works_again() {
     let addr = first.addr;
     let url = first.url.clone();
     let gw = gateway(&url);
-    for revision in BOTH {
-        let client = connect(&gw.url, revision, Arc::new(NoHandler)).await;
+    for version in BOTH {
+        let client = connect(&gw.url, version, Arc::new(NoHandler)).await;
         tools_when(&client, |n| n.iter().any(|n| n == "users__get_user")).await;
         let found = client
             .call("users__get_user", json!({"userId": "usr_x"}))
@@ -740,16 +740,16 @@ async fn a_remote_down_at_start_is_mounted_when_it_comes_up() {
         .port();
     let url = format!("http://127.0.0.1:{port}/mcp");
     let gw = gateway(&url);
-    for revision in BOTH {
-        let client = connect(&gw.url, revision, Arc::new(NoHandler)).await;
+    for version in BOTH {
+        let client = connect(&gw.url, version, Arc::new(NoHandler)).await;
         // The gateway serves its own tools meanwhile.
         let status = client.call("gateway_status", json!({})).await.unwrap();
         assert!(!is_error(&status), "{status}");
         client.close().await;
     }
     let users = ExampleHttp::start_at("users", &format!("127.0.0.1:{port}"), &[], &[]);
-    for revision in BOTH {
-        let client = connect(&gw.url, revision, Arc::new(NoHandler)).await;
+    for version in BOTH {
+        let client = connect(&gw.url, version, Arc::new(NoHandler)).await;
         tools_when(&client, |n| n.iter().any(|n| n == "users__get_user")).await;
         let r = client
             .call("users__get_user", json!({"userId": "usr_x"}))
@@ -769,7 +769,7 @@ async fn a_2025_session_hears_list_changed_when_a_remote_comes_up() {
         .unwrap()
         .port();
     let gw = gateway(&format!("http://127.0.0.1:{port}/mcp"));
-    let client = connect(&gw.url, Revision::Stateful, Arc::new(NoHandler)).await;
+    let client = connect(&gw.url, VersionChoice::V2025_11_25, Arc::new(NoHandler)).await;
     let before = names(&client.list_tools().await.unwrap());
     assert!(
         !before.iter().any(|n| n.starts_with("users__")),
@@ -794,15 +794,15 @@ async fn tool_search_finds_and_reveals_a_deferred_mounted_tool() {
     let gw = ExampleHttp::start(
         "gateway",
         &["--users", &users.url, "--calc", example_bin("calc")],
-        &[(mcp_tool::http::TOKENS_ENV, "alice:tok-alice,bob:tok-bob")],
+        &[(mcp_tool::env::BEARER_TOKENS, "alice:tok-alice,bob:tok-bob")],
     );
-    for (revision, token) in [
-        (Revision::Stateful, "tok-alice"),
-        (Revision::Stateless, "tok-bob"),
+    for (version, token) in [
+        (VersionChoice::V2025_11_25, "tok-alice"),
+        (VersionChoice::V2026_07_28, "tok-bob"),
     ] {
         let client = McpClient::connect(
             Connect::http(&gw.url)
-                .revision(revision)
+                .protocol_version(version)
                 .bearer(token)
                 .timeout(Duration::from_secs(20)),
         )
@@ -861,7 +861,7 @@ async fn tool_search_finds_and_reveals_a_deferred_mounted_tool() {
         let now = names(&client.list_tools().await.unwrap());
         assert!(
             now.iter().any(|n| n == "calc__multiply"),
-            "{revision:?}: {now:?}"
+            "{version:?}: {now:?}"
         );
         assert!(!now.iter().any(|n| n == "calc__divide"), "{now:?}");
         let product = client
@@ -874,7 +874,7 @@ async fn tool_search_finds_and_reveals_a_deferred_mounted_tool() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// A mounted server's questions, relayed to the client in both eras
+// A mounted server's questions, relayed to the client in both protocol versions
 // ---------------------------------------------------------------------------------------------
 
 /// A mount file of the conformance example over stdio, as `cf`.
@@ -891,17 +891,17 @@ const MULTI_ROUND: &str = "cf__test_input_required_result_multi_round";
 
 /// The conformance example mounted over stdio as `cf`: its tools ask their client questions
 /// in the middle of a call — one after another, or several at once. The gateway's client gets
-/// every one, in both eras: in 2026-07-28 each question is an input request of a round, the
+/// every one, in both versions: in 2026-07-28 each question is an input request of a round, the
 /// remote call held between rounds and driven on with the answers; a retry carrying a state
 /// whose held call is gone gets a clear, retryable error.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_mounted_servers_questions_reach_the_client_in_both_eras() {
+async fn a_mounted_servers_questions_reach_the_client_in_both_versions() {
     let dir = TempDir::new("gateway-relay");
     let file = conformance_mounted(&dir);
     let gw = ExampleHttp::start("calc", &["--mount", &file], &[]);
-    for revision in BOTH {
+    for version in BOTH {
         let user = Arc::new(User::default());
-        let client = connect(&gw.url, revision, user.clone()).await;
+        let client = connect(&gw.url, version, user.clone()).await;
         tools_when(&client, |n| n.iter().any(|n| n == MULTI_ROUND)).await;
 
         // Two questions, the second asked only once the first is answered.
@@ -920,7 +920,7 @@ async fn a_mounted_servers_questions_reach_the_client_in_both_eras() {
                 "elicitation/create: Step 1: What is your name?",
                 "elicitation/create: Step 2: What is your favorite color?"
             ],
-            "{revision:?}"
+            "{version:?}"
         );
 
         // Three questions at once: a form, the model, the roots.
@@ -940,7 +940,7 @@ async fn a_mounted_servers_questions_reach_the_client_in_both_eras() {
         assert_eq!(
             methods,
             ["elicitation/create", "roots/list", "sampling/createMessage"],
-            "{revision:?}"
+            "{version:?}"
         );
         client.close().await;
     }
@@ -1069,7 +1069,7 @@ async fn the_time_limit_waits_while_the_client_answers_a_question() {
     let limit = Duration::from_secs(2);
     let client = McpClient::connect_with(
         Connect::stdio(example_bin("conformance"), Vec::<String>::new())
-            .revision(Revision::Stateful)
+            .protocol_version(VersionChoice::V2025_11_25)
             .timeout(limit),
         Arc::new(Slow(User::default(), limit * 2)),
     )
@@ -1086,7 +1086,7 @@ async fn the_time_limit_waits_while_the_client_answers_a_question() {
     let limit = Duration::from_millis(300);
     let users = McpClient::connect_with(
         Connect::stdio(example_bin("users"), Vec::<String>::new())
-            .revision(Revision::Stateful)
+            .protocol_version(VersionChoice::V2025_11_25)
             .timeout(limit),
         Arc::new(NoHandler),
     )
@@ -1098,16 +1098,16 @@ async fn the_time_limit_waits_while_the_client_answers_a_question() {
 }
 
 /// The same relay when the gateway itself is served over stdio (each round a line, the
-/// held call between them), to clients of both eras.
+/// held call between them), to clients of both protocol versions.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_gateway_over_stdio_relays_its_mounted_servers_questions_in_both_eras() {
+async fn a_gateway_over_stdio_relays_its_mounted_servers_questions_in_both_versions() {
     let dir = TempDir::new("gateway-relay-stdio");
     let file = conformance_mounted(&dir);
-    for revision in BOTH {
+    for version in BOTH {
         let user = Arc::new(User::default());
         let client = McpClient::connect_with(
             Connect::stdio(example_bin("calc"), ["--mount", file.as_str()])
-                .revision(revision)
+                .protocol_version(version)
                 .timeout(Duration::from_secs(20)),
             user.clone(),
         )
@@ -1115,11 +1115,11 @@ async fn a_gateway_over_stdio_relays_its_mounted_servers_questions_in_both_eras(
         .expect("start calc with a mount");
         tools_when(&client, |n| n.iter().any(|n| n == MULTI_ROUND)).await;
         let steps = client.call(MULTI_ROUND, json!({})).await.unwrap();
-        assert_eq!(text(&steps), "Ada likes teal", "{revision:?}: {steps}");
+        assert_eq!(text(&steps), "Ada likes teal", "{version:?}: {steps}");
         assert_eq!(
             user.methods(),
             ["elicitation/create", "elicitation/create"],
-            "{revision:?}"
+            "{version:?}"
         );
         client.close().await;
     }
@@ -1233,7 +1233,7 @@ async fn a_held_call_no_round_comes_for_is_cancelled_at_the_remote() {
     use mcp_tool::server::mount::McpTool;
 
     let (remote, cancelled) = asking_server().await;
-    let gateway = mcp_tool::server::Server::new("gw", "0")
+    let gateway = mcp_tool::Server::new("gw", "0")
         .without_registry()
         .request_state_ttl(Duration::from_secs(2))
         .mount(McpTool {
@@ -1247,7 +1247,7 @@ async fn a_held_call_no_round_comes_for_is_cancelled_at_the_remote() {
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     tokio::spawn(async move { gateway.serve_http(listener, HttpConfig::default()).await });
 
-    let client = connect(&url, Revision::Stateless, Arc::new(Silent)).await;
+    let client = connect(&url, VersionChoice::V2026_07_28, Arc::new(Silent)).await;
     tools_when(&client, |n| n.iter().any(|n| n == "r__ask")).await;
     // The call gets an input-required round, which the silent user never answers.
     let asked = Instant::now();

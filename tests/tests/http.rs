@@ -1,7 +1,7 @@
 //! The Streamable HTTP transport over real sockets: sessions, protocol-version and Host/Origin
 //! checks, body limits, bearer-token auth with RFC 9728 metadata, JSON and SSE responses,
 //! concurrent streams, requests of the client, the standalone GET stream, cancellation, the
-//! stateless mode, mounting beside other routes, and graceful shutdown of a real binary.
+//! sessionless mode, mounting beside other routes, and graceful shutdown of a real binary.
 //!
 //! Every server runs in-process on `127.0.0.1:0` (except the shutdown test, which spawns the
 //! `users` example) and every wait is bounded.
@@ -770,7 +770,7 @@ async fn protocol_version_header_is_checked() {
             .header(SESSION, &s.id)
             .body(request(5, "tools/list", json!({})).to_string())
     };
-    // Any revision the server speaks is accepted on a session (the official conformance
+    // Any version the server speaks is accepted on a session (the official conformance
     // suite sends 2025-03-26 on a 2025-11-25 session).
     for version in ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"] {
         let reply = send(base().header(VERSION, version)).await;
@@ -1518,21 +1518,21 @@ async fn cancelling_works_for_a_string_id_written_with_escapes() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Stateless mode and mounting
+// Sessionless mode and mounting
 // ---------------------------------------------------------------------------------------------
 
 #[tokio::test]
-async fn stateless_mode_answers_every_post_on_its_own() {
+async fn sessionless_mode_answers_every_post_on_its_own() {
     let core = core(&["hello", "steps", "ask_model"]);
     let mut config = HttpConfig::default();
-    config.stateless = true;
+    config.sessionless = true;
     let srv = serve_core(&core, config).await;
 
     let reply = srv.post_json(&initialize(json!({ "sampling": {} }))).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
     assert!(
         reply.header(SESSION).is_none(),
-        "a stateless server issued a session"
+        "a sessionless server issued a session"
     );
     assert_eq!(reply.json()["result"]["protocolVersion"], LATEST);
 

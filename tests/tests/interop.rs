@@ -29,7 +29,7 @@ const SCRIPT_LIMIT: Duration = Duration::from_secs(120);
 const NEGOTIATED: &str = "2025-11-25";
 
 /// The version a client that probes `server/discover` first must settle on.
-const MODERN: &str = "2026-07-28";
+const V2026_07_28: &str = "2026-07-28";
 
 const TOOLS: [&str; 5] = [
     "create_user",
@@ -178,7 +178,7 @@ fn check_sdk(label: &str, summary: &Value) {
     check_common(label, summary);
     // The TypeScript client has one mode: `initialize`.
     let expected = match summary["mode"].as_str() {
-        Some("auto" | MODERN) => MODERN,
+        Some("auto" | V2026_07_28) => V2026_07_28,
         _ => NEGOTIATED,
     };
     assert_eq!(summary["protocolVersion"], expected, "{label}");
@@ -271,7 +271,7 @@ fn python_files(mode: &str, transport: Transport) {
         ExampleHttp::start(
             "files",
             &server_args,
-            &[(mcp_tool::http::TOKENS_ENV, tokens.as_str())],
+            &[(mcp_tool::env::BEARER_TOKENS, tokens.as_str())],
         )
     });
     let mut args: Vec<String> = [mode, root.arg(), PASSWORD].map(str::to_owned).to_vec();
@@ -286,7 +286,11 @@ fn python_files(mode: &str, transport: Transport) {
     drop(server);
 
     assert_eq!(summary["sdkVersion"], pinned("mcp"), "{label}");
-    let expected = if mode == "legacy" { NEGOTIATED } else { MODERN };
+    let expected = if mode == "legacy" {
+        NEGOTIATED
+    } else {
+        V2026_07_28
+    };
     assert_eq!(summary["protocolVersion"], expected, "{label}");
     let names = |key: &str| -> Vec<String> {
         serde_json::from_value(summary[key].clone())
@@ -403,12 +407,12 @@ fn python_sdk_legacy_mode_over_http() {
 
 #[test]
 fn python_sdk_pinned_mode_over_stdio() {
-    python(MODERN, Transport::Stdio);
+    python(V2026_07_28, Transport::Stdio);
 }
 
 #[test]
 fn python_sdk_pinned_mode_over_http() {
-    python(MODERN, Transport::Http);
+    python(V2026_07_28, Transport::Http);
 }
 
 #[test]
@@ -418,7 +422,7 @@ fn python_sdk_files_auto_mode_over_stdio() {
 
 #[test]
 fn python_sdk_files_pinned_mode_over_stdio() {
-    python_files(MODERN, Transport::Stdio);
+    python_files(V2026_07_28, Transport::Stdio);
 }
 
 #[test]
@@ -433,7 +437,7 @@ fn python_sdk_files_auto_mode_over_http() {
 
 #[test]
 fn python_sdk_files_pinned_mode_over_http() {
-    python_files(MODERN, Transport::Http);
+    python_files(V2026_07_28, Transport::Http);
 }
 
 #[test]

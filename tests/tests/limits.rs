@@ -247,8 +247,8 @@ async fn the_handshake_comes_first_and_once() {
         "rested"
     );
     // A 2026-07-28 request needs no handshake on a fresh connection.
-    let modern = Client::connect(server(Limits::default())).unwrap();
-    let list = modern
+    let fresh = Client::connect(server(Limits::default())).unwrap();
+    let list = fresh
         .request(
             "tools/list",
             json!({"_meta": {

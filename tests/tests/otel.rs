@@ -4,7 +4,7 @@
 //! `.ci/run` runs). Rotel listens for OTLP/HTTP on a loopback port and prints every span it
 //! receives (its debug log, in the OpenTelemetry Collector's `detailed` format); the `calc`
 //! example, built with the `otel` feature, exports to it (`OTEL_EXPORTER_OTLP_ENDPOINT`) while
-//! it serves a few calls in both protocol eras — over stdio, and over Streamable HTTP (stopped
+//! it serves a few calls in both versions — over stdio, and over Streamable HTTP (stopped
 //! by SIGTERM, so it flushes on the way out). The spans must arrive with the semantic
 //! conventions' names, kinds, attributes and status, and a request whose `_meta` carries a
 //! `traceparent` must be a child of that span, in its trace.
@@ -568,16 +568,16 @@ fn check_stdio(spans: &[SpanRecord]) {
     assert_eq!(unknown.message, "Unknown tool: `no_such_tool`");
 
     // 2026-07-28: stateless, with its own trace context.
-    let modern = find(spans, service, "tools/call multiply", STDIO_2026.0);
-    assert_eq!(modern.parent_id, STDIO_2026.1, "{modern:#?}");
+    let call_2026 = find(spans, service, "tools/call multiply", STDIO_2026.0);
+    assert_eq!(call_2026.parent_id, STDIO_2026.1, "{call_2026:#?}");
     has(
-        modern,
+        call_2026,
         &[
             ("mcp.protocol.version", "2026-07-28"),
             ("jsonrpc.request.id", "5"),
         ],
     );
-    tool_child(spans, modern, "multiply");
+    tool_child(spans, call_2026, "multiply");
 }
 
 fn check_http(spans: &[SpanRecord]) {
@@ -595,15 +595,15 @@ fn check_http(spans: &[SpanRecord]) {
     has(call, &http);
     has(call, &[("mcp.protocol.version", "2025-11-25")]);
     tool_child(spans, call, "multiply");
-    let modern = find(spans, service, "tools/call multiply", HTTP_2026.0);
-    assert_eq!(modern.parent_id, HTTP_2026.1, "{modern:#?}");
-    has(modern, &http);
-    has(modern, &[("mcp.protocol.version", "2026-07-28")]);
-    tool_child(spans, modern, "multiply");
+    let call_2026 = find(spans, service, "tools/call multiply", HTTP_2026.0);
+    assert_eq!(call_2026.parent_id, HTTP_2026.1, "{call_2026:#?}");
+    has(call_2026, &http);
+    has(call_2026, &[("mcp.protocol.version", "2026-07-28")]);
+    tool_child(spans, call_2026, "multiply");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn spans_reach_a_real_collector_in_both_eras_over_stdio_and_http() {
+async fn spans_reach_a_real_collector_in_both_versions_over_stdio_and_http() {
     let collector = Collector::start();
     let dir = TempDir::new("otel");
     let calc = calc_otel(&dir);

@@ -2,7 +2,7 @@
 //! smaller than the lists: `tools/list` of a session (2025-11-25) or principal (2026-07-28)
 //! whose tool manager enabled, disabled, allowed or blocked tools — each page walk must give
 //! exactly the active tools, in order, once each — and `resources/list`,
-//! `resources/templates/list` and `prompts/list`, in both revisions.
+//! `resources/templates/list` and `prompts/list`, in both protocol versions.
 
 use std::collections::BTreeSet;
 
@@ -238,14 +238,14 @@ async fn a_session_pages_through_exactly_its_active_tools() {
 #[tokio::test]
 async fn a_principal_pages_through_exactly_its_active_tools_in_2026() {
     for page_size in PAGE_SIZES {
-        let c = Client::modern(tools_server(page_size), json!({})).unwrap();
+        let c = Client::stateless(tools_server(page_size), json!({})).unwrap();
         pages_follow_the_selection(&c, page_size).await;
     }
 }
 
 #[tokio::test]
 async fn every_page_of_a_changed_2026_list_says_it_is_private() {
-    let c = Client::modern(tools_server(2), json!({})).unwrap();
+    let c = Client::stateless(tools_server(2), json!({})).unwrap();
     manage_tools(&c, json!({ "disable": ["bravo"] })).await;
     let mut cursor: Option<String> = None;
     loop {
@@ -344,7 +344,7 @@ async fn resources_templates_and_prompts_are_paged_like_tools() {
 #[tokio::test]
 async fn resources_templates_and_prompts_are_paged_in_2026() {
     for page_size in [1, 3, 5, 8] {
-        let c = Client::modern(offerings_server(page_size), json!({})).unwrap();
+        let c = Client::stateless(offerings_server(page_size), json!({})).unwrap();
         offerings_page_through(&c, page_size).await;
     }
 }

@@ -772,7 +772,7 @@ async fn one_of_constants_errors_list_the_allowed_values() {
 }
 
 #[tokio::test]
-async fn older_revisions_get_the_shapes_they_know() {
+async fn older_versions_get_the_shapes_they_know() {
     let c = Client::connect(server()).unwrap();
     c.initialize("2024-11-05").await.unwrap();
     let tools = c.list_tools().await.unwrap();

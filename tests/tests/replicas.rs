@@ -8,7 +8,7 @@
 //!   replica, and reconnecting to another replica when its own dies.
 //! - 2025-11-25: a session outliving the replica it was opened on (taken up from Redis with its
 //!   log level), and a client's answer to an elicitation reaching the replica that waits for it.
-//! - Load through nginx, both revisions, with a replica killed and restarted in the middle: every
+//! - Load through nginx, both versions, with a replica killed and restarted in the middle: every
 //!   call answered once, or failed in a way the client retries (with a new id), none lost.
 //!
 //! They need `nginx` and `redis-server` (Debian packages; `.ci/run` installs them).
@@ -23,8 +23,8 @@ use std::time::{Duration, Instant};
 use mcp_tool_tests::{TempDir, example_bin};
 use serde_json::{Value, json};
 
-const MODERN: &str = "2026-07-28";
-const LEGACY: &str = "2025-11-25";
+const V2026_07_28: &str = "2026-07-28";
+const V2025_11_25: &str = "2025-11-25";
 const WAIT: Duration = Duration::from_secs(10);
 const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
@@ -301,13 +301,13 @@ async fn post(
 
 fn meta_2026(capabilities: Value) -> Value {
     json!({
-        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/protocolVersion": V2026_07_28,
         "io.modelcontextprotocol/clientCapabilities": capabilities,
         "io.modelcontextprotocol/clientInfo": { "name": "replica-tests", "version": "0.0.0" },
     })
 }
 
-/// A 2026-07-28 request (`params` gets its `_meta`) with the headers that revision needs.
+/// A 2026-07-28 request (`params` gets its `_meta`) with the headers that version needs.
 async fn request_2026(
     http: &Http,
     url: &str,
@@ -322,7 +322,10 @@ async fn request_2026(
         .or(params["taskId"].as_str())
         .unwrap_or_default()
         .to_owned();
-    let mut headers = vec![("MCP-Protocol-Version", MODERN), ("Mcp-Method", method)];
+    let mut headers = vec![
+        ("MCP-Protocol-Version", V2026_07_28),
+        ("Mcp-Method", method),
+    ];
     if !name.is_empty() {
         headers.push(("Mcp-Name", &name));
     }
@@ -342,7 +345,7 @@ async fn request_2025(
     let mut headers = Vec::new();
     if let Some(s) = session {
         headers.push(("Mcp-Session-Id", s));
-        headers.push(("MCP-Protocol-Version", LEGACY));
+        headers.push(("MCP-Protocol-Version", V2025_11_25));
     }
     let mut body = json!({ "jsonrpc": "2.0", "method": method, "params": params });
     if let Some(id) = id {
@@ -360,14 +363,14 @@ async fn session_2025(http: &Http, url: &str, capabilities: Value) -> String {
         Some(0),
         "initialize",
         json!({
-            "protocolVersion": LEGACY,
+            "protocolVersion": V2025_11_25,
             "capabilities": capabilities,
             "clientInfo": { "name": "replica-tests", "version": "0.0.0" }
         }),
     )
     .await
     .expect("initialize");
-    assert_eq!(reply.result()["protocolVersion"], LEGACY, "{reply:?}");
+    assert_eq!(reply.result()["protocolVersion"], V2025_11_25, "{reply:?}");
     let session = reply.session.clone().expect("a session id");
     let reply = request_2025(
         http,
@@ -544,7 +547,7 @@ impl Stream {
         params["_meta"] = meta_2026(json!({}));
         let body = json!({ "jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": params });
         let headers = [
-            ("MCP-Protocol-Version", MODERN),
+            ("MCP-Protocol-Version", V2026_07_28),
             ("Mcp-Method", "subscriptions/listen"),
         ];
         Stream::post(http, url, &headers, &body).await
@@ -694,7 +697,7 @@ async fn a_session_outlives_its_replica() {
     // included.
     let headers = [
         ("Mcp-Session-Id", session.as_str()),
-        ("MCP-Protocol-Version", LEGACY),
+        ("MCP-Protocol-Version", V2025_11_25),
     ];
     let deleted = Http
         .request("DELETE", &cluster.url(), &headers, "")
@@ -751,7 +754,7 @@ async fn an_answer_reaching_another_replica_gets_to_the_one_that_waits() {
         "params": { "name": "test_elicitation", "arguments": { "message": "Who?" } }
     });
     let headers = [
-        ("MCP-Protocol-Version", LEGACY),
+        ("MCP-Protocol-Version", V2025_11_25),
         ("Mcp-Session-Id", session.as_str()),
     ];
     let mut waiting = Stream::post(http, &cluster.replica(1), &headers, &body).await;
@@ -767,7 +770,7 @@ async fn an_answer_reaching_another_replica_gets_to_the_one_that_waits() {
         &cluster.replica(2),
         &[
             ("Mcp-Session-Id", &session),
-            ("MCP-Protocol-Version", LEGACY),
+            ("MCP-Protocol-Version", V2025_11_25),
         ],
         &answer,
     )
@@ -1009,7 +1012,7 @@ async fn a_subjects_tool_selection_made_on_one_replica_holds_on_the_others() {
             params["_meta"] = meta_2026(json!({}));
             let name = params["name"].as_str().unwrap_or_default().to_owned();
             let mut headers = vec![
-                ("MCP-Protocol-Version", MODERN),
+                ("MCP-Protocol-Version", V2026_07_28),
                 ("Mcp-Method", method),
                 ("Authorization", "Bearer ta"),
             ];

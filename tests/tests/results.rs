@@ -451,7 +451,25 @@ async fn examples_are_published_and_checked() {
         .only(["count_words", "letters", "wordy"])
         .build()
         .unwrap();
-    let problems = check_examples(&core).expect_err("bad examples are reported");
+    let error = check_examples(&core).expect_err("bad examples are reported");
+    // Each failing tool, and the fields its examples break.
+    fn pointers(e: Option<&mcp_tool::dynamic::ValidationError>) -> Vec<&str> {
+        e.map(|e| e.violations().iter().map(|v| v.pointer()).collect())
+            .unwrap_or_default()
+    }
+    let failures: Vec<(&str, Vec<&str>, Vec<&str>)> = error
+        .failures()
+        .iter()
+        .map(|f| (f.tool(), pointers(f.request()), pointers(f.response())))
+        .collect();
+    assert_eq!(
+        failures,
+        [
+            ("letters", vec!["/text", "/txt"], vec![]),
+            ("wordy", vec![], vec!["/words"]),
+        ]
+    );
+    let problems = error.to_string();
     assert!(!problems.contains("count_words"), "{problems}");
     assert!(problems.contains("tool `letters`"), "{problems}");
     assert!(
@@ -989,7 +1007,7 @@ async fn an_error_with_structured_content_only_gets_text() {
 }
 
 #[tokio::test]
-async fn blocks_an_older_revision_lacks_are_described_in_text() {
+async fn blocks_an_older_version_lacks_are_described_in_text() {
     let c = Client::connect(Server::new("results", "0.1.0").only(["newer_blocks"])).unwrap();
     c.initialize("2024-11-05").await.unwrap();
     let r = c.call("newer_blocks", json!({})).await.unwrap();

@@ -49,7 +49,7 @@ const SESSION_LIMIT: Duration = Duration::from_secs(60);
 
 /// The version both sides speak after `initialize`, and the one `Auto` and `Discover` settle on.
 const NEGOTIATED: &str = "2025-11-25";
-const MODERN: &str = "2026-07-28";
+const V2026_07_28: &str = "2026-07-28";
 
 /// The `files` server's password, and the bearer token of its one HTTP subject.
 const PASSWORD: &str = "open-sesame";
@@ -146,7 +146,7 @@ impl Lifecycle {
     fn version(self) -> &'static str {
         match self {
             Lifecycle::Initialize => NEGOTIATED,
-            Lifecycle::AutoDiscover | Lifecycle::Discover => MODERN,
+            Lifecycle::AutoDiscover | Lifecycle::Discover => V2026_07_28,
         }
     }
 
@@ -208,7 +208,7 @@ impl Connected {
                     let tokens = token.map(|t| format!("alice:{t}"));
                     let env: Vec<(&str, &str)> = tokens
                         .iter()
-                        .map(|t| (mcp_tool::http::TOKENS_ENV, t.as_str()))
+                        .map(|t| (mcp_tool::env::BEARER_TOKENS, t.as_str()))
                         .collect();
                     ExampleHttp::start(name, &args, &env)
                 })
@@ -499,7 +499,7 @@ async fn files(transport: Transport, lifecycle: Lifecycle) {
     .await;
     let (client, recorder) = (&connected.client, &connected.recorder);
     check_peer(client, "files", lifecycle, &label);
-    let modern = lifecycle.version() == MODERN;
+    let stateless = lifecycle.version() == V2026_07_28;
 
     // login reveals the hidden tools.
     let before = fresh_tool_names(client).await;
@@ -521,7 +521,7 @@ async fn files(transport: Transport, lifecycle: Lifecycle) {
     }
 
     // Elicitation, accepted: the file goes.
-    if modern {
+    if stateless {
         check_input_required(client, delete("gone.txt"), "elicitation", &label).await;
         assert!(
             root.path().join("gone.txt").exists(),
@@ -572,7 +572,7 @@ async fn files(transport: Transport, lifecycle: Lifecycle) {
     // Sampling: the model's answer is the tool's result.
     let summarize = CallToolRequestParams::new("summarize_file")
         .with_arguments(args(json!({ "path": "notes.txt" })));
-    if modern {
+    if stateless {
         check_input_required(client, summarize.clone(), "sampling", &label).await;
     }
     let summary = client.call_tool(summarize).await.expect("summarize_file");

@@ -95,7 +95,7 @@ async fn search(c: &Client, query: &str, limit: Option<u64>) -> (Vec<String>, Va
     (names, structured)
 }
 
-/// What both eras share: collapsed at first, ranked, revealed, callable.
+/// What both protocol versions share: collapsed at first, ranked, revealed, callable.
 async fn search_reveals(c: &Client) {
     assert_eq!(listed(c).await, ["add", "search_tools", "status"]);
     // Not listed, but callable by name: deferring saves the list, it guards nothing.
@@ -170,7 +170,7 @@ async fn a_2025_session_finds_and_is_told() {
 
 #[tokio::test]
 async fn a_2026_principal_finds_and_lists() {
-    let c = Client::modern(server(), json!({})).unwrap();
+    let c = Client::stateless(server(), json!({})).unwrap();
     search_reveals(&c).await;
     // The principal's list is private and stale at once: a client caches nothing stale.
     let page = c.request("tools/list", json!({})).await.unwrap();

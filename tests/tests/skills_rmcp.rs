@@ -18,7 +18,7 @@ use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 /// The longest one whole client session may take.
 const SESSION_LIMIT: Duration = Duration::from_secs(60);
 
-async fn exercise(modern: bool) {
+async fn exercise(stateless: bool) {
     let root = TempDir::new("skills-rmcp");
     let root_arg = root.path().to_str().expect("a UTF-8 folder").to_owned();
     let command = tokio::process::Command::new(example_bin("files")).configure(|cmd| {
@@ -26,7 +26,7 @@ async fn exercise(modern: bool) {
             .env_remove("RUST_LOG");
     });
     let transport = TokioChildProcess::new(command).expect("the server starts");
-    let client = if modern {
+    let client = if stateless {
         let mode = ClientLifecycleMode::Discover {
             preferred_versions: vec![ProtocolVersion::V_2026_07_28],
         };
@@ -53,7 +53,7 @@ async fn exercise(modern: bool) {
             .await
             .expect("skills/get");
         assert_eq!(&got.skill, skill);
-        if modern {
+        if stateless {
             assert!(got.ttl_ms.is_some() && got.cache_scope.is_some(), "{got:?}");
         }
         let SkillResources::Files(files) = &skill.resources else {

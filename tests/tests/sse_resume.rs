@@ -14,8 +14,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use mcp_tool::http::events::{EventFuture, Replay};
-use mcp_tool::http::{EventStore, HttpConfig, MemoryEventStore};
+use mcp_tool::http::HttpConfig;
+use mcp_tool::http::events::{EventFuture, EventStore, MemoryEventStore, Replay};
 use mcp_tool::prelude::*;
 use mcp_tool::server::ServerHandle;
 use mcp_tool_tests::ExampleHttp;

@@ -10,7 +10,7 @@
 //! ```text
 //! bench-server                              MCP on stdio
 //! bench-server --http 127.0.0.1:8080        Streamable HTTP with sessions
-//! bench-server --stateless --http ADDR      Streamable HTTP, stateless JSON mode
+//! bench-server --sessionless --http ADDR    Streamable HTTP, sessionless JSON mode
 //! ```
 
 use mcp_tool::prelude::*;
@@ -22,7 +22,7 @@ mod bench_tools;
 use bench_tools::Users;
 
 fn main() -> mcp_tool::Result<()> {
-    // `--stateless` and `--http` are the command line every server has.
+    // `--sessionless` and `--http` are the command line every server has.
     Server::new("bench-server", env!("CARGO_PKG_VERSION"))
         .service(Users::default())
         .task_settings(TaskSettings {

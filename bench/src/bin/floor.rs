@@ -4,10 +4,10 @@
 //! by hand against the same constraints mcp-tool's schema states), and writes stdout lines
 //! through a buffered writer that is flushed only when no more input is waiting.
 //!
-//! `floor --http ADDR [--stateless] [--sse]`: the same answers over raw hyper, the least work
+//! `floor --http ADDR [--sessionless] [--sse]`: the same answers over raw hyper, the least work
 //! a Streamable HTTP server on the SDKs' HTTP stack can do: hyper's HTTP/1.1 connections on a
 //! multi-thread tokio runtime, no router and no middleware; each POST body is read whole,
-//! parsed as one JSON-RPC message and answered in one body. Without `--stateless` an
+//! parsed as one JSON-RPC message and answered in one body. Without `--sessionless` an
 //! `initialize` answer carries an `Mcp-Session-Id` (not checked later); notifications get 202;
 //! `--sse` answers each request as a one-event `text/event-stream` (what a session-mode SDK
 //! server sends), else `application/json`.
@@ -325,7 +325,7 @@ fn main() -> io::Result<()> {
             .get(at + 1)
             .ok_or_else(|| io::Error::other("--http needs an address"))?;
         let mode = HttpMode {
-            sessions: !args.iter().any(|a| a == "--stateless"),
+            sessions: !args.iter().any(|a| a == "--sessionless"),
             sse: args.iter().any(|a| a == "--sse"),
         };
         return serve_http(floor, addr, mode);

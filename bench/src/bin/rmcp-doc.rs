@@ -5,7 +5,7 @@
 //! ```text
 //! rmcp-doc                              MCP on stdio
 //! rmcp-doc --http ADDR                  StreamableHttpService with sessions (SSE answers)
-//! rmcp-doc --http ADDR --stateless      StreamableHttpService, stateless JSON answers
+//! rmcp-doc --http ADDR --sessionless    StreamableHttpService, sessionless JSON answers
 //! ```
 //!
 //! rmcp checks arguments only by deserializing them: the `email` format and the name's length
@@ -94,9 +94,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if let Some(at) = args.iter().position(|a| a == "--http") {
         let addr = args.get(at + 1).ok_or("--http needs an address")?;
-        let stateless = args.iter().any(|a| a == "--stateless");
+        let sessionless = args.iter().any(|a| a == "--sessionless");
         let server = Bench::default();
-        let router = if stateless {
+        let router = if sessionless {
             let config = StreamableHttpServerConfig::default()
                 .with_legacy_session_mode(false)
                 .with_json_response(true);

@@ -8,7 +8,7 @@
 //! ```text
 //! rmcp-fast                              MCP on stdio
 //! rmcp-fast --http ADDR                  StreamableHttpService with sessions (SSE answers)
-//! rmcp-fast --http ADDR --stateless      StreamableHttpService, stateless JSON answers
+//! rmcp-fast --http ADDR --sessionless    StreamableHttpService, sessionless JSON answers
 //! ```
 
 use std::sync::Arc;
@@ -117,8 +117,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = Bench::new();
     if let Some(at) = args.iter().position(|a| a == "--http") {
         let addr = args.get(at + 1).ok_or("--http needs an address")?;
-        let stateless = args.iter().any(|a| a == "--stateless");
-        let router = if stateless {
+        let sessionless = args.iter().any(|a| a == "--sessionless");
+        let router = if sessionless {
             let config = StreamableHttpServerConfig::default()
                 .with_legacy_session_mode(false)
                 .with_json_response(true);

@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper_util::rt::TokioIo;
-use mcp_tool::http::{HttpConfig, RedisEventStore};
+use mcp_tool::http::HttpConfig;
+use mcp_tool::http::events::RedisEventStore;
 use mcp_tool::prelude::*;
 
 /// Log messages per call (plus the result: one event more).

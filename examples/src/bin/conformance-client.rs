@@ -1,7 +1,7 @@
 //! `conformance-client`: the official MCP conformance suite's client leg runs this against
 //! each of its client scenarios (`conformance client --command "conformance-client"`): the
 //! suite starts a test server, appends its URL to the command, and names the scenario in
-//! `MCP_CONFORMANCE_SCENARIO` and the revision in `MCP_CONFORMANCE_PROTOCOL_VERSION`
+//! `MCP_CONFORMANCE_SCENARIO` and the version in `MCP_CONFORMANCE_PROTOCOL_VERSION`
 //! (2026-07-28: stateless, a `server/discover` and per-request `_meta`; anything older: the
 //! `initialize` handshake and a session). Everything goes through `mcp_tool::client`.
 //!
@@ -19,7 +19,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_tool::client::{ClientFuture, ClientHandler, Connect, McpClient, Revision, form_defaults};
+use mcp_tool::client::{
+    ClientFuture, ClientHandler, Connect, McpClient, VersionChoice, form_defaults,
+};
 use mcp_tool::protocol::RpcError;
 use serde_json::{Value, json};
 
@@ -52,9 +54,9 @@ impl ClientHandler for Conformance {
     }
 }
 
-async fn run(scenario: &str, url: &str, revision: Revision) -> Result<(), String> {
+async fn run(scenario: &str, url: &str, version: VersionChoice) -> Result<(), String> {
     let connect = Connect::http(url)
-        .revision(revision)
+        .protocol_version(version)
         .timeout(Duration::from_secs(20))
         .client_name("mcp-tool-conformance-client");
     let client = McpClient::connect_with(connect, Arc::new(Conformance))
@@ -112,16 +114,16 @@ fn main() {
         std::process::exit(2);
     };
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
-    let revision = match std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").as_deref() {
-        Ok("2026-07-28") => Revision::Stateless,
-        Ok(_) => Revision::Stateful,
-        Err(_) => Revision::Auto,
+    let version = match std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").as_deref() {
+        Ok("2026-07-28") => VersionChoice::V2026_07_28,
+        Ok(_) => VersionChoice::V2025_11_25,
+        Err(_) => VersionChoice::Auto,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("a tokio runtime");
-    match runtime.block_on(run(&scenario, &url, revision)) {
+    match runtime.block_on(run(&scenario, &url, version)) {
         Ok(()) => {}
         Err(why) => {
             eprintln!("conformance-client ({scenario}): {why}");

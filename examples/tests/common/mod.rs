@@ -1,5 +1,5 @@
 //! Helpers shared by the integration tests: a server binary spawned as a child process and
-//! spoken to over its real stdin/stdout, and a runner for one-shot command lines; [`modern`]
+//! spoken to over its real stdin/stdout, and a runner for one-shot command lines; [`stateless`]
 //! speaks protocol 2026-07-28 over stdio and Streamable HTTP.
 //!
 //! Every wait is bounded; the child is killed when its guard is dropped; a line on stdout
@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
-pub(crate) mod modern;
+pub(crate) mod stateless;
 
 /// The longest any single wait may take.
 pub(crate) const TIMEOUT: Duration = Duration::from_secs(10);

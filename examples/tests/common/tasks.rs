@@ -1,6 +1,6 @@
 //! Helpers of the tasks tests (`tasks.rs`, `tasks_redis.rs`), included by each with
 //! `#[path = "common/tasks.rs"] mod tasks_common;` next to `mod common;`: the `reports`
-//! example, the shapes a task takes in each era, and a 2026-07-28 client over stdio or HTTP
+//! example, the shapes a task takes in each version, and a 2026-07-28 client over stdio or HTTP
 //! that sends the `Mcp-Name` header the tasks methods need.
 //!
 //! Every wait is bounded by [`TIMEOUT`].
@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::modern::{HttpServer, MODERN, params_2026, request_2026, with_capabilities};
+use crate::common::stateless::{
+    HttpServer, V2026_07_28, params_2026, request_2026, with_capabilities,
+};
 use crate::common::{Proc, TIMEOUT};
 
 /// The `reports` example server.
@@ -173,7 +175,7 @@ pub(crate) fn assert_task_2026(task: &Value) {
     );
 }
 
-/// A client of protocol 2026-07-28: a request's params get the revision's `_meta` (see
+/// A client of protocol 2026-07-28: a request's params get the version's `_meta` (see
 /// [`params_2026`]); the response (result or error) comes back whole.
 pub(crate) trait Client2026 {
     /// Sends `method` with `params` and returns the JSON-RPC response.
@@ -227,7 +229,7 @@ impl Client2026 for Http<'_> {
     }
 }
 
-/// Sends a 2026-07-28 request over HTTP with the headers the revision needs:
+/// Sends a 2026-07-28 request over HTTP with the headers the version needs:
 /// `MCP-Protocol-Version`, `Mcp-Method`, and `Mcp-Name` (the tool of `tools/call`, the task
 /// of `tasks/get`, `tasks/update` and `tasks/cancel`); returns the JSON-RPC response.
 pub(crate) fn http_2026(
@@ -244,7 +246,10 @@ pub(crate) fn http_2026(
     }
     .map(str::to_owned);
     let authorization = token.map(|t| format!("Bearer {t}"));
-    let mut headers = vec![("MCP-Protocol-Version", MODERN), ("Mcp-Method", method)];
+    let mut headers = vec![
+        ("MCP-Protocol-Version", V2026_07_28),
+        ("Mcp-Method", method),
+    ];
     if let Some(name) = &name {
         headers.push(("Mcp-Name", name));
     }

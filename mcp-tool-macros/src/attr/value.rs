@@ -293,9 +293,8 @@ impl Key<'_> {
         Some(setting)
     }
 
-    /// `visibility = ["model", "app"]`.
-    pub(super) fn visibility(&self, cx: &Ctxt, value: Value) -> Option<Setting<Vec<LitStr>>> {
-        let expected = "expected `visibility = [\"model\", \"app\"]`, `[\"model\"]` or `[\"app\"]`";
+    /// A list of string literals, `key = ["…", …]`, at least one (`expected` otherwise).
+    fn strings(&self, cx: &Ctxt, value: Value, expected: &str) -> Option<Vec<LitStr>> {
         let tokens = match value {
             Value::Assigned(_, tokens) => tokens,
             Value::Absent => {
@@ -322,10 +321,47 @@ impl Key<'_> {
                     })
                     .collect::<Option<Vec<LitStr>>>()
             });
-        let Some(items) = parsed.filter(|items| !items.is_empty()) else {
+        let items = parsed.filter(|items| !items.is_empty());
+        if items.is_none() {
             cx.error_spanned_by(tokens, expected);
-            return None;
-        };
+        }
+        items
+    }
+
+    /// `scopes = ["users:read", …]`: OAuth scope tokens (RFC 6749 §3.3: visible ASCII but `"`
+    /// and `\`, no spaces), each once.
+    pub(super) fn scopes(&self, cx: &Ctxt, value: Value) -> Option<Setting<Vec<LitStr>>> {
+        let items = self.strings(cx, value, "expected `scopes = [\"users:read\", …]`")?;
+        let mut seen = Vec::new();
+        for item in &items {
+            let v = item.value();
+            let fits = |b: u8| b.is_ascii_graphic() && b != b'"' && b != b'\\';
+            if v.is_empty() {
+                cx.error_spanned_by(item, "a scope cannot be empty");
+                return None;
+            }
+            if !v.bytes().all(fits) {
+                cx.error_spanned_by(
+                    item,
+                    format!(
+                        "`{v}` is not an OAuth scope: a scope is visible ASCII without spaces, `\"` or `\\` (RFC 6749 §3.3)"
+                    ),
+                );
+                return None;
+            }
+            if seen.contains(&v) {
+                cx.error_spanned_by(item, format!("`{v}` is listed twice"));
+                return None;
+            }
+            seen.push(v);
+        }
+        Some(self.setting(items))
+    }
+
+    /// `visibility = ["model", "app"]`.
+    pub(super) fn visibility(&self, cx: &Ctxt, value: Value) -> Option<Setting<Vec<LitStr>>> {
+        let expected = "expected `visibility = [\"model\", \"app\"]`, `[\"model\"]` or `[\"app\"]`";
+        let items = self.strings(cx, value, expected)?;
         let mut seen = Vec::new();
         for item in &items {
             let v = item.value();

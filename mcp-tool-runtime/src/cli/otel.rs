@@ -59,11 +59,7 @@ pub(super) fn install(service: &str) -> Option<Telemetry> {
             "warning: OTLP protocol `{protocol}` asked for; this server exports http/protobuf only"
         );
     }
-    // With the MCP client built in (feature `client`), reqwest's TLS is rustls without a
-    // default crypto provider: the exporter's client needs one installed first, as the MCP
-    // client's does (the same one; whichever comes first installs it).
-    #[cfg(feature = "client")]
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    tls_provider();
     let exporter = match opentelemetry_otlp::SpanExporter::builder()
         .with_http()
         .build()
@@ -97,6 +93,18 @@ pub(super) fn install(service: &str) -> Option<Telemetry> {
     let _ = TRACER.set(provider.tracer_with_scope(scope));
     Some(Telemetry { provider })
 }
+
+/// With the MCP client built in (feature `client`), reqwest's TLS is rustls without a default
+/// crypto provider: the exporter's client needs one installed first, as the MCP client's does
+/// (the same one; whichever comes first installs it).
+#[cfg(feature = "client")]
+fn tls_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// Without the MCP client no rustls lacking a provider is built in: nothing to install.
+#[cfg(not(feature = "client"))]
+fn tls_provider() {}
 
 impl Telemetry {
     /// Exports what is left and stops the exporter. Call it outside any async runtime.

@@ -22,7 +22,8 @@ use super::message::{Inbound, Outbound, TRANSPORT};
 use super::meta::WithMeta;
 use super::stdio::StdioWire;
 use super::{
-    CallOptions, CallProgress, ClientError, ClientHandler, Connect, Revision, ServerInfo, Target,
+    CallOptions, CallProgress, ClientError, ClientHandler, Connect, ServerInfo, Target,
+    VersionChoice,
 };
 
 /// The most input-required rounds one call may take.
@@ -69,7 +70,7 @@ pub(super) struct Core {
     progress: Mutex<HashMap<String, OnProgress>>,
     server: RwLock<Option<ServerInfo>>,
     /// 2026-07-28: every request carries `_meta`.
-    modern: AtomicBool,
+    stateless: AtomicBool,
     /// That `_meta` for the client's own handler, made once.
     meta: OnceLock<Map<String, Value>>,
     open: AtomicBool,
@@ -100,7 +101,7 @@ impl Core {
             active: Mutex::new(HashMap::new()),
             progress: Mutex::new(HashMap::new()),
             server: RwLock::new(None),
-            modern: AtomicBool::new(false),
+            stateless: AtomicBool::new(false),
             meta: OnceLock::new(),
             open: AtomicBool::new(true),
             changed: watch::channel(0).0,
@@ -111,14 +112,14 @@ impl Core {
         Ok(core)
     }
 
-    /// `server/discover` first (2026-07-28), else `initialize`, as the revision asked allows.
+    /// `server/discover` first (2026-07-28), else `initialize`, as the version asked for allows.
     async fn handshake(self: &Arc<Self>) -> Result<(), ClientError> {
-        if self.connect.revision == Revision::Stateful {
+        if self.connect.version == VersionChoice::V2025_11_25 {
             if let Wire::Http(w) = &self.wire {
-                w.set_modern(false);
+                w.set_stateless(false);
             }
         } else {
-            self.modern.store(true, Ordering::SeqCst);
+            self.stateless.store(true, Ordering::SeqCst);
             let mut discovered = self.request("server/discover", &json!({}), None).await;
             // An UnsupportedProtocolVersion refusal that lists 2026-07-28 after all: asked
             // once more (the server named what it takes); one that does not is answered by
@@ -153,20 +154,20 @@ impl Core {
                         return Ok(());
                     }
                 }
-                Err(e) if self.connect.revision == Revision::Stateless => return Err(e),
+                Err(e) if self.connect.version == VersionChoice::V2026_07_28 => return Err(e),
                 Err(e) if !e.is_retryable() || matches!(e, ClientError::TimedOut(_)) => {
                     tracing::debug!(error = %e, "no server/discover: falling back to initialize");
                 }
                 Err(e) => return Err(e),
             }
-            if self.connect.revision == Revision::Stateless {
+            if self.connect.version == VersionChoice::V2026_07_28 {
                 return Err(ClientError::Protocol(
                     "the server does not speak 2026-07-28".into(),
                 ));
             }
-            self.modern.store(false, Ordering::SeqCst);
+            self.stateless.store(false, Ordering::SeqCst);
             if let Wire::Http(w) = &self.wire {
-                w.set_modern(false);
+                w.set_stateless(false);
             }
         }
         let result = self
@@ -225,8 +226,8 @@ impl Core {
         self.open.load(Ordering::SeqCst)
     }
 
-    fn is_modern(&self) -> bool {
-        self.modern.load(Ordering::SeqCst)
+    fn is_stateless(&self) -> bool {
+        self.stateless.load(Ordering::SeqCst)
     }
 
     /// The `_meta` of a 2026-07-28 request answered by `handler`: made once for the client's
@@ -269,7 +270,7 @@ impl Core {
         params: &Value,
         handler: &dyn ClientHandler,
     ) -> String {
-        if !self.is_modern() {
+        if !self.is_stateless() {
             return match id {
                 Some(id) => jsonrpc::request(id, method, params),
                 None => jsonrpc::notification(method, params),

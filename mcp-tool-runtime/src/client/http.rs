@@ -39,7 +39,7 @@ pub(crate) struct HttpWire {
 struct Shared {
     session: RwLock<Option<String>>,
     version: RwLock<Option<ProtocolVersion>>,
-    modern: AtomicBool,
+    stateless: AtomicBool,
     inbox: mpsc::UnboundedSender<Inbound>,
 }
 
@@ -77,7 +77,7 @@ impl HttpWire {
             shared: Arc::new(Shared {
                 session: RwLock::new(None),
                 version: RwLock::new(None),
-                modern: AtomicBool::new(true),
+                stateless: AtomicBool::new(true),
                 inbox,
             }),
             standalone: Mutex::new(None),
@@ -92,12 +92,12 @@ impl HttpWire {
             .version
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(version);
-        self.shared.modern.store(false, Ordering::SeqCst);
+        self.shared.stateless.store(false, Ordering::SeqCst);
     }
 
     /// Whether requests are 2026-07-28's (with its headers) until `initialize` says otherwise.
-    pub(super) fn set_modern(&self, modern: bool) {
-        self.shared.modern.store(modern, Ordering::SeqCst);
+    pub(super) fn set_stateless(&self, stateless: bool) {
+        self.shared.stateless.store(stateless, Ordering::SeqCst);
     }
 
     /// What a GET of this wire needs (its client, its address and headers).
@@ -117,8 +117,8 @@ impl HttpWire {
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "application/json, text/event-stream")
             .body(text);
-        let modern = self.shared.modern.load(Ordering::SeqCst) && method != "initialize";
-        if modern && !method.is_empty() {
+        let stateless = self.shared.stateless.load(Ordering::SeqCst) && method != "initialize";
+        if stateless && !method.is_empty() {
             request = request
                 .header("MCP-Protocol-Version", "2026-07-28")
                 .header("Mcp-Method", method);

@@ -1,8 +1,8 @@
 //! An MCP client (feature `client`): connects to a server over Streamable HTTP or stdio (a
-//! command it starts), in either protocol era, lists its tools and calls them — with progress,
-//! cancellation, and the server's own requests (elicitation, sampling, roots) answered by a
-//! [`ClientHandler`]. The gateway mounts remote servers with it; it is public for anyone who
-//! needs to talk to an MCP server from Rust.
+//! command it starts), in either protocol version, lists its tools and calls them — with
+//! progress, cancellation, and the server's own requests (elicitation, sampling, roots) answered
+//! by a [`ClientHandler`]. The gateway mounts remote servers with it; it is public for anyone
+//! who needs to talk to an MCP server from Rust.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), mcp_tool::client::ClientError> {
@@ -138,17 +138,17 @@ pub struct NoHandler;
 
 impl ClientHandler for NoHandler {}
 
-/// Which protocol revision to speak.
+/// Which protocol version to speak ([`Connect::protocol_version`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Revision {
+pub enum VersionChoice {
     /// 2026-07-28 when the server answers `server/discover`, else 2025-11-25 (or what
     /// `initialize` settles on).
     #[default]
     Auto,
-    /// 2025-11-25: `initialize` and a session.
-    Stateful,
+    /// 2025-11-25 (or what `initialize` settles on): `initialize` and a session.
+    V2025_11_25,
     /// 2026-07-28 only.
-    Stateless,
+    V2026_07_28,
 }
 
 /// Where the server is, and how to reach it.
@@ -156,7 +156,7 @@ pub enum Revision {
 pub struct Connect {
     pub(crate) target: Target,
     pub(crate) headers: BTreeMap<String, String>,
-    pub(crate) revision: Revision,
+    pub(crate) version: VersionChoice,
     pub(crate) timeout: Duration,
     pub(crate) client_name: String,
 }
@@ -194,7 +194,7 @@ impl Connect {
         Connect {
             target,
             headers: BTreeMap::new(),
-            revision: Revision::Auto,
+            version: VersionChoice::Auto,
             timeout: Duration::from_secs(60),
             client_name: "mcp-tool".into(),
         }
@@ -223,10 +223,10 @@ impl Connect {
         self
     }
 
-    /// Which protocol revision to speak (default: the newest the server answers).
+    /// Which protocol version to speak (default: the newest the server answers).
     #[must_use]
-    pub fn revision(mut self, revision: Revision) -> Self {
-        self.revision = revision;
+    pub fn protocol_version(mut self, version: VersionChoice) -> Self {
+        self.version = version;
         self
     }
 
@@ -249,7 +249,7 @@ impl Connect {
 /// What the server said about itself when the client connected.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerInfo {
-    /// The revision spoken.
+    /// The protocol version spoken.
     pub protocol_version: ProtocolVersion,
     /// `serverInfo` (name, version, title…).
     pub info: Value,

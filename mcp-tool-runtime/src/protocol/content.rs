@@ -9,7 +9,7 @@ use base64::Engine as _;
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use super::version::Era;
+use super::version::ProtocolVersion;
 
 /// Encodes bytes as standard base64, as MCP carries binary data.
 pub fn base64_encode(bytes: impl AsRef<[u8]>) -> String {
@@ -281,15 +281,15 @@ impl Content {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
-    /// The block as a client of `era` can read it: blocks the era lacks (audio before
+    /// The block as a client of `version` can read it: blocks the version lacks (audio before
     /// 2025-03-26, resource links before 2025-06-18) described in text instead.
-    pub(crate) fn for_era(&self, era: Era) -> Cow<'_, Content> {
+    pub(crate) fn for_version(&self, version: ProtocolVersion) -> Cow<'_, Content> {
         match self {
-            Content::Audio(a) if !era.has_audio() => Cow::Owned(Content::text(format!(
+            Content::Audio(a) if !version.has_audio() => Cow::Owned(Content::text(format!(
                 "[audio ({}) not shown: this client's protocol version has no audio]",
                 a.mime_type
             ))),
-            Content::ResourceLink(l) if !era.has_structured() => {
+            Content::ResourceLink(l) if !version.has_structured() => {
                 Cow::Owned(Content::text(format!("Resource: {} <{}>", l.name, l.uri)))
             }
             other => Cow::Borrowed(other),
@@ -357,15 +357,20 @@ mod tests {
     }
 
     #[test]
-    fn older_eras_read_newer_blocks_as_text() {
+    fn older_versions_read_newer_blocks_as_text() {
         let link = Content::resource_link("file:///x", "x");
         assert_eq!(
-            link.for_era(Era::Annotations).as_text(),
+            link.for_version(ProtocolVersion::V2025_03_26).as_text(),
             Some("Resource: x <file:///x>")
         );
-        assert_eq!(*link.for_era(Era::Structured), link);
+        assert_eq!(*link.for_version(ProtocolVersion::V2025_11_25), link);
         let audio = Content::audio([1u8], "audio/wav");
-        assert!(audio.for_era(Era::First).as_text().is_some());
-        assert_eq!(*audio.for_era(Era::Annotations), audio);
+        assert!(
+            audio
+                .for_version(ProtocolVersion::V2024_11_05)
+                .as_text()
+                .is_some()
+        );
+        assert_eq!(*audio.for_version(ProtocolVersion::V2025_03_26), audio);
     }
 }

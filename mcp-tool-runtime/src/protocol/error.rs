@@ -25,6 +25,9 @@ pub mod code {
     pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
     /// The request's protocol version is not one the server speaks (2026-07-28).
     pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+    /// The caller's access token lacks a scope the request needs (`data.requiredScopes` names
+    /// them); over HTTP the answer is 403 with the `insufficient_scope` challenge.
+    pub const INSUFFICIENT_SCOPE: i64 = -32030;
 
     /// The HTTP status that goes with an error of `code` for a stateless (2026-07-28)
     /// request: 404 for a method that does not exist, 400 for malformed requests, 200
@@ -38,6 +41,7 @@ pub mod code {
             | HEADER_MISMATCH
             | MISSING_REQUIRED_CLIENT_CAPABILITY
             | UNSUPPORTED_PROTOCOL_VERSION => 400,
+            INSUFFICIENT_SCOPE => 403,
             _ => 200,
         }
     }

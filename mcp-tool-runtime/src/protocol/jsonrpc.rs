@@ -14,11 +14,11 @@ use super::error::{RpcError, code};
 /// One incoming message, borrowed from the line it was read from.
 #[derive(Deserialize)]
 struct Incoming<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "text")]
     jsonrpc: Option<Cow<'a, str>>,
     #[serde(borrow, default, deserialize_with = "raw_present")]
     id: Option<&'a RawValue>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "text")]
     method: Option<Cow<'a, str>>,
     #[serde(borrow, default, deserialize_with = "raw_present")]
     params: Option<&'a RawValue>,
@@ -31,6 +31,54 @@ struct Incoming<'a> {
 /// Keeps a present field even when it is `null` (so `"id": null` is not taken for a missing id).
 fn raw_present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
     <&RawValue>::deserialize(d).map(Some)
+}
+
+/// A string, or `null` (none), borrowed from the line when it has no escape (serde's own
+/// `Option<Cow<str>>` always copies it); refused as serde refuses any other value for it.
+fn text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Cow<'de, str>>, D::Error> {
+    struct Text;
+    impl<'de> serde::de::Visitor<'de> for Text {
+        type Value = Option<Cow<'de, str>>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a string")
+        }
+
+        fn visit_none<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_str(self)
+        }
+
+        fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Borrowed(s)))
+        }
+
+        fn visit_str<E>(self, s: &str) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(s.to_owned())))
+        }
+
+        fn visit_string<E>(self, s: String) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(s)))
+        }
+    }
+    d.deserialize_option(Text)
+}
+
+/// Reads a line's message. Text checked once as UTF-8 is read without checking each string
+/// and raw value again (as bytes are); bytes that are not UTF-8 are read as bytes, for
+/// serde's error.
+fn incoming(line: &[u8]) -> Result<Incoming<'_>, serde_json::Error> {
+    match std::str::from_utf8(line) {
+        Ok(text) => serde_json::from_str(text),
+        Err(_) => serde_json::from_slice(line),
+    }
 }
 
 /// What an incoming line turned out to be.
@@ -56,7 +104,7 @@ pub(crate) fn parse(line: &[u8]) -> Result<Message<'_>, String> {
     if line.trim_ascii_start().first() != Some(&b'{') {
         return Err(bad_message(line, None));
     }
-    let msg: Incoming<'_> = match serde_json::from_slice(line) {
+    let msg = match incoming(line) {
         Ok(m) => m,
         Err(e) => return Err(bad_message(line, Some(&e))),
     };
@@ -387,6 +435,59 @@ mod tests {
             let mut out = Vec::new();
             push_json_string(&mut out, s);
             assert_eq!(out, serde_json::to_vec(s).unwrap());
+        }
+    }
+
+    #[test]
+    fn a_line_is_read_as_serde_reads_it() {
+        // The message as serde's derive reads it, strings copied.
+        #[derive(Deserialize, Debug)]
+        struct Serde<'a> {
+            #[serde(borrow, default)]
+            jsonrpc: Option<Cow<'a, str>>,
+            #[serde(borrow, default, deserialize_with = "raw_present")]
+            id: Option<&'a RawValue>,
+            #[serde(borrow, default)]
+            method: Option<Cow<'a, str>>,
+            #[serde(borrow, default, deserialize_with = "raw_present")]
+            params: Option<&'a RawValue>,
+        }
+        for line in [
+            &br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"a":"\u00e9"}}"#[..],
+            br#"{"jsonrpc":"2\u002e0","method":"x\"y"}"#,
+            br#"{"jsonrpc":null,"method":null,"id":null}"#,
+            br#"{"jsonrpc":2,"method":"m"}"#,
+            br#"{"jsonrpc":"2.0","method":["m"]}"#,
+            br#"{"jsonrpc":"2.0","method":"m","method":"n"}"#,
+            br#"{"jsonrpc":"2.0","method":"m","params":{"a":01}}"#,
+            b"{\"jsonrpc\":\"2.0\",\"method\":\"caf\xc3\xa9\"}",
+            b"{\"jsonrpc\":\"2.0\",\"method\":\"caf\xe9\"}",
+            b"{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":{\"\xff\":1}}",
+            br#"{"jsonrpc":"2.0","method":"m"} x"#,
+            br#"{"jsonrpc":"2.0","method":"#,
+        ] {
+            let ours = incoming(line).map(|m| {
+                (
+                    m.jsonrpc.map(Cow::into_owned),
+                    m.id.map(|i| i.get().to_owned()),
+                    m.method.map(Cow::into_owned),
+                    m.params.map(|p| p.get().to_owned()),
+                )
+            });
+            let serde = serde_json::from_slice::<Serde<'_>>(line).map(|m| {
+                (
+                    m.jsonrpc.map(Cow::into_owned),
+                    m.id.map(|i| i.get().to_owned()),
+                    m.method.map(Cow::into_owned),
+                    m.params.map(|p| p.get().to_owned()),
+                )
+            });
+            assert_eq!(
+                ours.map_err(|e| e.to_string()),
+                serde.map_err(|e| e.to_string()),
+                "{}",
+                String::from_utf8_lossy(line)
+            );
         }
     }
 

@@ -27,6 +27,31 @@ pub(crate) enum Overlong {
     Stop,
 }
 
+/// Takes a whole line that `reader` holds in its buffer already into `line` (cleared first),
+/// as [`read_line`] would, without waiting for anything; `false` when the buffer holds no
+/// whole line, or one longer than `limit` (then [`read_line`] reads it).
+pub(crate) fn buffered_line<R: AsyncRead + Unpin>(
+    reader: &mut BufReader<R>,
+    line: &mut Vec<u8>,
+    limit: usize,
+) -> bool {
+    let buffered = reader.buffer();
+    let Some(end) = memchr::memchr(b'\n', buffered) else {
+        return false;
+    };
+    if end >= limit.saturating_add(1) {
+        return false;
+    }
+    line.clear();
+    // A huge (but allowed) line before does not keep its buffer for ever.
+    if line.capacity() > 1 << 20 {
+        line.shrink_to(4096);
+    }
+    line.extend_from_slice(&buffered[..=end]);
+    reader.consume(end + 1);
+    true
+}
+
 /// Reads one line into `line` (cleared first), keeping at most `limit` bytes; a longer line
 /// is dropped as it comes, and handled as `overlong` says.
 pub(crate) async fn read_line<R: AsyncRead + Unpin>(
@@ -50,7 +75,7 @@ pub(crate) async fn read_line<R: AsyncRead + Unpin>(
                 _ => Line::Complete,
             });
         }
-        let (chunk, done) = match memchr(available) {
+        let (chunk, done) = match memchr::memchr(b'\n', available) {
             Some(i) => (&available[..=i], true),
             None => (available, false),
         };
@@ -77,10 +102,6 @@ pub(crate) async fn read_line<R: AsyncRead + Unpin>(
     }
 }
 
-fn memchr(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|&b| b == b'\n')
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,6 +124,49 @@ mod tests {
                 }
                 Line::Complete => out.push(String::from_utf8_lossy(line.trim_ascii()).into()),
             }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_buffered_line_is_taken_as_read_line_reads_it() {
+        let input = format!("a\nbb\n\n{}\nccc\n{}\nd\ne", "x".repeat(11), "y".repeat(30));
+        for capacity in [4, 16, 64] {
+            let mut reader = BufReader::with_capacity(capacity, input.as_bytes());
+            let mut line = Vec::new();
+            let mut out = Vec::new();
+            let mut quick = 0;
+            loop {
+                let read = if buffered_line(&mut reader, &mut line, 10) {
+                    quick += 1;
+                    Line::Complete
+                } else {
+                    read_line(&mut reader, &mut line, 10, Overlong::Skip)
+                        .await
+                        .unwrap()
+                };
+                match read {
+                    Line::End => break,
+                    Line::TooLong(n) => out.push(format!("too long: {n}")),
+                    Line::Complete => out.push(String::from_utf8_lossy(&line).into_owned()),
+                }
+            }
+            let mut reader = BufReader::with_capacity(capacity, input.as_bytes());
+            let mut expected = Vec::new();
+            loop {
+                match read_line(&mut reader, &mut line, 10, Overlong::Skip)
+                    .await
+                    .unwrap()
+                {
+                    Line::End => break,
+                    Line::TooLong(n) => expected.push(format!("too long: {n}")),
+                    Line::Complete => expected.push(String::from_utf8_lossy(&line).into_owned()),
+                }
+            }
+            assert_eq!(out, expected, "capacity {capacity}");
+            assert!(
+                capacity < 64 || quick > 3,
+                "{quick} lines taken from the buffer"
+            );
         }
     }
 

@@ -1,20 +1,23 @@
 //! What a stateless (2026-07-28) request says about itself in its `_meta`: the protocol
 //! version, the client's capabilities and identity, the log level it wants, its progress
-//! token — read and checked the way the revision orders it (required fields first, then the
-//! version).
+//! token — read and checked the way the version orders it (required fields first, then the
+//! version). The fields the server reads of any request's `_meta` are read here too.
 
 use std::borrow::Cow;
 
+use serde::Deserialize;
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use super::error::{RpcError, code};
 use super::version::ProtocolVersion;
+use super::walk::{Json, Object, Seen};
 
 /// The `_meta` key of the request's protocol version.
 pub(crate) const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 /// The `_meta` key of the client's capabilities.
 pub(crate) const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// The `_meta` key of the client's name and version.
+pub(crate) const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 /// The `_meta` key of the log level the request wants.
 pub(crate) const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 
@@ -73,9 +76,9 @@ pub(crate) struct RequestMeta<'a> {
     /// The version the request declares, as written (checked by [`RequestMeta::version`]).
     pub(crate) declared_version: Cow<'a, str>,
     /// The client's capabilities (an object), as sent.
-    pub(crate) capabilities: &'a RawValue,
+    pub(crate) capabilities: Json<'a>,
     /// The client's name and version (optional), as sent.
-    pub(crate) client_info: Option<&'a RawValue>,
+    pub(crate) client_info: Option<Json<'a>>,
     /// The level at and above which the request wants log messages; none: no log messages.
     pub(crate) log_level: Option<LogLevel>,
 }
@@ -84,7 +87,7 @@ impl RequestMeta<'_> {
     /// The capabilities and the client info (`null` when not sent) as values.
     pub(crate) fn values(&self) -> (Value, Value) {
         // Both were read as JSON already: building their values cannot fail.
-        let value = |raw: &RawValue| serde_json::from_str(raw.get()).unwrap_or(Value::Null);
+        let value = |raw: Json<'_>| serde_json::from_str(raw.get()).unwrap_or(Value::Null);
         (
             value(self.capabilities),
             self.client_info.map_or(Value::Null, value),
@@ -115,5 +118,184 @@ impl RequestMeta<'_> {
                 requested: &self.declared_version,
             })
         })
+    }
+}
+
+/// The fields of a request's `_meta` that the server reads itself, as borrowed text.
+#[derive(Deserialize, Default, Debug)]
+pub(crate) struct MetaFields<'a> {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
+    pub(crate) version: Option<Cow<'a, str>>,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", borrow, default)]
+    pub(crate) capabilities: Option<Json<'a>>,
+    #[serde(rename = "io.modelcontextprotocol/clientInfo", borrow, default)]
+    pub(crate) client_info: Option<Json<'a>>,
+    #[serde(rename = "io.modelcontextprotocol/logLevel", borrow, default)]
+    pub(crate) log_level: Option<Cow<'a, str>>,
+    #[serde(rename = "progressToken", borrow, default)]
+    pub(crate) progress_token: Option<Json<'a>>,
+    /// W3C trace context (SEP-414: unprefixed keys), read when spans are exported.
+    #[cfg(feature = "otel")]
+    #[serde(borrow, default)]
+    pub(crate) traceparent: Option<Cow<'a, str>>,
+    #[cfg(feature = "otel")]
+    #[serde(borrow, default)]
+    pub(crate) tracestate: Option<Cow<'a, str>>,
+    #[cfg(feature = "otel")]
+    #[serde(borrow, default)]
+    pub(crate) baggage: Option<Cow<'a, str>>,
+}
+
+impl<'a> MetaFields<'a> {
+    /// Whether the fields name a stateless version's required keys.
+    pub(crate) fn speaks_stateless(&self) -> bool {
+        self.version.is_some() || self.capabilities.is_some()
+    }
+
+    /// The fields of a `_meta` object, walked to its end; `None` when only serde's derive
+    /// reads them as it does: a key written with an escape, a field given twice, a text
+    /// field that is no plain string.
+    pub(crate) fn walk(meta: &mut Object<'a>) -> Option<MetaFields<'a>> {
+        let mut fields = MetaFields::default();
+        let mut seen = Seen::default();
+        while let Some(key) = meta.key() {
+            if key.escaped {
+                return None;
+            }
+            let n = match key.text {
+                PROTOCOL_VERSION => 0,
+                CLIENT_CAPABILITIES => 1,
+                CLIENT_INFO => 2,
+                LOG_LEVEL => 3,
+                "progressToken" => 4,
+                #[cfg(feature = "otel")]
+                "traceparent" => 5,
+                #[cfg(feature = "otel")]
+                "tracestate" => 6,
+                #[cfg(feature = "otel")]
+                "baggage" => 7,
+                // Skipped by the next key.
+                _ => continue,
+            };
+            seen.first(n)?;
+            let value = meta.value()?;
+            match n {
+                0 => fields.version = value.plain_text()?,
+                1 => fields.capabilities = value.present(),
+                2 => fields.client_info = value.present(),
+                3 => fields.log_level = value.plain_text()?,
+                4 => fields.progress_token = value.present(),
+                #[cfg(feature = "otel")]
+                5 => fields.traceparent = value.plain_text()?,
+                #[cfg(feature = "otel")]
+                6 => fields.tracestate = value.plain_text()?,
+                #[cfg(feature = "otel")]
+                7 => fields.baggage = value.plain_text()?,
+                _ => {}
+            }
+        }
+        (!meta.broken()).then_some(fields)
+    }
+
+    /// The fields of `meta` (an object) read by serde: for a `_meta` the walk leaves to it.
+    /// One that cannot be read is refused when it names a stateless version's keys (the
+    /// request is of that version all the same); another's is its own business.
+    pub(crate) fn parse(
+        meta: Json<'a>,
+        stateless: &mut bool,
+        malformed: &mut Option<RpcError>,
+    ) -> MetaFields<'a> {
+        match serde_json::from_str::<MetaFields<'_>>(meta.get()) {
+            Ok(fields) => fields,
+            Err(e) if mentions_required_key(meta.get()) => {
+                *stateless = true;
+                malformed.get_or_insert_with(|| invalid(format!("Invalid `_meta`: {e}")));
+                MetaFields::default()
+            }
+            Err(_) => {
+                // Only the progress token is the server's (a tool may read the rest).
+                #[derive(Deserialize)]
+                struct Token<'a> {
+                    #[serde(rename = "progressToken", borrow, default)]
+                    token: Option<Json<'a>>,
+                }
+                MetaFields {
+                    progress_token: serde_json::from_str::<Token<'_>>(meta.get())
+                        .ok()
+                        .and_then(|t| t.token),
+                    ..MetaFields::default()
+                }
+            }
+        }
+    }
+}
+
+impl<'a> RequestMeta<'a> {
+    /// Checks a stateless request's `_meta` fields (read with the request): a missing
+    /// required field is -32602, naming it.
+    pub(crate) fn from_fields(fields: &MetaFields<'a>) -> Result<RequestMeta<'a>, RpcError> {
+        let declared_version = fields
+            .version
+            .clone()
+            .ok_or_else(|| invalid(format!("`_meta` needs `{PROTOCOL_VERSION}`")))?;
+        let capabilities = match fields.capabilities {
+            Some(c) if c.get().starts_with('{') => c,
+            Some(c) if c.get() != "null" => {
+                return Err(invalid(format!(
+                    "`{CLIENT_CAPABILITIES}` must be an object"
+                )));
+            }
+            _ => return Err(invalid(format!("`_meta` needs `{CLIENT_CAPABILITIES}`"))),
+        };
+        let log_level =
+            match fields.log_level.as_deref() {
+                None => None,
+                Some(level) => Some(LogLevel::parse(level).ok_or_else(|| {
+                    invalid(format!("`{LOG_LEVEL}`: unknown log level `{level}`"))
+                })?),
+            };
+        Ok(RequestMeta {
+            declared_version,
+            capabilities,
+            client_info: fields.client_info.filter(|i| i.get() != "null"),
+            log_level,
+        })
+    }
+}
+
+/// Whether `text` mentions [`PROTOCOL_VERSION`] or [`CLIENT_CAPABILITIES`]: a byte search over
+/// the `/`s of the text (no substring searcher built per key).
+fn mentions_required_key(text: &str) -> bool {
+    const PREFIX: &str = "io.modelcontextprotocol";
+    let keys = [PROTOCOL_VERSION, CLIENT_CAPABILITIES].map(|k| &k[PREFIX.len() + 1..]);
+    text.match_indices('/').any(|(at, _)| {
+        text[..at].ends_with(PREFIX) && keys.iter().any(|k| text[at + 1..].starts_with(k))
+    })
+}
+
+fn invalid(why: String) -> RpcError {
+    RpcError::new(code::INVALID_PARAMS, why)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_required_keys_are_found_where_a_substring_search_finds_them() {
+        for text in [
+            r#"{"name":"add","arguments":{"a":1,"b":2}}"#,
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#,
+            r#"{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}"#,
+            r#"{"a":"io.modelcontextprotocol/clientInfo","b":"x/y//io.modelcontextprotocol/"}"#,
+            r#"{"a":"/io.modelcontextprotocol/protocolVersio"}"#,
+            r#"{"a":"é/io.modelcontextprotocol/clientCapabilitiesé"}"#,
+            "io.modelcontextprotocol/protocolVersion",
+            "",
+            "/",
+        ] {
+            let expected = text.contains(PROTOCOL_VERSION) || text.contains(CLIENT_CAPABILITIES);
+            assert_eq!(mentions_required_key(text), expected, "{text}");
+        }
     }
 }

@@ -1,9 +1,9 @@
-//! The wire: JSON-RPC 2.0 framing, the MCP revisions this server speaks, protocol errors, and
+//! The wire: JSON-RPC 2.0 framing, the MCP versions this server speaks, protocol errors, and
 //! the typed wire model every message we send is serialized from.
 //!
 //! Layer: only `sync` and `store` sit below it, and it imports neither; `tool`, `server` and
-//! `transport` build on it. Everything revision-specific (version negotiation, which fields a
-//! revision knows) is decided here from [`ProtocolVersion`], so a later revision is a change
+//! `transport` build on it. Everything version-specific (version negotiation, which fields a
+//! version knows) is decided here from [`ProtocolVersion`], so a later version is a change
 //! here rather than in any tool.
 
 mod content;
@@ -13,6 +13,7 @@ pub(crate) mod lines;
 pub(crate) mod meta;
 pub(crate) mod request;
 mod version;
+pub(crate) mod walk;
 pub(crate) mod wire;
 
 pub use content::{
@@ -23,5 +24,3 @@ pub use error::{RpcError, code};
 pub use meta::LogLevel;
 pub use version::ProtocolVersion;
 pub use wire::{CacheHints, CacheScope, Icon, Root};
-
-pub(crate) use version::Era;

@@ -1,13 +1,14 @@
 //! The tools of a running server: the immutable [`Catalog`] built from the macros' records and
 //! the dynamic tools when the server starts, checked as a whole, with its `tools/list` pages
-//! rendered once per protocol era and audience (clients that declared the MCP Apps extension
-//! also see the app-only tools). Adding or removing a tool while serving builds a new one.
+//! rendered once per shape of protocol version ([`ProtocolVersion::SHAPES`]) and audience
+//! (clients that declared the MCP Apps extension also see the app-only tools). Adding or
+//! removing a tool while serving builds a new one.
 
 use std::any::Any;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
-use crate::protocol::Era;
+use crate::protocol::ProtocolVersion;
 use crate::protocol::jsonrpc::json_string;
 use crate::protocol::wire::{Complete, Implementation, ListTools, ResultMeta};
 use crate::protocol::{CacheHints, CacheScope};
@@ -65,13 +66,15 @@ pub const SEARCH_TOOL: &str = "search_tools";
 pub(crate) struct Catalog {
     entries: Vec<Arc<Entry>>,
     index: HashMap<Arc<str>, usize>,
-    /// The `tools/list` pages of the default selection, rendered once per protocol era: for
-    /// clients without the MCP Apps extension (`[0]`) and with it (`[1]`).
+    /// The `tools/list` pages of the default selection, rendered once per shape of protocol
+    /// version: for clients without the MCP Apps extension (`[0]`) and with it (`[1]`).
     pages: [[Vec<String>; 4]; 2],
     page_size: usize,
     decor: Arc<Decor>,
     /// The BM25 index of the deferred tools, built at the first search.
     search: OnceLock<SearchIndex>,
+    /// Whether a tool declares OAuth scopes (then a caller's list depends on its token).
+    scoped: bool,
 }
 
 impl Catalog {
@@ -173,13 +176,15 @@ impl Catalog {
         // A list a call can change (a hidden tool revealed by a tool manager) is private and
         // stale at once: a client that cached it would miss what its own call revealed. A
         // list with app-only tools depends on the client's capabilities: private, so no
-        // shared cache hands one client's list to another.
+        // shared cache hands one client's list to another; so does a list with tools that need
+        // scopes, which depends on the caller's token.
+        let scoped = entries.iter().any(|e| !e.def.scopes().is_empty());
         let hints = if entries.iter().any(|e| e.def.starts_hidden()) {
             CacheHints {
                 cache_scope: CacheScope::Private,
                 ttl_ms: 0,
             }
-        } else if entries.iter().any(|e| e.def.app_only()) {
+        } else if scoped || entries.iter().any(|e| e.def.app_only()) {
             CacheHints {
                 cache_scope: CacheScope::Private,
                 ..decor.hints
@@ -193,10 +198,10 @@ impl Catalog {
                 .map(|e| &**e)
                 .filter(|e| e.listed_by_default(apps))
                 .collect();
-            Era::ALL.map(|era| {
+            ProtocolVersion::SHAPES.map(|version| {
                 let count = page_count(listed.len(), page_size);
                 (0..count)
-                    .map(|i| render(&listed, page_size, i, era, (&decor.info, hints)))
+                    .map(|i| render(&listed, page_size, i, version, (&decor.info, hints)))
                     .collect()
             })
         });
@@ -207,7 +212,25 @@ impl Catalog {
             page_size,
             decor,
             search: OnceLock::new(),
+            scoped,
         }
+    }
+
+    /// Whether a tool declares OAuth scopes.
+    pub(crate) fn has_scopes(&self) -> bool {
+        self.scoped
+    }
+
+    /// Every scope the tools declare, sorted, each once (for `scopes_supported`).
+    pub(crate) fn scopes(&self) -> Vec<String> {
+        let mut scopes: Vec<String> = self
+            .entries
+            .iter()
+            .flat_map(|e| e.def.scopes().iter().cloned())
+            .collect();
+        scopes.sort();
+        scopes.dedup();
+        scopes
     }
 
     /// The deferred tools that best match `query`: entry indexes, best first, with scores.
@@ -259,8 +282,13 @@ impl Catalog {
     /// The `tools/list` result of the default selection for a cursor (`None`: the first page),
     /// as JSON text, for a client that declared the MCP Apps extension (`apps`) or not;
     /// `None` for a cursor that names no page.
-    pub(crate) fn page(&self, cursor: Option<&str>, era: Era, apps: bool) -> Option<&str> {
-        let pages = &self.pages[usize::from(apps)][era.index()];
+    pub(crate) fn page(
+        &self,
+        cursor: Option<&str>,
+        version: ProtocolVersion,
+        apps: bool,
+    ) -> Option<&str> {
+        let pages = &self.pages[usize::from(apps)][version.shape()];
         pages
             .get(page_index(cursor, pages.len())?)
             .map(String::as_str)
@@ -285,7 +313,7 @@ pub(crate) fn render_page(
     entries: &[&Entry],
     page_size: usize,
     cursor: Option<&str>,
-    era: Era,
+    version: ProtocolVersion,
     catalog: &Catalog,
 ) -> Option<String> {
     let i = page_index(cursor, page_count(entries.len(), page_size))?;
@@ -298,7 +326,7 @@ pub(crate) fn render_page(
         entries,
         page_size,
         i,
-        era,
+        version,
         (&catalog.decor.info, hints),
     ))
 }
@@ -307,16 +335,16 @@ fn render(
     entries: &[&Entry],
     page_size: usize,
     page: usize,
-    era: Era,
+    version: ProtocolVersion,
     (info, hints): (&Implementation, CacheHints),
 ) -> String {
     let start = page * page_size;
     let chunk = &entries[start.min(entries.len())..(start + page_size).min(entries.len())];
     let list = ListTools {
-        tools: chunk.iter().map(|e| e.def.wire(era)).collect(),
+        tools: chunk.iter().map(|e| e.def.wire(version)).collect(),
         next_cursor: (start + page_size < entries.len()).then(|| (page + 1).to_string()),
     };
-    if era.is_stateless() {
+    if version.is_stateless() {
         json_string(&Complete {
             result: list,
             result_type: "complete",

@@ -4,13 +4,20 @@
 //! instead of each request building the same values again.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
-use serde_json::value::RawValue;
-
-use crate::protocol::ProtocolVersion;
 use crate::protocol::meta::RequestMeta;
+use crate::protocol::walk::Json;
+use crate::protocol::{LogLevel, ProtocolVersion};
 use crate::tool::ClientInfo;
+
+/// What a stateless request's `_meta` said.
+#[derive(Debug)]
+pub(crate) struct Stateless {
+    pub(crate) version: ProtocolVersion,
+    pub(crate) client: Arc<ClientInfo>,
+    pub(crate) log_level: Option<LogLevel>,
+}
 
 /// How many distinct clients are remembered; the one remembered first is forgotten first.
 const REMEMBERED: usize = 16;
@@ -30,6 +37,8 @@ struct Known {
     capabilities: Box<str>,
     info: Box<str>,
     client: Arc<ClientInfo>,
+    /// What a request of this client says, by the log level it asks for (none first).
+    stateless: [OnceLock<Arc<Stateless>>; 9],
 }
 
 impl KnownClients {
@@ -41,7 +50,7 @@ impl KnownClients {
         meta: &RequestMeta<'_>,
     ) -> Arc<ClientInfo> {
         let capabilities = meta.capabilities.get();
-        let info = meta.client_info.map_or("", RawValue::get);
+        let info = meta.client_info.map_or("", Json::get);
         let same = |k: &Known| {
             k.version == version && *k.capabilities == *capabilities && *k.info == *info
         };
@@ -71,6 +80,7 @@ impl KnownClients {
                     capabilities: capabilities.into(),
                     info: info.into(),
                     client: client.clone(),
+                    stateless: Default::default(),
                 });
             }
         }
@@ -78,9 +88,47 @@ impl KnownClients {
     }
 }
 
+impl KnownClients {
+    /// What a stateless request says about itself: the one kept for a known client and the
+    /// log level it asks for, else one made now.
+    pub(crate) fn stateless(
+        &self,
+        version: ProtocolVersion,
+        meta: &RequestMeta<'_>,
+    ) -> Arc<Stateless> {
+        let capabilities = meta.capabilities.get();
+        let info = meta.client_info.map_or("", Json::get);
+        let level = meta.log_level.map_or(0, |l| l as usize + 1);
+        if let Some(known) = self
+            .known
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .find(|k| k.version == version && *k.capabilities == *capabilities && *k.info == *info)
+        {
+            return known.stateless[level]
+                .get_or_init(|| {
+                    Arc::new(Stateless {
+                        version,
+                        client: known.client.clone(),
+                        log_level: meta.log_level,
+                    })
+                })
+                .clone();
+        }
+        Arc::new(Stateless {
+            version,
+            client: self.client(version, meta),
+            log_level: meta.log_level,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use serde_json::value::RawValue;
 
     fn meta(text: &str) -> RequestMeta<'static> {
         let raw: &'static RawValue =

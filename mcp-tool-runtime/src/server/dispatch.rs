@@ -1,28 +1,24 @@
-//! Routing: each incoming message goes to the function of its method group — lifecycle
-//! (`initialize`, `ping`), logging, tools, resources, prompts, completion — and each group
-//! checks the capability it belongs to explicitly. Responses to our own requests and
-//! notifications (`cancelled`) are handled here too.
+//! Routing: each incoming request goes through one table ([`ROUTES`]) to the plain function
+//! that handles its method (`super::methods`), after the checks the table declares: whether
+//! the request's revision has the method, and whether the server declared the capability it
+//! needs. Responses to our own requests and notifications (`cancelled`) are handled here too.
 
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use serde::Serialize;
 use serde_json::value::RawValue;
 use tracing::{Instrument as _, Span};
 
 use crate::protocol::jsonrpc::{self, Message, Reply};
 use crate::protocol::request::{Method, Request};
-use crate::protocol::wire::{
-    CancelledParams, DiscoverResult, Empty, InitializeParams, InitializeResult, ListenParams,
-    SetLevelParams, SubscriptionFilter,
-};
-use crate::protocol::{LogLevel, ProtocolVersion, RpcError, code};
-use crate::tool::{CancellationToken, ClientInfo};
+use crate::protocol::wire::CancelledParams;
+use crate::protocol::{RpcError, code};
+use crate::tool::CancellationToken;
 
-use super::request::{Req, Stateless, response};
+use super::methods;
+use super::request::Cx;
 use super::session::{InFlight, Session, lock};
-use super::tasks;
 
 use super::telemetry::{self, Transport};
 
@@ -70,9 +66,9 @@ impl Needs {
     }
 }
 
-/// A method's handler: the session, the request as the method groups see it, and the request
-/// as it was read (its params for the handler to turn into its own type).
-type Handler = fn(&Arc<Session>, &Req<'_>, &Request<'_>);
+/// A method's handler: the request as its handler sees it, and the request as it was read
+/// (its params for the handler to turn into its own type).
+type Handler = fn(&Cx<'_>, &Request<'_>);
 
 /// One row of the dispatch table.
 struct Route {
@@ -92,64 +88,96 @@ const fn route(method: Method, serves: Serves, needs: Needs, handle: Handler) ->
     }
 }
 
+/// A handler of typed params with a typed answer, given at once: the table reads the params
+/// into the handler's type (refusing what does not fit) and sends the answer. For methods of
+/// sessions only (2025-11-25 and before), whose answer has one shape in every version that has
+/// them.
+macro_rules! plain {
+    ($handler:path) => {
+        |cx, request| {
+            let outcome = jsonrpc::parse_params(request.params).and_then(|p| $handler(cx, p));
+            cx.respond(Reply::of(cx.id(), outcome));
+        }
+    };
+}
+
+/// A handler of typed params that answers on its own (later, or with a shape of its own).
+macro_rules! with {
+    ($handler:path) => {
+        |cx, request| match jsonrpc::parse_params(request.params) {
+            Ok(params) => $handler(cx, params),
+            Err(e) => cx.refuse(&e),
+        }
+    };
+}
+
 /// The dispatch table: every method a client may request, in the order of [`Method`] (so a
-/// method's row is found by its index), with the revisions that have it and the capability
-/// it needs.
+/// method's row is found by its index), with the revisions that have it, the capability it
+/// needs and its handler.
 const ROUTES: [Route; 23] = {
     use Method as M;
     use Needs as N;
     use Serves::{Both, Sessions, Stateless};
+    use methods::{completion, lifecycle, prompts, resources, skills, subscriptions, tasks, tools};
     [
-        route(M::Initialize, Sessions, N::Nothing, |s, r, q| {
-            s.answer(r.id(), s.initialize(q.params));
-        }),
-        route(M::Ping, Sessions, N::Nothing, |s, r, _| {
-            s.answer(r.id(), Ok(Empty {}));
-        }),
-        route(M::SetLevel, Sessions, N::Nothing, |s, r, q| {
-            s.answer(r.id(), s.set_level(q.params));
-        }),
-        route(M::ToolsList, Both, N::Nothing, |s, r, q| {
-            s.list_tools(r, q.params);
-        }),
-        route(M::ToolsCall, Both, N::Nothing, Session::call_tool),
-        route(M::ResourcesList, Both, N::Resources, Session::resources),
+        route(
+            M::Initialize,
+            Sessions,
+            N::Nothing,
+            plain!(lifecycle::initialize),
+        ),
+        route(M::Ping, Sessions, N::Nothing, plain!(lifecycle::ping)),
+        route(
+            M::SetLevel,
+            Sessions,
+            N::Nothing,
+            plain!(lifecycle::set_level),
+        ),
+        route(M::ToolsList, Both, N::Nothing, with!(tools::list)),
+        route(M::ToolsCall, Both, N::Nothing, tools::call),
+        route(M::ResourcesList, Both, N::Resources, with!(resources::list)),
         route(
             M::ResourceTemplatesList,
             Both,
             N::Resources,
-            Session::resources,
+            with!(resources::templates),
         ),
-        route(M::ResourcesRead, Both, N::Resources, Session::resources),
+        route(M::ResourcesRead, Both, N::Resources, resources::read),
         route(
             M::ResourcesSubscribe,
             Sessions,
             N::Resources,
-            Session::resources,
+            plain!(resources::subscribe),
         ),
         route(
             M::ResourcesUnsubscribe,
             Sessions,
             N::Resources,
-            Session::resources,
+            plain!(resources::unsubscribe),
         ),
-        route(M::DirectoryRead, Both, N::Skills, Session::skills),
-        route(M::PromptsList, Both, N::Prompts, Session::prompts),
-        route(M::PromptsGet, Both, N::Prompts, Session::prompts),
-        route(M::Complete, Both, N::Completions, |s, r, q| {
-            s.completion(r, q.params);
-        }),
-        route(M::TasksGet, Both, N::Tasks, Session::tasks_request),
-        route(M::TasksResult, Sessions, N::Tasks, Session::tasks_request),
-        route(M::TasksList, Sessions, N::Tasks, Session::tasks_request),
-        route(M::TasksCancel, Both, N::Tasks, Session::tasks_request),
-        route(M::TasksUpdate, Stateless, N::Tasks, Session::tasks_request),
-        route(M::SkillsList, Both, N::Skills, Session::skills),
-        route(M::SkillsGet, Both, N::Skills, Session::skills),
-        route(M::Discover, Stateless, N::Nothing, |s, r, _| s.discover(r)),
-        route(M::Listen, Stateless, N::Nothing, |s, r, q| {
-            s.listen(r, q.params)
-        }),
+        route(M::DirectoryRead, Both, N::Skills, skills::directory),
+        route(M::PromptsList, Both, N::Prompts, with!(prompts::list)),
+        route(M::PromptsGet, Both, N::Prompts, prompts::get),
+        route(
+            M::Complete,
+            Both,
+            N::Completions,
+            with!(completion::complete),
+        ),
+        route(M::TasksGet, Both, N::Tasks, tasks::get),
+        route(M::TasksResult, Sessions, N::Tasks, tasks::result),
+        route(M::TasksList, Sessions, N::Tasks, tasks::list),
+        route(M::TasksCancel, Both, N::Tasks, tasks::cancel),
+        route(M::TasksUpdate, Stateless, N::Tasks, tasks::update),
+        route(M::SkillsList, Both, N::Skills, skills::list),
+        route(M::SkillsGet, Both, N::Skills, skills::get),
+        route(M::Discover, Stateless, N::Nothing, lifecycle::discover),
+        route(
+            M::Listen,
+            Stateless,
+            N::Nothing,
+            with!(subscriptions::listen),
+        ),
     ]
 };
 
@@ -228,14 +256,6 @@ impl Session {
         }
     }
 
-    /// Answers request `id` with an outcome computed at once.
-    fn answer<T: Serialize>(&self, id: &str, outcome: Result<T, RpcError>) {
-        if let Err(e) = &outcome {
-            telemetry::record_error(&Span::current(), e);
-        }
-        self.respond(id, Reply::of(id, outcome));
-    }
-
     /// Answers request `id` with an error (recorded on the request's span).
     pub(crate) fn refuse(&self, id: &str, e: &RpcError) {
         telemetry::record_error(&Span::current(), e);
@@ -244,10 +264,6 @@ impl Session {
 
     /// A request of a session (2025-11-25 and before).
     fn session_request(self: &Arc<Self>, id: &RawValue, request: &Request<'_>) {
-        let req = Req {
-            id,
-            stateless: None,
-        };
         let id_text = id.get();
         let route = route_of(request.method);
         // A connection's session serves nothing but `initialize` and `ping` before its
@@ -276,7 +292,14 @@ impl Session {
                 let e = method_not_found(&request.name, Some(route.needs.name()));
                 self.refuse(id_text, &e);
             }
-            Some(route) => (route.handle)(self, &req, request),
+            Some(route) => {
+                let cx = Cx {
+                    session: self,
+                    id,
+                    stateless: None,
+                };
+                (route.handle)(&cx, request);
+            }
         }
     }
 
@@ -311,127 +334,12 @@ impl Session {
             }
             Some(route) => route,
         };
-        let req = Req {
+        let cx = Cx {
+            session: self,
             id,
-            stateless: Some(Arc::new(Stateless {
-                version,
-                client: self.server.shared.clients.client(version, &meta),
-                log_level: meta.log_level,
-            })),
+            stateless: Some(self.server.shared.clients.stateless(version, &meta)),
         };
-        (route.handle)(self, &req, request);
-    }
-
-    /// A tasks method; in 2026-07-28 the client must declare the tasks extension (checked
-    /// before the task is looked for).
-    fn tasks_request(self: &Arc<Self>, req: &Req<'_>, request: &Request<'_>) {
-        if req.stateless.is_some() && !Session::declares_tasks(req) {
-            let e = tasks::needs_extension(&format!("`{}`", request.name));
-            return self.refuse(req.id(), &e);
-        }
-        self.tasks_method(req, request.method, request.params);
-    }
-
-    /// `server/discover`: the versions this server speaks, what it offers, its instructions.
-    fn discover(&self, req: &Req<'_>) {
-        let shared = &self.server.shared;
-        // 2026-07-28 has no `tasks` capability: tasks are an extension there.
-        let mut capabilities = shared.capabilities.clone();
-        if capabilities.tasks.take().is_some() {
-            capabilities
-                .extensions
-                .get_or_insert_with(Default::default)
-                .insert(tasks::TASKS_EXTENSION, serde_json::json!({}));
-        }
-        let result = DiscoverResult {
-            supported_versions: ProtocolVersion::SUPPORTED
-                .map(ProtocolVersion::as_str)
-                .to_vec(),
-            capabilities: &capabilities,
-            instructions: shared.instructions.as_deref(),
-        };
-        let reply = response(
-            req.id(),
-            self.era(req),
-            &shared.info,
-            Ok(result),
-            Some(shared.hints),
-        );
-        self.respond(req.id(), reply);
-    }
-
-    /// `subscriptions/listen`: a stream of the changes the client asks for (and the server
-    /// has), acknowledged first; it lasts until the client leaves or cancels it.
-    fn listen(self: &Arc<Self>, req: &Req<'_>, params: Option<&RawValue>) {
-        let requested = match jsonrpc::parse_params::<ListenParams>(params) {
-            Ok(p) => p.map(|p| p.notifications).unwrap_or_default(),
-            Err(e) => return self.refuse(req.id(), &e),
-        };
-        let caps = &self.server.shared.capabilities;
-        let filter = SubscriptionFilter {
-            tools_list_changed: requested.tools_list_changed,
-            prompts_list_changed: requested.prompts_list_changed && caps.prompts.is_some(),
-            resources_list_changed: requested.resources_list_changed && caps.resources.is_some(),
-            resource_subscriptions: if caps.resources.is_some() {
-                requested.resource_subscriptions
-            } else {
-                Vec::new()
-            },
-        };
-        let listeners = &self.server.shared.listeners;
-        let key = listeners.open(self.clone(), req.id, filter);
-        if self.live() {
-            // A connection's stream (stdio): it ends with the connection, or when the client
-            // cancels the listen request.
-            return;
-        }
-        // A stream of its own (HTTP): it ends when the client drops it.
-        let session = self.clone();
-        tokio::spawn(async move {
-            session.out_gone().await;
-            session.server.shared.listeners.remove(key);
-        });
-    }
-    /// `initialize`: negotiates the version and records the client.
-    fn initialize(&self, params: Option<&RawValue>) -> Result<InitializeResult<'_>, RpcError> {
-        if self.initialized.load(Ordering::Relaxed) {
-            return Err(RpcError::new(
-                code::INVALID_REQUEST,
-                "Invalid Request: the session is initialized already; open a new one to negotiate again",
-            ));
-        }
-        let params = jsonrpc::parse_params::<InitializeParams<'_>>(params)?
-            .ok_or_else(|| RpcError::new(code::INVALID_PARAMS, "`initialize` needs params"))?;
-        let version = ProtocolVersion::negotiate(&params.protocol_version);
-        self.set_client(ClientInfo {
-            protocol_version: version,
-            info: params.client_info,
-            capabilities: params.capabilities,
-        });
-        self.initialized.store(true, Ordering::Relaxed);
-        let shared = &self.server.shared;
-        Ok(InitializeResult {
-            protocol_version: version.as_str(),
-            capabilities: &shared.capabilities,
-            server_info: &shared.info,
-            instructions: shared.instructions.as_deref(),
-        })
-    }
-
-    /// `logging/setLevel`.
-    fn set_level(&self, params: Option<&RawValue>) -> Result<Empty, RpcError> {
-        let params = jsonrpc::parse_params::<SetLevelParams<'_>>(params)?.ok_or_else(|| {
-            RpcError::new(code::INVALID_PARAMS, "`logging/setLevel` needs params")
-        })?;
-        let level = LogLevel::parse(&params.level).ok_or_else(|| {
-            RpcError::new(
-                code::INVALID_PARAMS,
-                format!("unknown log level `{}`", params.level),
-            )
-        })?;
-        self.log_level.store(level as u8, Ordering::Relaxed);
-        self.persist();
-        Ok(Empty {})
+        (route.handle)(&cx, request);
     }
 
     fn notification(&self, request: &Request<'_>) {

@@ -52,8 +52,7 @@ pub struct ServerHandle {
 }
 
 /// What starts with the running server, once it serves: the connections of the mounted
-/// servers (`mount::Mounts`), which then add their tools to it.
-#[cfg(feature = "client")]
+/// servers (`mount::Mounts`, feature `client`), which then add their tools to it.
 pub(crate) trait StartsWith: Send + Sync + fmt::Debug {
     fn start(&self, server: &ServerHandle);
 }
@@ -77,9 +76,8 @@ pub(crate) struct Shared {
     pub(crate) limits: Limits,
     /// Whether structured results are checked against output schemas.
     pub(crate) validate_output: bool,
-    /// The remote servers mounted beside the local tools.
-    #[cfg(feature = "client")]
-    pub(crate) mounts: Box<dyn StartsWith>,
+    /// The remote servers mounted beside the local tools (none without the `client` feature).
+    pub(crate) mounts: Option<Box<dyn StartsWith>>,
     /// The tool selections of principals (stateless requests).
     pub(crate) principals: Principals,
     /// The clients of stateless requests, built once per `_meta` text.
@@ -104,8 +102,7 @@ pub(crate) struct Settings {
     pub(crate) state_key: StateKey,
     pub(crate) limits: Limits,
     pub(crate) validate_output: bool,
-    #[cfg(feature = "client")]
-    pub(crate) mounts: Box<dyn StartsWith>,
+    pub(crate) mounts: Option<Box<dyn StartsWith>>,
     pub(crate) tasks: Tasks,
     pub(crate) replicas: Replicas,
 }
@@ -136,7 +133,6 @@ impl ServerHandle {
             state_key,
             limits,
             validate_output,
-            #[cfg(feature = "client")]
             mounts,
             tasks,
             replicas,
@@ -156,7 +152,6 @@ impl ServerHandle {
                 replicas,
                 limits,
                 validate_output,
-                #[cfg(feature = "client")]
                 mounts,
                 info,
                 instructions,
@@ -178,8 +173,9 @@ impl ServerHandle {
     /// Starts the connections of the mounted servers, once, if a runtime is at hand (else the
     /// first `serve_*` starts them).
     pub(crate) fn start_mounts(&self) {
-        #[cfg(feature = "client")]
-        self.shared.mounts.start(self);
+        if let Some(mounts) = &self.shared.mounts {
+            mounts.start(self);
+        }
     }
 
     /// The server's name.
@@ -252,8 +248,10 @@ impl ServerHandle {
         let same = |a: &ToolDef, b: &ToolDef| {
             a.hidden() == b.hidden()
                 && a.deferred() == b.deferred()
-                && serde_json::to_string(&a.wire(crate::protocol::Era::Structured)).ok()
-                    == serde_json::to_string(&b.wire(crate::protocol::Era::Structured)).ok()
+                && serde_json::to_string(&a.wire(crate::protocol::ProtocolVersion::V2025_11_25))
+                    .ok()
+                    == serde_json::to_string(&b.wire(crate::protocol::ProtocolVersion::V2025_11_25))
+                        .ok()
         };
         let changed = {
             let mut catalog = write(&self.shared.catalog);
@@ -446,14 +444,13 @@ impl ServerHandle {
 /// clients it changed.
 impl FromContext for ServerHandle {
     fn from_context(call: &ToolCall) -> Result<Self, ToolError> {
-        call.ctx()
-            .state
-            .conn()
-            .server()
-            .downcast_ref::<ServerHandle>()
-            .cloned()
-            .ok_or_else(|| ToolError::msg("internal error: the call has no server"))
+        Ok(call.ctx().state.conn().server().clone())
     }
+}
+
+/// The tool layer's port to the running server, filled with this layer's handle.
+impl crate::tool::context::Serves for crate::tool::context::Host {
+    type Server = ServerHandle;
 }
 
 fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {

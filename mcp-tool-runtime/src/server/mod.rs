@@ -16,7 +16,23 @@ pub(crate) mod limits;
 pub(crate) mod listen;
 pub(crate) mod methods;
 #[cfg(feature = "client")]
+#[cfg_attr(docsrs, doc(cfg(feature = "client")))]
 pub mod mount;
+/// Without the MCP client (the `client` feature) a server mounts nothing.
+#[cfg(not(feature = "client"))]
+mod mount {
+    use super::handle::StartsWith;
+
+    /// No remote server can be given.
+    #[derive(Default)]
+    pub(crate) struct Remotes;
+
+    impl Remotes {
+        pub(crate) fn build(&self, _: &mut Vec<String>) -> Option<Box<dyn StartsWith>> {
+            None
+        }
+    }
+}
 pub(crate) mod offerings;
 pub mod prompt;
 pub mod replicas;
@@ -43,16 +59,13 @@ use crate::tool::{DynamicTool, ToolRecord, ToolSet};
 use crate::protocol::CacheHints;
 pub use catalog::SEARCH_TOOL;
 use catalog::{Catalog, Decor, Entry};
-pub use state::STATE_KEY_ENV;
 use state::StateKey;
 
 /// How long lists stay fresh by default (2026-07-28 cache hints).
 const DEFAULT_LIST_TTL: Duration = Duration::from_secs(300);
-/// The environment variable that switches output validation on in release builds (read by
-/// server binaries' command line).
-pub const VALIDATE_OUTPUT_ENV: &str = "MCP_TOOL_VALIDATE_OUTPUT";
 /// How long a sealed request state stays valid by default.
 pub(crate) const DEFAULT_STATE_TTL: Duration = Duration::from_secs(600);
+pub use crate::store::{StoreUrlError, StoreUrlProblem};
 pub use error::{Error, Result, StartError};
 pub use handle::ServerHandle;
 pub use limits::Limits;
@@ -103,12 +116,10 @@ pub struct Server {
     pub(crate) task_settings: tasks::TaskSettings,
     pub(crate) limits: Limits,
     validate_output: Option<bool>,
-    #[cfg(feature = "skills")]
+    /// The folder of skills to serve (feature `skills`).
     skills: Option<std::path::PathBuf>,
-    #[cfg(feature = "client")]
-    pub(crate) mounts: Vec<mount::McpTool>,
-    #[cfg(feature = "client")]
-    connection_store: Option<std::path::PathBuf>,
+    /// The remote servers to mount (feature `client`).
+    mounts: mount::Remotes,
 }
 
 impl Server {
@@ -141,12 +152,8 @@ impl Server {
             task_settings: tasks::TaskSettings::default(),
             limits: Limits::default(),
             validate_output: None,
-            #[cfg(feature = "skills")]
             skills: None,
-            #[cfg(feature = "client")]
-            mounts: Vec::new(),
-            #[cfg(feature = "client")]
-            connection_store: None,
+            mounts: Default::default(),
         }
     }
 
@@ -233,8 +240,9 @@ impl Server {
     /// changes followed. The connection is made when the server starts serving, and remade
     /// when lost. Server binaries also take `--mount FILE` (a list of such objects in JSON).
     #[cfg(feature = "client")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "client")))]
     pub fn mount(mut self, remote: mount::McpTool) -> Self {
-        self.mounts.push(remote);
+        self.mounts.list.push(remote);
         self
     }
 
@@ -243,8 +251,9 @@ impl Server {
     /// `project_connection_id` or `connector_id` names. Server binaries take it from
     /// `MCP_TOOL_CONNECTIONS`.
     #[cfg(feature = "client")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "client")))]
     pub fn connection_store(mut self, path: impl Into<std::path::PathBuf>) -> Self {
-        self.connection_store = Some(path.into());
+        self.mounts.connection_store = Some(path.into());
         self
     }
 
@@ -284,6 +293,7 @@ impl Server {
     /// }
     /// ```
     #[cfg(feature = "skills")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "skills")))]
     pub fn skills(mut self, folder: impl Into<std::path::PathBuf>) -> Self {
         self.skills = Some(folder.into());
         self
@@ -472,33 +482,13 @@ impl Server {
                 ),
             }
         }
-        #[cfg(feature = "client")]
-        let mounts = {
-            let mut list = Vec::new();
-            let mut labels = std::collections::BTreeSet::new();
-            for remote in &self.mounts {
-                let found = remote.problems();
-                if !labels.insert(remote.server_label.clone()) {
-                    problems.push(format!("two mounts are labelled `{}`", remote.server_label));
-                }
-                if found.is_empty() {
-                    match mount::Mount::new(remote.clone(), self.connection_store.as_deref()) {
-                        Ok(m) => list.push(m),
-                        Err(e) => problems.push(e),
-                    }
-                } else {
-                    problems.extend(found);
-                }
-            }
-            Box::new(mount::Mounts::new(list))
-        };
+        let mounts = self.mounts.build(&mut problems);
         if !problems.is_empty() {
             return Err(StartError::new(problems));
         }
         tracing::debug!(tools = catalog.entries().len(), "mcp server ready");
         let mut offerings = self.offerings;
         offerings.add_views(&catalog, self.ui_csp.as_ref())?;
-        #[cfg(feature = "skills")]
         if let Some(folder) = &self.skills {
             offerings.add_skills(folder).map_err(StartError::new)?;
         }
@@ -511,7 +501,6 @@ impl Server {
                 hints: self.hints,
                 state_key,
                 limits: self.limits,
-                #[cfg(feature = "client")]
                 mounts,
                 validate_output: self.validate_output.unwrap_or(cfg!(debug_assertions)),
                 tasks: tasks::Tasks::new(

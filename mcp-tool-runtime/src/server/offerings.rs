@@ -4,8 +4,6 @@
 //! to show them ([`UiResourceMeta`]).
 
 use std::collections::{BTreeMap, HashMap};
-#[cfg(feature = "skills")]
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
@@ -31,7 +29,7 @@ pub(crate) struct Offerings {
     pub(crate) views: BTreeMap<String, UiResourceMeta>,
     /// The skills of `Server::skills`.
     #[cfg(feature = "skills")]
-    pub(crate) skills: Option<Arc<super::skills::Skills>>,
+    pub(crate) skills: Option<std::sync::Arc<super::skills::load::Skills>>,
 }
 
 pub(crate) fn invalid(message: String) -> RpcError {
@@ -41,14 +39,6 @@ pub(crate) fn invalid(message: String) -> RpcError {
 impl Offerings {
     fn has_resources(&self) -> bool {
         !self.resources.is_empty() || !self.templates.is_empty() || self.has_skills()
-    }
-
-    /// Whether the server serves skills (`Server::skills`).
-    pub(crate) fn has_skills(&self) -> bool {
-        #[cfg(feature = "skills")]
-        return self.skills.is_some();
-        #[cfg(not(feature = "skills"))]
-        false
     }
 
     fn has_completions(&self) -> bool {
@@ -62,7 +52,7 @@ impl Offerings {
     }
 
     /// What the server declares it can do, from what it offers. A server with views declares
-    /// the MCP Apps extension (`extensions`, in both eras: SEP-1724's place, where the
+    /// the MCP Apps extension (`extensions`, in both protocol versions: SEP-1724's place, where the
     /// extension's hosts and SDKs look).
     pub(crate) fn capabilities(&self) -> ServerCapabilities {
         let changes = ListChanged { list_changed: true };
@@ -70,7 +60,6 @@ impl Offerings {
         if self.has_views() {
             extensions.insert(UI_EXTENSION, Value::Object(Map::new()));
         }
-        #[cfg(feature = "skills")]
         extensions.extend(self.skills_settings());
         ServerCapabilities {
             extensions: (!extensions.is_empty()).then_some(extensions),
@@ -100,9 +89,7 @@ impl Offerings {
                 return Ok((read.clone(), vars, t.hints()));
             }
         }
-        #[cfg(feature = "skills")]
-        if let Some(read) = self.skill_file(uri) {
-            let hints = CacheHints::public(super::skills::FILE_TTL);
+        if let Some((read, hints)) = self.skill_file(uri) {
             return Ok((read, HashMap::new(), hints));
         }
         Err(RpcError::new(
@@ -258,10 +245,15 @@ mod skills {
     use super::Offerings;
     use crate::protocol::{CacheHints, ResourceContents};
     use crate::server::resource::Resource;
-    use crate::server::skills::load::Skills;
-    use crate::server::skills::{FILE_TTL, SKILLS_EXTENSION};
+    use crate::server::skills::SKILLS_EXTENSION;
+    use crate::server::skills::load::{FILE_TTL, Skills};
 
     impl Offerings {
+        /// Whether the server serves skills (`Server::skills`).
+        pub(crate) fn has_skills(&self) -> bool {
+            self.skills.is_some()
+        }
+
         /// Loads the skills of `folder` and offers them: each `SKILL.md` as a listed resource
         /// (named and described by its frontmatter), the other files by their URIs.
         pub(crate) fn add_skills(&mut self, folder: &std::path::Path) -> Result<(), Vec<String>> {
@@ -298,14 +290,41 @@ mod skills {
                 .map(|_| (SKILLS_EXTENSION, json!({ "directoryRead": true })))
         }
 
-        /// The reader of a skill file that is not a listed resource.
-        pub(crate) fn skill_file(&self, uri: &str) -> Option<crate::server::resource::Reader> {
+        /// The reader of a skill file that is not a listed resource, and how long its
+        /// contents may be kept.
+        pub(crate) fn skill_file(
+            &self,
+            uri: &str,
+        ) -> Option<(crate::server::resource::Reader, CacheHints)> {
             let skills = self.skills.as_ref().filter(|s| s.has_file(uri))?.clone();
-            Some(Arc::new(move |request| {
+            let read: crate::server::resource::Reader = Arc::new(move |request| {
                 let read: crate::server::resource::HandlerFuture<Vec<ResourceContents>> =
                     Box::pin(skills.clone().read(request.uri().to_owned()));
                 read
-            }))
+            });
+            Some((read, CacheHints::public(FILE_TTL)))
         }
+    }
+}
+
+/// Without skills (the `skills` feature) a server serves none.
+#[cfg(not(feature = "skills"))]
+impl Offerings {
+    pub(crate) fn has_skills(&self) -> bool {
+        false
+    }
+
+    pub(crate) fn add_skills(&mut self, _: &std::path::Path) -> Result<(), Vec<String>> {
+        Err(vec![
+            "this server was built without skills (the `skills` feature of mcp-tool)".to_owned(),
+        ])
+    }
+
+    fn skills_settings(&self) -> Option<(&'static str, Value)> {
+        None
+    }
+
+    fn skill_file(&self, _: &str) -> Option<(Reader, CacheHints)> {
+        None
     }
 }

@@ -1,7 +1,9 @@
-//! One request as the method groups see it: its id, and — for a stateless (2026-07-28)
-//! request — what its `_meta` said about the client. A stateless request carries everything
-//! it needs; the session it arrived on contributes only its connection and its principal.
+//! One request as its handler sees it ([`Cx`]): the session it came on, its id, and — for a
+//! stateless (2026-07-28) request — what its `_meta` said about the client. A stateless
+//! request carries everything it needs; the session it arrived on contributes only its
+//! connection and its principal. Also the shapes every handler answers with.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -10,95 +12,126 @@ use serde_json::{Map, Value};
 
 use crate::protocol::jsonrpc::Reply;
 use crate::protocol::wire::{Complete, Implementation, InputRequiredResult, ResultMeta};
-use crate::protocol::{CacheHints, Era, LogLevel, ProtocolVersion, RpcError, jsonrpc};
+use crate::protocol::{CacheHints, LogLevel, ProtocolVersion, RpcError, jsonrpc};
 use crate::tool::context::{Answer, Connection, LogPolicy};
 use crate::tool::input::{MEMO_PREFIX, RoundEnd};
 use crate::tool::{Batch, ClientInfo};
 
+use super::clients::Stateless;
+use super::handle::ServerHandle;
 use super::selection::Principal;
 use super::session::Session;
 use super::state::Binding;
+use super::telemetry;
 
-/// What a stateless request's `_meta` said.
-#[derive(Debug)]
-pub(crate) struct Stateless {
-    pub(crate) version: ProtocolVersion,
-    pub(crate) client: Arc<ClientInfo>,
-    pub(crate) log_level: Option<LogLevel>,
-}
-
-/// One request.
-#[derive(Clone)]
-pub(crate) struct Req<'a> {
+/// One request as its handler sees it: the session it came on, its id, and — for a
+/// stateless (2026-07-28) request — what its `_meta` said about the client.
+pub(crate) struct Cx<'a> {
+    pub(crate) session: &'a Arc<Session>,
     pub(crate) id: &'a RawValue,
     pub(crate) stateless: Option<Arc<Stateless>>,
 }
 
-impl Req<'_> {
+impl Cx<'_> {
+    /// The request's id, as JSON text.
     pub(crate) fn id(&self) -> &str {
         self.id.get()
     }
-}
 
-impl Session {
-    /// The era whose shapes answer `req`.
-    pub(crate) fn era(&self, req: &Req<'_>) -> Era {
-        match &req.stateless {
-            Some(s) => Era::of(s.version),
-            None => Era::of(self.client().protocol_version),
+    /// The running server.
+    pub(crate) fn server(&self) -> &ServerHandle {
+        &self.session.server
+    }
+
+    /// The version whose shapes answer the request.
+    pub(crate) fn version(&self) -> ProtocolVersion {
+        match &self.stateless {
+            Some(s) => s.version,
+            None => self.session.client().protocol_version,
         }
     }
 
-    /// Who made `req`: its `_meta` (stateless), or the session's `initialize`.
-    pub(crate) fn client_of(&self, req: &Req<'_>) -> Arc<ClientInfo> {
-        match &req.stateless {
+    /// Who made the request: its `_meta` (stateless), or the session's `initialize`.
+    pub(crate) fn client(&self) -> Arc<ClientInfo> {
+        match &self.stateless {
             Some(s) => s.client.clone(),
-            None => self.client(),
+            None => self.session.client(),
         }
     }
 
-    /// Which log messages of `req`'s call go to the client.
-    pub(crate) fn log_policy(req: &Req<'_>) -> LogPolicy {
-        match &req.stateless {
+    /// Which log messages of the request's call go to the client.
+    pub(crate) fn log_policy(&self) -> LogPolicy {
+        match &self.stateless {
             Some(s) => LogPolicy::Request(s.log_level),
             None => LogPolicy::Session,
         }
     }
 
-    /// The connection a call of `req` reaches the client through: the session, or — for a
-    /// stateless request — the session seen as its principal (tool changes go to the
+    /// The connection a call of the request reaches the client through: the session, or —
+    /// for a stateless request — the session seen as its principal (tool changes go to the
     /// principal's selection).
-    pub(crate) fn connection(self: &Arc<Self>, req: &Req<'_>) -> Arc<dyn Connection> {
-        match req.stateless {
+    pub(crate) fn connection(&self) -> Arc<dyn Connection> {
+        match self.stateless {
             Some(_) => Arc::new(StatelessConnection {
-                session: self.clone(),
+                session: self.session.clone(),
             }),
-            None => self.clone(),
+            None => self.session.clone(),
         }
     }
 
+    /// The response to the request with `outcome` in the version's shape (with `cache` hints in
+    /// 2026-07-28).
+    pub(crate) fn reply<T: Serialize>(
+        &self,
+        outcome: Result<T, RpcError>,
+        cache: Option<CacheHints>,
+    ) -> Reply {
+        let info = &self.server().shared.info;
+        response(self.id(), self.version(), info, outcome, cache)
+    }
+
+    /// Answers the request with `outcome` in the version's shape.
+    pub(crate) fn answer<T: Serialize>(&self, outcome: Result<T, RpcError>) {
+        self.respond(self.reply(outcome, None));
+    }
+
+    /// Sends the request's response (an error is recorded on the request's span).
+    pub(crate) fn respond(&self, reply: Reply) {
+        if let Some(e) = &reply.error {
+            telemetry::record_error(&tracing::Span::current(), e);
+        }
+        self.session.respond(self.id(), reply);
+    }
+
+    /// Answers the request with an error.
+    pub(crate) fn refuse(&self, e: &RpcError) {
+        self.session.refuse(self.id(), e);
+    }
+}
+
+impl Session {
     /// The principal's key in a request state's binding.
-    pub(crate) fn principal_key(&self) -> String {
+    pub(crate) fn principal_key(&self) -> Cow<'static, str> {
         match &self.principal {
-            Principal::Local => "local".to_owned(),
-            Principal::Subject(s) => format!("subject:{s}"),
-            Principal::Anonymous => "anonymous".to_owned(),
+            Principal::Local => Cow::Borrowed("local"),
+            Principal::Subject(s) => Cow::Owned(format!("subject:{s}")),
+            Principal::Anonymous => Cow::Borrowed("anonymous"),
         }
     }
 }
 
-/// The response to a request: its result in the era's shape (in 2026-07-28 with `resultType`,
+/// The response to a request: its result in the version's shape (in 2026-07-28 with `resultType`,
 /// the server's identity, and cache hints when the result is cacheable), or its error.
 pub(crate) fn response<T: Serialize>(
     id: &str,
-    era: Era,
+    version: ProtocolVersion,
     info: &Implementation,
     outcome: Result<T, RpcError>,
     cache: Option<CacheHints>,
 ) -> Reply {
     match outcome {
         Err(e) => Reply::error(id, &e),
-        Ok(result) if era.is_stateless() => Reply::result(jsonrpc::result_response(
+        Ok(result) if version.is_stateless() => Reply::result(jsonrpc::result_response(
             id,
             &Complete {
                 result,
@@ -233,7 +266,7 @@ impl Connection for StatelessConnection {
         selection.active(&server.catalog())
     }
 
-    fn server(&self) -> &(dyn std::any::Any + Send + Sync) {
+    fn server(&self) -> &ServerHandle {
         &self.session.server
     }
 }

@@ -28,14 +28,11 @@ use serde_json::{Map, Value};
 use std::time::Duration;
 
 use crate::protocol::wire::{self, Icon};
-use crate::protocol::{CacheHints, ResourceContents, code};
+use crate::protocol::{CacheHints, ResourceContents};
 use crate::tool::{Ctx, ToolError};
 
 /// How long fixed contents stay fresh.
 const FIXED_TTL: Duration = Duration::from_secs(300);
-
-/// The MCP error code for a resource that does not exist.
-pub const RESOURCE_NOT_FOUND: i64 = code::RESOURCE_NOT_FOUND;
 
 /// The MIME type of an MCP Apps view.
 pub const APP_MIME_TYPE: &str = "text/html;profile=mcp-app";

@@ -21,11 +21,9 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use crate::protocol::Era;
 use crate::tool::{Annotations, DynamicArgs, DynamicTool, ToolResult};
 
 use super::catalog::{Catalog, Entry, SEARCH_TOOL};
-use super::handle::ServerHandle;
 
 /// How many tools one search returns unless it asks: the best few, as a model reads them.
 const DEFAULT_LIMIT: usize = 5;
@@ -77,15 +75,7 @@ async fn run(args: DynamicArgs) -> ToolResult {
         .get("limit")
         .and_then(Value::as_u64)
         .map_or(DEFAULT_LIMIT, |l| (l as usize).clamp(1, MAX_LIMIT));
-    let Some(server) = args
-        .ctx
-        .state
-        .conn()
-        .server()
-        .downcast_ref::<ServerHandle>()
-    else {
-        return ToolResult::error("internal error: the search has no server");
-    };
+    let server = args.ctx.state.conn().server();
     let catalog: Arc<Catalog> = server.catalog();
     let found: Vec<&Arc<Entry>> = catalog
         .search(&query, limit)
@@ -96,10 +86,10 @@ async fn run(args: DynamicArgs) -> ToolResult {
     // Listed from now on where the client has a selection to keep it in (a session, or an
     // authenticated principal); callable either way.
     let listed = names.is_empty() || args.ctx.tools().enable(names.iter().cloned()).is_ok();
-    let era = Era::of(args.ctx.protocol_version());
+    let version = args.ctx.protocol_version();
     let tools: Vec<Value> = found
         .iter()
-        .filter_map(|e| serde_json::to_value(e.def.wire(era)).ok())
+        .filter_map(|e| serde_json::to_value(e.def.wire(version)).ok())
         .collect();
     let text = if found.is_empty() {
         format!("No tool matches `{query}`. Try other words for the action or the thing.")

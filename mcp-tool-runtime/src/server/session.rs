@@ -14,9 +14,9 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::protocol::jsonrpc::Reply;
 use crate::protocol::wire::Empty;
-use crate::protocol::{ProtocolVersion, RpcError, code, jsonrpc};
+use crate::protocol::{LogLevel, ProtocolVersion, RpcError, code, jsonrpc};
 use crate::tool::context::{Answer, Connection};
-use crate::tool::{Batch, CancellationToken, ClientInfo, Identity, LogLevel};
+use crate::tool::{Batch, CancellationToken, ClientInfo, Identity};
 
 use super::handle::ServerHandle;
 use super::replicas::{Event, SelectionWire, SessionRecord};
@@ -28,7 +28,8 @@ use super::selection::Selector;
 #[cfg_attr(not(feature = "http"), allow(dead_code))] // stdio writes every message in order
 pub(crate) struct Outgoing {
     pub(crate) text: String,
-    /// The canonical id of the client request this message belongs to.
+    /// The canonical id of the client request this message belongs to (a response on stdio,
+    /// which routes nothing, goes without it).
     pub(crate) related: Option<Arc<str>>,
     /// Whether this is the response to `related` (its stream ends with it). An empty `text`
     /// with `is_response` ends a cancelled request's stream without a response.
@@ -57,16 +58,28 @@ pub(crate) struct Backlog {
 }
 
 impl Backlog {
-    /// Counts a message written (or dropped).
+    /// Counts a message written (or dropped). The waiters are woken when the queue drops to
+    /// `low` or below: a reader waits only while more than `high` (at least `low`) are
+    /// queued, so a write that leaves the queue at `low` or below and found it above is the
+    /// one that wakes it.
     pub(crate) fn written(&self, bytes: usize, low: usize) {
         let before = self.bytes.fetch_sub(bytes, Ordering::AcqRel);
-        if before.saturating_sub(bytes) <= low {
+        if before > low && before.saturating_sub(bytes) <= low {
             self.drained.notify_waiters();
         }
     }
 
+    /// Whether at most `high` bytes are queued now.
+    pub(crate) fn at_most(&self, high: usize) -> bool {
+        self.bytes.load(Ordering::Acquire) <= high
+    }
+
     /// Waits until at most `high` bytes are queued.
     pub(crate) async fn below(&self, high: usize) {
+        // Nearly always so: then no waiter is set up (a lock of the waiters' list, twice).
+        if self.at_most(high) {
+            return;
+        }
         loop {
             let drained = self.drained.notified();
             tokio::pin!(drained);
@@ -107,6 +120,12 @@ impl Outbound {
         }
     }
 
+    /// Whether the messages go to the streams of the requests they belong to, and so need
+    /// a request's key: not on stdio, whose writer puts every message on its one stream.
+    fn routes(&self) -> bool {
+        !matches!(self, Outbound::Metered(..))
+    }
+
     pub(crate) fn is_closed(&self) -> bool {
         match self {
             Outbound::Channel(tx) | Outbound::Metered(tx, _) => tx.is_closed(),
@@ -131,8 +150,9 @@ pub(crate) struct Opening {
     pub(crate) identity: Option<Identity>,
     /// Who is on the other end, for state that outlives a stateless request.
     pub(crate) principal: Principal,
-    /// A session for one message (stateless HTTP, an in-process call), at this version: it
-    /// makes no requests of the client and is not told of catalog changes.
+    /// A session for one message (a 2026-07-28 request, sessionless HTTP, an in-process
+    /// call), at this version: it makes no requests of the client and is not told of catalog
+    /// changes.
     pub(crate) one_shot: Option<ProtocolVersion>,
     /// The session's id among replicas (HTTP sessions of a server sharing them): its record
     /// is kept in the shared state under it.
@@ -240,6 +260,7 @@ impl Session {
     }
 
     /// Whether the client ended the session on another replica.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))] // HTTP sessions are shared
     pub(crate) fn ended(&self) -> bool {
         self.ended.load(Ordering::Relaxed)
     }
@@ -267,6 +288,7 @@ impl Session {
     }
 
     /// Takes up a session another replica opened, from its record.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))] // HTTP sessions are shared
     pub(crate) fn restore(&self, record: SessionRecord) {
         self.set_client(ClientInfo {
             protocol_version: ProtocolVersion::parse(&record.protocol_version).unwrap_or_default(),
@@ -347,9 +369,15 @@ impl Session {
         self.emit(text, None, false);
     }
 
-    /// Sends the response to the request whose id is `id` (JSON text as received).
+    /// Sends the response to the request whose id is `id` (JSON text as received). Its key
+    /// is computed only for an outbound that routes by it.
     pub(crate) fn respond(&self, id: &str, reply: Reply) {
-        self.emit_reply(reply, &jsonrpc::id_key(id));
+        self.out.send(Outgoing {
+            text: reply.text,
+            related: self.out.routes().then(|| jsonrpc::id_key(id)),
+            is_response: true,
+            error: reply.error.map(|e| e.code),
+        });
     }
 
     /// Sends a notification that belongs to no request.
@@ -484,7 +512,7 @@ impl Connection for Session {
             if !self.can_request() {
                 return Err(RpcError::new(
                     code::INTERNAL_ERROR,
-                    "this connection cannot carry requests to the client (stateless or in-process)",
+                    "this connection cannot carry requests to the client (sessionless or in-process)",
                 ));
             }
             let id = self.next_request.fetch_add(1, Ordering::Relaxed);
@@ -531,7 +559,7 @@ impl Connection for Session {
         self.selector.active(&self.server.catalog())
     }
 
-    fn server(&self) -> &(dyn std::any::Any + Send + Sync) {
+    fn server(&self) -> &ServerHandle {
         &self.server
     }
 }

@@ -24,9 +24,6 @@ use sha2::{Digest, Sha256};
 
 use crate::protocol::{RpcError, code};
 
-/// The environment variable a server binary's state key is read from (by its command line).
-pub const STATE_KEY_ENV: &str = "MCP_TOOL_STATE_KEY";
-
 /// Domain separation: a tag made here means nothing anywhere else.
 const LABEL: &[u8] = b"mcp-tool/request-state/v1\0";
 
@@ -47,10 +44,29 @@ impl std::fmt::Debug for StateKey {
 /// What a token is bound to: the request it was issued for — its method, the tool, prompt or
 /// resource it names, a digest of its arguments, and who made it.
 #[derive(Clone)]
-pub(crate) struct Binding {
-    bytes: Arc<OnceLock<Vec<u8>>>,
-    /// Computes the bytes when first needed ([`Binding::later`]).
-    make: Option<Arc<dyn Fn() -> Binding + Send + Sync>>,
+pub(crate) struct Binding(Arc<dyn Bound>);
+
+/// The bytes of a binding: made already, or made when first needed.
+trait Bound: Send + Sync {
+    fn bytes(&self) -> &[u8];
+}
+
+impl Bound for Vec<u8> {
+    fn bytes(&self) -> &[u8] {
+        self
+    }
+}
+
+/// A binding's bytes and what makes them ([`Binding::later`]), in one allocation.
+struct Later<F> {
+    bytes: OnceLock<Vec<u8>>,
+    make: F,
+}
+
+impl<F: Fn() -> Binding + Send + Sync> Bound for Later<F> {
+    fn bytes(&self) -> &[u8] {
+        self.bytes.get_or_init(|| (self.make)().bytes().to_vec())
+    }
 }
 
 impl std::fmt::Debug for Binding {
@@ -74,27 +90,21 @@ impl Binding {
             bytes.extend_from_slice(part);
         }
         bytes.extend_from_slice(&arguments);
-        Binding {
-            bytes: Arc::new(OnceLock::from(bytes)),
-            make: None,
-        }
+        Binding(Arc::new(bytes))
     }
 
     /// A binding made by `make` when a token is first sealed or opened with it: most requests
     /// need neither (they bring no state and end without asking), and digesting the arguments
     /// of every call cost as much as the rest of a plain call.
     pub(crate) fn later(make: impl Fn() -> Binding + Send + Sync + 'static) -> Binding {
-        Binding {
-            bytes: Arc::new(OnceLock::new()),
-            make: Some(Arc::new(make)),
-        }
+        Binding(Arc::new(Later {
+            bytes: OnceLock::new(),
+            make,
+        }))
     }
 
     fn bytes(&self) -> &[u8] {
-        self.bytes.get_or_init(|| match &self.make {
-            Some(make) => make().bytes().to_vec(),
-            None => Vec::new(),
-        })
+        self.0.bytes()
     }
 }
 

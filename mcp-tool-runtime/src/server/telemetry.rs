@@ -29,8 +29,6 @@ use tracing::field::Empty;
 use tracing::{Instrument as _, Span};
 
 use crate::protocol::jsonrpc::Reply;
-#[cfg(feature = "otel")]
-use crate::protocol::request::MetaFields;
 use crate::protocol::request::{Method, Request};
 use crate::protocol::{ProtocolVersion, RpcError};
 use crate::tool::ToolResult;
@@ -115,47 +113,11 @@ pub(crate) fn request_span(request: &Request<'_>, transport: Transport) -> Span 
         Some(target) => span.record("otel.name", format!("{method} {target}")),
         None => span.record("otel.name", method),
     };
-    #[cfg(feature = "otel")]
-    remote_parent(&span, &request.meta);
+    otel::remote_parent(&span, &request.meta);
     span
 }
 
-/// Makes the trace context of a request's `_meta` the span's parent (before it is entered).
-#[cfg(feature = "otel")]
-fn remote_parent(span: &Span, meta: &MetaFields<'_>) {
-    use opentelemetry::propagation::TextMapPropagator as _;
-    use opentelemetry_sdk::propagation::{BaggagePropagator, TraceContextPropagator};
-    use tracing_opentelemetry::OpenTelemetrySpanExt as _;
-
-    if meta.traceparent.is_none() {
-        return;
-    }
-    let cx = TraceContextPropagator::new().extract(meta);
-    let cx = BaggagePropagator::new().extract_with_context(&cx, meta);
-    // Fails only when no OpenTelemetry layer is installed (nothing to parent then).
-    let _ = span.set_parent(cx);
-}
-
-#[cfg(feature = "otel")]
-impl opentelemetry::propagation::Extractor for MetaFields<'_> {
-    fn get(&self, key: &str) -> Option<&str> {
-        match key {
-            "traceparent" => self.traceparent.as_deref(),
-            "tracestate" => self.tracestate.as_deref(),
-            "baggage" => self.baggage.as_deref(),
-            _ => None,
-        }
-    }
-
-    fn keys(&self) -> Vec<&str> {
-        ["traceparent", "tracestate", "baggage"]
-            .into_iter()
-            .filter(|k| self.get(k).is_some())
-            .collect()
-    }
-}
-
-/// Records the protocol revision a request was served in.
+/// Records the protocol version a request was served in.
 pub(crate) fn record_version(span: &Span, version: impl FnOnce() -> ProtocolVersion) {
     if !span.is_disabled() {
         span.record("mcp.protocol.version", version().as_str());
@@ -233,4 +195,57 @@ pub(crate) async fn execute<F: Future<Output = Finish<ToolResult>>>(
         }
     }
     finish
+}
+
+#[cfg(feature = "otel")]
+mod otel {
+    //! The parent of a request's span (feature `otel`): the W3C trace context of its `_meta`.
+
+    use tracing::Span;
+
+    use crate::protocol::meta::MetaFields;
+
+    /// Makes the trace context of a request's `_meta` the span's parent (before it is entered).
+    pub(super) fn remote_parent(span: &Span, meta: &MetaFields<'_>) {
+        use opentelemetry::propagation::TextMapPropagator as _;
+        use opentelemetry_sdk::propagation::{BaggagePropagator, TraceContextPropagator};
+        use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+
+        if meta.traceparent.is_none() {
+            return;
+        }
+        let cx = TraceContextPropagator::new().extract(meta);
+        let cx = BaggagePropagator::new().extract_with_context(&cx, meta);
+        // Fails only when no OpenTelemetry layer is installed (nothing to parent then).
+        let _ = span.set_parent(cx);
+    }
+
+    impl opentelemetry::propagation::Extractor for MetaFields<'_> {
+        fn get(&self, key: &str) -> Option<&str> {
+            match key {
+                "traceparent" => self.traceparent.as_deref(),
+                "tracestate" => self.tracestate.as_deref(),
+                "baggage" => self.baggage.as_deref(),
+                _ => None,
+            }
+        }
+
+        fn keys(&self) -> Vec<&str> {
+            ["traceparent", "tracestate", "baggage"]
+                .into_iter()
+                .filter(|k| self.get(k).is_some())
+                .collect()
+        }
+    }
+}
+
+/// Without OpenTelemetry (the `otel` feature) a request's span has no remote parent: the trace
+/// context of its `_meta` is not even read.
+#[cfg(not(feature = "otel"))]
+mod otel {
+    use tracing::Span;
+
+    use crate::protocol::meta::MetaFields;
+
+    pub(super) fn remote_parent(_: &Span, _: &MetaFields<'_>) {}
 }

@@ -10,6 +10,40 @@
 #[cfg(feature = "redis")]
 pub(crate) mod redis;
 
+/// Without Redis (the `redis` feature) a Redis URL is refused, saying so.
+#[cfg(not(feature = "redis"))]
+mod redis {
+    use super::{StoreUrl, StoreUrlError, StoreUrlProblem};
+
+    pub(super) fn parse(store: &'static str, url: &str) -> Result<StoreUrl, StoreUrlError> {
+        Err(StoreUrlError::new(store, url, StoreUrlProblem::NoRedis))
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use crate::store::StoreUrlProblem;
+        use crate::store::tests::refused;
+
+        #[test]
+        fn without_the_feature_redis_urls_say_so() {
+            for url in [
+                "redis://127.0.0.1:6379",
+                "rediss://example.com",
+                "redis+unix:///tmp/redis.sock",
+            ] {
+                let e = refused(url);
+                assert_eq!(e.problem(), &StoreUrlProblem::NoRedis);
+                assert_eq!(
+                    e.to_string(),
+                    format!(
+                        "task store `{url}`: this server was built without Redis (the `redis` feature of mcp-tool)"
+                    )
+                );
+            }
+        }
+    }
+}
+
 use std::fmt;
 
 /// What a store URL names.
@@ -32,14 +66,7 @@ impl StoreUrl {
         if !is_redis(url) {
             return Err(StoreUrlError::new(store, url, StoreUrlProblem::Unknown));
         }
-        #[cfg(feature = "redis")]
-        {
-            redis::Redis::open(store, url).map(|r| StoreUrl::Redis(Box::new(r)))
-        }
-        #[cfg(not(feature = "redis"))]
-        {
-            Err(StoreUrlError::new(store, url, StoreUrlProblem::NoRedis))
-        }
+        redis::parse(store, url)
     }
 }
 
@@ -173,7 +200,8 @@ fn hide_password(url: &str) -> String {
 mod tests {
     use super::*;
 
-    fn refused(url: &str) -> StoreUrlError {
+    /// Why `url` was refused as a task store's (every test of a URL refused).
+    pub(super) fn refused(url: &str) -> StoreUrlError {
         match StoreUrl::parse("task store", url) {
             Ok(_) => panic!("`{url}` was accepted"),
             Err(e) => e,
@@ -215,96 +243,6 @@ mod tests {
             (e.store(), e.url()),
             ("shared state", "nope"),
             "the URL is shown trimmed"
-        );
-    }
-
-    #[cfg(not(feature = "redis"))]
-    #[test]
-    fn without_the_feature_redis_urls_say_so() {
-        for url in [
-            "redis://127.0.0.1:6379",
-            "rediss://example.com",
-            "redis+unix:///tmp/redis.sock",
-        ] {
-            let e = refused(url);
-            assert_eq!(e.problem(), &StoreUrlProblem::NoRedis);
-            assert_eq!(
-                e.to_string(),
-                format!(
-                    "task store `{url}`: this server was built without Redis (the `redis` feature of mcp-tool)"
-                )
-            );
-        }
-    }
-
-    #[cfg(feature = "redis")]
-    #[test]
-    fn redis_urls_are_checked_without_connecting() {
-        // Nothing listens on these: the URL is read, no connection is made.
-        for url in [
-            "redis://127.0.0.1:1",
-            "redis://127.0.0.1",
-            "redis://localhost:6379/3",
-            "redis://:secret@127.0.0.1:6379/0",
-            "redis://user:secret@[::1]:6379",
-            "redis://127.0.0.1:6379/?protocol=resp3",
-            " redis://127.0.0.1:6379 ",
-            "redis+unix:///tmp/redis.sock",
-            "redis+unix:///tmp/redis.sock?db=2&pass=secret",
-        ] {
-            assert!(
-                matches!(StoreUrl::parse("task store", url), Ok(StoreUrl::Redis(_))),
-                "{url}"
-            );
-        }
-    }
-
-    #[cfg(feature = "redis")]
-    #[test]
-    fn bad_redis_urls_say_why() {
-        for (url, why) in [
-            ("redis://", "not a Redis URL: Missing hostname"),
-            (
-                "redis://0.0.0.0:6379",
-                "not a Redis URL: Cannot connect to a wildcard address (0.0.0.0 or ::)",
-            ),
-            (
-                "redis://127.0.0.1:6379/x",
-                "not a Redis URL: Invalid database number",
-            ),
-            (
-                "redis://127.0.0.1:port",
-                "not a Redis URL: Redis URL did not parse",
-            ),
-            (
-                "redis+tcp://127.0.0.1",
-                "not a Redis URL: Redis URL did not parse",
-            ),
-            ("redis+unix://", "not a Redis URL: Missing path"),
-            (
-                "redis+unix:///tmp/r.sock?db=x",
-                "not a Redis URL: Invalid database number",
-            ),
-            (
-                "redis://127.0.0.1/?protocol=resp9",
-                "not a Redis URL: Invalid protocol version: resp9",
-            ),
-        ] {
-            let e = refused(url);
-            assert!(matches!(e.problem(), StoreUrlProblem::Invalid(_)), "{url}");
-            assert_eq!(e.to_string(), format!("task store `{url}`: {why}"));
-        }
-    }
-
-    #[cfg(feature = "redis")]
-    #[test]
-    fn rediss_needs_tls_in_the_redis_crate() {
-        let e = refused("rediss://example.com:6380");
-        assert_eq!(e.problem(), &StoreUrlProblem::NoTls);
-        assert_eq!(
-            e.to_string(),
-            "task store `rediss://example.com:6380`: this server was built without TLS to Redis \
-             (`rediss://`): use `redis://` (through a TLS tunnel where the network needs one)"
         );
     }
 

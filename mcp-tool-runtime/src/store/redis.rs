@@ -14,7 +14,7 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{Client, ErrorKind, RedisError, RedisResult};
 use tokio::sync::OnceCell;
 
-use super::{StoreUrlError, StoreUrlProblem};
+use super::{StoreUrl, StoreUrlError, StoreUrlProblem};
 
 /// The prefix of every key unless the store is given another.
 const DEFAULT_PREFIX: &str = "mcp-tool:";
@@ -24,6 +24,11 @@ const TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How many times a command is retried on a connection made again after it was lost.
 const RETRIES: usize = 2;
+
+/// The store URL of a Redis (`redis://`, `rediss://`, `redis+unix://`), checked.
+pub(super) fn parse(store: &'static str, url: &str) -> Result<StoreUrl, StoreUrlError> {
+    Redis::open(store, url).map(|r| StoreUrl::Redis(Box::new(r)))
+}
 
 /// One store's Redis: its client, its connection, its key prefix.
 pub(crate) struct Redis {
@@ -126,6 +131,75 @@ fn is_about_tls(e: &RedisError) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::tests::refused;
+
+    #[test]
+    fn redis_urls_are_checked_without_connecting() {
+        // Nothing listens on these: the URL is read, no connection is made.
+        for url in [
+            "redis://127.0.0.1:1",
+            "redis://127.0.0.1",
+            "redis://localhost:6379/3",
+            "redis://:secret@127.0.0.1:6379/0",
+            "redis://user:secret@[::1]:6379",
+            "redis://127.0.0.1:6379/?protocol=resp3",
+            " redis://127.0.0.1:6379 ",
+            "redis+unix:///tmp/redis.sock",
+            "redis+unix:///tmp/redis.sock?db=2&pass=secret",
+        ] {
+            assert!(
+                matches!(StoreUrl::parse("task store", url), Ok(StoreUrl::Redis(_))),
+                "{url}"
+            );
+        }
+    }
+
+    #[test]
+    fn bad_redis_urls_say_why() {
+        for (url, why) in [
+            ("redis://", "not a Redis URL: Missing hostname"),
+            (
+                "redis://0.0.0.0:6379",
+                "not a Redis URL: Cannot connect to a wildcard address (0.0.0.0 or ::)",
+            ),
+            (
+                "redis://127.0.0.1:6379/x",
+                "not a Redis URL: Invalid database number",
+            ),
+            (
+                "redis://127.0.0.1:port",
+                "not a Redis URL: Redis URL did not parse",
+            ),
+            (
+                "redis+tcp://127.0.0.1",
+                "not a Redis URL: Redis URL did not parse",
+            ),
+            ("redis+unix://", "not a Redis URL: Missing path"),
+            (
+                "redis+unix:///tmp/r.sock?db=x",
+                "not a Redis URL: Invalid database number",
+            ),
+            (
+                "redis://127.0.0.1/?protocol=resp9",
+                "not a Redis URL: Invalid protocol version: resp9",
+            ),
+        ] {
+            let e = refused(url);
+            assert!(matches!(e.problem(), StoreUrlProblem::Invalid(_)), "{url}");
+            assert_eq!(e.to_string(), format!("task store `{url}`: {why}"));
+        }
+    }
+
+    #[test]
+    fn rediss_needs_tls_in_the_redis_crate() {
+        let e = refused("rediss://example.com:6380");
+        assert_eq!(e.problem(), &StoreUrlProblem::NoTls);
+        assert_eq!(
+            e.to_string(),
+            "task store `rediss://example.com:6380`: this server was built without TLS to Redis \
+             (`rediss://`): use `redis://` (through a TLS tunnel where the network needs one)"
+        );
+    }
 
     #[test]
     fn keys_are_prefixed_parts() {

@@ -12,11 +12,15 @@
 //! schemars' numeric formats (`int32`, `uint8`, …) bound integers that have no `minimum` or
 //! `maximum`; other integers stay within `i64`, numbers are finite.
 
+mod refused;
+
 use std::collections::BTreeSet;
 
 use proptest::prelude::*;
 use proptest::strategy::BoxedStrategy;
 use serde_json::{Map, Number, Value};
+
+pub use refused::refused_arguments;
 
 /// How deep a recursive schema is followed before optional parts are left out.
 const MAX_DEPTH: usize = 8;
@@ -77,7 +81,7 @@ pub fn arbitrary_arguments(schema: &Value) -> BoxedStrategy<Value> {
 }
 
 /// `schema` with every `$ref` at its top followed (within `root`).
-pub(super) fn resolve<'a>(root: &'a Value, mut schema: &'a Value) -> &'a Value {
+fn resolve<'a>(root: &'a Value, mut schema: &'a Value) -> &'a Value {
     for _ in 0..32 {
         let Some(reference) = schema.get("$ref").and_then(Value::as_str) else {
             return schema;
@@ -93,7 +97,7 @@ pub(super) fn resolve<'a>(root: &'a Value, mut schema: &'a Value) -> &'a Value {
 }
 
 /// The schema's `type`s, if it names any.
-pub(super) fn types(schema: &Value) -> Option<Vec<&str>> {
+fn types(schema: &Value) -> Option<Vec<&str>> {
     match schema.get("type")? {
         Value::String(t) => Some(vec![t.as_str()]),
         Value::Array(ts) => Some(ts.iter().filter_map(Value::as_str).collect()),
@@ -101,11 +105,11 @@ pub(super) fn types(schema: &Value) -> Option<Vec<&str>> {
     }
 }
 
-pub(super) fn number(schema: &Value, key: &str) -> Option<f64> {
+fn number(schema: &Value, key: &str) -> Option<f64> {
     schema.get(key).and_then(Value::as_f64)
 }
 
-pub(super) fn count(schema: &Value, key: &str) -> Option<usize> {
+fn count(schema: &Value, key: &str) -> Option<usize> {
     schema
         .get(key)
         .and_then(Value::as_u64)

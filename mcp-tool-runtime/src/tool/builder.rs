@@ -54,6 +54,7 @@ pub struct DefBuilder {
     server: String,
     ui: Option<(&'static str, &'static str)>,
     visibility: Option<Vec<&'static str>>,
+    scopes: Vec<String>,
     examples: Option<(Option<Value>, Option<Value>)>,
     icons: Option<Value>,
     /// `invoking` and `invoked` status texts.
@@ -85,6 +86,7 @@ impl DefBuilder {
             server: String::new(),
             ui: None,
             visibility: None,
+            scopes: Vec::new(),
             examples: None,
             icons: None,
             status: (None, None),
@@ -158,6 +160,23 @@ impl DefBuilder {
     /// an MCP Apps view).
     pub fn visibility(&mut self, who: &[&'static str]) -> &mut Self {
         self.visibility = Some(who.to_vec());
+        self
+    }
+
+    /// The OAuth scopes a caller needs to see and call the tool (`scopes`): each a scope token
+    /// (visible ASCII without spaces, `"` or `\\`), each once.
+    pub fn scopes<S: AsRef<str>>(&mut self, scopes: &[S]) -> &mut Self {
+        for scope in scopes {
+            let scope = scope.as_ref();
+            if let Err(why) = check_scope(scope) {
+                self.problems.push(why);
+            } else if self.scopes.iter().any(|s| s == scope) {
+                self.problems
+                    .push(format!("the scope `{scope}` is listed twice"));
+            } else {
+                self.scopes.push(scope.to_owned());
+            }
+        }
         self
     }
 
@@ -319,8 +338,9 @@ impl DefBuilder {
         self.problems.push(problem.into());
     }
 
-    /// Finishes the definition: builds the input schema and compiles its validator.
-    pub fn finish(mut self) -> Result<ToolDef, Vec<String>> {
+    /// Finishes the definition: builds the input schema and compiles its validator; or every
+    /// problem found, each a sentence (the server's `StartError` lists them).
+    pub(crate) fn finish(mut self) -> Result<ToolDef, Vec<String>> {
         let input_schema = match self.input_schema_override.take() {
             Some(s) => s,
             None => self.derived_input_schema(),
@@ -465,6 +485,7 @@ impl DefBuilder {
             output_validator,
             param_headers,
             task_support: self.task_support,
+            scopes: self.scopes.into(),
         })
     }
 
@@ -597,4 +618,19 @@ fn merge_meta(
     }
     meta.extend(as_map(serde_json::to_value(attributes)));
     (!meta.is_empty()).then_some(meta)
+}
+
+/// Checks an OAuth scope token (RFC 6749 §3.3): visible ASCII but `"` and `\\`, not empty.
+fn check_scope(scope: &str) -> Result<(), String> {
+    let fits = |b: u8| b.is_ascii_graphic() && b != b'"' && b != b'\\';
+    if scope.is_empty() {
+        Err("a scope cannot be empty".to_owned())
+    } else if scope.bytes().all(fits) {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{}` is not an OAuth scope: a scope is visible ASCII without spaces, `\"` or `\\` (RFC 6749 §3.3)",
+            scope.escape_debug()
+        ))
+    }
 }

@@ -59,9 +59,23 @@ pub(crate) trait Connection: Send + Sync {
     ) -> Result<Vec<String>, String>;
     /// The active tools' names, in order.
     fn active_tools(&self) -> Vec<String>;
-    /// The running server the connection belongs to (the server layer's handle).
-    fn server(&self) -> &(dyn std::any::Any + Send + Sync);
+    /// The running server the connection belongs to.
+    fn server(&self) -> &RunningServer;
 }
+
+/// The layer that serves calls, seen from this one: a port it fills with its own type
+/// (`impl Serves for Host { type Server = ServerHandle; }`), so that a call reaches its
+/// running server typed, while this layer imports nothing from the one above.
+pub(crate) trait Serves {
+    /// The running server's handle.
+    type Server: Clone + Send + Sync + 'static;
+}
+
+/// The one implementor of [`Serves`]: the server layer above.
+pub(crate) enum Host {}
+
+/// The running server a connection belongs to.
+pub(crate) type RunningServer = <Host as Serves>::Server;
 
 /// What the client said about itself.
 #[derive(Debug, Clone, Default)]
@@ -82,12 +96,28 @@ impl ClientInfo {
 }
 
 /// Who made a request, as an authenticator established it (HTTP with auth).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Identity {
     /// The subject (user or client) the credentials belong to.
     pub subject: String,
     /// The scopes granted.
     pub scopes: Vec<String>,
+    /// The OAuth client the access token was issued to (`client_id`, or `azp`), when known.
+    pub client_id: Option<String>,
+}
+
+impl Identity {
+    /// `subject`, granted `scopes`.
+    pub fn new<S: Into<String>>(
+        subject: impl Into<String>,
+        scopes: impl IntoIterator<Item = S>,
+    ) -> Self {
+        Identity {
+            subject: subject.into(),
+            scopes: scopes.into_iter().map(Into::into).collect(),
+            client_id: None,
+        }
+    }
 }
 
 /// Everything about one call that does not change while it runs.
@@ -288,7 +318,7 @@ pub(crate) struct ProgressState {
 /// map only when one does (its progress token is read at once, for the call's progress).
 #[derive(Default)]
 pub(crate) struct CallMeta {
-    text: Option<Box<serde_json::value::RawValue>>,
+    text: Option<Box<str>>,
     map: std::sync::OnceLock<Option<Map<String, Value>>>,
 }
 
@@ -296,12 +326,12 @@ impl CallMeta {
     /// The `_meta` of `text` (an object, as the caller checked), and its progress token (read
     /// with the request, as text).
     pub(crate) fn new(
-        text: Option<&serde_json::value::RawValue>,
-        token: Option<&serde_json::value::RawValue>,
+        text: Option<crate::protocol::walk::Json<'_>>,
+        token: Option<crate::protocol::walk::Json<'_>>,
     ) -> (CallMeta, Option<Value>) {
         let token = token.and_then(|t| serde_json::from_str::<Value>(t.get()).ok());
         let meta = CallMeta {
-            text: text.map(ToOwned::to_owned),
+            text: text.map(|t| t.get().into()),
             map: std::sync::OnceLock::new(),
         };
         (meta, token)
@@ -312,7 +342,7 @@ impl CallMeta {
             .get_or_init(|| {
                 self.text
                     .as_ref()
-                    .and_then(|t| serde_json::from_str(t.get()).ok())
+                    .and_then(|t| serde_json::from_str(t).ok())
             })
             .as_ref()
     }
@@ -320,7 +350,7 @@ impl CallMeta {
 
 impl fmt::Debug for CallMeta {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.text.as_ref().map_or("None", |t| t.get()))
+        f.write_str(self.text.as_deref().unwrap_or("None"))
     }
 }
 

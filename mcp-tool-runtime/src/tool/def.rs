@@ -1,5 +1,5 @@
 //! A finished tool definition, [`ToolDef`]: what `tools/list` shows (a view of the wire model
-//! per protocol era) and what each call is validated against, with the wording of validation
+//! per protocol version) and what each call is validated against, with the wording of validation
 //! errors that names the field and the rule.
 
 use std::any::TypeId;
@@ -9,11 +9,11 @@ use schemars::generate::SchemaSettings;
 use schemars::{Schema, SchemaGenerator};
 use serde_json::{Map, Value};
 
-use crate::protocol::Era;
+use crate::protocol::ProtocolVersion;
 use crate::protocol::wire::{self, ToolAnnotations};
 
 use super::headers::ParamHeader;
-use super::validate::Validator;
+use super::validate::{ValidationError, Validator};
 
 /// The schema generator settings every tool uses: JSON Schema 2020-12, definitions under
 /// `$defs`, no `$schema` keyword on subschemas.
@@ -120,6 +120,8 @@ pub struct ToolDef {
     pub(crate) output_validator: Option<Validator>,
     pub(crate) param_headers: Vec<ParamHeader>,
     pub(crate) task_support: TaskSupport,
+    /// The OAuth scopes a caller needs to see and call the tool.
+    pub(crate) scopes: Box<[String]>,
 }
 
 impl std::fmt::Debug for ToolDef {
@@ -135,6 +137,25 @@ impl ToolDef {
     /// The tool's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The OAuth scopes a caller needs to see and call the tool (`#[tool(scopes = […])]`).
+    pub fn scopes(&self) -> &[String] {
+        &self.scopes
+    }
+
+    /// The scopes among the tool's that were not `granted` (a caller's); none when nothing
+    /// was checked (a server without authentication, or stdio, grants every scope).
+    pub(crate) fn missing_scopes<'a>(&'a self, granted: Option<&[String]>) -> Vec<&'a str> {
+        match granted {
+            None => Vec::new(),
+            Some(granted) => self
+                .scopes
+                .iter()
+                .filter(|s| !granted.contains(s))
+                .map(String::as_str)
+                .collect(),
+        }
     }
 
     /// The tool's title.
@@ -237,7 +258,7 @@ impl ToolDef {
     }
 
     /// Checks structured content against the output schema (the same rules a client applies).
-    pub fn validate_output(&self, structured: &Value) -> Result<(), String> {
+    pub fn validate_output(&self, structured: &Value) -> Result<(), ValidationError> {
         match &self.output_validator {
             None => Ok(()),
             Some(validator) => validator.check(structured),
@@ -246,31 +267,24 @@ impl ToolDef {
 
     /// Checks the tool's examples: the request against the input schema, the response against
     /// the output schema. Call it in a test (see `mcp_tool::testing::check_examples`).
-    pub fn check_examples(&self) -> Result<(), String> {
+    pub fn check_examples(&self) -> Result<(), ExampleError> {
         let Some((request, response)) = &self.examples else {
             return Ok(());
         };
-        let mut problems = Vec::new();
-        if let Some(r) = request
-            && let Err(e) = self.validate(r)
-        {
-            problems.push(format!(
-                "the example request does not fit the input schema:\n{e}"
-            ));
-        }
+        let request = request.as_ref().and_then(|r| self.validate(r).err());
         // The response is the structured content a client sees (wrapped as `{"result": …}`
         // for a non-object output).
-        if let Some(r) = response
-            && let Err(e) = self.validate_output(r)
-        {
-            problems.push(format!(
-                "the example response does not fit the output schema:\n{e}"
-            ));
-        }
-        if problems.is_empty() {
+        let response = response
+            .as_ref()
+            .and_then(|r| self.validate_output(r).err());
+        if request.is_none() && response.is_none() {
             Ok(())
         } else {
-            Err(problems.join("\n"))
+            Err(ExampleError {
+                tool: self.name.clone(),
+                request,
+                response,
+            })
         }
     }
 
@@ -281,16 +295,16 @@ impl ToolDef {
 
     /// The tool's entry in `tools/list`.
     pub fn to_json(&self) -> Value {
-        serde_json::to_value(self.wire(Era::Structured)).unwrap_or(Value::Null)
+        serde_json::to_value(self.wire(ProtocolVersion::V2025_11_25)).unwrap_or(Value::Null)
     }
 
-    /// The tool's entry in `tools/list` for a client of `era`: what the era does not know
+    /// The tool's entry in `tools/list` for a client of `version`: what the version does not know
     /// (titles and output schemas before 2025-06-18, annotations before 2025-03-26) left out.
-    pub(crate) fn wire(&self, era: Era) -> wire::Tool<'_> {
-        let structured = era.has_structured();
+    pub(crate) fn wire(&self, version: ProtocolVersion) -> wire::Tool<'_> {
+        let structured = version.has_structured();
         let title = self.title.as_deref().filter(|_| structured);
-        let annotations =
-            Some(self.annotations.wire(title)).filter(|a| era.has_annotations() && !a.is_empty());
+        let annotations = Some(self.annotations.wire(title))
+            .filter(|a| version.has_annotations() && !a.is_empty());
         wire::Tool {
             name: &self.name,
             title,
@@ -302,7 +316,7 @@ impl ToolDef {
             meta: self.meta.as_ref(),
             // 2025-11-25's `execution`; in 2026-07-28 the server decides per call.
             execution: (structured
-                && !era.is_stateless()
+                && !version.is_stateless()
                 && self.task_support != TaskSupport::Forbidden)
                 .then(|| wire::ToolExecution {
                     task_support: self.task_support.as_str(),
@@ -310,17 +324,58 @@ impl ToolDef {
         }
     }
 
-    /// Validates arguments against the input schema. The error names every broken rule, one
-    /// per line, each with the path of the offending field.
-    pub fn validate(&self, arguments: &Value) -> Result<(), String> {
+    /// Validates arguments against the input schema. The error names every broken rule, each
+    /// with the path of the offending field (one per line when shown).
+    pub fn validate(&self, arguments: &Value) -> Result<(), ValidationError> {
         self.validator.check(arguments)
     }
 }
 
+/// A tool's `examples(request = …, response = …)` that do not fit its own schemas: the tool,
+/// and what is wrong with each example that does not fit.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.lines())]
+pub struct ExampleError {
+    tool: String,
+    request: Option<ValidationError>,
+    response: Option<ValidationError>,
+}
+
+impl ExampleError {
+    /// The tool whose examples these are.
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+
+    /// How the example request breaks the input schema, if it does.
+    pub fn request(&self) -> Option<&ValidationError> {
+        self.request.as_ref()
+    }
+
+    /// How the example response breaks the output schema, if it does.
+    pub fn response(&self) -> Option<&ValidationError> {
+        self.response.as_ref()
+    }
+
+    fn lines(&self) -> String {
+        let request = self
+            .request
+            .iter()
+            .map(|e| format!("the example request does not fit the input schema:\n{e}"));
+        let response = self
+            .response
+            .iter()
+            .map(|e| format!("the example response does not fit the output schema:\n{e}"));
+        request.chain(response).collect::<Vec<_>>().join("\n")
+    }
+}
+
 /// Checks `instance` against a schema given at run time (an elicitation's requested schema),
-/// with the wording of argument validation.
+/// with the wording of argument validation; a schema that is not valid JSON Schema is said so.
 pub(crate) fn check_against(schema: &Value, instance: &Value) -> Result<(), String> {
-    Validator::cached(schema)?.check(instance)
+    Validator::cached(schema)?
+        .check(instance)
+        .map_err(|e| e.to_string())
 }
 
 /// Whether a `_meta` key uses a prefix MCP reserves (a prefix label `modelcontextprotocol` or

@@ -195,6 +195,7 @@ pub struct DynamicTool {
     deferred: bool,
     always_visible: bool,
     task_support: TaskSupport,
+    scopes: Vec<String>,
     handler: Arc<dyn Fn(ToolCall) -> BoxFuture + Send + Sync>,
 }
 
@@ -231,6 +232,7 @@ impl DynamicTool {
             deferred: false,
             always_visible: false,
             task_support: TaskSupport::Forbidden,
+            scopes: Vec::new(),
             handler: Arc::new(move |call: ToolCall| -> BoxFuture {
                 let args = DynamicArgs {
                     arguments: call.arguments,
@@ -327,6 +329,14 @@ impl DynamicTool {
         self
     }
 
+    /// The OAuth scopes a caller needs to see and call the tool (as
+    /// `#[tool(scopes = ["users:write"])]`).
+    #[must_use]
+    pub fn scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
+        self.scopes.extend(scopes.into_iter().map(Into::into));
+        self
+    }
+
     /// Whether the tool runs as a task (as `#[tool(task = "optional")]`).
     #[must_use]
     pub fn task_support(mut self, support: TaskSupport) -> Self {
@@ -345,7 +355,8 @@ impl DynamicTool {
             .hidden(self.hidden)
             .defer_loading(self.deferred)
             .always_visible(self.always_visible)
-            .task_support(self.task_support);
+            .task_support(self.task_support)
+            .scopes(&self.scopes);
         if let Some(t) = &self.title {
             def.title(t.clone());
         }

@@ -1,5 +1,5 @@
 //! Input from the client — a form for the user (elicitation), a completion from the model
-//! (sampling), the client's roots — in both protocol eras, with one API for tools.
+//! (sampling), the client's roots — in both protocol versions, with one API for tools.
 //!
 //! - 2025-11-25 and earlier: a request to the client on the session, answered by a response.
 //! - 2026-07-28: the request that runs the tool ends with an `InputRequiredResult` listing what
@@ -148,28 +148,6 @@ impl InputRound {
         }
     }
 
-    /// A value the server kept under `name` in an earlier round (and keeps for the next).
-    #[cfg(feature = "client")]
-    pub(crate) fn recall(&self, name: &str) -> Option<Value> {
-        let key = format!("{MEMO_PREFIX}{name}");
-        let value = self.answers.get(&key)?.clone();
-        lock(&self.used).insert(key, value.clone());
-        Some(value)
-    }
-
-    /// Keeps `value` under `name` for the later rounds of this request: it travels in the
-    /// sealed request state, which the client cannot change.
-    #[cfg(feature = "client")]
-    pub(crate) fn remember(&self, name: &str, value: Value) {
-        lock(&self.used).insert(format!("{MEMO_PREFIX}{name}"), value);
-    }
-
-    /// Whether the round ended because the tool waits for input (not by a cancellation).
-    #[cfg(feature = "client")]
-    pub(crate) fn waited(&self) -> bool {
-        self.waited.load(Ordering::SeqCst)
-    }
-
     /// Whether the request came with answers (a retry).
     pub(crate) fn answered(&self) -> bool {
         !self.answers.is_empty()
@@ -249,6 +227,30 @@ impl InputRound {
         }
         self.waited.store(true, Ordering::SeqCst);
         std::future::pending().await
+    }
+}
+
+/// What the gateway (feature `client`) keeps across the rounds of a request: the remote call
+/// it holds, named by a value carried in the sealed request state.
+#[cfg(feature = "client")]
+impl InputRound {
+    /// A value the server kept under `name` in an earlier round (and keeps for the next).
+    pub(crate) fn recall(&self, name: &str) -> Option<Value> {
+        let key = format!("{MEMO_PREFIX}{name}");
+        let value = self.answers.get(&key)?.clone();
+        lock(&self.used).insert(key, value.clone());
+        Some(value)
+    }
+
+    /// Keeps `value` under `name` for the later rounds of this request: it travels in the
+    /// sealed request state, which the client cannot change.
+    pub(crate) fn remember(&self, name: &str, value: Value) {
+        lock(&self.used).insert(format!("{MEMO_PREFIX}{name}"), value);
+    }
+
+    /// Whether the round ended because the tool waits for input (not by a cancellation).
+    pub(crate) fn waited(&self) -> bool {
+        self.waited.load(Ordering::SeqCst)
     }
 }
 

@@ -415,7 +415,8 @@ async fn elicit<T: DeserializeOwned + JsonSchema>(
     key: Option<&str>,
     message: String,
 ) -> Result<Elicitation<T>, ToolError> {
-    let schema = requested_schema::<T>().map_err(|e| ToolError::new("BAD_ELICITATION", e))?;
+    let schema =
+        requested_schema::<T>().map_err(|e| ToolError::new("BAD_ELICITATION", e.to_string()))?;
     let params = serde_json::to_value(ElicitParams {
         mode: "form",
         message: &message,
@@ -489,7 +490,7 @@ impl Peer {
 /// The `requestedSchema` of an elicitation for `T`: a flat object whose properties are
 /// primitive (string, number, integer, boolean) or enums, single or multi-select, titled or
 /// not (SEP-1034 defaults, SEP-1330 enums).
-pub fn requested_schema<T: JsonSchema>() -> Result<Value, String> {
+pub fn requested_schema<T: JsonSchema>() -> Result<Value, RequestedSchemaError> {
     let mut generator = super::def::generator();
     let mut root = generator.root_schema_for::<T>().to_value();
     // An answer the type cannot hold is refused as out of range, not by its deserialization.
@@ -500,10 +501,9 @@ pub fn requested_schema<T: JsonSchema>() -> Result<Value, String> {
         .cloned()
         .unwrap_or_default();
     if root.get("type").and_then(Value::as_str) != Some("object") {
-        return Err(format!(
-            "`{}` cannot be elicited: it must be a struct with named fields",
-            std::any::type_name::<T>()
-        ));
+        return Err(RequestedSchemaError::NotAStruct {
+            type_name: std::any::type_name::<T>(),
+        });
     }
     let mut properties = Map::new();
     for (name, prop) in root
@@ -519,7 +519,11 @@ pub fn requested_schema<T: JsonSchema>() -> Result<Value, String> {
 }
 
 /// One property as an elicitation primitive.
-fn primitive(name: &str, prop: &Value, defs: &Map<String, Value>) -> Result<Value, String> {
+fn primitive(
+    name: &str,
+    prop: &Value,
+    defs: &Map<String, Value>,
+) -> Result<Value, RequestedSchemaError> {
     let mut prop = inline(prop, defs);
     let m = prop.as_object_mut().ok_or_else(|| bad(name))?;
     // `Option<T>` is written as `type: [T, "null"]`: optional, so just `T`.
@@ -616,8 +620,56 @@ fn inline(schema: &Value, defs: &Map<String, Value>) -> Value {
     merged
 }
 
-fn bad(name: &str) -> String {
-    format!(
+fn bad(name: &str) -> RequestedSchemaError {
+    RequestedSchemaError::Property {
+        name: name.to_owned(),
+    }
+}
+
+/// Why a type cannot be elicited ([`requested_schema`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RequestedSchemaError {
+    /// The type is not a struct with named fields (its schema is not an object).
+    #[error("`{type_name}` cannot be elicited: it must be a struct with named fields")]
+    NotAStruct {
+        /// The type, as `std::any::type_name` writes it.
+        type_name: &'static str,
+    },
+    /// A field is not a primitive an elicitation may ask for.
+    #[error(
         "property `{name}` cannot be elicited: only strings, numbers, integers, booleans and enums (or lists of enum values) can"
-    )
+    )]
+    Property {
+        /// The field's name in the schema.
+        name: String,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(schemars::JsonSchema)]
+    #[allow(dead_code)] // Only its schema is read.
+    struct Nested {
+        name: String,
+        inner: Vec<Vec<String>>,
+    }
+
+    #[test]
+    fn a_type_that_cannot_be_elicited_is_named_with_its_field() {
+        assert_eq!(
+            requested_schema::<Nested>(),
+            Err(RequestedSchemaError::Property {
+                name: "inner".into()
+            })
+        );
+        let e = requested_schema::<u32>().unwrap_err();
+        assert_eq!(e, RequestedSchemaError::NotAStruct { type_name: "u32" });
+        assert_eq!(
+            e.to_string(),
+            "`u32` cannot be elicited: it must be a struct with named fields"
+        );
+    }
 }

@@ -24,20 +24,19 @@ pub(crate) mod structured;
 pub(crate) mod sync;
 pub(crate) mod validate;
 
-pub use crate::protocol::{LogLevel, Root};
 pub use builder::{DefBuilder, ParamSpec};
 pub use context::{
     Batch, CancellationToken, ClientInfo, Ctx, Identity, Logger, Progress, ToolManager,
 };
-pub use def::{Annotations, TaskSupport, ToolDef};
+pub use def::{Annotations, ExampleError, TaskSupport, ToolDef};
 pub use dynamic::{DynamicArgs, DynamicTool, PropertyType, ToolProperty};
 pub use extract::{
     Args, FromContext, FromToolCall, Meta, Rejection, RequestId, Requirements, State, ToolCall,
 };
 pub use headers::ParamHeader;
 pub use interact::{
-    Elicitation, Input, Peer, SamplingMessage, SamplingRequest, SamplingResult, UrlElicitation,
-    requested_schema,
+    Elicitation, Input, Peer, RequestedSchemaError, SamplingMessage, SamplingRequest,
+    SamplingResult, UrlElicitation, requested_schema,
 };
 pub use logging::ClientLogLayer;
 pub use record::{BoxFuture, ServiceType, ToolRecord, ToolSet};
@@ -45,3 +44,4 @@ pub use result::{
     ERROR_META_KEY, IntoContent, IntoToolError, IntoToolResult, Json, ToolError, ToolResult,
 };
 pub use structured::Structured;
+pub use validate::{ValidationError, Violation};

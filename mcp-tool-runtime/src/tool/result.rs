@@ -2,7 +2,7 @@
 //! trait, [`IntoToolResult`], that every return type goes through.
 //!
 //! [`ToolResult`] is MCP's `CallToolResult` itself: serializing it writes the wire form. A
-//! revision without structured content gets a view of it (`respond`). Structured content is
+//! version without structured content gets a view of it (`respond`). Structured content is
 //! JSON text ([`Structured`]), serialized once: a `Json<T>` is written as it is, both as
 //! `structuredContent` and as its text copy.
 

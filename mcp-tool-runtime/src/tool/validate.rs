@@ -11,11 +11,60 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::{Arc, LazyLock, Mutex};
 
-use boon::{ErrorKind, InstanceLocation, InstanceToken, ValidationError};
+use boon::{ErrorKind, InstanceLocation, InstanceToken};
 use serde_json::Value;
 
 use super::quick::Quick;
 use crate::sync::lock;
+
+/// Why a value does not fit a tool's schema: every rule it breaks, each at its field. Shown
+/// one [`Violation`] per line, as a tool's caller reads it in the `isError` result.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", lines(.violations))]
+pub struct ValidationError {
+    violations: Vec<Violation>,
+}
+
+impl ValidationError {
+    /// The broken rules, in the order the schema was checked (never empty).
+    pub fn violations(&self) -> &[Violation] {
+        &self.violations
+    }
+}
+
+/// One broken rule: the field that breaks it and what is wrong with it. Shown as
+/// `path: message` (`items[0].name: "" is shorter than 1 characters`); the whole value is
+/// named `arguments`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {message}", if .path.is_empty() { "arguments" } else { .path })]
+pub struct Violation {
+    pointer: String,
+    path: String,
+    message: String,
+}
+
+impl Violation {
+    /// The field as a JSON Pointer (RFC 6901): `/items/0/name`; empty for the whole value.
+    /// For a missing or unknown argument, the pointer of that argument.
+    pub fn pointer(&self) -> &str {
+        &self.pointer
+    }
+
+    /// The field as the message writes it: `items[0].name`; empty for the whole value.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// What is wrong with the field: `"x" is not a valid email`.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+fn lines(violations: &[Violation]) -> String {
+    let lines: Vec<String> = violations.iter().map(Violation::to_string).collect();
+    lines.join("\n")
+}
 
 /// A compiled schema.
 pub(crate) struct Validator {
@@ -68,8 +117,8 @@ impl Validator {
         Ok(validator)
     }
 
-    /// `Ok` when `instance` is valid; otherwise every rule it breaks, one per line.
-    pub(crate) fn check(&self, instance: &Value) -> Result<(), String> {
+    /// `Ok` when `instance` is valid; otherwise every rule it breaks.
+    pub(crate) fn check(&self, instance: &Value) -> Result<(), ValidationError> {
         if let Some(quick) = &self.quick
             && quick.check(instance, &self.schemas) == Some(true)
         {
@@ -78,30 +127,28 @@ impl Validator {
         match self.schemas.validate(instance, self.index) {
             Ok(()) => Ok(()),
             Err(error) => {
-                let mut lines = Vec::new();
-                describe(&error, instance, &mut lines);
-                drop_repeated_ranges(&mut lines);
-                if lines.is_empty() {
-                    lines.push(format!("arguments: {error}"));
+                let mut violations = Vec::new();
+                describe(&error, instance, &mut violations);
+                drop_repeated_ranges(&mut violations);
+                if violations.is_empty() {
+                    violations.push(Violation {
+                        pointer: String::new(),
+                        path: String::new(),
+                        message: error.to_string(),
+                    });
                 }
-                Err(lines.join("\n"))
+                Err(ValidationError { violations })
             }
         }
     }
 }
 
-/// Adds the lines describing `error` (a tree: groups of causes, down to broken rules).
-fn describe(error: &ValidationError<'_, '_>, instance: &Value, out: &mut Vec<String>) {
+/// Adds the violations `error` describes (a tree: groups of causes, down to broken rules).
+fn describe(error: &boon::ValidationError<'_, '_>, instance: &Value, out: &mut Vec<Violation>) {
     let path = path_of(&error.instance_location);
-    let label = || {
-        if path.is_empty() {
-            "arguments".to_owned()
-        } else {
-            path.clone()
-        }
-    };
+    let pointer = error.instance_location.to_string();
     let shown = || short(value_at(instance, &error.instance_location).unwrap_or(&Value::Null));
-    let line = match &error.kind {
+    let message = match &error.kind {
         ErrorKind::Group
         | ErrorKind::Schema { .. }
         | ErrorKind::Reference { .. }
@@ -113,10 +160,10 @@ fn describe(error: &ValidationError<'_, '_>, instance: &Value, out: &mut Vec<Str
         }
         ErrorKind::AnyOf | ErrorKind::OneOf(None) => {
             if let Some(allowed) = allowed_constants(&error.causes) {
-                format!("{}: {} is not one of {allowed}", label(), shown())
+                format!("{} is not one of {allowed}", shown())
             } else {
                 // `Option<T>` is "T or null": a value that is not null broke T's rules.
-                let branches: Vec<&ValidationError<'_, '_>> = error
+                let branches: Vec<&boon::ValidationError<'_, '_>> = error
                     .causes
                     .iter()
                     .filter(|c| !wants_only_null(c))
@@ -124,138 +171,115 @@ fn describe(error: &ValidationError<'_, '_>, instance: &Value, out: &mut Vec<Str
                 if let [only] = branches.as_slice() {
                     return describe(only, instance, out);
                 }
-                format!(
-                    "{}: {} matches none of the forms this value may take",
-                    label(),
-                    shown()
-                )
+                format!("{} matches none of the forms this value may take", shown())
             }
         }
         ErrorKind::Required { want } => {
             for name in want {
-                out.push(format!(
-                    "{}: required argument is missing",
-                    join(&path, name)
-                ));
+                out.push(Violation {
+                    pointer: format!("{pointer}/{}", escape(name)),
+                    path: join(&path, name),
+                    message: "required argument is missing".to_owned(),
+                });
             }
             return;
         }
         ErrorKind::AdditionalProperties { got } => {
             for name in got {
-                out.push(format!(
-                    "{}: unknown argument (not in the input schema)",
-                    join(&path, name)
-                ));
+                out.push(Violation {
+                    pointer: format!("{pointer}/{}", escape(name)),
+                    path: join(&path, name),
+                    message: "unknown argument (not in the input schema)".to_owned(),
+                });
             }
             return;
         }
         ErrorKind::Type { want, .. } => {
             let want: Vec<String> = want.iter().map(|t| t.to_string()).collect();
-            format!(
-                "{}: {} is not of type {}",
-                label(),
-                shown(),
-                want.join(" or ")
-            )
+            format!("{} is not of type {}", shown(), want.join(" or "))
         }
         ErrorKind::Format { want, err, .. } if super::integers::range(want).is_some() => {
-            format!(
-                "{}: {} is out of the range of {want}, {err}",
-                label(),
-                shown()
-            )
+            format!("{} is out of the range of {want}, {err}", shown())
         }
-        ErrorKind::Format { want, .. } => format!("{}: {} is not a valid {want}", label(), shown()),
+        ErrorKind::Format { want, .. } => format!("{} is not a valid {want}", shown()),
         ErrorKind::MinLength { want, .. } => {
-            format!("{}: {} is shorter than {want} characters", label(), shown())
+            format!("{} is shorter than {want} characters", shown())
         }
         ErrorKind::MaxLength { want, .. } => {
-            format!("{}: {} is longer than {want} characters", label(), shown())
+            format!("{} is longer than {want} characters", shown())
         }
         ErrorKind::Enum { want } => format!(
-            "{}: {} is not one of {}",
-            label(),
+            "{} is not one of {}",
             shown(),
             Value::Array((*want).clone())
         ),
-        ErrorKind::Const { want } => format!("{}: {} is not {want}", label(), shown()),
+        ErrorKind::Const { want } => format!("{} is not {want}", shown()),
         ErrorKind::Minimum { want, .. } => {
-            format!(
-                "{}: {} is less than the minimum of {want}",
-                label(),
-                shown()
-            )
+            format!("{} is less than the minimum of {want}", shown())
         }
         ErrorKind::Maximum { want, .. } => {
-            format!(
-                "{}: {} is greater than the maximum of {want}",
-                label(),
-                shown()
-            )
+            format!("{} is greater than the maximum of {want}", shown())
         }
         ErrorKind::ExclusiveMinimum { want, .. } => {
-            format!("{}: {} must be greater than {want}", label(), shown())
+            format!("{} must be greater than {want}", shown())
         }
         ErrorKind::ExclusiveMaximum { want, .. } => {
-            format!("{}: {} must be less than {want}", label(), shown())
+            format!("{} must be less than {want}", shown())
         }
         ErrorKind::MultipleOf { want, .. } => {
-            format!("{}: {} is not a multiple of {want}", label(), shown())
+            format!("{} is not a multiple of {want}", shown())
         }
         ErrorKind::Pattern { want, .. } => {
-            format!("{}: {} does not match the pattern {want}", label(), shown())
+            format!("{} does not match the pattern {want}", shown())
         }
         ErrorKind::MinItems { got, want } => {
-            format!(
-                "{}: has {got} items, fewer than the {want} required",
-                label()
-            )
+            format!("has {got} items, fewer than the {want} required")
         }
         ErrorKind::MaxItems { got, want } => {
-            format!("{}: has {got} items, more than the {want} allowed", label())
+            format!("has {got} items, more than the {want} allowed")
         }
         ErrorKind::UniqueItems { got: [a, b] } => {
-            format!(
-                "{}: items {a} and {b} are equal; items must be unique",
-                label()
-            )
+            format!("items {a} and {b} are equal; items must be unique")
         }
         other => {
-            let mut text = format!("{}: {other}", label());
+            let mut text = other.to_string();
             if !error.causes.is_empty() {
                 let mut inner = Vec::new();
                 for cause in &error.causes {
                     describe(cause, instance, &mut inner);
                 }
+                let inner: Vec<String> = inner.iter().map(Violation::to_string).collect();
                 let _ = write!(text, " ({})", inner.join("; "));
             }
             text
         }
     };
-    out.push(line);
+    out.push(Violation {
+        pointer,
+        path,
+        message,
+    });
 }
 
-/// Drops the line of an integer format's range where `minimum` or `maximum` already refused
-/// the same value (a derived schema has both, and one line per broken rule is enough).
-fn drop_repeated_ranges(lines: &mut Vec<String>) {
-    const RANGE: &str = " is out of the range of ";
-    let bounded: Vec<String> = lines
+/// Drops the violation of an integer format's range where `minimum` or `maximum` already
+/// refused the same value (a derived schema has both, and one line per broken rule is enough).
+fn drop_repeated_ranges(violations: &mut Vec<Violation>) {
+    let bounded: Vec<String> = violations
         .iter()
-        .filter_map(|l| {
-            l.split_once(" is less than the minimum of ")
-                .or_else(|| l.split_once(" is greater than the maximum of "))
-                .map(|(head, _)| head.to_owned())
+        .filter(|v| {
+            v.message.contains(" is less than the minimum of ")
+                || v.message.contains(" is greater than the maximum of ")
         })
+        .map(|v| v.pointer.clone())
         .collect();
-    lines.retain(|l| {
-        l.split_once(RANGE)
-            .is_none_or(|(head, _)| !bounded.iter().any(|b| b == head))
+    violations.retain(|v| {
+        !(v.message.contains(" is out of the range of ") && bounded.contains(&v.pointer))
     });
 }
 
 /// When every branch of an `anyOf`/`oneOf` failed only for not being one constant (how
 /// schemars writes an enum with documented variants), the constants as a JSON array.
-fn allowed_constants(branches: &[ValidationError<'_, '_>]) -> Option<String> {
+fn allowed_constants(branches: &[boon::ValidationError<'_, '_>]) -> Option<String> {
     let mut values = Vec::new();
     for branch in branches {
         match leaf(branch)? {
@@ -268,13 +292,13 @@ fn allowed_constants(branches: &[ValidationError<'_, '_>]) -> Option<String> {
 }
 
 /// Whether a branch failed only because the value is not `null`.
-fn wants_only_null(branch: &ValidationError<'_, '_>) -> bool {
+fn wants_only_null(branch: &boon::ValidationError<'_, '_>) -> bool {
     matches!(leaf(branch), Some(ErrorKind::Type { want, .. })
         if want.iter().map(|t| t.to_string()).eq(["null".to_owned()]))
 }
 
 /// The one broken rule under a chain of references, if the error is that simple.
-fn leaf<'e, 's, 'v>(error: &'e ValidationError<'s, 'v>) -> Option<&'e ErrorKind<'s, 'v>> {
+fn leaf<'e, 's, 'v>(error: &'e boon::ValidationError<'s, 'v>) -> Option<&'e ErrorKind<'s, 'v>> {
     match (&error.kind, error.causes.as_slice()) {
         (ErrorKind::Reference { .. } | ErrorKind::Group | ErrorKind::Schema { .. }, [only]) => {
             leaf(only)
@@ -314,6 +338,11 @@ fn path_of(location: &InstanceLocation<'_>) -> String {
     out
 }
 
+/// A property name as a JSON Pointer token (RFC 6901: `~` as `~0`, `/` as `~1`).
+fn escape(name: &str) -> String {
+    name.replace('~', "~0").replace('/', "~1")
+}
+
 fn join(path: &str, name: &str) -> String {
     if path.is_empty() {
         name.to_owned()
@@ -343,6 +372,7 @@ mod tests {
             .unwrap()
             .check(&instance)
             .unwrap_err()
+            .to_string()
     }
 
     #[test]
@@ -383,6 +413,61 @@ mod tests {
     }
 
     #[test]
+    fn each_violation_carries_the_pointer_of_its_field() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "items": {"type": "array", "items": {
+                    "type": "object",
+                    "properties": {"name": {"type": "string", "minLength": 1}},
+                    "required": ["name"]
+                }},
+                "a/b~c": {"type": "integer"}
+            },
+            "required": ["id"],
+            "additionalProperties": false
+        });
+        let error = Validator::compile(&schema)
+            .unwrap()
+            .check(&json!({"items": [{"name": ""}, {}], "a/b~c": "x", "extra": 1}))
+            .unwrap_err();
+        let mut found: Vec<(&str, &str, &str)> = error
+            .violations()
+            .iter()
+            .map(|v| (v.pointer(), v.path(), v.message()))
+            .collect();
+        found.sort();
+        assert_eq!(
+            found,
+            [
+                ("/a~1b~0c", "a/b~c", r#""x" is not of type integer"#),
+                (
+                    "/extra",
+                    "extra",
+                    "unknown argument (not in the input schema)"
+                ),
+                ("/id", "id", "required argument is missing"),
+                (
+                    "/items/0/name",
+                    "items[0].name",
+                    r#""" is shorter than 1 characters"#
+                ),
+                (
+                    "/items/1/name",
+                    "items[1].name",
+                    "required argument is missing"
+                ),
+            ]
+        );
+        let whole = Validator::compile(&json!({"type": "object"}))
+            .unwrap()
+            .check(&json!(1))
+            .unwrap_err();
+        assert_eq!(whole.violations()[0].pointer(), "");
+        assert_eq!(whole.to_string(), "arguments: 1 is not of type object");
+    }
+
+    #[test]
     fn an_optional_value_reports_the_rules_of_its_type() {
         let schema = json!({
             "type": "object",
@@ -401,14 +486,16 @@ mod tests {
         assert!(v.check(&json!(i64::MAX)).is_ok());
         // 2^63 and i64::MAX are one float: `maximum` alone would let it through.
         assert_eq!(
-            v.check(&json!(9_223_372_036_854_775_808_u64)).unwrap_err(),
+            v.check(&json!(9_223_372_036_854_775_808_u64))
+                .unwrap_err()
+                .to_string(),
             "arguments: 9223372036854775808 is out of the range of int64, \
              from -9223372036854775808 to 9223372036854775807"
         );
         let v = Validator::compile(&json!({"type": "integer", "format": "uint8", "maximum": 255}))
             .unwrap();
         assert_eq!(
-            v.check(&json!(300)).unwrap_err(),
+            v.check(&json!(300)).unwrap_err().to_string(),
             "arguments: 300 is greater than the maximum of 255",
             "one line per value, the bound's"
         );

@@ -6,5 +6,6 @@
 //! Layer: imports `protocol`, `tool` and `server`; nothing below imports it.
 
 #[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
 pub(crate) mod stdio;

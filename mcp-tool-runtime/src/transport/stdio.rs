@@ -6,11 +6,12 @@
 use std::future::Future;
 use std::io;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Notify, mpsc, oneshot};
 
-use crate::protocol::lines::{Line, Overlong, read_line};
+use crate::protocol::lines::{Line, Overlong, buffered_line, read_line};
 use crate::protocol::{RpcError, code, jsonrpc};
 use crate::server::ServerHandle;
 use crate::server::session::{Backlog, Opening, Outbound, Outgoing, Session};
@@ -35,13 +36,23 @@ pub(crate) async fn serve_io_until<R, W>(
     server: ServerHandle,
     input: R,
     output: W,
-    stop: impl Future<Output = ()> + Send,
+    stop: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()>
 where
     R: AsyncRead + Unpin + Send,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    tokio::pin!(stop);
+    // `stop` is awaited by a task of its own, which raises a flag: the loop looks at the
+    // flag before each line instead of polling `stop` (two signal streams) with each read.
+    let stopping = Arc::new(Stopping::default());
+    let watch = tokio::spawn({
+        let stopping = stopping.clone();
+        async move {
+            stop.await;
+            stopping.asked.store(true, Ordering::Release);
+            stopping.wake.notify_one();
+        }
+    });
     let limits = server.shared.limits.clone();
     let (tx, rx) = mpsc::unbounded_channel::<Outgoing>();
     let backlog = Arc::new(Backlog::default());
@@ -62,16 +73,32 @@ where
     let mut reader = BufReader::with_capacity(64 * 1024, input);
     let mut line = Vec::with_capacity(4096);
     loop {
-        let read = async {
-            backlog.below(limits.outbound_queue).await;
-            read_line(&mut reader, &mut line, limits.max_message, Overlong::Skip).await
-        };
-        let read = tokio::select! {
-            read = read => read?,
-            () = &mut stop => {
+        if stopping.asked.load(Ordering::Acquire) {
+            tracing::info!("stopping: no more requests are read; calls in flight finish");
+            break;
+        }
+        // Most lines are in the reader's buffer already, with the writer not behind: such a
+        // line is taken at once, without setting up the waits below.
+        let read = if backlog.at_most(limits.outbound_queue)
+            && buffered_line(&mut reader, &mut line, limits.max_message)
+        {
+            Line::Complete
+        } else {
+            let read = async {
+                backlog.below(limits.outbound_queue).await;
+                read_line(&mut reader, &mut line, limits.max_message, Overlong::Skip).await
+            };
+            // `None`: stopped while waiting for input.
+            let read = tokio::select! {
+                biased;
+                read = read => Some(read?),
+                () = stopping.wake.notified() => None,
+            };
+            let Some(read) = read else {
                 tracing::info!("stopping: no more requests are read; calls in flight finish");
-                Line::End
-            }
+                break;
+            };
+            read
         };
         match read {
             Line::End => break,
@@ -100,6 +127,7 @@ where
             }
         }
     }
+    watch.abort();
     // No answer to a request of ours can come any more.
     session.fail_pending("the client closed its input before answering");
     // The writer ends once every sender is gone: ours now, each call's when it finishes.
@@ -119,6 +147,14 @@ where
             writer.await.map_err(io::Error::other)?
         }
     }
+}
+
+/// A stop asked for (by a signal), as the read loop sees it.
+#[derive(Default)]
+struct Stopping {
+    asked: AtomicBool,
+    /// Wakes a read that waits for input.
+    wake: Notify,
 }
 
 /// Writes each message on its own line, flushing only when no more messages are waiting.

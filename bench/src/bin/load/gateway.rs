@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use super::process::ServerCmd;
 use super::stdio::stdio_run;
 use super::tables::{summarize, table_header, table_row};
-use super::wire::{Revision, Tool};
+use super::wire::{Tool, Version};
 use super::{Options, Result, Run, server_cmd};
 
 pub(crate) fn gateway_leg(opts: &Options, ticks: f64, out: &mut String) -> Result<()> {
@@ -40,7 +40,7 @@ pub(crate) fn gateway_leg(opts: &Options, ticks: f64, out: &mut String) -> Resul
                 &direct,
                 &[],
                 Tool::Add,
-                Revision::Y2025,
+                Version::V2025_11_25,
                 opts.n,
                 window,
                 ticks,
@@ -49,7 +49,7 @@ pub(crate) fn gateway_leg(opts: &Options, ticks: f64, out: &mut String) -> Resul
                 &gateway,
                 &[],
                 Tool::MountedAdd,
-                Revision::Y2025,
+                Version::V2025_11_25,
                 opts.n,
                 window,
                 ticks,

@@ -6,7 +6,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use super::process::{CpuSample, ServerCmd, peak_rss_kib, percentile};
-use super::wire::{Calls, INITIALIZED, Revision, Step, Tool, initialize_line};
+use super::wire::{Calls, INITIALIZED, Step, Tool, Version, initialize_line};
 use super::{Error, Result, Run};
 
 pub(crate) mod http_client {
@@ -352,8 +352,8 @@ pub(crate) mod http_client {
 /// How an HTTP run talks to the server, and what form its answers must take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum HttpMode {
-    /// No sessions (`--stateless`); every answer JSON.
-    Stateless,
+    /// No sessions (`--sessionless`); every answer JSON.
+    Sessionless,
     /// Sessions, answered however the server answers by default (not checked).
     Session,
     /// Sessions, a request whose only message is its response answered with JSON.
@@ -366,7 +366,7 @@ pub(crate) enum HttpMode {
 impl HttpMode {
     pub(crate) fn name(self) -> &'static str {
         match self {
-            HttpMode::Stateless => "stateless, JSON answers",
+            HttpMode::Sessionless => "sessionless, JSON answers",
             HttpMode::Session => "sessions",
             HttpMode::SessionJson => "sessions, JSON answers",
             HttpMode::SessionSse => "sessions, SSE answers",
@@ -380,7 +380,7 @@ impl HttpMode {
 
     fn args(self, server: &ServerCmd) -> Vec<String> {
         match self {
-            HttpMode::Stateless => vec!["--stateless".to_owned()],
+            HttpMode::Sessionless => vec!["--sessionless".to_owned()],
             HttpMode::SessionSse if !server.label.starts_with("rmcp") => {
                 vec!["--sse".to_owned()]
             }
@@ -391,7 +391,7 @@ impl HttpMode {
     /// Whether a call's answer must be SSE (`Some(true)`) or JSON (`Some(false)`).
     fn expects_sse(self) -> Option<bool> {
         match self {
-            HttpMode::Stateless | HttpMode::SessionJson => Some(false),
+            HttpMode::Sessionless | HttpMode::SessionJson => Some(false),
             HttpMode::SessionSse => Some(true),
             HttpMode::Session => None,
         }
@@ -406,13 +406,13 @@ pub(crate) fn free_port() -> Result<u16> {
 }
 
 /// One HTTP run: start the server on a free port in `mode`, `clients` connections (each
-/// initializing a session in 2025-11-25 unless stateless), `n` calls of `tool` in all in
-/// `revision`.
+/// initializing a session in 2025-11-25 unless sessionless), `n` calls of `tool` in all in
+/// `version`.
 pub(crate) fn http_run(
     server: &ServerCmd,
     mode: HttpMode,
     tool: Tool,
-    revision: Revision,
+    version: Version,
     n: usize,
     clients: usize,
     ticks: f64,
@@ -435,7 +435,7 @@ pub(crate) fn http_run(
         }
         thread::sleep(Duration::from_millis(2));
     };
-    let outcome = http_run_at(addr, Some(pid), mode, tool, revision, n, clients, ticks);
+    let outcome = http_run_at(addr, Some(pid), mode, tool, version, n, clients, ticks);
     let rss = peak_rss_kib(pid);
     let mut child = child;
     let _ = child.kill();
@@ -454,7 +454,7 @@ pub(crate) fn http_run_at(
     pid: Option<u32>,
     mode: HttpMode,
     tool: Tool,
-    revision: Revision,
+    version: Version,
     n: usize,
     clients: usize,
     ticks: f64,
@@ -475,9 +475,9 @@ pub(crate) fn http_run_at(
         .build()?;
     let (mut latencies, elapsed, cpu) = runtime.block_on(http_drive(
         addr,
-        (mode == HttpMode::Stateless, mode.expects_sse()),
+        (mode == HttpMode::Sessionless, mode.expects_sse()),
         tool,
-        revision,
+        version,
         n,
         clients,
         pid,
@@ -505,14 +505,14 @@ struct Client {
 
 async fn http_client_open(
     addr: SocketAddr,
-    stateless: bool,
+    sessionless: bool,
     tool: Tool,
-    revision: Revision,
+    version: Version,
     c: usize,
 ) -> Result<Client> {
-    let mut conn = http_client::Conn::open(addr, revision.version()).await?;
+    let mut conn = http_client::Conn::open(addr, version.as_str()).await?;
     let mut side = None;
-    if !stateless && revision == Revision::Y2025 {
+    if !sessionless && version == Version::V2025_11_25 {
         let elicits = tool == Tool::ConfirmAdd;
         let line = initialize_line(c as u64, elicits);
         let reply = conn.post(line.as_bytes(), None).await?;
@@ -531,7 +531,7 @@ async fn http_client_open(
             return Err(format!("notifications/initialized: HTTP {status}").into());
         }
         if elicits {
-            let mut answers = http_client::Conn::open(addr, revision.version()).await?;
+            let mut answers = http_client::Conn::open(addr, version.as_str()).await?;
             answers.session.clone_from(&conn.session);
             side = Some(answers);
         }
@@ -557,7 +557,7 @@ impl Prepared {
         calls: &Calls,
         numbers: impl Iterator<Item = usize>,
     ) -> Self {
-        let call = (calls.revision == Revision::Y2026).then(|| calls.tool.name());
+        let call = (calls.version == Version::V2026_07_28).then(|| calls.tool.name());
         let mut prepared = Prepared::default();
         for i in numbers {
             conn.request(calls.line(i).as_bytes(), call, &mut prepared.bytes);
@@ -583,8 +583,8 @@ async fn http_call(
     request: &[u8],
     quick: bool,
 ) -> Result<()> {
-    let modern = calls.revision == Revision::Y2026;
-    let name = modern.then(|| calls.tool.name());
+    let stateless = calls.version == Version::V2026_07_28;
+    let name = stateless.then(|| calls.tool.name());
     let mut retry_body: Option<String> = None;
     loop {
         let mut reply = match &retry_body {
@@ -613,7 +613,7 @@ async fn http_call(
             match step {
                 Step::Done(got) if got == i => done = true,
                 Step::Done(got) => return Err(format!("call {i} answered as {got}").into()),
-                Step::Send(line) if modern => retry = Some(line),
+                Step::Send(line) if stateless => retry = Some(line),
                 Step::Send(line) => {
                     let side = client.side.as_mut().ok_or("a question without a session")?;
                     let status = side.post(line.as_bytes(), None).await?.finish().await?;
@@ -639,9 +639,9 @@ async fn http_call(
 #[allow(clippy::too_many_arguments)]
 async fn http_drive(
     addr: SocketAddr,
-    (stateless, expects_sse): (bool, Option<bool>),
+    (sessionless, expects_sse): (bool, Option<bool>),
     tool: Tool,
-    revision: Revision,
+    version: Version,
     n: usize,
     clients: usize,
     pid: Option<u32>,
@@ -649,7 +649,7 @@ async fn http_drive(
 ) -> Result<(Vec<u64>, Duration, Option<f64>)> {
     let mut conns = Vec::with_capacity(clients);
     for c in 0..clients {
-        let mut client = http_client_open(addr, stateless, tool, revision, c).await?;
+        let mut client = http_client_open(addr, sessionless, tool, version, c).await?;
         client.expects_sse = expects_sse;
         conns.push(client);
     }
@@ -662,7 +662,7 @@ async fn http_drive(
     for (phase, count, first_id) in [(0, (n / 10).clamp(100, 2000), 1_000u64), (1, n, 1_000_000)] {
         let calls = Calls {
             tool,
-            revision,
+            version,
             first_id,
             n: count,
         };

@@ -2,15 +2,15 @@
 //! `tools/call` requests and prints markdown tables of the results, side by side.
 //!
 //! ```text
-//! load all      [options]   stdio, HTTP, 1000-tool, modern, tasks and memory legs (what
+//! load all      [options]   stdio, HTTP, 1000-tool, versions, tasks and memory legs (what
 //!                           BENCHMARKS.md shows)
 //! load stdio    [options]   stdio: add and create_user, W=64 and W=1, every server
-//! load http     [options]   Streamable HTTP: M clients, stateless (JSON) and sessions (JSON
+//! load http     [options]   Streamable HTTP: M clients, sessionless (JSON) and sessions (JSON
 //!                           and SSE answers), every server with the floor (`floor --http`);
-//!                           `--addr ADDR [--pid PID] [--mode stateless|json|sse]`: a server
+//!                           `--addr ADDR [--pid PID] [--mode sessionless|json|sse]`: a server
 //!                           already listening there, `--tool` (default `add`) only
 //! load many     [options]   1000 generated tools: start, tools/list, cost per call
-//! load modern   [options]   MCP 2026-07-28 beside 2025-11-25, stdio and HTTP: add and
+//! load versions [options]   MCP 2026-07-28 beside 2025-11-25, stdio and HTTP: add and
 //!                           create_user, and confirm_add's round trips (one question each)
 //! load tasks    [options]   mcp-tool's tasks: 10 000 created and completed over stdio, in
 //!                           memory and in Redis (a redis-server of its own), 2025-11-25 and
@@ -21,8 +21,8 @@
 //! load gateway  [options]   `add` direct vs through a gateway (`--mount`, stdio to stdio):
 //!                           added latency at W=1, calls/s at W=64
 //! load custom -- CMD ARGS   drive any stdio server (`--tool add|create_user|add_async|
-//!                           confirm_add`, `--window W`, `--revision 2025|2026`; default `add`
-//!                           at W=64 and W=1 in 2025-11-25), e.g. under perf
+//!                           confirm_add`, `--window W`, `--protocol-version 2025|2026`;
+//!                           default `add` at W=64 and W=1 in 2025-11-25), e.g. under perf
 //!
 //! options: --n N (calls or tasks per run, default 20000 calls, 10000 tasks)   --repeat R (runs
 //!          per cell, default 3; every leg but `many`)
@@ -58,12 +58,12 @@ use std::thread;
 use http::{HttpMode, http_run, http_run_at};
 use many::many_leg;
 use memory::memory_leg;
-use modern::modern_leg;
 use process::{ServerCmd, clock_ticks, pin};
 use stdio::stdio_run;
 use tables::{ratio_rows, table_header, table_header_short, table_row, table_row_short};
 use tasks::tasks_leg;
-use wire::{Revision, Tool};
+use versions::versions_leg;
+use wire::{Tool, Version};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 type Result<T, E = Error> = std::result::Result<T, E>;
@@ -89,11 +89,11 @@ mod gateway;
 mod http;
 mod many;
 mod memory;
-mod modern;
 mod process;
 mod stdio;
 mod tables;
 mod tasks;
+mod versions;
 mod wire;
 
 // ---------------------------------------------------------------------------------------------
@@ -110,7 +110,7 @@ struct Options {
     /// `custom`: the tool to call and the one window to use (both windows when `None`).
     tool: Tool,
     window: Option<usize>,
-    revision: Revision,
+    version: Version,
     /// `http --addr`: a server already listening, its process and the form it answers in.
     addr: Option<SocketAddr>,
     pid: Option<u32>,
@@ -178,8 +178,16 @@ fn stdio_leg(
                     server.label,
                     tool.name()
                 );
-                let run = stdio_run(server, &[], tool, Revision::Y2025, opts.n, window, ticks)
-                    .map_err(|e| format!("{} {} W={window}: {e}", server.label, tool.name()))?;
+                let run = stdio_run(
+                    server,
+                    &[],
+                    tool,
+                    Version::V2025_11_25,
+                    opts.n,
+                    window,
+                    ticks,
+                )
+                .map_err(|e| format!("{} {} W={window}: {e}", server.label, tool.name()))?;
                 cells
                     .entry((tool, window))
                     .or_default()
@@ -218,10 +226,10 @@ fn stdio_leg(
     Ok(())
 }
 
-/// The HTTP leg's modes: stateless (JSON), and sessions both ways, so that each server is
+/// The HTTP leg's modes: sessionless (JSON), and sessions both ways, so that each server is
 /// compared with another answering in the same form (rmcp's sessions answer only SSE).
 const HTTP_MODES: [HttpMode; 3] = [
-    HttpMode::Stateless,
+    HttpMode::Sessionless,
     HttpMode::SessionJson,
     HttpMode::SessionSse,
 ];
@@ -248,7 +256,7 @@ fn http_leg(opts: &Options, ticks: f64, servers: &[ServerCmd], out: &mut String)
                         server,
                         mode,
                         tool,
-                        Revision::Y2025,
+                        Version::V2025_11_25,
                         opts.n,
                         opts.clients,
                         ticks,
@@ -315,7 +323,7 @@ fn http_at_leg(opts: &Options, addr: SocketAddr, ticks: f64, out: &mut String) -
             opts.pid,
             opts.mode,
             opts.tool,
-            opts.revision,
+            opts.version,
             opts.n,
             opts.clients,
             ticks,
@@ -398,7 +406,7 @@ fn custom_leg(opts: &Options, ticks: f64, command: &[String], out: &mut String) 
                 &server,
                 &[],
                 opts.tool,
-                opts.revision,
+                opts.version,
                 opts.n,
                 window,
                 ticks,
@@ -480,7 +488,7 @@ fn build_siblings(dir: &Path) -> Result<()> {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: load <all|stdio|http|many|modern|tasks|memory|diag|custom -- CMD ARGS> [--n N] [--repeat R] [--clients M] [--servers a,b] [--tool T] [--window W] [--revision 2025|2026] [--addr ADDR] [--pid PID] [--mode stateless|json|sse] [--quick] [--no-build] [--pin]"
+        "usage: load <all|stdio|http|many|versions|tasks|memory|diag|custom -- CMD ARGS> [--n N] [--repeat R] [--clients M] [--servers a,b] [--tool T] [--window W] [--protocol-version 2025|2026] [--addr ADDR] [--pid PID] [--mode sessionless|json|sse] [--quick] [--no-build] [--pin]"
     );
     std::process::exit(2)
 }
@@ -501,10 +509,10 @@ fn main() -> Result<()> {
         dir,
         tool: Tool::Add,
         window: None,
-        revision: Revision::Y2025,
+        version: Version::V2025_11_25,
         addr: None,
         pid: None,
-        mode: HttpMode::Stateless,
+        mode: HttpMode::Sessionless,
     };
     let mut command = Vec::new();
     let mut build = true;
@@ -533,10 +541,10 @@ fn main() -> Result<()> {
                     _ => usage(),
                 };
             }
-            "--revision" => {
-                opts.revision = match value("--revision").as_str() {
-                    "2025" | "2025-11-25" => Revision::Y2025,
-                    "2026" | "2026-07-28" => Revision::Y2026,
+            "--protocol-version" => {
+                opts.version = match value("--protocol-version").as_str() {
+                    "2025" | "2025-11-25" => Version::V2025_11_25,
+                    "2026" | "2026-07-28" => Version::V2026_07_28,
                     _ => usage(),
                 };
             }
@@ -547,7 +555,7 @@ fn main() -> Result<()> {
             "--pid" => opts.pid = Some(value("--pid").parse()?),
             "--mode" => {
                 opts.mode = match value("--mode").as_str() {
-                    "stateless" => HttpMode::Stateless,
+                    "sessionless" => HttpMode::Sessionless,
                     "json" => HttpMode::SessionJson,
                     "sse" => HttpMode::SessionSse,
                     _ => usage(),
@@ -594,13 +602,13 @@ fn main() -> Result<()> {
             stdio_leg(&opts, ticks, &servers, &STDIO_SCENARIOS, &mut out)?;
             http_leg(&opts, ticks, &servers, &mut out)?;
             many_section(&opts, ticks, &mut out)?;
-            modern_leg(&opts, ticks, &servers, &mut out)?;
+            versions_leg(&opts, ticks, &servers, &mut out)?;
             tasks_leg(&opts, ticks, &servers, &mut out)?;
             memory_leg(&opts, ticks, &servers, &mut out)?;
         }
         "memory" => memory_leg(&opts, ticks, &servers, &mut out)?,
         "tasks" => tasks_leg(&opts, ticks, &servers, &mut out)?,
-        "modern" => modern_leg(&opts, ticks, &servers, &mut out)?,
+        "versions" => versions_leg(&opts, ticks, &servers, &mut out)?,
         "stdio" => stdio_leg(&opts, ticks, &servers, &STDIO_SCENARIOS, &mut out)?,
         "diag" => {
             let ours = [server_cmd(&opts.dir, "mcp-tool")];

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use super::process::{CpuSample, ServerCmd, peak_rss_kib, percentile, reap};
 use super::stdio::Stdio2;
 use super::tables::median_f;
-use super::wire::{Calls, Revision, Tool};
+use super::wire::{Calls, Tool, Version};
 use super::{Result, Run};
 
 #[derive(Debug, Default, Clone)]
@@ -29,7 +29,7 @@ fn start_and_list(server: &ServerCmd) -> Result<(f64, f64, usize)> {
     let mut lists = Vec::new();
     let mut bytes = 0;
     for round in 0..5 {
-        let (mut conn, started) = Stdio2::start(server, &[], Revision::Y2025, false)?;
+        let (mut conn, started) = Stdio2::start(server, &[], Version::V2025_11_25, false)?;
         starts.push(started.as_secs_f64() * 1e3);
         if round == 0 {
             for k in 0..21 {
@@ -111,11 +111,11 @@ pub(crate) fn many_run(server: &ServerCmd, n: usize, window: usize, ticks: f64) 
             i + 1
         )
     };
-    let (conn, started) = Stdio2::start(server, &[], Revision::Y2025, false)?;
+    let (conn, started) = Stdio2::start(server, &[], Version::V2025_11_25, false)?;
     let pid = conn.child.id();
     let warm = Calls {
         tool: Tool::Add,
-        revision: Revision::Y2025,
+        version: Version::V2025_11_25,
         first_id: 1_000,
         n: (n / 10).clamp(100, 2000),
     };

@@ -25,7 +25,7 @@ use super::http::{free_port, http_client::Conn};
 use super::process::{ServerCmd, cpu_seconds};
 use super::stdio::Stdio2;
 use super::tables::{median_f, thousands};
-use super::wire::{INITIALIZED, PROTOCOL, Revision, initialize_line};
+use super::wire::{INITIALIZED, V2025_11_25, Version, initialize_line};
 use super::{Options, Result};
 
 /// How long each `wait` call sleeps: longer than sending N calls takes the slowest server.
@@ -81,7 +81,7 @@ fn stdio_figures(
     calls: bool,
     ticks: f64,
 ) -> Result<(u64, Option<u64>)> {
-    let (mut conn, _) = Stdio2::start(server, &[], Revision::Y2025, false)?;
+    let (mut conn, _) = Stdio2::start(server, &[], Version::V2025_11_25, false)?;
     let pid = conn.child.id();
     let idle = settled_rss(pid, ticks)?;
     if !calls {
@@ -189,7 +189,7 @@ fn http_figures(
         // The sessions are still there: the first and the last answer a ping.
         runtime.block_on(async {
             for session in [first, last] {
-                let mut conn = Conn::open(addr, PROTOCOL).await?;
+                let mut conn = Conn::open(addr, V2025_11_25).await?;
                 conn.session = Some(session.clone());
                 let mut reply = conn
                     .post(br#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#, None)
@@ -217,7 +217,7 @@ async fn open_sessions(addr: SocketAddr, n: usize) -> Result<(String, String)> {
     let mut tasks = Vec::new();
     for c in 0..SESSION_CONNS {
         tasks.push(tokio::spawn(async move {
-            let mut conn = Conn::open(addr, PROTOCOL).await?;
+            let mut conn = Conn::open(addr, V2025_11_25).await?;
             let mut ids = Vec::new();
             for i in (c..n).step_by(SESSION_CONNS) {
                 conn.session = None;

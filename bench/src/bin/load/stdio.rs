@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::process::{CpuSample, ServerCmd, peak_rss_kib, percentile, reap};
 use super::wire::{
-    Calls, INITIALIZED, MODERN, Revision, Step, Tool, discover_line, initialize_line,
+    Calls, INITIALIZED, Step, Tool, V2026_07_28, Version, discover_line, initialize_line,
 };
 use super::{Result, Run};
 
@@ -37,7 +37,7 @@ impl Stdio2 {
     pub(crate) fn start(
         server: &ServerCmd,
         extra: &[String],
-        revision: Revision,
+        version: Version,
         elicits: bool,
     ) -> Result<(Stdio2, Duration)> {
         let t = Instant::now();
@@ -50,8 +50,8 @@ impl Stdio2 {
             input,
             line: String::new(),
         };
-        match revision {
-            Revision::Y2025 => {
+        match version {
+            Version::V2025_11_25 => {
                 conn.send(&initialize_line(0, elicits))?;
                 let answer = conn.recv()?;
                 let started = t.elapsed();
@@ -61,11 +61,11 @@ impl Stdio2 {
                 conn.send(INITIALIZED)?;
                 Ok((conn, started))
             }
-            Revision::Y2026 => {
+            Version::V2026_07_28 => {
                 conn.send(&discover_line(0))?;
                 let answer = conn.recv()?;
                 let started = t.elapsed();
-                if !answer.contains("\"supportedVersions\"") || !answer.contains(MODERN) {
+                if !answer.contains("\"supportedVersions\"") || !answer.contains(V2026_07_28) {
                     return Err(
                         format!("{}: bad server/discover answer: {answer}", server.label).into(),
                     );
@@ -207,17 +207,17 @@ impl Stdio2Parts {
     }
 }
 
-/// One stdio run: start, warm up, `n` calls of `tool` in `revision` with `window` in flight.
+/// One stdio run: start, warm up, `n` calls of `tool` in `version` with `window` in flight.
 pub(crate) fn stdio_run(
     server: &ServerCmd,
     extra: &[String],
     tool: Tool,
-    revision: Revision,
+    version: Version,
     n: usize,
     window: usize,
     ticks: f64,
 ) -> Result<Run> {
-    let (mut conn, started) = Stdio2::start(server, extra, revision, tool == Tool::ConfirmAdd)?;
+    let (mut conn, started) = Stdio2::start(server, extra, version, tool == Tool::ConfirmAdd)?;
     if tool == Tool::MountedAdd {
         conn.wait_for_tool(tool.name())?;
     }
@@ -225,7 +225,7 @@ pub(crate) fn stdio_run(
     // Warm-up: a tenth of the run, at the same window.
     let warm = Calls {
         tool,
-        revision,
+        version,
         first_id: 1_000,
         n: (n / 10).clamp(100, 2000),
     };

@@ -36,13 +36,13 @@ use serde_json::value::RawValue;
 use super::process::{CpuSample, ServerCmd, peak_rss_kib, percentile, reap};
 use super::stdio::{Feed, Stdio2, Stdio2Parts, spawn_writer};
 use super::tables::{median_f, thousands};
-use super::wire::{MODERN, PROTOCOL, Revision};
+use super::wire::{V2025_11_25, V2026_07_28, Version};
 use super::{Options, Result};
 
 /// The tool every task runs.
 const TOOL: &str = "quick_job";
 
-/// A 2026-07-28 request's `_meta`: the revision, the client's capabilities (the tasks
+/// A 2026-07-28 request's `_meta`: the version, the client's capabilities (the tasks
 /// extension) and who it is.
 const META_TASKS: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}},"io.modelcontextprotocol/clientInfo":{"name":"mcp-tool-bench","version":"0.1.0"}}"#;
 
@@ -151,10 +151,10 @@ struct TextBlock<'a> {
     text: std::borrow::Cow<'a, str>,
 }
 
-/// The tasks of one phase: `n` tasks in `revision`, ids from `first`.
+/// The tasks of one phase: `n` tasks in `version`, ids from `first`.
 #[derive(Debug, Clone, Copy)]
 struct Phase {
-    revision: Revision,
+    version: Version,
     first: u64,
     n: usize,
 }
@@ -176,11 +176,11 @@ enum Step {
 impl Phase {
     fn create(&self, i: usize) -> String {
         let id = self.first + i as u64;
-        match self.revision {
-            Revision::Y2025 => format!(
+        match self.version {
+            Version::V2025_11_25 => format!(
                 r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{TOOL}","arguments":{{"n":{i}}},"task":{{}}}}}}"#
             ),
-            Revision::Y2026 => format!(
+            Version::V2026_07_28 => format!(
                 r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{TOOL}","arguments":{{"n":{i}}},{META_TASKS}}}}}"#
             ),
         }
@@ -188,11 +188,11 @@ impl Phase {
 
     fn follow_up(&self, i: usize, k: u64, task_id: &str) -> String {
         let id = self.first + k * STRIDE + i as u64;
-        match self.revision {
-            Revision::Y2025 => format!(
+        match self.version {
+            Version::V2025_11_25 => format!(
                 r#"{{"jsonrpc":"2.0","id":{id},"method":"tasks/result","params":{{"taskId":"{task_id}"}}}}"#
             ),
-            Revision::Y2026 => format!(
+            Version::V2026_07_28 => format!(
                 r#"{{"jsonrpc":"2.0","id":{id},"method":"tasks/get","params":{{"taskId":"{task_id}",{META_TASKS}}}}}"#
             ),
         }
@@ -242,19 +242,19 @@ impl Phase {
             .ok_or_else(|| format!("task {i}: neither result nor error"))?
             .get();
         let bad = |e: serde_json::Error| format!("task {i}: bad answer ({e}): {result}");
-        match (self.revision, k) {
-            (Revision::Y2025, 0) => {
+        match (self.version, k) {
+            (Version::V2025_11_25, 0) => {
                 let c: Created2025<'_> = serde_json::from_str(result).map_err(bad)?;
                 if c.task.status != "working" && c.task.status != "completed" {
                     return Err(format!("task {i}: created as {}", c.task.status));
                 }
                 Ok(Step::Created(i, self.follow_up(i, 1, c.task.task_id)))
             }
-            (Revision::Y2025, _) => {
+            (Version::V2025_11_25, _) => {
                 Self::check(i, result)?;
                 Ok(Step::Done(i))
             }
-            (Revision::Y2026, _) => {
+            (Version::V2026_07_28, _) => {
                 let t: TaskFields<'_> = serde_json::from_str(result).map_err(bad)?;
                 if k == 0 {
                     return match t.result_type {
@@ -503,7 +503,7 @@ fn stop_child(mut child: Child, why: &str) -> super::Error {
 fn task_run(
     server: &ServerCmd,
     mut redis: Option<&mut Redis>,
-    revision: Revision,
+    version: Version,
     n: usize,
     window: usize,
     ticks: f64,
@@ -513,10 +513,10 @@ fn task_run(
         r.command(&["FLUSHALL"])?;
         extra = vec!["--task-store".to_owned(), r.url()];
     }
-    let (conn, _) = Stdio2::start(server, &extra, revision, false)?;
+    let (conn, _) = Stdio2::start(server, &extra, version, false)?;
     let pid = conn.child.id();
     let warm = Phase {
-        revision,
+        version,
         first: 1_000,
         n: (n / 10).clamp(100, 2000),
     };
@@ -583,10 +583,10 @@ fn task_run(
 // ---------------------------------------------------------------------------------------------
 // The leg
 
-/// A row: a server, a store, a revision, a window.
+/// A row: a server, a store, a version, a window.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct Cell {
-    revision: Revision,
+    version: Version,
     window: std::cmp::Reverse<usize>,
     label: String,
     store: Store,
@@ -630,15 +630,15 @@ pub(crate) fn tasks_leg(
         vec![Store::Memory]
     };
     let mut plan = Vec::new();
-    for revision in [Revision::Y2025, Revision::Y2026] {
+    for version in [Version::V2025_11_25, Version::V2026_07_28] {
         for window in opts.window.map_or(WINDOWS.to_vec(), |w| vec![w]) {
             for server in &ours {
                 for &store in &stores {
-                    plan.push((*server, store, revision, window));
+                    plan.push((*server, store, version, window));
                 }
             }
-            if with_rmcp && revision == Revision::Y2026 {
-                plan.push((&rmcp, Store::Memory, revision, window));
+            if with_rmcp && version == Version::V2026_07_28 {
+                plan.push((&rmcp, Store::Memory, version, window));
             }
         }
     }
@@ -647,31 +647,31 @@ pub(crate) fn tasks_leg(
         for rep in 0..opts.repeat {
             for k in 0..plan.len() {
                 // Rotate the order each repetition.
-                let (server, store, revision, window) = plan[(k + rep) % plan.len()];
+                let (server, store, version, window) = plan[(k + rep) % plan.len()];
                 eprint!(
                     "\r\x1b[Ktasks run {}/{}: {} {} {} W={window} …",
                     rep + 1,
                     opts.repeat,
                     server.label,
                     store.name(),
-                    revision.version()
+                    version.as_str()
                 );
                 let r = if store == Store::Redis {
                     redis.as_mut()
                 } else {
                     None
                 };
-                let run = task_run(server, r, revision, n, window, ticks).map_err(|e| {
+                let run = task_run(server, r, version, n, window, ticks).map_err(|e| {
                     format!(
                         "{} {} {} W={window}: {e}",
                         server.label,
                         store.name(),
-                        revision.version()
+                        version.as_str()
                     )
                 })?;
                 cells
                     .entry(Cell {
-                        revision,
+                        version,
                         window: std::cmp::Reverse(window),
                         label: server.label.clone(),
                         store,
@@ -692,12 +692,14 @@ pub(crate) fn tasks_leg(
         "### Tasks: N = {n} tasks of `{TOOL}` created and completed per run over stdio, median of {} runs (tasks/s range in brackets)\n",
         opts.repeat
     );
-    for revision in [Revision::Y2025, Revision::Y2026] {
-        let how = match revision {
-            Revision::Y2025 => format!("{PROTOCOL}: `tools/call` with `task`, then `tasks/result`"),
-            Revision::Y2026 => {
+    for version in [Version::V2025_11_25, Version::V2026_07_28] {
+        let how = match version {
+            Version::V2025_11_25 => {
+                format!("{V2025_11_25}: `tools/call` with `task`, then `tasks/result`")
+            }
+            Version::V2026_07_28 => {
                 format!(
-                    "{MODERN}: `tools/call` (tasks extension), then `tasks/get` until completed"
+                    "{V2026_07_28}: `tools/call` (tasks extension), then `tasks/get` until completed"
                 )
             }
         };
@@ -710,7 +712,7 @@ pub(crate) fn tasks_leg(
             out,
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
         );
-        for (cell, runs) in cells.iter().filter(|(c, _)| c.revision == revision) {
+        for (cell, runs) in cells.iter().filter(|(c, _)| c.version == version) {
             row(out, cell, runs);
         }
         out.push('\n');

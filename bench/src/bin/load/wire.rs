@@ -1,4 +1,4 @@
-//! What the driver sends and how it reads the answers: the tools, the two protocol revisions
+//! What the driver sends and how it reads the answers: the tools, the two protocol versions
 //! (2025-11-25 after `initialize`; 2026-07-28 stateless, with `_meta` in every request), and
 //! the check of every message a server sends back.
 
@@ -8,33 +8,33 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-/// The revision with a handshake and sessions (every server here speaks it).
-pub(crate) const PROTOCOL: &str = "2025-11-25";
+/// The version with a handshake and sessions (every server here speaks it).
+pub(crate) const V2025_11_25: &str = "2025-11-25";
 
-/// The stateless revision: no `initialize`, `_meta` in every request.
-pub(crate) const MODERN: &str = "2026-07-28";
+/// The stateless version: no `initialize`, `_meta` in every request.
+pub(crate) const V2026_07_28: &str = "2026-07-28";
 
-/// A request's `_meta` in 2026-07-28: the revision, the client's capabilities (it answers
+/// A request's `_meta` in 2026-07-28: the version, the client's capabilities (it answers
 /// elicitations) and who it is.
 const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}},"io.modelcontextprotocol/clientInfo":{"name":"mcp-tool-bench","version":"0.1.0"}}"#;
 
 /// The ids of the retries of an input-required round: the first call's id plus this.
 const RETRY: u64 = 1 << 40;
 
-/// The protocol revision a run speaks.
+/// The protocol version a run speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum Revision {
+pub(crate) enum Version {
     /// 2025-11-25: `initialize`, then calls; a question is a request to the client.
-    Y2025,
+    V2025_11_25,
     /// 2026-07-28: no `initialize`; a question is an input-required answer and a retry.
-    Y2026,
+    V2026_07_28,
 }
 
-impl Revision {
-    pub(crate) fn version(self) -> &'static str {
+impl Version {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
-            Revision::Y2025 => PROTOCOL,
-            Revision::Y2026 => MODERN,
+            Version::V2025_11_25 => V2025_11_25,
+            Version::V2026_07_28 => V2026_07_28,
         }
     }
 }
@@ -46,7 +46,7 @@ pub(crate) enum Tool {
     CreateUser,
     /// `add` written as an `async fn` (only `bench-server` has it; the `diag` leg).
     AddAsync,
-    /// `add` after asking the user once (`confirm_add`; the `modern` leg). The driver
+    /// `add` after asking the user once (`confirm_add`; the `versions` leg). The driver
     /// accepts with `{"confirm": true}`.
     ConfirmAdd,
     /// `add` of a server mounted as `remote` (the `gateway` leg): `remote__add`.
@@ -200,11 +200,11 @@ pub(crate) enum Step {
     Skip,
 }
 
-/// The calls of one phase of a run: `n` calls of `tool` in `revision`, ids from `first_id`.
+/// The calls of one phase of a run: `n` calls of `tool` in `version`, ids from `first_id`.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Calls {
     pub(crate) tool: Tool,
-    pub(crate) revision: Revision,
+    pub(crate) version: Version,
     pub(crate) first_id: u64,
     pub(crate) n: usize,
 }
@@ -214,11 +214,11 @@ impl Calls {
     pub(crate) fn line(&self, i: usize) -> String {
         let id = self.first_id + i as u64;
         let (name, arguments) = (self.tool.name(), self.tool.arguments(i));
-        match self.revision {
-            Revision::Y2025 => format!(
+        match self.version {
+            Version::V2025_11_25 => format!(
                 r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{name}","arguments":{arguments}}}}}"#
             ),
-            Revision::Y2026 => format!(
+            Version::V2026_07_28 => format!(
                 r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{name}","arguments":{arguments},{META}}}}}"#
             ),
         }
@@ -247,7 +247,7 @@ impl Calls {
             };
             if method != "elicitation/create"
                 || self.tool != Tool::ConfirmAdd
-                || self.revision != Revision::Y2025
+                || self.version != Version::V2025_11_25
             {
                 return Err(format!("an unexpected request from the server: {text}"));
             }
@@ -273,7 +273,7 @@ impl Calls {
             .ok_or_else(|| format!("call {i}: neither result nor error"))?;
         let result: CallResult<'_> = serde_json::from_str(result.get())
             .map_err(|e| format!("call {i}: bad result ({e}): {}", result.get()))?;
-        if self.revision == Revision::Y2026 {
+        if self.version == Version::V2026_07_28 {
             match result.result_type.as_deref() {
                 Some("complete") => {}
                 Some("input_required") if self.tool == Tool::ConfirmAdd && !retried => {
@@ -334,8 +334,10 @@ impl Calls {
             }
             _ => return self.read(text),
         };
-        match (self.revision, result.1.result_type.as_deref()) {
-            (Revision::Y2025, _) | (Revision::Y2026, Some("complete")) => Ok(Step::Done(result.0)),
+        match (self.version, result.1.result_type.as_deref()) {
+            (Version::V2025_11_25, _) | (Version::V2026_07_28, Some("complete")) => {
+                Ok(Step::Done(result.0))
+            }
             _ => self.read(text),
         }
     }
@@ -349,13 +351,13 @@ pub(crate) fn initialize_line(id: u64, elicits: bool) -> String {
         "{}"
     };
     format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"method":"initialize","params":{{"protocolVersion":"{PROTOCOL}","capabilities":{capabilities},"clientInfo":{{"name":"mcp-tool-bench","version":"0.1.0"}}}}}}"#
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"initialize","params":{{"protocolVersion":"{V2025_11_25}","capabilities":{capabilities},"clientInfo":{{"name":"mcp-tool-bench","version":"0.1.0"}}}}}}"#
     )
 }
 
 pub(crate) const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
 
-/// `server/discover` (2026-07-28), the revision's first request.
+/// `server/discover` (2026-07-28), the version's first request.
 pub(crate) fn discover_line(id: u64) -> String {
     format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"server/discover","params":{{{META}}}}}"#)
 }

@@ -1,5 +1,5 @@
 //! The typed wire model: every result, notification and request the server sends, as derived
-//! `Serialize` types that borrow from what they describe. A revision that knows fewer fields
+//! `Serialize` types that borrow from what they describe. A version that knows fewer fields
 //! gets a view of the same type with those fields left out (`None` is never written), not an
 //! edited `Value`.
 
@@ -8,11 +8,11 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Number, Value};
 
 use super::content::{Content, ResourceContents};
-mod modern;
+mod stateless;
 mod tasks;
 
-pub(crate) use modern::*;
-pub use modern::{CacheHints, CacheScope, Root};
+pub(crate) use stateless::*;
+pub use stateless::{CacheHints, CacheScope, Root};
 pub(crate) use tasks::*;
 
 /// `{}`: the result of `ping`, `logging/setLevel`, `resources/subscribe`, and a capability
@@ -209,10 +209,10 @@ pub(crate) struct ListTools<'a> {
     pub(crate) next_cursor: Option<String>,
 }
 
-/// The result of `tools/call` for a revision without structured content.
+/// The result of `tools/call` for a version without structured content.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct LegacyCallToolResult<'a> {
+pub(crate) struct UnstructuredCallToolResult<'a> {
     pub(crate) content: Vec<std::borrow::Cow<'a, Content>>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub(crate) is_error: bool,

@@ -1,11 +1,22 @@
-//! The handlers of the methods, grouped by family: `tools` (`tools/list`, `tools/call`),
-//! `offerings` (resources, prompts, completion),
-//! `tasks` (the tasks methods and a task's wire shapes) with `task_run` (a call that runs as a
-//! task). The dispatch table (`super::dispatch`) routes each request here; the state they
-//! work on sits below them (the session, the shared server, the catalog, the task store).
+//! The handlers of the methods: plain functions grouped by family, each taking the request as
+//! its handler sees it ([`Cx`](crate::server::request::Cx)) and its typed params. The dispatch
+//! table (`super::dispatch`) routes each request to one of them; the state they work on sits
+//! below them (the session, the shared server, the catalog, the task store).
+//!
+//! - `lifecycle`: `initialize`, `ping`, `logging/setLevel`, `server/discover`;
+//! - `tools`: `tools/list`, `tools/call`, with `task_run` (a call that runs as a task);
+//! - `resources`, `prompts` (sharing `offered`), `completion`;
+//! - `tasks`: the tasks methods and a task's wire shapes;
+//! - `skills`: the skills extension's methods;
+//! - `subscriptions`: `subscriptions/listen`.
 
-pub(crate) mod offerings;
+pub(crate) mod completion;
+pub(crate) mod lifecycle;
+mod offered;
+pub(crate) mod prompts;
+pub(crate) mod resources;
 pub(crate) mod skills;
+pub(crate) mod subscriptions;
 pub(crate) mod task_run;
 pub(crate) mod tasks;
 pub(crate) mod tools;

@@ -1,29 +1,32 @@
 //! The methods of the skills extension (`skills/list`, `skills/get`,
 //! `resources/directory/read`), answered from the skills loaded at start.
 
-use std::sync::Arc;
-
 use crate::protocol::request::Request;
-use crate::server::request::Req;
-use crate::server::session::Session;
+use crate::server::request::Cx;
 
-impl Session {
-    /// The methods of the skills extension: `skills/list`, `skills/get` and
-    /// `resources/directory/read`.
-    pub(crate) fn skills(self: &Arc<Self>, req: &Req<'_>, request: &Request<'_>) {
-        let offerings = self.server.offerings();
-        #[cfg(feature = "skills")]
-        if let Some(skills) = &offerings.skills {
-            let response = answer(self, req, skills, request);
-            self.respond(req.id(), response);
-        }
-        #[cfg(not(feature = "skills"))]
-        let _ = (req, request, offerings);
-    }
+/// `skills/list`: the skills, a page at a time.
+pub(crate) fn list(cx: &Cx<'_>, request: &Request<'_>) {
+    skills(cx, request);
 }
 
-#[cfg(feature = "skills")]
-use serve::answer;
+/// `skills/get`: one skill, by the URI of its `SKILL.md`.
+pub(crate) fn get(cx: &Cx<'_>, request: &Request<'_>) {
+    skills(cx, request);
+}
+
+/// `resources/directory/read`: the files of a skill's directory, a page at a time.
+pub(crate) fn directory(cx: &Cx<'_>, request: &Request<'_>) {
+    skills(cx, request);
+}
+
+/// The methods of the skills extension, answered from the skills loaded at start (the
+/// dispatch table refuses them with -32601 when the server has none).
+fn skills(cx: &Cx<'_>, request: &Request<'_>) {
+    let offerings = cx.server().offerings();
+    if let Some(response) = serve::answer(cx, &offerings, request) {
+        cx.respond(response);
+    }
+}
 
 #[cfg(feature = "skills")]
 mod serve {
@@ -36,8 +39,8 @@ mod serve {
     use crate::protocol::request::{Method, Request};
     use crate::protocol::{RpcError, code, jsonrpc};
     use crate::server::catalog::page_index;
-    use crate::server::request::{Req, response};
-    use crate::server::session::Session;
+    use crate::server::offerings::Offerings;
+    use crate::server::request::Cx;
     use crate::server::skills::load::{Child, SKILL_MD, Skill, Skills};
 
     #[derive(Deserialize)]
@@ -92,16 +95,21 @@ mod serve {
         ))
     }
 
-    /// The response to a skills method.
+    /// The response to a skills method, if the server has skills.
     pub(super) fn answer(
-        session: &Session,
-        req: &Req<'_>,
-        skills: &Skills,
+        cx: &Cx<'_>,
+        offerings: &Offerings,
         request: &Request<'_>,
-    ) -> Reply {
+    ) -> Option<Reply> {
+        let skills = offerings.skills.as_ref()?;
+        Some(respond(cx, skills, request))
+    }
+
+    /// The response to a skills method.
+    fn respond(cx: &Cx<'_>, skills: &Skills, request: &Request<'_>) -> Reply {
         let (method, params) = (request.method, request.params);
-        let size = session.server.catalog().page_size();
-        let id = req.id();
+        let size = cx.server().catalog().page_size();
+        let id = cx.id();
         let params = match jsonrpc::parse_params::<Params<'_>>(params) {
             Ok(p) => p.unwrap_or(Params {
                 uri: None,
@@ -111,25 +119,13 @@ mod serve {
         };
         let cursor = params.cursor.as_deref();
         let bad_cursor = || invalid("Invalid cursor".into(), None);
-        fn reply<T: Serialize>(
-            session: &Session,
-            req: &Req<'_>,
-            outcome: Result<T, RpcError>,
-        ) -> Reply {
-            let shared = &session.server.shared;
-            response(
-                req.id(),
-                session.era(req),
-                &shared.info,
-                outcome,
-                Some(shared.hints),
-            )
+        fn reply<T: Serialize>(cx: &Cx<'_>, outcome: Result<T, RpcError>) -> Reply {
+            cx.reply(outcome, Some(cx.server().shared.hints))
         }
         let needs_uri = || invalid(format!("`{}` needs a `uri`", request.name), None);
         match method {
             Method::SkillsList => reply(
-                session,
-                req,
+                cx,
                 page(&skills.skills, size, cursor)
                     .map(|(skills, next_cursor)| ListSkills {
                         skills,
@@ -137,13 +133,13 @@ mod serve {
                     })
                     .ok_or_else(bad_cursor),
             ),
-            Method::SkillsGet => reply(session, req, params.uri.ok_or_else(needs_uri).and_then(|uri| {
+            Method::SkillsGet => reply(cx, params.uri.ok_or_else(needs_uri).and_then(|uri| {
                 skills
                     .skill(&uri)
                     .map(|skill| GetSkill { skill })
                     .ok_or_else(|| unknown_skill(&uri))
             })),
-            _ => reply(session, req, params.uri.ok_or_else(needs_uri).and_then(|uri| {
+            _ => reply(cx, params.uri.ok_or_else(needs_uri).and_then(|uri| {
                 let children = skills.directories.get(&*uri).ok_or_else(|| {
                     invalid(
                         format!(
@@ -170,5 +166,19 @@ mod serve {
             ),
             Some(uri),
         )
+    }
+}
+
+/// Without skills (the `skills` feature) no server has any: dispatch answers -32601 before
+/// these methods would come here.
+#[cfg(not(feature = "skills"))]
+mod serve {
+    use crate::protocol::jsonrpc::Reply;
+    use crate::protocol::request::Request;
+    use crate::server::offerings::Offerings;
+    use crate::server::request::Cx;
+
+    pub(super) fn answer(_: &Cx<'_>, _: &Offerings, _: &Request<'_>) -> Option<Reply> {
+        None
     }
 }

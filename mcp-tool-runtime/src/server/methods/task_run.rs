@@ -17,12 +17,13 @@ use tokio::sync::Notify;
 
 use crate::protocol::jsonrpc::Reply;
 use crate::protocol::wire::InputRequest;
-use crate::protocol::{Era, LogLevel, RpcError, code, jsonrpc};
+use crate::protocol::{LogLevel, ProtocolVersion, RpcError, code, jsonrpc};
 use crate::tool::context::{Answer, Connection};
 use crate::tool::input::Finish;
 use crate::tool::{Batch, Ctx, ToolResult};
 
 use super::tasks::{created_response, send_status, tag};
+use crate::server::handle::ServerHandle;
 use crate::server::session::Session;
 use crate::server::tasks::store::{TaskChange, TaskOutcome, TaskRecord, TaskStatus, now_ms};
 use crate::server::tasks::{Local, Tasks, store_error};
@@ -38,7 +39,7 @@ pub(crate) struct TaskConnection {
     session: Arc<Session>,
     inner: Arc<dyn Connection>,
     id: Arc<str>,
-    era: Era,
+    version: ProtocolVersion,
     wake: Arc<Notify>,
     unnamed: AtomicU32,
 }
@@ -48,13 +49,13 @@ impl TaskConnection {
         session: Arc<Session>,
         inner: Arc<dyn Connection>,
         id: &str,
-        era: Era,
+        version: ProtocolVersion,
     ) -> Self {
         TaskConnection {
             session,
             inner,
             id: id.into(),
-            era,
+            version,
             wake: Arc::new(Notify::new()),
             unnamed: AtomicU32::new(0),
         }
@@ -87,7 +88,7 @@ impl TaskConnection {
             .await
             .map_err(store_error)?;
         if let Some(record) = &record
-            && !self.era.is_stateless()
+            && !self.version.is_stateless()
         {
             send_status(&self.session, record);
         }
@@ -125,7 +126,7 @@ impl TaskConnection {
 impl Connection for TaskConnection {
     fn send(&self, _related: Option<&Arc<str>>, message: String) {
         // 2026-07-28 has no notifications for a task's progress or logs.
-        if !self.era.is_stateless() {
+        if !self.version.is_stateless() {
             // The request that started the task was answered: its messages go on the
             // session's own stream.
             self.inner.send(None, self.tagged(&message));
@@ -139,7 +140,7 @@ impl Connection for TaskConnection {
         params: String,
     ) -> Answer<'a> {
         Box::pin(async move {
-            if self.era.is_stateless() {
+            if self.version.is_stateless() {
                 return Err(RpcError::new(
                     code::INTERNAL_ERROR,
                     format!(
@@ -181,7 +182,7 @@ impl Connection for TaskConnection {
                 request: serde_json::to_value(request).unwrap_or(Value::Null),
             })
             .await?;
-            if self.era.is_stateless() {
+            if self.version.is_stateless() {
                 return self.answer(&key).await;
             }
             // 2025-11-25: a request on the session, tagged with the task.
@@ -200,7 +201,7 @@ impl Connection for TaskConnection {
     }
 
     fn logs(&self, level: LogLevel) -> bool {
-        !self.era.is_stateless() && self.inner.logs(level)
+        !self.version.is_stateless() && self.inner.logs(level)
     }
 
     fn change_tools(
@@ -215,7 +216,7 @@ impl Connection for TaskConnection {
         self.inner.active_tools()
     }
 
-    fn server(&self) -> &(dyn std::any::Any + Send + Sync) {
+    fn server(&self) -> &ServerHandle {
         self.inner.server()
     }
 }
@@ -226,7 +227,7 @@ impl Connection for TaskConnection {
 pub(crate) fn start(
     session: &Arc<Session>,
     id: &str,
-    era: Era,
+    version: ProtocolVersion,
     record: TaskRecord,
     ctx: &Ctx,
     run: Run,
@@ -235,7 +236,7 @@ pub(crate) fn start(
         session.clone(),
         ctx.state.conn.clone(),
         &record.id,
-        era,
+        version,
     ));
     let wake = task.wake.clone();
     let _ = ctx.state.task.set(task);
@@ -247,7 +248,7 @@ pub(crate) fn start(
     // The table is locked while spawning, so the task cannot remove its entry before it is
     // inserted.
     let mut local = tasks.lock();
-    let runner = tokio::spawn(drive(session.clone(), request_id, era, record, run));
+    let runner = tokio::spawn(drive(session.clone(), request_id, version, record, run));
     local.insert(
         task_id,
         Local {
@@ -259,7 +260,13 @@ pub(crate) fn start(
 }
 
 /// The life of a task, after its call was decided to be one.
-async fn drive(session: Arc<Session>, request_id: String, era: Era, record: TaskRecord, run: Run) {
+async fn drive(
+    session: Arc<Session>,
+    request_id: String,
+    version: ProtocolVersion,
+    record: TaskRecord,
+    run: Run,
+) {
     let tasks = &session.server.shared.tasks;
     let id = record.id.clone();
     let max = tasks.settings.max_per_owner;
@@ -271,7 +278,7 @@ async fn drive(session: Arc<Session>, request_id: String, era: Era, record: Task
     }
     session.respond(
         &request_id,
-        Reply::result(created_response(&session, &request_id, era, &record)),
+        Reply::result(created_response(&session, &request_id, version, &record)),
     );
     let finish = tokio::select! {
         finish = run => finish,
@@ -284,7 +291,7 @@ async fn drive(session: Arc<Session>, request_id: String, era: Era, record: Task
     let outcome = match finish {
         Finish::Done(mut result) => match result.protocol_error.take() {
             Some(e) => TaskOutcome::Error(e),
-            None => TaskOutcome::Result(result_value(&result, era, &session)),
+            None => TaskOutcome::Result(result_value(&result, version, &session)),
         },
         Finish::NeedsInput => TaskOutcome::Error(RpcError::new(
             code::INTERNAL_ERROR,
@@ -292,7 +299,7 @@ async fn drive(session: Arc<Session>, request_id: String, era: Era, record: Task
         )),
     };
     match tasks.store.change(&id, TaskChange::Finish(outcome)).await {
-        Ok(Some(done)) if !era.is_stateless() => send_status(&session, &done),
+        Ok(Some(done)) if !version.is_stateless() => send_status(&session, &done),
         Ok(_) => {}
         Err(e) => tracing::error!(task = %id, error = %e, "the task's outcome could not be stored"),
     }
@@ -302,9 +309,9 @@ async fn drive(session: Arc<Session>, request_id: String, era: Era, record: Task
     }
 }
 
-/// A call's result as its request would have been answered (the era's `CallToolResult`).
-fn result_value(result: &ToolResult, era: Era, session: &Session) -> Value {
-    let text = result.respond("0", era, &session.server.shared.info);
+/// A call's result as its request would have been answered (the version's `CallToolResult`).
+fn result_value(result: &ToolResult, version: ProtocolVersion, session: &Session) -> Value {
+    let text = result.respond("0", version, &session.server.shared.info);
     serde_json::from_str::<Value>(&text)
         .ok()
         .and_then(|mut v| v.get_mut("result").map(Value::take))

@@ -1,9 +1,10 @@
-//! The tasks methods and the shapes a task takes on the wire, per era: 2025-11-25's `Task`
+//! The tasks methods and the shapes a task takes on the wire, per version: 2025-11-25's `Task`
 //! (`ttl`, `pollInterval`; `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`) and the
 //! 2026-07-28 extension's (`ttlMs`, `pollIntervalMs`, a flat `CreateTaskResult` with
 //! `resultType: "task"`, the detailed task of `tasks/get`; `tasks/update`, `tasks/cancel`),
 //! and the related-task `_meta` that ties a 2025-11-25 message to its task.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -13,18 +14,18 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::protocol::jsonrpc::Reply;
-use crate::protocol::request::Method;
+use crate::protocol::request::Request;
 use crate::protocol::wire::{
     CreateTask, CreatedTask, DetailedTask, Empty, Implementation, ListTasks, ResultMeta, TaskView,
 };
-use crate::protocol::{Era, RpcError, code, jsonrpc};
+use crate::protocol::{ProtocolVersion, RpcError, code, jsonrpc};
 use crate::tool::CancellationToken;
 
-use crate::server::request::{Req, response};
+use crate::server::request::{Cx, response};
 use crate::server::selection::Principal;
 use crate::server::session::Session;
 use crate::server::tasks::store::{TaskChange, TaskOutcome, TaskRecord, TaskStatus};
-use crate::server::tasks::{TASKS_EXTENSION, store_error, unknown_task};
+use crate::server::tasks::{self, TASKS_EXTENSION, store_error, unknown_task};
 
 /// The most tasks one `tasks/list` page holds.
 const LIST_PAGE: usize = 50;
@@ -55,19 +56,19 @@ struct CursorParams {
     cursor: Option<String>,
 }
 
-/// A task in the era's names.
-fn view(record: &TaskRecord, era: Era) -> TaskView<'_> {
-    let modern = era.is_stateless();
+/// A task in the version's names.
+fn view(record: &TaskRecord, version: ProtocolVersion) -> TaskView<'_> {
+    let stateless = version.is_stateless();
     TaskView {
         task_id: &record.id,
         status: record.status.as_str(),
         status_message: record.status_message.as_deref(),
-        created_at: crate::server::tasks::rfc3339(record.created_ms),
-        last_updated_at: crate::server::tasks::rfc3339(record.updated_ms),
-        ttl: (!modern).then_some(record.ttl_ms),
-        poll_interval: (!modern).then_some(record.poll_ms),
-        ttl_ms: modern.then_some(record.ttl_ms),
-        poll_interval_ms: modern.then_some(record.poll_ms),
+        created_at: tasks::rfc3339(record.created_ms),
+        last_updated_at: tasks::rfc3339(record.updated_ms),
+        ttl: (!stateless).then_some(record.ttl_ms),
+        poll_interval: (!stateless).then_some(record.poll_ms),
+        ttl_ms: stateless.then_some(record.ttl_ms),
+        poll_interval_ms: stateless.then_some(record.poll_ms),
     }
 }
 
@@ -81,7 +82,7 @@ fn detailed(record: &TaskRecord) -> DetailedTask<'_> {
         _ => (None, None, None),
     };
     DetailedTask {
-        task: view(record, Era::Stateless),
+        task: view(record, ProtocolVersion::V2026_07_28),
         input_requests,
         result,
         error,
@@ -93,14 +94,14 @@ fn detailed(record: &TaskRecord) -> DetailedTask<'_> {
 pub(crate) fn created_response(
     session: &Session,
     id: &str,
-    era: Era,
+    version: ProtocolVersion,
     record: &TaskRecord,
 ) -> String {
-    if era.is_stateless() {
+    if version.is_stateless() {
         return jsonrpc::result_response(
             id,
             &CreatedTask {
-                task: view(record, era),
+                task: view(record, version),
                 result_type: "task",
                 meta: ResultMeta {
                     server_info: &session.server.shared.info,
@@ -112,7 +113,7 @@ pub(crate) fn created_response(
     jsonrpc::result_response(
         id,
         &CreateTask {
-            task: view(record, era),
+            task: view(record, version),
         },
     )
 }
@@ -120,7 +121,10 @@ pub(crate) fn created_response(
 /// `notifications/tasks/status` to a 2025-11-25 session that can hear it.
 pub(crate) fn send_status(session: &Session, record: &TaskRecord) {
     if session.live() && session.initialized.load(Ordering::Relaxed) {
-        session.notify("notifications/tasks/status", &view(record, Era::Structured));
+        session.notify(
+            "notifications/tasks/status",
+            &view(record, ProtocolVersion::V2025_11_25),
+        );
     }
 }
 
@@ -150,224 +154,253 @@ enum Answer {
 }
 
 impl Answer {
-    fn respond(&self, id: &str, era: Era, info: &Implementation) -> Reply {
+    fn respond(&self, id: &str, version: ProtocolVersion, info: &Implementation) -> Reply {
         match self {
-            Answer::Get(r) => response(id, era, info, Ok(view(r, era)), None),
-            Answer::Detailed(r) => response(id, era, info, Ok(detailed(r)), None),
+            Answer::Get(r) => response(id, version, info, Ok(view(r, version)), None),
+            Answer::Detailed(r) => response(id, version, info, Ok(detailed(r)), None),
             Answer::List(tasks, next) => response(
                 id,
-                era,
+                version,
                 info,
                 Ok(ListTasks {
-                    tasks: tasks.iter().map(|t| view(t, era)).collect(),
+                    tasks: tasks.iter().map(|t| view(t, version)).collect(),
                     next_cursor: next.as_deref(),
                 }),
                 None,
             ),
-            Answer::Result(v) => response(id, era, info, Ok(v), None),
-            Answer::Ack => response(id, era, info, Ok(Empty {}), None),
+            Answer::Result(v) => response(id, version, info, Ok(v), None),
+            Answer::Ack => response(id, version, info, Ok(Empty {}), None),
         }
     }
 }
 
-impl Session {
-    /// Who a task belongs to: the authenticated subject, the one client of a stdio
-    /// connection, a 2025 session of its own (HTTP without authentication), or — in 2026,
-    /// with neither — every anonymous client (the id is then the only secret).
-    pub(crate) fn task_owner(&self, req: &Req<'_>) -> String {
-        match (&self.principal, &req.stateless) {
-            (Principal::Anonymous, None) => format!("session:{}", self.nonce()),
-            _ => self.principal_key(),
-        }
+/// Who a task belongs to: the authenticated subject, the one client of a stdio connection, a
+/// 2025 session of its own (HTTP without authentication), or — in 2026, with neither — every
+/// anonymous client (the id is then the only secret).
+pub(crate) fn task_owner(cx: &Cx<'_>) -> String {
+    match (&cx.session.principal, &cx.stateless) {
+        (Principal::Anonymous, None) => format!("session:{}", cx.session.nonce()),
+        _ => cx.session.principal_key().into_owned(),
     }
+}
 
-    /// Whether a 2026 request declared the tasks extension.
-    pub(crate) fn declares_tasks(req: &Req<'_>) -> bool {
-        req.stateless.as_ref().is_some_and(|s| {
-            s.client
-                .capabilities
-                .get("extensions")
-                .and_then(|e| e.get(TASKS_EXTENSION))
-                .is_some_and(|v| !v.is_null())
-        })
+/// Whether a 2026 request declared the tasks extension.
+pub(crate) fn declares_tasks(cx: &Cx<'_>) -> bool {
+    cx.stateless.as_ref().is_some_and(|s| {
+        s.client
+            .capabilities
+            .get("extensions")
+            .and_then(|e| e.get(TASKS_EXTENSION))
+            .is_some_and(|v| !v.is_null())
+    })
+}
+
+/// Serves a tasks method, each as its version defines it (the dispatcher checked the method
+/// exists in the version): in 2026-07-28 the client must declare the tasks extension (checked
+/// before the task is looked for); the params are read into the method's type; the answer
+/// comes from a task of its own, as the store may be remote.
+fn serve<P, F, Fut>(cx: &Cx<'_>, request: &Request<'_>, run: F)
+where
+    P: for<'de> Deserialize<'de>,
+    F: FnOnce(Arc<Session>, P, String, ProtocolVersion) -> Fut,
+    Fut: Future<Output = Result<Answer, RpcError>> + Send + 'static,
+{
+    if cx.stateless.is_some() && !declares_tasks(cx) {
+        let e = tasks::needs_extension(&format!("`{}`", request.name));
+        return cx.refuse(&e);
     }
-
-    /// `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel` and `tasks/update`, each as
-    /// its era defines it (the dispatcher checked the method exists in the era).
-    pub(crate) fn tasks_method(
-        self: &Arc<Self>,
-        req: &Req<'_>,
-        method: Method,
-        params: Option<&RawValue>,
-    ) {
-        let id = req.id().to_owned();
-        let era = self.era(req);
-        let owner = self.task_owner(req);
-        let params = params.map(|p| p.get().to_owned());
-        let session = self.clone();
-        let run = async move {
-            let params = params.as_deref();
-            let outcome = match method {
-                Method::TasksGet => session.task_get(params, &owner, era).await,
-                Method::TasksResult => session.task_result(params, &owner).await,
-                Method::TasksList => session.task_list(params, &owner).await,
-                Method::TasksCancel => session.task_cancel(params, &owner, era).await,
-                Method::TasksUpdate => session.task_update(params, &owner).await,
-                _ => Err(RpcError::new(code::METHOD_NOT_FOUND, "Method not found")),
-            };
-            match outcome {
-                Ok(answer) => answer.respond(&id, era, &session.server.shared.info),
+    let params: P = match parse(request.params.map(RawValue::get)) {
+        Ok(params) => params,
+        Err(e) => return cx.refuse(&e),
+    };
+    let (id, version) = (cx.id().to_owned(), cx.version());
+    let session = cx.session.clone();
+    let run = run(session.clone(), params, task_owner(cx), version);
+    cx.session
+        .spawn_tracked(cx.id(), CancellationToken::default(), async move {
+            match run.await {
+                Ok(answer) => answer.respond(&id, version, &session.server.shared.info),
                 Err(e) => Reply::error(&id, &e),
             }
-        };
-        self.spawn_tracked(req.id(), CancellationToken::default(), run);
-    }
+        });
+}
 
-    async fn task_get(
-        &self,
-        params: Option<&str>,
-        owner: &str,
-        era: Era,
-    ) -> Result<Answer, RpcError> {
-        let p: TaskIdParams = parse(params)?;
-        let record = self.server.shared.tasks.get_for(&p.task_id, owner).await?;
-        Ok(if era.is_stateless() {
-            Answer::Detailed(record)
-        } else {
-            Answer::Get(record)
-        })
-    }
+/// `tasks/get`: 2025's task, or 2026's detailed task.
+pub(crate) fn get(cx: &Cx<'_>, request: &Request<'_>) {
+    serve(
+        cx,
+        request,
+        |session, p: TaskIdParams, owner, version| async move {
+            let record = session
+                .server
+                .shared
+                .tasks
+                .get_for(&p.task_id, &owner)
+                .await?;
+            Ok(if version.is_stateless() {
+                Answer::Detailed(record)
+            } else {
+                Answer::Get(record)
+            })
+        },
+    );
+}
 
-    /// 2025's `tasks/result`: waits for the end, then answers as the call would have.
-    async fn task_result(&self, params: Option<&str>, owner: &str) -> Result<Answer, RpcError> {
-        let p: TaskIdParams = parse(params)?;
-        let tasks = &self.server.shared.tasks;
-        let record = loop {
-            // A task this process runs signals its end; one running elsewhere is looked at
-            // every `RESULT_POLL`.
-            let signal = tasks.local_signal(&p.task_id);
-            let mut ended = signal.as_deref().map(|s| Box::pin(s.notified()));
-            if let Some(ended) = ended.as_mut() {
-                ended.as_mut().enable();
-            }
-            let record = tasks.get_for(&p.task_id, owner).await?;
-            if record.status.is_terminal() {
-                break record;
-            }
-            match ended {
-                Some(ended) => {
-                    let _ = tokio::time::timeout(RESULT_POLL, ended).await;
-                }
-                None => tokio::time::sleep(RESULT_POLL).await,
-            }
-        };
-        match record.outcome {
-            Some(TaskOutcome::Result(mut result)) => {
-                tag(&mut result, &record.id);
-                Ok(Answer::Result(result))
-            }
-            Some(TaskOutcome::Error(e)) => Err(e),
-            None => Err(RpcError::new(
-                code::INTERNAL_ERROR,
-                format!(
-                    "task `{}` was cancelled{}",
-                    record.id,
-                    record
-                        .status_message
-                        .map(|m| format!(": {m}"))
-                        .unwrap_or_default()
-                ),
-            )),
+/// 2025's `tasks/result`: waits for the end, then answers as the call would have.
+pub(crate) fn result(cx: &Cx<'_>, request: &Request<'_>) {
+    serve(
+        cx,
+        request,
+        |session, p: TaskIdParams, owner, _| async move { task_result(&session, p, &owner).await },
+    );
+}
+
+async fn task_result(session: &Session, p: TaskIdParams, owner: &str) -> Result<Answer, RpcError> {
+    let tasks = &session.server.shared.tasks;
+    let record = loop {
+        // A task this process runs signals its end; one running elsewhere is looked at every
+        // `RESULT_POLL`.
+        let signal = tasks.local_signal(&p.task_id);
+        let mut ended = signal.as_deref().map(|s| Box::pin(s.notified()));
+        if let Some(ended) = ended.as_mut() {
+            ended.as_mut().enable();
         }
-    }
-
-    async fn task_list(&self, params: Option<&str>, owner: &str) -> Result<Answer, RpcError> {
-        let p: CursorParams = match params {
-            None => CursorParams::default(),
-            Some(_) => parse(params)?,
-        };
-        let tasks = &self.server.shared.tasks;
-        let mut page = tasks
-            .store
-            .list(owner, p.cursor.as_deref(), LIST_PAGE + 1)
-            .await
-            .map_err(store_error)?;
-        if p.cursor.is_some() && page.is_empty() {
-            // An unknown (or expired) cursor names no place in the list.
-            let known = match p.cursor.as_deref() {
-                Some(c) => tasks.store.get(c).await.map_err(store_error)?.is_some(),
-                None => true,
-            };
-            if !known {
-                return Err(RpcError::new(code::INVALID_PARAMS, "Invalid cursor"));
-            }
-        }
-        let more = page.len() > LIST_PAGE;
-        page.truncate(LIST_PAGE);
-        let next = more.then(|| page.last().map(|t| t.id.clone())).flatten();
-        Ok(Answer::List(page, next))
-    }
-
-    async fn task_cancel(
-        &self,
-        params: Option<&str>,
-        owner: &str,
-        era: Era,
-    ) -> Result<Answer, RpcError> {
-        let p: TaskIdParams = parse(params)?;
-        let tasks = &self.server.shared.tasks;
         let record = tasks.get_for(&p.task_id, owner).await?;
         if record.status.is_terminal() {
-            // 2026: cancelling a finished task is acknowledged; 2025 refuses it.
-            return if era.is_stateless() {
-                Ok(Answer::Ack)
-            } else {
-                Err(RpcError::new(
-                    code::INVALID_PARAMS,
-                    format!(
-                        "task `{}` is {} already: it cannot be cancelled",
-                        record.id,
-                        record.status.as_str()
-                    ),
-                ))
-            };
+            break record;
         }
-        let cancelled = tasks
-            .store
-            .change(
-                &record.id,
-                TaskChange::Cancel {
-                    message: Some("The task was cancelled by request.".into()),
-                },
-            )
-            .await
-            .map_err(store_error)?
-            .ok_or_else(|| unknown_task(&record.id))?;
-        tasks.stop_local(&record.id);
-        if era.is_stateless() {
-            Ok(Answer::Ack)
-        } else {
-            send_status(self, &cancelled);
-            Ok(Answer::Get(cancelled))
+        match ended {
+            Some(ended) => {
+                let _ = tokio::time::timeout(RESULT_POLL, ended).await;
+            }
+            None => tokio::time::sleep(RESULT_POLL).await,
         }
+    };
+    match record.outcome {
+        Some(TaskOutcome::Result(mut result)) => {
+            tag(&mut result, &record.id);
+            Ok(Answer::Result(result))
+        }
+        Some(TaskOutcome::Error(e)) => Err(e),
+        None => Err(RpcError::new(
+            code::INTERNAL_ERROR,
+            format!(
+                "task `{}` was cancelled{}",
+                record.id,
+                record
+                    .status_message
+                    .map(|m| format!(": {m}"))
+                    .unwrap_or_default()
+            ),
+        )),
     }
+}
 
-    /// 2026's `tasks/update`: answers to the task's questions (others are ignored); the
-    /// record has them before the acknowledgement goes out.
-    async fn task_update(&self, params: Option<&str>, owner: &str) -> Result<Answer, RpcError> {
-        let p: UpdateParams = parse(params)?;
-        let tasks = &self.server.shared.tasks;
-        let record = tasks.get_for(&p.task_id, owner).await?;
-        if !p.input_responses.is_empty() && !record.status.is_terminal() {
-            tasks
+/// 2025's `tasks/list`: the owner's tasks, a page at a time.
+pub(crate) fn list(cx: &Cx<'_>, request: &Request<'_>) {
+    serve(
+        cx,
+        request,
+        |session, p: Option<CursorParams>, owner, _| async move {
+            let p = p.unwrap_or_default();
+            let tasks = &session.server.shared.tasks;
+            let mut page = tasks
                 .store
-                .change(&record.id, TaskChange::Answer(p.input_responses))
+                .list(&owner, p.cursor.as_deref(), LIST_PAGE + 1)
                 .await
                 .map_err(store_error)?;
-            tasks.wake_local(&record.id);
-        }
-        Ok(Answer::Ack)
+            if p.cursor.is_some() && page.is_empty() {
+                // An unknown (or expired) cursor names no place in the list.
+                let known = match p.cursor.as_deref() {
+                    Some(c) => tasks.store.get(c).await.map_err(store_error)?.is_some(),
+                    None => true,
+                };
+                if !known {
+                    return Err(RpcError::new(code::INVALID_PARAMS, "Invalid cursor"));
+                }
+            }
+            let more = page.len() > LIST_PAGE;
+            page.truncate(LIST_PAGE);
+            let next = more.then(|| page.last().map(|t| t.id.clone())).flatten();
+            Ok(Answer::List(page, next))
+        },
+    );
+}
+
+/// `tasks/cancel`: stops a task that has not ended (2026 acknowledges one that has, 2025
+/// refuses it).
+pub(crate) fn cancel(cx: &Cx<'_>, request: &Request<'_>) {
+    serve(
+        cx,
+        request,
+        |session, p: TaskIdParams, owner, version| async move {
+            task_cancel(&session, p, &owner, version).await
+        },
+    );
+}
+
+async fn task_cancel(
+    session: &Session,
+    p: TaskIdParams,
+    owner: &str,
+    version: ProtocolVersion,
+) -> Result<Answer, RpcError> {
+    let tasks = &session.server.shared.tasks;
+    let record = tasks.get_for(&p.task_id, owner).await?;
+    if record.status.is_terminal() {
+        return if version.is_stateless() {
+            Ok(Answer::Ack)
+        } else {
+            Err(RpcError::new(
+                code::INVALID_PARAMS,
+                format!(
+                    "task `{}` is {} already: it cannot be cancelled",
+                    record.id,
+                    record.status.as_str()
+                ),
+            ))
+        };
     }
+    let cancelled = tasks
+        .store
+        .change(
+            &record.id,
+            TaskChange::Cancel {
+                message: Some("The task was cancelled by request.".into()),
+            },
+        )
+        .await
+        .map_err(store_error)?
+        .ok_or_else(|| unknown_task(&record.id))?;
+    tasks.stop_local(&record.id);
+    if version.is_stateless() {
+        Ok(Answer::Ack)
+    } else {
+        send_status(session, &cancelled);
+        Ok(Answer::Get(cancelled))
+    }
+}
+
+/// 2026's `tasks/update`: answers to the task's questions (others are ignored); the record
+/// has them before the acknowledgement goes out.
+pub(crate) fn update(cx: &Cx<'_>, request: &Request<'_>) {
+    serve(
+        cx,
+        request,
+        |session, p: UpdateParams, owner, _| async move {
+            let tasks = &session.server.shared.tasks;
+            let record = tasks.get_for(&p.task_id, &owner).await?;
+            if !p.input_responses.is_empty() && !record.status.is_terminal() {
+                tasks
+                    .store
+                    .change(&record.id, TaskChange::Answer(p.input_responses))
+                    .await
+                    .map_err(store_error)?;
+                tasks.wake_local(&record.id);
+            }
+            Ok(Answer::Ack)
+        },
+    );
 }
 
 fn parse<T: for<'de> Deserialize<'de>>(params: Option<&str>) -> Result<T, RpcError> {

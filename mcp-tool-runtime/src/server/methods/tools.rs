@@ -1,5 +1,5 @@
 //! The tools methods: `tools/list` (the catalog's pages, or a page of the session's own
-//! selection) and `tools/call`, whose pipeline is [`Session::run_tool`]: validate the
+//! selection) and `tools/call`, whose pipeline is [`run_tool`]: validate the
 //! arguments, run the tool (catching a panic, within its time limit), shape its result, apply
 //! the tool changes it asks for.
 
@@ -12,21 +12,23 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::protocol::jsonrpc::Reply;
-use crate::protocol::request::Request;
+use crate::protocol::request::{Method, Request};
+use crate::protocol::walk::Json;
 use crate::protocol::wire::{ListParams, Retry, TaskParams};
-use crate::protocol::{Content, Era, RpcError, code, jsonrpc};
+use crate::protocol::{Content, ProtocolVersion, RpcError, code, jsonrpc};
 use crate::tool::context::{CallMeta, CallState, ProgressState};
 use crate::tool::def::format_duration;
 use crate::tool::input::{Finish, InputRound, RoundEnd, UntilInput};
 use crate::tool::sync::{CatchUnwind, panic_result};
 use crate::tool::{
-    Batch, CancellationToken, Ctx, Structured, ToolCall, ToolResult, integers, logging,
+    Batch, CancellationToken, Ctx, Identity, Structured, ToolCall, ToolResult, integers, logging,
 };
 
 use super::task_run::{self, Run};
+use super::tasks as tasks_methods;
 use crate::server::catalog::{Entry, render_page};
 use crate::server::handle::ServerHandle;
-use crate::server::request::{Req, answers, input_required};
+use crate::server::request::{Cx, answers, input_required};
 use crate::server::session::{Opening, Session};
 use crate::server::state::Binding;
 use crate::server::tasks::{self, TaskMode, TaskRecord, TaskStatus, store};
@@ -37,122 +39,117 @@ pub(crate) fn unknown_tool(name: &str) -> RpcError {
     RpcError::new(code::INVALID_PARAMS, format!("Unknown tool: `{name}`"))
 }
 
+/// The refusal of a call whose caller lacks a scope the tool needs: the error names every
+/// scope the call needs (`data.requiredScopes`), as the HTTP challenge does.
+pub(crate) fn insufficient_scope(entry: &Entry) -> RpcError {
+    let scopes = entry.def.scopes();
+    RpcError::new(
+        code::INSUFFICIENT_SCOPE,
+        format!(
+            "Insufficient scope: calling `{}` needs the scopes `{}`",
+            entry.name,
+            scopes.join(" ")
+        ),
+    )
+    .with_data(serde_json::json!({ "requiredScopes": scopes }))
+}
+
 fn invalid_cursor() -> RpcError {
     RpcError::new(code::INVALID_PARAMS, "Invalid cursor")
 }
 
-impl Session {
-    /// The entry of a tool `req`'s client may call: the session's selection, or for a
-    /// stateless request its principal's (or the server's). A deferred tool is callable
-    /// before a search lists it (deferring saves the list, it guards nothing: what may be
-    /// called at all is the selection's and `allowed_tools`' business).
-    pub(crate) fn active_entry(&self, req: &Req<'_>, name: &str) -> Option<Arc<Entry>> {
-        let catalog = self.server.catalog();
-        let entry = catalog.get(name)?;
-        let (hidden, always) = (entry.def.hidden(), entry.def.always_visible());
-        let active = match &req.stateless {
-            None => self.selector.read().is_active(name, hidden, always),
-            Some(_) => match self.server.shared.principals.get(&self.principal) {
-                Some(selection) => selection.is_active(name, hidden, always),
-                None => self
-                    .server
-                    .shared
-                    .selection()
-                    .is_active(name, hidden, always),
-            },
-        };
-        active.then(|| entry.clone())
-    }
+/// The entry of a tool the request's client may call: the session's selection, or for a
+/// stateless request its principal's (or the server's). A deferred tool is callable before a
+/// search lists it (deferring saves the list, it guards nothing: what may be called at all is
+/// the selection's and `allowed_tools`' business).
+pub(crate) fn active_entry(cx: &Cx<'_>, name: &str) -> Option<Arc<Entry>> {
+    let (session, shared) = (cx.session, &cx.server().shared);
+    let catalog = cx.server().catalog();
+    let entry = catalog.get(name)?;
+    let (hidden, always) = (entry.def.hidden(), entry.def.always_visible());
+    let active = match &cx.stateless {
+        None => session.selector.read().is_active(name, hidden, always),
+        Some(_) => match shared.principals.get(&session.principal) {
+            Some(selection) => selection.is_active(name, hidden, always),
+            None => shared.selection().is_active(name, hidden, always),
+        },
+    };
+    active.then(|| entry.clone())
+}
 
-    /// `tools/list`: the catalog's page rendered at start for the default selection, else a
-    /// page of the tools this session's (or this principal's) selection makes active.
-    pub(crate) fn list_tools(&self, req: &Req<'_>, params: Option<&RawValue>) {
-        let id = req.id();
-        let response = match jsonrpc::parse_params::<ListParams<'_>>(params) {
-            Err(e) => Reply::error(id, &e),
-            Ok(p) => {
-                let cursor = p.as_ref().and_then(|p| p.cursor.as_deref());
-                self.tools_page(req, cursor)
-            }
-        };
-        self.respond(id, response);
-    }
+/// `tools/list`: the catalog's page rendered at start for the default selection, else a page
+/// of the tools this session's (or this principal's) selection makes active.
+pub(crate) fn list(cx: &Cx<'_>, params: Option<ListParams<'_>>) {
+    let cursor = params.as_ref().and_then(|p| p.cursor.as_deref());
+    cx.respond(tools_page(cx, cursor));
+}
 
-    fn tools_page(&self, req: &Req<'_>, cursor: Option<&str>) -> Reply {
-        let id = req.id();
-        let era = self.era(req);
-        let catalog = self.server.catalog();
-        let own;
-        let selection = match &req.stateless {
-            // Stateless: the principal's selection, if it has one.
-            Some(_) => match self.server.shared.principals.get(&self.principal) {
-                Some(s) => {
-                    own = s;
-                    &own
-                }
-                None => {
-                    own = self.server.shared.selection();
-                    &own
-                }
-            },
-            None => {
-                own = self.selector.read().clone();
-                &own
-            }
-        };
-        let is_default = match &req.stateless {
-            Some(_) => {
-                self.server.shared.principals.get(&self.principal).is_none()
-                    && selection.is_default()
-            }
-            None => selection.is_default(),
-        };
-        // App-only tools are listed to clients that declared MCP Apps (their hosts keep them
-        // from the model), not to others, who would offer them to it.
-        let apps = declares_ui(&self.client_of(req).capabilities);
-        if is_default {
-            return match catalog.page(cursor, era, apps) {
-                Some(page) => Reply::result(jsonrpc::raw_result_response(id, page)),
-                None => Reply::error(id, &invalid_cursor()),
-            };
-        }
-        let tools: Vec<&Entry> = catalog
-            .entries()
-            .iter()
-            .map(|e| &**e)
-            .filter(|e| {
-                e.def.listed_for(apps)
-                    && selection.is_active(&e.name, e.def.starts_hidden(), e.def.always_visible())
-            })
-            .collect();
-        match render_page(&tools, catalog.page_size(), cursor, era, &catalog) {
-            Some(page) => Reply::result(jsonrpc::raw_result_response(id, &page)),
+fn tools_page(cx: &Cx<'_>, cursor: Option<&str>) -> Reply {
+    let (id, version) = (cx.id(), cx.version());
+    let (session, shared) = (cx.session, &cx.server().shared);
+    let catalog = cx.server().catalog();
+    let principal_own = match &cx.stateless {
+        Some(_) => shared.principals.get(&session.principal),
+        None => None,
+    };
+    let is_own = principal_own.is_some();
+    let selection = match (&cx.stateless, principal_own) {
+        // Stateless: the principal's selection, if it has one.
+        (Some(_), Some(own)) => own,
+        (Some(_), None) => shared.selection(),
+        (None, _) => session.selector.read().clone(),
+    };
+    // A caller without every scope the catalog's tools declare sees only the tools it may call.
+    let granted = cx.session.identity.as_deref().map(|i| &i.scopes[..]);
+    let scoped = catalog.has_scopes() && granted.is_some();
+    let is_default = !is_own && selection.is_default() && !scoped;
+    // App-only tools are listed to clients that declared MCP Apps (their hosts keep them from
+    // the model), not to others, who would offer them to it.
+    let apps = declares_ui(&cx.client().capabilities);
+    if is_default {
+        return match catalog.page(cursor, version, apps) {
+            Some(page) => Reply::result(jsonrpc::raw_result_response(id, page)),
             None => Reply::error(id, &invalid_cursor()),
-        }
+        };
     }
+    let tools: Vec<&Entry> = catalog
+        .entries()
+        .iter()
+        .map(|e| &**e)
+        .filter(|e| {
+            e.def.listed_for(apps)
+                && selection.is_active(&e.name, e.def.starts_hidden(), e.def.always_visible())
+                && e.def.missing_scopes(granted).is_empty()
+        })
+        .collect();
+    match render_page(&tools, catalog.page_size(), cursor, version, &catalog) {
+        Some(page) => Reply::result(jsonrpc::raw_result_response(id, &page)),
+        None => Reply::error(id, &invalid_cursor()),
+    }
+}
 
-    /// The context of a call of the tool, prompt or resource `name`, made by `req`, with the
-    /// request's `_meta` and its progress token (`meta`, as text) and — for a stateless
-    /// request — the answers it came with.
+impl Cx<'_> {
+    /// The context of a call of the tool, prompt or resource `name`, made by this request,
+    /// with the request's `_meta` and its progress token (`meta`, as text) and — for a
+    /// stateless request — the answers it came with.
     pub(crate) fn call_context(
-        self: &Arc<Self>,
+        &self,
         name: Arc<str>,
-        req: &Req<'_>,
-        meta: (Option<&RawValue>, Option<&RawValue>),
+        meta: (Option<Json<'_>>, Option<Json<'_>>),
         input: Option<InputRound>,
     ) -> Ctx {
         let (meta, token) = CallMeta::new(meta.0, meta.1);
         Ctx::new(CallState {
-            related: jsonrpc::id_key(req.id()),
-            id: serde_json::from_str(req.id()).unwrap_or(Value::Null),
+            related: jsonrpc::id_key(self.id()),
+            id: serde_json::from_str(self.id()).unwrap_or(Value::Null),
             tool: name,
             meta,
-            client: self.client_of(req),
-            identity: self.identity.clone(),
-            conn: self.connection(req),
+            client: self.client(),
+            identity: self.session.identity.clone(),
+            conn: self.connection(),
             cancel: CancellationToken::default(),
             progress: ProgressState::new(token),
-            log: Session::log_policy(req),
+            log: self.log_policy(),
             input,
             task: std::sync::OnceLock::new(),
         })
@@ -162,42 +159,40 @@ impl Session {
     /// request state is bound to; `None` for a request of a session.
     pub(crate) fn round_of(
         &self,
-        req: &Req<'_>,
         params: Option<&RawValue>,
         method: &'static str,
         name: &str,
         arguments: &impl serde::Serialize,
     ) -> Result<Option<(InputRound, Binding)>, RpcError> {
-        if req.stateless.is_none() {
+        if self.stateless.is_none() {
             return Ok(None);
         }
-        let binding = Binding::new(method, name, arguments, &self.principal_key());
+        let binding = Binding::new(method, name, arguments, &self.session.principal_key());
         let retry = jsonrpc::parse_params::<Retry>(params)?.unwrap_or_default();
-        let answers = answers(self, &binding, retry)?;
+        let answers = answers(self.session, &binding, retry)?;
         Ok(Some((InputRound::new(answers), binding)))
     }
 
-    /// [`Session::round_of`] for `tools/call`, sparing the common case: the params of a call
-    /// that is no `retry` (it carries neither answers nor a request state) are not read again
-    /// for them, and its binding is computed — from the request's own text, which gives the
-    /// same arguments — only if its round ends asking for input.
+    /// [`Cx::round_of`] for `tools/call`, sparing the common case: the params of a call that
+    /// is no `retry` (it carries neither answers nor a request state) are not read again for
+    /// them, and its binding is computed — from the request's own text, which gives the same
+    /// arguments — only if its round ends asking for input.
     fn call_round(
         &self,
-        req: &Req<'_>,
         raw: Option<&RawValue>,
         name: &Arc<str>,
         arguments: &Map<String, Value>,
         retry: bool,
     ) -> Result<Option<(InputRound, Binding)>, RpcError> {
-        if req.stateless.is_none() || retry {
-            return self.round_of(req, raw, "tools/call", name, arguments);
+        if self.stateless.is_none() || retry {
+            return self.round_of(raw, "tools/call", name, arguments);
         }
         #[derive(serde::Deserialize)]
         struct ArgumentsOf {
             #[serde(default)]
             arguments: Option<Map<String, Value>>,
         }
-        let (name, principal) = (name.clone(), self.principal_key());
+        let (name, principal) = (name.clone(), self.session.principal_key());
         let text: Box<str> = raw.map_or("{}", RawValue::get).into();
         let binding = Binding::later(move || {
             let arguments = serde_json::from_str::<ArgumentsOf>(&text)
@@ -208,302 +203,306 @@ impl Session {
         });
         Ok(Some((InputRound::new(Map::new()), binding)))
     }
+}
 
-    /// `tools/call`. A call that finishes at once is answered here; one that waits goes on in
-    /// a task of its own (listed in flight, so `notifications/cancelled` stops it).
-    pub(crate) fn call_tool(self: &Arc<Self>, req: &Req<'_>, request: &Request<'_>) {
-        let id_text = req.id();
-        let fail = |e: RpcError| self.refuse(id_text, &e);
-        let raw = request.params;
-        if raw.is_none() {
+/// `tools/call`. A call that finishes at once is answered here; one that waits goes on in
+/// a task of its own (listed in flight, so `notifications/cancelled` stops it).
+pub(crate) fn call(cx: &Cx<'_>, request: &Request<'_>) {
+    let id_text = cx.id();
+    let fail = |e: RpcError| cx.refuse(&e);
+    let raw = request.params;
+    if raw.is_none() {
+        return fail(RpcError::new(
+            code::INVALID_PARAMS,
+            "`tools/call` needs params",
+        ));
+    }
+    // Read with the request: the name, the arguments' text, `_meta` and the task.
+    let members = &request.members;
+    let name = match request.check().and_then(|()| request.name_member()) {
+        Ok(Some(name)) => name,
+        Ok(None) => {
             return fail(RpcError::new(
                 code::INVALID_PARAMS,
-                "`tools/call` needs params",
+                "Invalid params: missing field `name`",
             ));
         }
-        // Read with the request: the name, the arguments' text, `_meta` and the task.
-        let members = &request.members;
-        let name = match request.check().and_then(|()| request.name_member()) {
-            Ok(Some(name)) => name,
-            Ok(None) => {
-                return fail(RpcError::new(
-                    code::INVALID_PARAMS,
-                    "Invalid params: missing field `name`",
-                ));
-            }
-            Err(e) => return fail(e),
-        };
-        let Some(entry) = self.active_entry(req, &name) else {
-            return fail(unknown_tool(&name));
-        };
-        let arguments = match members.arguments {
-            None => Map::new(),
-            Some(a) if a.get().starts_with('{') => match serde_json::from_str(a.get()) {
-                Ok(arguments) => arguments,
-                Err(e) => {
-                    let e = RpcError::new(code::INVALID_PARAMS, format!("Invalid params: {e}"));
-                    return fail(e);
-                }
-            },
-            Some(_) => {
-                return fail(RpcError::new(
-                    code::INVALID_PARAMS,
-                    "`arguments` must be an object",
-                ));
-            }
-        };
-        let task = match members
-            .task
-            .map(|t| serde_json::from_str::<TaskParams>(t.get()))
-        {
-            None => None,
-            Some(Ok(task)) => Some(task),
-            Some(Err(e)) => {
-                let e = RpcError::new(code::INVALID_PARAMS, format!("Invalid params: `task`: {e}"));
+        Err(e) => return fail(e),
+    };
+    let Some(entry) = active_entry(cx, &name) else {
+        return fail(unknown_tool(&name));
+    };
+    if !entry
+        .def
+        .missing_scopes(cx.session.identity.as_deref().map(|i| &i.scopes[..]))
+        .is_empty()
+    {
+        return fail(insufficient_scope(&entry));
+    }
+    let arguments = match members.arguments {
+        None => Map::new(),
+        Some(a) if a.get().starts_with('{') => match serde_json::from_str(a.get()) {
+            Ok(arguments) => arguments,
+            Err(e) => {
+                let e = RpcError::new(code::INVALID_PARAMS, format!("Invalid params: {e}"));
                 return fail(e);
             }
-        };
-        let mode = match tasks::mode(
-            &entry.name,
-            entry.def.task_support(),
-            task.as_ref().map(|t| t.ttl),
-            Session::declares_tasks(req),
-            req.stateless.is_some(),
-        ) {
-            Ok(mode) => mode,
-            Err(e) => return fail(e),
-        };
-        let retry = members.input_responses.is_some() || members.request_state.is_some();
-        let (round, binding) = match self.call_round(req, raw, &entry.name, &arguments, retry) {
-            Ok(Some((round, binding))) => (Some(round), Some(binding)),
-            Ok(None) => (None, None),
-            Err(e) => return fail(e),
-        };
-        let meta = (members.meta, request.meta.progress_token);
-        let ctx = self.call_context(entry.name.clone(), req, meta, round);
-        let era = self.era(req);
-        if mode != TaskMode::Plain {
-            return self.call_as_task(req, entry, arguments, ctx, mode, binding);
+        },
+        Some(_) => {
+            return fail(RpcError::new(
+                code::INVALID_PARAMS,
+                "`arguments` must be an object",
+            ));
         }
-        let cancel = ctx.cancellation().clone();
-        let session = self.clone();
-        let id = id_text.to_owned();
-        let (span, request) = (telemetry::tool_span(&entry.name), tracing::Span::current());
-        let mut run = Box::pin(async move {
-            let call = pin!(session.run_tool(&entry, arguments, ctx.clone()));
-            let finish = telemetry::execute(span, Some(request), call).await;
-            session.call_response(&id, &ctx, era, binding.as_ref(), finish)
-        });
-        // Most calls finish without waiting for anything: answer those right here, sparing a
-        // task and a hand-off between threads. A call that is not done yet goes on in a task
-        // of its own, whose first poll registers the wakers it really needs (the one used
-        // here wakes nothing).
-        let mut here = Context::from_waker(std::task::Waker::noop());
-        if let Poll::Ready(response) = run.as_mut().poll(&mut here) {
-            telemetry::record_response(&tracing::Span::current(), &response);
-            return self.respond(id_text, response);
+    };
+    let task = match members
+        .task
+        .map(|t| serde_json::from_str::<TaskParams>(t.get()))
+    {
+        None => None,
+        Some(Ok(task)) => Some(task),
+        Some(Err(e)) => {
+            let e = RpcError::new(code::INVALID_PARAMS, format!("Invalid params: `task`: {e}"));
+            return fail(e);
         }
-        self.spawn_tracked(id_text, cancel, run);
-    }
-
-    /// A call that runs as a task: at once (2025-11-25), or once it waits (2026-07-28: until
-    /// then it is a plain request, whose questions go back to the client as rounds).
-    fn call_as_task(
-        self: &Arc<Self>,
-        req: &Req<'_>,
-        entry: Arc<Entry>,
-        arguments: Map<String, Value>,
-        ctx: Ctx,
-        mode: TaskMode,
-        binding: Option<Binding>,
+    };
+    let mode = match tasks::mode(
+        &entry.name,
+        entry.def.task_support(),
+        task.as_ref().map(|t| t.ttl),
+        tasks_methods::declares_tasks(cx),
+        cx.stateless.is_some(),
     ) {
-        let id = req.id();
-        let era = self.era(req);
-        let tasks = &self.server.shared.tasks;
-        let now = store::now_ms();
-        let ttl = match mode {
-            TaskMode::Now { ttl } => ttl,
-            _ => None,
-        };
-        let record = TaskRecord {
-            id: tasks::new_id(),
-            owner: self.task_owner(req),
-            tool: entry.name.to_string(),
-            status: TaskStatus::Working,
-            status_message: None,
-            created_ms: now,
-            updated_ms: now,
-            ttl_ms: Some(tasks.ttl_for(ttl)),
-            poll_ms: u64::try_from(tasks.settings.poll_interval.as_millis()).unwrap_or(1000),
-            lease_until_ms: now
-                .saturating_add(u64::try_from(tasks.settings.lease.as_millis()).unwrap_or(30_000)),
-            asked: Map::new(),
-            answers: Map::new(),
-            outcome: None,
-        };
-        let session = self.clone();
-        let context = ctx.clone();
-        // The task's call outlives the request: its span is the request's child all the same.
-        let span = telemetry::tool_span(&entry.name);
-        let mut run: Run = Box::pin(async move {
-            let call = pin!(session.run_tool(&entry, arguments, context));
-            telemetry::execute(span, None, call).await
-        });
-        if let TaskMode::Detach { required } = mode {
-            // Until the tool waits on something, this is a plain request.
-            let mut here = Context::from_waker(std::task::Waker::noop());
-            if let Poll::Ready(finish) = run.as_mut().poll(&mut here) {
-                let needs_input = matches!(finish, Finish::NeedsInput);
-                if needs_input || !required {
-                    let response = self.call_response(id, &ctx, era, binding.as_ref(), finish);
-                    telemetry::record_response(&tracing::Span::current(), &response);
-                    return self.respond(id, response);
-                }
-                // A tool that runs only as a task is one, even when it was quick.
-                run = Box::pin(std::future::ready(finish));
-            }
-        }
-        task_run::start(self, id, era, record, &ctx, run);
+        Ok(mode) => mode,
+        Err(e) => return fail(e),
+    };
+    let retry = members.input_responses.is_some() || members.request_state.is_some();
+    let (round, binding) = match cx.call_round(raw, &entry.name, &arguments, retry) {
+        Ok(Some((round, binding))) => (Some(round), Some(binding)),
+        Ok(None) => (None, None),
+        Err(e) => return fail(e),
+    };
+    let meta = (members.meta, request.meta.progress_token);
+    let ctx = cx.call_context(entry.name.clone(), meta, round);
+    let version = cx.version();
+    if mode != TaskMode::Plain {
+        return call_as_task(cx, entry, arguments, ctx, mode, binding);
     }
+    let cancel = ctx.cancellation().clone();
+    let session = cx.session.clone();
+    let id = id_text.to_owned();
+    let (span, request) = (telemetry::tool_span(&entry.name), tracing::Span::current());
+    let mut run = Box::pin(async move {
+        let call = pin!(run_tool(&session.server, &entry, arguments, ctx.clone()));
+        let finish = telemetry::execute(span, Some(request), call).await;
+        call_response(&session, &id, &ctx, version, binding.as_ref(), finish)
+    });
+    // Most calls finish without waiting for anything: answer those right here, sparing a
+    // task and a hand-off between threads. A call that is not done yet goes on in a task
+    // of its own, whose first poll registers the wakers it really needs (the one used
+    // here wakes nothing).
+    let mut here = Context::from_waker(std::task::Waker::noop());
+    if let Poll::Ready(response) = run.as_mut().poll(&mut here) {
+        telemetry::record_response(&tracing::Span::current(), &response);
+        return cx.respond(response);
+    }
+    cx.session.spawn_tracked(id_text, cancel, run);
+}
 
-    /// The response to a call: its result in the era's shape, the input it needs, or the
-    /// protocol error its round ended with.
-    fn call_response(
-        &self,
-        id: &str,
-        ctx: &Ctx,
-        era: Era,
-        binding: Option<&Binding>,
-        finish: Finish<ToolResult>,
-    ) -> Reply {
-        let end = ctx.state.input.as_ref().map(InputRound::end);
-        match (finish, end, binding) {
-            (Finish::NeedsInput, Some(end), Some(binding)) => {
-                input_required(self, id, binding, end)
+/// A call that runs as a task: at once (2025-11-25), or once it waits (2026-07-28: until
+/// then it is a plain request, whose questions go back to the client as rounds).
+fn call_as_task(
+    cx: &Cx<'_>,
+    entry: Arc<Entry>,
+    arguments: Map<String, Value>,
+    ctx: Ctx,
+    mode: TaskMode,
+    binding: Option<Binding>,
+) {
+    let (id, version) = (cx.id(), cx.version());
+    let tasks = &cx.server().shared.tasks;
+    let now = store::now_ms();
+    let ttl = match mode {
+        TaskMode::Now { ttl } => ttl,
+        _ => None,
+    };
+    let record = TaskRecord {
+        id: tasks::new_id(),
+        owner: tasks_methods::task_owner(cx),
+        tool: entry.name.to_string(),
+        status: TaskStatus::Working,
+        status_message: None,
+        created_ms: now,
+        updated_ms: now,
+        ttl_ms: Some(tasks.ttl_for(ttl)),
+        poll_ms: u64::try_from(tasks.settings.poll_interval.as_millis()).unwrap_or(1000),
+        lease_until_ms: now
+            .saturating_add(u64::try_from(tasks.settings.lease.as_millis()).unwrap_or(30_000)),
+        asked: Map::new(),
+        answers: Map::new(),
+        outcome: None,
+    };
+    let server = cx.server().clone();
+    let context = ctx.clone();
+    // The task's call outlives the request: its span is the request's child all the same.
+    let span = telemetry::tool_span(&entry.name);
+    let mut run: Run = Box::pin(async move {
+        let call = pin!(run_tool(&server, &entry, arguments, context));
+        telemetry::execute(span, None, call).await
+    });
+    if let TaskMode::Detach { required } = mode {
+        // Until the tool waits on something, this is a plain request.
+        let mut here = Context::from_waker(std::task::Waker::noop());
+        if let Poll::Ready(finish) = run.as_mut().poll(&mut here) {
+            let needs_input = matches!(finish, Finish::NeedsInput);
+            if needs_input || !required {
+                let response =
+                    call_response(cx.session, id, &ctx, version, binding.as_ref(), finish);
+                telemetry::record_response(&tracing::Span::current(), &response);
+                return cx.respond(response);
             }
-            (
-                Finish::Done(result),
-                Some(RoundEnd {
-                    refusal: Some(e), ..
-                }),
-                _,
-            ) if result.is_error => Reply::error(id, &e),
-            (
-                Finish::Done(ToolResult {
-                    protocol_error: Some(e),
-                    ..
-                }),
-                _,
-                _,
-            ) => Reply::error(id, &e),
-            (Finish::Done(result), _, _) => {
-                Reply::result(result.respond(id, era, &self.server.shared.info))
-            }
-            (Finish::NeedsInput, _, _) => Reply::error(
-                id,
-                &RpcError::new(
-                    code::INTERNAL_ERROR,
-                    "the tool waits for input no round can give",
-                ),
+            // A tool that runs only as a task is one, even when it was quick.
+            run = Box::pin(std::future::ready(finish));
+        }
+    }
+    task_run::start(cx.session, id, version, record, &ctx, run);
+}
+
+/// The response to a call: its result in the version's shape, the input it needs, or the
+/// protocol error its round ended with.
+fn call_response(
+    session: &Session,
+    id: &str,
+    ctx: &Ctx,
+    version: ProtocolVersion,
+    binding: Option<&Binding>,
+    finish: Finish<ToolResult>,
+) -> Reply {
+    let end = ctx.state.input.as_ref().map(InputRound::end);
+    match (finish, end, binding) {
+        (Finish::NeedsInput, Some(end), Some(binding)) => input_required(session, id, binding, end),
+        (
+            Finish::Done(result),
+            Some(RoundEnd {
+                refusal: Some(e), ..
+            }),
+            _,
+        ) if result.is_error => Reply::error(id, &e),
+        (
+            Finish::Done(ToolResult {
+                protocol_error: Some(e),
+                ..
+            }),
+            _,
+            _,
+        ) => Reply::error(id, &e),
+        (Finish::Done(result), _, _) => {
+            Reply::result(result.respond(id, version, &session.server.shared.info))
+        }
+        (Finish::NeedsInput, _, _) => Reply::error(
+            id,
+            &RpcError::new(
+                code::INTERNAL_ERROR,
+                "the tool waits for input no round can give",
             ),
-        }
+        ),
     }
+}
 
-    /// Validates the arguments, runs the tool (catching a panic, within its time limit) and
-    /// shapes its result; then applies the tool changes the result asks for. A stateless
-    /// call that waits for input its round cannot give ends early.
-    pub(crate) async fn run_tool(
-        &self,
-        entry: &Entry,
-        arguments: Map<String, Value>,
-        ctx: Ctx,
-    ) -> Finish<ToolResult> {
-        let arguments = Value::Object(arguments);
-        if let Err(why) = entry.def.validate(&arguments) {
+/// Validates the arguments, runs the tool (catching a panic, within its time limit) and
+/// shapes its result; then applies the tool changes the result asks for. A stateless
+/// call that waits for input its round cannot give ends early.
+pub(crate) async fn run_tool(
+    server: &ServerHandle,
+    entry: &Entry,
+    arguments: Map<String, Value>,
+    ctx: Ctx,
+) -> Finish<ToolResult> {
+    let arguments = Value::Object(arguments);
+    if let Err(why) = entry.def.validate(&arguments) {
+        return Finish::Done(ToolResult::error(format!(
+            "Invalid arguments for tool `{}`:\n{why}",
+            entry.name
+        )));
+    }
+    let Value::Object(mut arguments) = arguments else {
+        unreachable!("built as an object above")
+    };
+    // JSON Schema counts `1.0` as an integer; so does deserialization, then.
+    for value in arguments.values_mut() {
+        whole_numbers(value);
+    }
+    let call = ToolCall {
+        arguments,
+        service: entry.service.clone(),
+        states: server.shared.states.clone(),
+        ctx: ctx.clone(),
+    };
+    let limit = entry.def.timeout().or(server.shared.timeout);
+    let run = pin!(logging::scope(
+        ctx.clone(),
+        UntilInput::new(
+            CatchUnwind(entry.call.invoke(call)),
+            ctx.state.input.as_ref(),
+        ),
+    ));
+    // In a block, so that what it leaves behind is not kept through the await below.
+    let result = {
+        let Some(finish) = (Limited {
+            run,
+            timer: limit.map(|l| Box::pin(tokio::time::sleep(l))),
+        })
+        .await
+        else {
+            ctx.state.cancel.cancel();
             return Finish::Done(ToolResult::error(format!(
-                "Invalid arguments for tool `{}`:\n{why}",
-                entry.name
+                "tool `{}` timed out after {}",
+                entry.name,
+                format_duration(limit.unwrap_or_default())
             )));
+        };
+        match finish {
+            Finish::NeedsInput => return Finish::NeedsInput,
+            Finish::Done(outcome) => finished(server, entry, &ctx, outcome),
         }
-        let Value::Object(mut arguments) = arguments else {
-            unreachable!("built as an object above")
-        };
-        // JSON Schema counts `1.0` as an integer; so does deserialization, then.
-        for value in arguments.values_mut() {
-            whole_numbers(value);
-        }
-        let call = ToolCall {
-            arguments,
-            service: entry.service.clone(),
-            states: self.server.shared.states.clone(),
-            ctx: ctx.clone(),
-        };
-        let limit = entry.def.timeout().or(self.server.shared.timeout);
-        let run = pin!(logging::scope(
-            ctx.clone(),
-            UntilInput::new(
-                CatchUnwind(entry.call.invoke(call)),
-                ctx.state.input.as_ref(),
-            ),
-        ));
-        // In a block, so that what it leaves behind is not kept through the await below.
-        let result = {
-            let Some(finish) = (Limited {
-                run,
-                timer: limit.map(|l| Box::pin(tokio::time::sleep(l))),
-            })
-            .await
-            else {
-                ctx.state.cancel.cancel();
-                return Finish::Done(ToolResult::error(format!(
-                    "tool `{}` timed out after {}",
-                    entry.name,
-                    format_duration(limit.unwrap_or_default())
-                )));
-            };
-            match finish {
-                Finish::NeedsInput => return Finish::NeedsInput,
-                Finish::Done(outcome) => self.finished(entry, &ctx, outcome),
-            }
-        };
-        ctx.state.progress.settle().await;
-        Finish::Done(result)
-    }
+    };
+    ctx.state.progress.settle().await;
+    Finish::Done(result)
+}
 
-    /// The result of a call that ran to its end (or panicked): shaped for its output schema,
-    /// and with the tool changes it asks for applied.
-    fn finished(
-        &self,
-        entry: &Entry,
-        ctx: &Ctx,
-        outcome: Result<ToolResult, Box<dyn std::any::Any + Send>>,
-    ) -> ToolResult {
-        let mut result = match outcome {
-            Ok(r) => r,
-            Err(panic) => panic_result(Some(panic)),
+/// The result of a call that ran to its end (or panicked): shaped for its output schema,
+/// and with the tool changes it asks for applied.
+fn finished(
+    server: &ServerHandle,
+    entry: &Entry,
+    ctx: &Ctx,
+    outcome: Result<ToolResult, Box<dyn std::any::Any + Send>>,
+) -> ToolResult {
+    let mut result = match outcome {
+        Ok(r) => r,
+        Err(panic) => panic_result(Some(panic)),
+    };
+    shape(entry, &mut result, server.shared.validate_output);
+    if !result.enable_tools.is_empty() || !result.disable_tools.is_empty() {
+        let batch = Batch {
+            enable: std::mem::take(&mut result.enable_tools),
+            disable: std::mem::take(&mut result.disable_tools),
+            ..Batch::default()
         };
-        shape(entry, &mut result, self.server.shared.validate_output);
-        if !result.enable_tools.is_empty() || !result.disable_tools.is_empty() {
-            let batch = Batch {
-                enable: std::mem::take(&mut result.enable_tools),
-                disable: std::mem::take(&mut result.disable_tools),
-                ..Batch::default()
-            };
-            if let Err(e) = ctx
-                .state
-                .conn()
-                .change_tools(Some(&ctx.state.related), &batch)
-            {
-                // The result claims what did not happen: the client must hear it failed.
-                tracing::warn!(tool = %entry.name, error = %e, "the result's tool changes were refused");
-                result = ToolResult::error(format!(
-                    "`{}` finished, but its change to the tool list was refused: {e}",
-                    entry.name
-                ));
-            }
+        if let Err(e) = ctx
+            .state
+            .conn()
+            .change_tools(Some(&ctx.state.related), &batch)
+        {
+            // The result claims what did not happen: the client must hear it failed.
+            tracing::warn!(tool = %entry.name, error = %e, "the result's tool changes were refused");
+            result = ToolResult::error(format!(
+                "`{}` finished, but its change to the tool list was refused: {e}",
+                entry.name
+            ));
         }
-        result
     }
+    result
 }
 
 /// A call's future within its time limit, if it has one: `None` when the limit passed first.
@@ -575,7 +574,11 @@ fn shape(entry: &Entry, result: &mut ToolResult, validate: bool) {
             None => Some(
                 "the tool declares an output schema but returned no structured content".to_owned(),
             ),
-            Some(s) => entry.def.validate_output(&s.to_value()).err(),
+            Some(s) => entry
+                .def
+                .validate_output(&s.to_value())
+                .err()
+                .map(|e| e.to_string()),
         };
         if let Some(problem) = problem {
             tracing::error!(tool = %entry.name, %problem, "structured result does not match the output schema");
@@ -588,6 +591,33 @@ fn shape(entry: &Entry, result: &mut ToolResult, validate: bool) {
 }
 
 impl ServerHandle {
+    /// The refusal of a request whose caller (`identity`) lacks a scope it needs: the JSON-RPC
+    /// error and every scope the request needs (what a step-up challenge asks for). `None`
+    /// when nothing is missing, or the request names no tool that declares scopes.
+    pub(crate) fn lacks_scopes(
+        &self,
+        request: &Request<'_>,
+        identity: Option<&Identity>,
+    ) -> Option<(RpcError, Vec<String>)> {
+        if request.method != Method::ToolsCall || identity.is_none() {
+            return None;
+        }
+        let catalog = self.catalog();
+        if !catalog.has_scopes() {
+            return None;
+        }
+        let name = request.name_member().ok().flatten()?;
+        let entry = catalog.get(&name)?;
+        if entry
+            .def
+            .missing_scopes(identity.map(|i| &i.scopes[..]))
+            .is_empty()
+        {
+            return None;
+        }
+        Some((insufficient_scope(entry), entry.def.scopes().to_vec()))
+    }
+
     /// Calls a tool in-process, validating the arguments as `tools/call` does. `Err` is the
     /// JSON-RPC error a client would get (unknown tool). Notifications the tool sends are
     /// dropped and requests it makes of the client fail: there is no client.
@@ -597,7 +627,7 @@ impl ServerHandle {
             self,
             tx,
             Opening {
-                one_shot: Some(crate::protocol::ProtocolVersion::LATEST),
+                one_shot: Some(ProtocolVersion::LATEST),
                 ..Opening::default()
             },
         );
@@ -613,15 +643,14 @@ impl ServerHandle {
         };
         let id = RawValue::from_string("0".to_owned())
             .map_err(|e| RpcError::new(code::INTERNAL_ERROR, e.to_string()))?;
-        let req = Req {
+        let cx = Cx {
+            session: &session,
             id: &id,
             stateless: None,
         };
-        let entry = session
-            .active_entry(&req, name)
-            .ok_or_else(|| unknown_tool(name))?;
-        let ctx = session.call_context(entry.name.clone(), &req, (None, None), None);
-        match session.run_tool(&entry, arguments, ctx).await {
+        let entry = active_entry(&cx, name).ok_or_else(|| unknown_tool(name))?;
+        let ctx = cx.call_context(entry.name.clone(), (None, None), None);
+        match run_tool(self, &entry, arguments, ctx).await {
             Finish::Done(result) => Ok(result),
             Finish::NeedsInput => Err(RpcError::new(
                 code::INTERNAL_ERROR,

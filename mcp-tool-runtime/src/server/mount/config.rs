@@ -11,10 +11,6 @@ use serde_json::Value;
 /// and accepted by hosts that allow only letters, digits, `_` and `-` in tool names.
 pub const LABEL_SEPARATOR: &str = "__";
 
-/// The environment variable naming the connection store: a JSON file mapping a connection id
-/// (`project_connection_id`, or a `connector_id`) to `{server_url, authorization, headers}`.
-pub const CONNECTIONS_ENV: &str = "MCP_TOOL_CONNECTIONS";
-
 /// A remote MCP server mounted beside the local tools (the `MCPTool` interface). `Default`
 /// gives `type: "mcp"` and nothing else: set the label and one target.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -263,10 +259,13 @@ pub(crate) struct Connection {
 }
 
 /// Reads the connection `id` from the connection store at `path` (`Server::connection_store`,
-/// or [`CONNECTIONS_ENV`] for a server binary).
+/// which a server binary's command line sets from its environment).
 pub(crate) fn connection(id: &str, path: Option<&std::path::Path>) -> Result<Connection, String> {
     let path = path.ok_or_else(|| {
-        format!("connection `{id}`: no connection store (set {CONNECTIONS_ENV}, or `Server::connection_store`)")
+        format!(
+            "connection `{id}`: no connection store (give one with `Server::connection_store`, \
+             or to a server binary in its environment: see its `help`)"
+        )
     })?;
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("connection `{id}`: the connection store cannot be read: {e}"))?;
@@ -279,19 +278,42 @@ pub(crate) fn connection(id: &str, path: Option<&std::path::Path>) -> Result<Con
 }
 
 /// Reads a mount file: a list of `{"type": "mcp", …}` objects (or one).
-pub fn read_mounts(text: &str) -> Result<Vec<McpTool>, String> {
-    let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+pub fn read_mounts(text: &str) -> Result<Vec<McpTool>, MountFileError> {
+    let value: Value = serde_json::from_str(text).map_err(MountFileError::NotJson)?;
     let list = match value {
         Value::Array(items) => items,
         one @ Value::Object(_) => vec![one],
-        _ => return Err("expected a list of {\"type\": \"mcp\", …} objects".into()),
+        _ => return Err(MountFileError::NotAList),
     };
     list.into_iter()
         .enumerate()
         .map(|(i, item)| {
-            serde_json::from_value::<McpTool>(item).map_err(|e| format!("entry {}: {e}", i + 1))
+            serde_json::from_value::<McpTool>(item).map_err(|error| MountFileError::Entry {
+                entry: i + 1,
+                error,
+            })
         })
         .collect()
+}
+
+/// Why a mount file was refused ([`read_mounts`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MountFileError {
+    /// The text is not JSON (the error has its line and column).
+    #[error("not JSON: {0}")]
+    NotJson(serde_json::Error),
+    /// The JSON is neither a list nor one object.
+    #[error("expected a list of {{\"type\": \"mcp\", …}} objects")]
+    NotAList,
+    /// An entry is not an `MCPTool` object: a field unknown, missing or of the wrong type.
+    #[error("entry {entry}: {error}")]
+    Entry {
+        /// The entry's position in the list, from 1.
+        entry: usize,
+        /// What is wrong with it.
+        error: serde_json::Error,
+    },
 }
 
 #[cfg(test)]
@@ -382,12 +404,23 @@ mod tests {
             text.contains("server_label") && text.contains("exactly one"),
             "{text}"
         );
+        let e = read_mounts(
+            r#"[{"type":"mcp","server_label":"s","server_url":"http://x"},
+                {"type":"mcp","server_label":"t","server_url":"http://x","colour":1}]"#,
+        )
+        .unwrap_err();
         assert!(
-            read_mounts(
-                r#"[{"type":"mcp","server_label":"s","server_url":"http://x","colour":1}]"#
-            )
-            .unwrap_err()
-            .contains("entry 1")
+            matches!(&e, MountFileError::Entry { entry: 2, error } if error.to_string().contains("colour")),
+            "{e}"
         );
+        assert!(
+            e.to_string().starts_with("entry 2: unknown field `colour`"),
+            "{e}"
+        );
+        assert!(matches!(read_mounts("7"), Err(MountFileError::NotAList)));
+        match read_mounts("[\n{]") {
+            Err(MountFileError::NotJson(e)) => assert_eq!(e.line(), 2),
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -27,7 +27,7 @@ use crate::tool::{Annotations, Ctx, DynamicArgs, DynamicTool, Elicitation, ToolE
 use super::handle::{ServerHandle, StartsWith};
 
 pub use config::{
-    AllowedTools, Approval, CONNECTIONS_ENV, LABEL_SEPARATOR, McpTool, RequireApproval, ToolConfig,
+    AllowedTools, Approval, LABEL_SEPARATOR, McpTool, MountFileError, RequireApproval, ToolConfig,
     ToolFilter, read_mounts,
 };
 
@@ -422,6 +422,37 @@ impl ClientHandler for CallRelay {
                 .await
                 .map_err(|e| RpcError::new(code::INTERNAL_ERROR, e.message().to_owned()))
         })
+    }
+}
+
+/// The remote servers a builder was given to mount, and the connection store their ids name.
+#[derive(Default)]
+pub(crate) struct Remotes {
+    pub(crate) list: Vec<McpTool>,
+    pub(crate) connection_store: Option<std::path::PathBuf>,
+}
+
+impl Remotes {
+    /// The mounts, each checked and its target resolved (the connection store included);
+    /// what is wrong goes to `problems`.
+    pub(crate) fn build(&self, problems: &mut Vec<String>) -> Option<Box<dyn StartsWith>> {
+        let mut list = Vec::new();
+        let mut labels = BTreeSet::new();
+        for remote in &self.list {
+            let found = remote.problems();
+            if !labels.insert(remote.server_label.clone()) {
+                problems.push(format!("two mounts are labelled `{}`", remote.server_label));
+            }
+            if found.is_empty() {
+                match Mount::new(remote.clone(), self.connection_store.as_deref()) {
+                    Ok(m) => list.push(m),
+                    Err(e) => problems.push(e),
+                }
+            } else {
+                problems.extend(found);
+            }
+        }
+        Some(Box::new(Mounts::new(list)))
     }
 }
 

@@ -16,6 +16,7 @@
 //! whose loss costs a client a stale list until the next one).
 
 #[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub mod redis;
 
 use std::collections::HashMap;
@@ -30,14 +31,9 @@ use serde_json::Value;
 use tokio::sync::{broadcast, mpsc};
 
 use crate::protocol::RpcError;
-use crate::store::StoreUrl;
-pub use crate::store::{StoreUrlError, StoreUrlProblem};
+use crate::store::{StoreUrl, StoreUrlError, StoreUrlProblem};
 use crate::sync::lock;
 use crate::tool::Batch;
-
-/// The environment variable naming the store replicas share (`memory` or `redis://…`), as
-/// `--shared-state`.
-pub const SHARED_STATE_ENV: &str = "MCP_TOOL_SHARED_STATE";
 
 /// What a store operation gives: a value, or why the store could not.
 pub type ReplicaFuture<'a, T> =
@@ -384,6 +380,7 @@ impl Replicas {
 
     /// Saves a session's record and waits until the store has it (a new session: its
     /// client's next request may reach another replica).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))] // HTTP sessions are shared
     pub(crate) async fn save_now(&self, id: &str, record: &str) -> Result<(), ReplicaStoreError> {
         match &self.store {
             Some(store) => tokio::time::timeout(
@@ -397,6 +394,7 @@ impl Replicas {
     }
 
     /// The record of a session this replica does not hold.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))] // HTTP sessions are shared
     pub(crate) async fn load(&self, id: &str) -> Option<String> {
         let store = self.store.as_ref()?;
         match tokio::time::timeout(
@@ -417,11 +415,13 @@ impl Replicas {
         }
     }
 
+    #[cfg_attr(not(feature = "http"), allow(dead_code))] // HTTP sessions are shared
     pub(crate) fn touch(&self, id: &Arc<str>) {
         self.send(Op::Touch(id.clone()));
     }
 
     /// Forgets a session, here (the caller closed it), in the store, and on every replica.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))] // HTTP sessions are shared
     pub(crate) fn end(&self, id: &Arc<str>) {
         self.send(Op::End(id.clone()));
         self.publish(Event::SessionEnded {

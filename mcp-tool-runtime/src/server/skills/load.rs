@@ -17,6 +17,9 @@ use sha2::{Digest, Sha256};
 use crate::protocol::ResourceContents;
 use crate::tool::ToolError;
 
+/// How long a skill file's contents stay fresh in a client's cache: they are fixed at start
+/// (a file changed on disk is refused, not served).
+pub(crate) const FILE_TTL: std::time::Duration = std::time::Duration::from_secs(300);
 /// The file every skill has at its root.
 pub(crate) const SKILL_MD: &str = "SKILL.md";
 /// The MIME type of a directory in `resources/directory/read`.

@@ -1,5 +1,5 @@
 //! Tasks: a tool call that goes on after its request was answered, polled for its status and
-//! fetched later, in both protocol eras.
+//! fetched later, in both protocol versions.
 //!
 //! - 2025-11-25 (core tasks): the client asks for a task (`tools/call` with `task`); the
 //!   answer is `CreateTaskResult`; `tasks/get`, `tasks/result` (waits for the end), `tasks/list`
@@ -18,8 +18,9 @@
 //! lease runs out.
 
 #[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub mod redis;
-pub mod store;
+pub(crate) mod store;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -30,26 +31,17 @@ use tokio::sync::Notify;
 
 use crate::protocol::wire::{Empty, ExtensionsOf};
 use crate::protocol::{RpcError, code};
-use crate::store::StoreUrl;
+use crate::store::{StoreUrl, StoreUrlError};
 use crate::sync::lock;
 use crate::tool::{CancellationToken, TaskSupport};
 
-pub use crate::store::{StoreUrlError, StoreUrlProblem};
 pub use store::{
     MemoryTaskStore, StoreFuture, StoreResult, TaskChange, TaskOutcome, TaskRecord, TaskStatus,
-    TaskStore, TaskStoreError,
+    TaskStore, TaskStoreError, apply,
 };
 
 /// The identifier of the tasks extension (2026-07-28).
 pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
-
-/// The environment variable naming the task store of a server binary: `memory`, or a
-/// `redis://` URL (with the `redis` feature). `--task-store` on the command line wins.
-pub const TASK_STORE_ENV: &str = "MCP_TOOL_TASK_STORE";
-
-/// The environment variable setting how long a running task's server vouches for it
-/// (`30s`, `500ms`): a task whose server died is reported failed this long after.
-pub const TASK_LEASE_ENV: &str = "MCP_TOOL_TASK_LEASE";
 
 /// How tasks are kept and paced.
 #[derive(Debug, Clone)]

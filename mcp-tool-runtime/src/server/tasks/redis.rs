@@ -21,6 +21,7 @@ use redis::aio::ConnectionManager;
 use redis::{AsyncCommands, Script};
 use serde_json::{Map, Value};
 
+use crate::store::StoreUrlError;
 use crate::store::redis::Redis;
 
 use super::store::{
@@ -109,10 +110,8 @@ impl RedisTaskStore {
     /// A store at `url` (`redis://host:port/db`, `redis+unix:///path`; `rediss://…` for TLS
     /// when the redis crate is built with it): the URL is checked here, the connection made
     /// when first needed (and remade when lost).
-    pub fn open(url: &str) -> Result<Self, TaskStoreError> {
-        Redis::open("task store", url)
-            .map(RedisTaskStore::on)
-            .map_err(|e| TaskStoreError::Backend(format!("`{}`: {}", e.url(), e.problem())))
+    pub fn open(url: &str) -> Result<Self, StoreUrlError> {
+        Redis::open("task store", url).map(RedisTaskStore::on)
     }
 
     /// The store in `redis`, whose URL was checked.

@@ -1,30 +1,40 @@
-//! The response carrying a tool's result ([`ToolResult::respond`]): the era's view of it,
+//! The response carrying a tool's result ([`ToolResult::respond`]): the version's view of it,
 //! written by hand for the common result and by serde for any other.
 
 use super::{Content, ToolResult};
 use crate::protocol::wire::{
-    Implementation, LegacyCallToolResult, ResultMeta, StatelessCallToolResult,
+    Implementation, ResultMeta, StatelessCallToolResult, UnstructuredCallToolResult,
 };
-use crate::protocol::{Era, jsonrpc};
+use crate::protocol::{ProtocolVersion, jsonrpc};
 use crate::tool::structured::Structured;
 
 impl ToolResult {
-    /// The response to request `id` carrying this result, as a client of `era` reads it: in
+    /// The response to request `id` carrying this result, as a client of `version` reads it: in
     /// 2026-07-28 with `resultType` and the server's identity (`info`) in `_meta`.
-    pub(crate) fn respond(&self, id: &str, era: Era, info: &Implementation) -> String {
-        match self.respond_plain(id, era, info) {
+    pub(crate) fn respond(
+        &self,
+        id: &str,
+        version: ProtocolVersion,
+        info: &Implementation,
+    ) -> String {
+        match self.respond_plain(id, version, info) {
             Some(text) => text,
-            None => self.respond_serialized(id, era, info),
+            None => self.respond_serialized(id, version, info),
         }
     }
 
     /// [`ToolResult::respond`] for the common result, written by hand: text blocks without
     /// annotations or `_meta`, the structured content as its text, no `_meta` of its own, to
-    /// a client of an era with structured content. The bytes are those serde writes (a test
+    /// a client of a version with structured content. The bytes are those serde writes (a test
     /// compares them), without serde's per-field machinery and with the text escaped byte by
     /// byte into a buffer sized for it. `None` for any other result.
-    fn respond_plain(&self, id: &str, era: Era, info: &Implementation) -> Option<String> {
-        if self.meta.is_some() || !era.has_structured() {
+    fn respond_plain(
+        &self,
+        id: &str,
+        version: ProtocolVersion,
+        info: &Implementation,
+    ) -> Option<String> {
+        if self.meta.is_some() || !version.has_structured() {
             return None;
         }
         let mut size = 96 + id.len();
@@ -36,7 +46,7 @@ impl ToolResult {
                 _ => return None,
             }
         }
-        let meta = era.is_stateless().then(|| info.result_meta().get());
+        let meta = version.is_stateless().then(|| info.result_meta().get());
         size += self
             .structured_content
             .as_ref()
@@ -71,10 +81,15 @@ impl ToolResult {
         String::from_utf8(out).ok()
     }
 
-    /// [`ToolResult::respond`] through serde: any result, to a client of any era.
-    fn respond_serialized(&self, id: &str, era: Era, info: &Implementation) -> String {
+    /// [`ToolResult::respond`] through serde: any result, to a client of any version.
+    fn respond_serialized(
+        &self,
+        id: &str,
+        version: ProtocolVersion,
+        info: &Implementation,
+    ) -> String {
         let size = self.size_hint();
-        if era.is_stateless() {
+        if version.is_stateless() {
             return jsonrpc::sized_result_response(
                 id,
                 &StatelessCallToolResult {
@@ -90,15 +105,19 @@ impl ToolResult {
                 size + 128,
             );
         }
-        if era.has_structured() {
+        if version.has_structured() {
             return jsonrpc::sized_result_response(id, self, size);
         }
-        let legacy = LegacyCallToolResult {
-            content: self.content.iter().map(|c| c.for_era(era)).collect(),
+        let unstructured = UnstructuredCallToolResult {
+            content: self
+                .content
+                .iter()
+                .map(|c| c.for_version(version))
+                .collect(),
             is_error: self.is_error,
             meta: self.meta.as_ref(),
         };
-        jsonrpc::sized_result_response(id, &legacy, size)
+        jsonrpc::sized_result_response(id, &unstructured, size)
     }
 
     /// About how many bytes the result takes as JSON: its text (with room for escapes), its
@@ -137,7 +156,11 @@ mod tests {
         // In the struct's field order, and the text copy is the same text.
         assert_eq!(structured.get(), r#"{"name":"Ada","id":7}"#);
         assert_eq!(result.text_content(), structured.get());
-        let text = result.respond("1", Era::Structured, &Implementation::default());
+        let text = result.respond(
+            "1",
+            ProtocolVersion::V2025_11_25,
+            &Implementation::default(),
+        );
         assert_eq!(
             text,
             r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"name\":\"Ada\",\"id\":7}"}],"structuredContent":{"name":"Ada","id":7}}}"#
@@ -180,29 +203,33 @@ mod tests {
         ];
         let mut plain = 0;
         for result in &results {
-            for era in Era::ALL {
-                let serialized = result.respond_serialized("7", era, &info);
-                if let Some(text) = result.respond_plain("7", era, &info) {
-                    assert_eq!(text, serialized, "{result:?} in {era:?}");
+            for version in ProtocolVersion::SHAPES {
+                let serialized = result.respond_serialized("7", version, &info);
+                if let Some(text) = result.respond_plain("7", version, &info) {
+                    assert_eq!(text, serialized, "{result:?} in {version:?}");
                     plain += 1;
                 }
-                assert_eq!(result.respond("7", era, &info), serialized);
+                assert_eq!(result.respond("7", version, &info), serialized);
             }
         }
         assert_eq!(
             plain, 12,
-            "the first six results, in the two eras with structured content"
+            "the first six results, in the two shapes with structured content"
         );
     }
 
     #[test]
-    fn older_eras_get_no_structured_content() {
+    fn older_versions_get_no_structured_content() {
         let result = ToolResult {
             content: vec![Content::resource_link("file:///x", "x")],
             structured_content: Some(json!({ "id": 1 }).into()),
             ..ToolResult::default()
         };
-        let text = result.respond("1", Era::Annotations, &Implementation::default());
+        let text = result.respond(
+            "1",
+            ProtocolVersion::V2025_03_26,
+            &Implementation::default(),
+        );
         let v: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(
             v["result"],

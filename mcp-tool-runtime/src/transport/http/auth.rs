@@ -11,14 +11,18 @@ use axum::http::request::Parts;
 
 use crate::tool::Identity;
 
-/// Why a request was refused: answered with 401 and `WWW-Authenticate`.
+/// Why a request was refused: answered with 401 and `WWW-Authenticate` — or, when the fault
+/// is the server's (`unavailable`: the authorization server it checks tokens with cannot be
+/// reached), with 503 and `Retry-After`. Never accepted for want of an answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuthError {
     /// The RFC 6750 error code: `invalid_token`, `insufficient_scope`, … — or none for a
     /// request that sent no credentials at all (RFC 6750 §3.1 says no code then).
     pub code: Option<&'static str>,
-    /// Said to the client (`error_description`).
+    /// Said to the client (`error_description`). Never the credentials themselves.
     pub description: String,
+    /// The credentials could not be checked now: 503, to retry after this long.
+    pub unavailable: Option<std::time::Duration>,
 }
 
 impl AuthError {
@@ -27,6 +31,7 @@ impl AuthError {
         AuthError {
             code: None,
             description: description.into(),
+            unavailable: None,
         }
     }
 
@@ -35,8 +40,31 @@ impl AuthError {
         AuthError {
             code: Some("invalid_token"),
             description: description.into(),
+            unavailable: None,
         }
     }
+
+    /// The credentials could not be checked now (the authorization server, its keys or its
+    /// introspection endpoint cannot be reached): 503, to retry after `retry_after`.
+    pub fn unavailable(description: impl Into<String>, retry_after: std::time::Duration) -> Self {
+        AuthError {
+            code: None,
+            description: description.into(),
+            unavailable: Some(retry_after),
+        }
+    }
+}
+
+/// The token of a request's `Authorization: Bearer …` header, if it has one.
+pub(super) fn bearer_token(request: &Parts) -> Option<&str> {
+    request
+        .headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            let (scheme, token) = v.split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+        })
 }
 
 /// The future an [`Authenticator`] returns.
@@ -70,13 +98,21 @@ impl BearerTokens {
     /// Accepts `token` as `subject`.
     #[must_use]
     pub fn token(mut self, token: impl Into<String>, subject: impl Into<String>) -> Self {
-        self.tokens.push((
-            token.into(),
-            Identity {
-                subject: subject.into(),
-                scopes: Vec::new(),
-            },
-        ));
+        self.tokens
+            .push((token.into(), Identity::new(subject, Vec::<String>::new())));
+        self
+    }
+
+    /// Accepts `token` as `subject`, granted `scopes` (which tools declaring scopes need).
+    #[must_use]
+    pub fn token_with_scopes<S: Into<String>>(
+        mut self,
+        token: impl Into<String>,
+        subject: impl Into<String>,
+        scopes: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.tokens
+            .push((token.into(), Identity::new(subject, scopes)));
         self
     }
 
@@ -89,8 +125,8 @@ impl BearerTokens {
     /// `MCP_TOOL_BEARER_TOKENS`). The subject is letters, digits and `._@-`; the token is
     /// everything after the first colon (colons included), visible ASCII. An entry that does
     /// not fit is an error naming it (a server refuses to start on it, rather than accept a
-    /// token cut short).
-    pub fn parse(text: &str) -> Result<Self, String> {
+    /// token cut short); the error never holds a token.
+    pub fn parse(text: &str) -> Result<Self, BearerTokensError> {
         let mut tokens = BearerTokens::new();
         for (i, entry) in text
             .split(',')
@@ -98,32 +134,84 @@ impl BearerTokens {
             .filter(|e| !e.is_empty())
             .enumerate()
         {
-            let n = i + 1;
+            let entry_number = i + 1;
             let Some((subject, token)) = entry.split_once(':') else {
-                return Err(format!(
-                    "entry {n} has no subject: write `subject:token` (the token may contain `:`)"
-                ));
+                return Err(BearerTokensError::NoSubject {
+                    entry: entry_number,
+                });
             };
             if subject.is_empty()
                 || !subject
                     .bytes()
                     .all(|b| b.is_ascii_alphanumeric() || b"._@-".contains(&b))
             {
-                return Err(format!(
-                    "entry {n}: the subject `{subject}` must be letters, digits and `._@-`"
-                ));
+                // Not shown: a subject that is not one may be a token written first.
+                return Err(BearerTokensError::BadSubject {
+                    entry: entry_number,
+                });
             }
             if token.is_empty() || !token.bytes().all(|b| b.is_ascii_graphic()) {
-                return Err(format!(
-                    "entry {n} (`{subject}`): the token must be visible ASCII, without spaces"
-                ));
+                return Err(BearerTokensError::BadToken {
+                    entry: entry_number,
+                    subject: subject.to_owned(),
+                });
             }
             if tokens.tokens.iter().any(|(t, _)| t == token) {
-                return Err(format!("entry {n} (`{subject}`): the token is given twice"));
+                return Err(BearerTokensError::Repeated {
+                    entry: entry_number,
+                    subject: subject.to_owned(),
+                });
             }
             tokens = tokens.token(token, subject);
         }
         Ok(tokens)
+    }
+}
+
+/// Why a list of bearer tokens was refused ([`BearerTokens::parse`]): which entry, and what
+/// is wrong with it. It holds no token, so that it can be shown and logged.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BearerTokensError {
+    /// The entry has no `:` between a subject and a token.
+    #[error("entry {entry} has no subject: write `subject:token` (the token may contain `:`)")]
+    NoSubject {
+        /// The entry's position in the list, from 1.
+        entry: usize,
+    },
+    /// The subject is empty or has a character other than letters, digits and `._@-`.
+    #[error("entry {entry}: the subject must be letters, digits and `._@-`")]
+    BadSubject {
+        /// The entry's position in the list, from 1.
+        entry: usize,
+    },
+    /// The token is empty or has a character that is not visible ASCII.
+    #[error("entry {entry} (`{subject}`): the token must be visible ASCII, without spaces")]
+    BadToken {
+        /// The entry's position in the list, from 1.
+        entry: usize,
+        /// The entry's subject.
+        subject: String,
+    },
+    /// The token is an earlier entry's too.
+    #[error("entry {entry} (`{subject}`): the token is given twice")]
+    Repeated {
+        /// The entry's position in the list, from 1.
+        entry: usize,
+        /// The entry's subject.
+        subject: String,
+    },
+}
+
+impl BearerTokensError {
+    /// The position of the entry refused, from 1.
+    pub fn entry(&self) -> usize {
+        match self {
+            BearerTokensError::NoSubject { entry }
+            | BearerTokensError::BadSubject { entry }
+            | BearerTokensError::BadToken { entry, .. }
+            | BearerTokensError::Repeated { entry, .. } => *entry,
+        }
     }
 }
 
@@ -134,15 +222,7 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
 
 impl Authenticator for BearerTokens {
     fn authenticate<'a>(&'a self, request: &'a Parts) -> AuthFuture<'a> {
-        let presented = request
-            .headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| {
-                let (scheme, token) = v.split_once(' ')?;
-                scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
-            });
-        let outcome = match presented {
+        let outcome = match bearer_token(request) {
             None => Err(AuthError::missing("a bearer token is required")),
             Some(token) => self
                 .tokens
@@ -165,16 +245,30 @@ mod tests {
         assert_eq!(t.tokens.len(), 2);
         assert_eq!(t.tokens[1].0, "a:b:c", "the token keeps its colons");
         assert_eq!(t.tokens[1].1.subject, "bob");
-        for bad in [
-            "s3cret",
-            ":tok",
-            "al ice:tok",
-            "alice:",
-            "alice:has space",
-            "a:x,b:x",
+        for (bad, entry) in [
+            ("s3cret", 1),
+            (":t0k", 1),
+            ("al ice:t0k", 1),
+            ("alice:", 1),
+            ("alice:has space", 1),
+            ("a:q9,b:q9", 2),
+            ("a:ok, s3cr3t!:alice", 2),
         ] {
-            assert!(BearerTokens::parse(bad).is_err(), "{bad}");
+            let e = BearerTokens::parse(bad).unwrap_err();
+            assert_eq!(e.entry(), entry, "{bad}");
+            let said = e.to_string();
+            assert!(said.starts_with(&format!("entry {entry}")), "{said}");
+            for secret in ["s3cret", "t0k", "has space", "q9", "s3cr3t!"] {
+                assert!(!said.contains(secret), "{bad}: {said}");
+            }
         }
+        assert_eq!(
+            BearerTokens::parse("a:q9,b:q9").unwrap_err(),
+            BearerTokensError::Repeated {
+                entry: 2,
+                subject: "b".into()
+            }
+        );
         assert!(BearerTokens::parse("").unwrap().tokens.is_empty());
     }
 }

@@ -24,9 +24,10 @@ pub struct HttpConfig {
     pub body_limit: usize,
     /// How long a session may stay idle before it is dropped (404 afterwards).
     pub session_idle: Duration,
-    /// No sessions: every POST is answered on its own, with JSON. For many replicas behind a
-    /// load balancer; requests of the client (sampling, elicitation) are not possible.
-    pub stateless: bool,
+    /// No sessions for 2025-11-25 and earlier: every POST is answered on its own, with JSON
+    /// (as 2026-07-28 requests always are). For many replicas behind a load balancer; requests
+    /// of the client (sampling, elicitation) are not possible.
+    pub sessionless: bool,
     /// Who may call the endpoint.
     pub auth: Option<Arc<dyn Authenticator>>,
     /// RFC 9728 protected-resource metadata, served at
@@ -63,7 +64,7 @@ impl Default for HttpConfig {
             allowed_origins: None,
             body_limit: 4 << 20,
             session_idle: Duration::from_secs(600),
-            stateless: false,
+            sessionless: false,
             auth: None,
             resource_metadata: None,
             shutdown_grace: Duration::from_secs(10),
@@ -102,7 +103,7 @@ impl fmt::Debug for HttpConfig {
             .field("allowed_origins", &self.allowed_origins)
             .field("body_limit", &self.body_limit)
             .field("session_idle", &self.session_idle)
-            .field("stateless", &self.stateless)
+            .field("sessionless", &self.sessionless)
             .field("sse_responses", &self.sse_responses)
             .field("header_timeout", &self.header_timeout)
             .field("max_connections", &self.max_connections)

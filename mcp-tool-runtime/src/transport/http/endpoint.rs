@@ -11,10 +11,10 @@ use std::time::{Duration, Instant};
 use axum::http::StatusCode;
 use axum::http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use axum::http::request::Parts;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use tokio::sync::{mpsc, watch};
 
-use crate::protocol::code;
+use crate::protocol::{RpcError, code, jsonrpc};
 use crate::server::ServerHandle;
 use crate::server::replicas::SessionRecord;
 use crate::server::session::{Deliver, Opening, Outgoing, Principal, Session};
@@ -25,7 +25,7 @@ use super::auth::AuthError;
 use super::config::HttpConfig;
 use super::origin::check_origin;
 use super::refusal::{Refusal, refuse, rpc_error};
-use super::resume::{Streams, Tap};
+use super::resume::{self, Streams, Tap};
 
 pub(super) const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
 
@@ -37,6 +37,8 @@ pub(super) struct HttpSession {
     /// When the session's record in the shared state was last renewed (replicas).
     last_shared: Mutex<Instant>,
     pub(super) identity: Option<Identity>,
+    /// Who the session's resumable streams belong to (a digest of its id and identity).
+    pub(super) owner: String,
 }
 
 #[derive(Default)]
@@ -94,7 +96,7 @@ impl Endpoint {
             shutdown,
             streams: Arc::new(Streams::new(config.event_store.clone(), config.sse_retry)),
         });
-        if !config.stateless {
+        if !config.sessionless {
             spawn_reaper(&endpoint);
             let server = &endpoint.server;
             server.start_replicas(endpoint.config.session_idle);
@@ -147,17 +149,62 @@ impl Endpoint {
                 error.description.replace('"', "'")
             ));
         }
-        if let Some(meta) = &self.config.resource_metadata {
-            let (origin, path) = split_url(&meta.resource);
-            value.push_str(&format!(
-                ", resource_metadata=\"{origin}/.well-known/oauth-protected-resource{path}\""
-            ));
+        if let Some(retry) = error.unavailable {
+            // The fault is ours: no challenge, the client should come back.
+            let mut response = rpc_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                code::INTERNAL_ERROR,
+                &format!("Service Unavailable: {}", error.description),
+            );
+            let seconds = retry.as_secs().max(1);
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+            return response;
         }
+        self.name_metadata(&mut value);
         let mut response = rpc_error(
             StatusCode::UNAUTHORIZED,
             code::INVALID_REQUEST,
             &format!("Unauthorized: {}", error.description),
         );
+        if let Ok(v) = HeaderValue::from_str(&value) {
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+        }
+        response
+    }
+
+    /// Appends the `resource_metadata` parameter of a challenge, when there is metadata.
+    fn name_metadata(&self, challenge: &mut String) {
+        if let Some(meta) = &self.config.resource_metadata {
+            let (origin, path) = split_url(&meta.resource);
+            challenge.push_str(&format!(
+                ", resource_metadata=\"{origin}/.well-known/oauth-protected-resource{path}\""
+            ));
+        }
+    }
+
+    /// The step-up challenge (403, `insufficient_scope`) of request `id`, whose token lacks
+    /// some of the scopes the request needs: it names all of them, and answers the request
+    /// with the JSON-RPC error a call gets for it.
+    pub(super) fn scope_challenge(
+        &self,
+        id: &str,
+        error: &RpcError,
+        needed: &[String],
+    ) -> Response {
+        let scope = needed.join(" ");
+        let mut value = format!(
+            "Bearer error=\"insufficient_scope\", scope=\"{scope}\", error_description=\"the request needs the scopes {scope}\""
+        );
+        self.name_metadata(&mut value);
+        let body = jsonrpc::error_response(id, error);
+        let mut response = (
+            StatusCode::FORBIDDEN,
+            [(header::CONTENT_TYPE, "application/json")],
+            body,
+        )
+            .into_response();
         if let Ok(v) = HeaderValue::from_str(&value) {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, v);
         }
@@ -197,7 +244,7 @@ impl Endpoint {
         method: &str,
     ) -> Result<Arc<HttpSession>, Refusal> {
         let identity = self.admit(parts).await?;
-        if self.config.stateless {
+        if self.config.sessionless {
             return Err(Box::new(method_not_allowed(method)));
         }
         self.session_anywhere(parts, identity.as_ref()).await
@@ -323,6 +370,7 @@ impl Endpoint {
 
     /// The HTTP side and the protocol session of session `id`.
     fn open_session(&self, id: String, identity: Option<Identity>) -> Arc<HttpSession> {
+        let owner = resume::owner_of(&id, identity.as_ref());
         Arc::new_cyclic(|me: &Weak<HttpSession>| {
             let to: Weak<dyn Deliver> = me.clone();
             let session = Session::open(
@@ -341,6 +389,7 @@ impl Endpoint {
                 last_seen: Mutex::new(Instant::now()),
                 last_shared: Mutex::new(Instant::now()),
                 identity,
+                owner,
             }
         })
     }
@@ -420,7 +469,7 @@ fn method_not_allowed(method: &str) -> Response {
     let mut r = rpc_error(
         StatusCode::METHOD_NOT_ALLOWED,
         code::INVALID_REQUEST,
-        &format!("Method Not Allowed: {method} is not supported by a stateless server"),
+        &format!("Method Not Allowed: {method} is not supported by a sessionless server"),
     );
     r.headers_mut()
         .insert(header::ALLOW, HeaderValue::from_static("POST"));

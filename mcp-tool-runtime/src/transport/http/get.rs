@@ -48,11 +48,6 @@ pub(super) async fn handle_get(
         );
     }
     let (tx, rx) = mpsc::unbounded_channel();
-    let session = parts.headers.get(&SESSION_HEADER);
-    let owner = resume::owner_of(
-        session.and_then(|v| v.to_str().ok()).unwrap_or(""),
-        http.identity.as_ref(),
-    );
     let mut stream = None;
     {
         let mut routes = lock(&http.routes);
@@ -65,7 +60,7 @@ pub(super) async fn handle_get(
         }
         routes.standalone = Some(tx);
         if resume::resumable(http.session.client().protocol_version) {
-            stream = endpoint.streams.create(owner);
+            stream = endpoint.streams.create(http.owner.clone());
         }
         routes.standalone_tap = stream.as_ref().map(|s| s.tap.clone());
     }
@@ -93,11 +88,11 @@ async fn resume_checked(
     last_event: &str,
 ) -> Result<Response, Response> {
     let identity = endpoint.admit(parts).await.map_err(|r| *r)?;
-    if endpoint.config.stateless {
+    if endpoint.config.sessionless {
         return Err(*refuse(
             StatusCode::METHOD_NOT_ALLOWED,
             code::INVALID_REQUEST,
-            "Method Not Allowed: a stateless server keeps no streams to resume",
+            "Method Not Allowed: a sessionless server keeps no streams to resume",
         ));
     }
     endpoint.refuse_if_stopping().map_err(|r| *r)?;

@@ -7,12 +7,12 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use axum::http::HeaderMap;
 use axum::http::header::HeaderName;
 
 use crate::protocol::request::{Method, Request};
+use crate::protocol::walk::Json;
 use crate::protocol::{ProtocolVersion, RpcError, code};
 use crate::server::ServerHandle;
 
@@ -51,7 +51,7 @@ fn header_value(headers: &HeaderMap, name: &HeaderName) -> Result<Option<String>
     }
 }
 
-/// Checks a stateless request's `_meta` and headers, in the revision's order: the required
+/// Checks a stateless request's `_meta` and headers, in the version's order: the required
 /// `_meta` fields (-32602), the version header against `_meta` (-32020), the version
 /// (-32022), then `Mcp-Method`, `Mcp-Name` and the tool's `Mcp-Param-*` headers (-32020).
 pub(super) fn check(
@@ -117,7 +117,7 @@ fn check_params(
     server: &ServerHandle,
     headers: &HeaderMap,
     tool: &str,
-    arguments: Option<&RawValue>,
+    arguments: Option<Json<'_>>,
 ) -> Result<(), RpcError> {
     let catalog = server.catalog();
     let Some(entry) = catalog.get(tool) else {

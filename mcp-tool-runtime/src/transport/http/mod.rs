@@ -4,7 +4,7 @@
 //! answered with JSON, or with an SSE stream when the call sends progress, logs or requests of
 //! its own before its result), GET opens the session's stream for messages that belong to no
 //! request, DELETE ends the session. Sessions have cryptographically random ids and expire when
-//! idle; a stateless mode answers every POST on its own. Host and Origin are checked (DNS
+//! idle; a sessionless mode answers every POST on its own. Host and Origin are checked (DNS
 //! rebinding), bodies are limited, and an [`Authenticator`] (such as [`BearerTokens`]) can
 //! guard the endpoint, with RFC 9728 protected-resource metadata.
 //!
@@ -39,6 +39,9 @@ mod endpoint;
 pub mod events;
 mod get;
 mod headers;
+#[cfg(feature = "oauth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
+mod oauth;
 mod origin;
 mod post;
 mod refusal;
@@ -55,28 +58,15 @@ use tokio::sync::watch;
 
 use crate::server::ServerHandle;
 
-pub use auth::{AuthError, AuthFuture, Authenticator, BearerTokens};
+pub use auth::{AuthError, AuthFuture, Authenticator, BearerTokens, BearerTokensError};
 pub use config::{HttpConfig, ResourceMetadata};
-#[cfg(feature = "redis")]
-pub use events::RedisEventStore;
-pub use events::{EVENT_STORE_ENV, EventStore, MemoryEventStore};
+#[cfg(feature = "oauth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
+pub use oauth::OAuth;
 
-/// The environment variable whose bearer tokens guard `--http` (comma-separated
-/// `subject:token` entries; the token may contain `:`), when the server configured no
-/// authenticator of its own.
-pub const TOKENS_ENV: &str = "MCP_TOOL_BEARER_TOKENS";
-
-/// The environment variable giving `--http`'s public URL, announced in the RFC 9728
-/// protected-resource metadata and in every `WWW-Authenticate` challenge.
-pub const RESOURCE_ENV: &str = "MCP_TOOL_RESOURCE";
-
-/// The environment variable listing (comma-separated) the authorization servers that issue
-/// the endpoint's tokens, for the RFC 9728 metadata.
-pub const AUTH_SERVERS_ENV: &str = "MCP_TOOL_AUTHORIZATION_SERVERS";
-
-/// The environment variable listing (comma-separated) the scopes the endpoint understands.
-pub const SCOPES_ENV: &str = "MCP_TOOL_SCOPES";
-
+// The module's cfg again, on the impl itself: a crate that re-exports `ServerHandle` (the
+// facade) shows the feature of these methods only from their own item's attributes.
+#[cfg(feature = "http")]
 impl ServerHandle {
     /// The MCP endpoint as an axum `Router` (the endpoint's path, plus the protected-resource
     /// metadata when configured), to serve or to merge into an application

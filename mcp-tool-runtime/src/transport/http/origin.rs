@@ -67,8 +67,13 @@ fn strip_port(host: &str) -> &str {
 }
 
 fn is_loopback_host(host: &str) -> bool {
-    let name = strip_port(host).to_ascii_lowercase();
-    name == "localhost" || name == "127.0.0.1" || name == "[::1]" || name.ends_with(".localhost")
+    let name = strip_port(host).as_bytes();
+    let suffix = b".localhost";
+    [&b"localhost"[..], b"127.0.0.1", b"[::1]"]
+        .iter()
+        .any(|loopback| name.eq_ignore_ascii_case(loopback))
+        || name.len() >= suffix.len()
+            && name[name.len() - suffix.len()..].eq_ignore_ascii_case(suffix)
 }
 
 fn host_matches(allowed: &str, host: &str) -> bool {

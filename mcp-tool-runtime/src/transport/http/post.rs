@@ -1,6 +1,7 @@
 //! The POST handler: a client's message, checked (credentials, media type, body size,
 //! protocol version), then handed to its session — a new one for `initialize` — and its
-//! request answered with JSON or an SSE stream; stateless requests go to `stateless`.
+//! request answered with JSON or an SSE stream; stateless (2026-07-28) requests, and every
+//! request in the sessionless mode, go to `stateless`.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -20,7 +21,7 @@ use super::endpoint::{Endpoint, SESSION_HEADER, accepts_sse};
 use super::refusal::{Refusal, refuse, rpc_error};
 use super::resume;
 use super::sse;
-use super::stateless::{stateless_post, stateless_request};
+use super::stateless::{sessionless_post, stateless_request};
 
 const VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
 
@@ -97,13 +98,19 @@ pub(super) async fn handle_post(
         }
         _ => None,
     };
-    let (id, raw_id, is_initialize) = match &request {
+    // A call the token lacks scopes for is refused before anything runs: the step-up
+    // challenge, in both versions.
+    if let Some(request) = &request
+        && let Some((error, needed)) = endpoint.server.lacks_scopes(request, identity.as_ref())
+    {
+        return endpoint.scope_challenge(request.id_text(), &error, &needed);
+    }
+    let (id, is_initialize) = match &request {
         Some(r) => (
             Some(jsonrpc::id_key(r.id_text())),
-            r.id_text().to_owned(),
             r.method == Method::Initialize,
         ),
-        None => (None, String::new(), false),
+        None => (None, false),
     };
     if id.is_some()
         && let Err(r) = endpoint.refuse_if_stopping()
@@ -113,32 +120,24 @@ pub(super) async fn handle_post(
     let header_version = parts
         .headers
         .get(&VERSION_HEADER)
-        .map(|v| v.to_str().unwrap_or("?").to_owned());
+        .map(|v| v.to_str().unwrap_or("?"));
     let stateless = header_version
-        .as_deref()
         .and_then(ProtocolVersion::parse)
         .is_some_and(ProtocolVersion::is_stateless)
         || request.as_ref().is_some_and(|r| r.stateless);
     if stateless {
         let Some(request) = &request else {
-            // The revision defines no notification or response a client sends over HTTP.
+            // The version defines no notification or response a client sends over HTTP.
             return StatusCode::ACCEPTED.into_response();
         };
-        return stateless_request(
-            &endpoint,
-            &parts,
-            request,
-            header_version.as_deref(),
-            identity,
-        )
-        .await;
+        return stateless_request(&endpoint, &parts, request, header_version, identity).await;
     }
     let version = match check_version(&parts.headers) {
         Ok(v) => v,
         Err(r) => return *r,
     };
-    if endpoint.config.stateless {
-        return stateless_post(&endpoint, message, request.as_ref(), version, identity).await;
+    if endpoint.config.sessionless {
+        return sessionless_post(&endpoint, message, request.as_ref(), version, identity).await;
     }
     let (session_id, http) = if is_initialize {
         if parts.headers.contains_key(&SESSION_HEADER) {
@@ -171,7 +170,7 @@ pub(super) async fn handle_post(
         (Some(session_id), http)
     } else {
         match endpoint.session_anywhere(&parts, identity.as_ref()).await {
-            // A header naming another supported revision than the session's is accepted:
+            // A header naming another supported version than the session's is accepted:
             // the official conformance suite itself sends 2025-03-26 on 2025-11-25 sessions.
             Ok(s) => (None, s),
             Err(r) => return *r,
@@ -216,27 +215,15 @@ pub(super) async fn handle_post(
             tracing::warn!(error = %e, "a new session is not in the shared state: only this replica serves it");
         }
     }
-    let mut response = if !is_initialize
-        && accepts_sse(&parts.headers)
-        && resume::resumable(http.session.client().protocol_version)
-    {
-        let session = parts.headers.get(&SESSION_HEADER);
-        let owner = resume::owner_of(
-            session.and_then(|v| v.to_str().ok()).unwrap_or(""),
-            http.identity.as_ref(),
-        );
-        let sse = endpoint.config.sse_responses;
-        endpoint.streams.respond(rx, sse, &raw_id, owner).await
-    } else if accepts_sse(&parts.headers) {
-        sse::respond(
-            rx,
-            endpoint.config.sse_responses,
-            |_| StatusCode::OK,
-            Some(&raw_id),
-        )
-        .await
+    let raw_id = request.id_text();
+    let sse = endpoint.config.sse_responses;
+    let mut response = if !accepts_sse(&parts.headers) {
+        sse::respond_json_only(rx, |_| StatusCode::OK, Some(raw_id)).await
+    } else if !is_initialize && resume::resumable(http.session.client().protocol_version) {
+        let owner = &http.owner;
+        endpoint.streams.respond(rx, sse, raw_id, owner).await
     } else {
-        sse::respond_json_only(rx, |_| StatusCode::OK, Some(&raw_id)).await
+        sse::respond(rx, sse, |_| StatusCode::OK, Some(raw_id)).await
     };
     if let Some(session_id) = session_id
         && let Ok(v) = HeaderValue::from_str(&session_id)

@@ -13,6 +13,7 @@
 //! [`Ctx::close_stream`]: crate::tool::Ctx::close_stream
 
 use std::collections::{HashMap, VecDeque};
+use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -28,7 +29,7 @@ use crate::server::session::Outgoing;
 use crate::sync::lock;
 use crate::tool::Identity;
 
-use super::events::{EventStore, event_id, hex, new_stream_key, parse_event_id};
+use super::events::{EventStore, StreamKeys, event_id, hex, parse_event_id};
 use super::refusal::{Refusal, refuse};
 use super::sse;
 
@@ -42,6 +43,8 @@ const POLL: Duration = Duration::from_millis(100);
 pub(super) struct Streams {
     store: Arc<dyn EventStore>,
     retry: Duration,
+    /// `None` without system randomness: then no stream is resumable.
+    keys: Option<StreamKeys>,
     taps: Mutex<HashMap<Arc<str>, Arc<Tap>>>,
 }
 
@@ -62,7 +65,7 @@ struct TapState {
 
 /// What a writer hands its follower.
 enum Live {
-    Event(u64, Arc<str>),
+    Event(u64, String),
     /// Let the connection go (polling): the client resumes with `Last-Event-ID`.
     Close,
 }
@@ -119,6 +122,7 @@ impl Streams {
         Streams {
             store,
             retry,
+            keys: StreamKeys::new(),
             taps: Mutex::new(HashMap::new()),
         }
     }
@@ -130,7 +134,7 @@ impl Streams {
 
     /// A new stream of `owner` with its first follower (`None` without system randomness).
     pub(super) fn create(&self, owner: String) -> Option<NewStream> {
-        let key: Arc<str> = new_stream_key()?.into();
+        let key: Arc<str> = self.keys.as_ref()?.make().into();
         let tap = Arc::new(Tap {
             owner: owner.clone(),
             state: Mutex::default(),
@@ -153,7 +157,7 @@ impl Streams {
         mut rx: mpsc::UnboundedReceiver<Outgoing>,
         sse: bool,
         request: &str,
-        owner: String,
+        owner: &str,
     ) -> Response {
         let first = rx.recv().await;
         let plain = match &first {
@@ -164,22 +168,16 @@ impl Streams {
             return sse::respond_as(first, rx, sse, |_| StatusCode::OK, Some(request)).await;
         }
         if let Some(only) = first.as_ref().filter(|m| m.is_response)
-            && let Some(key) = new_stream_key()
+            && let Some(keys) = &self.keys
         {
             // The whole answer at once (`sse`): kept, and sent, without a writer.
-            if let Err(e) = self.store.append(&key, &owner, 1, &only.text, true).await {
+            let key = keys.make();
+            if let Err(e) = self.store.append(&key, owner, 1, &only.text, true).await {
                 tracing::warn!(error = %e, "an event of a resumable stream was not recorded");
             }
-            let body = format!(
-                "id: {}\nretry: {}\ndata: \n\nid: {}\nevent: message\ndata: {}\n\n",
-                event_id(&key, 0),
-                self.retry.as_millis(),
-                event_id(&key, 1),
-                only.text
-            );
-            return sse::sse_response(Body::from(body));
+            return sse::sse_response(Body::from(self.whole(&key, &only.text)));
         }
-        let Some(stream) = self.create(owner) else {
+        let Some(stream) = self.create(owner.to_owned()) else {
             return sse::respond_as(first, rx, sse, |_| StatusCode::OK, Some(request)).await;
         };
         let ended = jsonrpc::error_response(
@@ -190,6 +188,19 @@ impl Streams {
             ),
         );
         self.serve(stream, rx, first, Some(ended), None).await
+    }
+
+    /// The body of a stream sent whole: its priming event, then its one message.
+    fn whole(&self, key: &str, text: &str) -> String {
+        let mut body = String::with_capacity(text.len() + 2 * key.len() + 64);
+        let _ = write!(
+            body,
+            "id: {key}.0\nretry: {}\ndata: \n\nid: {key}.1\nevent: message\ndata: ",
+            self.retry.as_millis()
+        );
+        body.push_str(text);
+        body.push_str("\n\n");
+        body
     }
 
     /// Opens the stream in the store, starts its writer (`first`: a message taken already;
@@ -276,7 +287,7 @@ impl Streams {
             if let Err(e) = self.store.append(&key, &owner, seq, &text, last).await {
                 tracing::warn!(error = %e, "an event of a resumable stream was not recorded");
             }
-            tap.send(Live::Event(seq, text.into()));
+            tap.send(Live::Event(seq, text));
             if last {
                 break;
             }
@@ -459,11 +470,13 @@ async fn stopped(shutdown: &mut Option<watch::Receiver<bool>>) {
     std::future::pending().await
 }
 
+/// Event `seq` of stream `key`, carrying `data`.
 fn event(key: &str, seq: u64, data: &str) -> Bytes {
-    Bytes::from(format!(
-        "id: {}\nevent: message\ndata: {data}\n\n",
-        event_id(key, seq)
-    ))
+    let mut event = String::with_capacity(data.len() + key.len() + 48);
+    let _ = write!(event, "id: {key}.{seq}\nevent: message\ndata: ");
+    event.push_str(data);
+    event.push_str("\n\n");
+    Bytes::from(event)
 }
 
 /// Whether a session's streams are resumable: 2025-11-25 (earlier clients may not expect
@@ -512,10 +525,7 @@ mod tests {
 
     #[test]
     fn owners_differ_by_session_and_identity() {
-        let alice = Identity {
-            subject: "alice".into(),
-            scopes: Vec::new(),
-        };
+        let alice = Identity::new("alice", Vec::<String>::new());
         assert_ne!(owner_of("s1", None), owner_of("s2", None));
         assert_ne!(owner_of("s1", None), owner_of("s1", Some(&alice)));
         assert_eq!(owner_of("s1", Some(&alice)), owner_of("s1", Some(&alice)));

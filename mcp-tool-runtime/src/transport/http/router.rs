@@ -51,11 +51,18 @@ async fn handle_metadata(State(endpoint): State<Arc<Endpoint>>) -> Response {
     let Some(meta) = &endpoint.config.resource_metadata else {
         return StatusCode::NOT_FOUND.into_response();
     };
+    // The scopes configured, and those the tools declare (the catalog may change).
+    let mut scopes = meta.scopes_supported.clone();
+    for scope in endpoint.server.catalog().scopes() {
+        if !scopes.contains(&scope) {
+            scopes.push(scope);
+        }
+    }
     let body = ProtectedResource {
         resource: &meta.resource,
         authorization_servers: &meta.authorization_servers,
         bearer_methods_supported: &["header"],
-        scopes_supported: &meta.scopes_supported,
+        scopes_supported: &scopes,
     };
     (
         [(header::CONTENT_TYPE, "application/json")],

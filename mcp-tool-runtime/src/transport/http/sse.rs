@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::http::StatusCode;
-use axum::http::header;
+use axum::http::header::{self, HeaderName, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use tokio::sync::{mpsc, watch};
 
@@ -59,12 +59,7 @@ pub(super) async fn respond_as(
                 code::INTERNAL_ERROR,
                 "the session ended before the request was answered",
             );
-            return (
-                StatusCode::NOT_FOUND,
-                [(header::CONTENT_TYPE, "application/json")],
-                jsonrpc::error_response(id, &e),
-            )
-                .into_response();
+            return json_response(StatusCode::NOT_FOUND, jsonrpc::error_response(id, &e));
         }
         return StatusCode::ACCEPTED.into_response();
     };
@@ -77,12 +72,7 @@ pub(super) async fn respond_as(
         // is part of the answer.
         let status = status(&first);
         if !sse || status != StatusCode::OK {
-            return (
-                status,
-                [(header::CONTENT_TYPE, "application/json")],
-                first.text,
-            )
-                .into_response();
+            return json_response(status, first.text);
         }
     }
     // The error that ends the stream if the session goes before the response.
@@ -131,15 +121,28 @@ pub(super) async fn respond_as(
     sse_response(Body::from_stream(stream))
 }
 
+/// An SSE stream's response.
 pub(super) fn sse_response(body: Body) -> Response {
-    Response::builder()
-        .header(header::CONTENT_TYPE, "text/event-stream")
-        .header(header::CACHE_CONTROL, "no-cache")
-        // Proxies that buffer (nginx) would hold each event back.
-        .header("x-accel-buffering", "no")
-        .body(body)
-        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+    let mut response = Response::new(body);
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, EVENT_STREAM);
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    // Proxies that buffer (nginx) would hold each event back.
+    headers.insert(ACCEL_BUFFERING, HeaderValue::from_static("no"));
+    response
 }
+
+/// A JSON answer's response.
+pub(super) fn json_response(status: StatusCode, body: String) -> Response {
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = status;
+    response.headers_mut().insert(header::CONTENT_TYPE, JSON);
+    response
+}
+
+const JSON: HeaderValue = HeaderValue::from_static("application/json");
+const EVENT_STREAM: HeaderValue = HeaderValue::from_static("text/event-stream");
+const ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
 
 /// The GET stream: every message that belongs to no request, with a comment every 25 seconds
 /// to keep proxies from closing it, until the server shuts down.

@@ -1,9 +1,8 @@
-//! Requests answered without a session: those of the stateless revision (2026-07-28), whose
-//! `_meta` and headers are checked first, and every request in the stateless mode
-//! (`HttpConfig::stateless`). Each gets a session for it alone, closed when its stream goes.
+//! Requests answered without a session: those of the stateless version (2026-07-28), whose
+//! `_meta` and headers are checked first, and every request in the sessionless mode
+//! (`HttpConfig::sessionless`). Each gets a session for it alone, closed when its stream goes.
 
 use axum::http::StatusCode;
-use axum::http::header;
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use tokio::sync::mpsc;
@@ -17,7 +16,7 @@ use crate::tool::Identity;
 use super::endpoint::{Endpoint, accepts_sse, principal_of};
 use super::{headers, sse};
 
-/// A request of a stateless revision (2026-07-28): its `_meta` and headers checked, then
+/// A request of a stateless version (2026-07-28): its `_meta` and headers checked, then
 /// answered on its own by a session for it alone; closing the response stream cancels it.
 pub(super) async fn stateless_request(
     endpoint: &Endpoint,
@@ -30,8 +29,7 @@ pub(super) async fn stateless_request(
         Ok(v) => v,
         Err(e) => {
             let status = StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::BAD_REQUEST);
-            let body = jsonrpc::error_response(request.id_text(), &e);
-            return (status, [(header::CONTENT_TYPE, "application/json")], body).into_response();
+            return sse::json_response(status, jsonrpc::error_response(request.id_text(), &e));
         }
     };
     let (tx, rx) = mpsc::unbounded_channel::<Outgoing>();
@@ -67,8 +65,8 @@ fn status_of(response: &Outgoing) -> StatusCode {
         .unwrap_or(StatusCode::OK)
 }
 
-/// Stateless mode: a fresh session per POST, JSON only.
-pub(super) async fn stateless_post(
+/// Sessionless mode: a fresh session per POST, JSON only.
+pub(super) async fn sessionless_post(
     endpoint: &Endpoint,
     message: Message<'_>,
     request: Option<&Request<'_>>,
@@ -94,7 +92,7 @@ pub(super) async fn stateless_post(
     let id = jsonrpc::id_key(request.id_text());
     while let Some(message) = rx.recv().await {
         if message.is_response && message.related.as_deref() == Some(&*id) {
-            return ([(header::CONTENT_TYPE, "application/json")], message.text).into_response();
+            return sse::json_response(StatusCode::OK, message.text);
         }
     }
     StatusCode::ACCEPTED.into_response()

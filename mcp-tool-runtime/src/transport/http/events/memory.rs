@@ -1,6 +1,13 @@
 //! The in-memory event store: bounded per stream (its oldest events go first) and in total
-//! bytes (the least recently written streams go first), and every stream expires a while
-//! after its last event.
+//! bytes (the least recently written go first), and every stream expires a while after its
+//! last event.
+//!
+//! Most of what a busy endpoint keeps are whole answers: streams whose one event, their
+//! response, was sent at once (`sse_responses`). Those are packed into blocks filled in
+//! order, so keeping one allocates nothing of its own, and they leave a block at a time,
+//! oldest first. Kept in four allocations each, a long run's answers fragmented the heap and
+//! slowed every allocation of the server (over 50 000 `create_user` calls answered so, 25.2
+//! µs of CPU a call against 18.1 µs with blocks).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
@@ -22,6 +29,7 @@ pub struct MemoryEventStore {
 #[derive(Debug)]
 struct State {
     streams: HashMap<String, Stream>,
+    answers: Answers,
     bytes: usize,
     swept: Instant,
 }
@@ -61,6 +69,150 @@ impl Stream {
     }
 }
 
+/// The most a block of answers holds, unless one answer is larger (it gets a block of its
+/// own); at most 1/64 of the store's bound, so that a block dropped for room is a small part.
+const BLOCK: usize = 64 << 10;
+
+/// Whole answers (streams whose only event, number 1, was their last), in blocks filled in
+/// the order they were written; the oldest block goes first, whole, when it expires or when
+/// the store needs room (a resume of its answers is then told their streams are unknown).
+#[derive(Debug, Default)]
+struct Answers {
+    /// Where each answer is, by stream key: its block's number and its place in the block.
+    index: HashMap<u128, (u64, usize)>,
+    blocks: VecDeque<Block>,
+    /// The number of the front block (blocks are numbered in the order they were started).
+    front: u64,
+}
+
+#[derive(Debug, Default)]
+struct Block {
+    /// The answers' owners and messages, one after the other.
+    text: String,
+    answers: Vec<Answer>,
+}
+
+#[derive(Debug)]
+struct Answer {
+    key: u128,
+    written: Instant,
+    /// Where its owner starts in the block's text; its message follows it.
+    start: usize,
+    owner_len: usize,
+    /// The message's length, `None` when it was too large to keep.
+    data_len: Option<usize>,
+}
+
+impl Block {
+    fn owner(&self, answer: &Answer) -> &str {
+        &self.text[answer.start..answer.start + answer.owner_len]
+    }
+
+    fn data(&self, answer: &Answer) -> Option<&str> {
+        let from = answer.start + answer.owner_len;
+        Some(&self.text[from..from + answer.data_len?])
+    }
+
+    /// When its last answer was written.
+    fn written(&self) -> Option<Instant> {
+        self.answers.last().map(|a| a.written)
+    }
+}
+
+impl Answers {
+    /// Keeps an answer (`data`: `None` when it is too large to keep) in blocks of `block`
+    /// bytes; the bytes it takes.
+    fn add(&mut self, key: u128, owner: &str, data: Option<&str>, block: usize) -> usize {
+        let need = owner.len() + data.map_or(0, str::len);
+        let fits = self
+            .blocks
+            .back()
+            .is_some_and(|b| b.text.len() + need <= b.text.capacity());
+        if !fits {
+            self.blocks.push_back(Block {
+                text: String::with_capacity(need.max(block)),
+                answers: Vec::new(),
+            });
+        }
+        let number = self.front + self.blocks.len() as u64 - 1;
+        let Some(block) = self.blocks.back_mut() else {
+            return 0;
+        };
+        let start = block.text.len();
+        block.text.push_str(owner);
+        block.text.push_str(data.unwrap_or(""));
+        self.index.insert(key, (number, block.answers.len()));
+        block.answers.push(Answer {
+            key,
+            written: Instant::now(),
+            start,
+            owner_len: owner.len(),
+            data_len: data.map(str::len),
+        });
+        need
+    }
+
+    fn get(&self, key: u128) -> Option<(&Block, &Answer)> {
+        let (number, at) = *self.index.get(&key)?;
+        let block = self
+            .blocks
+            .get(usize::try_from(number.checked_sub(self.front)?).ok()?)?;
+        Some((block, block.answers.get(at)?))
+    }
+
+    /// When the oldest block was last written (`but_last`: unless it is the newest).
+    fn oldest(&self, but_last: bool) -> Option<Instant> {
+        if but_last && self.blocks.len() < 2 {
+            return None;
+        }
+        self.blocks.front()?.written()
+    }
+
+    /// Forgets the oldest block; the bytes freed.
+    fn drop_oldest(&mut self) -> usize {
+        let Some(block) = self.blocks.pop_front() else {
+            return 0;
+        };
+        for (at, answer) in block.answers.iter().enumerate() {
+            if self.index.get(&answer.key) == Some(&(self.front, at)) {
+                self.index.remove(&answer.key);
+            }
+        }
+        self.front += 1;
+        block.text.len()
+    }
+
+    /// Forgets the blocks whose last answer was written `ttl` ago or more; the bytes freed.
+    fn expire(&mut self, ttl: Duration) -> usize {
+        let mut freed = 0;
+        while self
+            .blocks
+            .front()
+            .is_some_and(|b| b.written().is_none_or(|w| w.elapsed() >= ttl))
+        {
+            freed += self.drop_oldest();
+        }
+        freed
+    }
+}
+
+/// The number of an answer's stream: its key as the transport makes them, 32 lowercase hex
+/// digits (any other stream is kept as a stream).
+fn answer_key(stream: &str) -> Option<u128> {
+    let ours = stream.len() == 32
+        && stream
+            .bytes()
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    ours.then(|| u128::from_str_radix(stream, 16).ok())?
+}
+
+/// What the store is adding to when it goes over its total bound: that goes last.
+#[derive(Clone, Copy)]
+enum Adding<'a> {
+    Stream(&'a str),
+    Answer,
+}
+
 impl Default for MemoryEventStore {
     fn default() -> Self {
         MemoryEventStore::new()
@@ -77,6 +229,7 @@ impl MemoryEventStore {
             ttl: Duration::from_secs(300),
             state: Mutex::new(State {
                 streams: HashMap::new(),
+                answers: Answers::default(),
                 bytes: 0,
                 swept: Instant::now(),
             }),
@@ -109,14 +262,15 @@ impl MemoryEventStore {
         lock(&self.state)
     }
 
-    /// Drops expired streams (at most once a second: it walks them all).
+    /// Drops expired streams (at most once a second: it walks the streams that are not
+    /// whole answers).
     fn sweep(&self, state: &mut State) {
         if state.swept.elapsed() < Duration::from_secs(1).min(self.ttl) {
             return;
         }
         state.swept = Instant::now();
         let ttl = self.ttl;
-        let mut freed = 0;
+        let mut freed = state.answers.expire(ttl);
         state.streams.retain(|_, s| {
             let keep = s.touched.elapsed() < ttl;
             if !keep {
@@ -131,6 +285,18 @@ impl MemoryEventStore {
         let mut state = self.lock();
         self.sweep(&mut state);
         let state = &mut *state;
+        if seq == 1
+            && last
+            && !state.streams.contains_key(stream)
+            && let Some(key) = answer_key(stream)
+        {
+            // Too large to keep: a resume from before it is refused rather than served a gap.
+            let kept = (data.len() <= self.max_bytes).then_some(data);
+            let block = (self.max_bytes / 64).min(BLOCK);
+            state.bytes += state.answers.add(key, owner, kept, block);
+            self.make_room(state, Adding::Answer);
+            return;
+        }
         let s = state
             .streams
             .entry(stream.to_owned())
@@ -154,23 +320,39 @@ impl MemoryEventStore {
         while s.events.len() > self.max_per_stream {
             state.bytes -= s.drop_oldest();
         }
-        // Over the total: the streams written least recently lose their events (this one
-        // last).
+        self.make_room(state, Adding::Stream(stream));
+    }
+
+    /// Over the total: the streams and the blocks of answers written least recently lose
+    /// their events (what is being added, last).
+    fn make_room(&self, state: &mut State, adding: Adding<'_>) {
         while state.bytes > self.max_bytes {
-            let oldest = state
+            let stream = state
                 .streams
                 .iter()
-                .filter(|(k, s)| !s.events.is_empty() && k.as_str() != stream)
+                .filter(|(k, s)| {
+                    !s.events.is_empty() && !matches!(adding, Adding::Stream(a) if a == k.as_str())
+                })
                 .min_by_key(|(_, s)| s.touched)
-                .map(|(k, _)| k.clone());
-            let key = oldest.unwrap_or_else(|| stream.to_owned());
-            let Some(s) = state.streams.get_mut(&key) else {
-                break;
+                .map(|(k, s)| (k.clone(), s.touched));
+            let block = state.answers.oldest(matches!(adding, Adding::Answer));
+            let freed = match (stream, block) {
+                (Some((key, touched)), block) if block.is_none_or(|written| touched < written) => {
+                    state.streams.get_mut(&key).map_or(0, Stream::drop_oldest)
+                }
+                (_, Some(_)) => state.answers.drop_oldest(),
+                // Nothing else left: what is being added.
+                (_, None) => match adding {
+                    Adding::Answer if !state.answers.blocks.is_empty() => {
+                        state.answers.drop_oldest()
+                    }
+                    Adding::Stream(key) => match state.streams.get_mut(key) {
+                        Some(s) if !s.events.is_empty() => s.drop_oldest(),
+                        _ => break,
+                    },
+                    Adding::Answer => break,
+                },
             };
-            let freed = s.drop_oldest();
-            if freed == 0 && s.events.is_empty() && key == stream {
-                break;
-            }
             state.bytes -= freed;
         }
     }
@@ -206,11 +388,9 @@ impl EventStore for MemoryEventStore {
 
     fn replay<'a>(&'a self, stream: &'a str, after: u64) -> EventFuture<'a, Option<Replay>> {
         let state = self.lock();
-        let replay = state
-            .streams
-            .get(stream)
-            .filter(|s| s.touched.elapsed() < self.ttl)
-            .map(|s| Replay {
+        let fresh = |at: Instant| at.elapsed() < self.ttl;
+        let replay = match state.streams.get(stream) {
+            Some(s) => fresh(s.touched).then(|| Replay {
                 owner: s.owner.clone(),
                 events: s
                     .events
@@ -220,7 +400,24 @@ impl EventStore for MemoryEventStore {
                     .collect(),
                 floor: s.floor,
                 end: s.end,
-            });
+            }),
+            None => answer_key(stream)
+                .and_then(|key| state.answers.get(key))
+                .filter(|(_, answer)| fresh(answer.written))
+                .map(|(block, answer)| {
+                    let data = block.data(answer);
+                    Replay {
+                        owner: block.owner(answer).to_owned(),
+                        events: data
+                            .filter(|_| after < 1)
+                            .map(|data| (1, data.to_owned()))
+                            .into_iter()
+                            .collect(),
+                        floor: u64::from(data.is_none()),
+                        end: Some(1),
+                    }
+                }),
+        };
         Box::pin(std::future::ready(Ok(replay)))
     }
 }
@@ -275,10 +472,86 @@ mod tests {
         assert_eq!(now(store.replay("new", 0)).unwrap().floor, 3);
     }
 
+    fn answer(n: u128) -> String {
+        format!("{n:032x}")
+    }
+
+    #[test]
+    fn a_whole_answer_is_kept_for_a_resume() {
+        let store = MemoryEventStore::new();
+        let key = answer(7);
+        now(store.append(&key, "owner", 1, "the answer", true));
+        let r = now(store.replay(&key, 0)).unwrap();
+        assert_eq!(r.owner, "owner");
+        assert_eq!(r.events, [(1, "the answer".into())]);
+        assert_eq!((r.floor, r.end), (0, Some(1)));
+        let after = now(store.replay(&key, 1)).unwrap();
+        assert_eq!((after.events.len(), after.end), (0, Some(1)));
+        assert_eq!(now(store.replay(&answer(8), 0)), None);
+        // Only the transport's keys are answers; a stream opened first stays a stream.
+        now(store.open(&answer(9), "owner"));
+        now(store.append(&answer(9), "owner", 1, "a", true));
+        assert!(store.lock().streams.contains_key(&answer(9)));
+        now(store.append("ab", "owner", 1, "b", true));
+        assert!(store.lock().streams.contains_key("ab"));
+        assert_eq!(store.lock().answers.index.len(), 1);
+    }
+
+    #[test]
+    fn the_total_bound_drops_the_oldest_answers_and_streams_first() {
+        let store = MemoryEventStore::new().max_bytes(2048);
+        now(store.open("old", "o"));
+        now(store.append("old", "o", 1, &"x".repeat(600), false));
+        for n in 1..=3 {
+            now(store.append(&answer(n), "o", 1, &"y".repeat(600), true));
+        }
+        // The stream was written before the answers: it went first.
+        assert_eq!(now(store.replay("old", 0)).unwrap().floor, 1);
+        assert_eq!(now(store.replay(&answer(1), 0)).unwrap().events.len(), 1);
+        now(store.append(&answer(4), "o", 1, &"z".repeat(600), true));
+        // Then the oldest answer, forgotten: a resume of it is refused, not served a gap.
+        assert_eq!(now(store.replay(&answer(1), 0)), None);
+        assert_eq!(now(store.replay(&answer(2), 0)).unwrap().events.len(), 1);
+        assert_eq!(now(store.replay(&answer(4), 0)).unwrap().events.len(), 1);
+        assert!(store.lock().bytes <= 2048);
+        // Larger than the whole store: sent, never kept.
+        now(store.append(&answer(5), "o", 1, &"w".repeat(4096), true));
+        let large = now(store.replay(&answer(5), 0)).unwrap();
+        assert_eq!((large.floor, large.events.len()), (1, 0));
+        assert!(store.lock().bytes <= 2048);
+    }
+
+    #[test]
+    fn answers_share_blocks_and_leave_with_them() {
+        let store = MemoryEventStore::new().ttl(Duration::from_secs(3600));
+        for n in 0..1000 {
+            now(store.append(&answer(n), "owner", 1, &format!("answer {n}"), true));
+        }
+        {
+            let state = store.lock();
+            assert_eq!(state.answers.blocks.len(), 1);
+            assert_eq!(state.answers.index.len(), 1000);
+        }
+        for n in [0, 499, 999] {
+            let r = now(store.replay(&answer(n), 0)).unwrap();
+            assert_eq!(r.events, [(1, format!("answer {n}"))]);
+        }
+        let mut state = store.lock();
+        let freed = state.answers.expire(Duration::ZERO);
+        assert_eq!(freed, state.bytes);
+        assert!(state.answers.index.is_empty() && state.answers.blocks.is_empty());
+    }
+
     #[test]
     fn streams_expire() {
         let store = MemoryEventStore::new().ttl(Duration::ZERO);
         now(store.open("a", "o"));
         assert_eq!(now(store.replay("a", 0)), None);
+        now(store.append(&answer(1), "o", 1, "a", true));
+        assert_eq!(now(store.replay(&answer(1), 0)), None);
+        now(store.append(&answer(2), "o", 1, "b", true));
+        let state = store.lock();
+        assert_eq!(state.answers.index.len(), 1, "the first answer was swept");
+        assert_eq!(state.bytes, 2);
     }
 }

@@ -15,16 +15,15 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::store::StoreUrl;
-pub use crate::store::{StoreUrlError, StoreUrlProblem};
+use sha2::{Digest, Sha256};
+
+use crate::store::{StoreUrl, StoreUrlError};
 pub use memory::MemoryEventStore;
 #[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use redis::RedisEventStore;
-
-/// The environment variable choosing `--http`'s event store: `memory` (the default) or a
-/// `redis://host:port` URL shared by replicas.
-pub const EVENT_STORE_ENV: &str = "MCP_TOOL_EVENT_STORE";
 
 /// A store operation's failure (a lost connection, say). The stream goes on without it; only
 /// a later resume may find events missing, and says so.
@@ -115,11 +114,33 @@ pub(crate) fn parse_event_id(id: &str) -> Option<(&str, u64)> {
     Some((stream, seq.parse().ok()?))
 }
 
-/// A new stream key: 16 random bytes, hex. `None` without system randomness.
-pub(crate) fn new_stream_key() -> Option<String> {
-    let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).ok()?;
-    Some(hex(&bytes))
+/// Makes stream keys: 16 bytes, hex, as unguessable as random ones — the first half of the
+/// SHA-256 of a random secret and a counter — without asking the system for randomness (a
+/// system call) for every stream.
+pub(crate) struct StreamKeys {
+    secret: [u8; 32],
+    made: AtomicU64,
+}
+
+impl StreamKeys {
+    /// `None` without system randomness.
+    pub(crate) fn new() -> Option<StreamKeys> {
+        let mut secret = [0u8; 32];
+        getrandom::fill(&mut secret).ok()?;
+        Some(StreamKeys {
+            secret,
+            made: AtomicU64::new(0),
+        })
+    }
+
+    /// A new stream key.
+    pub(crate) fn make(&self) -> String {
+        let n = self.made.fetch_add(1, Ordering::Relaxed);
+        let mut hash = Sha256::new();
+        hash.update(self.secret);
+        hash.update(n.to_le_bytes());
+        hex(&hash.finalize()[..16])
+    }
 }
 
 /// Lowercase hex of `bytes`.
@@ -148,17 +169,15 @@ mod tests {
             e.to_string(),
             "event store `memcached://h`: expected `memory` or a `redis://host:port` URL"
         );
-        #[cfg(feature = "redis")]
-        assert!(
-            event_store_from_url("redis://127.0.0.1:1")
-                .unwrap()
-                .shared()
-        );
     }
 
     #[test]
     fn event_ids_name_their_stream() {
-        let key = new_stream_key().unwrap();
+        let keys = StreamKeys::new().unwrap();
+        let key = keys.make();
+        assert_eq!(key.len(), 32);
+        assert_ne!(keys.make(), key);
+        assert_ne!(StreamKeys::new().unwrap().make(), key);
         assert_eq!(parse_event_id(&event_id(&key, 7)), Some((key.as_str(), 7)));
         assert_eq!(parse_event_id("ab12.0"), Some(("ab12", 0)));
         assert_eq!(hex(&[0x00, 0x9f, 0xa0, 0xff]), "009fa0ff");

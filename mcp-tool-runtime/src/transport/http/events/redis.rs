@@ -16,7 +16,7 @@ use std::time::Duration;
 use redis::Script;
 use redis::aio::ConnectionManager;
 
-use super::{EventFuture, EventStore, EventStoreError, Replay};
+use super::{EventFuture, EventStore, EventStoreError, Replay, StoreUrlError};
 use crate::store::redis::{Redis, millis};
 
 const APPEND: &str = r"
@@ -65,10 +65,8 @@ impl RedisEventStore {
     /// when the redis crate is built with it) keeping at most 1024 events per stream, each
     /// stream for 5 minutes after its last event. The URL is checked here, the connection
     /// made when first needed (and remade when lost).
-    pub fn open(url: &str) -> Result<Self, EventStoreError> {
-        Redis::open("event store", url)
-            .map(RedisEventStore::on)
-            .map_err(|e| EventStoreError(format!("`{}`: {}", e.url(), e.problem())))
+    pub fn open(url: &str) -> Result<Self, StoreUrlError> {
+        Redis::open("event store", url).map(RedisEventStore::on)
     }
 
     /// The store in `redis`, whose URL was checked.
@@ -217,5 +215,19 @@ impl EventStore for RedisEventStore {
 
     fn shared(&self) -> bool {
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::event_store_from_url;
+
+    #[test]
+    fn a_redis_url_names_a_shared_store() {
+        assert!(
+            event_store_from_url("redis://127.0.0.1:1")
+                .unwrap()
+                .shared()
+        );
     }
 }

@@ -6,7 +6,7 @@ use proptest::prelude::*;
 use proptest::strategy::BoxedStrategy;
 use serde_json::{Number, Value, json};
 
-use super::arguments::{arbitrary_arguments, count, number, resolve, types};
+use super::{arbitrary_arguments, count, number, resolve, types};
 
 /// How deep a value is searched for places to break a rule.
 const MAX_DEPTH: usize = 32;

@@ -1,4 +1,4 @@
-//! The `files` example in both protocol eras: each scenario runs with the 2025-11-25
+//! The `files` example in both protocol versions: each scenario runs with the 2025-11-25
 //! handshake (`…_2025`) and stateless with the per-request `_meta` of 2026-07-28 (`…_2026`),
 //! over real stdio, and over Streamable HTTP where who the client is matters (`login`).
 //!
@@ -14,9 +14,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use common::modern::{
-    Era, EraClient, HttpServer, exchange_2026, one_input_request, params_2026, request_2026,
-    retry_params, same_tools_in_both_eras, tampered, with_capabilities,
+use common::stateless::{
+    HttpServer, Version, VersionClient, exchange_2026, one_input_request, params_2026,
+    request_2026, retry_params, same_tools_in_both_versions, tampered, with_capabilities,
 };
 use common::{Proc, QUIET, error_text, is_error, text};
 use serde_json::{Value, json};
@@ -59,7 +59,7 @@ impl Fixture {
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
         let base = std::env::temp_dir().join(format!(
-            "mcp-files-eras-{name}-{}-{}-{nanos}",
+            "mcp-files-versions-{name}-{}-{}-{nanos}",
             std::process::id(),
             COUNTER.fetch_add(1, Ordering::Relaxed)
         ));
@@ -79,9 +79,9 @@ impl Fixture {
         ]
     }
 
-    /// The server on this root over stdio, in `era`, the client declaring `capabilities`.
-    fn client(&self, era: Era, capabilities: Value) -> EraClient {
-        EraClient::start(FILES, &self.args(), era, capabilities)
+    /// The server on this root over stdio, in `version`, the client declaring `capabilities`.
+    fn client(&self, version: Version, capabilities: Value) -> VersionClient {
+        VersionClient::start(FILES, &self.args(), version, capabilities)
     }
 
     /// The server on this root over HTTP, with these environment variables.
@@ -132,7 +132,7 @@ fn ok_text(result: &Value) -> String {
 }
 
 /// Asserts the question `delete_file` asks before deleting `path`: a form with one required
-/// boolean, `confirm`, whose message names the file. The same in both eras.
+/// boolean, `confirm`, whose message names the file. The same in both versions.
 fn assert_confirm_question(params: &Value, path: &str) {
     assert!(
         params["message"].as_str().is_some_and(|m| m.contains(path)),
@@ -148,7 +148,7 @@ fn assert_confirm_question(params: &Value, path: &str) {
 }
 
 /// Asserts the request `summarize_file` makes of the client's model for a file holding
-/// `content`. The same in both eras.
+/// `content`. The same in both versions.
 fn assert_summary_question(params: &Value, content: &str) {
     let messages = params["messages"].as_array().expect("messages");
     assert_eq!(messages.len(), 1, "{params}");
@@ -195,17 +195,17 @@ fn assert_state_refused(response: &Value) {
 // tools/list and the main tools
 
 #[test]
-fn files_lists_the_same_tools_in_both_eras() {
+fn files_lists_the_same_tools_in_both_versions() {
     let fx = Fixture::new("same-tools");
-    let tools = same_tools_in_both_eras(FILES, &fx.args());
+    let tools = same_tools_in_both_versions(FILES, &fx.args());
     assert_eq!(names(&tools), VISIBLE, "hidden tools are not listed");
     let list_dir = tools.iter().find(|t| t["name"] == "list_dir").unwrap();
     assert_eq!(list_dir["outputSchema"]["type"], "object", "{list_dir}");
 }
 
-fn files_read_and_list(era: Era) {
+fn files_read_and_list(version: Version) {
     let fx = Fixture::new("read-list");
-    let mut c = fx.client(era, json!({}));
+    let mut c = fx.client(version, json!({}));
     let r = c.call("list_dir", json!({}));
     let listing = &r["structuredContent"];
     assert_eq!(listing["path"], ".", "{r}");
@@ -232,12 +232,12 @@ fn files_read_and_list(era: Era) {
 
 #[test]
 fn files_read_and_list_2025() {
-    files_read_and_list(Era::Legacy);
+    files_read_and_list(Version::V2025_11_25);
 }
 
 #[test]
 fn files_read_and_list_2026() {
-    files_read_and_list(Era::Modern);
+    files_read_and_list(Version::V2026_07_28);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -245,7 +245,7 @@ fn files_read_and_list_2026() {
 
 /// Logs in (a wrong password first) and checks what changes; returns the notifications seen
 /// around the successful login.
-fn log_in(c: &mut EraClient) -> Vec<Value> {
+fn log_in(c: &mut VersionClient) -> Vec<Value> {
     assert_eq!(names(&c.tools()), VISIBLE);
     let t = error_text(&c.call("login", json!({ "password": "wrong" })));
     assert!(t.contains("BAD_PASSWORD"), "{t}");
@@ -263,7 +263,7 @@ fn log_in(c: &mut EraClient) -> Vec<Value> {
 }
 
 /// What the hidden tools do once enabled (the client has no elicitation: no question).
-fn write_and_delete(c: &mut EraClient, fx: &Fixture) {
+fn write_and_delete(c: &mut VersionClient, fx: &Fixture) {
     let t = ok_text(&c.call(
         "write_file",
         json!({ "path": "new.txt", "content": "fresh" }),
@@ -288,7 +288,7 @@ fn write_and_delete(c: &mut EraClient, fx: &Fixture) {
 #[test]
 fn files_login_reveals_write_and_delete_2025() {
     let fx = Fixture::new("login-2025");
-    let mut c = fx.client(Era::Legacy, json!({}));
+    let mut c = fx.client(Version::V2025_11_25, json!({}));
     let seen = log_in(&mut c);
     // The session hears that its list changed.
     assert_eq!(
@@ -302,7 +302,7 @@ fn files_login_reveals_write_and_delete_2025() {
 #[test]
 fn files_login_reveals_write_and_delete_2026() {
     let fx = Fixture::new("login-2026");
-    let mut c = fx.client(Era::Modern, json!({}));
+    let mut c = fx.client(Version::V2026_07_28, json!({}));
     // Changes are heard on a `subscriptions/listen` stream (stdio: the one client's).
     let listen = json!("tools-listener");
     c.p.send_request(
@@ -344,7 +344,7 @@ fn files_delete_asks_first_2025() {
     let fx = Fixture::new("delete-2025");
     fs::write(fx.root.join("doomed.txt"), "bye").unwrap();
     fs::write(fx.root.join("kept.txt"), "stay").unwrap();
-    let mut c = fx.client(Era::Legacy, json!({ "elicitation": {} }));
+    let mut c = fx.client(Version::V2025_11_25, json!({ "elicitation": {} }));
     log_in(&mut c);
     for (path, answer, outcome) in [
         (
@@ -382,7 +382,7 @@ fn files_delete_asks_first_2026() {
     let fx = Fixture::new("delete-2026");
     fs::write(fx.root.join("doomed.txt"), "bye").unwrap();
     fs::write(fx.root.join("kept.txt"), "stay").unwrap();
-    let mut c = fx.client(Era::Modern, json!({ "elicitation": {} }));
+    let mut c = fx.client(Version::V2026_07_28, json!({ "elicitation": {} }));
     log_in(&mut c);
     let call = with_capabilities(
         json!({ "name": "delete_file", "arguments": { "path": "doomed.txt" } }),
@@ -474,7 +474,7 @@ fn files_delete_asks_first_2026() {
 #[test]
 fn files_summarize_asks_the_model_2025() {
     let fx = Fixture::new("summary-2025");
-    let mut c = fx.client(Era::Legacy, json!({ "sampling": {} }));
+    let mut c = fx.client(Version::V2025_11_25, json!({ "sampling": {} }));
     let id = json!("summary");
     c.p.send_request(
         &id,
@@ -488,7 +488,7 @@ fn files_summarize_asks_the_model_2025() {
     let (_, response) = c.p.until_response(&id);
     assert_eq!(ok_text(&response["result"]), "A summary.");
     // Without the sampling capability: the tool's error.
-    let mut c = fx.client(Era::Legacy, json!({}));
+    let mut c = fx.client(Version::V2025_11_25, json!({}));
     let t = error_text(&c.call("summarize_file", json!({ "path": "b.md" })));
     assert!(t.contains("`sampling`"), "{t}");
 }
@@ -496,7 +496,7 @@ fn files_summarize_asks_the_model_2025() {
 #[test]
 fn files_summarize_asks_the_model_2026() {
     let fx = Fixture::new("summary-2026");
-    let mut c = fx.client(Era::Modern, json!({ "sampling": {} }));
+    let mut c = fx.client(Version::V2026_07_28, json!({ "sampling": {} }));
     let call = with_capabilities(
         json!({ "name": "summarize_file", "arguments": { "path": "b.md" } }),
         json!({ "sampling": {} }),
@@ -562,9 +562,9 @@ fn logs(messages: &[Value]) -> Vec<(String, Value)> {
         .collect()
 }
 
-/// Runs `reindex` with a progress token (and `_meta` entries of the era) and checks its
+/// Runs `reindex` with a progress token (and `_meta` entries of the version) and checks its
 /// notifications; returns them.
-fn reindex_with(c: &mut EraClient, meta: Value) -> Vec<Value> {
+fn reindex_with(c: &mut VersionClient, meta: Value) -> Vec<Value> {
     let (before, response) = c.exchange(
         "tools/call",
         json!({ "name": "reindex", "arguments": {}, "_meta": meta }),
@@ -589,7 +589,7 @@ fn reindex_with(c: &mut EraClient, meta: Value) -> Vec<Value> {
 #[test]
 fn files_reindex_reports_progress_and_logs_2025() {
     let fx = Fixture::new("reindex-2025");
-    let mut c = fx.client(Era::Legacy, json!({}));
+    let mut c = fx.client(Version::V2025_11_25, json!({}));
     // The session's level (set by `logging/setLevel`) filters the logs of every call.
     assert_eq!(
         c.p.result("logging/setLevel", json!({ "level": "error" })),
@@ -615,7 +615,7 @@ fn files_reindex_reports_progress_and_logs_2025() {
 #[test]
 fn files_reindex_reports_progress_and_logs_2026() {
     let fx = Fixture::new("reindex-2026");
-    let mut c = fx.client(Era::Modern, json!({}));
+    let mut c = fx.client(Version::V2026_07_28, json!({}));
     // No log level in the request's `_meta`: no log messages for it.
     let before = reindex_with(&mut c, json!({ "progressToken": 7 }));
     assert!(logs(&before).is_empty(), "{before:?}");
@@ -672,7 +672,7 @@ fn reindex_cancelled(p: &mut Proc, params: Value) {
 #[test]
 fn files_reindex_cancelled_2025() {
     let fx = Fixture::new("cancel-2025");
-    let mut c = fx.client(Era::Legacy, json!({}));
+    let mut c = fx.client(Version::V2025_11_25, json!({}));
     reindex_cancelled(
         &mut c.p,
         json!({ "name": "reindex", "arguments": {}, "_meta": { "progressToken": 1 } }),
@@ -686,7 +686,7 @@ fn files_reindex_cancelled_2025() {
 #[test]
 fn files_reindex_cancelled_2026() {
     let fx = Fixture::new("cancel-2026");
-    let mut c = fx.client(Era::Modern, json!({}));
+    let mut c = fx.client(Version::V2026_07_28, json!({}));
     reindex_cancelled(
         &mut c.p,
         params_2026(json!({ "name": "reindex", "arguments": {}, "_meta": { "progressToken": 1 } })),

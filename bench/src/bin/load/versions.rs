@@ -1,4 +1,4 @@
-//! The `modern` leg: MCP 2026-07-28 (stateless: no `initialize`, `_meta` in every request)
+//! The `versions` leg: MCP 2026-07-28 (stateless: no `initialize`, `_meta` in every request)
 //! beside 2025-11-25 in the same run, over stdio and Streamable HTTP, for every server that
 //! speaks it (mcp-tool, rmcp-fast, rmcp-doc; not the floor): plain calls of `add` and
 //! `create_user`, and whole round trips of `confirm_add`, which asks the user once (2026-07-28:
@@ -12,25 +12,25 @@ use super::http::{HttpMode, http_run};
 use super::process::ServerCmd;
 use super::stdio::stdio_run;
 use super::tables::{ratio_rows_of, table_header_per, table_row};
-use super::wire::{MODERN, PROTOCOL, Revision, Tool};
+use super::wire::{Tool, V2025_11_25, V2026_07_28, Version};
 use super::{Options, Result, Run, STDIO_SCENARIOS};
 
-/// A server speaking one revision.
+/// A server speaking one version.
 struct Variant<'a> {
     label: String,
     server: &'a ServerCmd,
-    revision: Revision,
+    version: Version,
 }
 
 /// Every server but the floor (which speaks only 2025-11-25), in 2026-07-28 and in 2025-11-25.
 fn variants(servers: &[ServerCmd]) -> Vec<Variant<'_>> {
     let mut variants = Vec::new();
     for server in servers.iter().filter(|s| s.label != "floor") {
-        for revision in [Revision::Y2026, Revision::Y2025] {
+        for version in [Version::V2026_07_28, Version::V2025_11_25] {
             variants.push(Variant {
-                label: format!("{} {}", server.label, revision.version()),
+                label: format!("{} {}", server.label, version.as_str()),
                 server,
-                revision,
+                version,
             });
         }
     }
@@ -58,11 +58,11 @@ fn tables(
     variants: &[Variant<'_>],
     scenario: &dyn Fn(Tool, usize) -> String,
 ) {
-    let ours = format!("mcp-tool {MODERN}");
+    let ours = format!("mcp-tool {V2026_07_28}");
     for ((tool, window), by_variant) in cells {
         let _ = writeln!(out, "**{}**\n", scenario(*tool, *window));
         let (unit, units) = unit(*tool);
-        table_header_per(out, "server, revision", unit, units);
+        table_header_per(out, "server, version", unit, units);
         for v in variants {
             if let Some(runs) = by_variant.get(&v.label) {
                 table_row(out, &v.label, runs);
@@ -83,7 +83,7 @@ fn tables(
     out.push('\n');
 }
 
-pub(crate) fn modern_leg(
+pub(crate) fn versions_leg(
     opts: &Options,
     ticks: f64,
     servers: &[ServerCmd],
@@ -91,23 +91,23 @@ pub(crate) fn modern_leg(
 ) -> Result<()> {
     let variants = variants(servers);
     if variants.is_empty() {
-        return Err("the modern leg needs mcp-tool, rmcp-fast or rmcp-doc".into());
+        return Err("the versions leg needs mcp-tool, rmcp-fast or rmcp-doc".into());
     }
 
-    // stdio: every scenario of the stdio leg and the round trips, in both revisions.
+    // stdio: every scenario of the stdio leg and the round trips, in both versions.
     let mut cells: Cells = BTreeMap::new();
     for rep in 0..opts.repeat {
         for &(tool, window) in STDIO_SCENARIOS.iter().chain(&ROUND_TRIPS) {
             for k in 0..variants.len() {
                 let v = &variants[(k + rep) % variants.len()];
                 eprint!(
-                    "\r\x1b[Kmodern stdio run {}/{}: {} {} W={window} …",
+                    "\r\x1b[Kversions stdio run {}/{}: {} {} W={window} …",
                     rep + 1,
                     opts.repeat,
                     v.label,
                     tool.name()
                 );
-                let run = stdio_run(v.server, &[], tool, v.revision, opts.n, window, ticks)
+                let run = stdio_run(v.server, &[], tool, v.version, opts.n, window, ticks)
                     .map_err(|e| format!("{} stdio {} W={window}: {e}", v.label, tool.name()))?;
                 cells
                     .entry((tool, window))
@@ -118,10 +118,10 @@ pub(crate) fn modern_leg(
             }
         }
     }
-    eprintln!("\r\x1b[Kmodern stdio: done");
+    eprintln!("\r\x1b[Kversions stdio: done");
     let _ = writeln!(
         out,
-        "### MCP {MODERN} beside {PROTOCOL}, stdio: N = {} calls or round trips per run, median of {} runs (range in brackets)\n",
+        "### MCP {V2026_07_28} beside {V2025_11_25}, stdio: N = {} calls or round trips per run, median of {} runs (range in brackets)\n",
         opts.n, opts.repeat
     );
     tables(out, &cells, &variants, &|tool, window| {
@@ -132,7 +132,7 @@ pub(crate) fn modern_leg(
         }
     });
 
-    // HTTP: M clients; plain calls and 2026-07-28 round trips against the servers' stateless
+    // HTTP: M clients; plain calls and 2026-07-28 round trips against the servers' sessionless
     // mode (JSON answers), 2025-11-25 round trips in a session (the question travels on the
     // call's SSE stream, the answer is a POST of its own).
     let mut cells: Cells = BTreeMap::new();
@@ -140,14 +140,14 @@ pub(crate) fn modern_leg(
         for tool in [Tool::Add, Tool::CreateUser, Tool::ConfirmAdd] {
             for k in 0..variants.len() {
                 let v = &variants[(k + rep) % variants.len()];
-                let session = tool == Tool::ConfirmAdd && v.revision == Revision::Y2025;
+                let session = tool == Tool::ConfirmAdd && v.version == Version::V2025_11_25;
                 if session && v.server.label == "rmcp-doc" {
                     // rmcp's documented setup (no TCP_NODELAY) stalls ~44 ms on every SSE
                     // answer written in pieces (see the sessions tables): left out.
                     continue;
                 }
                 eprint!(
-                    "\r\x1b[Kmodern http run {}/{}: {} {} …",
+                    "\r\x1b[Kversions http run {}/{}: {} {} …",
                     rep + 1,
                     opts.repeat,
                     v.label,
@@ -156,18 +156,10 @@ pub(crate) fn modern_leg(
                 let mode = if session {
                     HttpMode::Session
                 } else {
-                    HttpMode::Stateless
+                    HttpMode::Sessionless
                 };
-                let run = http_run(
-                    v.server,
-                    mode,
-                    tool,
-                    v.revision,
-                    opts.n,
-                    opts.clients,
-                    ticks,
-                )
-                .map_err(|e| format!("{} HTTP {}: {e}", v.label, tool.name()))?;
+                let run = http_run(v.server, mode, tool, v.version, opts.n, opts.clients, ticks)
+                    .map_err(|e| format!("{} HTTP {}: {e}", v.label, tool.name()))?;
                 cells
                     .entry((tool, opts.clients))
                     .or_default()
@@ -177,20 +169,20 @@ pub(crate) fn modern_leg(
             }
         }
     }
-    eprintln!("\r\x1b[Kmodern http: done");
+    eprintln!("\r\x1b[Kversions http: done");
     let _ = writeln!(
         out,
-        "### MCP {MODERN} beside {PROTOCOL}, Streamable HTTP: N = {}, M = {} keep-alive clients, median of {} runs\n",
+        "### MCP {V2026_07_28} beside {V2025_11_25}, Streamable HTTP: N = {}, M = {} keep-alive clients, median of {} runs\n",
         opts.n, opts.clients, opts.repeat
     );
     tables(out, &cells, &variants, &|tool, _| {
         if tool == Tool::ConfirmAdd {
             format!(
-                "`{}` round trips ({MODERN}: stateless; {PROTOCOL}: sessions)",
+                "`{}` round trips ({V2026_07_28}: stateless; {V2025_11_25}: sessions)",
                 tool.name()
             )
         } else {
-            format!("`{}`, stateless, JSON answers", tool.name())
+            format!("`{}`, sessionless, JSON answers", tool.name())
         }
     });
     Ok(())

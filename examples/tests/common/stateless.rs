@@ -17,11 +17,11 @@ use serde_json::{Map, Value, json};
 
 use super::{Proc, TIMEOUT};
 
-/// The stateless protocol revision.
-pub(crate) const MODERN: &str = "2026-07-28";
+/// The stateless protocol version.
+pub(crate) const V2026_07_28: &str = "2026-07-28";
 
-/// The session-based protocol revision the same servers speak.
-pub(crate) const LEGACY: &str = "2025-11-25";
+/// The session-based protocol version the same servers speak.
+pub(crate) const V2025_11_25: &str = "2025-11-25";
 
 /// The `_meta` key of the protocol version.
 pub(crate) const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
@@ -38,7 +38,7 @@ pub(crate) const META_SERVER: &str = "io.modelcontextprotocol/serverInfo";
 /// The `_meta` every 2026-07-28 request carries, declaring `capabilities`.
 pub(crate) fn meta_2026(capabilities: Value) -> Value {
     json!({
-        META_VERSION: MODERN,
+        META_VERSION: V2026_07_28,
         META_CAPABILITIES: capabilities,
         META_CLIENT: { "name": "integration-tests", "version": "0.0.0" },
     })
@@ -476,7 +476,10 @@ impl HttpServer {
         }
         .map(str::to_owned);
         let authorization = token.map(|t| format!("Bearer {t}"));
-        let mut headers = vec![("MCP-Protocol-Version", MODERN), ("Mcp-Method", method)];
+        let mut headers = vec![
+            ("MCP-Protocol-Version", V2026_07_28),
+            ("Mcp-Method", method),
+        ];
         if let Some(name) = &name {
             headers.push(("Mcp-Name", name));
         }
@@ -508,7 +511,7 @@ impl HttpServer {
         let authorization = token.map(|t| format!("Bearer {t}"));
         let mut headers = Vec::new();
         if method != "initialize" {
-            headers.push(("MCP-Protocol-Version", LEGACY));
+            headers.push(("MCP-Protocol-Version", V2025_11_25));
         }
         if let Some(s) = session {
             headers.push(("Mcp-Session-Id", s));
@@ -531,13 +534,13 @@ impl HttpServer {
             token,
             "initialize",
             json!({
-                "protocolVersion": LEGACY,
+                "protocolVersion": V2025_11_25,
                 "capabilities": capabilities,
                 "clientInfo": { "name": "integration-tests", "version": "0.0.0" }
             }),
         );
         assert_eq!(reply.status, 200, "{reply:?}");
-        assert_eq!(reply.result()["protocolVersion"], LEGACY, "{reply:?}");
+        assert_eq!(reply.result()["protocolVersion"], V2025_11_25, "{reply:?}");
         let session = reply
             .header("mcp-session-id")
             .unwrap_or_else(|| panic!("a session id: {reply:?}"))
@@ -672,36 +675,41 @@ fn sse_messages(body: &str, complete: bool) -> Vec<Value> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// One scenario, both eras
+// One scenario, both versions
 
-/// A protocol era: the session-based 2025-11-25, or the stateless 2026-07-28.
+/// A protocol version: the session-based 2025-11-25, or the stateless 2026-07-28.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Era {
+pub(crate) enum Version {
     /// 2025-11-25: `initialize` first, the session remembers the client.
-    Legacy,
+    V2025_11_25,
     /// 2026-07-28: no handshake, every request says who the client is.
-    Modern,
+    V2026_07_28,
 }
 
-/// A server spoken to over stdio in one era, so that one scenario runs in both.
-pub(crate) struct EraClient {
+/// A server spoken to over stdio in one version, so that one scenario runs in both.
+pub(crate) struct VersionClient {
     pub(crate) p: Proc,
-    pub(crate) era: Era,
+    pub(crate) version: Version,
     /// The client's capabilities: declared by `initialize`, or by each request's `_meta`.
     pub(crate) capabilities: Value,
 }
 
-impl EraClient {
+impl VersionClient {
     /// Spawns `bin args…`; in 2025-11-25 completes the handshake declaring `capabilities`
     /// (in 2026-07-28 each request declares them).
-    pub(crate) fn start(bin: &str, args: &[&str], era: Era, capabilities: Value) -> EraClient {
-        let p = match era {
-            Era::Legacy => Proc::initialized_with(bin, args, capabilities.clone()),
-            Era::Modern => Proc::spawn_args(bin, args),
+    pub(crate) fn start(
+        bin: &str,
+        args: &[&str],
+        version: Version,
+        capabilities: Value,
+    ) -> VersionClient {
+        let p = match version {
+            Version::V2025_11_25 => Proc::initialized_with(bin, args, capabilities.clone()),
+            Version::V2026_07_28 => Proc::spawn_args(bin, args),
         };
-        EraClient {
+        VersionClient {
             p,
-            era,
+            version,
             capabilities,
         }
     }
@@ -710,13 +718,13 @@ impl EraClient {
     /// params get their `_meta` ([`params_2026`]) with the client's capabilities (unless
     /// they declare their own).
     pub(crate) fn exchange(&mut self, method: &str, params: Value) -> (Vec<Value>, Value) {
-        match self.era {
-            Era::Legacy => {
+        match self.version {
+            Version::V2025_11_25 => {
                 let id = Value::from(self.p.next_id());
                 self.p.send_request(&id, method, params);
                 self.p.until_response(&id)
             }
-            Era::Modern => {
+            Version::V2026_07_28 => {
                 let declared = params["_meta"].get(META_CAPABILITIES).is_some();
                 let params = if declared {
                     params
@@ -728,7 +736,7 @@ impl EraClient {
         }
     }
 
-    /// The result of a request (nothing may come before it), checked for the era's shape:
+    /// The result of a request (nothing may come before it), checked for the version's shape:
     /// without `resultType` in 2025-11-25, complete with the server's identity in
     /// 2026-07-28.
     pub(crate) fn result(&mut self, method: &str, params: Value) -> Value {
@@ -736,14 +744,14 @@ impl EraClient {
         assert!(before.is_empty(), "`{method}`: {before:?}");
         let result = match response.get("result") {
             Some(r) => r.clone(),
-            None => panic!("`{method}` failed ({:?}): {response}", self.era),
+            None => panic!("`{method}` failed ({:?}): {response}", self.version),
         };
-        match self.era {
-            Era::Legacy => assert!(
+        match self.version {
+            Version::V2025_11_25 => assert!(
                 result.get("resultType").is_none(),
                 "no `resultType` before 2026-07-28: {result}"
             ),
-            Era::Modern => assert_complete_2026(&result),
+            Version::V2026_07_28 => assert_complete_2026(&result),
         }
         result
     }
@@ -758,7 +766,7 @@ impl EraClient {
             }
             None => panic!(
                 "`{method}` was expected to fail ({:?}): {response}",
-                self.era
+                self.version
             ),
         }
     }
@@ -774,7 +782,7 @@ impl EraClient {
     /// The listed tools (one page; with cache hints in 2026-07-28).
     pub(crate) fn tools(&mut self) -> Vec<Value> {
         let list = self.result("tools/list", json!({}));
-        if self.era == Era::Modern {
+        if self.version == Version::V2026_07_28 {
             assert_cache_hints(&list);
         }
         assert!(
@@ -788,20 +796,24 @@ impl EraClient {
     }
 }
 
-/// The tools of `bin args…` as each era lists them, asserted identical (same names in the
+/// The tools of `bin args…` as each version lists them, asserted identical (same names in the
 /// same order, same schemas, annotations and `_meta`; only 2025's `execution` differs);
 /// returns them.
-pub(crate) fn same_tools_in_both_eras(bin: &str, args: &[&str]) -> Vec<Value> {
-    let legacy = EraClient::start(bin, args, Era::Legacy, json!({})).tools();
-    let modern = EraClient::start(bin, args, Era::Modern, json!({})).tools();
+pub(crate) fn same_tools_in_both_versions(bin: &str, args: &[&str]) -> Vec<Value> {
+    let tools_2025 = VersionClient::start(bin, args, Version::V2025_11_25, json!({})).tools();
+    let tools_2026 = VersionClient::start(bin, args, Version::V2026_07_28, json!({})).tools();
     let names = |tools: &[Value]| -> Vec<String> {
         tools
             .iter()
             .map(|t| t["name"].as_str().expect("a name").to_owned())
             .collect()
     };
-    assert_eq!(names(&legacy), names(&modern), "the same tools, in order");
-    for (l, m) in legacy.iter().zip(&modern) {
+    assert_eq!(
+        names(&tools_2025),
+        names(&tools_2026),
+        "the same tools, in order"
+    );
+    for (l, m) in tools_2025.iter().zip(&tools_2026) {
         // 2025-11-25 says whether a tool runs as a task (`execution`); 2026-07-28 has no such
         // field (the server decides per call).
         let mut l = l.clone();
@@ -812,7 +824,11 @@ pub(crate) fn same_tools_in_both_eras(bin: &str, args: &[&str]) -> Vec<Value> {
                 l["name"]
             );
         }
-        assert_eq!(&l, m, "`{}` is described the same in both eras", l["name"]);
+        assert_eq!(
+            &l, m,
+            "`{}` is described the same in both versions",
+            l["name"]
+        );
     }
-    modern
+    tools_2026
 }

@@ -1,14 +1,14 @@
-//! The `calc`, `users`, `media` and `moon` examples in both protocol eras over real stdio:
+//! The `calc`, `users`, `media` and `moon` examples in both protocol versions over real stdio:
 //! each scenario runs once with the 2025-11-25 handshake (`…_2025`) and once stateless, with
 //! the per-request `_meta` of 2026-07-28 (`…_2026`), from the same tool definitions. The
-//! tools each era lists are compared too: the same tools, the same schemas.
+//! tools each version lists are compared too: the same tools, the same schemas.
 
 mod common;
 
 use base64::Engine as _;
-use common::modern::{
-    Era, EraClient, MODERN, assert_cache_hints, error_2026, exchange_2026, params_2026,
-    same_tools_in_both_eras,
+use common::stateless::{
+    V2026_07_28, Version, VersionClient, assert_cache_hints, error_2026, exchange_2026,
+    params_2026, same_tools_in_both_versions,
 };
 use common::{CALC, USERS, error_text, is_error, names_field, obj, text};
 use serde_json::{Value, json};
@@ -69,11 +69,11 @@ fn structured(result: &Value) -> &Value {
     data
 }
 
-/// The contents of a `resources/read` of `uri`, with the era's shape checked (cache hints
+/// The contents of a `resources/read` of `uri`, with the version's shape checked (cache hints
 /// in 2026-07-28).
-fn read(c: &mut EraClient, uri: &str) -> Vec<Value> {
+fn read(c: &mut VersionClient, uri: &str) -> Vec<Value> {
     let read = c.result("resources/read", json!({ "uri": uri }));
-    if c.era == Era::Modern {
+    if c.version == Version::V2026_07_28 {
         assert_cache_hints(&read);
     }
     let contents = read["contents"].as_array().expect("contents").clone();
@@ -82,10 +82,10 @@ fn read(c: &mut EraClient, uri: &str) -> Vec<Value> {
     contents
 }
 
-/// The listed resources, with the era's shape checked.
-fn resources(c: &mut EraClient) -> Vec<Value> {
+/// The listed resources, with the version's shape checked.
+fn resources(c: &mut VersionClient) -> Vec<Value> {
     let list = c.result("resources/list", json!({}));
-    if c.era == Era::Modern {
+    if c.version == Version::V2026_07_28 {
         assert_cache_hints(&list);
     }
     list["resources"].as_array().expect("resources").clone()
@@ -95,8 +95,8 @@ fn resources(c: &mut EraClient) -> Vec<Value> {
 // calc: arithmetic, and a division by zero as a tool error
 
 #[test]
-fn calc_lists_the_same_tools_in_both_eras() {
-    let tools = same_tools_in_both_eras(CALC, &[]);
+fn calc_lists_the_same_tools_in_both_versions() {
+    let tools = same_tools_in_both_versions(CALC, &[]);
     assert_eq!(names(&tools), ["divide", "multiply"]);
     for t in &tools {
         assert_eq!(t["inputSchema"]["type"], "object", "{t}");
@@ -105,8 +105,8 @@ fn calc_lists_the_same_tools_in_both_eras() {
     }
 }
 
-fn calc_arithmetic_and_its_errors(era: Era) {
-    let mut c = EraClient::start(CALC, &[], era, json!({}));
+fn calc_arithmetic_and_its_errors(version: Version) {
+    let mut c = VersionClient::start(CALC, &[], version, json!({}));
     let r = c.call("multiply", json!({ "a": 6, "b": 7 }));
     assert!(!is_error(&r), "{r}");
     assert_eq!(text(&r), "42");
@@ -138,17 +138,17 @@ fn calc_arithmetic_and_its_errors(era: Era) {
 
 #[test]
 fn calc_arithmetic_and_its_errors_2025() {
-    calc_arithmetic_and_its_errors(Era::Legacy);
+    calc_arithmetic_and_its_errors(Version::V2025_11_25);
 }
 
 #[test]
 fn calc_arithmetic_and_its_errors_2026() {
-    calc_arithmetic_and_its_errors(Era::Modern);
+    calc_arithmetic_and_its_errors(Version::V2026_07_28);
 }
 
 #[test]
 fn calc_without_the_meta_of_2026_is_refused_and_removed_methods_are_gone_2026() {
-    let mut c = EraClient::start(CALC, &[], Era::Modern, json!({}));
+    let mut c = VersionClient::start(CALC, &[], Version::V2026_07_28, json!({}));
     // `_meta` without the protocol version: -32602 naming it.
     let e = c.p.rpc_error(
         "server/discover",
@@ -166,11 +166,11 @@ fn calc_without_the_meta_of_2026_is_refused_and_removed_methods_are_gone_2026() 
         let e = error_2026(&mut c.p, method, json!({}));
         assert_eq!(e["code"], -32601, "{method}: {e}");
     }
-    // `server/discover` describes the server, both eras among the versions.
+    // `server/discover` describes the server, both versions among the versions.
     let d = c.result("server/discover", json!({}));
     assert_cache_hints(&d);
     let versions = d["supportedVersions"].as_array().expect("versions");
-    assert!(versions.contains(&json!(MODERN)), "{d}");
+    assert!(versions.contains(&json!(V2026_07_28)), "{d}");
     assert!(versions.contains(&json!("2025-11-25")), "{d}");
     assert!(d["capabilities"]["tools"].is_object(), "{d}");
     assert_eq!(
@@ -183,8 +183,8 @@ fn calc_without_the_meta_of_2026_is_refused_and_removed_methods_are_gone_2026() 
 // users: structured output, validation, progress
 
 #[test]
-fn users_lists_the_same_tools_in_both_eras() {
-    let tools = same_tools_in_both_eras(USERS, &[]);
+fn users_lists_the_same_tools_in_both_versions() {
+    let tools = same_tools_in_both_versions(USERS, &[]);
     assert_eq!(
         names(&tools),
         [
@@ -205,8 +205,8 @@ fn users_lists_the_same_tools_in_both_eras() {
     );
 }
 
-fn users_structured_output_and_validation(era: Era) {
-    let mut c = EraClient::start(USERS, &[], era, json!({}));
+fn users_structured_output_and_validation(version: Version) {
+    let mut c = VersionClient::start(USERS, &[], version, json!({}));
     let r = c.call(
         "create_user",
         json!({ "email": "ann@example.com", "name": "Ann Lee", "role": "admin" }),
@@ -230,16 +230,16 @@ fn users_structured_output_and_validation(era: Era) {
 
 #[test]
 fn users_structured_output_and_validation_2025() {
-    users_structured_output_and_validation(Era::Legacy);
+    users_structured_output_and_validation(Version::V2025_11_25);
 }
 
 #[test]
 fn users_structured_output_and_validation_2026() {
-    users_structured_output_and_validation(Era::Modern);
+    users_structured_output_and_validation(Version::V2026_07_28);
 }
 
-fn users_seed_reports_progress(era: Era) {
-    let mut c = EraClient::start(USERS, &[], era, json!({}));
+fn users_seed_reports_progress(version: Version) {
+    let mut c = VersionClient::start(USERS, &[], version, json!({}));
     let (before, response) = c.exchange(
         "tools/call",
         json!({
@@ -266,7 +266,7 @@ fn users_seed_reports_progress(era: Era) {
     let result = &response["result"];
     assert!(!is_error(result), "{response}");
     assert_eq!(text(result), "created 3 demo users");
-    if era == Era::Modern {
+    if version == Version::V2026_07_28 {
         assert_eq!(result["resultType"], "complete", "{result}");
     }
     // The users exist; without a token there is no progress; out of range is a tool error.
@@ -284,20 +284,20 @@ fn users_seed_reports_progress(era: Era) {
 
 #[test]
 fn users_seed_reports_progress_2025() {
-    users_seed_reports_progress(Era::Legacy);
+    users_seed_reports_progress(Version::V2025_11_25);
 }
 
 #[test]
 fn users_seed_reports_progress_2026() {
-    users_seed_reports_progress(Era::Modern);
+    users_seed_reports_progress(Version::V2026_07_28);
 }
 
 // ---------------------------------------------------------------------------------------------
 // media: image, audio, resource links, embedded resources, structured content, dynamic tools
 
 #[test]
-fn media_lists_the_same_tools_in_both_eras() {
-    let tools = same_tools_in_both_eras(MEDIA, &[]);
+fn media_lists_the_same_tools_in_both_versions() {
+    let tools = same_tools_in_both_versions(MEDIA, &[]);
     for name in [
         "swatch",
         "tone",
@@ -314,8 +314,8 @@ fn media_lists_the_same_tools_in_both_eras() {
     assert_eq!(checksum["outputSchema"]["type"], "object", "{checksum}");
 }
 
-fn media_blocks(era: Era) {
-    let mut c = EraClient::start(MEDIA, &[], era, json!({}));
+fn media_blocks(version: Version) {
+    let mut c = VersionClient::start(MEDIA, &[], version, json!({}));
 
     // An image: a PNG of the size asked for.
     let r = c.call("swatch", json!({ "color": "#3366cc", "size": 4 }));
@@ -383,28 +383,28 @@ fn media_blocks(era: Era) {
 
 #[test]
 fn media_blocks_2025() {
-    media_blocks(Era::Legacy);
+    media_blocks(Version::V2025_11_25);
 }
 
 #[test]
 fn media_blocks_2026() {
-    media_blocks(Era::Modern);
+    media_blocks(Version::V2026_07_28);
 }
 
 // ---------------------------------------------------------------------------------------------
 // moon: structured content drawn by an MCP Apps view, served as a resource
 
 #[test]
-fn moon_lists_the_same_tools_in_both_eras() {
-    let tools = same_tools_in_both_eras(MOON, &[]);
+fn moon_lists_the_same_tools_in_both_versions() {
+    let tools = same_tools_in_both_versions(MOON, &[]);
     assert_eq!(names(&tools), ["moon_facts", "show_moon"]);
     let show = tool(&tools, "show_moon");
     assert_eq!(show["_meta"]["ui"]["resourceUri"], MOON_VIEW, "{show}");
     assert_eq!(show["outputSchema"]["type"], "object", "{show}");
 }
 
-fn moon_phase_and_its_view(era: Era) {
-    let mut c = EraClient::start(MOON, &[], era, json!({}));
+fn moon_phase_and_its_view(version: Version) {
+    let mut c = VersionClient::start(MOON, &[], version, json!({}));
     let r = c.call("show_moon", json!({ "date": "2024-04-08" }));
     let moon = structured(&r);
     assert_eq!(moon["date"], "2024-04-08");
@@ -435,12 +435,12 @@ fn moon_phase_and_its_view(era: Era) {
     assert_eq!(view["_meta"]["ui"], ui, "{view}");
     assert_eq!(contents[0]["_meta"]["ui"], ui, "{contents:?}");
 
-    // An unknown resource: -32602 with its URI in 2026-07-28 (which retired -32002), the
-    // legacy -32002 before.
+    // An unknown resource: -32602 with its URI in 2026-07-28 (which retired -32002),
+    // -32002 before.
     let e = c.error("resources/read", json!({ "uri": "ui://moon/sun" }));
-    let code = match era {
-        Era::Legacy => -32002,
-        Era::Modern => -32602,
+    let code = match version {
+        Version::V2025_11_25 => -32002,
+        Version::V2026_07_28 => -32602,
     };
     assert_eq!(e["code"], code, "{e}");
     assert_eq!(e["data"]["uri"], "ui://moon/sun", "{e}");
@@ -448,12 +448,12 @@ fn moon_phase_and_its_view(era: Era) {
 
 #[test]
 fn moon_phase_and_its_view_2025() {
-    moon_phase_and_its_view(Era::Legacy);
+    moon_phase_and_its_view(Version::V2025_11_25);
 }
 
 #[test]
 fn moon_phase_and_its_view_2026() {
-    moon_phase_and_its_view(Era::Modern);
+    moon_phase_and_its_view(Version::V2026_07_28);
 }
 
 /// The capabilities of a host that renders MCP Apps views, as the extension has it declare
@@ -467,7 +467,7 @@ fn apps_host() -> Value {
 }
 
 #[test]
-fn moon_declares_the_apps_extension_in_both_eras() {
+fn moon_declares_the_apps_extension_in_both_versions() {
     // 2025-11-25: in the `initialize` result.
     let mut p = common::Proc::spawn(MOON);
     let init = p.result(
@@ -484,7 +484,7 @@ fn moon_declares_the_apps_extension_in_both_eras() {
         "{init}"
     );
     // 2026-07-28: in `server/discover`.
-    let mut c = EraClient::start(MOON, &[], Era::Modern, apps_host());
+    let mut c = VersionClient::start(MOON, &[], Version::V2026_07_28, apps_host());
     let found = c.result("server/discover", json!({}));
     assert_eq!(
         found["capabilities"]["extensions"]["io.modelcontextprotocol/ui"],
@@ -492,7 +492,7 @@ fn moon_declares_the_apps_extension_in_both_eras() {
         "{found}"
     );
     // A server without a view does not declare it.
-    let mut c = EraClient::start(CALC, &[], Era::Modern, apps_host());
+    let mut c = VersionClient::start(CALC, &[], Version::V2026_07_28, apps_host());
     let found = c.result("server/discover", json!({}));
     assert!(found["capabilities"].get("extensions").is_none(), "{found}");
 }
@@ -501,11 +501,11 @@ fn moon_declares_the_apps_extension_in_both_eras() {
 /// declared MCP Apps (its host keeps it from the model and lets the view call it), left out
 /// for a client that did not (it would offer the tool to its model); callable by name either
 /// way (visibility is not access control).
-fn moon_app_only_tool(era: Era) {
-    let mut plain = EraClient::start(MOON, &[], era, json!({}));
+fn moon_app_only_tool(version: Version) {
+    let mut plain = VersionClient::start(MOON, &[], version, json!({}));
     assert_eq!(names(&plain.tools()), ["moon_facts", "show_moon"]);
 
-    let mut host = EraClient::start(MOON, &[], era, apps_host());
+    let mut host = VersionClient::start(MOON, &[], version, apps_host());
     let tools = host.tools();
     assert_eq!(names(&tools), ["moon_facts", "moon_refresh", "show_moon"]);
     let refresh = tool(&tools, "moon_refresh");
@@ -534,7 +534,7 @@ fn moon_app_only_tool(era: Era) {
     let r = plain.call("moon_refresh", json!({ "date": "2024-04-08" }));
     assert_eq!(structured(&r)["phase"], "New Moon", "{r}");
 
-    if era == Era::Modern {
+    if version == Version::V2026_07_28 {
         // Which tools a list has depends on who asks: no shared cache may hand it on.
         for c in [&mut plain, &mut host] {
             let list = c.result("tools/list", json!({}));
@@ -545,17 +545,17 @@ fn moon_app_only_tool(era: Era) {
 
 #[test]
 fn moon_app_only_tool_2025() {
-    moon_app_only_tool(Era::Legacy);
+    moon_app_only_tool(Version::V2025_11_25);
 }
 
 #[test]
 fn moon_app_only_tool_2026() {
-    moon_app_only_tool(Era::Modern);
+    moon_app_only_tool(Version::V2026_07_28);
 }
 
 #[test]
 fn moon_view_subscription_2025() {
-    let mut c = EraClient::start(MOON, &[], Era::Legacy, json!({}));
+    let mut c = VersionClient::start(MOON, &[], Version::V2025_11_25, json!({}));
     let r =
         c.p.result("resources/subscribe", json!({ "uri": MOON_VIEW }));
     assert_eq!(r, json!({}));
@@ -566,7 +566,7 @@ fn moon_view_subscription_2025() {
 
 #[test]
 fn moon_view_subscription_2026() {
-    let mut c = EraClient::start(MOON, &[], Era::Modern, json!({}));
+    let mut c = VersionClient::start(MOON, &[], Version::V2026_07_28, json!({}));
     // `resources/subscribe` is gone; `subscriptions/listen` replaces it.
     let e = error_2026(&mut c.p, "resources/subscribe", json!({ "uri": MOON_VIEW }));
     assert_eq!(e["code"], -32601, "{e}");

@@ -1,5 +1,5 @@
 //! MCP 2026-07-28 through the in-process client (the same code path as stdio): discovery,
-//! per-request `_meta`, the errors of the revision, input-required rounds and what they ask of
+//! per-request `_meta`, the errors of the version, input-required rounds and what they ask of
 //! tool authors, progress and logging without a session, tool selections of a principal, and
 //! `subscriptions/listen`.
 
@@ -141,7 +141,7 @@ const TOOLS: [&str; 10] = [
 ];
 
 fn server() -> Server {
-    Server::new("modern", "1.2.3")
+    Server::new("stateless", "1.2.3")
         .only(TOOLS)
         .state(Arc::new(Counter::default()))
 }
@@ -150,8 +150,8 @@ fn all_capabilities() -> Value {
     json!({ "elicitation": {}, "sampling": {}, "roots": {} })
 }
 
-fn modern() -> Client {
-    Client::modern(server(), all_capabilities()).unwrap()
+fn stateless() -> Client {
+    Client::stateless(server(), all_capabilities()).unwrap()
 }
 
 fn accept(confirm: bool) -> Value {
@@ -171,7 +171,7 @@ fn meta(extra: Value) -> Value {
 
 #[tokio::test]
 async fn discover_comes_first_and_describes_the_server() {
-    let c = modern();
+    let c = stateless();
     let d = c.request("server/discover", json!({})).await.unwrap();
     let versions: Vec<&str> = d["supportedVersions"]
         .as_array()
@@ -184,7 +184,7 @@ async fn discover_comes_first_and_describes_the_server() {
     assert!(d["capabilities"]["tools"].is_object(), "{d}");
     assert_eq!(
         d["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
-        "modern"
+        "stateless"
     );
     assert_eq!(
         d["_meta"]["io.modelcontextprotocol/serverInfo"]["version"],
@@ -194,8 +194,8 @@ async fn discover_comes_first_and_describes_the_server() {
 }
 
 #[tokio::test]
-async fn lists_and_calls_carry_the_revision_fields() {
-    let c = modern();
+async fn lists_and_calls_carry_the_version_fields() {
+    let c = stateless();
     let list = c.request("tools/list", json!({})).await.unwrap();
     assert_eq!(list["resultType"], "complete");
     // A hidden tool means the list can differ per client: private.
@@ -219,8 +219,8 @@ async fn lists_and_calls_carry_the_revision_fields() {
 }
 
 #[tokio::test]
-async fn the_revision_errors_have_their_codes_and_data() {
-    let c = modern();
+async fn the_version_errors_have_their_codes_and_data() {
+    let c = stateless();
     // An unsupported version: -32022 naming what is supported.
     let e = c
         .request(
@@ -233,14 +233,14 @@ async fn the_revision_errors_have_their_codes_and_data() {
     let data = e.data.clone().unwrap_or_default();
     assert!(data.to_string().contains("2026-07-28"), "{data}");
 
-    // Methods the revision removed: -32601.
+    // Methods the version removed: -32601.
     for method in ["ping", "logging/setLevel", "resources/subscribe"] {
         let e = c.request(method, json!({})).await.unwrap_err();
         assert_eq!(e.code, -32601, "{method}: {e:?}");
     }
 
     // A question the client cannot answer: -32021 naming the capability.
-    let bare = Client::modern(server(), json!({})).unwrap();
+    let bare = Client::stateless(server(), json!({})).unwrap();
     let e = bare.call("ask_then_act", json!({})).await.unwrap_err();
     assert_eq!(e.code, -32021, "{e:?}");
     assert!(
@@ -251,7 +251,7 @@ async fn the_revision_errors_have_their_codes_and_data() {
 
 #[tokio::test]
 async fn code_before_the_last_question_runs_once_per_round() {
-    let c = modern();
+    let c = stateless();
     let first = c.call("ask_then_act", json!({})).await.unwrap().0;
     assert_eq!(first["resultType"], "input_required", "{first}");
     let requests = first["inputRequests"].as_object().unwrap();
@@ -284,10 +284,10 @@ async fn code_before_the_last_question_runs_once_per_round() {
 #[tokio::test]
 async fn side_effects_before_and_after_a_question_are_counted_per_round() {
     let counter = Arc::new(Counter::default());
-    let server = Server::new("modern", "1.2.3")
+    let server = Server::new("stateless", "1.2.3")
         .only(TOOLS)
         .state(counter.clone());
-    let c = Client::modern(server, all_capabilities())
+    let c = Client::stateless(server, all_capabilities())
         .unwrap()
         .answering(|_, _| accept(true));
     assert_eq!(
@@ -300,7 +300,7 @@ async fn side_effects_before_and_after_a_question_are_counted_per_round() {
 
 #[tokio::test]
 async fn questions_asked_together_share_a_round_and_sequential_ones_take_one_each() {
-    let c = modern();
+    let c = stateless();
     let both = c.call("ask_both", json!({})).await.unwrap().0;
     let methods: Vec<&str> = both["inputRequests"]
         .as_object()
@@ -313,7 +313,7 @@ async fn questions_asked_together_share_a_round_and_sequential_ones_take_one_eac
 
     let rounds = Arc::new(AtomicU32::new(0));
     let seen = rounds.clone();
-    let c = modern().answering(move |method, _| {
+    let c = stateless().answering(move |method, _| {
         seen.fetch_add(1, Ordering::SeqCst);
         match method {
             "sampling/createMessage" => json!({
@@ -342,7 +342,7 @@ async fn questions_asked_together_share_a_round_and_sequential_ones_take_one_eac
 
 #[tokio::test]
 async fn roots_are_asked_for_like_any_input() {
-    let c = modern().answering(|method, _| {
+    let c = stateless().answering(|method, _| {
         assert_eq!(method, "roots/list");
         json!({ "roots": [{ "uri": "file:///a" }, { "uri": "file:///b", "name": "b" }] })
     });
@@ -352,7 +352,7 @@ async fn roots_are_asked_for_like_any_input() {
 
 #[tokio::test]
 async fn a_state_opens_only_for_its_own_request_unchanged() {
-    let c = modern();
+    let c = stateless();
     let first = c.call("ask_then_act", json!({})).await.unwrap().0;
     let key = first["inputRequests"]
         .as_object()
@@ -388,8 +388,8 @@ async fn a_state_opens_only_for_its_own_request_unchanged() {
         assert_eq!(e.code, -32602, "{label}: {e:?}");
     }
     // Another server (another key) refuses it too.
-    let other = Client::modern(
-        Server::new("modern", "1.2.3")
+    let other = Client::stateless(
+        Server::new("stateless", "1.2.3")
             .only(TOOLS)
             .state(Arc::new(Counter::default()))
             .state_key([9_u8; 32]),
@@ -407,8 +407,8 @@ async fn a_state_opens_only_for_its_own_request_unchanged() {
 async fn a_state_survives_a_restart_with_the_same_key() {
     let key = [3_u8; 32];
     let start = || {
-        Client::modern(
-            Server::new("modern", "1.2.3")
+        Client::stateless(
+            Server::new("stateless", "1.2.3")
                 .only(TOOLS)
                 .state(Arc::new(Counter::default()))
                 .state_key(key),
@@ -442,8 +442,8 @@ async fn a_state_survives_a_restart_with_the_same_key() {
 
 #[tokio::test]
 async fn an_expired_state_is_refused() {
-    let c = Client::modern(
-        Server::new("modern", "1.2.3")
+    let c = Client::stateless(
+        Server::new("stateless", "1.2.3")
             .only(TOOLS)
             .state(Arc::new(Counter::default()))
             .request_state_ttl(Duration::from_millis(1)),
@@ -477,7 +477,7 @@ async fn an_expired_state_is_refused() {
 
 #[tokio::test]
 async fn progress_and_logs_follow_the_request_meta() {
-    let c = modern();
+    let c = stateless();
     let done = c
         .request(
             "tools/call",
@@ -526,7 +526,7 @@ async fn progress_and_logs_follow_the_request_meta() {
 
 #[tokio::test]
 async fn the_one_client_of_a_connection_keeps_its_tool_selection() {
-    let c = modern();
+    let c = stateless();
     let names = |list: &Value| -> Vec<String> {
         list["tools"]
             .as_array()
@@ -550,7 +550,7 @@ async fn the_one_client_of_a_connection_keeps_its_tool_selection() {
 
 #[tokio::test]
 async fn listen_acknowledges_tags_and_ends_on_cancel() {
-    let c = modern();
+    let c = stateless();
     let (id, _response) = c
         .start_request(
             "subscriptions/listen",

@@ -1,0 +1,88 @@
+//! The environment variables a server binary reads: the name of each, what it configures and
+//! the format of its value. The command line of [`Server::run`](crate::server::Server::run)
+//! reads them, and nothing else does: a server built and served by the library's own calls
+//! takes its settings from the builder only. `help` lists them.
+//!
+//! Beside these, a server binary follows the variables of the tools it is built on:
+//! `RUST_LOG` filters its log on stderr, and with the feature `otel` the standard
+//! `OTEL_EXPORTER_OTLP_*`, `OTEL_SERVICE_NAME`, … configure the export of its traces.
+
+/// Bearer tokens the HTTP endpoint (`--http`) requires, when the server configured no
+/// authenticator of its own: comma-separated `subject:token` entries, the subject letters,
+/// digits and `._@-`, the token everything after the first colon (colons included), visible
+/// ASCII (`BearerTokens::parse`). A list that does not fit stops the binary, naming the
+/// entry. Feature `http`.
+pub const BEARER_TOKENS: &str = "MCP_TOOL_BEARER_TOKENS";
+
+/// The HTTP endpoint's public URL (`https://…/mcp`), announced in the RFC 9728
+/// protected-resource metadata and in every `WWW-Authenticate` challenge. Without it, an
+/// endpoint with tokens announces the URL it listens on. Feature `http`.
+pub const RESOURCE: &str = "MCP_TOOL_RESOURCE";
+
+/// The authorization servers that issue the HTTP endpoint's tokens, for the RFC 9728
+/// metadata: comma-separated URLs. Feature `http`.
+pub const AUTHORIZATION_SERVERS: &str = "MCP_TOOL_AUTHORIZATION_SERVERS";
+
+/// The scopes the HTTP endpoint understands, for the RFC 9728 metadata: comma-separated.
+/// Feature `http`.
+pub const SCOPES: &str = "MCP_TOOL_SCOPES";
+
+/// The OAuth authorization server whose access tokens the HTTP endpoint accepts (feature
+/// `oauth`): its issuer URL, exactly as its tokens and metadata name it. Its metadata is
+/// discovered and its keys fetched from it; the tokens must be issued for this server's
+/// resource URL ([`RESOURCE`], or [`OAUTH_AUDIENCE`]). Not together with [`BEARER_TOKENS`].
+pub const OAUTH_ISSUER: &str = "MCP_TOOL_OAUTH_ISSUER";
+
+/// The audience the endpoint's access tokens must name, when it is not the resource URL.
+/// Feature `oauth`.
+pub const OAUTH_AUDIENCE: &str = "MCP_TOOL_OAUTH_AUDIENCE";
+
+/// The server's own client id at the authorization server, to check opaque tokens by
+/// introspection (with [`OAUTH_CLIENT_SECRET`]). Feature `oauth`.
+pub const OAUTH_CLIENT_ID: &str = "MCP_TOOL_OAUTH_CLIENT_ID";
+
+/// The server's client secret for introspection. Never logged. Feature `oauth`.
+pub const OAUTH_CLIENT_SECRET: &str = "MCP_TOOL_OAUTH_CLIENT_SECRET";
+
+/// The introspection endpoint, when the authorization server's metadata names none (or
+/// another should be used). Feature `oauth`.
+pub const OAUTH_INTROSPECTION: &str = "MCP_TOOL_OAUTH_INTROSPECTION";
+
+/// The leeway on a token's `exp` and `nbf` (`30s`, `2m`; at most 5 minutes). Default `30s`.
+/// Feature `oauth`.
+pub const OAUTH_LEEWAY: &str = "MCP_TOOL_OAUTH_LEEWAY";
+
+/// Where tasks are kept: `memory` (the default), or a Redis URL (`redis://host:port/db`,
+/// `redis+unix:///path`, `rediss://…` for TLS; feature `redis`) shared by replicas.
+/// `--task-store URL` on the command line wins.
+pub const TASK_STORE: &str = "MCP_TOOL_TASK_STORE";
+
+/// How long a running task's server vouches for it (`30s`, `500ms`, `2m`: a whole number and
+/// a unit): a task whose server died is reported failed this long after. Default `30s`.
+pub const TASK_LEASE: &str = "MCP_TOOL_TASK_LEASE";
+
+/// Where the events of resumable SSE streams are kept (`--http`): `memory` (the default), or
+/// a Redis URL shared by replicas (feature `redis`).
+pub const EVENT_STORE: &str = "MCP_TOOL_EVENT_STORE";
+
+/// The key sealing the state of stateless (2026-07-28) requests that need input: at least
+/// 32 bytes, written as hex or base64. Give every replica the same; without it, each process
+/// draws its own, and a retry that reaches another one is refused.
+pub const STATE_KEY: &str = "MCP_TOOL_STATE_KEY";
+
+/// Where the replicas of a server share sessions and change notifications: `memory` or a
+/// Redis URL (feature `redis`). `--shared-state URL` on the command line wins.
+pub const SHARED_STATE: &str = "MCP_TOOL_SHARED_STATE";
+
+/// `1` or `true` checks every structured result against its tool's output schema in
+/// release builds too, as debug builds always do ([`Server::validate_output`]). Any other
+/// value leaves it off.
+///
+/// [`Server::validate_output`]: crate::server::Server::validate_output
+pub const VALIDATE_OUTPUT: &str = "MCP_TOOL_VALIDATE_OUTPUT";
+
+/// The connection store of mounted servers: the path of a JSON file mapping a connection id
+/// (a mount's `project_connection_id` or `connector_id`) to
+/// `{"server_url", "authorization", "headers"}`, so that no secret sits in the mount file
+/// (`Server::connection_store`). Feature `client`.
+pub const CONNECTIONS: &str = "MCP_TOOL_CONNECTIONS";

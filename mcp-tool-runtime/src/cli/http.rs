@@ -1,0 +1,193 @@
+//! `--http` (feature `http`): the Streamable HTTP endpoint as the command line and the
+//! environment configure it — the address, the event store, bearer tokens, the RFC 9728
+//! metadata, the state replicas share.
+
+use std::io::{self, Write};
+
+use super::{HttpOptions, cli_error, env, init_tracing};
+use crate::server::{Result, Server};
+use crate::transport::http::events::event_store_from_url;
+use crate::transport::http::{BearerTokens, HttpConfig, ResourceMetadata};
+
+/// Serves Streamable HTTP as the command line and the environment say; returns the exit status.
+pub(super) async fn serve_http(server: Server, bin: &str, options: HttpOptions) -> Result<i32> {
+    let text = options.addr.as_deref().unwrap_or("127.0.0.1:8080");
+    let Ok(addr) = text.parse::<std::net::SocketAddr>() else {
+        return Ok(cli_error(
+            bin,
+            &format!("`{text}` is not an address such as 127.0.0.1:8080"),
+        ));
+    };
+    init_tracing();
+    let mut config = HttpConfig {
+        sessionless: options.sessionless,
+        sse_responses: options.sse,
+        // The server's own grace for calls at shutdown, as over stdio.
+        shutdown_grace: server.limits.shutdown_grace,
+        ..HttpConfig::default()
+    };
+    // Where resumable streams' events are kept: memory unless the environment names Redis.
+    if let Ok(url) = std::env::var(env::EVENT_STORE)
+        && !url.trim().is_empty()
+    {
+        match event_store_from_url(&url) {
+            Ok(store) => config.event_store = store,
+            Err(e) => return Ok(cli_error(bin, &e.to_string())),
+        }
+    }
+    if let Ok(text) = std::env::var(env::BEARER_TOKENS) {
+        match BearerTokens::parse(&text) {
+            Ok(tokens) if tokens.is_empty() => {}
+            Ok(tokens) => config = config.with_auth(tokens),
+            Err(e) => return Ok(cli_error(bin, &format!("{}: {e}", env::BEARER_TOKENS))),
+        }
+    }
+    // The operator's choice of shared state: the flag, else the environment.
+    let shared = options.shared_state.or_else(|| {
+        std::env::var(env::SHARED_STATE)
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+    });
+    let mut server = server;
+    if let Some(url) = shared {
+        match crate::server::replicas::replica_store_from_url(&url) {
+            Ok(store) => server = server.replica_store_arc(store),
+            Err(e) => return Ok(cli_error(bin, &e.to_string())),
+        }
+    }
+    let server = server.build()?;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}")))?;
+    // RFC 9728 metadata: what a client needs to find the authorization server. Given by the
+    // environment; with tokens but no public URL, the URL this server listens on.
+    let public = std::env::var(env::RESOURCE)
+        .ok()
+        .filter(|v| !v.trim().is_empty());
+    let servers = std::env::var(env::AUTHORIZATION_SERVERS)
+        .ok()
+        .filter(|v| !v.trim().is_empty());
+    let issuer = std::env::var(env::OAUTH_ISSUER)
+        .ok()
+        .filter(|v| !v.trim().is_empty());
+    if issuer.is_some() && config.auth.is_some() {
+        return Ok(cli_error(
+            bin,
+            &format!(
+                "{} and {} are both set: the endpoint takes OAuth access tokens or static ones, not both",
+                env::OAUTH_ISSUER,
+                env::BEARER_TOKENS
+            ),
+        ));
+    }
+    if config.auth.is_some() || public.is_some() || servers.is_some() || issuer.is_some() {
+        let resource = public.unwrap_or_else(|| {
+            format!(
+                "http://{}{}",
+                listener.local_addr().map_or(addr, |a| a),
+                config.path
+            )
+        });
+        if !resource.starts_with("http://") && !resource.starts_with("https://") {
+            return Ok(cli_error(
+                bin,
+                &format!("{}=`{resource}` is not an http(s) URL", env::RESOURCE),
+            ));
+        }
+        let list = |v: Option<String>| -> Vec<String> {
+            v.map(|v| {
+                v.split(',')
+                    .map(|s| s.trim().to_owned())
+                    .filter(|s| !s.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default()
+        };
+        let mut authorization_servers = list(servers);
+        if let Some(issuer) = &issuer {
+            if authorization_servers.is_empty() {
+                authorization_servers.push(issuer.clone());
+            }
+            match oauth::from_environment(issuer, &resource) {
+                Ok(auth) => config.auth = Some(auth),
+                Err(e) => return Ok(cli_error(bin, &e)),
+            }
+        }
+        config.resource_metadata = Some(ResourceMetadata {
+            resource,
+            authorization_servers,
+            scopes_supported: list(std::env::var(env::SCOPES).ok()),
+        });
+    }
+    // Always said (stdout is not the protocol here): where to point a client, with the real
+    // port when the address asked for port 0.
+    let _ = writeln!(
+        io::stderr(),
+        "{bin}: MCP endpoint http://{}{}",
+        listener.local_addr()?,
+        config.path
+    );
+    server.serve_http(listener, config).await?;
+    Ok(0)
+}
+
+/// The OAuth verifier the environment configures (feature `oauth`).
+#[cfg(feature = "oauth")]
+mod oauth {
+    use std::sync::Arc;
+
+    use super::env;
+    use crate::server::tasks::parse_duration;
+    use crate::transport::http::{Authenticator, OAuth};
+
+    /// The verifier of `issuer`'s tokens for `resource` (or the configured audience).
+    pub(super) fn from_environment(
+        issuer: &str,
+        resource: &str,
+    ) -> Result<Arc<dyn Authenticator>, String> {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        let audience = var(env::OAUTH_AUDIENCE).unwrap_or_else(|| resource.to_owned());
+        let mut oauth = OAuth::new(issuer, audience);
+        if let Some(text) = var(env::OAUTH_LEEWAY) {
+            let leeway = parse_duration(&text).ok_or_else(|| {
+                format!(
+                    "{}=`{text}` is not a duration such as `30s`",
+                    env::OAUTH_LEEWAY
+                )
+            })?;
+            oauth = oauth.leeway(leeway);
+        }
+        match (var(env::OAUTH_CLIENT_ID), var(env::OAUTH_CLIENT_SECRET)) {
+            (Some(id), Some(secret)) => oauth = oauth.introspection(id, secret),
+            (None, None) => {}
+            _ => {
+                return Err(format!(
+                    "{} and {} go together (the server's credentials for introspection)",
+                    env::OAUTH_CLIENT_ID,
+                    env::OAUTH_CLIENT_SECRET
+                ));
+            }
+        }
+        if let Some(url) = var(env::OAUTH_INTROSPECTION) {
+            oauth = oauth.introspection_endpoint(url);
+        }
+        Ok(Arc::new(oauth))
+    }
+}
+
+/// Without OAuth (the `oauth` feature) a server cannot verify access tokens: setting an
+/// issuer says so rather than serve unprotected.
+#[cfg(not(feature = "oauth"))]
+mod oauth {
+    use std::sync::Arc;
+
+    use super::env;
+    use crate::transport::http::Authenticator;
+
+    pub(super) fn from_environment(_: &str, _: &str) -> Result<Arc<dyn Authenticator>, String> {
+        Err(format!(
+            "{} is set, but this server was built without OAuth (the `oauth` feature of mcp-tool)",
+            env::OAUTH_ISSUER
+        ))
+    }
+}

@@ -1,0 +1,378 @@
+//! Walking JSON text that was checked already (the text of a `RawValue`, or a value inside
+//! one): an object's members, each key and value as text, found in one pass that checks
+//! nothing again. A request's params are read so, once the envelope's parse has checked them.
+//!
+//! A walker trusts its text. Given text that is not valid JSON it never panics, and reports
+//! that the text did not read as it expected ([`Object::broken`]), so the caller can read it
+//! the checking way instead.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+/// A JSON value's text, checked already (a part of a `RawValue`'s text): its members are read
+/// without checking them again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Json<'a>(&'a str);
+
+impl<'a> Json<'a> {
+    /// The value's text.
+    pub(crate) fn get(self) -> &'a str {
+        self.0
+    }
+
+    /// The value, `None` when it is `null` (as serde reads an `Option`).
+    pub(crate) fn present(self) -> Option<Json<'a>> {
+        (self.0 != "null").then_some(self)
+    }
+
+    /// The value as serde reads an `Option<Cow<str>>` when that is plain: `null` is none, a
+    /// string with no escape is its text. `None` for any other value (serde unescapes it, or
+    /// refuses it).
+    pub(crate) fn plain_text(self) -> Option<Option<Cow<'a, str>>> {
+        match self.present() {
+            None => Some(None),
+            Some(v) => {
+                let inner = v.0.strip_prefix('"')?.strip_suffix('"')?;
+                (!inner.contains('\\')).then_some(Some(Cow::Borrowed(inner)))
+            }
+        }
+    }
+}
+
+/// Which of (up to eight) members of an object were seen, so that one given twice is found
+/// (serde's derive refuses it, naming it).
+#[derive(Default)]
+pub(crate) struct Seen(u8);
+
+impl Seen {
+    /// Marks member `n` (0 to 7) seen; `None` if it was already.
+    pub(crate) fn first(&mut self, n: u8) -> Option<()> {
+        let bit = 1 << n;
+        let first = self.0 & bit == 0;
+        self.0 |= bit;
+        first.then_some(())
+    }
+}
+
+impl<'a> From<&'a RawValue> for Json<'a> {
+    fn from(raw: &'a RawValue) -> Self {
+        Json(raw.get())
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Json<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        <&'de RawValue>::deserialize(d).map(Json::from)
+    }
+}
+
+/// A member's key.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Key<'a> {
+    /// The key's text between its quotes, as written (escapes and all).
+    pub(crate) text: &'a str,
+    /// Whether the key has an escape (its text is then not the key itself).
+    pub(crate) escaped: bool,
+}
+
+/// An object's members, walked in the order written: [`Object::key`] gives a member's key,
+/// then [`Object::value`] its value (or [`Object::nested`] walks it, an object itself).
+pub(crate) struct Object<'a> {
+    text: &'a str,
+    /// Where the walk is: before a key, before a value, or past the closing brace.
+    at: usize,
+    state: State,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum State {
+    Key,
+    Value,
+    Done,
+    Broken,
+}
+
+impl<'a> Object<'a> {
+    /// The members of `value`, if it is an object.
+    pub(crate) fn of(value: Json<'a>) -> Option<Object<'a>> {
+        Object::at(value.get(), 0)
+    }
+
+    /// The members of the object at `at` in `text`.
+    fn at(text: &'a str, at: usize) -> Option<Object<'a>> {
+        let bytes = text.as_bytes();
+        let at = skip_space(bytes, at);
+        if bytes.get(at) != Some(&b'{') {
+            return None;
+        }
+        let first = skip_space(bytes, at + 1);
+        let empty = bytes.get(first) == Some(&b'}');
+        Some(Object {
+            text,
+            at: if empty { first + 1 } else { first },
+            state: if empty { State::Done } else { State::Key },
+        })
+    }
+
+    /// Whether the text did not read as JSON (what the walk gave is not to be trusted).
+    pub(crate) fn broken(&self) -> bool {
+        self.state == State::Broken
+    }
+
+    fn fail<T>(&mut self) -> Option<T> {
+        self.state = State::Broken;
+        None
+    }
+
+    /// The next member's key (its value comes next); `None` past the last member. A value
+    /// not taken is skipped first.
+    pub(crate) fn key(&mut self) -> Option<Key<'a>> {
+        if self.state == State::Value {
+            self.value()?;
+        }
+        if self.state != State::Key {
+            return None;
+        }
+        let bytes = self.text.as_bytes();
+        if bytes.get(self.at) != Some(&b'"') {
+            return self.fail();
+        }
+        let Some((close, escaped)) = string_end(bytes, self.at + 1) else {
+            return self.fail();
+        };
+        let at = skip_space(bytes, close + 1);
+        let (Some(text), Some(b':')) = (self.text.get(self.at + 1..close), bytes.get(at)) else {
+            return self.fail();
+        };
+        self.at = skip_space(bytes, at + 1);
+        self.state = State::Value;
+        Some(Key { text, escaped })
+    }
+
+    /// The value of the member whose key came last.
+    pub(crate) fn value(&mut self) -> Option<Json<'a>> {
+        if self.state != State::Value {
+            return None;
+        }
+        let start = self.at;
+        let Some(end) = value_end(self.text.as_bytes(), start) else {
+            return self.fail();
+        };
+        self.past(start, end)
+    }
+
+    /// The value of the member whose key came last, when it is an object: a walk of its
+    /// members. Once that walk is done, [`Object::after`] gives the value's text and goes on
+    /// past it.
+    pub(crate) fn nested(&self) -> Option<Object<'a>> {
+        if self.state != State::Value {
+            return None;
+        }
+        Object::at(self.text, self.at)
+    }
+
+    /// The text of the value `inner` walked (see [`Object::nested`]), going on past it; if
+    /// `inner` stopped before its end, the rest of the value is skipped (if it broke, so
+    /// does this walk).
+    pub(crate) fn after(&mut self, inner: &Object<'a>) -> Option<Json<'a>> {
+        if self.state != State::Value {
+            return None;
+        }
+        let start = self.at;
+        let end = match inner.state {
+            State::Done => inner.at,
+            State::Broken => return self.fail(),
+            State::Key | State::Value => match value_end(self.text.as_bytes(), start) {
+                Some(end) => end,
+                None => return self.fail(),
+            },
+        };
+        self.past(start, end)
+    }
+
+    /// The value from `start` to `end`, the walk going on past it.
+    fn past(&mut self, start: usize, end: usize) -> Option<Json<'a>> {
+        let bytes = self.text.as_bytes();
+        let Some(value) = self.text.get(start..end) else {
+            return self.fail();
+        };
+        let after = skip_space(bytes, end);
+        match bytes.get(after) {
+            Some(b',') => {
+                self.at = skip_space(bytes, after + 1);
+                self.state = State::Key;
+            }
+            Some(b'}') => {
+                self.at = after + 1;
+                self.state = State::Done;
+            }
+            _ => return self.fail(),
+        }
+        Some(Json(value))
+    }
+}
+
+/// The first byte at or after `at` that is not JSON whitespace.
+fn skip_space(bytes: &[u8], mut at: usize) -> usize {
+    while let Some(b' ' | b'\n' | b'\r' | b'\t') = bytes.get(at) {
+        at += 1;
+    }
+    at
+}
+
+/// The closing quote of the string whose text starts at `at`, and whether the string has an
+/// escape. Eight bytes at a time: a key of the stateless revision's `_meta` has forty.
+fn string_end(bytes: &[u8], mut at: usize) -> Option<(usize, bool)> {
+    const ONES: u64 = u64::MAX / 255;
+    const HIGH: u64 = ONES << 7;
+    let mut escaped = false;
+    loop {
+        // Whole words first: find one holding a quote or a backslash.
+        while let Some(chunk) = bytes.get(at..at + 8) {
+            let mut word = [0; 8];
+            word.copy_from_slice(chunk);
+            let word = u64::from_le_bytes(word);
+            let quote = word ^ (ONES * u64::from(b'"'));
+            let backslash = word ^ (ONES * u64::from(b'\\'));
+            let found = (quote.wrapping_sub(ONES) & !quote
+                | backslash.wrapping_sub(ONES) & !backslash)
+                & HIGH;
+            if found != 0 {
+                at += (found.trailing_zeros() / 8) as usize;
+                break;
+            }
+            at += 8;
+        }
+        match bytes.get(at)? {
+            b'"' => return Some((at, escaped)),
+            b'\\' => {
+                escaped = true;
+                at += 2;
+            }
+            _ => at += 1,
+        }
+    }
+}
+
+/// The end (exclusive) of the value that starts at `at`.
+fn value_end(bytes: &[u8], at: usize) -> Option<usize> {
+    match bytes.get(at)? {
+        b'"' => string_end(bytes, at + 1).map(|(close, _)| close + 1),
+        b'{' | b'[' => {
+            let mut depth = 0_usize;
+            let mut i = at;
+            loop {
+                match bytes.get(i)? {
+                    b'"' => i = string_end(bytes, i + 1)?.0,
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+        }
+        _ => {
+            let mut i = at;
+            while let Some(b) = bytes.get(i) {
+                if matches!(b, b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t') {
+                    break;
+                }
+                i += 1;
+            }
+            (i > at).then_some(i)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every member of `text` (an object): its key, whether the key has an escape, its value;
+    /// and whether the walk broke. Objects one level down are walked too, and given as
+    /// their members.
+    fn members(text: &str) -> (Vec<(String, bool, String)>, bool) {
+        let mut walk = Object::of(Json(text)).expect("an object");
+        let mut found = Vec::new();
+        while let Some(key) = walk.key() {
+            let value = match walk.nested() {
+                Some(mut inner) => {
+                    let mut n = 0;
+                    while inner.key().is_some() {
+                        n += 1;
+                        if n % 2 == 0 {
+                            inner.value();
+                        }
+                    }
+                    walk.after(&inner)
+                }
+                None => walk.value(),
+            };
+            let Some(value) = value else { break };
+            found.push((key.text.to_owned(), key.escaped, value.get().to_owned()));
+        }
+        (found, walk.broken())
+    }
+
+    #[test]
+    fn members_are_found_as_serde_json_finds_them() {
+        for text in [
+            r#"{}"#,
+            r#" { } "#,
+            r#"{"a":1}"#,
+            r#"{ "a" : "x\"y" , "b\\c" :{"d":[1,{"e":"]}"}],"f":null}, "g": -1.5e3 ,"h":true}"#,
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"0"}},"name":"add","arguments":{"a":2,"b":3}}"#,
+            "{\"long key with no escape in it at all\":\"a long value with \\u00e9 an escape\"}",
+            "{\"é\":[],\"ü\\n\":[[[]]], \"o\" : { \"p\" : { } , \"q\":[ ] } }",
+        ] {
+            let expected: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_str(text).unwrap();
+            let (found, broken) = members(text);
+            assert!(!broken, "{text}");
+            assert_eq!(found.len(), expected.len(), "{text}");
+            for (key, escaped, value) in found {
+                let key = if escaped {
+                    serde_json::from_str::<String>(&format!("\"{key}\"")).unwrap()
+                } else {
+                    key
+                };
+                let value: serde_json::Value = serde_json::from_str(&value).unwrap();
+                assert_eq!(expected[&key], value, "{text}");
+            }
+        }
+    }
+
+    #[test]
+    fn text_that_is_not_json_is_reported_never_a_panic() {
+        assert!(Object::of(Json("[1]")).is_none());
+        assert!(Object::of(Json("")).is_none());
+        for text in [
+            "{",
+            "{\"a",
+            "{\"a\"",
+            "{\"a\":",
+            "{\"a\":1",
+            "{\"a\":1,",
+            "{\"a\" 1}",
+            "{1:2}",
+            "{\"a\":{",
+            "{\"a\":\"\\",
+            "{\"a\":]}",
+            "{\"a\":1 2}",
+            "{\"a\":{\"b\":1 2}}",
+            "{\"a\":{\"b\"}}",
+            "{\"a\":{}",
+            "{\"a\":{} 1}",
+        ] {
+            let (_, broken) = members(text);
+            assert!(broken, "{text}");
+        }
+    }
+}

@@ -1,0 +1,44 @@
+//! The prompts methods: `prompts/list` and `prompts/get` (the dispatch table refuses them with
+//! -32601 when the server declared no prompts).
+
+use std::sync::Arc;
+
+use crate::protocol::jsonrpc;
+use crate::protocol::request::Request;
+use crate::protocol::wire::{GetPromptParams, ListParams, Listing};
+use crate::server::prompt::{Prompt, PromptRequest};
+use crate::server::request::Cx;
+
+use super::offered::{self, needed};
+
+/// `prompts/list`.
+pub(crate) fn list(cx: &Cx<'_>, params: Option<ListParams<'_>>) {
+    offered::list(
+        cx,
+        params,
+        |o, range| Listing::Prompts(o.prompts[range].iter().map(Prompt::wire).collect()),
+        |o| o.prompts.len(),
+    );
+}
+
+/// `prompts/get`, like `resources/read`: the handler runs in a task of its own.
+pub(crate) fn get(cx: &Cx<'_>, request: &Request<'_>) {
+    let params = request.params;
+    let found = jsonrpc::parse_params::<GetPromptParams>(params).and_then(|p| {
+        let p = needed(p, "`prompts/get` needs a `name`")?;
+        let (get, arguments) = cx.server().offerings().prompt(&p.name, p.arguments)?;
+        let round = cx.round_of(params, "prompts/get", &p.name, &arguments)?;
+        Ok((get, p.name, arguments, round))
+    });
+    let (get, name, arguments, round) = match found {
+        Ok(found) => found,
+        Err(e) => return cx.refuse(&e),
+    };
+    let (round, binding) = round.unzip();
+    let ctx = cx.call_context(Arc::from(name.as_str()), (None, None), round);
+    let request = PromptRequest {
+        arguments,
+        ctx: ctx.clone(),
+    };
+    offered::spawn(cx, ctx, binding, get(request), |result| (result, None));
+}

@@ -1,0 +1,97 @@
+//! Bounded requests to the authorization server: every answer is limited in time and size,
+//! and a failure says what was fetched, never with what credentials.
+
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+
+/// The longest an authorization server may take to answer.
+pub(super) const TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The largest answer read (metadata, a key set, an introspection answer).
+pub(super) const MAX_BODY: usize = 1 << 20;
+
+/// Why a fetch failed: the server's fault or the network's, never the token's.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum FetchError {
+    #[error("`{url}` could not be reached: {reason}")]
+    Unreachable { url: String, reason: String },
+    #[error("`{url}` answered {status}")]
+    Status { url: String, status: u16 },
+    #[error("`{url}` answered more than {MAX_BODY} bytes")]
+    TooLarge { url: String },
+    #[error("`{url}` answered what is not the JSON expected: {reason}")]
+    NotJson { url: String, reason: String },
+}
+
+/// An HTTP client for the authorization server (rustls, with ring as the process's
+/// provider).
+pub(super) fn client() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .timeout(TIMEOUT)
+        .connect_timeout(TIMEOUT)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap_or_else(|_| reqwest::Client::new())
+}
+
+/// Sends `request` and reads its answer as `T`, within [`TIMEOUT`] and [`MAX_BODY`]; `None`
+/// for a 404 when `missing_ok` (a well-known document a server may not have).
+pub(super) async fn json<T: DeserializeOwned>(
+    request: reqwest::RequestBuilder,
+    url: &str,
+    missing_ok: bool,
+) -> Result<Option<T>, FetchError> {
+    let unreachable = |e: reqwest::Error| FetchError::Unreachable {
+        url: url.to_owned(),
+        reason: e.without_url().to_string(),
+    };
+    let mut response = request.send().await.map_err(unreachable)?;
+    let status = response.status().as_u16();
+    if missing_ok && status == 404 {
+        return Ok(None);
+    }
+    if !response.status().is_success() {
+        return Err(FetchError::Status {
+            url: url.to_owned(),
+            status,
+        });
+    }
+    if response
+        .content_length()
+        .is_some_and(|n| n > MAX_BODY as u64)
+    {
+        return Err(FetchError::TooLarge {
+            url: url.to_owned(),
+        });
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(unreachable)? {
+        if body.len() + chunk.len() > MAX_BODY {
+            return Err(FetchError::TooLarge {
+                url: url.to_owned(),
+            });
+        }
+        body.extend_from_slice(&chunk);
+    }
+    serde_json::from_slice(&body)
+        .map(Some)
+        .map_err(|e| FetchError::NotJson {
+            url: url.to_owned(),
+            reason: e.to_string(),
+        })
+}
+
+/// `application/x-www-form-urlencoded` encoding of one value (RFC 6749 appendix B).
+pub(super) fn form_encode(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for b in value.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}

@@ -1,0 +1,490 @@
+//! An OAuth 2.1 resource server: [`OAuth`], an [`Authenticator`] that accepts access tokens
+//! issued by an authorization server the operator runs (Entra ID, Auth0, Keycloak, Okta, …)
+//! for this server.
+//!
+//! - **JWT access tokens** (RFC 9068, and plain JWTs) are verified here: the issuer's metadata
+//!   is discovered (RFC 8414, then OpenID Connect), its keys fetched from its `jwks_uri` only
+//!   and kept; RS256/384/512, PS256/384/512, ES256/384 and EdDSA signatures; `none` never, and
+//!   HMAC only with a secret configured explicitly ([`OAuth::shared_secret`]); `iss` exact,
+//!   `aud` naming this server (RFC 8707), `exp`/`nbf` with a bounded leeway.
+//! - **Opaque tokens** are checked by introspection (RFC 7662), when the server has client
+//!   credentials for it ([`OAuth::introspection`]); answers are kept by a hash of the token.
+//! - **Failure is closed**: an authorization server that cannot be reached refuses the request
+//!   with 503 and `Retry-After` (logged once per interval), never accepts it; every fetch is
+//!   bounded in size and time, and so is the token.
+//!
+//! Inside, the imports go one way: this root uses `jwt` and `introspect`, which use the keys
+//! (`keys`), the metadata (`metadata`) and the leaves `fetch` and `settings`.
+
+mod fetch;
+mod introspect;
+mod jwt;
+mod keys;
+mod metadata;
+mod settings;
+mod verified;
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::http::request::Parts;
+
+use crate::tool::Identity;
+
+use super::auth::{AuthError, AuthFuture, Authenticator, bearer_token};
+use introspect::Introspector;
+use keys::{Found, KeyCache};
+use metadata::Discovery;
+use settings::{Alarm, MAX_LEEWAY, MAX_TOKEN, RETRY_AFTER, Settings};
+use verified::Verified;
+
+/// Verifies OAuth access tokens issued by one authorization server for this server (see the
+/// module's documentation).
+///
+/// ```no_run
+/// use mcp_tool::http::{HttpConfig, OAuth};
+///
+/// let oauth = OAuth::new("https://auth.example.com", "https://mcp.example.com/mcp")
+///     // Opaque tokens too, checked with the server's own client credentials.
+///     .introspection("mcp-server", "its-secret");
+/// let config = HttpConfig::default().with_auth(oauth);
+/// ```
+#[derive(Clone)]
+pub struct OAuth {
+    settings: Settings,
+    state: Arc<State>,
+}
+
+/// What every clone shares: the HTTP client, the metadata, the keys, the introspection
+/// answers.
+struct State {
+    http: reqwest::Client,
+    discovery: Discovery,
+    keys: KeyCache,
+    introspector: Introspector,
+    verified: Verified,
+    alarm: Alarm,
+}
+
+impl fmt::Debug for OAuth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OAuth")
+            .field("issuer", &self.settings.issuer)
+            .field("audiences", &self.settings.audiences)
+            .field("introspection", &self.settings.client.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl OAuth {
+    /// Accepts tokens of `issuer` (exactly as its tokens and metadata name it) issued for
+    /// `audience`: this server's resource URL (its endpoint's public URL).
+    pub fn new(issuer: impl Into<String>, audience: impl Into<String>) -> Self {
+        OAuth {
+            settings: Settings {
+                issuer: issuer.into(),
+                audiences: vec![audience.into()],
+                leeway: Duration::from_secs(30),
+                shared_secret: None,
+                introspection_endpoint: None,
+                client: None,
+                cache_ceiling: Duration::from_secs(300),
+                negative_ttl: Duration::from_secs(10),
+                refresh_interval: Duration::from_secs(30),
+                keys_max_age: Duration::from_secs(3600),
+            },
+            state: Arc::new(State {
+                http: fetch::client(),
+                discovery: Discovery::default(),
+                keys: KeyCache::default(),
+                introspector: Introspector::default(),
+                verified: Verified::default(),
+                alarm: Alarm::new(Duration::from_secs(60)),
+            }),
+        }
+    }
+
+    /// Also accepts tokens issued for `audience`.
+    #[must_use]
+    pub fn audience(mut self, audience: impl Into<String>) -> Self {
+        self.settings.audiences.push(audience.into());
+        self
+    }
+
+    /// The leeway on `exp` and `nbf` (default 30 s; at most 5 minutes).
+    #[must_use]
+    pub fn leeway(mut self, leeway: Duration) -> Self {
+        self.settings.leeway = leeway.min(MAX_LEEWAY);
+        self
+    }
+
+    /// Checks opaque tokens by introspection (RFC 7662), authenticating as `client_id` with
+    /// `client_secret` (HTTP Basic); the endpoint is the metadata's unless
+    /// [`introspection_endpoint`](Self::introspection_endpoint) names one.
+    #[must_use]
+    pub fn introspection(
+        mut self,
+        client_id: impl Into<String>,
+        client_secret: impl Into<String>,
+    ) -> Self {
+        self.settings.client = Some((client_id.into(), client_secret.into()));
+        self
+    }
+
+    /// The introspection endpoint, when the metadata does not name it (or should not be used).
+    #[must_use]
+    pub fn introspection_endpoint(mut self, url: impl Into<String>) -> Self {
+        self.settings.introspection_endpoint = Some(url.into());
+        self
+    }
+
+    /// Accepts HMAC-signed tokens (HS256/384/512) made with `secret`. Without it, an
+    /// HMAC-signed token is refused whatever it says (no algorithm confusion with a public
+    /// key).
+    #[must_use]
+    pub fn shared_secret(mut self, secret: impl Into<Vec<u8>>) -> Self {
+        self.settings.shared_secret = Some(secret.into());
+        self
+    }
+
+    /// How long an introspection answer is trusted at most (default 5 minutes; never past
+    /// the token's `exp`).
+    #[must_use]
+    pub fn cache_ceiling(mut self, ceiling: Duration) -> Self {
+        self.settings.cache_ceiling = ceiling;
+        self
+    }
+
+    /// The shortest time between two fetches of the keys (default 30 s): a token signed by a
+    /// key not yet known makes a fetch only this often.
+    #[must_use]
+    pub fn refresh_interval(mut self, interval: Duration) -> Self {
+        self.settings.refresh_interval = interval;
+        self
+    }
+
+    /// How long fetched keys are used before they are fetched again (default 1 hour).
+    #[must_use]
+    pub fn keys_max_age(mut self, age: Duration) -> Self {
+        self.settings.keys_max_age = age;
+        self
+    }
+
+    /// The identity behind `token`, or why it is refused (401), or why it cannot be checked
+    /// now (503).
+    pub async fn check(&self, token: &str) -> Result<Identity, AuthError> {
+        if token.is_empty() {
+            return Err(AuthError::missing("a bearer token is required"));
+        }
+        if token.len() > MAX_TOKEN {
+            return Err(AuthError::invalid(format!(
+                "the token is longer than {MAX_TOKEN} bytes"
+            )));
+        }
+        match jwt::shape(token) {
+            jwt::Shape::Jwt(header) => self.check_jwt(token, &header).await,
+            jwt::Shape::Unusable(why) => Err(AuthError::invalid(why)),
+            jwt::Shape::Opaque if self.settings.client.is_some() => self.introspect(token).await,
+            jwt::Shape::Opaque => Err(AuthError::invalid("the token is not a JWT")),
+        }
+    }
+
+    async fn check_jwt(
+        &self,
+        token: &str,
+        header: &jsonwebtoken::Header,
+    ) -> Result<Identity, AuthError> {
+        let state = &self.state;
+        // A token verified already (with the keys still in use) is not verified again.
+        let digest = verified::digest(token);
+        let generation = state.keys.generation();
+        if let Some(identity) = state.verified.get(&digest, generation) {
+            return Ok(identity);
+        }
+        jwt::check_type(header)?;
+        let settings = &self.settings;
+        let (identity, exp) = if jwt::is_hmac(header) {
+            match &settings.shared_secret {
+                Some(secret) => jwt::verify_shared(token, header, secret, settings)?,
+                None => {
+                    return Err(AuthError::invalid(
+                        "HMAC-signed tokens are not accepted by this server",
+                    ));
+                }
+            }
+        } else {
+            self.verify_published(token, header).await?
+        };
+        state.verified.put(digest, &identity, exp, generation);
+        Ok(identity)
+    }
+
+    /// Verifies a token signed with one of the issuer's published keys.
+    async fn verify_published(
+        &self,
+        token: &str,
+        header: &jsonwebtoken::Header,
+    ) -> Result<(Identity, u64), AuthError> {
+        let (settings, state) = (&self.settings, &self.state);
+        let metadata = state
+            .discovery
+            .get(&state.http, settings)
+            .await
+            .map_err(|e| self.unavailable(&e.to_string()))?;
+        let Some(jwks_uri) = &metadata.jwks_uri else {
+            return Err(self.unavailable("the authorization server's metadata has no `jwks_uri`"));
+        };
+        let found = state
+            .keys
+            .find(&state.http, jwks_uri, header.kid.as_deref(), settings)
+            .await
+            .map_err(|e| self.unavailable(&e.to_string()))?;
+        match found {
+            Found::Key(key) => jwt::verify(token, header, &key, settings),
+            Found::Unknown => Err(AuthError::invalid(
+                "the token is signed by a key its issuer does not publish",
+            )),
+        }
+    }
+
+    async fn introspect(&self, token: &str) -> Result<Identity, AuthError> {
+        let (settings, state) = (&self.settings, &self.state);
+        let endpoint = match &settings.introspection_endpoint {
+            Some(endpoint) => endpoint.clone(),
+            None => {
+                let metadata = state
+                    .discovery
+                    .get(&state.http, settings)
+                    .await
+                    .map_err(|e| self.unavailable(&e.to_string()))?;
+                metadata.introspection_endpoint.ok_or_else(|| {
+                    self.unavailable("the authorization server names no introspection endpoint")
+                })?
+            }
+        };
+        state
+            .introspector
+            .check(&state.http, &endpoint, token, settings)
+            .await
+            .map_err(|e| self.unavailable(&e.to_string()))?
+    }
+
+    /// The refusal of a request whose token cannot be checked now (logged once per interval).
+    fn unavailable(&self, problem: &str) -> AuthError {
+        self.state.alarm.raise(problem);
+        AuthError::unavailable(
+            "the authorization server cannot be reached to check the token; try again shortly",
+            RETRY_AFTER,
+        )
+    }
+}
+
+impl Authenticator for OAuth {
+    fn authenticate<'a>(&'a self, request: &'a Parts) -> AuthFuture<'a> {
+        Box::pin(async move {
+            match bearer_token(request) {
+                None => Err(AuthError::missing("a bearer token is required")),
+                Some(token) => self.check(token).await,
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The checks that need no authorization server: HMAC-signed tokens with a configured
+    //! secret, and what is refused before any key is looked for. Tokens signed with published
+    //! keys are tested against a real authorization server (`tests/tests/oauth.rs`).
+
+    use std::time::{SystemTime, UNIX_EPOCH};
+
+    use base64::Engine as _;
+    use jsonwebtoken::{EncodingKey, Header, encode};
+    use serde_json::{Value, json};
+
+    use super::OAuth;
+
+    const ISSUER: &str = "https://auth.example.com";
+    const AUDIENCE: &str = "https://mcp.example.com/mcp";
+    const SECRET: &[u8] = b"a shared secret of thirty-two bytes";
+
+    fn now() -> i64 {
+        let secs = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .expect("after 1970")
+            .as_secs();
+        i64::try_from(secs).expect("fits")
+    }
+
+    fn claims(change: Value) -> Value {
+        let mut claims = json!({
+            "iss": ISSUER, "aud": AUDIENCE, "sub": "alice", "exp": now() + 300,
+            "iat": now(), "client_id": "app", "scope": "users:read users:write",
+        });
+        for (k, v) in change.as_object().expect("an object") {
+            if v.is_null() {
+                claims.as_object_mut().expect("an object").remove(k);
+            } else {
+                claims[k] = v.clone();
+            }
+        }
+        claims
+    }
+
+    fn hs256(claims: &Value) -> String {
+        let key = EncodingKey::from_secret(SECRET).expect("a key");
+        encode(&Header::default(), claims, &key).expect("signs")
+    }
+
+    fn verifier() -> OAuth {
+        OAuth::new(ISSUER, AUDIENCE).shared_secret(SECRET)
+    }
+
+    async fn refusal(oauth: &OAuth, token: &str) -> String {
+        let e = oauth.check(token).await.expect_err("refused");
+        assert_eq!(e.code, Some("invalid_token"), "{e:?}");
+        assert!(e.unavailable.is_none());
+        assert!(
+            !e.description.contains(token),
+            "the token is never said back"
+        );
+        e.description
+    }
+
+    #[tokio::test]
+    async fn a_good_token_gives_its_subject_scopes_and_client() {
+        let identity = verifier()
+            .check(&hs256(&claims(json!({}))))
+            .await
+            .expect("accepted");
+        assert_eq!(identity.subject, "alice");
+        assert_eq!(identity.scopes, ["users:read", "users:write"]);
+        assert_eq!(identity.client_id.as_deref(), Some("app"));
+        // `scp` as a list, the client as `azp`.
+        let token = hs256(&claims(json!({
+            "scope": null, "client_id": null, "scp": ["a", "b"], "azp": "web"
+        })));
+        let identity = verifier().check(&token).await.expect("accepted");
+        assert_eq!(identity.scopes, ["a", "b"]);
+        assert_eq!(identity.client_id.as_deref(), Some("web"));
+        // Another audience configured beside the first.
+        let token = hs256(&claims(
+            json!({ "aud": ["other", "https://api.example.com"] }),
+        ));
+        let oauth = verifier().audience("https://api.example.com");
+        assert!(oauth.check(&token).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn bad_claims_are_refused_each_for_what_it_is() {
+        let oauth = verifier();
+        for (change, why) in [
+            (
+                json!({ "iss": "https://evil.example.com" }),
+                "another issuer",
+            ),
+            (
+                json!({ "aud": "https://other.example.com/mcp" }),
+                "another resource",
+            ),
+            (json!({ "exp": now() - 3600 }), "expired"),
+            (json!({ "nbf": now() + 3600 }), "not valid yet"),
+            (json!({ "sub": null }), "no `sub`"),
+            (json!({ "exp": null }), "no `exp`"),
+            (json!({ "aud": null }), "no `aud`"),
+        ] {
+            let said = refusal(&oauth, &hs256(&claims(change.clone()))).await;
+            assert!(said.contains(why), "{change}: {said}");
+        }
+        // Within the leeway, an expired token still passes; past it, not.
+        let token = hs256(&claims(json!({ "exp": now() - 10 })));
+        assert!(oauth.check(&token).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn no_algorithm_confusion() {
+        // HMAC without a configured secret: refused whatever it says (a public key taken for
+        // a secret makes no valid token).
+        let token = hs256(&claims(json!({})));
+        let plain = OAuth::new(ISSUER, AUDIENCE);
+        assert!(refusal(&plain, &token).await.contains("HMAC"));
+        // `alg: none`, unsigned.
+        let b64 = |v: &Value| {
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string().as_bytes())
+        };
+        let none = format!(
+            "{}.{}.",
+            b64(&json!({ "alg": "none", "typ": "JWT" })),
+            b64(&claims(json!({})))
+        );
+        assert_eq!(refusal(&verifier(), &none).await, "the token is not signed");
+        // A signature made with another secret.
+        let key = EncodingKey::from_secret(b"not the secret").expect("a key");
+        let forged = encode(&Header::default(), &claims(json!({})), &key).expect("signs");
+        assert!(refusal(&verifier(), &forged).await.contains("signature"));
+        // A type that is not an access token.
+        let header = Header {
+            typ: Some("logout+jwt".into()),
+            ..Header::default()
+        };
+        let key = EncodingKey::from_secret(SECRET).expect("a key");
+        let odd = encode(&header, &claims(json!({})), &key).expect("signs");
+        assert!(
+            refusal(&verifier(), &odd)
+                .await
+                .contains("not an access token")
+        );
+    }
+
+    #[tokio::test]
+    async fn tokens_of_no_shape_are_refused_before_anything_is_fetched() {
+        let oauth = verifier();
+        let good = hs256(&claims(json!({})));
+        // Truncated, a megabyte, opaque without introspection, garbage.
+        assert!(oauth.check(&good[..good.len() - 5]).await.is_err());
+        let huge = "a".repeat(1 << 20);
+        assert!(refusal(&oauth, &huge).await.contains("longer than"));
+        assert!(refusal(&oauth, "opaque-token").await.contains("not a JWT"));
+        assert!(refusal(&oauth, "a.b.c").await.contains("not a JWT"));
+        // A JOSE object that cannot be taken is refused as it is, never sent to introspection
+        // (nothing listens at this endpoint: a token sent there would get a 503).
+        let introspecting = verifier()
+            .introspection("mcp-server", "secret")
+            .introspection_endpoint("http://127.0.0.1:9/introspect");
+        let b64 = |v: &Value| {
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string().as_bytes())
+        };
+        let body = b64(&claims(json!({})));
+        let (head, _) = good.split_once('.').expect("a JWT");
+        for (token, why) in [
+            (
+                format!("{}.{body}.", b64(&json!({ "alg": "none" }))),
+                "the token is not signed",
+            ),
+            (
+                format!("{}.{body}.c2ln", b64(&json!({ "alg": "ES512" }))),
+                "the token's algorithm is not accepted",
+            ),
+            (
+                format!("{head}.{}", &body[..body.len() / 2]),
+                "the token is not a valid JWT",
+            ),
+            (
+                format!(
+                    "{}.a2V5.aXY.Y2lwaGVy.dGFn",
+                    b64(&json!({ "alg": "RSA-OAEP", "enc": "A256GCM" }))
+                ),
+                "the token is encrypted, which this server does not accept",
+            ),
+            (
+                format!("{}.{body}.c2ln", b64(&json!({ "alg": "RS256", "kid": 7 }))),
+                "the token's header is not valid",
+            ),
+        ] {
+            assert_eq!(refusal(&introspecting, &token).await, why, "{token}");
+        }
+        let e = oauth.check("").await.expect_err("refused");
+        assert_eq!(e.code, None);
+    }
+}
