@@ -1,0 +1,423 @@
+//! Scopes on tools (`#[tool(scopes = […])]`): a caller whose token lacks a tool's scopes does
+//! not see it in `tools/list` and is refused a call with the step-up challenge (HTTP 403,
+//! `WWW-Authenticate: Bearer error="insufficient_scope", scope=…, resource_metadata=…`) before
+//! anything runs, in both protocol eras; the protected-resource metadata lists the declared
+//! scopes; a server without authentication (and stdio) grants every scope.
+//!
+//! Every server runs in-process on `127.0.0.1:0`; every wait is bounded by the client's timeout.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use mcp_tool::http::{BearerTokens, HttpConfig, ResourceMetadata};
+use mcp_tool::prelude::*;
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
+use reqwest::{RequestBuilder, StatusCode};
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+
+/// The names `delete_user` was called with (the tests run at once: each uses names of its own).
+static DELETED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+fn deleted(name: &str) -> bool {
+    DELETED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .iter()
+        .any(|n| n == name)
+}
+
+/// Lists the users.
+#[tool(scopes = ["users:read"])]
+fn list_users() -> String {
+    "ada".into()
+}
+
+/// Deletes a user.
+#[tool(scopes = ["users:read", "users:write"])]
+fn delete_user(name: String) -> String {
+    let said = format!("deleted {name}");
+    DELETED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(name);
+    said
+}
+
+/// Says hello to anyone.
+#[tool]
+fn hello() -> &'static str {
+    "hello"
+}
+
+const TOOLS: [&str; 3] = ["list_users", "delete_user", "hello"];
+
+const READER: &str = "reader-token";
+const WRITER: &str = "writer-token";
+
+struct Served {
+    base: String,
+    http: reqwest::Client,
+}
+
+/// A server of the three tools; with tokens (`READER`: `users:read`, `WRITER`: both scopes)
+/// and metadata when `auth`.
+async fn serve(auth: bool) -> Served {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let base = format!("http://127.0.0.1:{port}");
+    let mut config = HttpConfig::default();
+    if auth {
+        config.resource_metadata = Some(ResourceMetadata {
+            resource: format!("{base}/mcp"),
+            authorization_servers: vec!["https://auth.example.com".into()],
+            scopes_supported: vec!["openid".into()],
+        });
+        config = config.with_auth(
+            BearerTokens::new()
+                .token_with_scopes(READER, "rita", ["users:read"])
+                .token_with_scopes(WRITER, "will", ["users:read", "users:write"]),
+        );
+    }
+    let router = Server::new("scoped", "0")
+        .only(TOOLS)
+        .build()
+        .expect("the server builds")
+        .into_router(config);
+    tokio::spawn(async move {
+        axum::serve(listener, router).await.expect("serves");
+    });
+    Served {
+        base,
+        http: {
+            mcp_tool_tests::install_crypto_provider();
+            reqwest::Client::builder()
+                .no_proxy()
+                .timeout(Duration::from_secs(10))
+                .build()
+                .expect("client")
+        },
+    }
+}
+
+/// A response read whole.
+struct Reply {
+    status: StatusCode,
+    challenge: Option<String>,
+    body: Value,
+}
+
+async fn send(request: RequestBuilder) -> Reply {
+    let response = request.send().await.expect("the server answers");
+    let status = response.status();
+    let challenge = response
+        .headers()
+        .get(WWW_AUTHENTICATE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let text = response.text().await.expect("a body");
+    // An SSE answer carries its message on a `data:` line.
+    let json = text
+        .lines()
+        .find_map(|l| l.strip_prefix("data: "))
+        .unwrap_or(&text);
+    Reply {
+        status,
+        challenge,
+        body: serde_json::from_str(json).unwrap_or(Value::Null),
+    }
+}
+
+impl Served {
+    fn post(&self, token: Option<&str>) -> RequestBuilder {
+        let request = self
+            .http
+            .post(format!("{}/mcp", self.base))
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header(CONTENT_TYPE, "application/json");
+        match token {
+            Some(t) => request.header(AUTHORIZATION, format!("Bearer {t}")),
+            None => request,
+        }
+    }
+
+    /// A 2025-11-25 session of `token`'s holder: its id.
+    async fn session(&self, token: Option<&str>) -> String {
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"}}});
+        let response = self
+            .post(token)
+            .body(init.to_string())
+            .send()
+            .await
+            .expect("initialize");
+        assert_eq!(response.status(), StatusCode::OK);
+        let id = response.headers()["mcp-session-id"]
+            .to_str()
+            .expect("an id")
+            .to_owned();
+        let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let reply = send(self.in_session(token, &id).body(done.to_string())).await;
+        assert_eq!(reply.status, StatusCode::ACCEPTED);
+        id
+    }
+
+    fn in_session(&self, token: Option<&str>, id: &str) -> RequestBuilder {
+        self.post(token)
+            .header("mcp-session-id", id)
+            .header("mcp-protocol-version", "2025-11-25")
+    }
+
+    /// A 2026-07-28 request of `token`'s holder.
+    async fn stateless(
+        &self,
+        token: Option<&str>,
+        method: &str,
+        name: Option<&str>,
+        params: Value,
+    ) -> Reply {
+        let mut params = params;
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        });
+        let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
+        let mut request = self
+            .post(token)
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", method);
+        if let Some(name) = name {
+            request = request.header("mcp-name", name);
+        }
+        send(request.body(body.to_string())).await
+    }
+}
+
+fn names(list: &Value) -> Vec<String> {
+    let mut names: Vec<String> = list["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("a tool list: {list}"))
+        .iter()
+        .map(|t| t["name"].as_str().expect("a name").to_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+fn call(id: u64, name: &str, arguments: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": name, "arguments": arguments}})
+    .to_string()
+}
+
+/// The step-up challenge of a call to `delete_user` by `READER`.
+fn assert_step_up(reply: &Reply, base: &str, id: u64) {
+    assert_eq!(reply.status, StatusCode::FORBIDDEN, "{}", reply.body);
+    let challenge = reply.challenge.as_deref().expect("WWW-Authenticate");
+    assert!(challenge.starts_with("Bearer "), "{challenge}");
+    for part in [
+        "error=\"insufficient_scope\"".to_owned(),
+        "scope=\"users:read users:write\"".to_owned(),
+        format!("resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\""),
+    ] {
+        assert!(challenge.contains(&part), "{part} in {challenge}");
+    }
+    assert_eq!(reply.body["id"], id, "{}", reply.body);
+    assert_eq!(reply.body["error"]["code"], -32030, "{}", reply.body);
+    assert_eq!(
+        reply.body["error"]["data"]["requiredScopes"],
+        json!(["users:read", "users:write"])
+    );
+}
+
+#[tokio::test]
+async fn a_session_sees_and_calls_only_what_its_scopes_allow() {
+    let srv = serve(true).await;
+    let reader = srv.session(Some(READER)).await;
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string();
+    let reply = send(srv.in_session(Some(READER), &reader).body(list.clone())).await;
+    assert_eq!(names(&reply.body), ["hello", "list_users"]);
+
+    let reply = send(srv.in_session(Some(READER), &reader).body(call(
+        2,
+        "delete_user",
+        json!({"name": "session-reader"}),
+    )))
+    .await;
+    assert_step_up(&reply, &srv.base, 2);
+    assert!(!deleted("session-reader"), "nothing ran");
+
+    // The tool a reader may call works.
+    let reply = send(
+        srv.in_session(Some(READER), &reader)
+            .body(call(3, "list_users", json!({}))),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::OK);
+    assert_eq!(
+        reply.body["result"]["content"][0]["text"], "ada",
+        "{}",
+        reply.body
+    );
+
+    // A token with both scopes sees and calls everything.
+    let writer = srv.session(Some(WRITER)).await;
+    let reply = send(srv.in_session(Some(WRITER), &writer).body(list)).await;
+    assert_eq!(names(&reply.body), ["delete_user", "hello", "list_users"]);
+    let reply = send(srv.in_session(Some(WRITER), &writer).body(call(
+        4,
+        "delete_user",
+        json!({"name": "ada"}),
+    )))
+    .await;
+    assert_eq!(reply.status, StatusCode::OK);
+    assert_eq!(
+        reply.body["result"]["content"][0]["text"], "deleted ada",
+        "{}",
+        reply.body
+    );
+}
+
+#[tokio::test]
+async fn a_stateless_request_sees_and_calls_only_what_its_scopes_allow() {
+    let srv = serve(true).await;
+    let reply = srv
+        .stateless(Some(READER), "tools/list", None, json!({}))
+        .await;
+    assert_eq!(reply.status, StatusCode::OK);
+    assert_eq!(names(&reply.body), ["hello", "list_users"]);
+    // The list depends on the token: no shared cache may keep it.
+    assert_eq!(
+        reply.body["result"]["cacheScope"], "private",
+        "{}",
+        reply.body
+    );
+
+    let reply = srv
+        .stateless(
+            Some(READER),
+            "tools/call",
+            Some("delete_user"),
+            json!({"name": "delete_user", "arguments": {"name": "stateless-reader"}}),
+        )
+        .await;
+    assert_step_up(&reply, &srv.base, 7);
+    assert!(!deleted("stateless-reader"), "nothing ran");
+
+    let reply = srv
+        .stateless(Some(WRITER), "tools/list", None, json!({}))
+        .await;
+    assert_eq!(names(&reply.body), ["delete_user", "hello", "list_users"]);
+    let reply = srv
+        .stateless(
+            Some(WRITER),
+            "tools/call",
+            Some("delete_user"),
+            json!({"name": "delete_user", "arguments": {"name": "bo"}}),
+        )
+        .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    assert_eq!(reply.body["result"]["content"][0]["text"], "deleted bo");
+}
+
+#[tokio::test]
+async fn the_metadata_lists_the_declared_scopes() {
+    let srv = serve(true).await;
+    let meta: Value = srv
+        .http
+        .get(format!(
+            "{}/.well-known/oauth-protected-resource/mcp",
+            srv.base
+        ))
+        .send()
+        .await
+        .expect("metadata")
+        .json()
+        .await
+        .expect("JSON");
+    assert_eq!(
+        meta["scopes_supported"],
+        json!(["openid", "users:read", "users:write"]),
+        "{meta}"
+    );
+}
+
+#[tokio::test]
+async fn without_authentication_every_scope_is_granted() {
+    let srv = serve(false).await;
+    let id = srv.session(None).await;
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string();
+    let reply = send(srv.in_session(None, &id).body(list)).await;
+    assert_eq!(names(&reply.body), ["delete_user", "hello", "list_users"]);
+    let reply = send(
+        srv.in_session(None, &id)
+            .body(call(2, "delete_user", json!({"name": "cy"}))),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::OK);
+    assert_eq!(reply.body["result"]["content"][0]["text"], "deleted cy");
+
+    // In-process (as over stdio): no token, every scope.
+    let server = Server::new("scoped", "0")
+        .only(TOOLS)
+        .build()
+        .expect("builds");
+    let result = server
+        .call("delete_user", json!({"name": "di"}))
+        .await
+        .expect("a result");
+    assert!(!result.is_error);
+}
+
+#[test]
+fn the_definition_keeps_its_scopes() {
+    let server = Server::new("scoped", "0")
+        .only(TOOLS)
+        .build()
+        .expect("builds");
+    let scopes: Vec<(String, Vec<String>)> = server
+        .tools()
+        .iter()
+        .map(|d| (d.name().to_owned(), d.scopes().to_vec()))
+        .collect();
+    assert!(scopes.contains(&(
+        "delete_user".into(),
+        vec!["users:read".into(), "users:write".into()]
+    )));
+    assert!(scopes.contains(&("hello".into(), vec![])));
+}
+
+#[test]
+fn a_dynamic_tool_declares_scopes_checked_like_the_attribute() {
+    use mcp_tool::dynamic::DynamicTool;
+    let server = Server::new("scoped", "0")
+        .only(TOOLS)
+        .build()
+        .expect("builds");
+    let tool = |scopes: &[&str]| {
+        DynamicTool::new("report", "Writes a report.", |_| async { "done" })
+            .scopes(scopes.iter().copied())
+    };
+    let e = server
+        .add_tool(tool(&["reports write"]))
+        .expect_err("a scope with a space");
+    assert!(
+        e.to_string()
+            .contains("`reports write` is not an OAuth scope"),
+        "{e}"
+    );
+    let e = server
+        .add_tool(tool(&["a", "a"]))
+        .expect_err("a scope twice");
+    assert!(e.to_string().contains("`a` is listed twice"), "{e}");
+    server
+        .add_tool(tool(&["reports:write"]))
+        .expect("a good scope");
+    let def = server
+        .tools()
+        .into_iter()
+        .find(|d| d.name() == "report")
+        .expect("added");
+    assert_eq!(def.scopes(), ["reports:write"]);
+}
