@@ -3,6 +3,7 @@
 #   - npm: the official TypeScript SDK and the Inspector CLI, from package-lock.json (npm ci),
 #     into interop/node_modules; and the official `server-everything`, which
 #     tests/tests/client_interop.rs drives our client against (as it does interop/py-server.py);
+#     and `oidc-provider`, the authorization server of tests/tests/oauth.rs (oidc-provider.mjs);
 #   - PyPI: the official Python SDK (`mcp`), from requirements.txt, into the venv interop/.venv;
 #     and, for tests/tests/otel.rs, Rotel (`rotel`), an OpenTelemetry collector.
 # Quiet, and quick when nothing changed: each install is skipped while the lock file it came

@@ -1,0 +1,213 @@
+// A real OAuth 2.0 authorization server for tests/tests/oauth.rs: `oidc-provider` (npm), a
+// certified OpenID Connect provider, issuing access tokens for our MCP server with the
+// client-credentials grant.
+//
+// Usage:
+//   node oidc-provider.mjs serve --keys <keys.json> --resource <url> [--resource <url>...]
+//                                [--port <port>] [--alg RS256|ES256|EdDSA]
+//       Listens on 127.0.0.1:<port> (--port, else $OIDC_PORT, else any free port), issuer
+//       `http://127.0.0.1:<port>`, and prints `ready <issuer>` on stdout once it listens;
+//       everything else goes to stderr. Runs until killed (or its stdin closes).
+//   node oidc-provider.mjs keys <alg>
+//       Prints a new private key set (JSON) for `serve --keys`: a signing key for <alg> and an
+//       encryption key, which a resource server must not take for a signing key.
+//   node oidc-provider.mjs sign <keys.json> <claims-json> [header-json]
+//       Prints a JWT of <claims> signed with the set's signing key; the header (alg, kid,
+//       `typ: at+jwt`) is the key's, each member overridden by <header> (`null` removes one).
+//       With `"alg": "none"` the token is unsecured; with an HMAC `alg` (HS256…) the secret is
+//       the signing key's public key as PEM (the algorithm-confusion attack).
+//
+// Configuration of `serve`:
+//   - the client-credentials grant, with resource indicators (RFC 8707): the resources are
+//     the --resource URLs, each with the scopes `users:read users:write`; access tokens are
+//     JWTs signed with <alg> (RS256 by default), opaque for the client `opaque-reader`;
+//   - introspection (RFC 7662), for confidential clients;
+//   - clients (client_secret_basic, the secret is `<id>-secret`): `reader` (users:read),
+//     `writer` (users:read users:write), `opaque-reader` (users:read), and `mcp-server`, the
+//     resource server itself, which only introspects.
+
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { createPublicKey } from 'node:crypto';
+import * as jose from 'jose';
+
+const SCOPES = 'users:read users:write';
+const ALGS = ['RS256', 'ES256', 'EdDSA'];
+
+const [mode, ...args] = process.argv.slice(2);
+const usage = () => {
+  console.error(
+    'usage: node oidc-provider.mjs serve --keys <keys.json> --resource <url>... [--port <port>] [--alg RS256|ES256|EdDSA]\n'
+      + '       node oidc-provider.mjs keys <alg>\n'
+      + '       node oidc-provider.mjs sign <keys.json> <claims-json> [header-json]',
+  );
+  process.exit(2);
+};
+
+const readKeys = (path) => {
+  const set = JSON.parse(readFileSync(path, 'utf8'));
+  if (!Array.isArray(set.keys) || set.keys.length === 0) {
+    throw new Error(`${path} is not a key set`);
+  }
+  return set;
+};
+
+const signingKey = (set) => {
+  const key = set.keys.find((k) => k.use === 'sig');
+  if (!key) throw new Error('the key set has no signing key');
+  return key;
+};
+
+async function newKeys(alg) {
+  if (!ALGS.includes(alg)) throw new Error(`unsupported algorithm ${alg}: one of ${ALGS.join(', ')}`);
+  const named = async (algorithm, use, options) => {
+    const { privateKey } = await jose.generateKeyPair(algorithm, { extractable: true, ...options });
+    const jwk = await jose.exportJWK(privateKey);
+    const kid = await jose.calculateJwkThumbprint(jwk);
+    return { ...jwk, kid, alg: algorithm, use };
+  };
+  return {
+    keys: [
+      await named(alg, 'sig'),
+      await named('ECDH-ES', 'enc', { crv: 'X25519' }),
+    ],
+  };
+}
+
+async function sign(keysPath, claimsText, headerText) {
+  const key = signingKey(readKeys(keysPath));
+  const claims = JSON.parse(claimsText);
+  const header = { alg: key.alg, kid: key.kid, typ: 'at+jwt', ...JSON.parse(headerText ?? '{}') };
+  for (const [name, value] of Object.entries(header)) {
+    if (value === null) delete header[name];
+  }
+  if (header.alg === 'none') {
+    const b64 = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    return `${b64(header)}.${b64(claims)}.`;
+  }
+  let secret;
+  if (header.alg.startsWith('HS')) {
+    const { d, p, q, dp, dq, qi, ...publicJwk } = key;
+    const pem = createPublicKey({ key: publicJwk, format: 'jwk' }).export({ type: 'spki', format: 'pem' });
+    secret = new TextEncoder().encode(pem);
+  } else {
+    secret = await jose.importJWK(key, header.alg);
+  }
+  return new jose.SignJWT(claims).setProtectedHeader(header).sign(secret);
+}
+
+function options(list) {
+  const found = { resource: [] };
+  for (let i = 0; i < list.length; i += 2) {
+    const [name, value] = [list[i], list[i + 1]];
+    if (!name.startsWith('--') || value === undefined) usage();
+    const key = name.slice(2);
+    if (key === 'resource') found.resource.push(value);
+    else found[key] = value;
+  }
+  return found;
+}
+
+async function serve(list) {
+  const { default: Provider, errors } = await import('oidc-provider');
+  const opts = options(list);
+  const alg = opts.alg ?? 'RS256';
+  if (!ALGS.includes(alg)) usage();
+  if (!opts.keys || opts.resource.length === 0) usage();
+  const keys = readKeys(opts.keys);
+  const port = Number(opts.port ?? process.env.OIDC_PORT ?? 0);
+
+  const server = createServer();
+  await new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', resolve);
+  });
+  const issuer = `http://127.0.0.1:${server.address().port}`;
+
+  const client = (id, scope, grants = ['client_credentials']) => ({
+    client_id: id,
+    client_secret: `${id}-secret`,
+    grant_types: grants,
+    response_types: [],
+    redirect_uris: [],
+    token_endpoint_auth_method: 'client_secret_basic',
+    ...(scope ? { scope } : {}),
+  });
+
+  const provider = new Provider(issuer, {
+    clients: [
+      client('reader', 'users:read'),
+      client('writer', SCOPES),
+      client('opaque-reader', 'users:read'),
+      client('mcp-server', undefined, []),
+    ],
+    jwks: keys,
+    // The key set has one signing key: what is signed, ID tokens included, uses its algorithm.
+    clientDefaults: { id_token_signed_response_alg: alg },
+    // The scopes a client may ask for are its `scope` only.
+    scopes: ['openid', ...SCOPES.split(' ')],
+    features: {
+      devInteractions: { enabled: false },
+      // Encryption keys in the published set beside the signing keys, as real servers have.
+      encryption: { enabled: true },
+      clientCredentials: { enabled: true },
+      introspection: {
+        enabled: true,
+        // Only a confidential client (here, the resource server) learns about tokens.
+        allowedPolicy: async (_ctx, caller) => caller.clientAuthMethod !== 'none',
+      },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: async () => undefined,
+        useGrantedResource: async () => true,
+        getResourceServerInfo: async (_ctx, resource, forClient) => {
+          if (!opts.resource.includes(resource)) throw new errors.InvalidTarget();
+          const opaque = forClient.clientId === 'opaque-reader';
+          return {
+            scope: SCOPES,
+            audience: resource,
+            accessTokenTTL: 600,
+            accessTokenFormat: opaque ? 'opaque' : 'jwt',
+            ...(opaque ? {} : { jwt: { sign: { alg } } }),
+          };
+        },
+      },
+    },
+  });
+  provider.proxy = false;
+  for (const event of ['grant.error', 'introspection.error', 'server_error']) {
+    provider.on(event, (_ctx, error) => console.error(`oidc-provider: ${event}: ${error.message} ${error.error_description ?? ''}`));
+  }
+  provider.on('grant.success', (ctx) => console.error(`oidc-provider: token for ${ctx.oidc.client?.clientId}`));
+  server.on('request', provider.callback());
+
+  const stop = () => server.close(() => process.exit(0));
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.stdin.on('end', stop);
+  process.stdin.resume();
+
+  console.error(`oidc-provider: ${issuer}, ${alg}, resources ${opts.resource.join(' ')}`);
+  console.log(`ready ${issuer}`);
+}
+
+try {
+  switch (mode) {
+    case 'serve':
+      await serve(args);
+      break;
+    case 'keys':
+      if (args.length !== 1) usage();
+      console.log(JSON.stringify(await newKeys(args[0])));
+      break;
+    case 'sign':
+      if (args.length < 2 || args.length > 3) usage();
+      console.log(await sign(...args));
+      break;
+    default:
+      usage();
+  }
+} catch (error) {
+  console.error(`oidc-provider.mjs: ${error.stack ?? error}`);
+  process.exit(1);
+}

@@ -1,0 +1,1064 @@
+//! OAuth end to end: our resource server (`mcp_tool::http::OAuth`) against a real
+//! authorization server, `oidc-provider` (npm), a certified OpenID Connect provider run by
+//! `interop/oidc-provider.mjs` on 127.0.0.1. Tokens come from its token endpoint with the
+//! client-credentials grant and a resource indicator (RFC 8707); they are JWTs signed with
+//! RS256, ES256 or EdDSA, or opaque ones checked by introspection (RFC 7662). Tokens the
+//! provider would never issue (expired, not valid yet, signed by another key, unsigned…) are
+//! signed by the same script with the provider's own key or a stranger's.
+//!
+//! Every refused request is a `tools/call` of a tool that records its runs: the tests check the
+//! status, the whole `WWW-Authenticate` challenge (or `Retry-After`), and that nothing ran.
+//! oidc-provider is installed by `bash interop/setup.sh` (which `.ci/run` runs), pinned in
+//! `interop/package-lock.json`. Each wait on a process is bounded; none is a fixed sleep.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError, mpsc};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use mcp_tool::client::{ClientError, Connect, McpClient};
+use mcp_tool::http::{HttpConfig, OAuth, ResourceMetadata};
+use mcp_tool::prelude::*;
+use mcp_tool_tests::{TempDir, wait_bounded};
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
+use reqwest::{RequestBuilder, StatusCode};
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+
+const SETUP_HINT: &str = "run `bash interop/setup.sh` (.ci/run does it)";
+
+/// The longest the provider may take to say it listens, and a script to finish.
+const START_LIMIT: Duration = Duration::from_secs(60);
+
+/// A resource the provider issues tokens for that is not ours.
+const ELSEWHERE: &str = "http://127.0.0.1:9/elsewhere";
+
+/// What the refusal of a request names about the server that could not check its token.
+const UNAVAILABLE: &str = "Service Unavailable: the authorization server cannot be reached to \
+                           check the token; try again shortly";
+
+// ---------------------------------------------------------------------------------------------
+// The tools
+// ---------------------------------------------------------------------------------------------
+
+/// The names `delete_user` was called with (each request uses a name of its own).
+static DELETED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+fn deleted(name: &str) -> bool {
+    DELETED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .any(|n| n == name)
+}
+
+/// A name no other request uses.
+fn fresh(label: &str) -> String {
+    static N: AtomicU64 = AtomicU64::new(0);
+    format!("{label}-{}", N.fetch_add(1, Ordering::Relaxed))
+}
+
+/// Lists the users.
+#[tool(scopes = ["users:read"])]
+fn list_users() -> String {
+    "ada".into()
+}
+
+/// Deletes a user.
+#[tool(scopes = ["users:read", "users:write"])]
+fn delete_user(name: String) -> String {
+    let said = format!("deleted {name}");
+    DELETED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(name);
+    said
+}
+
+/// Says hello to anyone.
+#[tool]
+fn hello() -> &'static str {
+    "hello"
+}
+
+const TOOLS: [&str; 3] = ["list_users", "delete_user", "hello"];
+
+// ---------------------------------------------------------------------------------------------
+// The authorization server
+// ---------------------------------------------------------------------------------------------
+
+fn interop_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../interop")
+        .canonicalize()
+        .expect("the interop/ directory of the workspace")
+}
+
+/// `node interop/oidc-provider.mjs`, once oidc-provider is known to be installed.
+fn script() -> Command {
+    let dir = interop_dir();
+    let installed = dir.join("node_modules/oidc-provider/package.json");
+    assert!(installed.exists(), "oidc-provider is missing: {SETUP_HINT}");
+    let mut command = Command::new("node");
+    command
+        .arg(dir.join("oidc-provider.mjs"))
+        .current_dir(&dir)
+        .env_remove("OIDC_PORT")
+        .env_remove("DEBUG");
+    command
+}
+
+/// Runs `oidc-provider.mjs args…` to its end and returns what it printed.
+fn run_script(args: &[&str]) -> String {
+    let mut child = script()
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("node does not start ({e}): {SETUP_HINT}"));
+    let (status, out, err) = wait_bounded(&mut child, START_LIMIT)
+        .unwrap_or_else(|| panic!("oidc-provider.mjs {args:?} ran for more than {START_LIMIT:?}"));
+    assert!(
+        status.success(),
+        "oidc-provider.mjs {args:?}: {status}\n{err}"
+    );
+    out.trim().to_owned()
+}
+
+/// A key set of the provider's, in a file of its own.
+struct Keys {
+    _dir: TempDir,
+    path: PathBuf,
+    kid: String,
+}
+
+impl Keys {
+    /// A new key set signing with `alg` (and an encryption key beside it).
+    fn new(alg: &str) -> Keys {
+        let set = run_script(&["keys", alg]);
+        let json: Value = serde_json::from_str(&set).expect("a key set");
+        let kid = json["keys"][0]["kid"].as_str().expect("a kid").to_owned();
+        let dir = TempDir::new("oauth-keys");
+        let path = dir.path().join("keys.json");
+        std::fs::write(&path, set).expect("write the key set");
+        Keys {
+            _dir: dir,
+            path,
+            kid,
+        }
+    }
+
+    fn arg(&self) -> &str {
+        self.path.to_str().expect("a UTF-8 path")
+    }
+
+    /// A JWT of `claims` signed with this set's key; `header` overrides the header's members.
+    fn sign(&self, claims: &Value, header: &Value) -> String {
+        run_script(&["sign", self.arg(), &claims.to_string(), &header.to_string()])
+    }
+}
+
+/// `oidc-provider.mjs serve`: killed when dropped (and it stops by itself when its stdin
+/// closes, should this process die first).
+struct Provider {
+    child: Child,
+    _stdin: ChildStdin,
+    issuer: String,
+    port: u16,
+    http: reqwest::Client,
+}
+
+impl Provider {
+    /// A provider signing with `keys` (`alg`) for `resources`, on `port` (0: any).
+    fn start(keys: &Keys, alg: &str, resources: &[&str], port: u16) -> Provider {
+        let mut command = script();
+        command.args(["serve", "--keys", keys.arg(), "--alg", alg, "--port"]);
+        command.arg(port.to_string());
+        for resource in resources {
+            command.args(["--resource", resource]);
+        }
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("node does not start ({e}): {SETUP_HINT}"));
+        let stdin = child.stdin.take().expect("piped stdin");
+        let (tx, rx) = mpsc::channel();
+        let stdout = child.stdout.take().expect("piped stdout");
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = child.stderr.take().expect("piped stderr");
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                eprintln!("[provider] {line}");
+            }
+        });
+        let issuer = match rx.recv_timeout(START_LIMIT) {
+            Ok(line) => match line.strip_prefix("ready ") {
+                Some(issuer) => issuer.to_owned(),
+                None => panic!("the provider said `{line}`, not `ready <issuer>`"),
+            },
+            Err(e) => {
+                let _ = child.kill();
+                let status = child.wait().expect("wait");
+                panic!("the provider never said it was ready ({e}); {status} (its log is above)");
+            }
+        };
+        let port = issuer
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no port in {issuer}"));
+        Provider {
+            child,
+            _stdin: stdin,
+            issuer,
+            port,
+            http: client(),
+        }
+    }
+
+    /// An access token for `resource` with `scope`, by the client-credentials grant of
+    /// `client` (whose secret is `<client>-secret`, sent with HTTP Basic).
+    async fn token(&self, client: &str, resource: &str, scope: &str) -> String {
+        let answer = self.ask_token(client, resource, scope).await;
+        assert_eq!(answer["token_type"], "Bearer", "{answer}");
+        answer["access_token"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no token for {client}: {answer}"))
+            .to_owned()
+    }
+
+    /// The token endpoint's answer.
+    async fn ask_token(&self, client: &str, resource: &str, scope: &str) -> Value {
+        let metadata: Value = self
+            .http
+            .get(format!("{}/.well-known/openid-configuration", self.issuer))
+            .send()
+            .await
+            .expect("the provider's metadata")
+            .json()
+            .await
+            .expect("JSON metadata");
+        let endpoint = metadata["token_endpoint"]
+            .as_str()
+            .expect("a token endpoint");
+        self.http
+            .post(endpoint)
+            .basic_auth(client, Some(format!("{client}-secret")))
+            .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(format!(
+                "grant_type=client_credentials&resource={}&scope={}",
+                form(resource),
+                form(scope)
+            ))
+            .send()
+            .await
+            .expect("the token endpoint answers")
+            .json()
+            .await
+            .expect("a JSON answer")
+    }
+
+    /// Kills the provider (its port is free at once: the next one may take it).
+    fn stop(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Provider {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `application/x-www-form-urlencoded`.
+fn form(value: &str) -> String {
+    value
+        .bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                char::from(b).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+fn client() -> reqwest::Client {
+    mcp_tool_tests::install_crypto_provider();
+    reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(20))
+        .build()
+        .expect("an HTTP client")
+}
+
+fn now() -> i64 {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("after 1970")
+        .as_secs();
+    i64::try_from(secs).expect("fits")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Our server
+// ---------------------------------------------------------------------------------------------
+
+/// A port of ours, bound before the provider starts (which must know our resource URL).
+struct Bound {
+    listener: TcpListener,
+    base: String,
+}
+
+impl Bound {
+    async fn new() -> Bound {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        Bound {
+            listener,
+            base: format!("http://127.0.0.1:{port}"),
+        }
+    }
+
+    /// This server's resource URL: its endpoint.
+    fn resource(&self) -> String {
+        format!("{}/mcp", self.base)
+    }
+
+    /// Serves the three tools, checking tokens with `oauth`.
+    fn serve(self, issuer: &str, oauth: OAuth) -> Served {
+        let mut config = HttpConfig::default().with_auth(oauth);
+        config.resource_metadata = Some(ResourceMetadata {
+            resource: self.resource(),
+            authorization_servers: vec![issuer.to_owned()],
+            scopes_supported: vec![],
+        });
+        let router = Server::new("scoped", "0")
+            .only(TOOLS)
+            .build()
+            .expect("the server builds")
+            .into_router(config);
+        let listener = self.listener;
+        tokio::spawn(async move {
+            axum::serve(listener, router).await.expect("serves");
+        });
+        Served {
+            base: self.base,
+            http: client(),
+        }
+    }
+}
+
+/// The verifier of `issuer`'s tokens for `resource`: opaque ones by introspection as
+/// `mcp-server`, no leeway, and the keys fetched again for any `kid` not known.
+fn verifier(issuer: &str, resource: &str) -> OAuth {
+    OAuth::new(issuer, resource)
+        .introspection("mcp-server", "mcp-server-secret")
+        .leeway(Duration::ZERO)
+        .refresh_interval(Duration::ZERO)
+}
+
+struct Served {
+    base: String,
+    http: reqwest::Client,
+}
+
+/// A response read whole.
+struct Reply {
+    status: StatusCode,
+    challenge: Option<String>,
+    retry_after: Option<String>,
+    body: Value,
+}
+
+async fn send(request: RequestBuilder) -> Reply {
+    let response = request.send().await.expect("the server answers");
+    let status = response.status();
+    let header = |name| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    let (challenge, retry_after) = (header(WWW_AUTHENTICATE), header(RETRY_AFTER));
+    let text = response.text().await.expect("a body");
+    // An SSE answer carries its message on a `data:` line.
+    let json = text
+        .lines()
+        .find_map(|l| l.strip_prefix("data: "))
+        .unwrap_or(&text);
+    Reply {
+        status,
+        challenge,
+        retry_after,
+        body: serde_json::from_str(json).unwrap_or(Value::Null),
+    }
+}
+
+impl Served {
+    fn url(&self) -> String {
+        format!("{}/mcp", self.base)
+    }
+
+    fn post(&self, token: &str) -> RequestBuilder {
+        self.http
+            .post(self.url())
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header(CONTENT_TYPE, "application/json")
+            .header(AUTHORIZATION, format!("Bearer {token}"))
+    }
+
+    /// A 2025-11-25 session of `token`'s holder: its id.
+    async fn session(&self, token: &str) -> String {
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"}}});
+        let response = self
+            .post(token)
+            .body(init.to_string())
+            .send()
+            .await
+            .expect("initialize");
+        assert_eq!(response.status(), StatusCode::OK);
+        let id = response.headers()["mcp-session-id"]
+            .to_str()
+            .expect("an id")
+            .to_owned();
+        let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let reply = send(self.in_session(token, &id).body(done.to_string())).await;
+        assert_eq!(reply.status, StatusCode::ACCEPTED);
+        id
+    }
+
+    fn in_session(&self, token: &str, id: &str) -> RequestBuilder {
+        self.post(token)
+            .header("mcp-session-id", id)
+            .header("mcp-protocol-version", "2025-11-25")
+    }
+
+    /// A 2026-07-28 request of `token`'s holder.
+    async fn stateless(
+        &self,
+        token: &str,
+        method: &str,
+        name: Option<&str>,
+        params: Value,
+    ) -> Reply {
+        let mut params = params;
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        });
+        let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
+        let mut request = self
+            .post(token)
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", method);
+        if let Some(name) = name {
+            request = request.header("mcp-name", name);
+        }
+        send(request.body(body.to_string())).await
+    }
+
+    async fn list(&self, token: &str) -> Vec<String> {
+        let reply = self.stateless(token, "tools/list", None, json!({})).await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+        names(&reply.body)
+    }
+
+    /// `delete_user` of a user named after `label`, in a 2026-07-28 request: the reply, and
+    /// whether the tool ran.
+    async fn delete(&self, token: &str, label: &str) -> (Reply, bool) {
+        let name = fresh(label);
+        let reply = self
+            .stateless(
+                token,
+                "tools/call",
+                Some("delete_user"),
+                json!({"name": "delete_user", "arguments": {"name": name}}),
+            )
+            .await;
+        (reply, deleted(&name))
+    }
+
+    /// The challenge of a request refused with 401.
+    fn invalid_token(&self, description: &str) -> String {
+        format!(
+            "Bearer realm=\"mcp\", error=\"invalid_token\", error_description=\"{description}\", \
+             resource_metadata=\"{}/.well-known/oauth-protected-resource/mcp\"",
+            self.base
+        )
+    }
+
+    /// `token` is refused with 401, `invalid_token` and `description`, and nothing runs.
+    async fn assert_invalid(&self, label: &str, token: &str, description: &str) {
+        let (reply, ran) = self.delete(token, label).await;
+        assert_eq!(
+            reply.status,
+            StatusCode::UNAUTHORIZED,
+            "{label}: {}",
+            reply.body
+        );
+        assert_eq!(
+            reply.challenge.as_deref(),
+            Some(self.invalid_token(description).as_str()),
+            "{label}"
+        );
+        assert_eq!(
+            reply.body["error"]["message"],
+            format!("Unauthorized: {description}")
+        );
+        assert!(!ran, "{label}: the tool ran");
+    }
+
+    /// `token` cannot be checked now: 503 with `Retry-After` and no challenge, nothing runs.
+    async fn assert_unavailable(&self, label: &str, token: &str) {
+        let (reply, ran) = self.delete(token, label).await;
+        assert_eq!(
+            reply.status,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "{label}: {}",
+            reply.body
+        );
+        assert_eq!(reply.retry_after.as_deref(), Some("5"), "{label}");
+        assert_eq!(reply.challenge, None, "{label}");
+        assert_eq!(reply.body["error"]["message"], UNAVAILABLE, "{label}");
+        assert!(!ran, "{label}: the tool ran");
+    }
+
+    /// `token` is accepted: `delete_user` runs.
+    async fn assert_accepted(&self, label: &str, token: &str) {
+        let (reply, ran) = self.delete(token, label).await;
+        assert_eq!(reply.status, StatusCode::OK, "{label}: {}", reply.body);
+        assert!(
+            reply.body["result"]["content"][0]["text"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("deleted ")),
+            "{label}: {}",
+            reply.body
+        );
+        assert!(ran, "{label}: the tool did not run");
+    }
+
+    /// `token` is refused `delete_user` with the step-up challenge (403), and nothing runs.
+    async fn assert_step_up(&self, label: &str, reply: &Reply, ran: bool) {
+        assert_eq!(
+            reply.status,
+            StatusCode::FORBIDDEN,
+            "{label}: {}",
+            reply.body
+        );
+        assert_eq!(
+            reply.challenge.as_deref(),
+            Some(
+                format!(
+                    "Bearer error=\"insufficient_scope\", scope=\"users:read users:write\", \
+                     error_description=\"the request needs the scopes users:read users:write\", \
+                     resource_metadata=\"{}/.well-known/oauth-protected-resource/mcp\"",
+                    self.base
+                )
+                .as_str()
+            ),
+            "{label}"
+        );
+        assert_eq!(
+            reply.body["error"]["code"], -32030,
+            "{label}: {}",
+            reply.body
+        );
+        assert!(!ran, "{label}: the tool ran");
+    }
+}
+
+fn names(list: &Value) -> Vec<String> {
+    let mut names: Vec<String> = list["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("a tool list: {list}"))
+        .iter()
+        .map(|t| t["name"].as_str().expect("a name").to_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+fn call(id: u64, name: &str, arguments: &Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": name, "arguments": arguments}})
+    .to_string()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tokens the provider issues
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn a_token_s_scopes_decide_what_its_holder_sees_and_calls_in_both_eras() {
+    let ours = Bound::new().await;
+    let resource = ours.resource();
+    let keys = Keys::new("RS256");
+    let provider = Provider::start(&keys, "RS256", &[&resource], 0);
+    let srv = ours.serve(&provider.issuer, OAuth::new(&provider.issuer, &resource));
+    let reader = provider.token("reader", &resource, "users:read").await;
+    let writer = provider
+        .token("writer", &resource, "users:read users:write")
+        .await;
+    // The provider holds the reader to its scope.
+    let asked = provider
+        .ask_token("reader", &resource, "users:read users:write")
+        .await;
+    assert_eq!(asked["error"], "invalid_scope", "{asked}");
+
+    // 2026-07-28: one request each.
+    assert_eq!(
+        srv.list(&writer).await,
+        ["delete_user", "hello", "list_users"]
+    );
+    assert_eq!(srv.list(&reader).await, ["hello", "list_users"]);
+    let (reply, ran) = srv.delete(&reader, "stateless-reader").await;
+    srv.assert_step_up("stateless reader", &reply, ran).await;
+    srv.assert_accepted("stateless writer", &writer).await;
+
+    // 2025-11-25: a session each.
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string();
+    let session = srv.session(&reader).await;
+    let reply = send(srv.in_session(&reader, &session).body(list.clone())).await;
+    assert_eq!(names(&reply.body), ["hello", "list_users"]);
+    let name = fresh("session-reader");
+    let reply = send(srv.in_session(&reader, &session).body(call(
+        2,
+        "delete_user",
+        &json!({ "name": name }),
+    )))
+    .await;
+    srv.assert_step_up("session reader", &reply, deleted(&name))
+        .await;
+    let reply = send(
+        srv.in_session(&reader, &session)
+            .body(call(3, "list_users", &json!({}))),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::OK);
+    assert_eq!(
+        reply.body["result"]["content"][0]["text"], "ada",
+        "{}",
+        reply.body
+    );
+
+    let session = srv.session(&writer).await;
+    let reply = send(srv.in_session(&writer, &session).body(list)).await;
+    assert_eq!(names(&reply.body), ["delete_user", "hello", "list_users"]);
+    let name = fresh("session-writer");
+    let reply = send(srv.in_session(&writer, &session).body(call(
+        4,
+        "delete_user",
+        &json!({ "name": name }),
+    )))
+    .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    assert!(deleted(&name));
+}
+
+#[tokio::test]
+async fn es256_and_eddsa_tokens_are_verified_too() {
+    for alg in ["ES256", "EdDSA"] {
+        let ours = Bound::new().await;
+        let resource = ours.resource();
+        let keys = Keys::new(alg);
+        let provider = Provider::start(&keys, alg, &[&resource], 0);
+        let srv = ours.serve(&provider.issuer, OAuth::new(&provider.issuer, &resource));
+        let writer = provider
+            .token("writer", &resource, "users:read users:write")
+            .await;
+        let header: Value = {
+            use base64::Engine as _;
+            let head = writer.split('.').next().expect("a header");
+            let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .decode(head)
+                .expect("base64url");
+            serde_json::from_slice(&bytes).expect("JSON")
+        };
+        assert_eq!(header["alg"], alg, "{header}");
+        assert_eq!(header["kid"], keys.kid.as_str(), "{header}");
+        srv.assert_accepted(&format!("{alg} writer"), &writer).await;
+        let reader = provider.token("reader", &resource, "users:read").await;
+        assert_eq!(srv.list(&reader).await, ["hello", "list_users"], "{alg}");
+        let (reply, ran) = srv.delete(&reader, &format!("{alg}-reader")).await;
+        srv.assert_step_up(&format!("{alg} reader"), &reply, ran)
+            .await;
+    }
+}
+
+#[tokio::test]
+async fn opaque_tokens_are_checked_by_introspection() {
+    let ours = Bound::new().await;
+    let resource = ours.resource();
+    let keys = Keys::new("RS256");
+    let provider = Provider::start(&keys, "RS256", &[&resource, ELSEWHERE], 0);
+    let oauth = verifier(&provider.issuer, &resource);
+    let srv = ours.serve(&provider.issuer, oauth);
+    let opaque = provider
+        .token("opaque-reader", &resource, "users:read")
+        .await;
+    assert_eq!(opaque.matches('.').count(), 0, "not a JWT: {opaque}");
+    assert_eq!(srv.list(&opaque).await, ["hello", "list_users"]);
+    let (reply, ran) = srv.delete(&opaque, "opaque-reader").await;
+    srv.assert_step_up("opaque reader", &reply, ran).await;
+
+    // One the provider does not know, and one for another resource.
+    srv.assert_invalid(
+        "unknown opaque",
+        "an-opaque-token-nobody-issued",
+        "the token is not active",
+    )
+    .await;
+    let elsewhere = provider
+        .token("opaque-reader", ELSEWHERE, "users:read")
+        .await;
+    srv.assert_invalid(
+        "opaque, another resource",
+        &elsewhere,
+        "the token was issued for another resource",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn our_client_sends_the_token_it_is_given() {
+    let ours = Bound::new().await;
+    let resource = ours.resource();
+    let keys = Keys::new("RS256");
+    let provider = Provider::start(&keys, "RS256", &[&resource], 0);
+    let srv = ours.serve(&provider.issuer, OAuth::new(&provider.issuer, &resource));
+    let reader = provider.token("reader", &resource, "users:read").await;
+    let client = McpClient::connect(Connect::http(srv.url()).bearer(&reader))
+        .await
+        .expect("connects with the reader's token");
+    let mut listed: Vec<String> = client
+        .list_tools()
+        .await
+        .expect("tools/list")
+        .iter()
+        .map(|t| t["name"].as_str().expect("a name").to_owned())
+        .collect();
+    listed.sort();
+    assert_eq!(listed, ["hello", "list_users"]);
+    let name = fresh("client-reader");
+    let refused = client
+        .call("delete_user", json!({ "name": name }))
+        .await
+        .expect_err("the reader may not delete");
+    match refused {
+        ClientError::Rpc(e) => {
+            assert_eq!(e.code, -32030, "{e:?}");
+            assert_eq!(
+                e.data,
+                Some(json!({"requiredScopes": ["users:read", "users:write"]}))
+            );
+        }
+        other => panic!("the reader's call: {other:?}"),
+    }
+    assert!(!deleted(&name), "the tool ran");
+    client.close().await;
+
+    // Without a token, the client cannot connect.
+    let e = McpClient::connect(Connect::http(srv.url()))
+        .await
+        .expect_err("no token");
+    match e {
+        ClientError::Rpc(e) => assert_eq!(e.message, "Unauthorized: a bearer token is required"),
+        other => panic!("without a token: {other:?}"),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tokens refused
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn bad_tokens_are_refused_with_invalid_token() {
+    let ours = Bound::new().await;
+    let resource = ours.resource();
+    let keys = Keys::new("RS256");
+    let provider = Provider::start(&keys, "RS256", &[&resource, ELSEWHERE], 0);
+    let issuer = provider.issuer.clone();
+    let srv = ours.serve(&issuer, verifier(&issuer, &resource));
+    let writer = provider
+        .token("writer", &resource, "users:read users:write")
+        .await;
+    srv.assert_accepted("a good token", &writer).await;
+
+    // What a good token of the provider's says, changed one member at a time and signed with
+    // its key (or another).
+    let claims = |change: Value| {
+        let mut claims = json!({
+            "iss": issuer, "aud": resource, "sub": "writer", "client_id": "writer",
+            "scope": "users:read users:write", "iat": now(), "exp": now() + 300,
+            "jti": fresh("jti"),
+        });
+        for (k, v) in change.as_object().expect("an object") {
+            claims[k] = v.clone();
+        }
+        claims
+    };
+    let signed = keys.sign(&claims(json!({})), &json!({}));
+    srv.assert_accepted("signed like the provider", &signed)
+        .await;
+
+    // Another resource.
+    let elsewhere = provider
+        .token("writer", ELSEWHERE, "users:read users:write")
+        .await;
+    srv.assert_invalid(
+        "another audience",
+        &elsewhere,
+        "the token was issued for another resource",
+    )
+    .await;
+
+    // Another issuer: a second provider with the same keys.
+    let other = Provider::start(&keys, "RS256", &[&resource], 0);
+    let foreign = other
+        .token("writer", &resource, "users:read users:write")
+        .await;
+    srv.assert_invalid(
+        "another issuer",
+        &foreign,
+        "the token was issued by another issuer",
+    )
+    .await;
+    other.stop();
+
+    // Expired, not valid yet (no leeway).
+    let expired = keys.sign(
+        &claims(json!({"iat": now() - 600, "exp": now() - 60})),
+        &json!({}),
+    );
+    srv.assert_invalid("expired", &expired, "the token has expired")
+        .await;
+    let early = keys.sign(&claims(json!({"nbf": now() + 3600})), &json!({}));
+    srv.assert_invalid("not valid yet", &early, "the token is not valid yet")
+        .await;
+
+    // A stranger's key: under the provider's kid, and under its own.
+    let stranger = Keys::new("RS256");
+    let forged = stranger.sign(&claims(json!({})), &json!({ "kid": keys.kid }));
+    srv.assert_invalid(
+        "an unknown key under the provider's kid",
+        &forged,
+        "the token's signature is not valid",
+    )
+    .await;
+    let unknown = stranger.sign(&claims(json!({})), &json!({}));
+    srv.assert_invalid(
+        "an unknown key",
+        &unknown,
+        "the token is signed by a key its issuer does not publish",
+    )
+    .await;
+    // The provider's key under a kid that names nothing, or none at all.
+    let nowhere = keys.sign(&claims(json!({})), &json!({ "kid": "nowhere" }));
+    srv.assert_invalid(
+        "a kid that names nothing",
+        &nowhere,
+        "the token is signed by a key its issuer does not publish",
+    )
+    .await;
+    let no_kid = keys.sign(&claims(json!({})), &json!({ "kid": null }));
+    srv.assert_invalid(
+        "no kid",
+        &no_kid,
+        "the token is signed by a key its issuer does not publish",
+    )
+    .await;
+
+    // Unsigned; and HMAC with the provider's public key (PEM) as the secret.
+    let none = keys.sign(&claims(json!({})), &json!({ "alg": "none" }));
+    srv.assert_invalid("alg none", &none, "the token is not signed")
+        .await;
+    let confused = keys.sign(&claims(json!({})), &json!({ "alg": "HS256" }));
+    srv.assert_invalid(
+        "HS256 with the public key",
+        &confused,
+        "HMAC-signed tokens are not accepted by this server",
+    )
+    .await;
+
+    // Not a token the provider would issue: no `sub`; a logout token.
+    let mut no_sub = claims(json!({}));
+    no_sub.as_object_mut().expect("an object").remove("sub");
+    let no_sub = keys.sign(&no_sub, &json!({}));
+    srv.assert_invalid("no sub", &no_sub, "the token has no `sub`")
+        .await;
+    let logout = keys.sign(&claims(json!({})), &json!({ "typ": "logout+jwt" }));
+    srv.assert_invalid(
+        "a logout token",
+        &logout,
+        "the token is not an access token",
+    )
+    .await;
+
+    // Cut short: in its signature, and in its payload.
+    srv.assert_invalid(
+        "truncated signature",
+        &writer[..writer.len() - 8],
+        "the token is not a valid JWT",
+    )
+    .await;
+    // Another token's signature.
+    let (signed_part, _) = writer.rsplit_once('.').expect("a JWT");
+    let (_, other_signature) = signed.rsplit_once('.').expect("a JWT");
+    srv.assert_invalid(
+        "another token's signature",
+        &format!("{signed_part}.{other_signature}"),
+        "the token's signature is not valid",
+    )
+    .await;
+    let cut = writer.rfind('.').expect("a JWT") - 10;
+    srv.assert_invalid(
+        "truncated payload",
+        &writer[..cut],
+        "the token is not a valid JWT",
+    )
+    .await;
+    // Longer than the verifier reads (8 KiB); and a megabyte, which the HTTP layer refuses
+    // before any authenticator sees it.
+    let long = format!("{writer}{}", "A".repeat(8 * 1024));
+    srv.assert_invalid("9 KiB", &long, "the token is longer than 8192 bytes")
+        .await;
+    let huge = format!("{writer}{}", "A".repeat(1 << 20));
+    let (reply, ran) = srv.delete(&huge, "huge").await;
+    assert_eq!(reply.status, StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE);
+    assert_eq!(reply.challenge, None);
+    assert!(!ran, "a megabyte token ran a tool");
+
+    // The good token still passes after all that.
+    srv.assert_accepted("a good token, again", &writer).await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Keys rotated, and an authorization server that is gone
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn rotated_keys_are_fetched_and_the_old_key_is_dropped() {
+    // Two servers: one fetches the keys again for any unknown kid, one at most hourly.
+    let (eager, slow) = (Bound::new().await, Bound::new().await);
+    let (eager_resource, slow_resource) = (eager.resource(), slow.resource());
+    let resources = [eager_resource.as_str(), slow_resource.as_str()];
+    let old_keys = Keys::new("RS256");
+    let provider = Provider::start(&old_keys, "RS256", &resources, 0);
+    let (issuer, port) = (provider.issuer.clone(), provider.port);
+    let eager = eager.serve(&issuer, verifier(&issuer, &eager_resource));
+    let slow_oauth =
+        OAuth::new(&issuer, &slow_resource).refresh_interval(Duration::from_secs(3600));
+    let slow = slow.serve(&issuer, slow_oauth);
+    let old_eager = provider
+        .token("writer", &eager_resource, "users:read users:write")
+        .await;
+    let old_slow = provider
+        .token("writer", &slow_resource, "users:read users:write")
+        .await;
+    eager.assert_accepted("old key, before", &old_eager).await;
+    slow.assert_accepted("old key, before (slow)", &old_slow)
+        .await;
+
+    // The provider comes back on the same port with a new key set.
+    provider.stop();
+    let new_keys = Keys::new("RS256");
+    assert_ne!(new_keys.kid, old_keys.kid);
+    let provider = Provider::start(&new_keys, "RS256", &resources, port);
+    assert_eq!(provider.issuer, issuer);
+    let new_eager = provider
+        .token("writer", &eager_resource, "users:read users:write")
+        .await;
+    let new_slow = provider
+        .token("writer", &slow_resource, "users:read users:write")
+        .await;
+
+    // The eager server fetches the new set for the new kid; the old key is gone from it.
+    eager.assert_accepted("new key", &new_eager).await;
+    eager
+        .assert_invalid(
+            "old key, after",
+            &old_eager,
+            "the token is signed by a key its issuer does not publish",
+        )
+        .await;
+
+    // The slow one fetched less than an interval ago: it keeps the set it has, so the new
+    // key is unknown to it and the old one still good, until it fetches again.
+    slow.assert_invalid(
+        "new key, within the interval",
+        &new_slow,
+        "the token is signed by a key its issuer does not publish",
+    )
+    .await;
+    slow.assert_accepted("old key, within the interval", &old_slow)
+        .await;
+}
+
+#[tokio::test]
+async fn an_unreachable_authorization_server_means_503_never_acceptance() {
+    let (known, fresh_bound) = (Bound::new().await, Bound::new().await);
+    let (known_resource, fresh_resource) = (known.resource(), fresh_bound.resource());
+    let resources = [known_resource.as_str(), fresh_resource.as_str()];
+    let keys = Keys::new("RS256");
+    let provider = Provider::start(&keys, "RS256", &resources, 0);
+    let (issuer, port) = (provider.issuer.clone(), provider.port);
+    // `known` has fetched the metadata and the keys; `fresh` never met the provider.
+    let known = known.serve(&issuer, verifier(&issuer, &known_resource));
+    let fresh_srv = fresh_bound.serve(&issuer, verifier(&issuer, &fresh_resource));
+    let scope = "users:read users:write";
+    let seen = provider.token("writer", &known_resource, scope).await;
+    known.assert_accepted("seen before the stop", &seen).await;
+    let unseen = provider.token("writer", &known_resource, scope).await;
+    let opaque = provider
+        .token("opaque-reader", &known_resource, "users:read")
+        .await;
+    let for_fresh = provider.token("writer", &fresh_resource, scope).await;
+    let stranger = Keys::new("RS256");
+    let new_kid = stranger.sign(
+        &json!({"iss": issuer, "aud": known_resource, "sub": "writer", "exp": now() + 300}),
+        &json!({}),
+    );
+    provider.stop();
+
+    // Nothing can be checked without the provider: 503, and no tool runs.
+    fresh_srv
+        .assert_unavailable("no metadata yet", &for_fresh)
+        .await;
+    known
+        .assert_unavailable("an opaque token never introspected", &opaque)
+        .await;
+    known
+        .assert_unavailable("a kid not in the keys held", &new_kid)
+        .await;
+    // A JWT signed by a key already held is checked without the provider.
+    known
+        .assert_accepted("a new token signed by a held key", &unseen)
+        .await;
+
+    // The provider back: the same token passes.
+    let provider = Provider::start(&keys, "RS256", &resources, port);
+    assert_eq!(provider.issuer, issuer);
+    fresh_srv
+        .assert_accepted("metadata fetched once back", &for_fresh)
+        .await;
+}
