@@ -231,6 +231,10 @@ fn a_malformed_token_list_stops_the_server() {
     for (tokens, says) in [
         ("s3cret", "entry 1 has no subject"),
         ("alice:ok, bob:has space", "entry 2"),
+        (
+            "alice[users:read:s3cret",
+            "entry 1: write scopes as `subject[scope scope]:token`",
+        ),
     ] {
         let out = std::process::Command::new(CALC)
             .args(["--http", "127.0.0.1:0"])

@@ -562,7 +562,10 @@ async fn headers_and_tokens_reach_their_own_server_and_no_other() {
     let users = ExampleHttp::start(
         "users",
         &[],
-        &[(mcp_tool::env::BEARER_TOKENS, "gateway:tok-users")],
+        &[(
+            mcp_tool::env::BEARER_TOKENS,
+            "gateway[users:read users:write]:tok-users",
+        )],
     );
     let refused = McpClient::connect(Connect::http(&users.url)).await;
     assert!(refused.is_err(), "users took a request without its token");

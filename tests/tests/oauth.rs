@@ -18,10 +18,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError, mpsc};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use mcp_tool::client::{ClientError, Connect, McpClient};
+use mcp_tool::client::{ClientError, Connect, McpClient, VersionChoice};
 use mcp_tool::http::{HttpConfig, OAuth, ResourceMetadata};
 use mcp_tool::prelude::*;
-use mcp_tool_tests::{TempDir, wait_bounded};
+use mcp_tool_tests::{ExampleHttp, TempDir, wait_bounded};
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
 use reqwest::{RequestBuilder, StatusCode};
 use serde_json::{Value, json};
@@ -673,6 +673,223 @@ async fn a_token_s_scopes_decide_what_its_holder_sees_and_calls_in_both_eras() {
     .await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
     assert!(deleted(&name));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The `users` example behind OAuth, driven by real clients
+// ---------------------------------------------------------------------------------------------
+
+/// `interop/.venv/bin/python`, installed by `interop/setup.sh`.
+fn python() -> PathBuf {
+    let python = interop_dir().join(".venv/bin/python");
+    assert!(python.exists(), "the Python SDK is missing: {SETUP_HINT}");
+    python
+}
+
+/// `py-scoped.py mode url token`: what the Python SDK client saw.
+fn python_sees(mode: &str, url: &str, token: &str) -> Value {
+    let mut child = Command::new(python())
+        .arg(interop_dir().join("py-scoped.py"))
+        .args([mode, url, token])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("python does not start ({e}): {SETUP_HINT}"));
+    let (status, out, err) = wait_bounded(&mut child, START_LIMIT)
+        .unwrap_or_else(|| panic!("py-scoped.py {mode} ran for more than {START_LIMIT:?}"));
+    assert!(
+        status.success(),
+        "py-scoped.py {mode}: {status}\n{out}\n{err}"
+    );
+    serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("py-scoped.py said {out}: {e}"))
+}
+
+/// What our own client sees with `token`, in the same shape as `py-scoped.py`'s summary.
+async fn ours_sees(url: &str, token: &str, version: VersionChoice) -> Value {
+    let client = McpClient::connect(Connect::http(url).bearer(token).protocol_version(version))
+        .await
+        .expect("connects with the token");
+    let mut tools: Vec<String> = client
+        .list_tools()
+        .await
+        .expect("tools/list")
+        .iter()
+        .map(|t| t["name"].as_str().expect("a name").to_owned())
+        .collect();
+    tools.sort();
+    let called = |answer: Result<Value, ClientError>| match answer {
+        Ok(result) => json!({
+            "isError": result["isError"] == true,
+            "structured": result["structuredContent"],
+        }),
+        Err(ClientError::Rpc(e)) => json!({
+            "error": {"code": e.code, "message": e.message, "data": e.data},
+        }),
+        Err(other) => panic!("a call failed outside JSON-RPC: {other:?}"),
+    };
+    let created = called(
+        client
+            .call(
+                "create_user",
+                json!({"email": "ada@example.com", "name": "Ada Lovelace"}),
+            )
+            .await,
+    );
+    let id = created["structured"]["id"].as_str().unwrap_or("usr_000000");
+    let got = called(client.call("get_user", json!({ "userId": id })).await);
+    let summary = json!({
+        "protocolVersion": client.server().protocol_version.as_str(),
+        "tools": tools,
+        "create_user": created,
+        "get_user": got,
+    });
+    client.close().await;
+    summary
+}
+
+/// `users --http` with `MCP_TOOL_OAUTH_ISSUER`: a token with both scopes sees and runs every
+/// tool; a `users:read` token does not see the writing tools, and its `create_user` gets the
+/// step-up challenge, in both revisions, over the Python SDK client and over ours. The
+/// challenge itself (403, `WWW-Authenticate`) is checked on the wire beside them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_users_example_behind_oauth_shows_and_runs_what_each_token_allows() {
+    // The provider must know our resource URL before the server starts.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let keys = Keys::new("RS256");
+    let provider = Provider::start(&keys, "RS256", &[&url], 0);
+    let issuer = provider.issuer.clone();
+    let users = {
+        let (addr, url, issuer) = (format!("127.0.0.1:{port}"), url.clone(), issuer.clone());
+        tokio::task::spawn_blocking(move || {
+            ExampleHttp::start_at(
+                "users",
+                &addr,
+                &[],
+                &[
+                    (mcp_tool::env::RESOURCE, url.as_str()),
+                    (mcp_tool::env::OAUTH_ISSUER, issuer.as_str()),
+                ],
+            )
+        })
+        .await
+        .expect("users starts")
+    };
+    assert_eq!(users.url, url);
+    let reader = provider.token("reader", &url, "users:read").await;
+    let writer = provider
+        .token("writer", &url, "users:read users:write")
+        .await;
+
+    let every = [
+        "create_user",
+        "delete_user",
+        "get_user",
+        "seed_users",
+        "send_email",
+    ];
+    let step_up = json!({
+        "code": -32030,
+        "data": {"requiredScopes": ["users:write"]},
+    });
+    for (mode, version) in [
+        ("legacy", VersionChoice::V2025_11_25),
+        ("2026-07-28", VersionChoice::V2026_07_28),
+    ] {
+        let expected = if mode == "legacy" { "2025-11-25" } else { mode };
+        let py = {
+            let (url, reader, writer) = (url.clone(), reader.clone(), writer.clone());
+            tokio::task::spawn_blocking(move || {
+                (
+                    python_sees(mode, &url, &writer),
+                    python_sees(mode, &url, &reader),
+                )
+            })
+            .await
+            .expect("the Python client ran")
+        };
+        let ours = (
+            ours_sees(&url, &writer, version).await,
+            ours_sees(&url, &reader, version).await,
+        );
+        for (client, (as_writer, as_reader)) in [("python", py), ("ours", ours)] {
+            let label = format!("{client} {mode}");
+            for seen in [&as_writer, &as_reader] {
+                assert_eq!(seen["protocolVersion"], expected, "{label}: {seen}");
+            }
+            // The writer sees and runs everything.
+            assert_eq!(as_writer["tools"], json!(every), "{label}: {as_writer}");
+            let created = &as_writer["create_user"];
+            assert_eq!(created["isError"], false, "{label}: {created}");
+            assert_eq!(created["structured"]["name"], "Ada Lovelace", "{label}");
+            let got = &as_writer["get_user"];
+            assert_eq!(got["isError"], false, "{label}: {got}");
+            assert_eq!(got["structured"], created["structured"], "{label}");
+            // The reader sees `get_user` only, and is told what `create_user` needs.
+            assert_eq!(
+                as_reader["tools"],
+                json!(["get_user"]),
+                "{label}: {as_reader}"
+            );
+            let refused = &as_reader["create_user"]["error"];
+            assert_eq!(refused["code"], step_up["code"], "{label}: {as_reader}");
+            assert_eq!(refused["data"], step_up["data"], "{label}: {as_reader}");
+            // Nothing ran: the reader's `get_user` of a made-up id finds no user.
+            let got = &as_reader["get_user"];
+            assert_eq!(got["isError"], true, "{label}: {got}");
+        }
+    }
+
+    // On the wire: 403 and the challenge naming the missing scope, with the metadata's address.
+    let reply = send(
+        client()
+            .post(&url)
+            .header(AUTHORIZATION, format!("Bearer {reader}"))
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .body(call(
+                1,
+                "create_user",
+                &json!({"email": "eve@example.com", "name": "Eve"}),
+            )),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::FORBIDDEN, "{}", reply.body);
+    assert_eq!(
+        reply.challenge.as_deref(),
+        Some(
+            format!(
+                "Bearer error=\"insufficient_scope\", scope=\"users:write\", \
+                 error_description=\"the request needs the scopes users:write\", \
+                 resource_metadata=\"http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp\""
+            )
+            .as_str()
+        )
+    );
+    // The metadata names the issuer and the scopes the tools declare.
+    let metadata: Value = client()
+        .get(format!(
+            "http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp"
+        ))
+        .send()
+        .await
+        .expect("the metadata")
+        .json()
+        .await
+        .expect("JSON metadata");
+    assert_eq!(metadata["resource"], url);
+    assert_eq!(metadata["authorization_servers"], json!([issuer]));
+    assert_eq!(
+        metadata["scopes_supported"],
+        json!(["users:read", "users:write"])
+    );
+    drop(users);
+    provider.stop();
 }
 
 #[tokio::test]

@@ -1,5 +1,9 @@
 //! `users`: seed 001's user service: `create_user`, `get_user`, `delete_user` and `send_email`
 //! over an in-memory store and an in-memory outbox (no network).
+//!
+//! Over HTTP behind OAuth (or scoped static tokens), reading needs the scope `users:read` and
+//! every change `users:write`: a caller without a tool's scopes does not see it, and calling it
+//! anyway gets the step-up challenge naming what is missing. Over stdio every scope is granted.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
@@ -83,6 +87,7 @@ impl Users {
     /// Create a new user account with the provided details. Returns the created user object with generated ID.
     #[tool(
         title = "Create User Account",
+        scopes = ["users:write"],
         destructive = false,
         idempotent = false,
         read_only = false,
@@ -108,6 +113,7 @@ impl Users {
     /// Retrieve user profile by ID
     #[tool(
         title = "Get User Profile",
+        scopes = ["users:read"],
         read_only,
         idempotent,
         destructive = false,
@@ -130,6 +136,7 @@ impl Users {
     /// Permanently delete a user account and all associated data
     #[tool(
         title = "Delete User Account",
+        scopes = ["users:write"],
         destructive,
         idempotent,
         read_only = false,
@@ -148,6 +155,7 @@ impl Users {
     /// Create `count` demo users, one every 50 ms, reporting progress after each.
     #[tool(
         title = "Seed Demo Users",
+        scopes = ["users:write"],
         read_only = false,
         destructive = false,
         idempotent = false,
@@ -186,6 +194,7 @@ impl Users {
     /// Send an email via external email service
     #[tool(
         title = "Send Email",
+        scopes = ["users:write"],
         destructive = false,
         idempotent = false,
         read_only = false,

@@ -10,8 +10,9 @@
 /// Bearer tokens the HTTP endpoint (`--http`) requires, when the server configured no
 /// authenticator of its own: comma-separated `subject:token` entries, the subject letters,
 /// digits and `._@-`, the token everything after the first colon (colons included), visible
-/// ASCII (`BearerTokens::parse`). A list that does not fit stops the binary, naming the
-/// entry. Feature `http`.
+/// ASCII (`BearerTokens::parse`). Such a token is granted no scopes; write
+/// `subject[users:read users:write]:token` to grant the scopes that tools declaring them need.
+/// A list that does not fit stops the binary, naming the entry. Feature `http`.
 pub const BEARER_TOKENS: &str = "MCP_TOOL_BEARER_TOKENS";
 
 /// The HTTP endpoint's public URL (`https://…/mcp`), announced in the RFC 9728

@@ -123,7 +123,9 @@ impl BearerTokens {
 
     /// Reads comma-separated `subject:token` entries (as server binaries take them from
     /// `MCP_TOOL_BEARER_TOKENS`). The subject is letters, digits and `._@-`; the token is
-    /// everything after the first colon (colons included), visible ASCII. An entry that does
+    /// everything after the first colon (colons included), visible ASCII. Such a token is
+    /// granted no scopes: `subject[users:read users:write]:token` grants the scopes between
+    /// the brackets (space-separated, as in OAuth), which tools declaring scopes need. An entry that does
     /// not fit is an error naming it (a server refuses to start on it, rather than accept a
     /// token cut short); the error never holds a token.
     pub fn parse(text: &str) -> Result<Self, BearerTokensError> {
@@ -135,11 +137,36 @@ impl BearerTokens {
             .enumerate()
         {
             let entry_number = i + 1;
-            let Some((subject, token)) = entry.split_once(':') else {
-                return Err(BearerTokensError::NoSubject {
+            // `subject[scope scope]:token` grants scopes; `subject:token` grants none. A `[`
+            // after the first `:` belongs to the token.
+            let (subject, scopes, token) = match entry.split_once('[') {
+                Some((subject, rest)) if !subject.contains(':') => {
+                    let Some((scopes, token)) = rest.split_once("]:") else {
+                        return Err(BearerTokensError::BadScopes {
+                            entry: entry_number,
+                        });
+                    };
+                    (subject, Some(scopes), token)
+                }
+                _ => match entry.split_once(':') {
+                    Some((subject, token)) => (subject, None, token),
+                    None => {
+                        return Err(BearerTokensError::NoSubject {
+                            entry: entry_number,
+                        });
+                    }
+                },
+            };
+            // RFC 6749's scope-token: visible ASCII but `"` and `\` (and `[`, `]` here).
+            if scopes.is_some_and(|scopes| {
+                !scopes
+                    .bytes()
+                    .all(|b| b == b' ' || (b.is_ascii_graphic() && !b"\"\\[]".contains(&b)))
+            }) {
+                return Err(BearerTokensError::BadScopes {
                     entry: entry_number,
                 });
-            };
+            }
             if subject.is_empty()
                 || !subject
                     .bytes()
@@ -162,7 +189,8 @@ impl BearerTokens {
                     subject: subject.to_owned(),
                 });
             }
-            tokens = tokens.token(token, subject);
+            let scopes = scopes.unwrap_or_default().split_whitespace();
+            tokens = tokens.token_with_scopes(token, subject, scopes);
         }
         Ok(tokens)
     }
@@ -176,6 +204,16 @@ pub enum BearerTokensError {
     /// The entry has no `:` between a subject and a token.
     #[error("entry {entry} has no subject: write `subject:token` (the token may contain `:`)")]
     NoSubject {
+        /// The entry's position in the list, from 1.
+        entry: usize,
+    },
+    /// The scopes in `subject[scope scope]:token` are not closed by `]:` or have a character
+    /// other than visible ASCII (without `"`, `\\`, `[`, `]`) and spaces.
+    #[error(
+        "entry {entry}: write scopes as `subject[scope scope]:token`, each scope visible ASCII \
+         without `\"`, `\\`, `[` or `]`"
+    )]
+    BadScopes {
         /// The entry's position in the list, from 1.
         entry: usize,
     },
@@ -208,6 +246,7 @@ impl BearerTokensError {
     pub fn entry(&self) -> usize {
         match self {
             BearerTokensError::NoSubject { entry }
+            | BearerTokensError::BadScopes { entry }
             | BearerTokensError::BadSubject { entry }
             | BearerTokensError::BadToken { entry, .. }
             | BearerTokensError::Repeated { entry, .. } => *entry,
@@ -253,6 +292,10 @@ mod tests {
             ("alice:has space", 1),
             ("a:q9,b:q9", 2),
             ("a:ok, s3cr3t!:alice", 2),
+            ("alice[users:read:t0k", 1),
+            ("alice[users:read\"]:t0k", 1),
+            ("a:ok,s3cret[x]y:t0k", 2),
+            ("[users:read]:t0k", 1),
         ] {
             let e = BearerTokens::parse(bad).unwrap_err();
             assert_eq!(e.entry(), entry, "{bad}");
@@ -270,5 +313,30 @@ mod tests {
             }
         );
         assert!(BearerTokens::parse("").unwrap().tokens.is_empty());
+    }
+
+    #[test]
+    fn scopes_are_granted_between_brackets_and_only_there() {
+        let t = BearerTokens::parse(
+            "alice[users:read  users:write]:a[1]:b, bob:tok[x]:y, carol[]:c, dave:d",
+        )
+        .unwrap();
+        let granted: Vec<(&str, &str, Vec<&str>)> = t
+            .tokens
+            .iter()
+            .map(|(token, id)| {
+                let scopes = id.scopes.iter().map(String::as_str).collect();
+                (id.subject.as_str(), token.as_str(), scopes)
+            })
+            .collect();
+        assert_eq!(
+            granted,
+            [
+                ("alice", "a[1]:b", vec!["users:read", "users:write"]),
+                ("bob", "tok[x]:y", vec![]),
+                ("carol", "c", vec![]),
+                ("dave", "d", vec![]),
+            ]
+        );
     }
 }
