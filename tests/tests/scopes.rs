@@ -2,15 +2,19 @@
 //! not see it in `tools/list` and is refused a call with the step-up challenge (HTTP 403,
 //! `WWW-Authenticate: Bearer error="insufficient_scope", scope=…, resource_metadata=…`) before
 //! anything runs, in both protocol eras; the protected-resource metadata lists the declared
-//! scopes; a server without authentication (and stdio) grants every scope.
+//! scopes; a server without authentication (and stdio) grants every scope. Resources,
+//! resource templates and prompts declare scopes the same way (`.scopes([…])`).
 //!
 //! Every server runs in-process on `127.0.0.1:0`; every wait is bounded by the client's timeout.
 
 use std::sync::Mutex;
 use std::time::Duration;
 
+use mcp_tool::content::ResourceContents;
 use mcp_tool::http::{BearerTokens, HttpConfig, ResourceMetadata};
 use mcp_tool::prelude::*;
+use mcp_tool::prompt::{Prompt, PromptMessage};
+use mcp_tool::resource::{Resource, ResourceTemplate};
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
 use reqwest::{RequestBuilder, StatusCode};
 use serde_json::{Value, json};
@@ -79,8 +83,7 @@ async fn serve(auth: bool) -> Served {
                 .token_with_scopes(WRITER, "will", ["users:read", "users:write"]),
         );
     }
-    let router = Server::new("scoped", "0")
-        .only(TOOLS)
+    let router = offering(Server::new("scoped", "0").only(TOOLS))
         .build()
         .expect("the server builds")
         .into_router(config);
@@ -98,6 +101,41 @@ async fn serve(auth: bool) -> Served {
                 .expect("client")
         },
     }
+}
+
+/// Resources, a template and prompts beside the tools: `roster` and `greet` for readers,
+/// `payroll`, `users://profile/{name}` and `offboard` for writers only.
+fn offering(server: Server) -> Server {
+    server
+        .resource(
+            Resource::text("users://roster", "roster", "text/plain", "ada, bo")
+                .scopes(["users:read"]),
+        )
+        .resource(
+            Resource::text("users://payroll", "payroll", "text/plain", "ada: 1")
+                .scopes(["users:read", "users:write"]),
+        )
+        .resource_template(
+            ResourceTemplate::new("users://profile/{name}", "profile")
+                .scopes(["users:read", "users:write"])
+                .read(|request| async move {
+                    let name = request.var("name").unwrap_or_default().to_owned();
+                    Ok(vec![ResourceContents::text(
+                        request.uri(),
+                        "text/plain",
+                        name,
+                    )])
+                }),
+        )
+        .prompt(
+            Prompt::new("greet")
+                .get(|_| async { Ok(vec![PromptMessage::user("Say hello")].into()) }),
+        )
+        .prompt(
+            Prompt::new("offboard")
+                .scopes(["users:read", "users:write"])
+                .get(|_| async { Ok(vec![PromptMessage::user("Offboard someone")].into()) }),
+        )
 }
 
 /// A response read whole.
@@ -319,6 +357,171 @@ async fn a_stateless_request_sees_and_calls_only_what_its_scopes_allow() {
         .await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
     assert_eq!(reply.body["result"]["content"][0]["text"], "deleted bo");
+}
+
+/// The names in a list result's `key` array, sorted.
+fn listed(reply: &Reply, key: &str, field: &str) -> Vec<String> {
+    let mut names: Vec<String> = reply.body["result"][key]
+        .as_array()
+        .unwrap_or_else(|| panic!("a {key} list: {}", reply.body))
+        .iter()
+        .map(|t| t[field].as_str().expect("a name").to_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// The challenge of a read or get a reader may not make: 403, the scopes it needs, -32030.
+fn assert_offering_step_up(reply: &Reply, base: &str, what: &str) {
+    assert_eq!(
+        reply.status,
+        StatusCode::FORBIDDEN,
+        "{what}: {}",
+        reply.body
+    );
+    let challenge = reply.challenge.as_deref().expect("WWW-Authenticate");
+    assert_eq!(
+        challenge,
+        format!(
+            "Bearer error=\"insufficient_scope\", scope=\"users:read users:write\", \
+             error_description=\"the request needs the scopes users:read users:write\", \
+             resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\""
+        ),
+        "{what}"
+    );
+    assert_eq!(
+        reply.body["error"]["code"], -32030,
+        "{what}: {}",
+        reply.body
+    );
+    assert_eq!(
+        reply.body["error"]["message"],
+        format!("Insufficient scope: {what} needs the scopes `users:read users:write`"),
+    );
+    assert_eq!(
+        reply.body["error"]["data"]["requiredScopes"],
+        json!(["users:read", "users:write"]),
+        "{what}"
+    );
+}
+
+#[tokio::test]
+async fn resources_and_prompts_are_listed_and_given_by_scope_in_both_versions() {
+    let srv = serve(true).await;
+    let reads = [
+        (
+            "resources/read",
+            "users://payroll",
+            "reading `users://payroll`",
+        ),
+        (
+            "resources/read",
+            "users://profile/ada",
+            "reading `users://profile/ada`",
+        ),
+        ("prompts/get", "offboard", "getting the prompt `offboard`"),
+    ];
+    let params = |method: &str, target: &str| match method {
+        "resources/read" => json!({ "uri": target }),
+        _ => json!({ "name": target }),
+    };
+
+    // 2026-07-28: each request on its own; filtered lists are private.
+    for (token, resources, templates, prompts) in [
+        (READER, vec!["roster"], vec![], vec!["greet"]),
+        (
+            WRITER,
+            vec!["payroll", "roster"],
+            vec!["profile"],
+            vec!["greet", "offboard"],
+        ),
+    ] {
+        for (method, key, field, expected) in [
+            ("resources/list", "resources", "name", &resources),
+            (
+                "resources/templates/list",
+                "resourceTemplates",
+                "name",
+                &templates,
+            ),
+            ("prompts/list", "prompts", "name", &prompts),
+        ] {
+            let reply = srv.stateless(Some(token), method, None, json!({})).await;
+            assert_eq!(reply.status, StatusCode::OK, "{method}: {}", reply.body);
+            assert_eq!(&listed(&reply, key, field), expected, "{token} {method}");
+            assert_eq!(reply.body["result"]["cacheScope"], "private", "{method}");
+        }
+    }
+    for (method, target, what) in reads {
+        let reply = srv
+            .stateless(Some(READER), method, Some(target), params(method, target))
+            .await;
+        assert_offering_step_up(&reply, &srv.base, what);
+        let reply = srv
+            .stateless(Some(WRITER), method, Some(target), params(method, target))
+            .await;
+        assert_eq!(reply.status, StatusCode::OK, "{what}: {}", reply.body);
+        assert!(reply.body["result"].is_object(), "{what}: {}", reply.body);
+    }
+    let reply = srv
+        .stateless(
+            Some(READER),
+            "resources/read",
+            Some("users://roster"),
+            json!({"uri": "users://roster"}),
+        )
+        .await;
+    assert_eq!(reply.body["result"]["contents"][0]["text"], "ada, bo");
+
+    // 2025-11-25: the same through a session.
+    let reader = srv.session(Some(READER)).await;
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "resources/list"}).to_string();
+    let reply = send(srv.in_session(Some(READER), &reader).body(list)).await;
+    assert_eq!(listed(&reply, "resources", "name"), ["roster"]);
+    for (k, (method, target, what)) in reads.into_iter().enumerate() {
+        let body = json!({"jsonrpc": "2.0", "id": 10 + k, "method": method,
+            "params": params(method, target)});
+        let reply = send(srv.in_session(Some(READER), &reader).body(body.to_string())).await;
+        assert_offering_step_up(&reply, &srv.base, what);
+    }
+    let writer = srv.session(Some(WRITER)).await;
+    let body = json!({"jsonrpc": "2.0", "id": 2, "method": "prompts/get",
+        "params": {"name": "offboard"}});
+    let reply = send(srv.in_session(Some(WRITER), &writer).body(body.to_string())).await;
+    assert_eq!(
+        reply.body["result"]["messages"][0]["content"]["text"], "Offboard someone",
+        "{}",
+        reply.body
+    );
+
+    // Without authentication, everything is there.
+    let open = serve(false).await;
+    let reply = open
+        .stateless(None, "resources/list", None, json!({}))
+        .await;
+    assert_eq!(listed(&reply, "resources", "name"), ["payroll", "roster"]);
+    assert_eq!(
+        reply.body["result"]["cacheScope"], "public",
+        "{}",
+        reply.body
+    );
+}
+
+#[test]
+fn an_offering_s_scope_that_is_no_scope_stops_the_build() {
+    let e = Server::new("scoped", "0")
+        .only(["hello"])
+        .resource(Resource::text("a://b", "b", "text/plain", "b").scopes(["has space"]))
+        .prompt(Prompt::new("p").scopes(["quote\""]))
+        .build()
+        .expect_err("no build");
+    let said = e.to_string();
+    for part in [
+        "`has space` is not an OAuth scope",
+        "`quote\\\"` is not an OAuth scope",
+    ] {
+        assert!(said.contains(part), "{part} in {said}");
+    }
 }
 
 #[tokio::test]

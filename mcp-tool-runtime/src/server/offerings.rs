@@ -18,6 +18,7 @@ use super::error::StartError;
 use super::prompt::{Prompt, PromptHandler};
 use super::resource::{APP_MIME_TYPE, Reader, Resource, ResourceTemplate};
 use super::views::{UI_EXTENSION, UiCsp, UiResourceMeta};
+use crate::tool::builder::check_scope;
 
 /// The resources, templates and prompts of a server.
 #[derive(Clone, Default)]
@@ -37,6 +38,45 @@ pub(crate) fn invalid(message: String) -> RpcError {
 }
 
 impl Offerings {
+    /// Whether a resource, template or prompt declares OAuth scopes.
+    pub(crate) fn has_scopes(&self) -> bool {
+        self.resources
+            .iter()
+            .any(|r| !r.required_scopes().is_empty())
+            || self
+                .templates
+                .iter()
+                .any(|t| !t.required_scopes().is_empty())
+            || self.prompts.iter().any(|p| !p.scopes.is_empty())
+    }
+
+    /// Every scope the resources, templates and prompts declare (for `scopes_supported`).
+    pub(crate) fn scopes(&self) -> impl Iterator<Item = &String> {
+        let resources = self.resources.iter().flat_map(|r| r.required_scopes());
+        let templates = self.templates.iter().flat_map(|t| t.required_scopes());
+        let prompts = self.prompts.iter().flat_map(|p| &p.scopes);
+        resources.chain(templates).chain(prompts)
+    }
+
+    /// The scopes reading `uri` needs: its resource's, else the first matching template's.
+    pub(crate) fn scopes_of_uri(&self, uri: &str) -> &[String] {
+        if let Some(r) = self.resources.iter().find(|r| r.uri() == uri) {
+            return r.required_scopes();
+        }
+        self.templates
+            .iter()
+            .find(|t| t.read.is_some() && t.matches(uri).is_some())
+            .map_or(&[], |t| t.required_scopes())
+    }
+
+    /// The scopes getting the prompt `name` needs.
+    pub(crate) fn scopes_of_prompt(&self, name: &str) -> &[String] {
+        self.prompts
+            .iter()
+            .find(|p| p.name == name)
+            .map_or(&[], |p| &p.scopes)
+    }
+
     fn has_resources(&self) -> bool {
         !self.resources.is_empty() || !self.templates.is_empty() || self.has_skills()
     }
@@ -164,7 +204,8 @@ const VIEW_TTL: Duration = Duration::from_secs(300);
 
 impl Offerings {
     /// Adds the `ui://` resource of every view a tool links to (unless one with its URI was
-    /// given), with its `_meta.ui`: its own from `Server::ui_meta`, else the server's CSP.
+    /// given), with its `_meta.ui`: its own from `Server::ui_meta`, else the server's CSP. Also
+    /// checks the scopes the offerings declare.
     pub(crate) fn add_views(
         &mut self,
         catalog: &Catalog,
@@ -192,6 +233,11 @@ impl Offerings {
                 problems.push(format!(
                     "`ui_meta` names the view `{name}`, but no tool has `ui = \"{name}\"`"
                 ));
+            }
+        }
+        for scope in self.scopes() {
+            if let Err(why) = check_scope(scope) {
+                problems.push(why);
             }
         }
         if problems.is_empty() {

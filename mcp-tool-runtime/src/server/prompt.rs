@@ -121,6 +121,7 @@ pub struct Prompt {
     pub(crate) arguments: Vec<PromptArgument>,
     pub(crate) get: Option<PromptHandler>,
     pub(crate) completers: HashMap<String, Completer>,
+    pub(crate) scopes: Vec<String>,
 }
 
 impl fmt::Debug for Prompt {
@@ -140,7 +141,17 @@ impl Prompt {
             arguments: Vec::new(),
             get: None,
             completers: HashMap::new(),
+            scopes: Vec::new(),
         }
+    }
+
+    /// The OAuth scopes a caller needs to see the prompt listed and to get it, as
+    /// `#[tool(scopes = […])]` for tools (each a scope token: visible ASCII without spaces,
+    /// `"` or `\\`; `Server::build` refuses others).
+    #[must_use]
+    pub fn scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
+        self.scopes.extend(scopes.into_iter().map(Into::into));
+        self
     }
 
     /// A human-readable title.

@@ -81,6 +81,7 @@ struct Described {
     mime_type: Option<String>,
     icons: Vec<Icon>,
     meta: Option<Map<String, Value>>,
+    scopes: Vec<String>,
 }
 
 impl Described {
@@ -134,6 +135,22 @@ macro_rules! described_setters {
                 .get_or_insert_with(Map::new)
                 .extend(meta);
             self
+        }
+
+        /// The OAuth scopes a caller needs to see it listed and to read it, as
+        /// `#[tool(scopes = […])]` for tools (each a scope token: visible ASCII without
+        /// spaces, `"` or `\\`; `Server::build` refuses others).
+        #[must_use]
+        pub fn scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
+            self.described
+                .scopes
+                .extend(scopes.into_iter().map(Into::into));
+            self
+        }
+
+        /// The OAuth scopes a caller needs to see and read it.
+        pub(crate) fn required_scopes(&self) -> &[String] {
+            &self.described.scopes
         }
     };
 }

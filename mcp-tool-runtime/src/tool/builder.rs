@@ -621,7 +621,7 @@ fn merge_meta(
 }
 
 /// Checks an OAuth scope token (RFC 6749 §3.3): visible ASCII but `"` and `\\`, not empty.
-fn check_scope(scope: &str) -> Result<(), String> {
+pub(crate) fn check_scope(scope: &str) -> Result<(), String> {
     let fits = |b: u8| b.is_ascii_graphic() && b != b'"' && b != b'\\';
     if scope.is_empty() {
         Err("a scope cannot be empty".to_owned())

@@ -147,15 +147,7 @@ impl ToolDef {
     /// The scopes among the tool's that were not `granted` (a caller's); none when nothing
     /// was checked (a server without authentication, or stdio, grants every scope).
     pub(crate) fn missing_scopes<'a>(&'a self, granted: Option<&[String]>) -> Vec<&'a str> {
-        match granted {
-            None => Vec::new(),
-            Some(granted) => self
-                .scopes
-                .iter()
-                .filter(|s| !granted.contains(s))
-                .map(String::as_str)
-                .collect(),
-        }
+        missing_scopes(&self.scopes, granted)
     }
 
     /// The tool's title.
@@ -399,5 +391,22 @@ pub(crate) fn format_duration(d: Duration) -> String {
         format!("{}s", ms / 1000)
     } else {
         format!("{ms}ms")
+    }
+}
+
+/// The scopes among `declared` (a tool's, a resource's, a prompt's) that were not `granted` (a
+/// caller's); none when nothing was checked (a server without authentication, or stdio, grants
+/// every scope).
+pub(crate) fn missing_scopes<'a>(
+    declared: &'a [String],
+    granted: Option<&[String]>,
+) -> Vec<&'a str> {
+    match granted {
+        None => Vec::new(),
+        Some(granted) => declared
+            .iter()
+            .filter(|s| !granted.contains(s))
+            .map(String::as_str)
+            .collect(),
     }
 }

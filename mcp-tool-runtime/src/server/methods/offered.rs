@@ -5,38 +5,82 @@ use serde::Serialize;
 
 use crate::protocol::jsonrpc::Reply;
 use crate::protocol::wire::{ListPage, ListParams, Listing};
-use crate::protocol::{CacheHints, ProtocolVersion, RpcError, code};
+use crate::protocol::{CacheHints, CacheScope, ProtocolVersion, RpcError, code};
 use crate::server::catalog::page_index;
-use crate::server::offerings::{Offerings, invalid};
+use crate::server::offerings::invalid;
 use crate::server::request::{Cx, input_required, response};
 use crate::server::resource::HandlerFuture;
 use crate::server::session::Session;
 use crate::server::state::Binding;
+use crate::tool::def::missing_scopes;
 use crate::tool::input::{Finish, InputRound, RoundEnd, UntilInput};
 use crate::tool::{Ctx, ToolError, logging};
 
-/// One page of a list of offerings, paginated like `tools/list`.
-pub(super) fn list(
+/// One page of a list of offerings, paginated like `tools/list`: of `items`, those whose
+/// `scopes` the caller was granted. A list some items of which declare scopes depends on who
+/// asks: its cache hints are then private.
+pub(super) fn list<'o, T>(
     cx: &Cx<'_>,
     params: Option<ListParams<'_>>,
-    page: impl FnOnce(&Offerings, std::ops::Range<usize>) -> Listing<'_>,
-    len: impl FnOnce(&Offerings) -> usize,
+    items: &'o [T],
+    scopes: impl Fn(&T) -> &[String],
+    page: impl FnOnce(Vec<&'o T>) -> Listing<'o>,
 ) {
     let server = cx.server();
-    let offerings = server.offerings();
     let size = server.catalog().page_size();
-    let total = len(&offerings);
+    let granted = cx.session.identity.as_deref().map(|i| &i.scopes[..]);
+    let scoped = granted.is_some() && items.iter().any(|i| !scopes(i).is_empty());
+    let visible: Vec<&T> = items
+        .iter()
+        .filter(|i| !scoped || missing_scopes(scopes(i), granted).is_empty())
+        .collect();
+    let total = visible.len();
     let pages = total.div_ceil(size).max(1);
     let Some(index) = page_index(params.as_ref().and_then(|p| p.cursor.as_deref()), pages) else {
         return cx.refuse(&invalid("Invalid cursor".into()));
     };
     let start = index * size;
     let end = (start + size).min(total);
+    let mut visible = visible;
+    visible.truncate(end);
+    visible.drain(..start);
     let result = ListPage {
-        items: page(&offerings, start..end),
+        items: page(visible),
         next_cursor: (end < total).then(|| (index + 1).to_string()),
     };
-    cx.respond(cx.reply(Ok(result), Some(server.shared.hints)));
+    let hints = if scoped {
+        CacheHints {
+            cache_scope: CacheScope::Private,
+            ..server.shared.hints
+        }
+    } else {
+        server.shared.hints
+    };
+    cx.respond(cx.reply(Ok(result), Some(hints)));
+}
+
+/// The refusal of a request for an offering (`what`: "reading `uri`", "getting the prompt
+/// `name`") whose caller lacks some of its `scopes`: -32030, naming every scope it needs
+/// (over HTTP, the step-up challenge answers first).
+pub(crate) fn insufficient_scope(what: &str, scopes: &[String]) -> RpcError {
+    RpcError::new(
+        code::INSUFFICIENT_SCOPE,
+        format!(
+            "Insufficient scope: {what} needs the scopes `{}`",
+            scopes.join(" ")
+        ),
+    )
+    .with_data(serde_json::json!({ "requiredScopes": scopes }))
+}
+
+/// The refusal of `what` when the caller lacks some of `scopes` (none when nothing lacks).
+pub(super) fn check_scopes(cx: &Cx<'_>, what: &str, scopes: &[String]) -> Result<(), RpcError> {
+    let granted = cx.session.identity.as_deref().map(|i| &i.scopes[..]);
+    if missing_scopes(scopes, granted).is_empty() {
+        Ok(())
+    } else {
+        Err(insufficient_scope(what, scopes))
+    }
 }
 
 /// The params of a reader or a handler, which it needs: `None` is refused naming `what`.

@@ -13,11 +13,13 @@ use super::offered::{self, needed};
 
 /// `prompts/list`.
 pub(crate) fn list(cx: &Cx<'_>, params: Option<ListParams<'_>>) {
+    let offerings = cx.server().offerings();
     offered::list(
         cx,
         params,
-        |o, range| Listing::Prompts(o.prompts[range].iter().map(Prompt::wire).collect()),
-        |o| o.prompts.len(),
+        &offerings.prompts,
+        |p| &p.scopes,
+        |page| Listing::Prompts(page.into_iter().map(Prompt::wire).collect()),
     );
 }
 
@@ -26,7 +28,10 @@ pub(crate) fn get(cx: &Cx<'_>, request: &Request<'_>) {
     let params = request.params;
     let found = jsonrpc::parse_params::<GetPromptParams>(params).and_then(|p| {
         let p = needed(p, "`prompts/get` needs a `name`")?;
-        let (get, arguments) = cx.server().offerings().prompt(&p.name, p.arguments)?;
+        let offerings = cx.server().offerings();
+        let what = format!("getting the prompt `{}`", p.name);
+        offered::check_scopes(cx, &what, offerings.scopes_of_prompt(&p.name))?;
+        let (get, arguments) = offerings.prompt(&p.name, p.arguments)?;
         let round = cx.round_of(params, "prompts/get", &p.name, &arguments)?;
         Ok((get, p.name, arguments, round))
     });

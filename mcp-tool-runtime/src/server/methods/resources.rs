@@ -15,28 +15,25 @@ use super::offered::{self, needed};
 
 /// `resources/list`.
 pub(crate) fn list(cx: &Cx<'_>, params: Option<ListParams<'_>>) {
+    let offerings = cx.server().offerings();
     offered::list(
         cx,
         params,
-        |o, range| Listing::Resources(o.resources[range].iter().map(Resource::wire).collect()),
-        |o| o.resources.len(),
+        &offerings.resources,
+        Resource::required_scopes,
+        |page| Listing::Resources(page.into_iter().map(Resource::wire).collect()),
     );
 }
 
 /// `resources/templates/list`.
 pub(crate) fn templates(cx: &Cx<'_>, params: Option<ListParams<'_>>) {
+    let offerings = cx.server().offerings();
     offered::list(
         cx,
         params,
-        |o, range| {
-            Listing::ResourceTemplates(
-                o.templates[range]
-                    .iter()
-                    .map(ResourceTemplate::wire)
-                    .collect(),
-            )
-        },
-        |o| o.templates.len(),
+        &offerings.templates,
+        ResourceTemplate::required_scopes,
+        |page| Listing::ResourceTemplates(page.into_iter().map(ResourceTemplate::wire).collect()),
     );
 }
 
@@ -48,7 +45,10 @@ pub(crate) fn read(cx: &Cx<'_>, request: &Request<'_>) {
         let uri = needed(p, "`resources/read` needs a `uri`")?
             .uri
             .into_owned();
-        let (read, vars, hints) = cx.server().offerings().reader(&uri).map_err(|mut e| {
+        let offerings = cx.server().offerings();
+        let what = format!("reading `{uri}`");
+        offered::check_scopes(cx, &what, offerings.scopes_of_uri(&uri))?;
+        let (read, vars, hints) = offerings.reader(&uri).map_err(|mut e| {
             // 2026-07-28 names a missing resource with -32602 (and keeps `data.uri`).
             if cx.stateless.is_some() && e.code == code::RESOURCE_NOT_FOUND {
                 e.code = code::INVALID_PARAMS;

@@ -17,13 +17,14 @@ use crate::protocol::walk::Json;
 use crate::protocol::wire::{ListParams, Retry, TaskParams};
 use crate::protocol::{Content, ProtocolVersion, RpcError, code, jsonrpc};
 use crate::tool::context::{CallMeta, CallState, ProgressState};
-use crate::tool::def::format_duration;
+use crate::tool::def::{format_duration, missing_scopes};
 use crate::tool::input::{Finish, InputRound, RoundEnd, UntilInput};
 use crate::tool::sync::{CatchUnwind, panic_result};
 use crate::tool::{
     Batch, CancellationToken, Ctx, Identity, Structured, ToolCall, ToolResult, integers, logging,
 };
 
+use super::offered::insufficient_scope as insufficient;
 use super::task_run::{self, Run};
 use super::tasks as tasks_methods;
 use crate::server::catalog::{Entry, render_page};
@@ -42,16 +43,7 @@ pub(crate) fn unknown_tool(name: &str) -> RpcError {
 /// The refusal of a call whose caller lacks a scope the tool needs: the error names every
 /// scope the call needs (`data.requiredScopes`), as the HTTP challenge does.
 pub(crate) fn insufficient_scope(entry: &Entry) -> RpcError {
-    let scopes = entry.def.scopes();
-    RpcError::new(
-        code::INSUFFICIENT_SCOPE,
-        format!(
-            "Insufficient scope: calling `{}` needs the scopes `{}`",
-            entry.name,
-            scopes.join(" ")
-        ),
-    )
-    .with_data(serde_json::json!({ "requiredScopes": scopes }))
+    insufficient(&format!("calling `{}`", entry.name), entry.def.scopes())
 }
 
 fn invalid_cursor() -> RpcError {
@@ -593,14 +585,38 @@ fn shape(entry: &Entry, result: &mut ToolResult, validate: bool) {
 impl ServerHandle {
     /// The refusal of a request whose caller (`identity`) lacks a scope it needs: the JSON-RPC
     /// error and every scope the request needs (what a step-up challenge asks for). `None`
-    /// when nothing is missing, or the request names no tool that declares scopes.
+    /// when nothing is missing, or the request names no tool, prompt or resource that
+    /// declares scopes.
     pub(crate) fn lacks_scopes(
         &self,
         request: &Request<'_>,
         identity: Option<&Identity>,
     ) -> Option<(RpcError, Vec<String>)> {
-        if request.method != Method::ToolsCall || identity.is_none() {
-            return None;
+        let granted = identity.map(|i| &i.scopes[..])?;
+        let offered = |what: String, scopes: &[String]| {
+            (!missing_scopes(scopes, Some(granted)).is_empty())
+                .then(|| (insufficient(&what, scopes), scopes.to_vec()))
+        };
+        match request.method {
+            Method::ToolsCall => {}
+            Method::PromptsGet => {
+                let offerings = self.offerings();
+                if !offerings.has_scopes() {
+                    return None;
+                }
+                let name = request.name_member().ok().flatten()?;
+                let what = format!("getting the prompt `{name}`");
+                return offered(what, offerings.scopes_of_prompt(&name));
+            }
+            Method::ResourcesRead => {
+                let offerings = self.offerings();
+                if !offerings.has_scopes() {
+                    return None;
+                }
+                let uri = request.uri_member().ok().flatten()?;
+                return offered(format!("reading `{uri}`"), offerings.scopes_of_uri(&uri));
+            }
+            _ => return None,
         }
         let catalog = self.catalog();
         if !catalog.has_scopes() {

@@ -51,9 +51,12 @@ async fn handle_metadata(State(endpoint): State<Arc<Endpoint>>) -> Response {
     let Some(meta) = &endpoint.config.resource_metadata else {
         return StatusCode::NOT_FOUND.into_response();
     };
-    // The scopes configured, and those the tools declare (the catalog may change).
+    // The scopes configured, and those the tools, resources and prompts declare (the catalog
+    // may change).
     let mut scopes = meta.scopes_supported.clone();
-    for scope in endpoint.server.catalog().scopes() {
+    let mut declared = endpoint.server.catalog().scopes();
+    declared.extend(endpoint.server.offerings().scopes().cloned());
+    for scope in declared {
         if !scopes.contains(&scope) {
             scopes.push(scope);
         }
