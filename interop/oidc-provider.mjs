@@ -16,6 +16,11 @@
 //       `typ: at+jwt`) is the key's, each member overridden by <header> (`null` removes one).
 //       With `"alg": "none"` the token is unsecured; with an HMAC `alg` (HS256…) the secret is
 //       the signing key's public key as PEM (the algorithm-confusion attack).
+//   node oidc-provider.mjs token <issuer> <client> <resource> <scope> [count]
+//       Prints <count> (default 1) access tokens, one a line, from <issuer>'s token endpoint
+//       (found in its metadata): the client-credentials grant of <client> (secret
+//       `<client>-secret`, HTTP Basic) for <resource> with <scope>. The benchmarks use it
+//       (`load oauth`).
 //
 // Configuration of `serve`:
 //   - the client-credentials grant, with resource indicators (RFC 8707): the resources are
@@ -39,7 +44,8 @@ const usage = () => {
   console.error(
     'usage: node oidc-provider.mjs serve --keys <keys.json> --resource <url>... [--port <port>] [--alg RS256|ES256|EdDSA]\n'
       + '       node oidc-provider.mjs keys <alg>\n'
-      + '       node oidc-provider.mjs sign <keys.json> <claims-json> [header-json]',
+      + '       node oidc-provider.mjs sign <keys.json> <claims-json> [header-json]\n'
+      + '       node oidc-provider.mjs token <issuer> <client> <resource> <scope> [count]',
   );
   process.exit(2);
 };
@@ -191,6 +197,23 @@ async function serve(list) {
   console.log(`ready ${issuer}`);
 }
 
+async function tokens(issuer, client, resource, scope, count = '1') {
+  const metadata = await (await fetch(`${issuer}/.well-known/openid-configuration`)).json();
+  const basic = Buffer.from(`${client}:${client}-secret`).toString('base64');
+  const out = [];
+  for (let i = 0; i < Number(count); i += 1) {
+    const answer = await fetch(metadata.token_endpoint, {
+      method: 'POST',
+      headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'client_credentials', resource, scope }),
+    });
+    const body = await answer.json();
+    if (!body.access_token) throw new Error(`no token for ${client}: ${JSON.stringify(body)}`);
+    out.push(body.access_token);
+  }
+  return out.join('\n');
+}
+
 try {
   switch (mode) {
     case 'serve':
@@ -203,6 +226,10 @@ try {
     case 'sign':
       if (args.length < 2 || args.length > 3) usage();
       console.log(await sign(...args));
+      break;
+    case 'token':
+      if (args.length < 4 || args.length > 5) usage();
+      console.log(await tokens(...args));
       break;
     default:
       usage();

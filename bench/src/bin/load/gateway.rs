@@ -25,6 +25,7 @@ pub(crate) fn gateway_leg(opts: &Options, ticks: f64, out: &mut String) -> Resul
         label: "gateway".into(),
         program: direct.program.clone(),
         args: vec!["--mount".into(), mounts.to_string_lossy().into_owned()],
+        ..ServerCmd::default()
     };
     let _ = writeln!(
         out,

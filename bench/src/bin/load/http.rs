@@ -30,6 +30,8 @@ pub(crate) mod http_client {
         host: String,
         /// The `MCP-Protocol-Version` header.
         version: &'static str,
+        /// The `Authorization` header's line, if the server requires a token.
+        authorization: Option<String>,
         pub(crate) session: Option<String>,
         /// Bytes read and not yet used: `input[start..]`.
         input: Vec<u8>,
@@ -68,13 +70,18 @@ pub(crate) mod http_client {
     }
 
     impl Conn {
-        pub(crate) async fn open(addr: SocketAddr, version: &'static str) -> Result<Conn> {
+        pub(crate) async fn open(
+            addr: SocketAddr,
+            version: &'static str,
+            bearer: Option<&str>,
+        ) -> Result<Conn> {
             let stream = TcpStream::connect(addr).await?;
             stream.set_nodelay(true)?;
             Ok(Conn {
                 stream,
                 host: addr.to_string(),
                 version,
+                authorization: bearer.map(|t| format!("authorization: Bearer {t}\r\n")),
                 session: None,
                 input: Vec::with_capacity(16 * 1024),
                 start: 0,
@@ -95,6 +102,9 @@ pub(crate) mod http_client {
                 "POST /mcp HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nmcp-protocol-version: {}\r\n",
                 self.host, self.version
             );
+            if let Some(line) = &self.authorization {
+                out.extend_from_slice(line.as_bytes());
+            }
             if let Some(s) = &self.session {
                 let _ = write!(out, "mcp-session-id: {s}\r\n");
             }
@@ -435,7 +445,18 @@ pub(crate) fn http_run(
         }
         thread::sleep(Duration::from_millis(2));
     };
-    let outcome = http_run_at(addr, Some(pid), mode, tool, version, n, clients, ticks);
+    let bearer = server.bearer.as_deref();
+    let outcome = http_run_at(
+        addr,
+        Some(pid),
+        bearer,
+        mode,
+        tool,
+        version,
+        n,
+        clients,
+        ticks,
+    );
     let rss = peak_rss_kib(pid);
     let mut child = child;
     let _ = child.kill();
@@ -452,6 +473,7 @@ pub(crate) fn http_run(
 pub(crate) fn http_run_at(
     addr: SocketAddr,
     pid: Option<u32>,
+    bearer: Option<&str>,
     mode: HttpMode,
     tool: Tool,
     version: Version,
@@ -475,6 +497,7 @@ pub(crate) fn http_run_at(
         .build()?;
     let (mut latencies, elapsed, cpu) = runtime.block_on(http_drive(
         addr,
+        bearer,
         (mode == HttpMode::Sessionless, mode.expects_sse()),
         tool,
         version,
@@ -505,12 +528,13 @@ struct Client {
 
 async fn http_client_open(
     addr: SocketAddr,
+    bearer: Option<&str>,
     sessionless: bool,
     tool: Tool,
     version: Version,
     c: usize,
 ) -> Result<Client> {
-    let mut conn = http_client::Conn::open(addr, version.as_str()).await?;
+    let mut conn = http_client::Conn::open(addr, version.as_str(), bearer).await?;
     let mut side = None;
     if !sessionless && version == Version::V2025_11_25 {
         let elicits = tool == Tool::ConfirmAdd;
@@ -531,7 +555,7 @@ async fn http_client_open(
             return Err(format!("notifications/initialized: HTTP {status}").into());
         }
         if elicits {
-            let mut answers = http_client::Conn::open(addr, version.as_str()).await?;
+            let mut answers = http_client::Conn::open(addr, version.as_str(), bearer).await?;
             answers.session.clone_from(&conn.session);
             side = Some(answers);
         }
@@ -639,6 +663,7 @@ async fn http_call(
 #[allow(clippy::too_many_arguments)]
 async fn http_drive(
     addr: SocketAddr,
+    bearer: Option<&str>,
     (sessionless, expects_sse): (bool, Option<bool>),
     tool: Tool,
     version: Version,
@@ -649,7 +674,7 @@ async fn http_drive(
 ) -> Result<(Vec<u64>, Duration, Option<f64>)> {
     let mut conns = Vec::with_capacity(clients);
     for c in 0..clients {
-        let mut client = http_client_open(addr, sessionless, tool, version, c).await?;
+        let mut client = http_client_open(addr, bearer, sessionless, tool, version, c).await?;
         client.expects_sse = expects_sse;
         conns.push(client);
     }

@@ -20,6 +20,9 @@
 //! load diag     [options]   mcp-tool only: `add` as a sync fn and as an `async fn`
 //! load gateway  [options]   `add` direct vs through a gateway (`--mount`, stdio to stdio):
 //!                           added latency at W=1, calls/s at W=64
+//! load oauth   [options]   OAuth: RS256 JWTs from oidc-provider verified in process (fresh
+//!                           and already verified), and HTTP `create_user` with auth off, a
+//!                           static token and OAuth in the same run
 //! load custom -- CMD ARGS   drive any stdio server (`--tool add|create_user|add_async|
 //!                           confirm_add`, `--window W`, `--protocol-version 2025|2026`;
 //!                           default `add` at W=64 and W=1 in 2025-11-25), e.g. under perf
@@ -89,6 +92,7 @@ mod gateway;
 mod http;
 mod many;
 mod memory;
+mod oauth;
 mod process;
 mod stdio;
 mod tables;
@@ -126,7 +130,7 @@ fn server_cmd(dir: &Path, label: &str) -> ServerCmd {
         return ServerCmd {
             label: label.to_owned(),
             program: PathBuf::from(path),
-            args: vec![],
+            ..ServerCmd::default()
         };
     }
     let bin = match label {
@@ -136,7 +140,7 @@ fn server_cmd(dir: &Path, label: &str) -> ServerCmd {
     ServerCmd {
         label: label.to_owned(),
         program: dir.join(bin),
-        args: vec![],
+        ..ServerCmd::default()
     }
 }
 
@@ -321,6 +325,7 @@ fn http_at_leg(opts: &Options, addr: SocketAddr, ticks: f64, out: &mut String) -
         let run = http_run_at(
             addr,
             opts.pid,
+            None,
             opts.mode,
             opts.tool,
             opts.version,
@@ -396,6 +401,7 @@ fn custom_leg(opts: &Options, ticks: f64, command: &[String], out: &mut String) 
         label: program.clone(),
         program: program.into(),
         args: args.to_vec(),
+        ..ServerCmd::default()
     };
     table_header(out, "run");
     let windows = opts.window.map_or(vec![64, 1], |w| vec![w]);
@@ -488,7 +494,7 @@ fn build_siblings(dir: &Path) -> Result<()> {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: load <all|stdio|http|many|versions|tasks|memory|diag|custom -- CMD ARGS> [--n N] [--repeat R] [--clients M] [--servers a,b] [--tool T] [--window W] [--protocol-version 2025|2026] [--addr ADDR] [--pid PID] [--mode sessionless|json|sse] [--quick] [--no-build] [--pin]"
+        "usage: load <all|stdio|http|many|versions|tasks|memory|diag|gateway|oauth|custom -- CMD ARGS> [--n N] [--repeat R] [--clients M] [--servers a,b] [--tool T] [--window W] [--protocol-version 2025|2026] [--addr ADDR] [--pid PID] [--mode sessionless|json|sse] [--quick] [--no-build] [--pin]"
     );
     std::process::exit(2)
 }
@@ -621,6 +627,7 @@ fn main() -> Result<()> {
         "many" => many_section(&opts, ticks, &mut out)?,
         "custom" => custom_leg(&opts, ticks, &command, &mut out)?,
         "gateway" => gateway::gateway_leg(&opts, ticks, &mut out)?,
+        "oauth" => oauth::oauth_leg(&opts, ticks, &mut out)?,
         _ => usage(),
     }
     print!("{out}");

@@ -64,19 +64,20 @@ pub(crate) fn many_leg(dir: &Path, n: usize, ticks: f64) -> Result<Many> {
     let all = ServerCmd {
         label: "1000 tools".into(),
         program: program.clone(),
-        args: vec![],
+        ..ServerCmd::default()
     };
     let one = ServerCmd {
         label: "1 tool".into(),
         program: program.clone(),
         args: vec!["--only".into(), "tool_0500".into()],
+        ..ServerCmd::default()
     };
     let mut many = Many::default();
     (many.start_ms, many.list_ms, many.list_bytes) = start_and_list(&all)?;
     let rmcp = ServerCmd {
         label: "rmcp 1000 tools".into(),
         program: dir.join("rmcp-many"),
-        args: vec![],
+        ..ServerCmd::default()
     };
     if rmcp.program.exists() {
         many.rmcp = Some(start_and_list(&rmcp)?);

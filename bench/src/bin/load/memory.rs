@@ -189,7 +189,7 @@ fn http_figures(
         // The sessions are still there: the first and the last answer a ping.
         runtime.block_on(async {
             for session in [first, last] {
-                let mut conn = Conn::open(addr, V2025_11_25).await?;
+                let mut conn = Conn::open(addr, V2025_11_25, None).await?;
                 conn.session = Some(session.clone());
                 let mut reply = conn
                     .post(br#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#, None)
@@ -217,7 +217,7 @@ async fn open_sessions(addr: SocketAddr, n: usize) -> Result<(String, String)> {
     let mut tasks = Vec::new();
     for c in 0..SESSION_CONNS {
         tasks.push(tokio::spawn(async move {
-            let mut conn = Conn::open(addr, V2025_11_25).await?;
+            let mut conn = Conn::open(addr, V2025_11_25, None).await?;
             let mut ids = Vec::new();
             for i in (c..n).step_by(SESSION_CONNS) {
                 conn.session = None;

@@ -109,12 +109,15 @@ pub(crate) fn pin(server: usize, driver: usize) -> Result<()> {
     Ok(())
 }
 
-/// A server command: a sibling binary and its arguments.
-#[derive(Debug, Clone)]
+/// A server command: a sibling binary, its arguments and environment, and the bearer token
+/// its HTTP clients send (when it requires one).
+#[derive(Debug, Clone, Default)]
 pub(crate) struct ServerCmd {
     pub(crate) label: String,
     pub(crate) program: PathBuf,
     pub(crate) args: Vec<String>,
+    pub(crate) env: Vec<(String, String)>,
+    pub(crate) bearer: Option<String>,
 }
 
 impl ServerCmd {
@@ -136,6 +139,7 @@ impl ServerCmd {
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .env("RUST_LOG", "error")
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", self.program.display()).into())
     }
