@@ -9,7 +9,6 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use serde::Deserialize;
-use sha2::{Digest, Sha256};
 
 use crate::sync::lock;
 use crate::tool::Identity;
@@ -66,15 +65,15 @@ pub(super) struct Introspector {
 }
 
 impl Introspector {
-    /// Checks `token` at `endpoint`: the kept answer, or the server's.
+    /// Checks `token` (whose SHA-256 is `key`) at `endpoint`: the kept answer, or the
+    /// server's.
     pub(super) async fn check(
         &self,
         http: &reqwest::Client,
         endpoint: &str,
-        token: &str,
+        (token, key): (&str, [u8; 32]),
         settings: &Settings,
     ) -> Result<Verdict, FetchError> {
-        let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
         if let Some((until, verdict)) = lock(&self.cache).get(&key)
             && Instant::now() < *until
         {

@@ -182,10 +182,19 @@ impl OAuth {
                 "the token is longer than {MAX_TOKEN} bytes"
             )));
         }
+        // A JWT verified already (with the keys still in use) is neither decoded nor verified
+        // again: most requests of a client carry the token of its last one.
+        let digest = verified::digest(token);
+        let generation = self.state.keys.generation();
+        if let Some(identity) = self.state.verified.get(&digest, generation) {
+            return Ok(identity);
+        }
         match jwt::shape(token) {
-            jwt::Shape::Jwt(header) => self.check_jwt(token, &header).await,
+            jwt::Shape::Jwt(header) => self.check_jwt(token, &header, (digest, generation)).await,
             jwt::Shape::Unusable(why) => Err(AuthError::invalid(why)),
-            jwt::Shape::Opaque if self.settings.client.is_some() => self.introspect(token).await,
+            jwt::Shape::Opaque if self.settings.client.is_some() => {
+                self.introspect(token, digest).await
+            }
             jwt::Shape::Opaque => Err(AuthError::invalid("the token is not a JWT")),
         }
     }
@@ -194,14 +203,9 @@ impl OAuth {
         &self,
         token: &str,
         header: &jsonwebtoken::Header,
+        (digest, generation): ([u8; 32], u64),
     ) -> Result<Identity, AuthError> {
         let state = &self.state;
-        // A token verified already (with the keys still in use) is not verified again.
-        let digest = verified::digest(token);
-        let generation = state.keys.generation();
-        if let Some(identity) = state.verified.get(&digest, generation) {
-            return Ok(identity);
-        }
         jwt::check_type(header)?;
         let settings = &self.settings;
         let (identity, exp) = if jwt::is_hmac(header) {
@@ -248,7 +252,7 @@ impl OAuth {
         }
     }
 
-    async fn introspect(&self, token: &str) -> Result<Identity, AuthError> {
+    async fn introspect(&self, token: &str, digest: [u8; 32]) -> Result<Identity, AuthError> {
         let (settings, state) = (&self.settings, &self.state);
         let endpoint = match &settings.introspection_endpoint {
             Some(endpoint) => endpoint.clone(),
@@ -265,7 +269,7 @@ impl OAuth {
         };
         state
             .introspector
-            .check(&state.http, &endpoint, token, settings)
+            .check(&state.http, &endpoint, (token, digest), settings)
             .await
             .map_err(|e| self.unavailable(&e.to_string()))?
     }
