@@ -72,6 +72,7 @@ def main() -> int:
         # The message of an exception never quotes the token: it is not in any URL.
         summary["exception"] = f"{type(e).__name__}: {e}"
         print(json.dumps(summary, default=str), flush=True)
+        print(json.dumps(summary, default=str), file=sys.stderr, flush=True)
         return 1
     print(json.dumps(summary, default=str), flush=True)
     return 0

@@ -112,19 +112,24 @@ fn script() -> Command {
 
 /// Runs `oidc-provider.mjs args…` to its end and returns what it printed.
 fn run_script(args: &[&str]) -> String {
-    let mut child = script()
-        .args(args)
+    let mut command = script();
+    command.args(args);
+    run_to_end(command, &format!("oidc-provider.mjs {args:?}"))
+}
+
+/// Runs `command` (named `label` in messages) to its end, within [`START_LIMIT`], and returns
+/// what it printed; it must succeed. A failure shows what it wrote to stderr only (stdout
+/// may hold a key set).
+fn run_to_end(mut command: Command, label: &str) -> String {
+    let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap_or_else(|e| panic!("node does not start ({e}): {SETUP_HINT}"));
+        .unwrap_or_else(|e| panic!("{label} does not start ({e}): {SETUP_HINT}"));
     let (status, out, err) = wait_bounded(&mut child, START_LIMIT)
-        .unwrap_or_else(|| panic!("oidc-provider.mjs {args:?} ran for more than {START_LIMIT:?}"));
-    assert!(
-        status.success(),
-        "oidc-provider.mjs {args:?}: {status}\n{err}"
-    );
+        .unwrap_or_else(|| panic!("{label} ran for more than {START_LIMIT:?}"));
+    assert!(status.success(), "{label}: {status}\n{err}");
     out.trim().to_owned()
 }
 
@@ -688,21 +693,12 @@ fn python() -> PathBuf {
 
 /// `py-scoped.py mode url token`: what the Python SDK client saw.
 fn python_sees(mode: &str, url: &str, token: &str) -> Value {
-    let mut child = Command::new(python())
+    let mut command = Command::new(python());
+    command
         .arg(interop_dir().join("py-scoped.py"))
-        .args([mode, url, token])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("python does not start ({e}): {SETUP_HINT}"));
-    let (status, out, err) = wait_bounded(&mut child, START_LIMIT)
-        .unwrap_or_else(|| panic!("py-scoped.py {mode} ran for more than {START_LIMIT:?}"));
-    assert!(
-        status.success(),
-        "py-scoped.py {mode}: {status}\n{out}\n{err}"
-    );
-    serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("py-scoped.py said {out}: {e}"))
+        .args([mode, url, token]);
+    let out = run_to_end(command, &format!("py-scoped.py {mode}"));
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("py-scoped.py said {out}: {e}"))
 }
 
 /// What our own client sees with `token`, in the same shape as `py-scoped.py`'s summary.
