@@ -274,6 +274,13 @@ fn a_malformed_oauth_configuration_stops_the_server() {
             ],
             "is not a duration",
         ),
+        (
+            vec![
+                ("MCP_TOOL_OAUTH_ISSUER", "https://auth.example.com"),
+                ("MCP_TOOL_OAUTH_CACHE_CEILING", "forever"),
+            ],
+            "MCP_TOOL_OAUTH_CACHE_CEILING=`forever` is not a duration",
+        ),
     ] {
         let out = std::process::Command::new(CALC)
             .args(["--http", "127.0.0.1:0"])

@@ -53,6 +53,10 @@ pub const OAUTH_INTROSPECTION: &str = "MCP_TOOL_OAUTH_INTROSPECTION";
 /// Feature `oauth`.
 pub const OAUTH_LEEWAY: &str = "MCP_TOOL_OAUTH_LEEWAY";
 
+/// The longest an introspection answer is kept (`30s`, `5m`; never past the token's `exp`).
+/// Default `5m`. Feature `oauth`.
+pub const OAUTH_CACHE_CEILING: &str = "MCP_TOOL_OAUTH_CACHE_CEILING";
+
 /// Where tasks are kept: `memory` (the default), or a Redis URL (`redis://host:port/db`,
 /// `redis+unix:///path`, `rediss://…` for TLS; feature `redis`) shared by replicas.
 /// `--task-store URL` on the command line wins.

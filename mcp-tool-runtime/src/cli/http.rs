@@ -157,6 +157,15 @@ mod oauth {
             })?;
             oauth = oauth.leeway(leeway);
         }
+        if let Some(text) = var(env::OAUTH_CACHE_CEILING) {
+            let ceiling = parse_duration(&text).ok_or_else(|| {
+                format!(
+                    "{}=`{text}` is not a duration such as `5m`",
+                    env::OAUTH_CACHE_CEILING
+                )
+            })?;
+            oauth = oauth.cache_ceiling(ceiling);
+        }
         match (var(env::OAUTH_CLIENT_ID), var(env::OAUTH_CLIENT_SECRET)) {
             (Some(id), Some(secret)) => oauth = oauth.introspection(id, secret),
             (None, None) => {}
