@@ -612,6 +612,15 @@ async fn context_values_are_injected_by_type() {
         .await
         .unwrap();
     assert_eq!(r["content"][0]["text"], "\"abc\" 2025-11-25 whoami");
+    // The id as the tool sees it is the value the client sent, escapes read.
+    let r = c
+        .request_raw(
+            "\"café\"",
+            r#"{"jsonrpc":"2.0","id":"caf\u00e9","method":"tools/call","params":{"name":"whoami","arguments":{}}}"#,
+        )
+        .await
+        .unwrap();
+    assert_eq!(r["content"][0]["text"], "\"café\" 2025-11-25 whoami");
     let r = c
         .request(
             "tools/call",

@@ -122,8 +122,8 @@ impl Identity {
 
 /// Everything about one call that does not change while it runs.
 pub(crate) struct CallState {
-    /// The JSON-RPC id, as the client sent it.
-    pub(crate) id: Value,
+    /// The JSON-RPC id as a value, read from `related` when a tool first asks for it (few do).
+    pub(crate) id: std::sync::OnceLock<Value>,
     /// The id's canonical JSON text: what the call's own messages are routed by.
     pub(crate) related: Arc<str>,
     pub(crate) tool: Arc<str>,
@@ -184,7 +184,7 @@ pub struct Ctx {
 impl fmt::Debug for Ctx {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Ctx")
-            .field("id", &self.state.id)
+            .field("id", self.id())
             .field("tool", &self.state.tool)
             .field("meta", &self.state.meta)
             .finish_non_exhaustive()
@@ -200,7 +200,10 @@ impl Ctx {
 
     /// The JSON-RPC id of the request (a string or a number), as the client sent it.
     pub fn id(&self) -> &Value {
-        &self.state.id
+        let state = &self.state;
+        state
+            .id
+            .get_or_init(|| serde_json::from_str(&state.related).unwrap_or(Value::Null))
     }
 
     /// The name of the tool being called.

@@ -133,7 +133,7 @@ impl Cx<'_> {
         let (meta, token) = CallMeta::new(meta.0, meta.1);
         Ctx::new(CallState {
             related: jsonrpc::id_key(self.id()),
-            id: serde_json::from_str(self.id()).unwrap_or(Value::Null),
+            id: std::sync::OnceLock::new(),
             tool: name,
             meta,
             client: self.client(),
