@@ -701,19 +701,25 @@ fn python_sees(mode: &str, url: &str, token: &str) -> Value {
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("py-scoped.py said {out}: {e}"))
 }
 
-/// What our own client sees with `token`, in the same shape as `py-scoped.py`'s summary.
-async fn ours_sees(url: &str, token: &str, version: VersionChoice) -> Value {
-    let client = McpClient::connect(Connect::http(url).bearer(token).protocol_version(version))
-        .await
-        .expect("connects with the token");
-    let mut tools: Vec<String> = client
+/// The names of the tools `client` is shown, sorted.
+async fn tool_names(client: &McpClient) -> Vec<String> {
+    let mut names: Vec<String> = client
         .list_tools()
         .await
         .expect("tools/list")
         .iter()
         .map(|t| t["name"].as_str().expect("a name").to_owned())
         .collect();
-    tools.sort();
+    names.sort();
+    names
+}
+
+/// What our own client sees with `token`, in the same shape as `py-scoped.py`'s summary.
+async fn ours_sees(url: &str, token: &str, version: VersionChoice) -> Value {
+    let client = McpClient::connect(Connect::http(url).bearer(token).protocol_version(version))
+        .await
+        .expect("connects with the token");
+    let tools = tool_names(&client).await;
     let called = |answer: Result<Value, ClientError>| match answer {
         Ok(result) => json!({
             "isError": result["isError"] == true,
@@ -963,15 +969,7 @@ async fn our_client_sends_the_token_it_is_given() {
     let client = McpClient::connect(Connect::http(srv.url()).bearer(&reader))
         .await
         .expect("connects with the reader's token");
-    let mut listed: Vec<String> = client
-        .list_tools()
-        .await
-        .expect("tools/list")
-        .iter()
-        .map(|t| t["name"].as_str().expect("a name").to_owned())
-        .collect();
-    listed.sort();
-    assert_eq!(listed, ["hello", "list_users"]);
+    assert_eq!(tool_names(&client).await, ["hello", "list_users"]);
     let name = fresh("client-reader");
     let refused = client
         .call("delete_user", json!({ "name": name }))
