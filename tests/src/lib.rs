@@ -446,3 +446,153 @@ where
     tokio::spawn(async move { axum::serve(listener, app).await });
     format!("http://{addr}/mcp")
 }
+
+/// Raw Streamable HTTP requests to an endpoint, each with the bearer token given (or none):
+/// what the authentication tests send, read whole (status, challenge, body).
+pub mod raw_http {
+    use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
+    use reqwest::{RequestBuilder, StatusCode};
+    use serde_json::{Value, json};
+
+    /// A response read whole.
+    pub struct Reply {
+        /// Its status.
+        pub status: StatusCode,
+        /// Its `WWW-Authenticate` header.
+        pub challenge: Option<String>,
+        /// Its `Retry-After` header.
+        pub retry_after: Option<String>,
+        /// The JSON-RPC message of its body (JSON or one SSE event), or null.
+        pub body: Value,
+    }
+
+    /// Sends `request` and reads its answer whole.
+    pub async fn send(request: RequestBuilder) -> Reply {
+        let response = request.send().await.expect("the server answers");
+        let status = response.status();
+        let header = |name| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        };
+        let (challenge, retry_after) = (header(WWW_AUTHENTICATE), header(RETRY_AFTER));
+        let text = response.text().await.expect("a body");
+        // An SSE answer carries its message on a `data:` line.
+        let json = text
+            .lines()
+            .find_map(|l| l.strip_prefix("data: "))
+            .unwrap_or(&text);
+        Reply {
+            status,
+            challenge,
+            retry_after,
+            body: serde_json::from_str(json).unwrap_or(Value::Null),
+        }
+    }
+
+    /// The sorted names of a `tools/list` answer.
+    pub fn tool_names(list: &Value) -> Vec<String> {
+        let mut names: Vec<String> = list["result"]["tools"]
+            .as_array()
+            .unwrap_or_else(|| panic!("a tool list: {list}"))
+            .iter()
+            .map(|t| t["name"].as_str().expect("a name").to_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// An endpoint at `{base}/mcp`.
+    pub struct Endpoint {
+        /// `http://host:port`.
+        pub base: String,
+        /// The client the requests go through.
+        pub http: reqwest::Client,
+    }
+
+    impl Endpoint {
+        /// The endpoint at `{base}/mcp`.
+        pub fn new(base: String) -> Endpoint {
+            super::install_crypto_provider();
+            let http = reqwest::Client::builder()
+                .no_proxy()
+                .timeout(std::time::Duration::from_secs(20))
+                .build()
+                .expect("an HTTP client");
+            Endpoint { base, http }
+        }
+
+        /// The endpoint's URL.
+        pub fn url(&self) -> String {
+            format!("{}/mcp", self.base)
+        }
+
+        /// A POST of JSON to the endpoint, with `token` if any.
+        pub fn post(&self, token: Option<&str>) -> RequestBuilder {
+            let request = self
+                .http
+                .post(self.url())
+                .header(ACCEPT, "application/json, text/event-stream")
+                .header(CONTENT_TYPE, "application/json");
+            match token {
+                Some(t) => request.header(AUTHORIZATION, format!("Bearer {t}")),
+                None => request,
+            }
+        }
+
+        /// A 2025-11-25 session of `token`'s holder: its id.
+        pub async fn session(&self, token: Option<&str>) -> String {
+            let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "t", "version": "0"}}});
+            let response = self
+                .post(token)
+                .body(init.to_string())
+                .send()
+                .await
+                .expect("initialize");
+            assert_eq!(response.status(), StatusCode::OK);
+            let id = response.headers()["mcp-session-id"]
+                .to_str()
+                .expect("an id")
+                .to_owned();
+            let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+            let reply = send(self.in_session(token, &id).body(done.to_string())).await;
+            assert_eq!(reply.status, StatusCode::ACCEPTED);
+            id
+        }
+
+        /// A POST in the session `id`.
+        pub fn in_session(&self, token: Option<&str>, id: &str) -> RequestBuilder {
+            self.post(token)
+                .header("mcp-session-id", id)
+                .header("mcp-protocol-version", "2025-11-25")
+        }
+
+        /// A 2026-07-28 request of `token`'s holder (id 7), with the headers that mirror it.
+        pub async fn stateless(
+            &self,
+            token: Option<&str>,
+            method: &str,
+            name: Option<&str>,
+            params: Value,
+        ) -> Reply {
+            let mut params = params;
+            params["_meta"] = json!({
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            });
+            let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
+            let mut request = self
+                .post(token)
+                .header("mcp-protocol-version", "2026-07-28")
+                .header("mcp-method", method);
+            if let Some(name) = name {
+                request = request.header("mcp-name", name);
+            }
+            send(request.body(body.to_string())).await
+        }
+    }
+}

@@ -21,8 +21,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use mcp_tool::client::{ClientError, Connect, McpClient, VersionChoice};
 use mcp_tool::http::{HttpConfig, OAuth, ResourceMetadata};
 use mcp_tool::prelude::*;
+use mcp_tool_tests::raw_http::{Endpoint, Reply, send, tool_names};
 use mcp_tool_tests::{ExampleHttp, TempDir, wait_bounded};
-use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use reqwest::{RequestBuilder, StatusCode};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
@@ -363,10 +364,7 @@ impl Bound {
         tokio::spawn(async move {
             axum::serve(listener, router).await.expect("serves");
         });
-        Served {
-            base: self.base,
-            http: client(),
-        }
+        Served(Endpoint::new(self.base))
     }
 }
 
@@ -379,86 +377,26 @@ fn verifier(issuer: &str, resource: &str) -> OAuth {
         .refresh_interval(Duration::ZERO)
 }
 
-struct Served {
-    base: String,
-    http: reqwest::Client,
-}
+/// Our endpoint, every request carrying a token.
+struct Served(Endpoint);
 
-/// A response read whole.
-struct Reply {
-    status: StatusCode,
-    challenge: Option<String>,
-    retry_after: Option<String>,
-    body: Value,
-}
+impl std::ops::Deref for Served {
+    type Target = Endpoint;
 
-async fn send(request: RequestBuilder) -> Reply {
-    let response = request.send().await.expect("the server answers");
-    let status = response.status();
-    let header = |name| {
-        response
-            .headers()
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned)
-    };
-    let (challenge, retry_after) = (header(WWW_AUTHENTICATE), header(RETRY_AFTER));
-    let text = response.text().await.expect("a body");
-    // An SSE answer carries its message on a `data:` line.
-    let json = text
-        .lines()
-        .find_map(|l| l.strip_prefix("data: "))
-        .unwrap_or(&text);
-    Reply {
-        status,
-        challenge,
-        retry_after,
-        body: serde_json::from_str(json).unwrap_or(Value::Null),
+    fn deref(&self) -> &Endpoint {
+        &self.0
     }
 }
 
 impl Served {
-    fn url(&self) -> String {
-        format!("{}/mcp", self.base)
-    }
-
-    fn post(&self, token: &str) -> RequestBuilder {
-        self.http
-            .post(self.url())
-            .header(ACCEPT, "application/json, text/event-stream")
-            .header(CONTENT_TYPE, "application/json")
-            .header(AUTHORIZATION, format!("Bearer {token}"))
-    }
-
-    /// A 2025-11-25 session of `token`'s holder: its id.
     async fn session(&self, token: &str) -> String {
-        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "t", "version": "0"}}});
-        let response = self
-            .post(token)
-            .body(init.to_string())
-            .send()
-            .await
-            .expect("initialize");
-        assert_eq!(response.status(), StatusCode::OK);
-        let id = response.headers()["mcp-session-id"]
-            .to_str()
-            .expect("an id")
-            .to_owned();
-        let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-        let reply = send(self.in_session(token, &id).body(done.to_string())).await;
-        assert_eq!(reply.status, StatusCode::ACCEPTED);
-        id
+        self.0.session(Some(token)).await
     }
 
     fn in_session(&self, token: &str, id: &str) -> RequestBuilder {
-        self.post(token)
-            .header("mcp-session-id", id)
-            .header("mcp-protocol-version", "2025-11-25")
+        self.0.in_session(Some(token), id)
     }
 
-    /// A 2026-07-28 request of `token`'s holder.
     async fn stateless(
         &self,
         token: &str,
@@ -466,26 +404,13 @@ impl Served {
         name: Option<&str>,
         params: Value,
     ) -> Reply {
-        let mut params = params;
-        params["_meta"] = json!({
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {},
-        });
-        let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
-        let mut request = self
-            .post(token)
-            .header("mcp-protocol-version", "2026-07-28")
-            .header("mcp-method", method);
-        if let Some(name) = name {
-            request = request.header("mcp-name", name);
-        }
-        send(request.body(body.to_string())).await
+        self.0.stateless(Some(token), method, name, params).await
     }
 
     async fn list(&self, token: &str) -> Vec<String> {
         let reply = self.stateless(token, "tools/list", None, json!({})).await;
         assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
-        names(&reply.body)
+        tool_names(&reply.body)
     }
 
     /// `delete_user` of a user named after `label`, in a 2026-07-28 request: the reply, and
@@ -592,17 +517,6 @@ impl Served {
     }
 }
 
-fn names(list: &Value) -> Vec<String> {
-    let mut names: Vec<String> = list["result"]["tools"]
-        .as_array()
-        .unwrap_or_else(|| panic!("a tool list: {list}"))
-        .iter()
-        .map(|t| t["name"].as_str().expect("a name").to_owned())
-        .collect();
-    names.sort();
-    names
-}
-
 fn call(id: u64, name: &str, arguments: &Value) -> String {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
         "params": {"name": name, "arguments": arguments}})
@@ -644,7 +558,7 @@ async fn a_token_s_scopes_decide_what_its_holder_sees_and_calls_in_both_eras() {
     let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string();
     let session = srv.session(&reader).await;
     let reply = send(srv.in_session(&reader, &session).body(list.clone())).await;
-    assert_eq!(names(&reply.body), ["hello", "list_users"]);
+    assert_eq!(tool_names(&reply.body), ["hello", "list_users"]);
     let name = fresh("session-reader");
     let reply = send(srv.in_session(&reader, &session).body(call(
         2,
@@ -668,7 +582,10 @@ async fn a_token_s_scopes_decide_what_its_holder_sees_and_calls_in_both_eras() {
 
     let session = srv.session(&writer).await;
     let reply = send(srv.in_session(&writer, &session).body(list)).await;
-    assert_eq!(names(&reply.body), ["delete_user", "hello", "list_users"]);
+    assert_eq!(
+        tool_names(&reply.body),
+        ["delete_user", "hello", "list_users"]
+    );
     let name = fresh("session-writer");
     let reply = send(srv.in_session(&writer, &session).body(call(
         4,
@@ -702,7 +619,7 @@ fn python_sees(mode: &str, url: &str, token: &str) -> Value {
 }
 
 /// The names of the tools `client` is shown, sorted.
-async fn tool_names(client: &McpClient) -> Vec<String> {
+async fn listed_by(client: &McpClient) -> Vec<String> {
     let mut names: Vec<String> = client
         .list_tools()
         .await
@@ -719,7 +636,7 @@ async fn ours_sees(url: &str, token: &str, version: VersionChoice) -> Value {
     let client = McpClient::connect(Connect::http(url).bearer(token).protocol_version(version))
         .await
         .expect("connects with the token");
-    let tools = tool_names(&client).await;
+    let tools = listed_by(&client).await;
     let called = |answer: Result<Value, ClientError>| match answer {
         Ok(result) => json!({
             "isError": result["isError"] == true,
@@ -969,7 +886,7 @@ async fn our_client_sends_the_token_it_is_given() {
     let client = McpClient::connect(Connect::http(srv.url()).bearer(&reader))
         .await
         .expect("connects with the reader's token");
-    assert_eq!(tool_names(&client).await, ["hello", "list_users"]);
+    assert_eq!(listed_by(&client).await, ["hello", "list_users"]);
     let name = fresh("client-reader");
     let refused = client
         .call("delete_user", json!({ "name": name }))

@@ -8,15 +8,14 @@
 //! Every server runs in-process on `127.0.0.1:0`; every wait is bounded by the client's timeout.
 
 use std::sync::Mutex;
-use std::time::Duration;
 
 use mcp_tool::content::ResourceContents;
 use mcp_tool::http::{BearerTokens, HttpConfig, ResourceMetadata};
 use mcp_tool::prelude::*;
 use mcp_tool::prompt::{Prompt, PromptMessage};
 use mcp_tool::resource::{Resource, ResourceTemplate};
-use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
-use reqwest::{RequestBuilder, StatusCode};
+use mcp_tool_tests::raw_http::{Endpoint, Reply, send, tool_names};
+use reqwest::StatusCode;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
@@ -59,14 +58,9 @@ const TOOLS: [&str; 3] = ["list_users", "delete_user", "hello"];
 const READER: &str = "reader-token";
 const WRITER: &str = "writer-token";
 
-struct Served {
-    base: String,
-    http: reqwest::Client,
-}
-
 /// A server of the three tools; with tokens (`READER`: `users:read`, `WRITER`: both scopes)
 /// and metadata when `auth`.
-async fn serve(auth: bool) -> Served {
+async fn serve(auth: bool) -> Endpoint {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let port = listener.local_addr().expect("addr").port();
     let base = format!("http://127.0.0.1:{port}");
@@ -90,17 +84,7 @@ async fn serve(auth: bool) -> Served {
     tokio::spawn(async move {
         axum::serve(listener, router).await.expect("serves");
     });
-    Served {
-        base,
-        http: {
-            mcp_tool_tests::install_crypto_provider();
-            reqwest::Client::builder()
-                .no_proxy()
-                .timeout(Duration::from_secs(10))
-                .build()
-                .expect("client")
-        },
-    }
+    Endpoint::new(base)
 }
 
 /// Resources, a template and prompts beside the tools: `roster` and `greet` for readers,
@@ -138,111 +122,6 @@ fn offering(server: Server) -> Server {
         )
 }
 
-/// A response read whole.
-struct Reply {
-    status: StatusCode,
-    challenge: Option<String>,
-    body: Value,
-}
-
-async fn send(request: RequestBuilder) -> Reply {
-    let response = request.send().await.expect("the server answers");
-    let status = response.status();
-    let challenge = response
-        .headers()
-        .get(WWW_AUTHENTICATE)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    let text = response.text().await.expect("a body");
-    // An SSE answer carries its message on a `data:` line.
-    let json = text
-        .lines()
-        .find_map(|l| l.strip_prefix("data: "))
-        .unwrap_or(&text);
-    Reply {
-        status,
-        challenge,
-        body: serde_json::from_str(json).unwrap_or(Value::Null),
-    }
-}
-
-impl Served {
-    fn post(&self, token: Option<&str>) -> RequestBuilder {
-        let request = self
-            .http
-            .post(format!("{}/mcp", self.base))
-            .header(ACCEPT, "application/json, text/event-stream")
-            .header(CONTENT_TYPE, "application/json");
-        match token {
-            Some(t) => request.header(AUTHORIZATION, format!("Bearer {t}")),
-            None => request,
-        }
-    }
-
-    /// A 2025-11-25 session of `token`'s holder: its id.
-    async fn session(&self, token: Option<&str>) -> String {
-        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "t", "version": "0"}}});
-        let response = self
-            .post(token)
-            .body(init.to_string())
-            .send()
-            .await
-            .expect("initialize");
-        assert_eq!(response.status(), StatusCode::OK);
-        let id = response.headers()["mcp-session-id"]
-            .to_str()
-            .expect("an id")
-            .to_owned();
-        let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-        let reply = send(self.in_session(token, &id).body(done.to_string())).await;
-        assert_eq!(reply.status, StatusCode::ACCEPTED);
-        id
-    }
-
-    fn in_session(&self, token: Option<&str>, id: &str) -> RequestBuilder {
-        self.post(token)
-            .header("mcp-session-id", id)
-            .header("mcp-protocol-version", "2025-11-25")
-    }
-
-    /// A 2026-07-28 request of `token`'s holder.
-    async fn stateless(
-        &self,
-        token: Option<&str>,
-        method: &str,
-        name: Option<&str>,
-        params: Value,
-    ) -> Reply {
-        let mut params = params;
-        params["_meta"] = json!({
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {},
-        });
-        let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
-        let mut request = self
-            .post(token)
-            .header("mcp-protocol-version", "2026-07-28")
-            .header("mcp-method", method);
-        if let Some(name) = name {
-            request = request.header("mcp-name", name);
-        }
-        send(request.body(body.to_string())).await
-    }
-}
-
-fn names(list: &Value) -> Vec<String> {
-    let mut names: Vec<String> = list["result"]["tools"]
-        .as_array()
-        .unwrap_or_else(|| panic!("a tool list: {list}"))
-        .iter()
-        .map(|t| t["name"].as_str().expect("a name").to_owned())
-        .collect();
-    names.sort();
-    names
-}
-
 fn call(id: u64, name: &str, arguments: Value) -> String {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
         "params": {"name": name, "arguments": arguments}})
@@ -275,7 +154,7 @@ async fn a_session_sees_and_calls_only_what_its_scopes_allow() {
     let reader = srv.session(Some(READER)).await;
     let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string();
     let reply = send(srv.in_session(Some(READER), &reader).body(list.clone())).await;
-    assert_eq!(names(&reply.body), ["hello", "list_users"]);
+    assert_eq!(tool_names(&reply.body), ["hello", "list_users"]);
 
     let reply = send(srv.in_session(Some(READER), &reader).body(call(
         2,
@@ -302,7 +181,10 @@ async fn a_session_sees_and_calls_only_what_its_scopes_allow() {
     // A token with both scopes sees and calls everything.
     let writer = srv.session(Some(WRITER)).await;
     let reply = send(srv.in_session(Some(WRITER), &writer).body(list)).await;
-    assert_eq!(names(&reply.body), ["delete_user", "hello", "list_users"]);
+    assert_eq!(
+        tool_names(&reply.body),
+        ["delete_user", "hello", "list_users"]
+    );
     let reply = send(srv.in_session(Some(WRITER), &writer).body(call(
         4,
         "delete_user",
@@ -324,7 +206,7 @@ async fn a_stateless_request_sees_and_calls_only_what_its_scopes_allow() {
         .stateless(Some(READER), "tools/list", None, json!({}))
         .await;
     assert_eq!(reply.status, StatusCode::OK);
-    assert_eq!(names(&reply.body), ["hello", "list_users"]);
+    assert_eq!(tool_names(&reply.body), ["hello", "list_users"]);
     // The list depends on the token: no shared cache may keep it.
     assert_eq!(
         reply.body["result"]["cacheScope"], "private",
@@ -346,7 +228,10 @@ async fn a_stateless_request_sees_and_calls_only_what_its_scopes_allow() {
     let reply = srv
         .stateless(Some(WRITER), "tools/list", None, json!({}))
         .await;
-    assert_eq!(names(&reply.body), ["delete_user", "hello", "list_users"]);
+    assert_eq!(
+        tool_names(&reply.body),
+        ["delete_user", "hello", "list_users"]
+    );
     let reply = srv
         .stateless(
             Some(WRITER),
@@ -552,7 +437,10 @@ async fn without_authentication_every_scope_is_granted() {
     let id = srv.session(None).await;
     let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string();
     let reply = send(srv.in_session(None, &id).body(list)).await;
-    assert_eq!(names(&reply.body), ["delete_user", "hello", "list_users"]);
+    assert_eq!(
+        tool_names(&reply.body),
+        ["delete_user", "hello", "list_users"]
+    );
     let reply = send(
         srv.in_session(None, &id)
             .body(call(2, "delete_user", json!({"name": "cy"}))),
