@@ -41,11 +41,8 @@ pub(super) fn list<'o, T>(
     };
     let start = index * size;
     let end = (start + size).min(total);
-    let mut visible = visible;
-    visible.truncate(end);
-    visible.drain(..start);
     let result = ListPage {
-        items: page(visible),
+        items: page(visible[start..end].to_vec()),
         next_cursor: (end < total).then(|| (index + 1).to_string()),
     };
     let hints = if scoped {
@@ -73,13 +70,21 @@ pub(crate) fn insufficient_scope(what: &str, scopes: &[String]) -> RpcError {
     .with_data(serde_json::json!({ "requiredScopes": scopes }))
 }
 
-/// The refusal of `what` when the caller lacks some of `scopes` (none when nothing lacks).
-pub(super) fn check_scopes(cx: &Cx<'_>, what: &str, scopes: &[String]) -> Result<(), RpcError> {
-    let granted = cx.session.identity.as_deref().map(|i| &i.scopes[..]);
-    if missing_scopes(scopes, granted).is_empty() {
+/// The refusal of `what` when the caller lacks some of the `scopes` it needs. A caller with no
+/// identity (stdio, no authenticator) is granted every scope: neither is looked at then.
+pub(super) fn check_scopes<'o>(
+    cx: &Cx<'_>,
+    scopes: impl FnOnce() -> &'o [String],
+    what: impl FnOnce() -> String,
+) -> Result<(), RpcError> {
+    let Some(identity) = cx.session.identity.as_deref() else {
+        return Ok(());
+    };
+    let scopes = scopes();
+    if missing_scopes(scopes, Some(&identity.scopes)).is_empty() {
         Ok(())
     } else {
-        Err(insufficient_scope(what, scopes))
+        Err(insufficient_scope(&what(), scopes))
     }
 }
 

@@ -29,8 +29,11 @@ pub(crate) fn get(cx: &Cx<'_>, request: &Request<'_>) {
     let found = jsonrpc::parse_params::<GetPromptParams>(params).and_then(|p| {
         let p = needed(p, "`prompts/get` needs a `name`")?;
         let offerings = cx.server().offerings();
-        let what = format!("getting the prompt `{}`", p.name);
-        offered::check_scopes(cx, &what, offerings.scopes_of_prompt(&p.name))?;
+        offered::check_scopes(
+            cx,
+            || offerings.scopes_of_prompt(&p.name),
+            || format!("getting the prompt `{}`", p.name),
+        )?;
         let (get, arguments) = offerings.prompt(&p.name, p.arguments)?;
         let round = cx.round_of(params, "prompts/get", &p.name, &arguments)?;
         Ok((get, p.name, arguments, round))

@@ -46,8 +46,11 @@ pub(crate) fn read(cx: &Cx<'_>, request: &Request<'_>) {
             .uri
             .into_owned();
         let offerings = cx.server().offerings();
-        let what = format!("reading `{uri}`");
-        offered::check_scopes(cx, &what, offerings.scopes_of_uri(&uri))?;
+        offered::check_scopes(
+            cx,
+            || offerings.scopes_of_uri(&uri),
+            || format!("reading `{uri}`"),
+        )?;
         let (read, vars, hints) = offerings.reader(&uri).map_err(|mut e| {
             // 2026-07-28 names a missing resource with -32602 (and keeps `data.uri`).
             if cx.stateless.is_some() && e.code == code::RESOURCE_NOT_FOUND {

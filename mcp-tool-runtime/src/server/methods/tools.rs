@@ -593,9 +593,9 @@ impl ServerHandle {
         identity: Option<&Identity>,
     ) -> Option<(RpcError, Vec<String>)> {
         let granted = identity.map(|i| &i.scopes[..])?;
-        let offered = |what: String, scopes: &[String]| {
+        let offered = |what: &dyn Fn() -> String, scopes: &[String]| {
             (!missing_scopes(scopes, Some(granted)).is_empty())
-                .then(|| (insufficient(&what, scopes), scopes.to_vec()))
+                .then(|| (insufficient(&what(), scopes), scopes.to_vec()))
         };
         match request.method {
             Method::ToolsCall => {}
@@ -605,8 +605,8 @@ impl ServerHandle {
                     return None;
                 }
                 let name = request.name_member().ok().flatten()?;
-                let what = format!("getting the prompt `{name}`");
-                return offered(what, offerings.scopes_of_prompt(&name));
+                let what = || format!("getting the prompt `{name}`");
+                return offered(&what, offerings.scopes_of_prompt(&name));
             }
             Method::ResourcesRead => {
                 let offerings = self.offerings();
@@ -614,7 +614,8 @@ impl ServerHandle {
                     return None;
                 }
                 let uri = request.uri_member().ok().flatten()?;
-                return offered(format!("reading `{uri}`"), offerings.scopes_of_uri(&uri));
+                let what = || format!("reading `{uri}`");
+                return offered(&what, offerings.scopes_of_uri(&uri));
             }
             _ => return None,
         }
