@@ -19,6 +19,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_tool::client::oauth::{OAuth, UserAgent};
 use mcp_tool::client::{
     ClientFuture, ClientHandler, Connect, McpClient, VersionChoice, form_defaults,
 };
@@ -54,11 +55,101 @@ impl ClientHandler for Conformance {
     }
 }
 
+/// The suite's authorization servers answer the authorization request at once with a
+/// redirect: this user agent follows it no further than reading where it points (what a
+/// browser would then load). Its HTTP client is made at the first authorization: by then
+/// `mcp_tool::client` has installed the process's TLS provider, which reqwest needs.
+struct Headless;
+
+/// The redirect URI the suite's clients use (the suite's servers never load it).
+const REDIRECT_URI: &str = "http://localhost:3000/callback";
+
+/// This client's metadata document, for authorization servers that take one as a client id.
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+impl UserAgent for Headless {
+    fn redirect_uri(&self) -> String {
+        REDIRECT_URI.into()
+    }
+
+    fn authorize<'a>(&'a self, url: &'a str) -> ClientFuture<'a, Result<String, String>> {
+        Box::pin(async move {
+            let http = reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .map_err(|e| e.to_string())?;
+            let response = http.get(url).send().await.map_err(|e| e.to_string())?;
+            response
+                .headers()
+                .get("location")
+                .and_then(|l| l.to_str().ok())
+                .map(str::to_owned)
+                .ok_or_else(|| {
+                    format!(
+                        "the authorization page answered {} without a redirect",
+                        response.status()
+                    )
+                })
+        })
+    }
+}
+
+/// What the suite passes in `MCP_CONFORMANCE_CONTEXT` (an empty object when nothing).
+fn context() -> Result<Value, String> {
+    match std::env::var("MCP_CONFORMANCE_CONTEXT") {
+        Ok(text) => {
+            serde_json::from_str(&text).map_err(|e| format!("MCP_CONFORMANCE_CONTEXT: {e}"))
+        }
+        Err(_) => Ok(json!({})),
+    }
+}
+
+/// How the scenario wants the client to authorize, from its name and the context the suite
+/// passes in `MCP_CONFORMANCE_CONTEXT`; `None` for a scenario without authorization.
+fn oauth(scenario: &str) -> Result<Option<OAuth>, String> {
+    if !scenario.starts_with("auth/") {
+        return Ok(None);
+    }
+    let context = context()?;
+    let field = |name: &str| {
+        context[name]
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| format!("MCP_CONFORMANCE_CONTEXT has no `{name}`"))
+    };
+    let oauth = match scenario {
+        "auth/client-credentials-basic" => {
+            OAuth::client_credentials(field("client_id")?, field("client_secret")?)
+        }
+        "auth/client-credentials-jwt" => OAuth::client_credentials_with_key(
+            field("client_id")?,
+            field("private_key_pem")?,
+            field("signing_algorithm").unwrap_or_else(|_| "ES256".into()),
+        ),
+        _ => {
+            let mut oauth = OAuth::authorization_code(Arc::new(Headless))
+                .client_name("mcp-tool-conformance-client");
+            if scenario == "auth/pre-registration" {
+                oauth = oauth
+                    .client_id(field("client_id")?)
+                    .client_secret(field("client_secret")?);
+            } else {
+                oauth = oauth.client_metadata_url(CLIENT_METADATA_URL);
+            }
+            oauth
+        }
+    };
+    Ok(Some(oauth))
+}
+
 async fn run(scenario: &str, url: &str, version: VersionChoice) -> Result<(), String> {
-    let connect = Connect::http(url)
+    let mut connect = Connect::http(url)
         .protocol_version(version)
         .timeout(Duration::from_secs(20))
         .client_name("mcp-tool-conformance-client");
+    if let Some(oauth) = oauth(scenario)? {
+        connect = connect.oauth(oauth);
+    }
     let client = McpClient::connect_with(connect, Arc::new(Conformance))
         .await
         .map_err(|e| format!("connect: {e}"))?;
@@ -84,6 +175,97 @@ async fn run(scenario: &str, url: &str, version: VersionChoice) -> Result<(), St
                     .await
                     .map_err(|e| format!("test_client_elicitation_defaults: {e}"))?;
                 eprintln!("test_client_elicitation_defaults: {result}");
+            }
+            "sep-2322-client-request-state" => {
+                // A call whose input rounds carry state, one whose rounds carry none, one in
+                // between that is no retry of anything, and one whose result names no type.
+                client
+                    .list_tools()
+                    .await
+                    .map_err(|e| format!("tools/list: {e}"))?;
+                for name in [
+                    "test_mrtr_echo_state",
+                    "test_mrtr_unrelated",
+                    "test_mrtr_no_state",
+                    "test_mrtr_no_result_type",
+                ] {
+                    let result = client
+                        .call(name, json!({}))
+                        .await
+                        .map_err(|e| format!("{name}: {e}"))?;
+                    eprintln!("{name}: {result}");
+                }
+            }
+            "http-custom-headers" => {
+                // The calls the suite names in its context, after the list that says which
+                // arguments go into headers.
+                client
+                    .list_tools()
+                    .await
+                    .map_err(|e| format!("tools/list: {e}"))?;
+                let context = context()?;
+                for call in context["toolCalls"].as_array().into_iter().flatten() {
+                    let name = call["name"].as_str().unwrap_or_default();
+                    let result = client
+                        .call(name, call["arguments"].clone())
+                        .await
+                        .map_err(|e| format!("{name}: {e}"))?;
+                    eprintln!("{name}: {result}");
+                }
+            }
+            "http-invalid-tool-headers" => {
+                // The client leaves out the tools whose header annotations are invalid; the
+                // valid one is called.
+                let tools = client
+                    .list_tools()
+                    .await
+                    .map_err(|e| format!("tools/list: {e}"))?;
+                let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+                eprintln!("tools kept: {names:?}");
+                if names.contains(&"valid_tool") {
+                    let result = client
+                        .call("valid_tool", json!({ "region": "us-west1" }))
+                        .await
+                        .map_err(|e| format!("valid_tool: {e}"))?;
+                    eprintln!("valid_tool: {result}");
+                }
+            }
+            "json-schema-2020-12-preservation" => {
+                let tools = client
+                    .list_tools()
+                    .await
+                    .map_err(|e| format!("tools/list: {e}"))?;
+                let schema = tools
+                    .iter()
+                    .find(|t| t["name"] == "json_schema_2020_12_tool")
+                    .map(|t| t["inputSchema"].clone())
+                    .ok_or("json_schema_2020_12_tool is not listed")?;
+                let result = client
+                    .call("json_schema_echo", json!({ "schema": schema }))
+                    .await
+                    .map_err(|e| format!("json_schema_echo: {e}"))?;
+                eprintln!("json_schema_echo: {result}");
+            }
+            "json-schema-ref-no-deref" => {
+                let tools = client
+                    .list_tools()
+                    .await
+                    .map_err(|e| format!("tools/list: {e}"))?;
+                eprintln!("{} tools", tools.len());
+            }
+            name if name.starts_with("auth/") => {
+                let tools = client
+                    .list_tools()
+                    .await
+                    .map_err(|e| format!("tools/list: {e}"))?;
+                eprintln!("{} tools", tools.len());
+                if !name.starts_with("auth/client-credentials") && name != "auth/pre-registration" {
+                    let result = client
+                        .call("test-tool", json!({}))
+                        .await
+                        .map_err(|e| format!("test-tool: {e}"))?;
+                    eprintln!("test-tool: {result}");
+                }
             }
             _ => {
                 let tools = client

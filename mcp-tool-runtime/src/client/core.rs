@@ -13,12 +13,14 @@ use tokio::sync::{Semaphore, mpsc, oneshot, watch};
 use crate::protocol::jsonrpc;
 use crate::protocol::{ProtocolVersion, RpcError};
 use crate::sync::lock;
+use crate::tool::ParamHeader;
+use crate::tool::headers::{param_headers, param_value};
 
 mod inbound;
 
 use self::inbound::{Questions, within};
 use super::http::HttpWire;
-use super::message::{Inbound, Outbound, TRANSPORT};
+use super::message::{Inbound, Outbound, TRANSPORT, UNAUTHORIZED};
 use super::meta::WithMeta;
 use super::stdio::StdioWire;
 use super::{
@@ -78,6 +80,8 @@ pub(super) struct Core {
     changed: watch::Sender<u64>,
     /// The server's requests being answered at once, at most [`inbound::MAX_QUESTIONS`].
     questions: Arc<Semaphore>,
+    /// 2026-07-28: the arguments each listed tool mirrors into `Mcp-Param-*` headers.
+    mirrored: Mutex<HashMap<String, Vec<ParamHeader>>>,
 }
 
 impl Core {
@@ -87,7 +91,12 @@ impl Core {
     ) -> Result<Arc<Core>, ClientError> {
         let (tx, rx) = mpsc::unbounded_channel::<Inbound>();
         let wire = match &connect.target {
-            Target::Http(url) => Wire::Http(HttpWire::new(url, &connect.headers, tx)?),
+            Target::Http(url) => Wire::Http(HttpWire::new(
+                url,
+                &connect.headers,
+                connect.oauth.as_ref(),
+                tx,
+            )?),
             Target::Stdio { command, args, env } => {
                 Wire::Stdio(StdioWire::spawn(command, args, env, tx)?)
             }
@@ -106,6 +115,7 @@ impl Core {
             open: AtomicBool::new(true),
             changed: watch::channel(0).0,
             questions: Arc::new(Semaphore::new(inbound::MAX_QUESTIONS)),
+            mirrored: Mutex::new(HashMap::new()),
         });
         tokio::spawn(pump(Arc::downgrade(&core), rx));
         core.handshake().await?;
@@ -155,6 +165,9 @@ impl Core {
                     }
                 }
                 Err(e) if self.connect.version == VersionChoice::V2026_07_28 => return Err(e),
+                // The server is there but would not take the client: `initialize` would fare
+                // no better.
+                Err(e @ ClientError::Unauthorized(_)) => return Err(e),
                 Err(e) if !e.is_retryable() || matches!(e, ClientError::TimedOut(_)) => {
                     tracing::debug!(error = %e, "no server/discover: falling back to initialize");
                 }
@@ -308,6 +321,11 @@ impl Core {
             m if m.starts_with("tasks/") => params["taskId"].as_str().map(String::from),
             _ => None,
         };
+        let mirrored = if method == "tools/call" && self.is_stateless() {
+            self.mirrored_params(params)
+        } else {
+            Vec::new()
+        };
         let (tx, rx) = oneshot::channel();
         lock(&self.pending).insert(id, tx);
         let asking = Arc::new(Questions::default());
@@ -332,6 +350,7 @@ impl Core {
                 id: Some(id),
                 method,
                 name,
+                params: mirrored,
             })
             .await;
         let abort = match sent {
@@ -353,6 +372,7 @@ impl Core {
             answer = within(self.connect.timeout, &asking, rx) => match answer {
                 Some(Ok(Ok(result))) => Ok(result),
                 Some(Ok(Err(e))) if e.code == TRANSPORT => Err(ClientError::Unavailable(e.message)),
+                Some(Ok(Err(e))) if e.code == UNAUTHORIZED => Err(ClientError::Unauthorized(e.message)),
                 Some(Ok(Err(e))) => Err(ClientError::Rpc(e)),
                 Some(Err(_)) => Err(ClientError::Unavailable("the connection closed before the answer".into())),
                 None => {
@@ -367,6 +387,57 @@ impl Core {
         };
         forget.answered = true;
         outcome
+    }
+
+    /// The `Mcp-Param-*` headers of a call: each argument the tool mirrors, encoded; an
+    /// argument that is absent or null is left out.
+    fn mirrored_params(&self, params: &Value) -> Vec<(String, String)> {
+        let Some(name) = params["name"].as_str() else {
+            return Vec::new();
+        };
+        let mirrored = lock(&self.mirrored);
+        let Some(headers) = mirrored.get(name) else {
+            return Vec::new();
+        };
+        headers
+            .iter()
+            .filter_map(|h| {
+                let value = param_value(params["arguments"].get(&h.argument)?)?;
+                Some((h.header.clone(), value))
+            })
+            .collect()
+    }
+
+    /// Reads a page of listed tools: in 2026-07-28, a tool whose `x-mcp-header` annotations
+    /// break the rules is left out (logged: a client must not call it), and the arguments the
+    /// others mirror into headers are kept for their calls.
+    pub(super) fn learn_tools(&self, tools: &mut Vec<Value>) {
+        if !self.is_stateless() {
+            return;
+        }
+        let mut mirrored = lock(&self.mirrored);
+        tools.retain(|tool| {
+            let name = tool["name"].as_str().unwrap_or_default();
+            match param_headers(&tool["inputSchema"]) {
+                Ok(headers) => {
+                    if headers.is_empty() {
+                        mirrored.remove(name);
+                    } else {
+                        mirrored.insert(name.to_owned(), headers);
+                    }
+                    true
+                }
+                Err(problems) => {
+                    tracing::warn!(
+                        tool = name,
+                        problems = %problems.join("; "),
+                        "a listed tool's x-mcp-header annotations are invalid: the tool is left out"
+                    );
+                    mirrored.remove(name);
+                    false
+                }
+            }
+        });
     }
 
     /// Tells the server a request is abandoned: `notifications/cancelled`, and the request's
@@ -395,6 +466,7 @@ impl Core {
                 id: None,
                 method,
                 name: None,
+                params: Vec::new(),
             })
             .await
             .map(|_| ())
@@ -501,6 +573,7 @@ impl Core {
                         id: Some(id),
                         method: "subscriptions/listen",
                         name: None,
+                        params: Vec::new(),
                     })
                     .await;
                 drop(core);

@@ -11,26 +11,30 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, WWW_AUTHENTICATE};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::protocol::ProtocolVersion;
 use crate::sync::lock;
+use crate::tool::headers::header_text;
 
-use super::message::{Inbound, Outbound, TRANSPORT};
+use super::message::{Inbound, Outbound, TRANSPORT, UNAUTHORIZED};
+use super::oauth::{Authorizer, OAuth};
 use super::sse::{Event, Events};
 use super::{ClientError, MAX_MESSAGE};
 
 /// How many times a broken SSE answer is resumed.
 const RESUMES: usize = 5;
 
+/// How many times one message starts the authorization flow (a server that refuses each
+/// fresh token is not asked forever).
+const AUTHORIZATIONS: usize = 2;
+
 const SESSION: &str = "mcp-session-id";
 
 pub(crate) struct HttpWire {
-    http: reqwest::Client,
-    url: String,
-    headers: HeaderMap,
+    endpoint: Endpoint,
     shared: Arc<Shared>,
     standalone: Mutex<Option<tokio::task::AbortHandle>>,
 }
@@ -47,6 +51,7 @@ impl HttpWire {
     pub(super) fn new(
         url: &str,
         headers: &BTreeMap<String, String>,
+        oauth: Option<&OAuth>,
         inbox: mpsc::UnboundedSender<Inbound>,
     ) -> Result<Self, ClientError> {
         if !url.starts_with("http://") && !url.starts_with("https://") {
@@ -71,9 +76,12 @@ impl HttpWire {
             map.insert(name, value);
         }
         Ok(HttpWire {
-            http,
-            url: url.to_owned(),
-            headers: map,
+            endpoint: Endpoint {
+                http,
+                url: url.to_owned(),
+                headers: map,
+                auth: oauth.map(|o| Arc::new(Authorizer::new(o.clone(), url))),
+            },
             shared: Arc::new(Shared {
                 session: RwLock::new(None),
                 version: RwLock::new(None),
@@ -100,53 +108,6 @@ impl HttpWire {
         self.shared.stateless.store(stateless, Ordering::SeqCst);
     }
 
-    /// What a GET of this wire needs (its client, its address and headers).
-    fn resume(&self) -> Resume {
-        Resume {
-            http: self.http.clone(),
-            url: self.url.clone(),
-            headers: self.headers.clone(),
-        }
-    }
-
-    fn post(&self, text: String, method: &str, name: Option<&str>) -> reqwest::RequestBuilder {
-        let mut request = self
-            .http
-            .post(&self.url)
-            .headers(self.headers.clone())
-            .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, "application/json, text/event-stream")
-            .body(text);
-        let stateless = self.shared.stateless.load(Ordering::SeqCst) && method != "initialize";
-        if stateless && !method.is_empty() {
-            request = request
-                .header("MCP-Protocol-Version", "2026-07-28")
-                .header("Mcp-Method", method);
-            if let Some(name) = name {
-                request = request.header("Mcp-Name", name);
-            }
-        } else {
-            if let Some(version) = *self
-                .shared
-                .version
-                .read()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-            {
-                request = request.header("MCP-Protocol-Version", version.as_str());
-            }
-            if let Some(session) = self
-                .shared
-                .session
-                .read()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .clone()
-            {
-                request = request.header(SESSION, session);
-            }
-        }
-        request
-    }
-
     /// Sends a message. A request's answer is read by a task of its own (its abort handle is
     /// returned: aborting it closes the request's stream); anything else is sent and done.
     pub(super) async fn send(
@@ -154,9 +115,14 @@ impl HttpWire {
         out: Outbound<'_>,
     ) -> Result<Option<tokio::task::AbortHandle>, ClientError> {
         let is_initialize = out.method == "initialize";
-        let request = self.post(out.text, out.method, out.name.as_deref());
+        let post = Post {
+            text: out.text,
+            method: out.method.to_owned(),
+            name: out.name,
+            params: out.params,
+        };
         let Some(id) = out.id else {
-            let response = request.send().await.map_err(unavailable)?;
+            let response = self.endpoint.send(&self.shared, &post).await?;
             let status = response.status();
             if !status.is_success() {
                 let body = body(response).await.unwrap_or_default();
@@ -168,14 +134,18 @@ impl HttpWire {
             return Ok(None);
         };
         let shared = self.shared.clone();
-        let resume = self.resume();
+        let endpoint = self.endpoint.clone();
         let task = tokio::spawn(async move {
-            if let Err(e) = answer(&shared, &resume, request, id, is_initialize).await {
+            if let Err(e) = answer(&shared, &endpoint, &post, id, is_initialize).await {
                 // The waiting request hears of it as an error from the transport.
+                let (code, message) = match e {
+                    ClientError::Unauthorized(why) => (UNAUTHORIZED, why),
+                    e => (TRANSPORT, e.to_string()),
+                };
                 let text = serde_json::json!({
                     "jsonrpc": "2.0",
                     "id": id,
-                    "error": { "code": TRANSPORT, "message": e.to_string() }
+                    "error": { "code": code, "message": message }
                 })
                 .to_string();
                 let _ = shared.inbox.send(Inbound::message(text, Some(id)));
@@ -190,7 +160,7 @@ impl HttpWire {
     /// (one not tied to a call) must find it open.
     pub(super) async fn open_standalone_stream(&self) {
         let shared = self.shared.clone();
-        let resume = self.resume();
+        let resume = self.endpoint.clone();
         let (opened, first) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             let mut opened = Some(opened);
@@ -239,13 +209,16 @@ impl HttpWire {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone();
         if let Some(session) = session {
-            let _ = self
+            let endpoint = &self.endpoint;
+            let mut request = endpoint
                 .http
-                .delete(&self.url)
-                .headers(self.headers.clone())
-                .header(SESSION, session)
-                .send()
-                .await;
+                .delete(&endpoint.url)
+                .headers(endpoint.headers.clone())
+                .header(SESSION, session);
+            if let Some(token) = endpoint.held() {
+                request = request.bearer_auth(token);
+            }
+            let _ = request.send().await;
         }
     }
 }
@@ -254,15 +227,126 @@ fn unavailable(e: reqwest::Error) -> ClientError {
     ClientError::Unavailable(e.to_string())
 }
 
-/// What a GET (a resumption, or the standalone stream) needs: the wire's own HTTP client
-/// (its pool and settings).
-struct Resume {
+/// Where the wire's requests go, and how: its HTTP client (its pool and settings), its
+/// address and headers, and its authorization flow when it has one.
+#[derive(Clone)]
+struct Endpoint {
     http: reqwest::Client,
     url: String,
     headers: HeaderMap,
+    auth: Option<Arc<Authorizer>>,
 }
 
-impl Resume {
+/// A message to POST: its text, and what the 2026-07-28 headers say of it.
+struct Post {
+    text: String,
+    method: String,
+    name: Option<String>,
+    params: Vec<(String, String)>,
+}
+
+impl Endpoint {
+    /// The token held now, if any (for a GET or a DELETE, which start no flow).
+    fn held(&self) -> Option<String> {
+        self.auth.as_ref().and_then(|a| a.held())
+    }
+
+    fn post(&self, shared: &Shared, post: &Post, token: Option<&str>) -> reqwest::RequestBuilder {
+        let mut request = self
+            .http
+            .post(&self.url)
+            .headers(self.headers.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, "application/json, text/event-stream")
+            .body(post.text.clone());
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        let method = post.method.as_str();
+        let stateless = shared.stateless.load(Ordering::SeqCst) && method != "initialize";
+        if stateless && !method.is_empty() {
+            request = request
+                .header("MCP-Protocol-Version", "2026-07-28")
+                .header("Mcp-Method", method);
+            if let Some(name) = &post.name {
+                request = request.header("Mcp-Name", header_text(name));
+            }
+            for (header, value) in &post.params {
+                request = request.header(format!("Mcp-Param-{header}"), value.as_str());
+            }
+        } else {
+            if let Some(version) = *shared
+                .version
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+            {
+                request = request.header("MCP-Protocol-Version", version.as_str());
+            }
+            if let Some(session) = shared
+                .session
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .clone()
+            {
+                request = request.header(SESSION, session);
+            }
+        }
+        request
+    }
+
+    /// POSTs `post`, with the flow's token when there is a flow: a 401 starts the flow (at
+    /// most [`AUTHORIZATIONS`] times for one message) and a 403 `insufficient_scope` asks for
+    /// more scopes (at most the flow's step-up limit), each followed by the message again.
+    async fn send(&self, shared: &Shared, post: &Post) -> Result<reqwest::Response, ClientError> {
+        let Some(auth) = &self.auth else {
+            return self
+                .post(shared, post, None)
+                .send()
+                .await
+                .map_err(unavailable);
+        };
+        let mut authorizations = 0;
+        let mut step_ups = 0;
+        loop {
+            let token = auth.token().await?;
+            let response = self
+                .post(shared, post, token.as_deref())
+                .send()
+                .await
+                .map_err(unavailable)?;
+            let challenge = response
+                .headers()
+                .get(WWW_AUTHENTICATE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            match response.status().as_u16() {
+                401 => {
+                    if authorizations == AUTHORIZATIONS {
+                        return Err(ClientError::Unauthorized(format!(
+                            "the server refused {AUTHORIZATIONS} fresh authorizations in a row (HTTP 401)"
+                        )));
+                    }
+                    authorizations += 1;
+                    auth.unauthorized(challenge.as_deref(), token.as_deref())
+                        .await?;
+                }
+                403 if challenge.as_deref().is_some_and(insufficient_scope) => {
+                    let limit = auth.step_up_limit();
+                    if step_ups >= limit {
+                        return Err(ClientError::Unauthorized(format!(
+                            "the server still wants more scopes after {limit} step-ups (HTTP 403 insufficient_scope)"
+                        )));
+                    }
+                    step_ups += 1;
+                    let challenge = challenge.unwrap_or_default();
+                    auth.insufficient_scope(&challenge, token.as_deref())
+                        .await?;
+                }
+                _ => return Ok(response),
+            }
+        }
+    }
+
     /// A GET of the stream `events` reads, from the event after its last.
     fn get(&self, shared: &Shared, events: &Events) -> reqwest::RequestBuilder {
         let mut request = self
@@ -270,6 +354,9 @@ impl Resume {
             .get(&self.url)
             .headers(self.headers.clone())
             .header(ACCEPT, "text/event-stream");
+        if let Some(token) = self.held() {
+            request = request.bearer_auth(token);
+        }
         if let Some(version) = *shared
             .version
             .read()
@@ -296,12 +383,12 @@ impl Resume {
 /// broken) to the client.
 async fn answer(
     shared: &Shared,
-    resume: &Resume,
-    request: reqwest::RequestBuilder,
+    endpoint: &Endpoint,
+    post: &Post,
     id: u64,
     is_initialize: bool,
 ) -> Result<(), ClientError> {
-    let response = request.send().await.map_err(unavailable)?;
+    let response = endpoint.send(shared, post).await?;
     let status = response.status();
     if is_initialize
         && let Some(session) = response
@@ -331,7 +418,7 @@ async fn answer(
                 .retry
                 .unwrap_or(Duration::from_millis(100 * tries as u64));
             tokio::time::sleep(pause).await;
-            match resume.get(shared, &events).send().await {
+            match endpoint.get(shared, &events).send().await {
                 Ok(r) if r.status().is_success() => {
                     events.reconnected();
                     answered = read_events(shared, r, Some(id), &mut events).await?;
@@ -473,4 +560,10 @@ fn is_answer_to(text: &str, want: u64) -> bool {
     }
     serde_json::from_str::<Head<'_>>(text)
         .is_ok_and(|h| h.method.is_none() && h.id.is_some_and(|id| id.get() == want.to_string()))
+}
+
+/// Whether a 403's challenge says the token lacks scopes.
+fn insufficient_scope(challenge: &str) -> bool {
+    crate::protocol::oauth::Challenge::parse(challenge)
+        .is_some_and(|c| c.get("error") == Some("insufficient_scope"))
 }

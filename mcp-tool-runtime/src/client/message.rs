@@ -43,8 +43,16 @@ pub(super) struct Outbound<'a> {
     pub(super) method: &'a str,
     /// The name a 2026-07-28 request acts on (`Mcp-Name`).
     pub(super) name: Option<String>,
+    /// A 2026-07-28 call's arguments mirrored into `Mcp-Param-*` headers: each header's
+    /// name part and its encoded value.
+    pub(super) params: Vec<(String, String)>,
 }
 
 /// The code of an error the transport reports for a request it could not complete: the
 /// waiting caller sees it as `ClientError::Unavailable`.
 pub(super) const TRANSPORT: i64 = -32099;
+
+/// The code of an error the transport reports for a request the server would not take
+/// without an authorization the client could not obtain: the waiting caller sees it as
+/// `ClientError::Unauthorized`.
+pub(super) const UNAUTHORIZED: i64 = -32098;

@@ -27,6 +27,7 @@ mod core;
 mod http;
 mod message;
 mod meta;
+pub mod oauth;
 mod sse;
 mod stdio;
 
@@ -64,6 +65,10 @@ pub enum ClientError {
     Cancelled,
     /// The server took longer than the client's time limit.
     TimedOut(Duration),
+    /// The server wants authorization that the client could not obtain (no
+    /// [`Connect::oauth`], or the authorization server refused or misbehaved: the text says
+    /// how, and never holds a secret).
+    Unauthorized(String),
 }
 
 impl fmt::Display for ClientError {
@@ -73,6 +78,7 @@ impl fmt::Display for ClientError {
             ClientError::Rpc(e) => write!(f, "the server refused ({}): {}", e.code, e.message),
             ClientError::Protocol(why) => write!(f, "the server's answer is not MCP: {why}"),
             ClientError::Cancelled => f.write_str("the call was cancelled"),
+            ClientError::Unauthorized(why) => write!(f, "not authorized: {why}"),
             ClientError::TimedOut(after) => {
                 write!(
                     f,
@@ -159,6 +165,7 @@ pub struct Connect {
     pub(crate) version: VersionChoice,
     pub(crate) timeout: Duration,
     pub(crate) client_name: String,
+    pub(crate) oauth: Option<oauth::OAuth>,
 }
 
 #[derive(Debug, Clone)]
@@ -197,6 +204,7 @@ impl Connect {
             version: VersionChoice::Auto,
             timeout: Duration::from_secs(60),
             client_name: "mcp-tool".into(),
+            oauth: None,
         }
     }
 
@@ -212,6 +220,14 @@ impl Connect {
     pub fn bearer(self, token: impl AsRef<str>) -> Self {
         let value = format!("Bearer {}", token.as_ref());
         self.header("Authorization", value)
+    }
+
+    /// Obtains access tokens as `oauth` says when the server asks for them (HTTP 401), and
+    /// more scopes when it refuses a request for want of them (403 `insufficient_scope`).
+    #[must_use]
+    pub fn oauth(mut self, oauth: oauth::OAuth) -> Self {
+        self.oauth = Some(oauth);
+        self
     }
 
     /// An environment variable for a stdio server's process.
@@ -368,6 +384,7 @@ impl McpClient {
                         "the server lists more than {MAX_TOOLS} tools"
                     )));
                 }
+                self.core.learn_tools(items);
                 tools.append(items);
             }
             match page.get("nextCursor").and_then(Value::as_str) {

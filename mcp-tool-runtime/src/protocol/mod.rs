@@ -11,6 +11,8 @@ mod error;
 pub(crate) mod jsonrpc;
 pub(crate) mod lines;
 pub(crate) mod meta;
+#[cfg(any(feature = "client", feature = "oauth"))]
+pub(crate) mod oauth;
 pub(crate) mod request;
 mod version;
 pub(crate) mod walk;

@@ -106,6 +106,37 @@ pub(crate) fn param_headers(schema: &Value) -> Result<Vec<ParamHeader>, Vec<Stri
     }
 }
 
+/// How a client sends an argument in its `Mcp-Param-*` header: a string as it is, unless it
+/// holds what a header cannot carry as it is (a character beyond ASCII, a control character,
+/// or whitespace at either end), then as `=?base64?…?=` of its UTF-8; a number as JSON writes
+/// it; a boolean as `true` or `false`. Null (and anything else) sends no header.
+#[cfg(feature = "client")]
+pub(crate) fn param_value(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(header_text(s)),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// `text` as a header value: as it is when a header carries it unchanged, else
+/// `=?base64?…?=` of its UTF-8.
+#[cfg(feature = "client")]
+pub(crate) fn header_text(text: &str) -> String {
+    let unsafe_char = |c: char| !c.is_ascii() || c.is_ascii_control();
+    let padded = text.starts_with([' ', '\t']) || text.ends_with([' ', '\t']);
+    if padded || text.chars().any(unsafe_char) {
+        use base64::Engine as _;
+        format!(
+            "=?base64?{}?=",
+            base64::engine::general_purpose::STANDARD.encode(text)
+        )
+    } else {
+        text.to_owned()
+    }
+}
+
 /// Reports an `x-mcp-header` anywhere below `value` (not `value`'s own).
 fn nested(value: &Value, within: &str, problems: &mut Vec<String>) {
     let children: Box<dyn Iterator<Item = &Value>> = match value {
@@ -155,6 +186,34 @@ mod tests {
 
     fn headers(schema: Value) -> Result<Vec<(String, String)>, Vec<String>> {
         param_headers(&schema).map(|v| v.into_iter().map(|p| (p.argument, p.header)).collect())
+    }
+
+    #[cfg(feature = "client")]
+    #[test]
+    fn values_are_encoded_as_the_conformance_suite_expects() {
+        let encoded = |v: Value| param_value(&v);
+        assert_eq!(encoded(json!("us-west1")).as_deref(), Some("us-west1"));
+        assert_eq!(encoded(json!("")).as_deref(), Some(""));
+        assert_eq!(encoded(json!("us west 1")).as_deref(), Some("us west 1"));
+        assert_eq!(encoded(json!(42)).as_deref(), Some("42"));
+        assert_eq!(encoded(json!(false)).as_deref(), Some("false"));
+        assert_eq!(encoded(json!(null)), None);
+        assert_eq!(
+            encoded(json!("Hello, 世界")).as_deref(),
+            Some("=?base64?SGVsbG8sIOS4lueVjA==?=")
+        );
+        assert_eq!(
+            encoded(json!(" padded ")).as_deref(),
+            Some("=?base64?IHBhZGRlZCA=?=")
+        );
+        assert_eq!(
+            encoded(json!("line1\r\nline2")).as_deref(),
+            Some("=?base64?bGluZTENCmxpbmUy?=")
+        );
+        assert_eq!(
+            encoded(json!("\tindented")).as_deref(),
+            Some("=?base64?CWluZGVudGVk?=")
+        );
     }
 
     #[test]

@@ -153,6 +153,7 @@ impl Core {
                 id: None,
                 method: "",
                 name: None,
+                params: Vec::new(),
             })
             .await;
     }

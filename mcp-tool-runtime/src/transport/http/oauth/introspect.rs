@@ -14,8 +14,8 @@ use crate::sync::lock;
 use crate::tool::Identity;
 
 use super::super::auth::AuthError;
-use super::fetch::{self, FetchError, form_encode};
 use super::settings::Settings;
+use crate::protocol::oauth::fetch::{self, FetchError, form_encode};
 
 /// The most answers kept.
 const MAX_CACHED: usize = 10_000;

@@ -10,8 +10,8 @@ use std::time::Instant;
 use jsonwebtoken::DecodingKey;
 use jsonwebtoken::jwk::{AlgorithmParameters, Jwk, JwkSet, KeyAlgorithm, PublicKeyUse};
 
-use super::fetch::{self, FetchError};
 use super::settings::Settings;
+use crate::protocol::oauth::fetch::{self, FetchError};
 
 /// One signing key: the key, and the algorithm it is pinned to, if the set says.
 pub(super) struct Key {

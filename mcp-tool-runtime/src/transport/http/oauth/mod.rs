@@ -14,9 +14,9 @@
 //!   bounded in size and time, and so is the token.
 //!
 //! Inside, the imports go one way: this root uses `jwt` and `introspect`, which use the keys
-//! (`keys`), the metadata (`metadata`) and the leaves `fetch` and `settings`.
+//! (`keys`), the metadata (`metadata`) and the leaf `settings`; bounded fetches and the
+//! metadata document are `protocol::oauth`'s, shared with the client.
 
-mod fetch;
 mod introspect;
 mod jwt;
 mod keys;
@@ -95,7 +95,7 @@ impl OAuth {
                 keys_max_age: Duration::from_secs(3600),
             },
             state: Arc::new(State {
-                http: fetch::client(),
+                http: crate::protocol::oauth::fetch::client(),
                 discovery: Discovery::default(),
                 keys: KeyCache::default(),
                 introspector: Introspector::default(),

@@ -6,14 +6,14 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 
 /// The longest an authorization server may take to answer.
-pub(super) const TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The largest answer read (metadata, a key set, an introspection answer).
-pub(super) const MAX_BODY: usize = 1 << 20;
+pub(crate) const MAX_BODY: usize = 1 << 20;
 
 /// Why a fetch failed: the server's fault or the network's, never the token's.
 #[derive(Debug, thiserror::Error)]
-pub(super) enum FetchError {
+pub(crate) enum FetchError {
     #[error("`{url}` could not be reached: {reason}")]
     Unreachable { url: String, reason: String },
     #[error("`{url}` answered {status}")]
@@ -26,7 +26,7 @@ pub(super) enum FetchError {
 
 /// An HTTP client for the authorization server (rustls, with ring as the process's
 /// provider).
-pub(super) fn client() -> reqwest::Client {
+pub(crate) fn client() -> reqwest::Client {
     let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
         .timeout(TIMEOUT)
@@ -38,26 +38,36 @@ pub(super) fn client() -> reqwest::Client {
 
 /// Sends `request` and reads its answer as `T`, within [`TIMEOUT`] and [`MAX_BODY`]; `None`
 /// for a 404 when `missing_ok` (a well-known document a server may not have).
-pub(super) async fn json<T: DeserializeOwned>(
+pub(crate) async fn json<T: DeserializeOwned>(
     request: reqwest::RequestBuilder,
     url: &str,
     missing_ok: bool,
 ) -> Result<Option<T>, FetchError> {
+    let (status, body) = read(request, url).await?;
+    if missing_ok && status == 404 {
+        return Ok(None);
+    }
+    if !(200..300).contains(&status) {
+        return Err(FetchError::Status {
+            url: url.to_owned(),
+            status,
+        });
+    }
+    parse(&body, url).map(Some)
+}
+
+/// Sends `request` and reads its status and body (at most [`MAX_BODY`], within [`TIMEOUT`]),
+/// whatever the status: an OAuth error answer is JSON too.
+pub(crate) async fn read(
+    request: reqwest::RequestBuilder,
+    url: &str,
+) -> Result<(u16, Vec<u8>), FetchError> {
     let unreachable = |e: reqwest::Error| FetchError::Unreachable {
         url: url.to_owned(),
         reason: e.without_url().to_string(),
     };
     let mut response = request.send().await.map_err(unreachable)?;
     let status = response.status().as_u16();
-    if missing_ok && status == 404 {
-        return Ok(None);
-    }
-    if !response.status().is_success() {
-        return Err(FetchError::Status {
-            url: url.to_owned(),
-            status,
-        });
-    }
     if response
         .content_length()
         .is_some_and(|n| n > MAX_BODY as u64)
@@ -75,16 +85,20 @@ pub(super) async fn json<T: DeserializeOwned>(
         }
         body.extend_from_slice(&chunk);
     }
-    serde_json::from_slice(&body)
-        .map(Some)
-        .map_err(|e| FetchError::NotJson {
-            url: url.to_owned(),
-            reason: e.to_string(),
-        })
+    Ok((status, body))
+}
+
+/// `body` read as `T`; the error names `url`, and serde's reason (which quotes no value of a
+/// JSON string longer than serde's own excerpts).
+pub(crate) fn parse<T: DeserializeOwned>(body: &[u8], url: &str) -> Result<T, FetchError> {
+    serde_json::from_slice(body).map_err(|e| FetchError::NotJson {
+        url: url.to_owned(),
+        reason: e.to_string(),
+    })
 }
 
 /// `application/x-www-form-urlencoded` encoding of one value (RFC 6749 appendix B).
-pub(super) fn form_encode(value: &str) -> String {
+pub(crate) fn form_encode(value: &str) -> String {
     let mut out = String::with_capacity(value.len());
     for b in value.bytes() {
         if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {

@@ -1,0 +1,306 @@
+//! OAuth 2.1 for the client, as the MCP authorization specification gives it (2025-11-25 and
+//! 2026-07-28): a server that answers 401 is authorized and the request sent again, without
+//! the caller doing anything but saying how ([`OAuth`], given to
+//! [`Connect::oauth`](super::Connect::oauth)).
+//!
+//! - **Discovery**: the protected resource's metadata (RFC 9728) from the challenge's
+//!   `resource_metadata`, else its well-known URLs (the path's, then the root's), its
+//!   `resource` checked against the server's URL; the authorization server's metadata (RFC
+//!   8414, then OpenID Connect), its `issuer` checked.
+//! - **Who the client is**: a pre-registered client id ([`OAuth::client_id`]), else a client
+//!   ID metadata document ([`OAuth::client_metadata_url`]) when the authorization server
+//!   takes one, else dynamic registration (RFC 7591), kept per issuer: a server that moves to
+//!   another authorization server gets a registration of its own there.
+//! - **Grants**: authorization code with PKCE (S256), `state`, the RFC 8707 `resource` and
+//!   RFC 9207's `iss` checked; refresh tokens; client credentials. Token endpoint
+//!   authentication `client_secret_basic`, `client_secret_post`, `none`, `private_key_jwt`.
+//! - **Scopes**: [`OAuth::scopes`] when given, else the challenge's `scope`, else the resource's
+//!   `scopes_supported`, else none asked; a 403 `insufficient_scope` asks for more (a few
+//!   times per request at most).
+//! - **Tokens** live in a [`TokenStore`] ([`MemoryTokenStore`], [`FileTokenStore`]) keyed by
+//!   resource, issuer and the principal they act for; a token is sent only to the server it
+//!   was obtained for.
+//!
+//! A person authorizes through a [`UserAgent`]: [`LoopbackBrowser`] prints (and can open) the
+//! authorization page and receives the redirect on a loopback port (RFC 8252).
+//!
+//! Secrets (tokens, client secrets, keys, codes) never reach a log or an error message.
+
+mod agent;
+mod discover;
+mod flow;
+mod store;
+mod token;
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use serde::Deserialize;
+
+use crate::client::ClientError;
+use crate::protocol::oauth::fetch::FetchError;
+
+pub use agent::LoopbackBrowser;
+pub(crate) use flow::Authorizer;
+pub use store::{FileTokenStore, MemoryTokenStore, Registration, TokenKey, TokenStore, Tokens};
+
+use super::ClientFuture;
+
+/// Opens the authorization page for whoever grants access, and brings back where the
+/// authorization server sent them (the redirect URI with its `code`, `state` and `iss`).
+pub trait UserAgent: Send + Sync + 'static {
+    /// The redirect URI registered and sent with each authorization request.
+    fn redirect_uri(&self) -> String;
+
+    /// Shows `url` (the authorization request) to the user, and returns the full URL the
+    /// authorization server redirected to, or why there is none.
+    fn authorize<'a>(&'a self, url: &'a str) -> ClientFuture<'a, Result<String, String>>;
+}
+
+/// How the client proves who it is at the token endpoint, beside its id.
+#[derive(Clone)]
+enum Credential {
+    /// A public client (`none`).
+    None,
+    /// A client secret (`client_secret_basic` or `client_secret_post`, as the authorization
+    /// server supports).
+    Secret(String),
+    /// A private key in PEM (`private_key_jwt`, RFC 7523), with its JWS algorithm.
+    PrivateKey { pem: String, algorithm: String },
+}
+
+/// Which grant obtains the tokens.
+#[derive(Clone)]
+enum Grant {
+    /// Authorization code with PKCE, through a user agent.
+    Code(Arc<dyn UserAgent>),
+    /// Client credentials (the client acts for itself).
+    ClientCredentials,
+}
+
+/// How the client obtains access tokens from the authorization server a protected MCP server
+/// names. Cheap to clone; see the [module](self) for what it does.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::sync::Arc;
+/// use mcp_tool::client::{Connect, McpClient};
+/// use mcp_tool::client::oauth::{FileTokenStore, LoopbackBrowser, OAuth};
+///
+/// let browser = LoopbackBrowser::bind(8976)?.open_browser(true);
+/// let oauth = OAuth::authorization_code(Arc::new(browser))
+///     .client_name("my-tool")
+///     .store(Arc::new(FileTokenStore::new("tokens.json")));
+/// let client = McpClient::connect(Connect::http("https://mcp.example.com/mcp").oauth(oauth)).await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct OAuth {
+    grant: Grant,
+    client_id: Option<String>,
+    credential: Credential,
+    client_metadata_url: Option<String>,
+    client_name: String,
+    scopes: Option<Vec<String>>,
+    store: Arc<dyn TokenStore>,
+    principal: String,
+    step_ups: usize,
+}
+
+impl fmt::Debug for OAuth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OAuth")
+            .field(
+                "grant",
+                &match self.grant {
+                    Grant::Code(_) => "authorization_code",
+                    Grant::ClientCredentials => "client_credentials",
+                },
+            )
+            .field("client_id", &self.client_id)
+            .field(
+                "credential",
+                &match self.credential {
+                    Credential::None => "none",
+                    Credential::Secret(_) => "secret (hidden)",
+                    Credential::PrivateKey { .. } => "private key (hidden)",
+                },
+            )
+            .field("client_metadata_url", &self.client_metadata_url)
+            .field("scopes", &self.scopes)
+            .field("principal", &self.principal)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OAuth {
+    fn new(grant: Grant) -> Self {
+        OAuth {
+            grant,
+            client_id: None,
+            credential: Credential::None,
+            client_metadata_url: None,
+            client_name: "mcp-tool".into(),
+            scopes: None,
+            store: Arc::new(MemoryTokenStore::default()),
+            principal: String::new(),
+            step_ups: 2,
+        }
+    }
+
+    /// A person grants access through `agent` (authorization code with PKCE); the client is
+    /// pre-registered ([`client_id`](Self::client_id)), named by a metadata document
+    /// ([`client_metadata_url`](Self::client_metadata_url)), or registered dynamically.
+    pub fn authorization_code(agent: Arc<dyn UserAgent>) -> Self {
+        Self::new(Grant::Code(agent))
+    }
+
+    /// The client acts for itself (client credentials), as `client_id` with `secret`.
+    pub fn client_credentials(client_id: impl Into<String>, secret: impl Into<String>) -> Self {
+        Self::new(Grant::ClientCredentials)
+            .client_id(client_id)
+            .client_secret(secret)
+    }
+
+    /// The client acts for itself (client credentials), as `client_id` proving it with a JWT
+    /// signed by `private_key_pem` (`private_key_jwt`; `algorithm` is the JWS algorithm:
+    /// `ES256`, `RS256`…).
+    pub fn client_credentials_with_key(
+        client_id: impl Into<String>,
+        private_key_pem: impl Into<String>,
+        algorithm: impl Into<String>,
+    ) -> Self {
+        Self::new(Grant::ClientCredentials)
+            .client_id(client_id)
+            .private_key(private_key_pem, algorithm)
+    }
+
+    /// A client id registered beforehand with the authorization server (no registration).
+    #[must_use]
+    pub fn client_id(mut self, client_id: impl Into<String>) -> Self {
+        self.client_id = Some(client_id.into());
+        self
+    }
+
+    /// The pre-registered client's secret.
+    #[must_use]
+    pub fn client_secret(mut self, secret: impl Into<String>) -> Self {
+        self.credential = Credential::Secret(secret.into());
+        self
+    }
+
+    /// The pre-registered client's private key (PEM) and its JWS algorithm, for
+    /// `private_key_jwt`.
+    #[must_use]
+    pub fn private_key(mut self, pem: impl Into<String>, algorithm: impl Into<String>) -> Self {
+        self.credential = Credential::PrivateKey {
+            pem: pem.into(),
+            algorithm: algorithm.into(),
+        };
+        self
+    }
+
+    /// The HTTPS URL of this client's metadata document, used as its client id by
+    /// authorization servers that take one (`client_id_metadata_document_supported`).
+    #[must_use]
+    pub fn client_metadata_url(mut self, url: impl Into<String>) -> Self {
+        self.client_metadata_url = Some(url.into());
+        self
+    }
+
+    /// The `client_name` of a dynamic registration (default `mcp-tool`).
+    #[must_use]
+    pub fn client_name(mut self, name: impl Into<String>) -> Self {
+        self.client_name = name.into();
+        self
+    }
+
+    /// The scopes to ask for, whatever the server suggests.
+    #[must_use]
+    pub fn scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes = Some(scopes.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Where tokens and registrations are kept (default: in memory, for this value and its
+    /// clones).
+    #[must_use]
+    pub fn store(mut self, store: Arc<dyn TokenStore>) -> Self {
+        self.store = store;
+        self
+    }
+
+    /// Whom the tokens act for (a gateway's calling user): tokens are kept apart per
+    /// principal (default: the empty principal).
+    #[must_use]
+    pub fn principal(mut self, principal: impl Into<String>) -> Self {
+        self.principal = principal.into();
+        self
+    }
+
+    /// How many times one request may ask for more scopes after a 403 `insufficient_scope`
+    /// (default 2).
+    #[must_use]
+    pub fn step_up_limit(mut self, limit: usize) -> Self {
+        self.step_ups = limit;
+        self
+    }
+
+    pub(crate) fn step_ups(&self) -> usize {
+        self.step_ups
+    }
+}
+
+/// The error of a failed authorization (its text never holds a secret).
+fn unauthorized(why: impl Into<String>) -> ClientError {
+    ClientError::Unauthorized(why.into())
+}
+
+fn fetch_error(e: FetchError) -> ClientError {
+    unauthorized(e.to_string())
+}
+
+/// Seconds since the Unix epoch.
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// `bytes` random bytes, base64url without padding.
+fn random(bytes: usize) -> Result<String, ClientError> {
+    let mut buffer = vec![0u8; bytes];
+    getrandom::fill(&mut buffer).map_err(|e| unauthorized(format!("no randomness: {e}")))?;
+    Ok(URL_SAFE_NO_PAD.encode(buffer))
+}
+
+/// An OAuth error answer's `error` and `error_description`, for a message (cut short).
+fn oauth_error(body: &[u8]) -> String {
+    #[derive(Deserialize)]
+    struct Refusal {
+        error: Option<String>,
+        error_description: Option<String>,
+    }
+    match serde_json::from_slice::<Refusal>(body) {
+        Ok(Refusal {
+            error: Some(error),
+            error_description,
+        }) => match error_description {
+            Some(d) => format!(": {}: {}", excerpt(&error), excerpt(&d)),
+            None => format!(": {}", excerpt(&error)),
+        },
+        _ => String::new(),
+    }
+}
+
+/// At most 200 characters of text from a server, for a message.
+fn excerpt(text: &str) -> String {
+    text.chars().filter(|c| !c.is_control()).take(200).collect()
+}
