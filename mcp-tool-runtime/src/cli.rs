@@ -34,8 +34,8 @@ mod mount;
 mod mount {
     use crate::server::Server;
 
-    pub(super) fn connection_store(server: Server) -> Server {
-        server
+    pub(super) fn connection_store(server: Server) -> Result<Server, String> {
+        Ok(server)
     }
 
     pub(super) fn mount_files(_: Server, _: &[String]) -> Result<Server, String> {
@@ -132,6 +132,7 @@ environment:
   {shared:<42}where replicas share sessions and changes (as --shared-state)
   {validate:<42}check every result against its output schema
   {connections:<42}the connection store of --mount's servers (a JSON file)
+  {mount_wait:<42}how long the first tools/list waits for the mounts
   {log:<42}filter the log on stderr",
         tokens = format!("{}=subject:token,…", env::BEARER_TOKENS),
         resource = format!("{}=https://…/mcp", env::RESOURCE),
@@ -150,6 +151,7 @@ environment:
         shared = format!("{}=URL", env::SHARED_STATE),
         validate = format!("{}=1", env::VALIDATE_OUTPUT),
         connections = format!("{}=FILE", env::CONNECTIONS),
+        mount_wait = format!("{}=5s", env::MOUNT_WAIT),
         log = "RUST_LOG=debug"
     )
 }
@@ -388,7 +390,7 @@ fn from_environment(mut server: Server) -> std::result::Result<Server, String> {
     if std::env::var(env::VALIDATE_OUTPUT).is_ok_and(|v| v == "1" || v == "true") {
         server = server.validate_output(true);
     }
-    Ok(mount::connection_store(server))
+    mount::connection_store(server)
 }
 
 /// Mounts the remote servers each `--mount` file lists (feature `client`).

@@ -8,7 +8,9 @@
 //! tokens, which refuses any other); the connection store; approval accepted, declined and
 //! unsupported; `tool_configs` resolution (exact > `*` > server-wide), unknown names ignored;
 //! `allowed_tools` by names and by `read_only`; a remote restarted on the same port and one
-//! down at start; tool search finding and revealing a deferred mounted tool; a mounted
+//! down at start; the first list holding a slow mount's tools over HTTP and stdio, and a silent
+//! mount holding it only until the bound; tool search finding and revealing a deferred
+//! mounted tool at once; a mounted
 //! server's questions relayed in both versions, and a held remote call cancelled once no round
 //! comes for it (an in-process gateway before a 2025-11-25 server of this file).
 
@@ -142,6 +144,32 @@ fn gateway(users_url: &str) -> ExampleHttp {
         &["--users", users_url, "--calc", example_bin("calc")],
         &[],
     )
+}
+
+/// A TCP proxy to the server at `url` that holds each new connection for `hold` before it
+/// passes anything on; its URL (same path).
+async fn slow_proxy(url: &str, hold: Duration) -> String {
+    let target = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let path = url.trim_start_matches("http://")[target.len()..].to_owned();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut inbound, _)) = listener.accept().await {
+            let target = target.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(hold).await;
+                if let Ok(mut outbound) = tokio::net::TcpStream::connect(&target).await {
+                    let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                }
+            });
+        }
+    });
+    format!("http://{address}{path}")
 }
 
 /// The remote tool definitions `users` lists itself.
@@ -734,6 +762,70 @@ async fn a_restarted_remote_fails_retryably_then_works_again() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_list_holds_the_mounts_over_both_transports_and_a_silent_mount_holds_it_only_until_the_bound()
+ {
+    let users = ExampleHttp::users();
+    // `users` behind a proxy that holds each new connection for a second: a mount that is
+    // reachable, but lists its tools only after the gateway already serves.
+    let slow = slow_proxy(&users.url, Duration::from_secs(1)).await;
+    // A remote that takes connections and never answers: its first sync never comes.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent_url = format!("http://{}/mcp", silent.local_addr().unwrap());
+    let dir = TempDir::new("gateway-wait");
+    let file = mount_file(
+        &dir,
+        &json!([{"type": "mcp", "server_label": "silent", "server_url": silent_url}]),
+    );
+    for version in BOTH {
+        // A fresh gateway each time: the very first list, sent as soon as it serves, holds
+        // the slow mount's tools (no waiting for list_changed)…
+        let gw = ExampleHttp::start(
+            "gateway",
+            &["--users", &slow, "--mount", &file],
+            &[(mcp_tool::env::MOUNT_WAIT, "4s")],
+        );
+        let client = McpClient::connect(
+            Connect::http(&gw.url)
+                .protocol_version(version)
+                .timeout(Duration::from_secs(15)),
+        )
+        .await
+        .expect("connect");
+        // …and the silent one holds it up only until the 4 s bound: without the bound the
+        // list would wait for that mount's own time limit (60 s), past this client's 15 s.
+        let listed = names(&client.list_tools().await.expect("the first tools/list"));
+        assert!(
+            listed.iter().any(|n| n == "users__get_user"),
+            "{version:?}: {listed:?}"
+        );
+        assert!(
+            !listed.iter().any(|n| n.starts_with("silent__")),
+            "{version:?}: {listed:?}"
+        );
+        client.close().await;
+        // The same over stdio: the gateway reads the list's line, sees its method, waits.
+        let client = McpClient::connect(
+            Connect::stdio(
+                example_bin("gateway"),
+                ["--users", slow.as_str(), "--mount", file.as_str()],
+            )
+            .env(mcp_tool::env::MOUNT_WAIT, "4s")
+            .protocol_version(version)
+            .timeout(Duration::from_secs(15)),
+        )
+        .await
+        .expect("start the gateway over stdio");
+        let listed = names(&client.list_tools().await.expect("the first tools/list"));
+        assert!(
+            listed.iter().any(|n| n == "users__get_user"),
+            "stdio, {version:?}: {listed:?}"
+        );
+        client.close().await;
+    }
+    drop(silent);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_remote_down_at_start_is_mounted_when_it_comes_up() {
     // A port nobody listens on (yet).
     let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -811,47 +903,27 @@ async fn tool_search_finds_and_reveals_a_deferred_mounted_tool() {
         )
         .await
         .expect("connect");
-        let listed =
-            names(&tools_when(&client, |n| n.iter().any(|n| n.starts_with("users__"))).await);
+        // The first list holds both mounts' first sync (the gateway waits for it).
+        let listed = names(&client.list_tools().await.expect("tools/list"));
+        assert!(
+            listed.iter().any(|n| n.starts_with("users__")),
+            "{listed:?}"
+        );
         assert!(
             !listed.iter().any(|n| n.starts_with("calc__")),
             "{listed:?}"
         );
-        // Deferred and never found: not listed (callable by name, once calc is connected:
-        // deferring saves the list, it guards nothing).
-        // calc connects in the background: search until its tools are indexed.
-        // The search tool itself exists only once a deferred tool does: until calc's first
-        // sync, `search_tools` is an unknown tool, and the search is asked again.
-        let deadline = Instant::now() + APPEAR;
-        let found = loop {
-            let found = match client
-                .call(
-                    "search_tools",
-                    json!({"query": "multiply two numbers", "limit": 1}),
-                )
-                .await
-            {
-                Ok(found) => found,
-                Err(e) if e.to_string().contains("Unknown tool: `search_tools`") => {
-                    assert!(
-                        Instant::now() < deadline,
-                        "search_tools never appeared: {e}"
-                    );
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-                Err(e) => panic!("search_tools: {e}"),
-            };
-            let tools = found["structuredContent"]["tools"].clone();
-            if tools.as_array().is_some_and(|t| !t.is_empty()) {
-                break tools;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "search never found calc: {found}"
-            );
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        };
+        // Deferred and never found: not listed (callable by name: deferring saves the list,
+        // it guards nothing). calc has had its first sync before the first list was
+        // answered, so the search tool is there from the start and finds it.
+        let found = client
+            .call(
+                "search_tools",
+                json!({"query": "multiply two numbers", "limit": 1}),
+            )
+            .await
+            .expect("search_tools");
+        let found = found["structuredContent"]["tools"].clone();
         assert_eq!(found[0]["name"], "calc__multiply", "{found}");
         assert_eq!(found[0]["inputSchema"]["required"], json!(["a", "b"]));
         assert!(

@@ -91,3 +91,8 @@ pub const VALIDATE_OUTPUT: &str = "MCP_TOOL_VALIDATE_OUTPUT";
 /// `{"server_url", "authorization", "headers"}`, so that no secret sits in the mount file
 /// (`Server::connection_store`). Feature `client`.
 pub const CONNECTIONS: &str = "MCP_TOOL_CONNECTIONS";
+
+/// How long the first `tools/list` or `tools/call` waits for the mounted servers to list
+/// their tools (`Server::mount_wait`; a duration such as `5s` or `500ms`; default 5 s).
+/// Feature `client`.
+pub const MOUNT_WAIT: &str = "MCP_TOOL_MOUNT_WAIT";

@@ -4,13 +4,24 @@
 use super::env;
 use crate::server::Server;
 use crate::server::mount::read_mounts;
+use crate::server::tasks::parse_duration;
 
-/// The server with the connection store the environment names, if it names one.
-pub(super) fn connection_store(server: Server) -> Server {
-    match std::env::var_os(env::CONNECTIONS) {
-        Some(path) => server.connection_store(path),
-        None => server,
+/// The server with the connection store and the mounts' wait the environment names, if it
+/// names them.
+pub(super) fn connection_store(mut server: Server) -> Result<Server, String> {
+    if let Some(path) = std::env::var_os(env::CONNECTIONS) {
+        server = server.connection_store(path);
     }
+    if let Ok(text) = std::env::var(env::MOUNT_WAIT) {
+        let wait = parse_duration(&text).ok_or_else(|| {
+            format!(
+                "{}: `{text}` is not a duration (such as `5s` or `500ms`)",
+                env::MOUNT_WAIT
+            )
+        })?;
+        server = server.mount_wait(wait);
+    }
+    Ok(server)
 }
 
 /// The server with the remote servers each file lists mounted.

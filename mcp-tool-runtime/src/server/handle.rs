@@ -3,10 +3,13 @@
 //! changes what the server offers while it serves, telling every session.
 
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use crate::protocol::CacheHints;
+use crate::protocol::request::Method;
 use crate::protocol::wire::{Implementation, ServerCapabilities, TasksCapability, UriParams};
 use crate::tool::extract::TypeMap;
 use crate::tool::{Batch, DynamicTool, FromContext, TaskSupport, ToolCall, ToolDef, ToolError};
@@ -55,6 +58,11 @@ pub struct ServerHandle {
 /// servers (`mount::Mounts`, feature `client`), which then add their tools to it.
 pub(crate) trait StartsWith: Send + Sync + fmt::Debug {
     fn start(&self, server: &ServerHandle);
+
+    /// Until every mount has had its first sync (or the bound set for it has passed): what a
+    /// `tools/list` or `tools/call` waits for, so that the first answer holds the mounted
+    /// tools. `None` once settled.
+    fn settling(&self) -> Option<Pin<Box<dyn Future<Output = ()> + Send + '_>>>;
 }
 
 /// What every session of a server shares.
@@ -168,6 +176,28 @@ impl ServerHandle {
                 sessions: Sessions::default(),
             }),
         }
+    }
+
+    /// What a request of `method` waits for before it is dispatched: the mounts' first
+    /// sync, for a `tools/list` or a `tools/call` (bounded; `None` when there is nothing to
+    /// wait for).
+    pub(crate) fn settling(
+        &self,
+        method: Method,
+    ) -> Option<Pin<Box<dyn Future<Output = ()> + Send + '_>>> {
+        if !matches!(method, Method::ToolsList | Method::ToolsCall) {
+            return None;
+        }
+        self.shared.mounts.as_ref()?.settling()
+    }
+
+    /// Whether a request may still wait for the mounts' first sync (cheap: read before a
+    /// line is parsed for its method).
+    pub(crate) fn has_unsettled_mounts(&self) -> bool {
+        self.shared
+            .mounts
+            .as_ref()
+            .is_some_and(|m| m.settling().is_some())
     }
 
     /// Starts the connections of the mounted servers, once, if a runtime is at hand (else the

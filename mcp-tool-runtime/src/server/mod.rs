@@ -257,6 +257,18 @@ impl Server {
         self
     }
 
+    /// How long a `tools/list` or `tools/call` that arrives before every mount has listed
+    /// its tools waits for them (feature `client`; default 5 s, [`mount::DEFAULT_MOUNT_WAIT`]):
+    /// the first answer then holds the mounted tools. A mount that fails at start does not
+    /// hold anything up; one still silent after this is left out, logged, and joins later
+    /// with `list_changed`. Server binaries take it from `MCP_TOOL_MOUNT_WAIT`.
+    #[cfg(feature = "client")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "client")))]
+    pub fn mount_wait(mut self, wait: Duration) -> Self {
+        self.mounts.wait = Some(wait);
+        self
+    }
+
     /// Offers a tool defined at run time, without the macros.
     pub fn dynamic_tool(mut self, tool: DynamicTool) -> Self {
         self.dynamic.push(tool);

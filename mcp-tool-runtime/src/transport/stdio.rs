@@ -11,7 +11,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::{Notify, mpsc, oneshot};
 
+use crate::protocol::jsonrpc::Message;
 use crate::protocol::lines::{Line, Overlong, buffered_line, read_line};
+use crate::protocol::request::Method;
 use crate::protocol::{RpcError, code, jsonrpc};
 use crate::server::ServerHandle;
 use crate::server::session::{Backlog, Opening, Outbound, Outgoing, Session};
@@ -122,6 +124,14 @@ where
             Line::Complete => {
                 let text = line.trim_ascii();
                 if !text.is_empty() {
+                    // A gateway's first list holds its mounts' tools: while they have not
+                    // listed theirs, a line is read ahead for its method (and only then).
+                    if session.server.has_unsettled_mounts()
+                        && let Ok(Message::Request { method, .. }) = jsonrpc::parse(text)
+                        && let Some(settling) = session.server.settling(Method::parse(&method))
+                    {
+                        settling.await;
+                    }
                     session.handle_line(text);
                 }
             }

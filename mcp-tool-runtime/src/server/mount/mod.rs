@@ -9,6 +9,8 @@ mod config;
 mod held;
 
 use std::collections::BTreeSet;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::Duration;
@@ -16,7 +18,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
-use tokio::sync::Notify;
+use tokio::sync::{Notify, watch};
 
 use crate::client::{
     CallOptions, CallProgress, ClientError, ClientFuture, ClientHandler, Connect, McpClient,
@@ -30,6 +32,49 @@ pub use config::{
     AllowedTools, Approval, LABEL_SEPARATOR, McpTool, MountFileError, RequireApproval, ToolConfig,
     ToolFilter, read_mounts,
 };
+
+/// How long a gateway's first `tools/list` (or `tools/call`) waits, at most, for the mounts
+/// reachable at start to list their tools ([`Server::mount_wait`]).
+///
+/// [`Server::mount_wait`]: crate::server::Server::mount_wait
+pub const DEFAULT_MOUNT_WAIT: Duration = Duration::from_secs(5);
+
+/// The mounts' first sync: how many are still to have it, and until when it is waited for.
+struct Gate {
+    pending: watch::Sender<usize>,
+    wait: Duration,
+    /// Set when the mounts start.
+    deadline: OnceLock<tokio::time::Instant>,
+}
+
+impl Gate {
+    /// Whether requests go on at once: every mount has had its first sync, or the bound has
+    /// passed.
+    fn open(&self) -> bool {
+        *self.pending.borrow() == 0
+            || self
+                .deadline
+                .get()
+                .is_some_and(|d| tokio::time::Instant::now() >= *d)
+    }
+
+    async fn settled(&self) {
+        let Some(deadline) = self.deadline.get().copied() else {
+            return;
+        };
+        let mut pending = self.pending.subscribe();
+        if tokio::time::timeout_at(deadline, pending.wait_for(|n| *n == 0))
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                pending = *self.pending.borrow(),
+                wait_ms = self.wait.as_millis() as u64,
+                "mounted servers have not listed their tools in time: answering without them (they join with list_changed)"
+            );
+        }
+    }
+}
 
 /// One mounted server while the server runs.
 pub(crate) struct Mount {
@@ -45,6 +90,8 @@ pub(crate) struct Mount {
     held: held::HeldCalls,
     /// How long a held call may wait for its next round: as long as a request state lives.
     hold_for: OnceLock<Duration>,
+    /// Whether the first sync (or the first failure) was told to the gate.
+    settled: AtomicBool,
 }
 
 /// The user's answer to "run this remote tool?".
@@ -111,6 +158,7 @@ impl Mount {
             up: AtomicBool::new(false),
             held: held::HeldCalls::default(),
             hold_for: OnceLock::new(),
+            settled: AtomicBool::new(false),
         }))
     }
 
@@ -134,8 +182,15 @@ impl Mount {
             .ok_or_else(|| unavailable(self.label(), "not connected"))
     }
 
+    /// Tells the gate this mount's first sync is done (or failed), once.
+    fn settle(&self, gate: &Gate) {
+        if !self.settled.swap(true, Ordering::SeqCst) {
+            gate.pending.send_modify(|n| *n = n.saturating_sub(1));
+        }
+    }
+
     /// Connects, lists, follows changes, reconnects — for as long as the server runs.
-    pub(crate) async fn run(self: Arc<Self>, server: ServerHandle) {
+    async fn run(self: Arc<Self>, server: ServerHandle, gate: Arc<Gate>) {
         let _ = self.hold_for.set(server.shared.state_key.ttl());
         let mut backoff = Duration::from_millis(250);
         let mut said = false;
@@ -152,7 +207,9 @@ impl Mount {
                         .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(client.clone());
                     self.up.store(true, Ordering::SeqCst);
                     loop {
-                        if let Err(e) = self.sync(&server, &client).await {
+                        let synced = self.sync(&server, &client).await;
+                        self.settle(&gate);
+                        if let Err(e) = synced {
                             tracing::warn!(mount = %self.label(), error = %e, "the mounted server's tools could not be listed");
                             break;
                         }
@@ -165,6 +222,7 @@ impl Mount {
                     client.close().await;
                 }
                 Err(e) => {
+                    self.settle(&gate);
                     if !said {
                         tracing::warn!(mount = %self.label(), error = %e, "the mounted server is unavailable; retrying");
                         said = true;
@@ -430,6 +488,8 @@ impl ClientHandler for CallRelay {
 pub(crate) struct Remotes {
     pub(crate) list: Vec<McpTool>,
     pub(crate) connection_store: Option<std::path::PathBuf>,
+    /// The bound on the first list's wait for the mounts (default [`DEFAULT_MOUNT_WAIT`]).
+    pub(crate) wait: Option<Duration>,
 }
 
 impl Remotes {
@@ -452,15 +512,18 @@ impl Remotes {
                 problems.extend(found);
             }
         }
-        Some(Box::new(Mounts::new(list)))
+        Some(Box::new(Mounts::new(
+            list,
+            self.wait.unwrap_or(DEFAULT_MOUNT_WAIT),
+        )))
     }
 }
 
 /// The mounts of a server, started once.
-#[derive(Default)]
 pub(crate) struct Mounts {
     pub(crate) list: Vec<Arc<Mount>>,
     started: AtomicBool,
+    gate: Arc<Gate>,
 }
 
 impl StartsWith for Mounts {
@@ -468,13 +531,26 @@ impl StartsWith for Mounts {
     fn start(&self, server: &ServerHandle) {
         Mounts::start(self, server);
     }
+
+    fn settling(&self) -> Option<Pin<Box<dyn Future<Output = ()> + Send + '_>>> {
+        if self.gate.open() {
+            return None;
+        }
+        Some(Box::pin(self.gate.settled()))
+    }
 }
 
 impl Mounts {
-    pub(crate) fn new(list: Vec<Arc<Mount>>) -> Self {
+    pub(crate) fn new(list: Vec<Arc<Mount>>, wait: Duration) -> Self {
+        let pending = list.len();
         Mounts {
             list,
             started: AtomicBool::new(false),
+            gate: Arc::new(Gate {
+                pending: watch::Sender::new(pending),
+                wait,
+                deadline: OnceLock::new(),
+            }),
         }
     }
 
@@ -486,8 +562,12 @@ impl Mounts {
         if self.started.swap(true, Ordering::SeqCst) {
             return;
         }
+        let _ = self
+            .gate
+            .deadline
+            .set(tokio::time::Instant::now() + self.gate.wait);
         for mount in &self.list {
-            tokio::spawn(mount.clone().run(server.clone()));
+            tokio::spawn(mount.clone().run(server.clone(), self.gate.clone()));
         }
     }
 }

@@ -181,6 +181,10 @@ pub(super) async fn handle_post(
         http.session.dispatch(message);
         return StatusCode::ACCEPTED.into_response();
     };
+    // A gateway's first list holds its mounts' tools.
+    if let Some(settling) = endpoint.server.settling(request.method) {
+        settling.await;
+    }
     let (tx, rx) = mpsc::unbounded_channel();
     {
         let mut routes = lock(&http.routes);

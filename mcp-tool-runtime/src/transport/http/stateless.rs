@@ -32,6 +32,9 @@ pub(super) async fn stateless_request(
             return sse::json_response(status, jsonrpc::error_response(request.id_text(), &e));
         }
     };
+    if let Some(settling) = endpoint.server.settling(request.method) {
+        settling.await;
+    }
     let (tx, rx) = mpsc::unbounded_channel::<Outgoing>();
     let session = Session::open(
         &endpoint.server,
@@ -88,6 +91,9 @@ pub(super) async fn sessionless_post(
         session.dispatch(message);
         return StatusCode::ACCEPTED.into_response();
     };
+    if let Some(settling) = endpoint.server.settling(request.method) {
+        settling.await;
+    }
     session.dispatch_request(request, false);
     let id = jsonrpc::id_key(request.id_text());
     while let Some(message) = rx.recv().await {
