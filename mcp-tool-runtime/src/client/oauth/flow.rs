@@ -461,6 +461,25 @@ impl Authorizer {
             .map_err(|why| unauthorized(format!("the authorization did not complete: {why}")))?;
         let back = reqwest::Url::parse(&back)
             .map_err(|_| unauthorized("the authorization's redirect is not a URL"))?;
+        // The answer must come back to this client's own redirect URI (scheme, host, port,
+        // path): a code delivered anywhere else is not this client's to use.
+        let place = |u: &reqwest::Url| {
+            (
+                u.scheme().to_owned(),
+                u.host_str().map(str::to_ascii_lowercase),
+                u.port_or_known_default(),
+                u.path().to_owned(),
+            )
+        };
+        let ours = reqwest::Url::parse(&redirect_uri).ok();
+        if ours.as_ref().map(place) != Some(place(&back)) {
+            return Err(unauthorized(format!(
+                "the authorization server redirected to `{}://{}{}`, not to this client's redirect URI `{redirect_uri}`: refused",
+                back.scheme(),
+                back.host_str().unwrap_or_default(),
+                back.path()
+            )));
+        }
         let param = |name: &str| {
             back.query_pairs()
                 .find(|(n, _)| n == name)
