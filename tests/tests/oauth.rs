@@ -671,8 +671,9 @@ async fn ours_sees(url: &str, token: &str, version: VersionChoice) -> Value {
 /// tool; a `users:read` token does not see the writing tools, and its `create_user` gets the
 /// step-up challenge, in both revisions, over the Python SDK client and over ours. The
 /// challenge itself (403, `WWW-Authenticate`) is checked on the wire beside them.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_users_example_behind_oauth_shows_and_runs_what_each_token_allows() {
+/// `users --http` behind a provider (RS256) that issues tokens for it: the provider, the
+/// server, its port and URL.
+async fn users_behind_a_provider() -> (Provider, ExampleHttp, u16, String) {
     // The provider must know our resource URL before the server starts.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -681,9 +682,12 @@ async fn the_users_example_behind_oauth_shows_and_runs_what_each_token_allows() 
     let url = format!("http://127.0.0.1:{port}/mcp");
     let keys = Keys::new("RS256");
     let provider = Provider::start(&keys, "RS256", &[&url], 0);
-    let issuer = provider.issuer.clone();
     let users = {
-        let (addr, url, issuer) = (format!("127.0.0.1:{port}"), url.clone(), issuer.clone());
+        let (addr, url, issuer) = (
+            format!("127.0.0.1:{port}"),
+            url.clone(),
+            provider.issuer.clone(),
+        );
         tokio::task::spawn_blocking(move || {
             ExampleHttp::start_at(
                 "users",
@@ -699,6 +703,13 @@ async fn the_users_example_behind_oauth_shows_and_runs_what_each_token_allows() 
         .expect("users starts")
     };
     assert_eq!(users.url, url);
+    (provider, users, port, url)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_users_example_behind_oauth_shows_and_runs_what_each_token_allows() {
+    let (provider, users, port, url) = users_behind_a_provider().await;
+    let issuer = provider.issuer.clone();
     let reader = provider.token("reader", &url, "users:read").await;
     let writer = provider
         .token("writer", &url, "users:read users:write")
@@ -807,6 +818,120 @@ async fn the_users_example_behind_oauth_shows_and_runs_what_each_token_allows() 
         metadata["scopes_supported"],
         json!(["users:read", "users:write"])
     );
+    drop(users);
+    provider.stop();
+}
+
+/// Our client obtains its own tokens from the provider (client credentials, found through
+/// the server's 401 and its metadata), in both versions: the writer sees and runs every
+/// tool; the reader, asking for `users:read` only, sees `get_user`, and its `create_user`'s
+/// step-up is refused by the provider (the reader may not have `users:write`), which the
+/// client reports as such. Then the gateway mounts the same server through a connection that
+/// holds the writer's client credentials instead of a token: its first list holds the
+/// mounted tools, and a call runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_client_and_the_gateway_obtain_tokens_with_client_credentials() {
+    use mcp_tool::client::oauth::OAuth as Credentials;
+    let (provider, users, _, url) = users_behind_a_provider().await;
+    for version in [VersionChoice::V2025_11_25, VersionChoice::V2026_07_28] {
+        let writer = McpClient::connect(
+            Connect::http(&url)
+                .protocol_version(version)
+                .oauth(Credentials::client_credentials("writer", "writer-secret")),
+        )
+        .await
+        .expect("the writer authorizes itself");
+        let tools = listed_by(&writer).await;
+        assert!(
+            tools.iter().any(|t| t == "create_user"),
+            "{version:?}: {tools:?}"
+        );
+        let created = writer
+            .call(
+                "create_user",
+                json!({"email": "cc@example.com", "name": "Client Credentials"}),
+            )
+            .await
+            .expect("create_user");
+        assert_ne!(created["isError"], true, "{version:?}: {created}");
+        assert_eq!(created["structuredContent"]["name"], "Client Credentials");
+        writer.close().await;
+
+        let reader = McpClient::connect(Connect::http(&url).protocol_version(version).oauth(
+            Credentials::client_credentials("reader", "reader-secret").scopes(["users:read"]),
+        ))
+        .await
+        .expect("the reader authorizes itself");
+        assert_eq!(listed_by(&reader).await, ["get_user"], "{version:?}");
+        let refused = reader
+            .call(
+                "create_user",
+                json!({"email": "r@example.com", "name": "R"}),
+            )
+            .await;
+        match &refused {
+            Err(ClientError::Unauthorized(why)) => {
+                assert!(why.contains("token endpoint"), "{version:?}: {why}");
+                assert!(!why.contains("reader-secret"), "{why}");
+            }
+            other => panic!("{version:?}: the step-up was not refused: {other:?}"),
+        }
+        reader.close().await;
+    }
+
+    // The gateway, with the writer's credentials in its connection store.
+    let dir = TempDir::new("oauth-gateway");
+    let store = dir.path().join("connections.json");
+    std::fs::write(
+        &store,
+        json!({"users-oidc": {"server_url": url, "client_id": "writer", "client_secret": "writer-secret"}})
+            .to_string(),
+    )
+    .expect("write the connection store");
+    let mounts = dir.path().join("mounts.json");
+    std::fs::write(
+        &mounts,
+        json!([{"type": "mcp", "server_label": "users", "project_connection_id": "users-oidc"}])
+            .to_string(),
+    )
+    .expect("write the mount file");
+    let gateway = {
+        let (store, mounts) = (
+            store.to_string_lossy().into_owned(),
+            mounts.to_string_lossy().into_owned(),
+        );
+        tokio::task::spawn_blocking(move || {
+            ExampleHttp::start(
+                "calc",
+                &["--mount", &mounts],
+                &[(mcp_tool::env::CONNECTIONS, store.as_str())],
+            )
+        })
+        .await
+        .expect("the gateway starts")
+    };
+    for version in [VersionChoice::V2025_11_25, VersionChoice::V2026_07_28] {
+        let client = McpClient::connect(Connect::http(&gateway.url).protocol_version(version))
+            .await
+            .expect("connect to the gateway");
+        let tools = listed_by(&client).await;
+        assert!(
+            tools.iter().any(|t| t == "users__create_user"),
+            "{version:?}: {tools:?}"
+        );
+        let got = client
+            .call("users__get_user", json!({"userId": "usr_000000"}))
+            .await
+            .expect("a forwarded call");
+        assert!(
+            got["content"][0]["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("NOT_FOUND")),
+            "{version:?}: {got}"
+        );
+        client.close().await;
+    }
+    drop(gateway);
     drop(users);
     provider.stop();
 }

@@ -11,7 +11,9 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, WWW_AUTHENTICATE};
+use reqwest::header::{
+    ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, WWW_AUTHENTICATE,
+};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
@@ -210,15 +212,13 @@ impl HttpWire {
             .clone();
         if let Some(session) = session {
             let endpoint = &self.endpoint;
-            let mut request = endpoint
+            let _ = endpoint
                 .http
                 .delete(&endpoint.url)
-                .headers(endpoint.headers.clone())
-                .header(SESSION, session);
-            if let Some(token) = endpoint.held() {
-                request = request.bearer_auth(token);
-            }
-            let _ = request.send().await;
+                .headers(endpoint.headers_with(endpoint.held().as_deref()))
+                .header(SESSION, session)
+                .send()
+                .await;
         }
     }
 }
@@ -246,6 +246,19 @@ struct Post {
 }
 
 impl Endpoint {
+    /// The wire's headers, with `Authorization: Bearer token` (marked sensitive) in place of
+    /// any set by hand when the flow has a token: one header, one token.
+    fn headers_with(&self, token: Option<&str>) -> HeaderMap {
+        let mut headers = self.headers.clone();
+        if let Some(token) = token
+            && let Ok(mut value) = HeaderValue::try_from(format!("Bearer {token}"))
+        {
+            value.set_sensitive(true);
+            headers.insert(AUTHORIZATION, value);
+        }
+        headers
+    }
+
     /// The token held now, if any (for a GET or a DELETE, which start no flow).
     fn held(&self) -> Option<String> {
         self.auth.as_ref().and_then(|a| a.held())
@@ -255,13 +268,10 @@ impl Endpoint {
         let mut request = self
             .http
             .post(&self.url)
-            .headers(self.headers.clone())
+            .headers(self.headers_with(token))
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "application/json, text/event-stream")
             .body(post.text.clone());
-        if let Some(token) = token {
-            request = request.bearer_auth(token);
-        }
         let method = post.method.as_str();
         let stateless = shared.stateless.load(Ordering::SeqCst) && method != "initialize";
         if stateless && !method.is_empty() {
@@ -352,11 +362,8 @@ impl Endpoint {
         let mut request = self
             .http
             .get(&self.url)
-            .headers(self.headers.clone())
+            .headers(self.headers_with(self.held().as_deref()))
             .header(ACCEPT, "text/event-stream");
-        if let Some(token) = self.held() {
-            request = request.bearer_auth(token);
-        }
         if let Some(version) = *shared
             .version
             .read()

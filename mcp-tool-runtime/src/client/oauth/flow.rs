@@ -179,7 +179,7 @@ impl Authorizer {
             }
         }
         self.forget(&found);
-        let scopes = self.scopes(&challenge, &found, None);
+        let scopes = self.scopes(&challenge, &found);
         self.grant(&found, scopes).await
     }
 
@@ -202,36 +202,52 @@ impl Authorizer {
             None => discover(&self.http, &self.server, &challenge).await?,
         };
         *flow = Some(found.clone());
-        let held = self.current().and_then(|t| t.scope);
-        let scopes = self.scopes(&challenge, &found, held.as_deref());
-        self.forget(&found);
-        self.grant(&found, scopes).await
+        // The scopes held (as granted, else as asked for), and the challenge's beside them.
+        let held: Vec<String> = self
+            .current()
+            .and_then(|t| t.scope)
+            .map(|s| scope_list(&s))
+            .or_else(|| self.settings.scopes.clone())
+            .unwrap_or_default();
+        let Some(wanted) = challenge.get("scope").map(scope_list) else {
+            return Err(unauthorized(
+                "the server refused the request for want of scopes (HTTP 403 insufficient_scope) without naming them",
+            ));
+        };
+        let missing: Vec<&String> = wanted.iter().filter(|s| !held.contains(s)).collect();
+        if missing.is_empty() {
+            // Asking again for what was granted would change nothing.
+            return Err(unauthorized(format!(
+                "the server wants the scopes `{}`, which the token already has: it will not take this request with them",
+                wanted.join(" ")
+            )));
+        }
+        let mut scopes = held.clone();
+        scopes.extend(missing.into_iter().cloned());
+        self.add_offline_access(&mut scopes, &found);
+        // The token held stays in use until another is granted.
+        self.grant(&found, Some(scopes)).await
     }
 
-    /// The scopes to ask for: the configured ones; else the challenge's (with those held,
-    /// after a 403); else the resource's `scopes_supported`; else none. `offline_access` is
-    /// added when the authorization server lists it and the client may refresh.
-    fn scopes(
-        &self,
-        challenge: &Challenge,
-        found: &Discovered,
-        held: Option<&str>,
-    ) -> Option<Vec<String>> {
+    /// The scopes to ask for at first: the configured ones; else the challenge's; else the
+    /// resource's `scopes_supported`; else none.
+    fn scopes(&self, challenge: &Challenge, found: &Discovered) -> Option<Vec<String>> {
         let mut scopes = if let Some(configured) = &self.settings.scopes {
             configured.clone()
         } else if let Some(asked) = challenge.get("scope") {
-            let mut scopes = held.map(scope_list).unwrap_or_default();
-            for scope in scope_list(asked) {
-                if !scopes.contains(&scope) {
-                    scopes.push(scope);
-                }
-            }
-            scopes
+            scope_list(asked)
         } else if let Some(supported) = &found.scopes_supported {
             supported.clone()
         } else {
             return None;
         };
+        self.add_offline_access(&mut scopes, found);
+        Some(scopes)
+    }
+
+    /// `offline_access`, added when the authorization server lists it and the client may
+    /// refresh (an authorization code grant).
+    fn add_offline_access(&self, scopes: &mut Vec<String>, found: &Discovered) {
         let refreshes = matches!(self.settings.grant, Grant::Code(_));
         if refreshes
             && found
@@ -243,7 +259,6 @@ impl Authorizer {
         {
             scopes.push("offline_access".into());
         }
-        Some(scopes)
     }
 
     /// Obtains tokens by the configured grant, asking for `scopes`.

@@ -234,9 +234,11 @@ impl McpTool {
             self.connector_id.is_some(),
             self.command.is_some(),
         ];
-        if targets.iter().filter(|t| **t).count() != 1 {
+        // A project connection may name the server itself (its `server_url`).
+        let given = targets.iter().filter(|t| **t).count();
+        if given > 1 || (given == 0 && self.project_connection_id.is_none()) {
             problems.push(format!(
-                "mount `{label}`: give exactly one of `server_url`, `connector_id` and `command`"
+                "mount `{label}`: give exactly one of `server_url`, `connector_id` and `command` (or a `project_connection_id` whose connection has a `server_url`)"
             ));
         }
         if self.command.as_ref().is_some_and(Vec::is_empty) {
@@ -246,8 +248,11 @@ impl McpTool {
     }
 }
 
-/// One connection of the connection store.
-#[derive(Debug, Clone, Default, Deserialize)]
+/// One connection of the connection store: where the server is, and how to reach it — a
+/// token obtained elsewhere (`authorization`), or the client credentials to obtain tokens
+/// with (`client_id` with `client_secret`, or with `private_key` for `private_key_jwt`).
+/// Its `Debug` shows no secret.
+#[derive(Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Connection {
     #[serde(default)]
@@ -256,6 +261,88 @@ pub(crate) struct Connection {
     pub(crate) authorization: Option<String>,
     #[serde(default)]
     pub(crate) headers: BTreeMap<String, String>,
+    #[serde(default)]
+    pub(crate) client_id: Option<String>,
+    #[serde(default)]
+    pub(crate) client_secret: Option<String>,
+    /// A private key in PEM, for `private_key_jwt`.
+    #[serde(default)]
+    pub(crate) private_key: Option<String>,
+    /// The private key's JWS algorithm (default `ES256`).
+    #[serde(default)]
+    pub(crate) signing_algorithm: Option<String>,
+    /// The scopes to ask for (default: those the server suggests).
+    #[serde(default)]
+    pub(crate) scopes: Option<Vec<String>>,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let hidden = |v: &Option<String>| v.as_ref().map(|_| "(hidden)");
+        f.debug_struct("Connection")
+            .field("server_url", &self.server_url)
+            .field("authorization", &hidden(&self.authorization))
+            .field("headers", &self.headers.keys().collect::<Vec<_>>())
+            .field("client_id", &self.client_id)
+            .field("client_secret", &hidden(&self.client_secret))
+            .field("private_key", &hidden(&self.private_key))
+            .field("signing_algorithm", &self.signing_algorithm)
+            .field("scopes", &self.scopes)
+            .finish()
+    }
+}
+
+impl Connection {
+    /// The OAuth client credentials this connection obtains its tokens with, if it has them;
+    /// an error for a connection that says two ways or half of one.
+    pub(crate) fn oauth(&self, id: &str) -> Result<Option<crate::client::oauth::OAuth>, String> {
+        use crate::client::oauth::OAuth;
+        let Some(client_id) = &self.client_id else {
+            if self.client_secret.is_some() || self.private_key.is_some() {
+                return Err(format!(
+                    "connection `{id}`: a `client_secret` or `private_key` needs its `client_id`"
+                ));
+            }
+            return Ok(None);
+        };
+        if self.authorization.is_some() {
+            return Err(format!(
+                "connection `{id}`: give either `authorization` (a token) or `client_id` (client credentials to obtain tokens with), not both"
+            ));
+        }
+        let oauth = match (&self.client_secret, &self.private_key) {
+            (Some(secret), None) => OAuth::client_credentials(client_id, secret),
+            (None, Some(key)) => OAuth::client_credentials_with_key(
+                client_id,
+                key,
+                self.signing_algorithm.as_deref().unwrap_or("ES256"),
+            ),
+            _ => {
+                return Err(format!(
+                    "connection `{id}`: `client_id` needs exactly one of `client_secret` and `private_key`"
+                ));
+            }
+        };
+        Ok(Some(match &self.scopes {
+            Some(scopes) => oauth.scopes(scopes.iter().cloned()),
+            None => oauth,
+        }))
+    }
+}
+
+/// A serde error about the connection store without the values it quotes (which may be
+/// secrets): `invalid type: string "…", expected a map` becomes `invalid type, expected a
+/// map`.
+fn without_values(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    match (text.find(':'), text.find(", expected")) {
+        (Some(colon), Some(expected))
+            if text.starts_with("invalid type") || text.starts_with("invalid value") =>
+        {
+            format!("{}{}", &text[..colon], &text[expected..])
+        }
+        _ => text,
+    }
 }
 
 /// Reads the connection `id` from the connection store at `path` (`Server::connection_store`,
@@ -274,7 +361,7 @@ pub(crate) fn connection(id: &str, path: Option<&std::path::Path>) -> Result<Con
     let entry = store
         .remove(id)
         .ok_or_else(|| format!("connection `{id}` is not in the connection store"))?;
-    serde_json::from_value(entry).map_err(|e| format!("connection `{id}`: {e}"))
+    serde_json::from_value(entry).map_err(|e| format!("connection `{id}`: {}", without_values(&e)))
 }
 
 /// Reads a mount file: a list of `{"type": "mcp", …}` objects (or one).
@@ -320,6 +407,58 @@ pub enum MountFileError {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn entry(value: Value) -> Connection {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn a_connection_holds_a_token_or_client_credentials_never_half_or_both() {
+        let oauth = |v: Value| entry(v).oauth("c");
+        assert!(oauth(json!({"authorization": "t"})).unwrap().is_none());
+        let found = oauth(json!({"client_id": "id", "client_secret": "hush", "scopes": ["a"]}))
+            .unwrap()
+            .expect("client credentials");
+        assert!(!format!("{found:?}").contains("hush"));
+        assert!(
+            oauth(json!({"client_id": "id", "private_key": "PEM"}))
+                .unwrap()
+                .is_some()
+        );
+        for (bad, says) in [
+            (json!({"client_secret": "hush"}), "needs its `client_id`"),
+            (json!({"client_id": "id"}), "exactly one of"),
+            (
+                json!({"client_id": "id", "client_secret": "s", "private_key": "k"}),
+                "exactly one of",
+            ),
+            (
+                json!({"client_id": "id", "client_secret": "s", "authorization": "t"}),
+                "not both",
+            ),
+        ] {
+            let e = oauth(bad.clone()).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+            assert!(!e.contains("hush") && !e.contains('"'), "{e}");
+        }
+        // Debug shows no secret.
+        let shown = format!(
+            "{:?}",
+            entry(json!({"authorization": "tok", "client_secret": "hush", "private_key": "PEM"}))
+        );
+        assert!(
+            !shown.contains("tok\"") && !shown.contains("hush") && !shown.contains("PEM"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn a_connection_of_the_wrong_shape_is_named_without_its_values() {
+        let e = serde_json::from_value::<Connection>(json!({"client_secret": 42})).unwrap_err();
+        let text = without_values(&e);
+        assert!(!text.contains("42"), "{text}");
+        assert!(text.starts_with("invalid type, expected"), "{text}");
+    }
 
     #[test]
     fn a_connection_needs_a_store_and_an_entry_in_it() {

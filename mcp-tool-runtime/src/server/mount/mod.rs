@@ -128,8 +128,12 @@ impl Mount {
                 .or_else(|| store.as_ref().and_then(|s| s.server_url.clone()))
                 .ok_or_else(|| {
                     format!(
-                        "mount `{label}`: connector `{}` has no `server_url` in the connection store",
-                        config.connector_id.as_deref().unwrap_or("?")
+                        "mount `{label}`: connection `{}` has no `server_url` in the connection store",
+                        config
+                            .connector_id
+                            .as_deref()
+                            .or(config.project_connection_id.as_deref())
+                            .unwrap_or("?")
                     )
                 })?;
             Connect::http(url)
@@ -141,6 +145,22 @@ impl Mount {
             }
             if let Some(token) = &store.authorization {
                 connect = connect.bearer(token);
+            }
+            let id = config
+                .project_connection_id
+                .as_deref()
+                .or(config.connector_id.as_deref())
+                .unwrap_or_default();
+            if let Some(oauth) = store
+                .oauth(id)
+                .map_err(|e| format!("mount `{label}`: {e}"))?
+            {
+                if config.command.is_some() {
+                    return Err(format!(
+                        "mount `{label}`: connection `{id}` holds client credentials, which only a server reached over HTTP can use"
+                    ));
+                }
+                connect = connect.oauth(oauth);
             }
         }
         for (name, value) in config.headers.iter().flatten() {
