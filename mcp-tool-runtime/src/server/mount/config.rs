@@ -224,9 +224,12 @@ impl McpTool {
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
             || label.contains(LABEL_SEPARATOR)
+            // `a_` and `a` would name tools alike (`a_` + `__x` and `a` + `___x`): a label
+            // that ends with `_` makes the prefix ambiguous.
+            || label.ends_with('_')
         {
             problems.push(format!(
-                "mount `{label}`: `server_label` must be 1-64 letters, digits, `_` or `-` (no `__`)"
+                "mount `{label}`: `server_label` must be 1-64 letters, digits, `_` or `-`, with no `__` and no `_` at its end (so that `label__tool` names one mount's tool only)"
             ));
         }
         let targets = [
@@ -542,6 +545,18 @@ mod tests {
         assert!(
             text.contains("server_label") && text.contains("exactly one"),
             "{text}"
+        );
+        // `a_` beside `a` would make `a___x` ambiguous: refused.
+        let m = mount(json!({"server_label": "a_", "server_url": "http://x"}));
+        assert!(
+            m.problems().join("\n").contains("no `_` at its end"),
+            "{:?}",
+            m.problems()
+        );
+        assert!(
+            mount(json!({"server_label": "_a-b_c", "server_url": "http://x"}))
+                .problems()
+                .is_empty()
         );
         let e = read_mounts(
             r#"[{"type":"mcp","server_label":"s","server_url":"http://x"},

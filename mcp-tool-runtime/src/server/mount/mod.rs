@@ -272,7 +272,11 @@ impl Mount {
             }
         }
         let mut add = Vec::new();
-        for tool in &tools {
+        let (tools, repeated) = unique_by_name(&tools);
+        if !repeated.is_empty() {
+            tracing::warn!(mount = %self.label(), tools = ?repeated, "the mounted server lists these tools more than once: the first of each is mounted");
+        }
+        for tool in tools {
             let Some(remote) = tool["name"].as_str() else {
                 continue;
             };
@@ -440,6 +444,25 @@ impl Mount {
     }
 }
 
+/// The tools of a list with a name, each name once (the first wins), and the names listed
+/// more than once.
+fn unique_by_name(tools: &[Value]) -> (Vec<&Value>, Vec<String>) {
+    let mut seen = BTreeSet::new();
+    let mut repeated = BTreeSet::new();
+    let mut unique = Vec::new();
+    for tool in tools {
+        let Some(name) = tool["name"].as_str() else {
+            continue;
+        };
+        if seen.insert(name) {
+            unique.push(tool);
+        } else {
+            repeated.insert(name.to_owned());
+        }
+    }
+    (unique, repeated.into_iter().collect())
+}
+
 fn unavailable(label: &str, why: &str) -> ToolError {
     ToolError::new(
         "REMOTE_UNAVAILABLE",
@@ -596,5 +619,26 @@ impl std::fmt::Debug for Mounts {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let labels: Vec<&str> = self.list.iter().map(|m| m.label()).collect();
         f.debug_struct("Mounts").field("labels", &labels).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::unique_by_name;
+
+    #[test]
+    fn a_tool_listed_twice_is_mounted_once() {
+        let tools = vec![
+            json!({"name": "a", "description": "first"}),
+            json!({"name": "b"}),
+            json!({"name": "a", "description": "second"}),
+            json!({"title": "no name"}),
+        ];
+        let (unique, repeated) = unique_by_name(&tools);
+        assert_eq!(unique.len(), 2);
+        assert_eq!(unique[0]["description"], "first");
+        assert_eq!(repeated, ["a"]);
     }
 }
