@@ -973,6 +973,51 @@ fn bearer(token: &'static str) -> impl Fn(RequestBuilder) -> RequestBuilder {
     move |r| r.header(AUTHORIZATION, format!("Bearer {token}"))
 }
 
+/// A header that routes, versions or authenticates a request, sent twice, is refused with
+/// 400 before anything reads either value (the first authenticated as alice before).
+#[tokio::test]
+async fn a_routing_header_sent_twice_is_refused() {
+    let core = core(&["whoami", "hello"]);
+    let mut config = HttpConfig::default();
+    config.auth = Some(Arc::new(tokens()));
+    let srv = serve_core(&core, config).await;
+    let alice = srv.session_with(json!({}), bearer("s3cret")).await;
+    let list = request(3, "tools/list", json!({})).to_string();
+    let twice: [(&str, &str, &str); 5] = [
+        ("authorization", "Bearer s3cret", "Bearer b0b-token"),
+        ("mcp-protocol-version", LATEST, "2025-06-18"),
+        ("mcp-method", "tools/list", "tools/call"),
+        ("mcp-name", "hello", "whoami"),
+        ("mcp-param-region", "a", "b"),
+    ];
+    for (name, first, second) in twice {
+        let mut post = srv.post().header(SESSION, &alice.id);
+        if name != "authorization" {
+            post = post.header(AUTHORIZATION, "Bearer s3cret");
+        }
+        let reply = send(
+            post.header(name, first)
+                .header(name, second)
+                .body(list.clone()),
+        )
+        .await;
+        assert_eq!(
+            reply.status,
+            StatusCode::BAD_REQUEST,
+            "{name}: {}",
+            reply.body
+        );
+        assert!(
+            reply.body.contains("sent more than once"),
+            "{name}: {}",
+            reply.body
+        );
+        assert!(!reply.body.contains("s3cret"), "{}", reply.body);
+    }
+    // Once each, the same request is served.
+    assert_eq!(text_of(&alice.call("whoami", json!({})).await), "alice");
+}
+
 #[tokio::test]
 async fn bearer_tokens_guard_the_endpoint() {
     let core = core(&["whoami", "hello"]);

@@ -224,8 +224,10 @@ impl Endpoint {
         Ok(())
     }
 
-    /// The checks every method of the endpoint shares: Host/Origin, credentials.
+    /// The checks every method of the endpoint shares: one value for each header that routes
+    /// or authenticates the request, Host/Origin, credentials.
     pub(super) async fn admit(&self, parts: &Parts) -> Result<Option<Identity>, Refusal> {
+        check_single_headers(&parts.headers)?;
         check_origin(&self.config, &parts.headers)?;
         match &self.config.auth {
             None => Ok(None),
@@ -474,4 +476,33 @@ fn method_not_allowed(method: &str) -> Response {
     r.headers_mut()
         .insert(header::ALLOW, HeaderValue::from_static("POST"));
     r
+}
+
+/// The headers that route, version or authenticate a request: each must come once. With two
+/// (`Authorization: Bearer alice` and `Authorization: Bearer bob`), what is checked here and
+/// what a balancer in front routes on could differ (the first value, the last), so the
+/// request is refused instead of one being picked.
+const SINGLE_HEADERS: [&str; 6] = [
+    "authorization",
+    "mcp-protocol-version",
+    "mcp-method",
+    "mcp-name",
+    "mcp-session-id",
+    "last-event-id",
+];
+
+/// 400 for a request that repeats one of [`SINGLE_HEADERS`] or an `Mcp-Param-*` header.
+fn check_single_headers(headers: &HeaderMap) -> Result<(), Refusal> {
+    for name in headers.keys() {
+        let routed =
+            SINGLE_HEADERS.contains(&name.as_str()) || name.as_str().starts_with("mcp-param-");
+        if routed && headers.get_all(name).iter().nth(1).is_some() {
+            return Err(refuse(
+                StatusCode::BAD_REQUEST,
+                code::INVALID_REQUEST,
+                &format!("Bad Request: the `{name}` header is sent more than once"),
+            ));
+        }
+    }
+    Ok(())
 }
