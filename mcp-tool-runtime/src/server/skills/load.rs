@@ -240,11 +240,35 @@ impl Skills {
                 format!("`{uri}` is no file of a skill"),
             ));
         };
-        let (root, path) = (self.root.clone(), file.path.clone());
-        let bytes = tokio::task::spawn_blocking(move || root.read(&path))
-            .await
-            .map_err(|e| ToolError::new("READ_FAILED", e.to_string()))?
-            .map_err(|e| ToolError::new("READ_FAILED", format!("`{uri}`: {e}")))?;
+        let (root, path, size) = (self.root.clone(), file.path.clone(), file.size);
+        // Bounded: a file swapped for something that blocks its reader (a FIFO opened
+        // between the check and the open) fails the read instead of holding it.
+        let read = tokio::task::spawn_blocking(move || read_regular(&root, &path, size));
+        let changed = || {
+            ToolError::new(
+                "SKILL_CHANGED",
+                format!(
+                    "`{uri}` changed on disk since the server started; restart it to serve the new version"
+                ),
+            )
+        };
+        let bytes = match tokio::time::timeout(READ_LIMIT, read).await {
+            Err(_) => {
+                return Err(ToolError::new(
+                    "READ_FAILED",
+                    format!(
+                        "`{uri}` could not be read within {} s",
+                        READ_LIMIT.as_secs()
+                    ),
+                ));
+            }
+            Ok(Err(e)) => return Err(ToolError::new("READ_FAILED", e.to_string())),
+            Ok(Ok(Err(ReadError::Io(e)))) => {
+                return Err(ToolError::new("READ_FAILED", format!("`{uri}`: {e}")));
+            }
+            Ok(Ok(Err(ReadError::NotRegular | ReadError::TooLarge))) => return Err(changed()),
+            Ok(Ok(Ok(bytes))) => bytes,
+        };
         if bytes.len() as u64 != file.size || digest(&bytes) != file.digest {
             return Err(ToolError::new(
                 "SKILL_CHANGED",
@@ -262,6 +286,49 @@ impl Skills {
         };
         Ok(vec![contents])
     }
+}
+
+/// The longest a skill file's read may take at `resources/read`.
+const READ_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Why a skill file was not read.
+#[derive(Debug)]
+enum ReadError {
+    /// It is no regular file (a FIFO, a device, a folder, a link).
+    NotRegular,
+    /// It holds more than the bytes allowed.
+    TooLarge,
+    Io(std::io::Error),
+}
+
+/// The bytes of the regular file at `path`, at most `limit` of them: its kind and size are
+/// checked before it is opened (no FIFO is opened, no sparse gigabyte read) and again on the
+/// opened handle, and no more than `limit + 1` bytes are read whatever it then holds.
+fn read_regular(root: &Dir, path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+    use std::io::Read as _;
+    let before = root.symlink_metadata(path).map_err(ReadError::Io)?;
+    if !before.is_file() {
+        return Err(ReadError::NotRegular);
+    }
+    if before.len() > limit {
+        return Err(ReadError::TooLarge);
+    }
+    let file = root.open(path).map_err(ReadError::Io)?;
+    let opened = file.metadata().map_err(ReadError::Io)?;
+    if !opened.is_file() {
+        return Err(ReadError::NotRegular);
+    }
+    if opened.len() > limit {
+        return Err(ReadError::TooLarge);
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(opened.len()).unwrap_or(0));
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(ReadError::Io)?;
+    if bytes.len() as u64 > limit {
+        return Err(ReadError::TooLarge);
+    }
+    Ok(bytes)
 }
 
 /// Collects the files below `dir/at` (paths relative to the skill) with their bytes, and the
@@ -307,7 +374,22 @@ fn walk(
             folders.push((path.clone(), Vec::new()));
             walk(root, dir, path, depth + 1, found, folders)?;
         } else if kind.is_file() {
-            let bytes = root.read(dir.join(&path)).map_err(io)?;
+            let bytes = match read_regular(root, &dir.join(&path), MAX_BYTES) {
+                Ok(bytes) => bytes,
+                Err(ReadError::Io(e)) => return Err(io(e)),
+                Err(ReadError::NotRegular) => {
+                    return Err(format!(
+                        "`{}` is not a regular file or folder",
+                        path.display()
+                    ));
+                }
+                Err(ReadError::TooLarge) => {
+                    return Err(format!(
+                        "`{}` holds more than the {MAX_BYTES} bytes (16 MiB) a skill may have",
+                        path.display()
+                    ));
+                }
+            };
             folders[mine].1.push((name, Some(bytes.len() as u64)));
             found.push((path, bytes));
         } else {
@@ -457,6 +539,60 @@ fn encode_segment(segment: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A skills folder with one skill `calc` (its `SKILL.md` and `notes.txt`).
+    fn folder(label: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("mcp-tool-skills-{label}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("calc")).unwrap();
+        std::fs::write(
+            dir.join("calc").join(SKILL_MD),
+            "---\nname: calc\ndescription: Do sums\n---\n# Calc\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("calc").join("notes.txt"), "notes").unwrap();
+        dir
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_file_swapped_for_a_fifo_or_a_sparse_gigabyte_is_refused_unread() {
+        let dir = folder("swap");
+        let skills = Arc::new(Skills::load(&dir).unwrap());
+        let notes = dir.join("calc").join("notes.txt");
+        let uri = "skill://calc/notes.txt".to_owned();
+        assert!(skills.clone().read(uri.clone()).await.is_ok());
+        // A FIFO nobody writes to: opening it for reading would wait for ever.
+        std::fs::remove_file(&notes).unwrap();
+        let made = std::process::Command::new("mkfifo").arg(&notes).status();
+        if made.is_ok_and(|s| s.success()) {
+            let e = skills.clone().read(uri.clone()).await.unwrap_err();
+            assert_eq!(e.code(), Some("SKILL_CHANGED"), "{}", e.message());
+            std::fs::remove_file(&notes).unwrap();
+        }
+        // A sparse gigabyte: refused by its size, before a byte is read.
+        let file = std::fs::File::create(&notes).unwrap();
+        file.set_len(1 << 30).unwrap();
+        let e = skills.clone().read(uri).await.unwrap_err();
+        assert_eq!(e.code(), Some("SKILL_CHANGED"), "{}", e.message());
+        // At start, such a file is refused by name.
+        let problems = Skills::load(&dir).err().unwrap().join("\n");
+        assert!(
+            problems.contains("notes.txt") && problems.contains("16 MiB"),
+            "{problems}"
+        );
+        std::fs::remove_file(&notes).unwrap();
+        if std::process::Command::new("mkfifo")
+            .arg(&notes)
+            .status()
+            .is_ok_and(|s| s.success())
+        {
+            let problems = Skills::load(&dir).err().unwrap().join("\n");
+            assert!(problems.contains("not a regular file"), "{problems}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn names_follow_the_agent_skills_rule() {
