@@ -32,7 +32,7 @@ use crate::protocol::{RpcError, code};
 use crate::tool::input::InputRound;
 use crate::tool::{Ctx, ToolError};
 
-use super::{Mount, Relay};
+use super::{Mount, Relay, marked};
 
 /// The most calls of one mount that may wait for their client's answers at once.
 pub(crate) const MAX_HELD: usize = 1024;
@@ -206,12 +206,10 @@ impl Mount {
             if !drive.open.is_empty() {
                 // Every open question goes in this round; an answer the round has returns at
                 // once, and the first one it has not ends the round.
-                let answers = join_all(
-                    drive
-                        .open
-                        .iter()
-                        .map(|q| ctx.input(&q.key).relay(&q.method, q.params.clone())),
-                )
+                let answers = join_all(drive.open.iter().map(|q| {
+                    ctx.input(&q.key)
+                        .relay(&q.method, marked(self.label(), &q.method, q.params.clone()))
+                }))
                 .await;
                 for (question, answer) in drive.open.drain(..).zip(answers) {
                     let answer = answer
