@@ -403,6 +403,56 @@ async fn a_state_opens_only_for_its_own_request_unchanged() {
     assert_eq!(e.code, -32602, "{e:?}");
 }
 
+/// An answer sealed in the request state is the one the tool gets: a later round's
+/// `inputResponses` naming the same key again (with another answer) does not replace it.
+#[tokio::test]
+async fn a_sealed_answer_cannot_be_replaced_by_a_later_round() {
+    let c = stateless();
+    let key_of = |result: &Value| {
+        result["inputRequests"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .next()
+            .unwrap()
+            .clone()
+    };
+    let first = c.call("ask_twice", json!({})).await.unwrap().0;
+    let first_key = key_of(&first);
+    // Round two: the first question answered `true`, sealed in the state now.
+    let second = c
+        .request(
+            "tools/call",
+            json!({
+                "name": "ask_twice",
+                "arguments": {},
+                "inputResponses": { first_key.as_str(): accept(true) },
+                "requestState": first["requestState"],
+            }),
+        )
+        .await
+        .unwrap();
+    let second_key = key_of(&second);
+    assert_ne!(first_key, second_key, "{second}");
+    // Round three answers the second question, and tries to change the first to `false`.
+    let done = c
+        .request(
+            "tools/call",
+            json!({
+                "name": "ask_twice",
+                "arguments": {},
+                "inputResponses": {
+                    first_key.as_str(): accept(false),
+                    second_key.as_str(): accept(true),
+                },
+                "requestState": second["requestState"],
+            }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done["content"][0]["text"], "true true", "{done}");
+}
+
 #[tokio::test]
 async fn a_state_survives_a_restart_with_the_same_key() {
     let key = [3_u8; 32];

@@ -184,13 +184,18 @@ pub(crate) fn answers(
         Some(token) => session.server.shared.state_key.open(binding, token)?,
         None => Map::new(),
     };
-    // The server's own values come only from the sealed state.
-    answers.extend(
-        retry
-            .input_responses
-            .into_iter()
-            .filter(|(key, _)| !key.starts_with(MEMO_PREFIX)),
-    );
+    // The server's own values come only from the sealed state, and an answer sealed there
+    // stays the one the tool gets: the client carries the state, it cannot change it.
+    for (key, answer) in retry.input_responses {
+        if key.starts_with(MEMO_PREFIX) {
+            continue;
+        }
+        if answers.contains_key(&key) {
+            tracing::debug!(key = %key, "an inputResponses entry names an answer sealed in the request state: the sealed one stands");
+            continue;
+        }
+        answers.insert(key, answer);
+    }
     Ok(answers)
 }
 
