@@ -973,6 +973,40 @@ fn bearer(token: &'static str) -> impl Fn(RequestBuilder) -> RequestBuilder {
     move |r| r.header(AUTHORIZATION, format!("Bearer {token}"))
 }
 
+/// A head that announces a body, then one byte of it and silence: answered 408 once the body
+/// deadline passes, and the connection closed (it held a connection slot for ever before).
+#[tokio::test]
+async fn a_body_that_stops_coming_is_answered_408_and_its_connection_closed() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let core = core(&["hello"]);
+    let mut config = HttpConfig::default();
+    config.body_timeout = Duration::from_secs(1);
+    let srv = serve_core(&core, config).await;
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", srv.port))
+        .await
+        .expect("connect");
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:{}\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\ncontent-length: 100\r\n\r\n{{",
+        srv.port
+    );
+    stream
+        .write_all(head.as_bytes())
+        .await
+        .expect("send the head");
+    let mut answer = Vec::new();
+    tokio::time::timeout(WAIT, stream.read_to_end(&mut answer))
+        .await
+        .expect("the server answers and closes within the bound")
+        .expect("read");
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(
+        answer.contains("the body did not arrive within 1 s"),
+        "{answer}"
+    );
+}
+
 /// A header that routes, versions or authenticates a request, sent twice, is refused with
 /// 400 before anything reads either value (the first authenticated as alice before).
 #[tokio::test]

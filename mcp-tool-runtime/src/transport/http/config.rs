@@ -9,7 +9,8 @@ use super::events::{EventStore, MemoryEventStore};
 
 /// How the HTTP endpoint behaves. The defaults are the safe ones: loopback hosts and origins
 /// only, a 4 MiB body limit, sessions that expire after 10 idle minutes, request heads (and
-/// idle kept-alive connections) within 30 s, at most 1024 connections.
+/// idle kept-alive connections) within 30 s, bodies within 30 s of their head, at most 1024
+/// connections.
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct HttpConfig {
@@ -44,6 +45,10 @@ pub struct HttpConfig {
     /// says nothing, is closed; a request being answered (a long call, an SSE stream) is not
     /// affected.
     pub header_timeout: Duration,
+    /// How long a client may take to send a request's body once its head has come (default
+    /// 30 s): a body that dribbles, or stops, is answered 408 and its connection closed, so
+    /// that a head announcing a body followed by silence cannot hold a connection slot.
+    pub body_timeout: Duration,
     /// The most connections served at once (`serve_http`; default 1024): beyond, new ones wait
     /// to be accepted until one closes, so a flood cannot exhaust the process's files.
     pub max_connections: usize,
@@ -70,6 +75,7 @@ impl Default for HttpConfig {
             shutdown_grace: Duration::from_secs(10),
             sse_responses: false,
             header_timeout: Duration::from_secs(30),
+            body_timeout: Duration::from_secs(30),
             max_connections: 1024,
             event_store: Arc::new(MemoryEventStore::new()),
             sse_retry: Duration::from_secs(1),
@@ -106,6 +112,7 @@ impl fmt::Debug for HttpConfig {
             .field("sessionless", &self.sessionless)
             .field("sse_responses", &self.sse_responses)
             .field("header_timeout", &self.header_timeout)
+            .field("body_timeout", &self.body_timeout)
             .field("max_connections", &self.max_connections)
             .field("sse_retry", &self.sse_retry)
             .field("auth", &self.auth.is_some())

@@ -66,7 +66,26 @@ pub(super) async fn handle_post(
             "Unsupported Media Type: the body must be application/json",
         );
     }
-    let body = match axum::body::to_bytes(body, endpoint.config.body_limit).await {
+    let read = axum::body::to_bytes(body, endpoint.config.body_limit);
+    let Ok(read) = tokio::time::timeout(endpoint.config.body_timeout, read).await else {
+        tracing::debug!(
+            timeout_ms = endpoint.config.body_timeout.as_millis() as u64,
+            "a request body did not arrive in time: 408, connection closed"
+        );
+        let mut response = rpc_error(
+            StatusCode::REQUEST_TIMEOUT,
+            code::INVALID_REQUEST,
+            &format!(
+                "Request Timeout: the body did not arrive within {} s",
+                endpoint.config.body_timeout.as_secs()
+            ),
+        );
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        return response;
+    };
+    let body = match read {
         Ok(b) => b,
         Err(_) => {
             return rpc_error(
