@@ -1875,6 +1875,70 @@ async fn sessions_are_bounded_and_a_failed_initialize_opens_none() {
     assert!(reply.header(SESSION).is_none());
 }
 
+/// One client cannot take every session: each subject (with credentials), else each address
+/// (anonymous, through `serve_http`), holds at most its share, and others still initialize.
+#[tokio::test]
+async fn each_client_holds_at_most_its_share_of_sessions() {
+    let core = Server::new("t", "0")
+        .only(["whoami"])
+        .limits(mcp_tool::server::Limits::default().max_sessions_per_client(2))
+        .build()
+        .unwrap();
+    let mut config = HttpConfig::default();
+    config.auth = Some(Arc::new(tokens()));
+    let srv = serve_core(&core, config).await;
+    let _a1 = srv.session_with(json!({}), bearer("s3cret")).await;
+    let _a2 = srv.session_with(json!({}), bearer("s3cret")).await;
+    let reply = send(
+        srv.post()
+            .header(AUTHORIZATION, "Bearer s3cret")
+            .body(initialize(json!({})).to_string()),
+    )
+    .await;
+    assert_eq!(
+        reply.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        reply.body
+    );
+    assert!(
+        reply.body.contains("this client holds as many sessions"),
+        "{}",
+        reply.body
+    );
+    assert!(reply.header(SESSION).is_none());
+    // Bob is another client.
+    let bob = srv.session_with(json!({}), bearer("b0b-token")).await;
+    assert_eq!(text_of(&bob.call("whoami", json!({})).await), "bob");
+
+    // Anonymous clients count by address through the accept loop of `serve_http`.
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let server = core.clone();
+    let task =
+        tokio::spawn(async move { server.serve_http(listener, HttpConfig::default()).await });
+    let mut refused = None;
+    for _ in 0..3 {
+        let reply = send(
+            client()
+                .post(&url)
+                .header(CONTENT_TYPE, "application/json")
+                .header(ACCEPT, "application/json, text/event-stream")
+                .body(initialize(json!({})).to_string()),
+        )
+        .await;
+        refused = Some(reply);
+    }
+    let refused = refused.unwrap();
+    assert_eq!(
+        refused.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        refused.body
+    );
+    task.abort();
+}
+
 #[tokio::test]
 async fn a_request_whose_session_is_deleted_gets_an_error_not_silence() {
     let core = core(&["ask_name"]);

@@ -25,6 +25,10 @@ pub struct Limits {
     /// The most 2025-11-25 sessions the server keeps at once (default 10,000); an
     /// `initialize` beyond is refused.
     pub max_sessions: usize,
+    /// The most of those one client may hold (default 1,000): the sessions of one subject
+    /// when requests carry credentials, else of one address. An `initialize` beyond is
+    /// refused (503) for that client only, so one client cannot take every session.
+    pub max_sessions_per_client: usize,
     /// How long calls still running may take to finish when the input closes or the server
     /// is told to stop (default 10 s).
     pub shutdown_grace: Duration,
@@ -41,6 +45,7 @@ impl Default for Limits {
             client_wait: Duration::from_secs(600),
             max_in_flight: 1024,
             max_sessions: 10_000,
+            max_sessions_per_client: 1_000,
             shutdown_grace: Duration::from_secs(10),
             blocking_threads: 512,
         }
@@ -80,6 +85,13 @@ impl Limits {
     #[must_use]
     pub fn max_sessions(mut self, sessions: usize) -> Self {
         self.max_sessions = sessions.max(1);
+        self
+    }
+
+    /// The most 2025-11-25 sessions one client (a subject, else an address) may hold.
+    #[must_use]
+    pub fn max_sessions_per_client(mut self, sessions: usize) -> Self {
+        self.max_sessions_per_client = sessions.max(1);
         self
     }
 

@@ -39,6 +39,25 @@ pub(super) struct HttpSession {
     pub(super) identity: Option<Identity>,
     /// Who the session's resumable streams belong to (a digest of its id and identity).
     pub(super) owner: String,
+    /// The client whose share of sessions this one counts in (its subject, else its
+    /// address), when known.
+    pub(super) client: Option<Arc<str>>,
+}
+
+/// The address a connection comes from (set by `serve_http`'s accept loop on each request).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Peer(pub(crate) std::net::SocketAddr);
+
+/// The client a request counts for in per-client shares: its subject when it carries
+/// credentials, else the address it comes from (unknown when served without the accept loop).
+pub(super) fn client_of(identity: Option<&Identity>, parts: &Parts) -> Option<Arc<str>> {
+    match identity {
+        Some(identity) => Some(format!("subject {}", identity.subject).into()),
+        None => parts
+            .extensions
+            .get::<Peer>()
+            .map(|p| format!("address {}", p.0.ip()).into()),
+    }
 }
 
 #[derive(Default)]
@@ -327,7 +346,7 @@ impl Endpoint {
         if record.subject.as_deref() != identity.map(|i| i.subject.as_str()) {
             return None;
         }
-        let http = self.open_session(id.to_owned(), identity.cloned());
+        let http = self.open_session(id.to_owned(), identity.cloned(), None);
         http.session.restore(record);
         // Two requests of the session may have taken it up at once: the first one kept wins.
         let kept = lock(&self.sessions)
@@ -365,13 +384,20 @@ impl Endpoint {
     pub(super) fn new_session(
         &self,
         identity: Option<Identity>,
+        client: Option<Arc<str>>,
     ) -> Option<(String, Arc<HttpSession>)> {
         let id = new_session_id()?;
-        Some((id.clone(), self.open_session(id, identity)))
+        let http = self.open_session(id.clone(), identity, client);
+        Some((id, http))
     }
 
     /// The HTTP side and the protocol session of session `id`.
-    fn open_session(&self, id: String, identity: Option<Identity>) -> Arc<HttpSession> {
+    fn open_session(
+        &self,
+        id: String,
+        identity: Option<Identity>,
+        client: Option<Arc<str>>,
+    ) -> Arc<HttpSession> {
         let owner = resume::owner_of(&id, identity.as_ref());
         Arc::new_cyclic(|me: &Weak<HttpSession>| {
             let to: Weak<dyn Deliver> = me.clone();
@@ -392,6 +418,7 @@ impl Endpoint {
                 last_shared: Mutex::new(Instant::now()),
                 identity,
                 owner,
+                client,
             }
         })
     }

@@ -17,7 +17,7 @@ use crate::protocol::request::{Method, Request};
 use crate::protocol::{ProtocolVersion, code};
 use crate::sync::lock;
 
-use super::endpoint::{Endpoint, SESSION_HEADER, accepts_sse};
+use super::endpoint::{Endpoint, SESSION_HEADER, accepts_sse, client_of};
 use super::refusal::{Refusal, refuse, rpc_error};
 use super::resume;
 use super::sse;
@@ -166,10 +166,14 @@ pub(super) async fn handle_post(
                 "Bad Request: initialize opens a new session; send it without Mcp-Session-Id",
             );
         }
-        let max = endpoint.server.shared.limits.max_sessions;
-        if lock(&endpoint.sessions).len() >= max {
+        let limits = &endpoint.server.shared.limits;
+        let client = client_of(identity.as_ref(), &parts);
+        // Counted and taken under one lock: concurrent initializes cannot overshoot.
+        let mut sessions = lock(&endpoint.sessions);
+        if sessions.len() >= limits.max_sessions {
+            drop(sessions);
             tracing::warn!(
-                max,
+                max = limits.max_sessions,
                 "an initialize was refused: the server holds its most sessions"
             );
             return rpc_error(
@@ -178,14 +182,37 @@ pub(super) async fn handle_post(
                 "Service Unavailable: the server holds as many sessions as it may; try again later",
             );
         }
-        let Some((session_id, http)) = endpoint.new_session(identity) else {
+        if let Some(client) = &client {
+            let held = sessions
+                .values()
+                .filter(|s| s.client.as_ref() == Some(client))
+                .count();
+            if held >= limits.max_sessions_per_client {
+                drop(sessions);
+                tracing::warn!(
+                    max = limits.max_sessions_per_client,
+                    %client,
+                    "an initialize was refused: the client holds its most sessions"
+                );
+                return rpc_error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    code::INTERNAL_ERROR,
+                    &format!(
+                        "Service Unavailable: this client holds as many sessions as one client may ({}); end some (DELETE) or wait for idle ones to expire",
+                        limits.max_sessions_per_client
+                    ),
+                );
+            }
+        }
+        let Some((session_id, http)) = endpoint.new_session(identity, client) else {
             return rpc_error(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 code::INTERNAL_ERROR,
                 "no randomness available for a session id",
             );
         };
-        lock(&endpoint.sessions).insert(session_id.clone(), http.clone());
+        sessions.insert(session_id.clone(), http.clone());
+        drop(sessions);
         (Some(session_id), http)
     } else {
         match endpoint.session_anywhere(&parts, identity.as_ref()).await {

@@ -14,6 +14,8 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 
+use super::endpoint::Peer;
+
 /// What the accept loop needs from the configuration.
 pub(super) struct Bounds {
     pub(super) header_timeout: Duration,
@@ -61,8 +63,8 @@ pub(super) async fn accept_loop(
             a = listener.accept() => a,
             _ = stop.wait_for(|s| *s) => break,
         };
-        let stream = match accepted {
-            Ok((stream, _)) => stream,
+        let (stream, peer) = match accepted {
+            Ok(accepted) => accepted,
             Err(e) => {
                 // Out of file descriptors, or a connection reset before it was accepted: wait a
                 // moment rather than spin.
@@ -78,7 +80,8 @@ pub(super) async fn accept_loop(
             tracing::debug!(error = %e, "could not set TCP_NODELAY");
         }
         let io = TokioIo::new(stream);
-        let service = TowerToHyperService::new(router.clone());
+        // Each request knows the address it comes from (per-client shares).
+        let service = TowerToHyperService::new(router.clone().layer(axum::Extension(Peer(peer))));
         let connection = http1.serve_connection(io, service);
         let connection = graceful.watch(connection);
         tokio::spawn(async move {
