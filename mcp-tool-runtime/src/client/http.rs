@@ -49,6 +49,28 @@ struct Shared {
     inbox: mpsc::UnboundedSender<Inbound>,
 }
 
+impl Shared {
+    /// `request` with the session's version and id, once `initialize` gave them.
+    fn session_headers(&self, mut request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        if let Some(version) = *self
+            .version
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        {
+            request = request.header("MCP-Protocol-Version", version.as_str());
+        }
+        if let Some(session) = self
+            .session
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+        {
+            request = request.header(SESSION, session);
+        }
+        request
+    }
+}
+
 impl HttpWire {
     pub(super) fn new(
         url: &str,
@@ -285,21 +307,7 @@ impl Endpoint {
                 request = request.header(format!("Mcp-Param-{header}"), value.as_str());
             }
         } else {
-            if let Some(version) = *shared
-                .version
-                .read()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-            {
-                request = request.header("MCP-Protocol-Version", version.as_str());
-            }
-            if let Some(session) = shared
-                .session
-                .read()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .clone()
-            {
-                request = request.header(SESSION, session);
-            }
+            request = shared.session_headers(request);
         }
         request
     }
@@ -364,21 +372,7 @@ impl Endpoint {
             .get(&self.url)
             .headers(self.headers_with(self.held().as_deref()))
             .header(ACCEPT, "text/event-stream");
-        if let Some(version) = *shared
-            .version
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-        {
-            request = request.header("MCP-Protocol-Version", version.as_str());
-        }
-        if let Some(session) = shared
-            .session
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
-        {
-            request = request.header(SESSION, session);
-        }
+        request = shared.session_headers(request);
         if let Some(id) = &events.last_id {
             request = request.header("Last-Event-ID", id.as_str());
         }

@@ -140,6 +140,13 @@ impl Authorizer {
         self.settings.store.set_tokens(&self.key(found), None);
     }
 
+    /// Whether another request's flow got a token since `rejected` was sent (this request
+    /// then only needs to be sent again).
+    fn replaced(&self, rejected: Option<&str>) -> bool {
+        self.current()
+            .is_some_and(|sent| Some(sent.access_token.as_str()) != rejected)
+    }
+
     /// After a 401: the token `rejected` (the one the request carried) is no good; obtains
     /// another, from the store, by refreshing, or by a new grant.
     pub(crate) async fn unauthorized(
@@ -148,10 +155,7 @@ impl Authorizer {
         rejected: Option<&str>,
     ) -> Result<(), ClientError> {
         let mut flow = self.flow.lock().await;
-        if let Some(sent) = self.current()
-            && Some(sent.access_token.as_str()) != rejected
-        {
-            // Another request's flow got a token since this one was sent.
+        if self.replaced(rejected) {
             return Ok(());
         }
         let challenge = challenge.and_then(Challenge::parse).unwrap_or_default();
@@ -191,9 +195,7 @@ impl Authorizer {
         rejected: Option<&str>,
     ) -> Result<(), ClientError> {
         let mut flow = self.flow.lock().await;
-        if let Some(sent) = self.current()
-            && Some(sent.access_token.as_str()) != rejected
-        {
+        if self.replaced(rejected) {
             return Ok(());
         }
         let challenge = Challenge::parse(challenge).unwrap_or_default();
