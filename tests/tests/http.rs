@@ -37,6 +37,13 @@ const VERSION: &str = "mcp-protocol-version";
 // Tools
 // ---------------------------------------------------------------------------------------------
 
+/// A job that may run as a task.
+#[tool(task = "optional")]
+async fn job() -> &'static str {
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    "done"
+}
+
 /// Greets someone.
 #[tool]
 fn hello(name: String) -> String {
@@ -1935,6 +1942,78 @@ async fn each_client_holds_at_most_its_share_of_sessions() {
         StatusCode::SERVICE_UNAVAILABLE,
         "{}",
         refused.body
+    );
+    task.abort();
+}
+
+/// Anonymous 2026-07-28 clients each have their own share of tasks (by the address they come
+/// from): one that fills its share leaves the others room (they all shared one owner before).
+#[tokio::test]
+async fn anonymous_2026_clients_each_have_their_own_share_of_tasks() {
+    let core = Server::new("t", "0")
+        .only(["job"])
+        .task_settings(mcp_tool::server::tasks::TaskSettings {
+            max_per_owner: 2,
+            ..Default::default()
+        })
+        .build()
+        .unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = core.clone();
+    let task =
+        tokio::spawn(async move { server.serve_http(listener, HttpConfig::default()).await });
+    // Two clients on two loopback addresses.
+    let from = |ip: [u8; 4]| {
+        mcp_tool_tests::install_crypto_provider();
+        reqwest::Client::builder()
+            .local_address(std::net::IpAddr::from(ip))
+            .build()
+            .unwrap()
+    };
+    let run_job = |http: reqwest::Client| async move {
+        let body = json!({
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {
+                "name": "job", "arguments": {},
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": {
+                        "extensions": { "io.modelcontextprotocol/tasks": {} }
+                    }
+                }
+            }
+        });
+        send(
+            http.post(format!("http://127.0.0.1:{port}/mcp"))
+                .header(CONTENT_TYPE, "application/json")
+                .header(ACCEPT, "application/json, text/event-stream")
+                .header("mcp-protocol-version", "2026-07-28")
+                .header("mcp-method", "tools/call")
+                .header("mcp-name", "job")
+                .body(body.to_string()),
+        )
+        .await
+    };
+    let first = from([127, 0, 0, 1]);
+    for _ in 0..2 {
+        let reply = run_job(first.clone()).await;
+        assert_eq!(
+            reply.json()["result"]["resultType"],
+            "task",
+            "{}",
+            reply.body
+        );
+    }
+    let full = run_job(first).await;
+    assert!(full.json()["error"].is_object(), "{}", full.body);
+    // Another address still has its own two.
+    let reply = run_job(from([127, 0, 0, 2])).await;
+    assert_eq!(
+        reply.json()["result"]["resultType"],
+        "task",
+        "{}",
+        reply.body
     );
     task.abort();
 }

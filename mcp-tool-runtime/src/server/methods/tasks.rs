@@ -175,11 +175,13 @@ impl Answer {
 }
 
 /// Who a task belongs to: the authenticated subject, the one client of a stdio connection, a
-/// 2025 session of its own (HTTP without authentication), or — in 2026, with neither — every
-/// anonymous client (the id is then the only secret).
+/// 2025 session of its own (HTTP without authentication), or — in 2026, with neither — the
+/// address the request comes from (so that each anonymous client has its own share of
+/// tasks), else every anonymous client (the id is then the only secret).
 pub(crate) fn task_owner(cx: &Cx<'_>) -> String {
-    match (&cx.session.principal, &cx.stateless) {
-        (Principal::Anonymous, None) => format!("session:{}", cx.session.nonce()),
+    match (&cx.session.principal, &cx.stateless, &cx.session.share_key) {
+        (Principal::Anonymous, None, _) => format!("session:{}", cx.session.nonce()),
+        (Principal::Anonymous, Some(_), Some(client)) => format!("client:{client}"),
         _ => cx.session.principal_key().into_owned(),
     }
 }
