@@ -63,6 +63,9 @@ pub(crate) trait StartsWith: Send + Sync + fmt::Debug {
     /// `tools/list` or `tools/call` waits for, so that the first answer holds the mounted
     /// tools. `None` once settled.
     fn settling(&self) -> Option<Pin<Box<dyn Future<Output = ()> + Send + '_>>>;
+
+    /// Whether [`settling`](Self::settling) would give a wait (cheap, allocates nothing).
+    fn unsettled(&self) -> bool;
 }
 
 /// What every session of a server shares.
@@ -194,10 +197,7 @@ impl ServerHandle {
     /// Whether a request may still wait for the mounts' first sync (cheap: read before a
     /// line is parsed for its method).
     pub(crate) fn has_unsettled_mounts(&self) -> bool {
-        self.shared
-            .mounts
-            .as_ref()
-            .is_some_and(|m| m.settling().is_some())
+        self.shared.mounts.as_ref().is_some_and(|m| m.unsettled())
     }
 
     /// Starts the connections of the mounted servers, once, if a runtime is at hand (else the

@@ -157,9 +157,9 @@ pub(crate) struct Opening {
     /// The session's id among replicas (HTTP sessions of a server sharing them): its record
     /// is kept in the shared state under it.
     pub(crate) shared_name: Option<Arc<str>>,
-    /// The client an anonymous request counts for in per-client shares (the address it comes
-    /// from), when the transport knows it.
-    pub(crate) client: Option<Arc<str>>,
+    /// The address an anonymous request comes from (its share of tasks), when the transport
+    /// knows it.
+    pub(crate) address: Option<std::net::IpAddr>,
 }
 
 /// A call in flight: how to stop it.
@@ -183,8 +183,8 @@ pub(crate) struct Session {
     pub(crate) selector: Selector,
     pub(crate) identity: Option<Arc<Identity>>,
     pub(crate) principal: Principal,
-    /// See [`Opening::client`].
-    pub(crate) share_key: Option<Arc<str>>,
+    /// See [`Opening::address`].
+    pub(crate) address: Option<std::net::IpAddr>,
     /// Whether the client initialized the session (2025-11-25): only then is it sent
     /// notifications it did not ask for (`list_changed`).
     pub(crate) initialized: AtomicBool,
@@ -237,7 +237,7 @@ impl Session {
             selector: Selector::starting_at(server.shared.selection()),
             identity: opening.identity.map(Arc::new),
             principal: opening.principal,
-            share_key: opening.client,
+            address: opening.address,
             initialized: AtomicBool::new(false),
             subscriptions: Mutex::new(HashSet::new()),
             nonce: std::sync::OnceLock::new(),

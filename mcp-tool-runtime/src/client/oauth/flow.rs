@@ -47,6 +47,24 @@ pub(crate) struct Authorizer {
     flow: tokio::sync::Mutex<Option<Discovered>>,
 }
 
+/// Whether `tokens` may still be sent (they do not expire within [`EARLY`]).
+fn fresh(tokens: &Tokens) -> bool {
+    tokens
+        .expires_at
+        .is_none_or(|at| now() + EARLY.as_secs() < at)
+}
+
+/// Who a registration (kept, or made now) says the client is.
+fn registered(registration: Registration) -> Identity {
+    Identity {
+        client_id: registration.client_id,
+        credential: registration
+            .client_secret
+            .map_or(Credential::None, Credential::Secret),
+        method: registration.token_endpoint_auth_method,
+    }
+}
+
 /// The scopes of a space-separated list, in order, without repeats.
 fn scope_list(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -107,13 +125,10 @@ impl Authorizer {
         let Some(tokens) = self.current() else {
             return Ok(None);
         };
-        let fresh = tokens
-            .expires_at
-            .is_none_or(|at| now() + EARLY.as_secs() < at);
-        if fresh || tokens.refresh_token.is_none() {
+        if fresh(&tokens) || tokens.refresh_token.is_none() {
             return Ok(Some(tokens.access_token));
         }
-        let mut flow = self.flow.lock().await;
+        let flow = self.flow.lock().await;
         // Another request may have refreshed it meanwhile.
         if let Some(now_sent) = self.current()
             && now_sent.access_token != tokens.access_token
@@ -129,7 +144,6 @@ impl Authorizer {
             Err(e) => {
                 tracing::debug!(error = %e, "the token could not be refreshed");
                 self.forget(&found);
-                *flow = Some(found);
                 Ok(None)
             }
         }
@@ -162,24 +176,18 @@ impl Authorizer {
         let found = discover(&self.http, &self.server, &challenge).await?;
         let key = self.key(&found);
         *flow = Some(found.clone());
-        let stored = self.settings.store.tokens(&key);
-        if let Some(tokens) = stored
-            && Some(tokens.access_token.as_str()) != rejected
-            && tokens
-                .expires_at
-                .is_none_or(|at| now() + EARLY.as_secs() < at)
-        {
-            self.set_current(Some(tokens));
-            return Ok(());
-        }
-        // Only tokens of this resource and issuer are refreshed here: a token of another
-        // authorization server (the resource moved) is never shown to this one.
-        if let Some(tokens) = self.settings.store.tokens(&key)
-            && tokens.refresh_token.is_some()
-        {
-            match self.refresh(&found, &tokens).await {
-                Ok(_) => return Ok(()),
-                Err(e) => tracing::debug!(error = %e, "the refresh token was refused"),
+        // Only tokens of this resource and issuer are used or refreshed here: a token of
+        // another authorization server (the resource moved) is never shown to this one.
+        if let Some(tokens) = self.settings.store.tokens(&key) {
+            if Some(tokens.access_token.as_str()) != rejected && fresh(&tokens) {
+                self.set_current(Some(tokens));
+                return Ok(());
+            }
+            if tokens.refresh_token.is_some() {
+                match self.refresh(&found, &tokens).await {
+                    Ok(_) => return Ok(()),
+                    Err(e) => tracing::debug!(error = %e, "the refresh token was refused"),
+                }
             }
         }
         self.forget(&found);
@@ -361,13 +369,7 @@ impl Authorizer {
         if let Some(kept) = store.registration(&found.issuer)
             && kept.issuer == found.issuer
         {
-            return Ok(Identity {
-                client_id: kept.client_id,
-                credential: kept
-                    .client_secret
-                    .map_or(Credential::None, Credential::Secret),
-                method: kept.token_endpoint_auth_method,
-            });
+            return Ok(registered(kept));
         }
         let endpoint = self
             .endpoint(found, "registration", |m| m.registration_endpoint.as_deref())
@@ -415,13 +417,7 @@ impl Authorizer {
             token_endpoint_auth_method: answer.token_endpoint_auth_method,
         };
         store.set_registration(&found.issuer, Some(registration.clone()));
-        Ok(Identity {
-            client_id: registration.client_id,
-            credential: registration
-                .client_secret
-                .map_or(Credential::None, Credential::Secret),
-            method: registration.token_endpoint_auth_method,
-        })
+        Ok(registered(registration))
     }
 
     /// The authorization code grant: the user agent sent to the authorization page, the

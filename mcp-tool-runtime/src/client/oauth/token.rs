@@ -26,8 +26,6 @@ struct TokenAnswer {
     scope: Option<String>,
     #[serde(default)]
     error: Option<String>,
-    #[serde(default)]
-    error_description: Option<String>,
 }
 
 /// Who the client is at one authorization server.
@@ -98,14 +96,13 @@ pub(super) async fn token_request(
     let (status, bytes) = fetch::read(request.body(body), endpoint)
         .await
         .map_err(fetch_error)?;
-    let answer: Option<TokenAnswer> = serde_json::from_slice(&bytes).ok();
     if !(200..300).contains(&status) {
         return Err(unauthorized(format!(
             "the token endpoint `{endpoint}` refused (HTTP {status}){}",
             oauth_error(&bytes)
         )));
     }
-    let Some(answer) = answer else {
+    let Ok(answer) = serde_json::from_slice::<TokenAnswer>(&bytes) else {
         return Err(unauthorized(format!(
             "the token endpoint `{endpoint}` answered what is not a token response"
         )));
@@ -145,7 +142,6 @@ pub(super) async fn token_request(
         .as_ref()
         .and_then(|v| v.as_u64().or_else(|| v.as_str()?.parse().ok()))
         .map(|seconds| now().saturating_add(seconds));
-    let _ = answer.error_description;
     Ok(Tokens {
         access_token,
         refresh_token: answer.refresh_token.filter(|t| !t.is_empty()),

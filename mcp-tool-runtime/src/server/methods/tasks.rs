@@ -179,9 +179,9 @@ impl Answer {
 /// address the request comes from (so that each anonymous client has its own share of
 /// tasks), else every anonymous client (the id is then the only secret).
 pub(crate) fn task_owner(cx: &Cx<'_>) -> String {
-    match (&cx.session.principal, &cx.stateless, &cx.session.share_key) {
+    match (&cx.session.principal, &cx.stateless, cx.session.address) {
         (Principal::Anonymous, None, _) => format!("session:{}", cx.session.nonce()),
-        (Principal::Anonymous, Some(_), Some(client)) => format!("client:{client}"),
+        (Principal::Anonymous, Some(_), Some(address)) => format!("client:address {address}"),
         _ => cx.session.principal_key().into_owned(),
     }
 }

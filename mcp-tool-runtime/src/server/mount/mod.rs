@@ -608,10 +608,12 @@ impl StartsWith for Mounts {
     }
 
     fn settling(&self) -> Option<Pin<Box<dyn Future<Output = ()> + Send + '_>>> {
-        if self.gate.open() {
-            return None;
-        }
-        Some(Box::pin(self.gate.settled()))
+        self.unsettled()
+            .then(|| Box::pin(self.gate.settled()) as Pin<Box<dyn Future<Output = ()> + Send + '_>>)
+    }
+
+    fn unsettled(&self) -> bool {
+        !self.gate.open()
     }
 }
 

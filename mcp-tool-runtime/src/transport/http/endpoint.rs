@@ -409,7 +409,7 @@ impl Endpoint {
                     identity: identity.clone(),
                     one_shot: None,
                     shared_name: Some(id.into()),
-                    client: None,
+                    address: None,
                 },
             );
             HttpSession {
