@@ -388,7 +388,7 @@ mod store {
     use mcp_tool::protocol::RpcError;
     use mcp_tool::server::tasks::redis::RedisTaskStore;
     use mcp_tool::server::tasks::{
-        TaskChange, TaskOutcome, TaskRecord, TaskStatus, TaskStore, TaskStoreError,
+        TaskChange, TaskOutcome, TaskQuota, TaskRecord, TaskStatus, TaskStore, TaskStoreError,
     };
     use serde_json::{Map, Value, json};
 
@@ -404,6 +404,7 @@ mod store {
         TaskRecord {
             id: id.into(),
             owner: owner.into(),
+            share: owner.into(),
             tool: "sales_report".into(),
             status: TaskStatus::Working,
             status_message: None,
@@ -415,6 +416,14 @@ mod store {
             asked: Map::new(),
             answers: Map::new(),
             outcome: None,
+        }
+    }
+
+    /// `n` tasks per client, many in all.
+    fn quota(n: usize) -> TaskQuota {
+        TaskQuota {
+            per_share: n,
+            total: 1_000,
         }
     }
 
@@ -437,7 +446,7 @@ mod store {
         let s = store(&redis);
         let mut t = record("t1", "alice", now_ms(), 60_000);
         t.status_message = Some("starting".into());
-        s.create(t.clone(), 10).await.unwrap();
+        s.create(t.clone(), quota(10)).await.unwrap();
         assert_eq!(s.get("t1").await.unwrap(), Some(t));
         assert_eq!(s.get("nope").await.unwrap(), None);
         assert_eq!(
@@ -453,7 +462,7 @@ mod store {
         let redis = Redis::start();
         let (s, other) = (store(&redis), store(&redis));
         let now = now_ms();
-        s.create(record("t1", "alice", now, 60_000), 10)
+        s.create(record("t1", "alice", now, 60_000), quota(10))
             .await
             .unwrap();
         let cancelled = other
@@ -506,7 +515,7 @@ mod store {
         assert_eq!(renewed.lease_until_ms, now + 90_000);
 
         // And the other way round: a finished task cannot be cancelled.
-        s.create(record("t2", "alice", now, 60_000), 10)
+        s.create(record("t2", "alice", now, 60_000), quota(10))
             .await
             .unwrap();
         let error = RpcError::new(-32603, "broke");
@@ -527,7 +536,7 @@ mod store {
     async fn answers_settle_only_outstanding_requests() {
         let redis = Redis::start();
         let s = store(&redis);
-        s.create(record("t1", "alice", now_ms(), 60_000), 10)
+        s.create(record("t1", "alice", now_ms(), 60_000), quota(10))
             .await
             .unwrap();
         for key in ["x", "y"] {
@@ -579,18 +588,19 @@ mod store {
         let redis = Redis::start();
         let s = store(&redis);
         let now = now_ms();
-        s.create(record("short", "alice", now, 300), 2)
+        s.create(record("short", "alice", now, 300), quota(2))
             .await
             .unwrap();
-        s.create(record("long", "alice", now, 60_000), 2)
+        s.create(record("long", "alice", now, 60_000), quota(2))
             .await
             .unwrap();
         assert_eq!(
-            s.create(record("third", "alice", now, 60_000), 2).await,
+            s.create(record("third", "alice", now, 60_000), quota(2))
+                .await,
             Err(TaskStoreError::Full { limit: 2 }),
             "Alice holds two live tasks"
         );
-        s.create(record("bobs", "bob", now, 60_000), 2)
+        s.create(record("bobs", "bob", now, 60_000), quota(2))
             .await
             .expect("Bob's count is his own");
         assert!(s.get("short").await.unwrap().is_some());
@@ -612,7 +622,7 @@ mod store {
             listed.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(),
             ["long"]
         );
-        s.create(record("third", "alice", now_ms(), 60_000), 2)
+        s.create(record("third", "alice", now_ms(), 60_000), quota(2))
             .await
             .expect("the expired task no longer counts");
     }
@@ -623,11 +633,14 @@ mod store {
         let s = store(&redis);
         let now = now_ms();
         for i in 0..5 {
-            s.create(record(&format!("t{i}"), "alice", now + i, 60_000), 10)
-                .await
-                .unwrap();
+            s.create(
+                record(&format!("t{i}"), "alice", now + i, 60_000),
+                quota(10),
+            )
+            .await
+            .unwrap();
         }
-        s.create(record("b0", "bob", now, 60_000), 10)
+        s.create(record("b0", "bob", now, 60_000), quota(10))
             .await
             .unwrap();
         let page = |after: Option<&'static str>| {
@@ -656,13 +669,64 @@ mod store {
         let redis = Redis::start();
         let one = store(&redis);
         let two = store(&redis).prefix("other:");
-        one.create(record("t1", "alice", now_ms(), 60_000), 1)
+        one.create(record("t1", "alice", now_ms(), 60_000), quota(1))
             .await
             .unwrap();
         assert_eq!(two.get("t1").await.unwrap(), None);
         assert!(two.list("alice", None, 10).await.unwrap().is_empty());
-        two.create(record("t2", "alice", now_ms(), 60_000), 1)
+        two.create(record("t2", "alice", now_ms(), 60_000), quota(1))
             .await
             .expect("the owner bound is per prefix");
+    }
+
+    #[tokio::test]
+    async fn sessions_of_one_client_share_its_quota_and_an_ended_one_leaves_nothing() {
+        let redis = Redis::start();
+        let s = store(&redis);
+        let of = |id: &str, session: &str, client: &str| {
+            let mut task = record(id, session, now_ms(), 60_000);
+            task.share = client.into();
+            task
+        };
+        let quota = TaskQuota {
+            per_share: 2,
+            total: 3,
+        };
+        s.create(of("a1", "session:1", "client:a"), quota)
+            .await
+            .unwrap();
+        s.create(of("a2", "session:2", "client:a"), quota)
+            .await
+            .unwrap();
+        assert_eq!(
+            s.create(of("a3", "session:3", "client:a"), quota).await,
+            Err(TaskStoreError::Full { limit: 2 }),
+            "one client's sessions hold one share"
+        );
+        s.create(of("b1", "session:4", "client:b"), quota)
+            .await
+            .unwrap();
+        assert_eq!(
+            s.create(of("c1", "session:5", "client:c"), quota).await,
+            Err(TaskStoreError::ServerFull { limit: 3 }),
+            "the server keeps three"
+        );
+        assert_eq!(s.get("a1").await.unwrap().unwrap().share, "client:a");
+
+        assert_eq!(s.remove_owner("session:1").await.unwrap(), ["a1"]);
+        assert_eq!(s.get("a1").await.unwrap(), None);
+        assert!(s.list("session:1", None, 10).await.unwrap().is_empty());
+        assert!(s.remove_owner("session:1").await.unwrap().is_empty());
+        s.create(of("a3", "session:3", "client:a"), quota)
+            .await
+            .expect("the ended session's task left its client's share");
+        assert_eq!(
+            s.create(of("c1", "session:5", "client:c"), quota).await,
+            Err(TaskStoreError::ServerFull { limit: 3 }),
+        );
+        s.remove_owner("session:2").await.unwrap();
+        s.create(of("c1", "session:5", "client:c"), quota)
+            .await
+            .expect("and the server's total");
     }
 }

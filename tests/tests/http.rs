@@ -2018,6 +2018,99 @@ async fn anonymous_2026_clients_each_have_their_own_share_of_tasks() {
     task.abort();
 }
 
+/// Calls `job` as a 2025-11-25 task; the whole answer.
+async fn as_task(s: &Session<'_>) -> Value {
+    let mut params = call_params("job", json!({}), None);
+    params["task"] = json!({ "ttl": 3_600_000 });
+    let body = request(s.next_id(), "tools/call", params);
+    s.post_json(&body).await.json()
+}
+
+/// The sessions of one anonymous 2025-11-25 client hold one share of tasks, the server a
+/// total, and a session that ends takes its tasks with it (nobody else could ask for them):
+/// before, each session had a share of its own and its tasks outlived it for their whole
+/// time to live.
+#[tokio::test]
+async fn an_anonymous_clients_sessions_share_its_tasks_and_take_them_when_they_end() {
+    let core = Server::new("t", "0")
+        .only(["job"])
+        .task_settings(mcp_tool::server::tasks::TaskSettings {
+            max_per_owner: 2,
+            max_tasks: 3,
+            ..Default::default()
+        })
+        .build()
+        .unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = core.clone();
+    let task =
+        tokio::spawn(async move { server.serve_http(listener, HttpConfig::default()).await });
+    // Two clients on two loopback addresses (the server is served above, not by `Served`).
+    let from = |ip: [u8; 4]| {
+        mcp_tool_tests::install_crypto_provider();
+        let http = reqwest::Client::builder()
+            .local_address(std::net::IpAddr::from(ip))
+            .build()
+            .unwrap();
+        Served {
+            port,
+            base: format!("http://127.0.0.1:{port}"),
+            http,
+            task: tokio::spawn(async {}),
+        }
+    };
+    let srv = from([127, 0, 0, 1]);
+    let one = srv.session(json!({})).await;
+    let two = srv.session(json!({})).await;
+    for _ in 0..2 {
+        let created = as_task(&one).await;
+        assert!(created["result"]["task"]["taskId"].is_string(), "{created}");
+    }
+    let refused = as_task(&two).await;
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("holds 2 tasks")),
+        "another session of the same client has no share of its own: {refused}"
+    );
+    let other = from([127, 0, 0, 2]);
+    let three = other.session(json!({})).await;
+    let created = as_task(&three).await;
+    assert!(created["result"]["task"]["taskId"].is_string(), "{created}");
+    let refused = as_task(&three).await;
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("the server holds 3 tasks")),
+        "the server keeps three in all: {refused}"
+    );
+
+    // The first session ends: its two tasks go, and the client's share is free again.
+    let reply = send(one.delete()).await;
+    assert!(reply.status.is_success(), "{}", reply.body);
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let again = as_task(&two).await;
+        if again["result"]["task"]["taskId"].is_string() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the ended session's tasks still count: {again}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let (_, listed) = two.request("tasks/list", json!({})).await;
+    let listed = listed.json();
+    assert_eq!(
+        listed["result"]["tasks"].as_array().map(Vec::len),
+        Some(1),
+        "{listed}"
+    );
+    task.abort();
+}
+
 #[tokio::test]
 async fn a_request_whose_session_is_deleted_gets_an_error_not_silence() {
     let core = core(&["ask_name"]);

@@ -470,6 +470,20 @@ impl Session {
         }
     }
 
+    /// Ends the session for good (the client ended it, or it expired where no other replica
+    /// serves it): it closes, and the tasks of a client without credentials, which only this
+    /// session could see, are dropped with it.
+    pub(crate) fn finish(&self) {
+        self.close();
+        if self.principal == Principal::Anonymous
+            && let Some(nonce) = self.nonce.get()
+        {
+            let owner = super::tasks::session_owner(nonce);
+            let server = self.server.clone();
+            tokio::spawn(async move { server.shared.tasks.forget_owner(&owner).await });
+        }
+    }
+
     /// Cancels every call still in flight and ends its listen streams (the connection is
     /// closing).
     pub(crate) fn close(&self) {

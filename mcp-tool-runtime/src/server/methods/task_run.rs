@@ -269,8 +269,7 @@ async fn drive(
 ) {
     let tasks = &session.server.shared.tasks;
     let id = record.id.clone();
-    let max = tasks.settings.max_per_owner;
-    if let Err(e) = tasks.store.create(record.clone(), max).await {
+    if let Err(e) = tasks.store.create(record.clone(), tasks.quota()).await {
         tasks.lock().remove(&id);
         let e = store_error(e);
         session.respond(&request_id, Reply::error(&request_id, &e));

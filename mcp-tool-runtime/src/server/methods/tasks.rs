@@ -180,10 +180,27 @@ impl Answer {
 /// tasks), else every anonymous client (the id is then the only secret).
 pub(crate) fn task_owner(cx: &Cx<'_>) -> String {
     match (&cx.session.principal, &cx.stateless, cx.session.address) {
-        (Principal::Anonymous, None, _) => format!("session:{}", cx.session.nonce()),
-        (Principal::Anonymous, Some(_), Some(address)) => format!("client:address {address}"),
+        (Principal::Anonymous, None, _) => session_owner(cx.session),
+        (Principal::Anonymous, Some(_), Some(address)) => address_share(address),
         _ => cx.session.principal_key().into_owned(),
     }
+}
+
+/// Whose share of tasks a new task counts against: its owner's, but the sessions of one
+/// anonymous client (one address) share one.
+pub(crate) fn task_share(cx: &Cx<'_>) -> String {
+    match (&cx.session.principal, cx.session.address) {
+        (Principal::Anonymous, Some(address)) => address_share(address),
+        _ => task_owner(cx),
+    }
+}
+
+fn address_share(address: std::net::IpAddr) -> String {
+    format!("client:address {address}")
+}
+
+fn session_owner(session: &Session) -> String {
+    tasks::session_owner(session.nonce())
 }
 
 /// Whether a 2026 request declared the tasks extension.

@@ -321,6 +321,7 @@ fn call_as_task(
     let record = TaskRecord {
         id: tasks::new_id(),
         owner: tasks_methods::task_owner(cx),
+        share: tasks_methods::task_share(cx),
         tool: entry.name.to_string(),
         status: TaskStatus::Working,
         status_message: None,

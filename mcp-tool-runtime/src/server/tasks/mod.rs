@@ -36,8 +36,8 @@ use crate::sync::lock;
 use crate::tool::{CancellationToken, TaskSupport};
 
 pub use store::{
-    MemoryTaskStore, StoreFuture, StoreResult, TaskChange, TaskOutcome, TaskRecord, TaskStatus,
-    TaskStore, TaskStoreError, apply,
+    MemoryTaskStore, StoreFuture, StoreResult, TaskChange, TaskOutcome, TaskQuota, TaskRecord,
+    TaskStatus, TaskStore, TaskStoreError, apply,
 };
 
 /// The identifier of the tasks extension (2026-07-28).
@@ -52,8 +52,12 @@ pub struct TaskSettings {
     pub max_ttl: Duration,
     /// How often clients are asked to poll (default 1 second).
     pub poll_interval: Duration,
-    /// The most live tasks one client may hold (default 1000).
+    /// The most live tasks one client may hold (default 1000): a subject's, or those of every
+    /// session of one address when there are no credentials. A call beyond is refused.
     pub max_per_owner: usize,
+    /// The most live tasks the server keeps of all clients together (default 50,000). A call
+    /// beyond is refused until some end or expire.
+    pub max_tasks: usize,
     /// How long a running task's server vouches for it without renewing (default 30 s): a
     /// task whose server stopped is reported failed this long after.
     pub lease: Duration,
@@ -66,6 +70,7 @@ impl Default for TaskSettings {
             max_ttl: Duration::from_secs(24 * 3600),
             poll_interval: Duration::from_secs(1),
             max_per_owner: 1000,
+            max_tasks: 50_000,
             lease: Duration::from_secs(30),
         }
     }
@@ -130,6 +135,30 @@ impl Tasks {
             .min(max)
     }
 
+    /// How many tasks a client and the server may hold.
+    pub(crate) fn quota(&self) -> TaskQuota {
+        TaskQuota {
+            per_share: self.settings.max_per_owner,
+            total: self.settings.max_tasks,
+        }
+    }
+
+    /// Forgets the tasks of an owner that is gone for good (an unauthenticated session that
+    /// ended: nobody can ask for them any more), stopping those this process runs.
+    pub(crate) async fn forget_owner(&self, owner: &str) {
+        match self.store.remove_owner(owner).await {
+            Ok(ids) => {
+                for id in &ids {
+                    self.stop_local(id);
+                }
+                if !ids.is_empty() {
+                    tracing::debug!(tasks = ids.len(), "the tasks of an ended session dropped");
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "the tasks of an ended session were not dropped"),
+        }
+    }
+
     /// Stops the task if this process runs it (its record says `cancelled` already).
     pub(crate) fn stop_local(&self, id: &str) {
         if let Some(local) = self.lock().remove(id) {
@@ -186,6 +215,11 @@ impl Tasks {
             .map_err(store_error)?;
         Ok(changed.unwrap_or(record))
     }
+}
+
+/// The owner of the tasks of an unauthenticated 2025 session, by the session's random name.
+pub(crate) fn session_owner(nonce: &str) -> String {
+    format!("session:{nonce}")
 }
 
 pub(crate) fn millis(d: Duration) -> u64 {

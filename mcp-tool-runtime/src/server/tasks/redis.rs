@@ -8,7 +8,9 @@
 //! - `task:{id}:asked` and `task:{id}:answers`: the outstanding input requests and the answers
 //!   not yet taken, by key (JSON text values), expiring with the task;
 //! - `owner:{owner}` and `owner-exp:{owner}`: sorted sets of an owner's task ids, by creation
-//!   and by expiry, which bound how many live tasks an owner holds and page `tasks/list`.
+//!   and by expiry, which page `tasks/list`;
+//! - `share:{share}` and `tasks`: sorted sets of a share's and of every task id by expiry,
+//!   which bound how many live tasks a client and the server hold.
 //!
 //! Every change is one Lua script, so it is atomic: a cancelled task stays cancelled whatever
 //! its runner does afterwards. (A Redis Cluster is not supported: the scripts touch keys of
@@ -25,8 +27,8 @@ use crate::store::StoreUrlError;
 use crate::store::redis::Redis;
 
 use super::store::{
-    StoreFuture, StoreResult, TaskChange, TaskOutcome, TaskRecord, TaskStatus, TaskStore,
-    TaskStoreError, now_ms,
+    StoreFuture, StoreResult, TaskChange, TaskOutcome, TaskQuota, TaskRecord, TaskStatus,
+    TaskStore, TaskStoreError, now_ms,
 };
 
 const CREATE: &str = r"
@@ -34,15 +36,27 @@ local now = tonumber(ARGV[1])
 local expired = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)
 for _, id in ipairs(expired) do redis.call('ZREM', KEYS[2], id) end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
-if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[2]) then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 6))
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
+if redis.call('ZCARD', KEYS[4]) >= tonumber(ARGV[2]) then return 0 end
+if redis.call('ZCARD', KEYS[5]) >= tonumber(ARGV[6]) then return -1 end
+redis.call('HSET', KEYS[1], unpack(ARGV, 7))
 if ARGV[5] ~= '' then redis.call('PEXPIREAT', KEYS[1], ARGV[5]) end
 redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3])
-if ARGV[5] ~= '' then
-  redis.call('ZADD', KEYS[3], ARGV[5], ARGV[3])
-else
-  redis.call('ZADD', KEYS[3], '+inf', ARGV[3])
-end
+local expiry = '+inf'
+if ARGV[5] ~= '' then expiry = ARGV[5] end
+redis.call('ZADD', KEYS[3], expiry, ARGV[3])
+redis.call('ZADD', KEYS[4], expiry, ARGV[3])
+redis.call('ZADD', KEYS[5], expiry, ARGV[3])
+return 1
+";
+
+/// Removes one task of an owner that is gone: `KEYS` are the task's hash, its asked and
+/// answers hashes, the owner's two sets, its share's set (read from the task beforehand) and
+/// the server's set; `ARGV[1]` the id.
+const REMOVE: &str = r"
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+for i = 4, 7 do redis.call('ZREM', KEYS[i], ARGV[1]) end
 return 1
 ";
 
@@ -95,7 +109,7 @@ return v
 /// Tasks kept in Redis.
 pub struct RedisTaskStore {
     redis: Redis,
-    scripts: [Script; 3],
+    scripts: [Script; 4],
 }
 
 impl fmt::Debug for RedisTaskStore {
@@ -118,7 +132,12 @@ impl RedisTaskStore {
     pub(crate) fn on(redis: Redis) -> Self {
         RedisTaskStore {
             redis,
-            scripts: [Script::new(CREATE), Script::new(CHANGE), Script::new(TAKE)],
+            scripts: [
+                Script::new(CREATE),
+                Script::new(CHANGE),
+                Script::new(TAKE),
+                Script::new(REMOVE),
+            ],
         }
     }
 
@@ -183,6 +202,10 @@ fn decode(id: &str, fields: Pairs, asked: Pairs, answers: Pairs) -> StoreResult<
     Ok(TaskRecord {
         id: id.to_owned(),
         owner: text("owner").to_owned(),
+        share: match text("share") {
+            "" => text("owner").to_owned(),
+            share => share.to_owned(),
+        },
         tool: text("tool").to_owned(),
         status,
         status_message: Some(text("message").to_owned()).filter(|m| !m.is_empty()),
@@ -198,7 +221,7 @@ fn decode(id: &str, fields: Pairs, asked: Pairs, answers: Pairs) -> StoreResult<
 }
 
 impl TaskStore for RedisTaskStore {
-    fn create(&self, task: TaskRecord, max_per_owner: usize) -> StoreFuture<'_, ()> {
+    fn create(&self, task: TaskRecord, quota: TaskQuota) -> StoreFuture<'_, ()> {
         Box::pin(async move {
             let mut con = self.conn().await?;
             let expire = task
@@ -209,11 +232,14 @@ impl TaskStore for RedisTaskStore {
             invocation
                 .key(self.redis.key(&["owner", &task.owner]))
                 .key(self.redis.key(&["owner-exp", &task.owner]))
+                .key(self.redis.key(&["share", &task.share]))
+                .key(self.redis.key(&["tasks"]))
                 .arg(now_ms())
-                .arg(max_per_owner)
+                .arg(quota.per_share)
                 .arg(&task.id)
                 .arg(task.created_ms)
-                .arg(&expire);
+                .arg(&expire)
+                .arg(quota.total);
             let outcome = task
                 .outcome
                 .as_ref()
@@ -221,6 +247,7 @@ impl TaskStore for RedisTaskStore {
                 .unwrap_or_default();
             for (field, value) in [
                 ("owner", task.owner.clone()),
+                ("share", task.share.clone()),
                 ("tool", task.tool.clone()),
                 ("status", task.status.as_str().to_owned()),
                 ("message", task.status_message.clone().unwrap_or_default()),
@@ -238,12 +265,46 @@ impl TaskStore for RedisTaskStore {
                 invocation.arg(field).arg(value);
             }
             let created: i64 = invocation.invoke_async(&mut con).await.map_err(backend)?;
-            if created == 0 {
-                return Err(TaskStoreError::Full {
-                    limit: max_per_owner,
-                });
+            match created {
+                0 => Err(TaskStoreError::Full {
+                    limit: quota.per_share,
+                }),
+                -1 => Err(TaskStoreError::ServerFull { limit: quota.total }),
+                _ => Ok(()),
             }
-            Ok(())
+        })
+    }
+
+    fn remove_owner<'a>(&'a self, owner: &'a str) -> StoreFuture<'a, Vec<String>> {
+        Box::pin(async move {
+            let mut con = self.conn().await?;
+            let ids: Vec<String> = con
+                .zrange(self.redis.key(&["owner", owner]), 0, -1)
+                .await
+                .map_err(backend)?;
+            for id in &ids {
+                let share: Option<String> = con
+                    .hget(self.redis.key(&["task", id]), "share")
+                    .await
+                    .map_err(backend)?;
+                let share = share.filter(|s| !s.is_empty());
+                self.scripts[3]
+                    .key(self.redis.key(&["task", id]))
+                    .key(self.redis.key(&["task", id, "asked"]))
+                    .key(self.redis.key(&["task", id, "answers"]))
+                    .key(self.redis.key(&["owner", owner]))
+                    .key(self.redis.key(&["owner-exp", owner]))
+                    .key(
+                        self.redis
+                            .key(&["share", share.as_deref().unwrap_or(owner)]),
+                    )
+                    .key(self.redis.key(&["tasks"]))
+                    .arg(id)
+                    .invoke_async::<i64>(&mut con)
+                    .await
+                    .map_err(backend)?;
+            }
+            Ok(ids)
         })
     }
 

@@ -8,7 +8,7 @@
 //! shared by several servers (Redis) makes a task created on one visible, cancellable and
 //! answerable on all of them.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::sync::Mutex;
 
@@ -84,6 +84,10 @@ pub struct TaskRecord {
     pub id: String,
     /// Who may see it: the client that created it (a principal or a session).
     pub owner: String,
+    /// Whose share of tasks it counts against: the owner, or for the session of a client
+    /// without credentials, that client (its address), so that one client's many sessions
+    /// hold one share.
+    pub share: String,
     /// The tool it runs.
     pub tool: String,
     /// Where it stands.
@@ -112,8 +116,12 @@ pub struct TaskRecord {
 impl TaskRecord {
     /// Whether the time to live ran out at `now_ms`.
     pub fn expired(&self, now_ms: u64) -> bool {
-        self.ttl_ms
-            .is_some_and(|ttl| self.created_ms.saturating_add(ttl) <= now_ms)
+        self.expires_ms().is_some_and(|at| at <= now_ms)
+    }
+
+    /// When the time to live runs out, in milliseconds since the Unix epoch (`None`: never).
+    pub fn expires_ms(&self) -> Option<u64> {
+        self.ttl_ms.map(|ttl| self.created_ms.saturating_add(ttl))
     }
 }
 
@@ -145,12 +153,26 @@ pub enum TaskChange {
     },
 }
 
+/// How many live tasks a store may hold: per share (one client) and in all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskQuota {
+    /// The most live tasks of one share ([`TaskRecord::share`]).
+    pub per_share: usize,
+    /// The most live tasks of every client together.
+    pub total: usize,
+}
+
 /// Why a store refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TaskStoreError {
-    /// The owner holds as many live tasks as it may.
+    /// The client holds as many live tasks as it may.
     Full {
-        /// How many tasks an owner may hold.
+        /// How many tasks a client may hold.
+        limit: usize,
+    },
+    /// The server holds as many live tasks as it keeps, of all clients together.
+    ServerFull {
+        /// How many tasks the server keeps.
         limit: usize,
     },
     /// The store itself failed (a lost connection, say).
@@ -163,6 +185,10 @@ impl fmt::Display for TaskStoreError {
             TaskStoreError::Full { limit } => write!(
                 f,
                 "this client holds {limit} tasks already, the most it may: wait for some to end or expire"
+            ),
+            TaskStoreError::ServerFull { limit } => write!(
+                f,
+                "the server holds {limit} tasks, the most it keeps: try again once some end or expire"
             ),
             TaskStoreError::Backend(why) => write!(f, "the task store failed: {why}"),
         }
@@ -180,8 +206,13 @@ pub type StoreFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = StoreResult<
 /// Where tasks are kept. Implement it to keep them elsewhere; every method is atomic on its
 /// own.
 pub trait TaskStore: Send + Sync + 'static {
-    /// Creates a task, unless its owner holds `max_per_owner` live tasks already.
-    fn create(&self, task: TaskRecord, max_per_owner: usize) -> StoreFuture<'_, ()>;
+    /// Creates a task, unless its share or the store holds as many live tasks as `quota`
+    /// allows already.
+    fn create(&self, task: TaskRecord, quota: TaskQuota) -> StoreFuture<'_, ()>;
+
+    /// Removes every task of `owner` (its client is gone for good: an unauthenticated
+    /// session that ended); the ids removed.
+    fn remove_owner<'a>(&'a self, owner: &'a str) -> StoreFuture<'a, Vec<String>>;
 
     /// The task, unless it does not exist or expired.
     fn get<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<TaskRecord>>;
@@ -256,10 +287,74 @@ pub(crate) fn now_ms() -> u64 {
 }
 
 /// The tasks of this process, in memory: the default. Expired tasks are dropped as they are
-/// met and when tasks are created.
+/// met and, oldest expiry first, when tasks are created; creating, finding and paging cost
+/// the logarithm of the number of tasks, not a scan of them.
 #[derive(Default)]
 pub struct MemoryTaskStore {
-    tasks: Mutex<HashMap<String, TaskRecord>>,
+    inner: Mutex<Memory>,
+}
+
+/// The tasks, and the indexes that keep every operation from scanning them.
+#[derive(Default)]
+struct Memory {
+    tasks: HashMap<String, TaskRecord>,
+    /// Each owner's tasks by creation, for paging.
+    by_owner: HashMap<String, BTreeSet<(u64, String)>>,
+    /// How many live tasks each share holds.
+    by_share: HashMap<String, usize>,
+    /// Every task that expires, by expiry.
+    expiry: BTreeSet<(u64, String)>,
+}
+
+impl Memory {
+    fn insert(&mut self, task: TaskRecord) {
+        self.by_owner
+            .entry(task.owner.clone())
+            .or_default()
+            .insert((task.created_ms, task.id.clone()));
+        *self.by_share.entry(task.share.clone()).or_default() += 1;
+        if let Some(at) = task.expires_ms() {
+            self.expiry.insert((at, task.id.clone()));
+        }
+        self.tasks.insert(task.id.clone(), task);
+    }
+
+    fn remove(&mut self, id: &str) -> Option<TaskRecord> {
+        let task = self.tasks.remove(id)?;
+        if let Some(mine) = self.by_owner.get_mut(&task.owner) {
+            mine.remove(&(task.created_ms, task.id.clone()));
+            if mine.is_empty() {
+                self.by_owner.remove(&task.owner);
+            }
+        }
+        if let Some(held) = self.by_share.get_mut(&task.share) {
+            *held -= 1;
+            if *held == 0 {
+                self.by_share.remove(&task.share);
+            }
+        }
+        if let Some(at) = task.expires_ms() {
+            self.expiry.remove(&(at, task.id.clone()));
+        }
+        Some(task)
+    }
+
+    /// Drops the tasks whose time to live ran out.
+    fn prune(&mut self, now: u64) {
+        while let Some((at, id)) = self.expiry.first().cloned()
+            && at <= now
+        {
+            self.remove(&id);
+        }
+    }
+
+    /// The task, unless it expired (then it is dropped).
+    fn live(&mut self, id: &str, now: u64) -> Option<&mut TaskRecord> {
+        if self.tasks.get(id).is_some_and(|t| t.expired(now)) {
+            self.remove(id);
+        }
+        self.tasks.get_mut(id)
+    }
 }
 
 impl MemoryTaskStore {
@@ -268,44 +363,50 @@ impl MemoryTaskStore {
         MemoryTaskStore::default()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, TaskRecord>> {
-        lock(&self.tasks)
+    fn lock(&self) -> std::sync::MutexGuard<'_, Memory> {
+        lock(&self.inner)
     }
 }
 
 impl fmt::Debug for MemoryTaskStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "MemoryTaskStore({} tasks)", self.lock().len())
+        write!(f, "MemoryTaskStore({} tasks)", self.lock().tasks.len())
     }
 }
 
 impl TaskStore for MemoryTaskStore {
-    fn create(&self, task: TaskRecord, max_per_owner: usize) -> StoreFuture<'_, ()> {
-        let now = now_ms();
-        let mut tasks = self.lock();
-        tasks.retain(|_, t| !t.expired(now));
-        let held = tasks.values().filter(|t| t.owner == task.owner).count();
-        let outcome = if held >= max_per_owner {
+    fn create(&self, task: TaskRecord, quota: TaskQuota) -> StoreFuture<'_, ()> {
+        let mut memory = self.lock();
+        memory.prune(now_ms());
+        let held = memory.by_share.get(&task.share).copied().unwrap_or(0);
+        let outcome = if held >= quota.per_share {
             Err(TaskStoreError::Full {
-                limit: max_per_owner,
+                limit: quota.per_share,
             })
+        } else if memory.tasks.len() >= quota.total {
+            Err(TaskStoreError::ServerFull { limit: quota.total })
         } else {
-            tasks.insert(task.id.clone(), task);
+            memory.insert(task);
             Ok(())
         };
         Box::pin(std::future::ready(outcome))
     }
 
+    fn remove_owner<'a>(&'a self, owner: &'a str) -> StoreFuture<'a, Vec<String>> {
+        let mut memory = self.lock();
+        let ids: Vec<String> = memory
+            .by_owner
+            .get(owner)
+            .map(|mine| mine.iter().map(|(_, id)| id.clone()).collect())
+            .unwrap_or_default();
+        for id in &ids {
+            memory.remove(id);
+        }
+        Box::pin(std::future::ready(Ok(ids)))
+    }
+
     fn get<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<TaskRecord>> {
-        let now = now_ms();
-        let mut tasks = self.lock();
-        let found = match tasks.get(id) {
-            Some(t) if t.expired(now) => {
-                tasks.remove(id);
-                None
-            }
-            other => other.cloned(),
-        };
+        let found = self.lock().live(id, now_ms()).map(|t| t.clone());
         Box::pin(std::future::ready(Ok(found)))
     }
 
@@ -315,8 +416,7 @@ impl TaskStore for MemoryTaskStore {
         change: TaskChange,
     ) -> StoreFuture<'a, Option<TaskRecord>> {
         let now = now_ms();
-        let mut tasks = self.lock();
-        let found = tasks.get_mut(id).filter(|t| !t.expired(now)).map(|t| {
+        let found = self.lock().live(id, now).map(|t| {
             apply(t, change, now);
             t.clone()
         });
@@ -324,7 +424,11 @@ impl TaskStore for MemoryTaskStore {
     }
 
     fn take_answer<'a>(&'a self, id: &'a str, key: &'a str) -> StoreFuture<'a, Option<Value>> {
-        let answer = self.lock().get_mut(id).and_then(|t| t.answers.remove(key));
+        let answer = self
+            .lock()
+            .tasks
+            .get_mut(id)
+            .and_then(|t| t.answers.remove(key));
         Box::pin(std::future::ready(Ok(answer)))
     }
 
@@ -335,23 +439,36 @@ impl TaskStore for MemoryTaskStore {
         limit: usize,
     ) -> StoreFuture<'a, Vec<TaskRecord>> {
         let now = now_ms();
-        let tasks = self.lock();
-        let mut mine: Vec<&TaskRecord> = tasks
-            .values()
-            .filter(|t| t.owner == owner && !t.expired(now))
-            .collect();
-        mine.sort_by(|a, b| (a.created_ms, &a.id).cmp(&(b.created_ms, &b.id)));
-        let start = match after.and_then(|a| tasks.get(a)) {
-            Some(cursor) => mine
-                .iter()
-                .position(|t| (t.created_ms, &t.id) > (cursor.created_ms, &cursor.id))
-                .unwrap_or(mine.len()),
-            None if after.is_some() => mine.len(),
-            None => 0,
+        let memory = self.lock();
+        let page = match (memory.by_owner.get(owner), after) {
+            (None, _) => Vec::new(),
+            (Some(mine), None) => collect(&memory, mine.iter(), now, limit),
+            (Some(mine), Some(cursor)) => match memory.tasks.get(cursor) {
+                Some(c) => {
+                    let from = (c.created_ms, c.id.clone());
+                    let rest = mine.range(from..).skip_while(|(_, id)| id == cursor);
+                    collect(&memory, rest, now, limit)
+                }
+                // A cursor that expired or never was: nothing after it.
+                None => Vec::new(),
+            },
         };
-        let page = mine.into_iter().skip(start).take(limit).cloned().collect();
         Box::pin(std::future::ready(Ok(page)))
     }
+}
+
+/// Up to `limit` live records of `ids`.
+fn collect<'a>(
+    memory: &Memory,
+    ids: impl Iterator<Item = &'a (u64, String)>,
+    now: u64,
+    limit: usize,
+) -> Vec<TaskRecord> {
+    ids.filter_map(|(_, id)| memory.tasks.get(id))
+        .filter(|t| !t.expired(now))
+        .take(limit)
+        .cloned()
+        .collect()
 }
 
 #[cfg(test)]
@@ -363,6 +480,7 @@ mod tests {
         TaskRecord {
             id: id.into(),
             owner: owner.into(),
+            share: owner.into(),
             tool: "t".into(),
             status: TaskStatus::Working,
             status_message: None,
@@ -428,35 +546,121 @@ mod tests {
         assert_eq!(t.answers.len(), 2);
     }
 
+    const QUOTA: TaskQuota = TaskQuota {
+        per_share: 3,
+        total: 100,
+    };
+
+    fn ids(page: &[TaskRecord]) -> Vec<&str> {
+        page.iter().map(|t| t.id.as_str()).collect()
+    }
+
     #[tokio::test]
     async fn memory_store_bounds_owners_expires_and_pages() {
         let store = MemoryTaskStore::new();
         let now = now_ms();
         for i in 0..3 {
             store
-                .create(record(&format!("t{i}"), "alice", now + i), 3)
+                .create(record(&format!("t{i}"), "alice", now + i), QUOTA)
                 .await
                 .unwrap();
         }
         assert_eq!(
-            store.create(record("t3", "alice", now + 3), 3).await,
+            store.create(record("t3", "alice", now + 3), QUOTA).await,
             Err(TaskStoreError::Full { limit: 3 })
         );
-        store.create(record("b0", "bob", now), 3).await.unwrap();
+        store.create(record("b0", "bob", now), QUOTA).await.unwrap();
         let page = store.list("alice", None, 2).await.unwrap();
-        assert_eq!(
-            page.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(),
-            ["t0", "t1"]
-        );
+        assert_eq!(ids(&page), ["t0", "t1"]);
         let rest = store.list("alice", Some("t1"), 2).await.unwrap();
-        assert_eq!(
-            rest.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(),
-            ["t2"]
+        assert_eq!(ids(&rest), ["t2"]);
+        assert!(
+            store
+                .list("alice", Some("gone"), 2)
+                .await
+                .unwrap()
+                .is_empty()
         );
         let mut old = record("old", "carol", 1);
         old.ttl_ms = Some(1);
-        store.create(old, 3).await.unwrap();
+        store.create(old, QUOTA).await.unwrap();
         assert_eq!(store.get("old").await.unwrap(), None, "expired");
         assert!(store.get("b0").await.unwrap().is_some());
+    }
+
+    #[tokio::test]
+    async fn sessions_of_one_client_hold_one_share_and_the_server_a_total() {
+        let store = MemoryTaskStore::new();
+        let now = now_ms();
+        let of = |id: &str, session: &str, client: &str| {
+            let mut task = record(id, session, now);
+            task.share = client.into();
+            task
+        };
+        let quota = TaskQuota {
+            per_share: 2,
+            total: 3,
+        };
+        store
+            .create(of("a1", "session:1", "client:a"), quota)
+            .await
+            .unwrap();
+        store
+            .create(of("a2", "session:2", "client:a"), quota)
+            .await
+            .unwrap();
+        assert_eq!(
+            store.create(of("a3", "session:3", "client:a"), quota).await,
+            Err(TaskStoreError::Full { limit: 2 }),
+            "a third session of the same client has no share left"
+        );
+        store
+            .create(of("b1", "session:4", "client:b"), quota)
+            .await
+            .unwrap();
+        let refused = store.create(of("c1", "session:5", "client:c"), quota).await;
+        assert_eq!(refused, Err(TaskStoreError::ServerFull { limit: 3 }));
+        assert!(refused.unwrap_err().to_string().contains("3 tasks"));
+
+        // The client's session ends: its tasks go, and with them their place in the shares.
+        assert_eq!(store.remove_owner("session:1").await.unwrap(), ["a1"]);
+        assert_eq!(store.get("a1").await.unwrap(), None);
+        assert!(store.list("session:1", None, 10).await.unwrap().is_empty());
+        store
+            .create(of("a3", "session:3", "client:a"), quota)
+            .await
+            .unwrap();
+        assert_eq!(
+            store.create(of("c1", "session:5", "client:c"), quota).await,
+            Err(TaskStoreError::ServerFull { limit: 3 })
+        );
+    }
+
+    #[tokio::test]
+    async fn expired_tasks_leave_their_share_and_the_total_without_a_scan() {
+        let store = MemoryTaskStore::new();
+        let quota = TaskQuota {
+            per_share: 1,
+            total: 1,
+        };
+        let mut short = record("short", "alice", now_ms());
+        short.ttl_ms = Some(30);
+        store.create(short, quota).await.unwrap();
+        assert!(
+            store
+                .create(record("next", "alice", now_ms()), quota)
+                .await
+                .is_err()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(60)).await;
+        store
+            .create(record("next", "alice", now_ms()), quota)
+            .await
+            .unwrap();
+        let memory = store.lock();
+        assert_eq!(memory.tasks.len(), 1);
+        assert_eq!(memory.expiry.len(), 1);
+        assert_eq!(memory.by_share.get("alice"), Some(&1));
+        assert_eq!(memory.by_owner.get("alice").map(BTreeSet::len), Some(1));
     }
 }

@@ -25,7 +25,7 @@ pub(super) async fn handle_delete(
         .unwrap_or("")
         .to_owned();
     lock(&endpoint.sessions).remove(&id);
-    http.session.close();
+    http.session.finish();
     if let Some(name) = http.session.shared_name() {
         endpoint.server.shared.replicas.end(name);
     }

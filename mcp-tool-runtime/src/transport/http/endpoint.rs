@@ -53,11 +53,13 @@ pub(crate) struct Peer(pub(crate) std::net::SocketAddr);
 pub(super) fn client_of(identity: Option<&Identity>, parts: &Parts) -> Option<Arc<str>> {
     match identity {
         Some(identity) => Some(format!("subject {}", identity.subject).into()),
-        None => parts
-            .extensions
-            .get::<Peer>()
-            .map(|p| format!("address {}", p.0.ip()).into()),
+        None => peer_address(parts).map(|ip| format!("address {ip}").into()),
     }
+}
+
+/// The address a request comes from, when `serve_http`'s accept loop told it.
+pub(super) fn peer_address(parts: &Parts) -> Option<std::net::IpAddr> {
+    parts.extensions.get::<Peer>().map(|p| p.0.ip())
 }
 
 #[derive(Default)]
@@ -152,7 +154,12 @@ fn spawn_reaper(endpoint: &Arc<Endpoint>) {
                 gone
             };
             for s in expired {
-                s.session.close();
+                // A session other replicas share may live on there; one only here ends.
+                if s.session.shared_name().is_some() {
+                    s.session.close();
+                } else {
+                    s.session.finish();
+                }
             }
         }
     });
@@ -346,7 +353,7 @@ impl Endpoint {
         if record.subject.as_deref() != identity.map(|i| i.subject.as_str()) {
             return None;
         }
-        let http = self.open_session(id.to_owned(), identity.cloned(), None);
+        let http = self.open_session(id.to_owned(), identity.cloned(), None, None);
         http.session.restore(record);
         // Two requests of the session may have taken it up at once: the first one kept wins.
         let kept = lock(&self.sessions)
@@ -385,9 +392,10 @@ impl Endpoint {
         &self,
         identity: Option<Identity>,
         client: Option<Arc<str>>,
+        address: Option<std::net::IpAddr>,
     ) -> Option<(String, Arc<HttpSession>)> {
         let id = new_session_id()?;
-        let http = self.open_session(id.clone(), identity, client);
+        let http = self.open_session(id.clone(), identity, client, address);
         Some((id, http))
     }
 
@@ -397,6 +405,7 @@ impl Endpoint {
         id: String,
         identity: Option<Identity>,
         client: Option<Arc<str>>,
+        address: Option<std::net::IpAddr>,
     ) -> Arc<HttpSession> {
         let owner = resume::owner_of(&id, identity.as_ref());
         Arc::new_cyclic(|me: &Weak<HttpSession>| {
@@ -409,7 +418,7 @@ impl Endpoint {
                     identity: identity.clone(),
                     one_shot: None,
                     shared_name: Some(id.into()),
-                    address: None,
+                    address,
                 },
             );
             HttpSession {

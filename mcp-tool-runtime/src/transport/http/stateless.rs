@@ -13,7 +13,7 @@ use crate::protocol::{ProtocolVersion, code};
 use crate::server::session::{Opening, Outgoing, Session};
 use crate::tool::Identity;
 
-use super::endpoint::{Endpoint, Peer, accepts_sse, principal_of};
+use super::endpoint::{Endpoint, accepts_sse, peer_address, principal_of};
 use super::{headers, sse};
 
 /// A request of a stateless version (2026-07-28): its `_meta` and headers checked, then
@@ -40,7 +40,7 @@ pub(super) async fn stateless_request(
         &endpoint.server,
         tx,
         Opening {
-            address: parts.extensions.get::<Peer>().map(|p| p.0.ip()),
+            address: peer_address(parts),
             principal: principal_of(identity.as_ref()),
             identity,
             one_shot: Some(version),
