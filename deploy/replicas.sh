@@ -81,6 +81,7 @@ start_replica() {
         MCP_TOOL_TASK_STORE="$redis_url" \
         MCP_TOOL_SHARED_STATE="$redis_url" \
         MCP_TOOL_EVENT_STORE="$redis_url" \
+        MCP_TOOL_CONNECTIONS_PER_ADDRESS=1024 \
         setsid "$MCP_SERVER" ${MCP_SERVER_ARGS:-} --http "127.0.0.1:$p" \
         </dev/null >>"$run/logs/replica-$i.log" 2>&1 &
     echo $! >"$run/replica-$i.pid"

@@ -131,6 +131,7 @@ environment:
   {key:<42}the key sealing 2026-07-28 request state (the same on every replica)
   {shared:<42}where replicas share sessions and changes (as --shared-state)
   {validate:<42}check every result against its output schema
+  {per_address:<42}connections one address may hold (raise behind a proxy)
   {connections:<42}the connection store of --mount's servers (a JSON file)
   {mount_wait:<42}how long the first tools/list waits for the mounts
   {log:<42}filter the log on stderr",
@@ -150,6 +151,7 @@ environment:
         key = format!("{}=hex", env::STATE_KEY),
         shared = format!("{}=URL", env::SHARED_STATE),
         validate = format!("{}=1", env::VALIDATE_OUTPUT),
+        per_address = format!("{}=512", env::CONNECTIONS_PER_ADDRESS),
         connections = format!("{}=FILE", env::CONNECTIONS),
         mount_wait = format!("{}=5s", env::MOUNT_WAIT),
         log = "RUST_LOG=debug"

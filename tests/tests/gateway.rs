@@ -1351,3 +1351,327 @@ async fn a_held_call_no_round_comes_for_is_cancelled_at_the_remote() {
     );
     call.abort();
 }
+
+// ---------------------------------------------------------------------------------------------
+// Totals: what one mounted server may list, the gateway's own pages, and re-lists
+// ---------------------------------------------------------------------------------------------
+
+/// A 2025-11-25 server that lists `count` tools named `{prefix}{i}`, `per_page` a page, each
+/// with a description of `description` bytes; how many `tools/list` requests it received.
+async fn lister(
+    prefix: &'static str,
+    count: usize,
+    per_page: usize,
+    description: usize,
+) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+    use axum::http::{StatusCode, header};
+    use axum::response::IntoResponse;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let lists = Arc::new(AtomicUsize::new(0));
+    let seen = lists.clone();
+    let text = "x".repeat(description);
+    let handle = move |body: String| {
+        let (seen, text) = (seen.clone(), text.clone());
+        async move {
+            let message: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+            let id = message["id"].clone();
+            if id.is_null() {
+                return StatusCode::ACCEPTED.into_response();
+            }
+            let result = match message["method"].as_str().unwrap_or_default() {
+                "initialize" => json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "lister", "version": "1.0.0"}
+                }),
+                "tools/list" => {
+                    seen.fetch_add(1, Ordering::SeqCst);
+                    let start: usize = message["params"]["cursor"]
+                        .as_str()
+                        .and_then(|c| c.parse().ok())
+                        .unwrap_or(0);
+                    let end = (start + per_page).min(count);
+                    let tools: Vec<Value> = (start..end)
+                        .map(|i| {
+                            json!({
+                                "name": format!("{prefix}{i}"),
+                                "description": text,
+                                "inputSchema": {"type": "object"}
+                            })
+                        })
+                        .collect();
+                    let mut page = json!({ "tools": tools });
+                    if end < count {
+                        page["nextCursor"] = json!(end.to_string());
+                    }
+                    page
+                }
+                _ => json!({}),
+            };
+            (
+                [
+                    (header::CONTENT_TYPE, "application/json"),
+                    (
+                        header::HeaderName::from_static("mcp-session-id"),
+                        "lister-1",
+                    ),
+                ],
+                json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string(),
+            )
+                .into_response()
+        }
+    };
+    (mcp_tool_tests::serve_mcp(handle).await, lists)
+}
+
+/// A mounted server may list so many tools, and so many bytes of them: one that lists more
+/// is not read further and none of its tools is mounted (before, a gateway took 6 GB from a
+/// remote listing 12 pages of 50 MiB). The gateway's own pages are bounded in bytes too:
+/// big tools come a few to a page (before, a page held 1,000 of whatever size).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mounted_servers_list_is_bounded_and_the_gateways_pages_are_bounded_in_bytes() {
+    use mcp_tool::http::HttpConfig;
+    use mcp_tool::server::Limits;
+    use mcp_tool::server::mount::McpTool;
+
+    // 30 tools over pages of 10: more than the 20 a mount may list.
+    let (many, many_lists) = lister("m", 30, 10, 10).await;
+    // 3 tools of 800 KiB: more than the 2 MiB a mount may list.
+    let (fat, _) = lister("f", 3, 1, 800 << 10).await;
+    // 4 tools of 300 KiB: within both bounds, but more than a 512 KiB page holds.
+    let (big, _) = lister("b", 4, 4, 300 << 10).await;
+    let mount = |label: &str, url: String| McpTool {
+        server_label: label.into(),
+        server_url: Some(url),
+        ..McpTool::default()
+    };
+    let gateway = mcp_tool::Server::new("gw", "0")
+        .without_registry()
+        .limits(
+            Limits::default()
+                .max_mount_list(20, 2 << 20)
+                .max_page_bytes(512 << 10),
+        )
+        .mount(mount("many", many))
+        .mount(mount("fat", fat))
+        .mount(mount("big", big))
+        .build()
+        .expect("the gateway builds");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { gateway.serve_http(listener, HttpConfig::default()).await });
+
+    for version in BOTH {
+        let client = connect(&url, version, Arc::new(NoHandler)).await;
+        let tools = tools_when(&client, |n| {
+            n.iter().filter(|n| n.starts_with("big__")).count() == 4
+        })
+        .await;
+        let listed = names(&tools);
+        assert!(
+            !listed
+                .iter()
+                .any(|n| n.starts_with("many__") || n.starts_with("fat__")),
+            "{version:?}: {listed:?}"
+        );
+        // Page by page: at most about 512 KiB each, so one 300 KiB tool a page.
+        let mut cursor: Option<String> = None;
+        let mut pages = 0;
+        loop {
+            let params = cursor
+                .as_ref()
+                .map_or(json!({}), |c| json!({ "cursor": c }));
+            let page = client.request("tools/list", params).await.expect("a page");
+            let size = page.to_string().len();
+            assert!(
+                size <= (512 << 10) + 4096,
+                "{version:?}: a page of {size} bytes"
+            );
+            pages += 1;
+            match page["nextCursor"].as_str() {
+                Some(next) => cursor = Some(next.to_owned()),
+                None => break,
+            }
+        }
+        assert!(pages >= 4, "{version:?}: {pages} pages");
+    }
+    // The long list was not read to its end: the page that passed the bound was the last.
+    let asked = many_lists.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(asked >= 3, "{asked} pages asked for");
+}
+
+/// A mounted server that announces `list_changed` again and again with the same list is
+/// listed less and less often (before, each announcement cost a whole re-list: half a core
+/// for a 20,000-tool list announced every second).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unchanged_list_announced_again_and_again_is_listed_rarely() {
+    use mcp_tool::http::HttpConfig;
+    use mcp_tool::server::mount::McpTool;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let hello = mcp_tool::dynamic::DynamicTool::new(
+        "hello",
+        "Says hello.",
+        |_: mcp_tool::dynamic::DynamicArgs| async move { "hello" },
+    );
+    let remote = mcp_tool::Server::new("remote", "0")
+        .without_registry()
+        .dynamic_tool(hello)
+        .build()
+        .expect("the remote builds");
+    // Counts the remote's POSTs that list tools.
+    let lists = Arc::new(AtomicUsize::new(0));
+    let seen = lists.clone();
+    let router =
+        remote
+            .clone()
+            .into_router(HttpConfig::default())
+            .layer(axum::middleware::from_fn(
+                move |request: axum::extract::Request, next: axum::middleware::Next| {
+                    let seen = seen.clone();
+                    async move {
+                        let (parts, body) = request.into_parts();
+                        let bytes = axum::body::to_bytes(body, 1 << 20)
+                            .await
+                            .unwrap_or_default();
+                        if std::str::from_utf8(&bytes).is_ok_and(|b| b.contains("\"tools/list\"")) {
+                            seen.fetch_add(1, Ordering::SeqCst);
+                        }
+                        next.run(axum::extract::Request::from_parts(
+                            parts,
+                            axum::body::Body::from(bytes),
+                        ))
+                        .await
+                    }
+                },
+            ));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let remote_url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await });
+
+    let gateway = mcp_tool::Server::new("gw", "0")
+        .without_registry()
+        .mount(McpTool {
+            server_label: "r".into(),
+            server_url: Some(remote_url),
+            ..McpTool::default()
+        })
+        .build()
+        .expect("the gateway builds");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { gateway.serve_http(listener, HttpConfig::default()).await });
+    let client = connect(&url, VersionChoice::V2026_07_28, Arc::new(NoHandler)).await;
+    tools_when(&client, |n| n.iter().any(|n| n == "r__hello")).await;
+
+    // The remote announces a change every 50 ms for 3 s, its list the same.
+    let before = lists.load(Ordering::SeqCst);
+    let announcing = tokio::spawn({
+        let remote = remote.clone();
+        async move {
+            loop {
+                remote.notify_tools_changed();
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    });
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    announcing.abort();
+    let relists = lists.load(Ordering::SeqCst) - before;
+    assert!(
+        (1..=8).contains(&relists),
+        "60 announcements in 3 s gave {relists} re-lists"
+    );
+    // The gateway's list is whole all the same.
+    let tools = client.list_tools().await.expect("the gateway lists");
+    assert!(names(&tools).contains(&"r__hello".to_owned()));
+}
+
+/// The calls a mount holds across input rounds are shared fairly: one client may hold so
+/// many, and the next client's call is still held (before, one client filled all 1,024 and
+/// everyone got `GATEWAY_BUSY` for up to 10 minutes).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_client_holds_at_most_its_share_of_a_mounts_held_calls() {
+    use mcp_tool::http::HttpConfig;
+    use mcp_tool::server::mount::McpTool;
+
+    let (remote, _) = asking_server().await;
+    let gateway = mcp_tool::Server::new("gw", "0")
+        .without_registry()
+        .mount(McpTool {
+            server_label: "r".into(),
+            server_url: Some(remote),
+            ..McpTool::default()
+        })
+        .build()
+        .expect("the gateway builds");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { gateway.serve_http(listener, HttpConfig::default()).await });
+    let client = connect(&url, VersionChoice::V2026_07_28, Arc::new(Silent)).await;
+    tools_when(&client, |n| n.iter().any(|n| n == "r__ask")).await;
+
+    // Calls `r__ask` once as 2026-07-28 from `ip`: the result.
+    let call = |ip: [u8; 4], n: usize| {
+        let url = url.clone();
+        async move {
+            mcp_tool_tests::install_crypto_provider();
+            let http = reqwest::Client::builder()
+                .local_address(std::net::IpAddr::from(ip))
+                .build()
+                .unwrap();
+            let body = json!({
+                "jsonrpc": "2.0", "id": n, "method": "tools/call",
+                "params": {
+                    "name": "r__ask", "arguments": {},
+                    "_meta": {
+                        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                        "io.modelcontextprotocol/clientCapabilities": { "elicitation": { "form": {} } }
+                    }
+                }
+            });
+            let reply = http
+                .post(&url)
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-protocol-version", "2026-07-28")
+                .header("mcp-method", "tools/call")
+                .header("mcp-name", "r__ask")
+                .body(body.to_string())
+                .send()
+                .await
+                .expect("an answer")
+                .text()
+                .await
+                .expect("its body");
+            let json = reply
+                .lines()
+                .find_map(|l| {
+                    l.strip_prefix("data: ")
+                        .or(Some(l))
+                        .and_then(|l| serde_json::from_str::<Value>(l).ok())
+                        .filter(|v| v.get("id").is_some())
+                })
+                .unwrap_or_else(|| panic!("no answer in {reply}"));
+            json["result"].clone()
+        }
+    };
+    for n in 0..64 {
+        let held = call([127, 0, 0, 1], n).await;
+        assert_eq!(held["resultType"], "input_required", "call {n}: {held}");
+    }
+    let refused = call([127, 0, 0, 1], 64).await;
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert!(
+        refused
+            .to_string()
+            .contains("this client has 64 calls to the `r` server waiting"),
+        "{refused}"
+    );
+    let other = call([127, 0, 0, 2], 65).await;
+    assert_eq!(
+        other["resultType"], "input_required",
+        "another client's call is held: {other}"
+    );
+}

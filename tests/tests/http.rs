@@ -2111,6 +2111,171 @@ async fn an_anonymous_clients_sessions_share_its_tasks_and_take_them_when_they_e
     task.abort();
 }
 
+/// Listen streams are legitimate and endless, and each holds a connection: one client may
+/// hold so many, the server so many in all — fewer than its connections — and a stream that
+/// ends frees its place (before, 1,100 anonymous streams took every connection).
+#[tokio::test]
+async fn listen_streams_are_bounded_per_client_and_in_all() {
+    let core = Server::new("t", "0")
+        .only(["hello"])
+        .limits(mcp_tool::server::Limits::default().max_listen_streams(3, 2))
+        .build()
+        .unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = core.clone();
+    let task =
+        tokio::spawn(async move { server.serve_http(listener, HttpConfig::default()).await });
+    let from = |ip: [u8; 4]| {
+        mcp_tool_tests::install_crypto_provider();
+        reqwest::Client::builder()
+            .local_address(std::net::IpAddr::from(ip))
+            .build()
+            .unwrap()
+    };
+    // Opens a stream: the response once its head came (a stream), or the error it got.
+    let listen = |http: reqwest::Client| async move {
+        let body = json!({
+            "jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
+            "params": {
+                "notifications": { "toolsListChanged": true },
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": {}
+                }
+            }
+        });
+        let response = tokio::time::timeout(
+            WAIT,
+            http.post(format!("http://127.0.0.1:{port}/mcp"))
+                .header(CONTENT_TYPE, "application/json")
+                .header(ACCEPT, "application/json, text/event-stream")
+                .header("mcp-protocol-version", "2026-07-28")
+                .header("mcp-method", "subscriptions/listen")
+                .body(body.to_string())
+                .send(),
+        )
+        .await
+        .expect("a response head")
+        .expect("a response");
+        if response
+            .headers()
+            .get(CONTENT_TYPE)
+            .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"))
+        {
+            Ok(response)
+        } else {
+            Err(response.text().await.unwrap_or_default())
+        }
+    };
+    let one = from([127, 0, 0, 1]);
+    let first = listen(one.clone()).await.expect("a first stream");
+    let _second = listen(one.clone()).await.expect("a second stream");
+    let refused = listen(one.clone())
+        .await
+        .expect_err("a third of one client");
+    assert!(
+        refused.contains("this client holds 2 listen streams"),
+        "{refused}"
+    );
+    let _other = listen(from([127, 0, 0, 2]))
+        .await
+        .expect("another client's");
+    let refused = listen(from([127, 0, 0, 3]))
+        .await
+        .expect_err("a fourth in all");
+    assert!(
+        refused.contains("the server holds 3 listen streams"),
+        "{refused}"
+    );
+    // A stream that ends frees its place.
+    drop(first);
+    let deadline = Instant::now() + WAIT;
+    loop {
+        match listen(one.clone()).await {
+            Ok(_again) => break,
+            Err(e) => assert!(Instant::now() < deadline, "still refused: {e}"),
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    task.abort();
+}
+
+/// Connections that say nothing from one address hold at most that address's share of the
+/// connection slots: the next one from it is answered 503 and closed, while another address
+/// is served (before, 1,100 silent connections from one address held all 1,024).
+#[tokio::test]
+async fn one_address_holds_at_most_its_share_of_connections() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpSocket;
+
+    let core = core(&["hello"]);
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let mut config = HttpConfig::default();
+    config.max_connections_per_address = 2;
+    let server = core.clone();
+    let task = tokio::spawn(async move { server.serve_http(listener, config).await });
+    let connect_from = |ip: [u8; 4]| async move {
+        let socket = TcpSocket::new_v4().unwrap();
+        socket.bind(std::net::SocketAddr::from((ip, 0))).unwrap();
+        socket.connect(addr).await.unwrap()
+    };
+    // Sends a whole request on `stream`; the status line of the answer.
+    async fn ask(stream: &mut tokio::net::TcpStream) -> String {
+        let body = initialize(json!({})).to_string();
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let _ = stream.write_all(head.as_bytes()).await;
+        let mut answer = Vec::new();
+        let _ = tokio::time::timeout(WAIT, stream.read_to_end(&mut answer)).await;
+        String::from_utf8_lossy(&answer)
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_owned()
+    }
+    // Two silent connections from one address.
+    let silent = [
+        connect_from([127, 0, 0, 1]).await,
+        connect_from([127, 0, 0, 1]).await,
+    ];
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let mut third = connect_from([127, 0, 0, 1]).await;
+        let status = ask(&mut third).await;
+        if status.contains("503") {
+            break;
+        }
+        // The accept loop may not have counted the silent ones yet.
+        assert!(
+            Instant::now() < deadline,
+            "a third connection got {status:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut other = connect_from([127, 0, 0, 2]).await;
+    assert!(
+        ask(&mut other).await.contains("200"),
+        "another address is served"
+    );
+    // A silent connection that closes frees its place.
+    drop(silent);
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let mut again = connect_from([127, 0, 0, 1]).await;
+        let status = ask(&mut again).await;
+        if status.contains("200") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "still refused: {status:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    task.abort();
+}
+
 #[tokio::test]
 async fn a_request_whose_session_is_deleted_gets_an_error_not_silence() {
     let core = core(&["ask_name"]);

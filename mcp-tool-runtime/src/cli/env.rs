@@ -86,6 +86,11 @@ pub const SHARED_STATE: &str = "MCP_TOOL_SHARED_STATE";
 /// [`Server::validate_output`]: crate::server::Server::validate_output
 pub const VALIDATE_OUTPUT: &str = "MCP_TOOL_VALIDATE_OUTPUT";
 
+/// The most connections one address may hold (`HttpConfig::max_connections_per_address`,
+/// default 512); behind a reverse proxy, where every client has the proxy's address, raise it
+/// to the connection limit (1024).
+pub const CONNECTIONS_PER_ADDRESS: &str = "MCP_TOOL_CONNECTIONS_PER_ADDRESS";
+
 /// The connection store of mounted servers: the path of a JSON file mapping a connection id
 /// (a mount's `project_connection_id` or `connector_id`) to
 /// `{"server_url", "authorization", "headers"}`, so that no secret sits in the mount file

@@ -26,6 +26,20 @@ pub(super) async fn serve_http(server: Server, bin: &str, options: HttpOptions) 
         shutdown_grace: server.limits.shutdown_grace,
         ..HttpConfig::default()
     };
+    if let Ok(text) = std::env::var(env::CONNECTIONS_PER_ADDRESS) {
+        match text.trim().parse::<usize>() {
+            Ok(n) if n > 0 => config.max_connections_per_address = n,
+            _ => {
+                return Ok(cli_error(
+                    bin,
+                    &format!(
+                        "{}: `{text}` is not a number of connections (such as 1024)",
+                        env::CONNECTIONS_PER_ADDRESS
+                    ),
+                ));
+            }
+        }
+    }
     // Where resumable streams' events are kept: memory unless the environment names Redis.
     if let Ok(url) = std::env::var(env::EVENT_STORE)
         && !url.trim().is_empty()

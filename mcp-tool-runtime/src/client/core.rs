@@ -590,6 +590,18 @@ impl Core {
     pub(super) async fn tools_changed(&self) -> bool {
         let mut rx = self.changed.subscribe();
         rx.mark_unchanged();
+        self.next_change(&mut rx).await
+    }
+
+    /// The tool list's changes, from now on.
+    pub(super) fn tool_changes(&self) -> watch::Receiver<u64> {
+        let mut rx = self.changed.subscribe();
+        rx.mark_unchanged();
+        rx
+    }
+
+    /// Waits for a change `rx` has not seen (`true`), or the connection's end (`false`).
+    pub(super) async fn next_change(&self, rx: &mut watch::Receiver<u64>) -> bool {
         loop {
             if !self.is_open() {
                 return false;

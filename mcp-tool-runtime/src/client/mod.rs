@@ -40,6 +40,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::protocol::jsonrpc::json_len;
 use crate::protocol::{ProtocolVersion, RpcError};
 use crate::tool::CancellationToken;
 
@@ -346,6 +347,26 @@ impl fmt::Debug for McpClient {
     }
 }
 
+/// The changes of a server's tool list ([`McpClient::tool_changes`]).
+pub struct ToolChanges {
+    rx: tokio::sync::watch::Receiver<u64>,
+    core: Arc<Core>,
+}
+
+impl fmt::Debug for ToolChanges {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolChanges").finish_non_exhaustive()
+    }
+}
+
+impl ToolChanges {
+    /// Waits for a change not yet seen here (`true`; several announced meanwhile count as
+    /// one), or the connection's end (`false`).
+    pub async fn next(&mut self) -> bool {
+        self.core.next_change(&mut self.rx).await
+    }
+}
+
 impl McpClient {
     /// Connects with no handler (the server may ask the client nothing).
     pub async fn connect(connect: Connect) -> Result<McpClient, ClientError> {
@@ -369,7 +390,20 @@ impl McpClient {
     /// Every tool the server lists, following `nextCursor` through all pages: at most
     /// 100,000 tools and 10,000 pages, beyond which it fails (a server that pages for ever).
     pub async fn list_tools(&self) -> Result<Vec<Value>, ClientError> {
+        self.list_tools_within(MAX_TOOLS, usize::MAX).await
+    }
+
+    /// Every tool the server lists, as [`list_tools`](Self::list_tools) does, but failing as
+    /// soon as the list passes `max_tools` tools or `max_bytes` bytes of definitions (as JSON
+    /// text): no more pages are asked for. For lists from servers nobody here controls.
+    pub async fn list_tools_within(
+        &self,
+        max_tools: usize,
+        max_bytes: usize,
+    ) -> Result<Vec<Value>, ClientError> {
+        let max_tools = max_tools.min(MAX_TOOLS);
         let mut tools = Vec::new();
+        let mut bytes = 0usize;
         let mut cursor: Option<String> = None;
         // A server that pages for ever is cut off.
         for _ in 0..10_000 {
@@ -379,9 +413,17 @@ impl McpClient {
             };
             let mut page = self.core.request("tools/list", &params, None).await?;
             if let Some(Value::Array(items)) = page.get_mut("tools") {
-                if tools.len() + items.len() > MAX_TOOLS {
+                if tools.len() + items.len() > max_tools {
                     return Err(ClientError::Protocol(format!(
-                        "the server lists more than {MAX_TOOLS} tools"
+                        "the server lists more than {max_tools} tools"
+                    )));
+                }
+                bytes = items
+                    .iter()
+                    .fold(bytes, |sum, tool| sum.saturating_add(json_len(tool)));
+                if bytes > max_bytes {
+                    return Err(ClientError::Protocol(format!(
+                        "the server's tool definitions take more than {max_bytes} bytes"
                     )));
                 }
                 self.core.learn_tools(items);
@@ -421,6 +463,16 @@ impl McpClient {
     /// connection ends (`false`).
     pub async fn tools_changed(&self) -> bool {
         self.core.tools_changed().await
+    }
+
+    /// Follows the server's tool list changes from now on: unlike
+    /// [`tools_changed`](Self::tools_changed), a change announced while the caller was busy
+    /// (listing the tools, say) is not missed.
+    pub fn tool_changes(&self) -> ToolChanges {
+        ToolChanges {
+            rx: self.core.tool_changes(),
+            core: self.core.clone(),
+        }
     }
 
     /// Whether the connection is still up.

@@ -345,6 +345,24 @@ pub(crate) fn error_response(id: &str, error: &RpcError) -> String {
     frame(id, "error", error, 224).unwrap_or_default()
 }
 
+/// How many bytes the JSON text of a value takes, counted without writing it.
+pub(crate) fn json_len<T: Serialize + ?Sized>(value: &T) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
 /// JSON text of a value, written through serde_json's byte writer (faster than `Display`,
 /// which goes through `fmt::Write`).
 pub(crate) fn json_string<T: Serialize + ?Sized>(value: &T) -> String {

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use crate::protocol::ProtocolVersion;
-use crate::protocol::jsonrpc::json_string;
+use crate::protocol::jsonrpc::{json_len, json_string};
 use crate::protocol::wire::{Complete, Implementation, ListTools, ResultMeta};
 use crate::protocol::{CacheHints, CacheScope};
 use crate::tool::DefBuilder;
@@ -27,6 +27,9 @@ pub(crate) struct Entry {
     pub(crate) name: Arc<str>,
     pub(crate) call: Call,
     pub(crate) service: Option<Arc<dyn Any + Send + Sync>>,
+    /// About how many bytes its definition takes in a list (as 2025-11-25 writes it), for
+    /// pages bounded in bytes.
+    wire_bytes: usize,
 }
 
 impl Entry {
@@ -35,11 +38,13 @@ impl Entry {
         call: Call,
         service: Option<Arc<dyn Any + Send + Sync>>,
     ) -> Self {
+        let wire_bytes = json_len(&def.wire(ProtocolVersion::V2025_11_25));
         Entry {
             name: Arc::from(def.name()),
             def: Arc::new(def),
             call,
             service,
+            wire_bytes,
         }
     }
 
@@ -47,6 +52,31 @@ impl Entry {
     /// client that declared the MCP Apps extension (`apps`) or not.
     fn listed_by_default(&self, apps: bool) -> bool {
         !self.def.starts_hidden() && self.def.listed_for(apps)
+    }
+}
+
+/// How lists are cut into pages: at most `size` items, and at most about `bytes` bytes of
+/// them (a single item larger than that has a page of its own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Paging {
+    pub(crate) size: usize,
+    pub(crate) bytes: usize,
+}
+
+impl Paging {
+    /// Where each page of `entries` starts (at least one page, maybe empty).
+    fn starts(self, entries: &[&Entry]) -> Vec<usize> {
+        let mut starts = vec![0];
+        let (mut count, mut bytes) = (0, 0);
+        for (i, entry) in entries.iter().enumerate() {
+            if count > 0 && (count == self.size || bytes + entry.wire_bytes > self.bytes) {
+                starts.push(i);
+                (count, bytes) = (0, 0);
+            }
+            count += 1;
+            bytes += entry.wire_bytes;
+        }
+        starts
     }
 }
 
@@ -69,7 +99,7 @@ pub(crate) struct Catalog {
     /// The `tools/list` pages of the default selection, rendered once per shape of protocol
     /// version: for clients without the MCP Apps extension (`[0]`) and with it (`[1]`).
     pages: [[Vec<String>; 4]; 2],
-    page_size: usize,
+    paging: Paging,
     decor: Arc<Decor>,
     /// The BM25 index of the deferred tools, built at the first search.
     search: OnceLock<SearchIndex>,
@@ -84,7 +114,7 @@ impl Catalog {
         mut records: Vec<ToolRecord>,
         services: &TypeMap,
         states: &TypeMap,
-        page_size: usize,
+        paging: Paging,
         decor: Arc<Decor>,
     ) -> Result<Catalog, StartError> {
         let mut problems = Vec::new();
@@ -151,13 +181,13 @@ impl Catalog {
         if !problems.is_empty() {
             return Err(StartError::new(problems));
         }
-        Ok(Catalog::from_entries(entries, page_size, decor))
+        Ok(Catalog::from_entries(entries, paging, decor))
     }
 
     /// A catalog of these entries (sorted here), with its pages rendered.
     pub(crate) fn from_entries(
         mut entries: Vec<Arc<Entry>>,
-        page_size: usize,
+        paging: Paging,
         decor: Arc<Decor>,
     ) -> Catalog {
         // Deferred tools need the search that finds them (unless a dynamic tool took its name).
@@ -172,7 +202,10 @@ impl Catalog {
             .enumerate()
             .map(|(i, e)| (e.name.clone(), i))
             .collect();
-        let page_size = page_size.max(1);
+        let paging = Paging {
+            size: paging.size.max(1),
+            bytes: paging.bytes,
+        };
         // A list a call can change (a hidden tool revealed by a tool manager) is private and
         // stale at once: a client that cached it would miss what its own call revealed. A
         // list with app-only tools depends on the client's capabilities: private, so no
@@ -198,10 +231,10 @@ impl Catalog {
                 .map(|e| &**e)
                 .filter(|e| e.listed_by_default(apps))
                 .collect();
+            let starts = paging.starts(&listed);
             ProtocolVersion::SHAPES.map(|version| {
-                let count = page_count(listed.len(), page_size);
-                (0..count)
-                    .map(|i| render(&listed, page_size, i, version, (&decor.info, hints)))
+                (0..starts.len())
+                    .map(|i| render(&listed, &starts, i, version, (&decor.info, hints)))
                     .collect()
             })
         });
@@ -209,7 +242,7 @@ impl Catalog {
             entries,
             index,
             pages,
-            page_size,
+            paging,
             decor,
             search: OnceLock::new(),
             scoped,
@@ -250,7 +283,7 @@ impl Catalog {
             .cloned()
             .collect();
         entries.extend(add);
-        Catalog::from_entries(entries, self.page_size, self.decor.clone())
+        Catalog::from_entries(entries, self.paging, self.decor.clone())
     }
 
     /// This catalog with `add` added (replacing dynamic tools of the same names) and the tools
@@ -264,15 +297,16 @@ impl Catalog {
             .cloned()
             .collect();
         entries.extend(add);
-        Catalog::from_entries(entries, self.page_size, self.decor.clone())
+        Catalog::from_entries(entries, self.paging, self.decor.clone())
     }
 
     pub(crate) fn get(&self, name: &str) -> Option<&Arc<Entry>> {
         self.index.get(name).map(|&i| &self.entries[i])
     }
 
+    /// How many items a page of a list holds at most.
     pub(crate) fn page_size(&self) -> usize {
-        self.page_size
+        self.paging.size
     }
 
     pub(crate) fn entries(&self) -> &[Arc<Entry>] {
@@ -295,10 +329,6 @@ impl Catalog {
     }
 }
 
-fn page_count(items: usize, page_size: usize) -> usize {
-    items.div_ceil(page_size).max(1)
-}
-
 /// The page a cursor names: `None` is the first, `"i"` the i-th of `count` (1 ≤ i < count).
 pub(crate) fn page_index(cursor: Option<&str>, count: usize) -> Option<usize> {
     match cursor {
@@ -311,12 +341,12 @@ pub(crate) fn page_index(cursor: Option<&str>, count: usize) -> Option<usize> {
 /// bad cursor. In 2026-07-28 such a list is private to who asked.
 pub(crate) fn render_page(
     entries: &[&Entry],
-    page_size: usize,
     cursor: Option<&str>,
     version: ProtocolVersion,
     catalog: &Catalog,
 ) -> Option<String> {
-    let i = page_index(cursor, page_count(entries.len(), page_size))?;
+    let starts = catalog.paging.starts(entries);
+    let i = page_index(cursor, starts.len())?;
     // A selection of the client's own, changed by its calls: private, and stale at once.
     let hints = CacheHints {
         cache_scope: CacheScope::Private,
@@ -324,25 +354,26 @@ pub(crate) fn render_page(
     };
     Some(render(
         entries,
-        page_size,
+        &starts,
         i,
         version,
         (&catalog.decor.info, hints),
     ))
 }
 
+/// Page `page` of `entries`, whose pages start at `starts`.
 fn render(
     entries: &[&Entry],
-    page_size: usize,
+    starts: &[usize],
     page: usize,
     version: ProtocolVersion,
     (info, hints): (&Implementation, CacheHints),
 ) -> String {
-    let start = page * page_size;
-    let chunk = &entries[start.min(entries.len())..(start + page_size).min(entries.len())];
+    let end = starts.get(page + 1).copied().unwrap_or(entries.len());
+    let chunk = &entries[starts[page].min(end)..end];
     let list = ListTools {
         tools: chunk.iter().map(|e| e.def.wire(version)).collect(),
-        next_cursor: (start + page_size < entries.len()).then(|| (page + 1).to_string()),
+        next_cursor: (page + 1 < starts.len()).then(|| (page + 1).to_string()),
     };
     if version.is_stateless() {
         json_string(&Complete {

@@ -29,9 +29,25 @@ pub struct Limits {
     /// when requests carry credentials, else of one address. An `initialize` beyond is
     /// refused (503) for that client only, so one client cannot take every session.
     pub max_sessions_per_client: usize,
+    /// The most `subscriptions/listen` streams the server keeps open (default 512: each
+    /// holds an HTTP connection, and this leaves the other half of the default 1,024 to
+    /// requests). A `subscriptions/listen` beyond is answered with an error at once.
+    pub max_listen_streams: usize,
+    /// The most of those one client may hold (default 32): its subject, else its address.
+    pub max_listen_per_client: usize,
     /// How long calls still running may take to finish when the input closes or the server
     /// is told to stop (default 10 s).
     pub shutdown_grace: Duration,
+    /// About how many bytes of tool definitions one `tools/list` page holds at most (default
+    /// 4 MiB); a page ends before a tool that would pass it (a larger tool has a page of its
+    /// own), as well as after [`Server::page_size`](super::Server::page_size) tools.
+    pub max_page_bytes: usize,
+    /// The most tools a mounted server may list (default 2,000): a gateway stops reading a
+    /// longer list, mounts none of it and says why in its log.
+    pub max_mount_tools: usize,
+    /// The most bytes of tool definitions a mounted server may list (default 16 MiB), with
+    /// the same outcome beyond.
+    pub max_mount_bytes: usize,
     /// The most threads of the blocking pool, where plain `fn` tools start (default 512; used
     /// by [`Server::run`](super::Server::run), which builds the runtime).
     pub blocking_threads: usize,
@@ -47,6 +63,11 @@ impl Default for Limits {
             max_sessions: 10_000,
             max_sessions_per_client: 1_000,
             shutdown_grace: Duration::from_secs(10),
+            max_listen_streams: 512,
+            max_listen_per_client: 32,
+            max_page_bytes: 4 << 20,
+            max_mount_tools: 2_000,
+            max_mount_bytes: 16 << 20,
             blocking_threads: 512,
         }
     }
@@ -99,6 +120,29 @@ impl Limits {
     #[must_use]
     pub fn blocking_threads(mut self, threads: usize) -> Self {
         self.blocking_threads = threads.max(1);
+        self
+    }
+
+    /// The most listen streams open at once, of all clients and of one.
+    #[must_use]
+    pub fn max_listen_streams(mut self, streams: usize, per_client: usize) -> Self {
+        self.max_listen_streams = streams.max(1);
+        self.max_listen_per_client = per_client.max(1);
+        self
+    }
+
+    /// About how many bytes of tool definitions one `tools/list` page holds.
+    #[must_use]
+    pub fn max_page_bytes(mut self, bytes: usize) -> Self {
+        self.max_page_bytes = bytes.max(1024);
+        self
+    }
+
+    /// The most tools, and bytes of their definitions, a mounted server may list.
+    #[must_use]
+    pub fn max_mount_list(mut self, tools: usize, bytes: usize) -> Self {
+        self.max_mount_tools = tools.max(1);
+        self.max_mount_bytes = bytes.max(1024);
         self
     }
 

@@ -10,12 +10,13 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::protocol::jsonrpc;
 use crate::protocol::wire::{
     Acknowledged, Empty, ListenResult, ListenResultMeta, SubscriptionFilter, SubscriptionMeta,
     Tagged, UriParams,
 };
+use crate::protocol::{RpcError, code, jsonrpc};
 
+use super::limits::Limits;
 use super::selection::Principal;
 use crate::sync::lock;
 
@@ -38,6 +39,8 @@ fn same(listener: &Arc<dyn Audience>, audience: &dyn Audience) -> bool {
 
 struct Listener {
     session: Arc<dyn Audience>,
+    /// The client it counts for ([`Session::share_key`](super::session::Session::share_key)).
+    client: Arc<str>,
     /// The listen request's canonical id: its stream.
     related: Arc<str>,
     /// The listen request's id as the client wrote it: the subscription id.
@@ -81,16 +84,48 @@ pub(crate) struct Listeners {
 }
 
 impl Listeners {
-    /// Opens a stream for `session`'s request `id`: acknowledges `filter` and keeps the
-    /// stream until the client leaves. Returns its key.
+    /// Opens a stream for `session`'s request `id` (for `client`): acknowledges `filter` and
+    /// keeps the stream until the client leaves. Returns its key; refused when the server or
+    /// the client holds as many streams as `limits` allow (each holds a connection open).
     pub(crate) fn open(
         &self,
         session: Arc<dyn Audience>,
+        client: String,
         id: &RawValue,
         filter: SubscriptionFilter,
-    ) -> u64 {
+        limits: &Limits,
+    ) -> Result<u64, RpcError> {
+        {
+            let mut live = lock(&self.live);
+            live.retain(|_, l| !l.session.out_closed());
+            if live.len() >= limits.max_listen_streams {
+                drop(live);
+                tracing::warn!(
+                    max = limits.max_listen_streams,
+                    "a listen stream was refused: the server holds its most"
+                );
+                return Err(RpcError::new(
+                    code::INTERNAL_ERROR,
+                    format!(
+                        "the server holds {} listen streams, the most it keeps: try again later",
+                        limits.max_listen_streams
+                    ),
+                ));
+            }
+            let held = live.values().filter(|l| *l.client == *client).count();
+            if held >= limits.max_listen_per_client {
+                return Err(RpcError::new(
+                    code::INTERNAL_ERROR,
+                    format!(
+                        "this client holds {} listen streams, the most one client may: close one first",
+                        limits.max_listen_per_client
+                    ),
+                ));
+            }
+        }
         let listener = Listener {
             session,
+            client: client.into(),
             related: jsonrpc::id_key(id.get()),
             subscription_id: id.to_owned(),
             filter,
@@ -103,7 +138,7 @@ impl Listeners {
         );
         let key = self.next.fetch_add(1, Ordering::Relaxed);
         lock(&self.live).insert(key, listener);
-        key
+        Ok(key)
     }
 
     pub(crate) fn remove(&self, key: u64) {

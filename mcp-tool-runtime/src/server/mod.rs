@@ -472,7 +472,10 @@ impl Server {
             records,
             &self.services,
             &self.states,
-            self.page_size,
+            catalog::Paging {
+                size: self.page_size,
+                bytes: self.limits.max_page_bytes,
+            },
             decor,
         )?;
         let mut problems = Vec::new();

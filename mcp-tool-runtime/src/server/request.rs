@@ -274,4 +274,8 @@ impl Connection for StatelessConnection {
     fn server(&self) -> &ServerHandle {
         &self.session.server
     }
+
+    fn share_key(&self) -> String {
+        self.session.share_key()
+    }
 }

@@ -470,6 +470,17 @@ impl Session {
         }
     }
 
+    /// Who the session's client counts as in per-client shares (listen streams, held gateway
+    /// calls): its subject, else the address it comes from, else the session itself.
+    pub(crate) fn share_key(&self) -> String {
+        match (&self.principal, self.address) {
+            (Principal::Subject(subject), _) => format!("subject {subject}"),
+            (Principal::Anonymous, Some(address)) => format!("address {address}"),
+            (Principal::Anonymous, None) => format!("session {}", self.nonce()),
+            (Principal::Local, _) => "local".to_owned(),
+        }
+    }
+
     /// Ends the session for good (the client ended it, or it expired where no other replica
     /// serves it): it closes, and the tasks of a client without credentials, which only this
     /// session could see, are dropped with it.
@@ -581,6 +592,10 @@ impl Connection for Session {
 
     fn server(&self) -> &ServerHandle {
         &self.server
+    }
+
+    fn share_key(&self) -> String {
+        Session::share_key(self)
     }
 }
 

@@ -61,6 +61,10 @@ pub(crate) trait Connection: Send + Sync {
     fn active_tools(&self) -> Vec<String>;
     /// The running server the connection belongs to.
     fn server(&self) -> &RunningServer;
+    /// Who the client counts as in per-client shares: its subject, else its address, else
+    /// the connection itself.
+    #[cfg_attr(not(feature = "client"), allow(dead_code))] // held gateway calls
+    fn share_key(&self) -> String;
 }
 
 /// The layer that serves calls, seen from this one: a port it fills with its own type
@@ -229,6 +233,12 @@ impl Ctx {
     /// Who made the request, when an authenticator established it (HTTP).
     pub fn identity(&self) -> Option<&Identity> {
         self.state.identity.as_deref()
+    }
+
+    /// Who the call's client counts as in per-client shares (held gateway calls).
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    pub(crate) fn share_key(&self) -> String {
+        self.state.conn().share_key()
     }
 
     /// The negotiated protocol version.

@@ -20,7 +20,17 @@ pub(crate) fn listen(cx: &Cx<'_>, params: Option<ListenParams>) {
         },
     };
     let session = cx.session;
-    let key = shared.listeners.open(session.clone(), cx.id, filter);
+    let opened = shared.listeners.open(
+        session.clone(),
+        session.share_key(),
+        cx.id,
+        filter,
+        &shared.limits,
+    );
+    let key = match opened {
+        Ok(key) => key,
+        Err(e) => return cx.refuse(&e),
+    };
     if session.live() {
         // A connection's stream (stdio): it ends with the connection, or when the client
         // cancels the listen request.

@@ -219,6 +219,10 @@ impl Connection for TaskConnection {
     fn server(&self) -> &ServerHandle {
         self.inner.server()
     }
+
+    fn share_key(&self) -> String {
+        self.inner.share_key()
+    }
 }
 
 /// Starts the task `record` running `run` for the request `id` of `session`: creates its

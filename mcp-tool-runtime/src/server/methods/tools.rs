@@ -114,7 +114,7 @@ fn tools_page(cx: &Cx<'_>, cursor: Option<&str>) -> Reply {
                 && e.def.missing_scopes(granted).is_empty()
         })
         .collect();
-    match render_page(&tools, catalog.page_size(), cursor, version, &catalog) {
+    match render_page(&tools, cursor, version, &catalog) {
         Some(page) => Reply::result(jsonrpc::raw_result_response(id, &page)),
         None => Reply::error(id, &invalid_cursor()),
     }

@@ -13,7 +13,9 @@
 //!
 //! A held call lives until its result is taken, until the request is cancelled, or until no
 //! round has come for it for as long as a request state stays valid; then the remote call is
-//! cancelled. At most [`MAX_HELD`] calls per mount wait so. A retry that reaches a replica
+//! cancelled. At most [`MAX_HELD`] calls per mount wait so, and at most
+//! [`MAX_HELD_PER_CLIENT`] of them for one client (a subject, else an address), so that one
+//! client cannot take them all. A retry that reaches a replica
 //! other than the one holding its call (or comes after the call expired) gets a clear,
 //! retryable error: the tool is called again from the start.
 
@@ -37,32 +39,65 @@ use super::{Mount, Relay, marked};
 /// The most calls of one mount that may wait for their client's answers at once.
 pub(crate) const MAX_HELD: usize = 1024;
 
+/// The most of those one client may hold.
+pub(crate) const MAX_HELD_PER_CLIENT: usize = 64;
+
 /// The name the held call's id is kept under in the request state.
 const MEMO: &str = "relay";
 
-/// The held calls of one mount, by id.
+/// The held calls of one mount, by id, and how many each client holds.
 #[derive(Default)]
 pub(super) struct HeldCalls {
-    calls: Mutex<HashMap<String, Arc<Held>>>,
+    calls: Mutex<Calls>,
+}
+
+#[derive(Default)]
+struct Calls {
+    by_id: HashMap<String, Arc<Held>>,
+    per_client: HashMap<Arc<str>, usize>,
+}
+
+/// Why a call could not be held.
+enum Full {
+    /// The mount holds [`MAX_HELD`] calls.
+    Mount,
+    /// The client holds [`MAX_HELD_PER_CLIENT`].
+    Client,
 }
 
 impl HeldCalls {
     fn get(&self, id: &str) -> Option<Arc<Held>> {
-        lock(&self.calls).get(id).cloned()
+        lock(&self.calls).by_id.get(id).cloned()
     }
 
     fn remove(&self, id: &str) {
-        lock(&self.calls).remove(id);
+        let mut calls = lock(&self.calls);
+        if let Some(held) = calls.by_id.remove(id)
+            && let Some(n) = calls.per_client.get_mut(&held.client)
+        {
+            *n -= 1;
+            if *n == 0 {
+                calls.per_client.remove(&held.client);
+            }
+        }
     }
 
-    /// Lists `held` under `id`, unless [`MAX_HELD`] calls wait already.
-    fn insert(&self, id: &str, held: &Arc<Held>) -> bool {
+    /// Lists `held` under `id`, unless the mount or its client holds as many as it may.
+    fn insert(&self, id: &str, held: &Arc<Held>) -> Result<(), Full> {
         let mut calls = lock(&self.calls);
-        if calls.len() >= MAX_HELD && !calls.contains_key(id) {
-            return false;
+        if calls.by_id.contains_key(id) {
+            return Ok(());
         }
-        calls.insert(id.to_owned(), held.clone());
-        true
+        if calls.by_id.len() >= MAX_HELD {
+            return Err(Full::Mount);
+        }
+        let mine = calls.per_client.entry(held.client.clone()).or_default();
+        if *mine >= MAX_HELD_PER_CLIENT {
+            return Err(Full::Client);
+        }
+        *mine += 1;
+        calls.by_id.insert(id.to_owned(), held.clone());
+        Ok(())
     }
 }
 
@@ -102,6 +137,8 @@ struct Held {
     parked: Mutex<Option<Instant>>,
     /// Cancels the remote call.
     stop: Canceller,
+    /// The client it is held for (its share).
+    client: Arc<str>,
 }
 
 impl Drop for Held {
@@ -187,7 +224,7 @@ impl Mount {
             Some(_) => return Err(gone(self.label())),
             None => {
                 let client = self.connected()?;
-                let (id, held) = self.start(&client, remote, arguments)?;
+                let (id, held) = self.start(&client, remote, arguments, ctx.share_key())?;
                 round.remember(MEMO, Value::String(id.clone()));
                 (id, held)
             }
@@ -251,16 +288,19 @@ impl Mount {
                     Err(_) => break,
                 }
             }
-            if !self.held.insert(&id, &held) {
+            if let Err(full) = self.held.insert(&id, &held) {
                 leave.done = true;
-                return Err(ToolError::new(
-                    "GATEWAY_BUSY",
-                    format!(
+                let why = match full {
+                    Full::Mount => format!(
                         "{MAX_HELD} calls to the `{}` server wait for their clients' answers already; try again shortly",
                         self.label()
                     ),
-                )
-                .retryable(true));
+                    Full::Client => format!(
+                        "this client has {MAX_HELD_PER_CLIENT} calls to the `{}` server waiting for its answers already, the most one client may: answer or cancel some",
+                        self.label()
+                    ),
+                };
+                return Err(ToolError::new("GATEWAY_BUSY", why).retryable(true));
             }
         }
     }
@@ -272,6 +312,7 @@ impl Mount {
         client: &McpClient,
         remote: &str,
         arguments: Value,
+        client_key: String,
     ) -> Result<(String, Arc<Held>), ToolError> {
         let id = random_id()?;
         let (events, receiver) = mpsc::channel(16);
@@ -284,6 +325,7 @@ impl Mount {
             round: Mutex::new(None),
             parked: Mutex::new(None),
             stop: Canceller::new(),
+            client: client_key.into(),
         });
         let progress_to = Arc::downgrade(&held);
         let options = CallOptions {

@@ -7,11 +7,15 @@
 
 mod config;
 mod held;
+mod list;
+
+use list::{RELIST_PAUSE, RELIST_PAUSE_MAX};
 
 use std::collections::BTreeSet;
 use std::future::Future;
+use std::hash::RandomState;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::Duration;
 
@@ -24,7 +28,7 @@ use crate::client::{
     CallOptions, CallProgress, ClientError, ClientFuture, ClientHandler, Connect, McpClient,
 };
 use crate::protocol::{Content, RpcError, code};
-use crate::tool::{Annotations, Ctx, DynamicArgs, DynamicTool, Elicitation, ToolError, ToolResult};
+use crate::tool::{Ctx, DynamicArgs, Elicitation, ToolError, ToolResult};
 
 use super::handle::{ServerHandle, StartsWith};
 
@@ -92,6 +96,10 @@ pub(crate) struct Mount {
     hold_for: OnceLock<Duration>,
     /// Whether the first sync (or the first failure) was told to the gate.
     settled: AtomicBool,
+    /// A digest of the remote's last list (keyed at random, so that a remote cannot make two
+    /// lists look alike).
+    digest: AtomicU64,
+    digests: RandomState,
 }
 
 /// The user's answer to "run this remote tool?".
@@ -179,6 +187,8 @@ impl Mount {
             held: held::HeldCalls::default(),
             hold_for: OnceLock::new(),
             settled: AtomicBool::new(false),
+            digest: AtomicU64::new(0),
+            digests: RandomState::new(),
         }))
     }
 
@@ -226,15 +236,32 @@ impl Mount {
                         .write()
                         .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(client.clone());
                     self.up.store(true, Ordering::SeqCst);
+                    // Followed from before the first list: a change announced while listing
+                    // is not missed.
+                    let mut changes = client.tool_changes();
+                    let mut pause = RELIST_PAUSE;
                     loop {
                         let synced = self.sync(&server, &client).await;
                         self.settle(&gate);
-                        if let Err(e) = synced {
-                            tracing::warn!(mount = %self.label(), error = %e, "the mounted server's tools could not be listed");
-                            break;
+                        match synced {
+                            Err(e) => {
+                                tracing::warn!(mount = %self.label(), error = %e, "the mounted server's tools could not be listed");
+                                break;
+                            }
+                            // A change announced that changed nothing: the next list waits,
+                            // longer each time, so a server that announces for ever costs
+                            // little.
+                            Ok(false) => {
+                                pause = (pause * 2).min(RELIST_PAUSE_MAX);
+                                tokio::select! {
+                                    () = tokio::time::sleep(pause) => {}
+                                    () = self.lost.notified() => break,
+                                }
+                            }
+                            Ok(true) => pause = RELIST_PAUSE,
                         }
                         tokio::select! {
-                            changed = client.tools_changed() => if !changed { break },
+                            changed = changes.next() => if !changed { break },
                             () = self.lost.notified() => break,
                         }
                     }
@@ -252,105 +279,6 @@ impl Mount {
             tokio::time::sleep(backoff).await;
             backoff = (backoff * 2).min(Duration::from_secs(30));
         }
-    }
-
-    /// Registers the remote's allowed tools (and removes those it no longer has).
-    async fn sync(
-        self: &Arc<Self>,
-        server: &ServerHandle,
-        client: &McpClient,
-    ) -> Result<(), String> {
-        let tools = client.list_tools().await.map_err(|e| e.to_string())?;
-        let mut now = BTreeSet::new();
-        let remote_names: BTreeSet<String> = tools
-            .iter()
-            .filter_map(|t| t["name"].as_str().map(String::from))
-            .collect();
-        for key in self.config.tool_configs.iter().flat_map(|c| c.keys()) {
-            if key != "*" && !remote_names.contains(key) {
-                tracing::debug!(mount = %self.label(), tool = %key, "`tool_configs` names a tool the server does not have; ignored");
-            }
-        }
-        let mut add = Vec::new();
-        let (tools, repeated) = unique_by_name(&tools);
-        if !repeated.is_empty() {
-            tracing::warn!(mount = %self.label(), tools = ?repeated, "the mounted server lists these tools more than once: the first of each is mounted");
-        }
-        for tool in tools {
-            let Some(remote) = tool["name"].as_str() else {
-                continue;
-            };
-            let read_only = tool["annotations"]["readOnlyHint"] == Value::Bool(true);
-            let rules = self.config.resolve(remote, read_only);
-            if !rules.allowed {
-                continue;
-            }
-            let name = format!("{}{LABEL_SEPARATOR}{remote}", self.label());
-            add.push(self.tool(&name, remote, tool, rules));
-            now.insert(name);
-        }
-        let gone: Vec<String> = {
-            let mut names = self
-                .names
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let gone = names.difference(&now).cloned().collect();
-            *names = now;
-            gone
-        };
-        for problem in server.update_dynamic_tools(add, &gone) {
-            tracing::warn!(mount = %self.label(), %problem, "a remote tool could not be mounted");
-        }
-        Ok(())
-    }
-
-    /// The local tool that stands for the remote tool `remote`.
-    fn tool(
-        self: &Arc<Self>,
-        name: &str,
-        remote: &str,
-        def: &Value,
-        rules: config::Resolved,
-    ) -> DynamicTool {
-        let mut description = rules
-            .description
-            .clone()
-            .or_else(|| def["description"].as_str().map(String::from))
-            .unwrap_or_default();
-        if let Some(about) = &self.config.server_description {
-            description.push_str(&format!(
-                "\n\n(From the `{}` server: {about})",
-                self.label()
-            ));
-        }
-        let mount = self.clone();
-        let remote_name = remote.to_owned();
-        let approval = rules.approval;
-        let mut tool = DynamicTool::new(name, description, move |args: DynamicArgs| {
-            let mount = mount.clone();
-            let remote = remote_name.clone();
-            async move { mount.forward(&remote, args, approval).await }
-        });
-        let hint = |key: &str| def["annotations"][key].as_bool();
-        tool = tool.annotations(Annotations {
-            read_only: hint("readOnlyHint"),
-            destructive: hint("destructiveHint"),
-            idempotent: hint("idempotentHint"),
-            open_world: hint("openWorldHint"),
-        });
-        if let Some(title) = def["title"].as_str() {
-            tool = tool.title(title);
-        }
-        if def["inputSchema"].is_object() {
-            tool = tool.input_schema(def["inputSchema"].clone());
-        }
-        if def["outputSchema"].is_object() {
-            tool = tool.output_schema(def["outputSchema"].clone());
-        }
-        if rules.deferred {
-            tool = tool.deferred();
-        }
-        tool
     }
 
     /// One forwarded call: approval first where required, then the remote call with this
@@ -445,25 +373,6 @@ impl Mount {
             ))
         }
     }
-}
-
-/// The tools of a list with a name, each name once (the first wins), and the names listed
-/// more than once.
-fn unique_by_name(tools: &[Value]) -> (Vec<&Value>, Vec<String>) {
-    let mut seen = BTreeSet::new();
-    let mut repeated = BTreeSet::new();
-    let mut unique = Vec::new();
-    for tool in tools {
-        let Some(name) = tool["name"].as_str() else {
-            continue;
-        };
-        if seen.insert(name) {
-            unique.push(tool);
-        } else {
-            repeated.insert(name.to_owned());
-        }
-    }
-    (unique, repeated.into_iter().collect())
 }
 
 fn unavailable(label: &str, why: &str) -> ToolError {
@@ -660,7 +569,7 @@ impl std::fmt::Debug for Mounts {
 mod tests {
     use serde_json::json;
 
-    use super::{marked, unique_by_name};
+    use super::marked;
 
     #[test]
     fn a_relayed_question_says_which_server_asks() {
@@ -675,19 +584,5 @@ mod tests {
         let sampled = marked("evil", "sampling/createMessage", json!({"messages": []}));
         assert_eq!(sampled["_meta"][super::ORIGIN_META], "evil");
         assert!(sampled.get("message").is_none());
-    }
-
-    #[test]
-    fn a_tool_listed_twice_is_mounted_once() {
-        let tools = vec![
-            json!({"name": "a", "description": "first"}),
-            json!({"name": "b"}),
-            json!({"name": "a", "description": "second"}),
-            json!({"title": "no name"}),
-        ];
-        let (unique, repeated) = unique_by_name(&tools);
-        assert_eq!(unique.len(), 2);
-        assert_eq!(unique[0]["description"], "first");
-        assert_eq!(repeated, ["a"]);
     }
 }

@@ -52,6 +52,12 @@ pub struct HttpConfig {
     /// The most connections served at once (`serve_http`; default 1024): beyond, new ones wait
     /// to be accepted until one closes, so a flood cannot exhaust the process's files.
     pub max_connections: usize,
+    /// The most of those one address may hold (`serve_http`; default 512, half of
+    /// `max_connections`): a connection beyond is answered 503 and closed at once, so that
+    /// connections that dribble or idle from one address cannot take every slot. Behind a
+    /// reverse proxy, where every client comes from the proxy's address, raise it to
+    /// `max_connections`.
+    pub max_connections_per_address: usize,
     /// Where the events of resumable SSE streams (2025-11-25 sessions) are kept for clients
     /// that reconnect with `Last-Event-ID`: in memory by default (bounded; see
     /// [`MemoryEventStore`]), in Redis to resume on any replica.
@@ -77,6 +83,7 @@ impl Default for HttpConfig {
             header_timeout: Duration::from_secs(30),
             body_timeout: Duration::from_secs(30),
             max_connections: 1024,
+            max_connections_per_address: 512,
             event_store: Arc::new(MemoryEventStore::new()),
             sse_retry: Duration::from_secs(1),
         }
@@ -114,6 +121,10 @@ impl fmt::Debug for HttpConfig {
             .field("header_timeout", &self.header_timeout)
             .field("body_timeout", &self.body_timeout)
             .field("max_connections", &self.max_connections)
+            .field(
+                "max_connections_per_address",
+                &self.max_connections_per_address,
+            )
             .field("sse_retry", &self.sse_retry)
             .field("auth", &self.auth.is_some())
             .finish_non_exhaustive()

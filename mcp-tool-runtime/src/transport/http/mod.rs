@@ -97,6 +97,7 @@ impl ServerHandle {
         let bounds = serve::Bounds {
             header_timeout: config.header_timeout,
             max_connections: config.max_connections,
+            max_per_address: config.max_connections_per_address,
         };
         let (router, endpoint) = router::build(self.clone(), config);
         tracing::info!(%addr, "serving MCP over HTTP");

@@ -1,10 +1,13 @@
 //! The accept loop of [`ServerHandle::serve_http`](crate::server::ServerHandle::serve_http):
 //! HTTP/1.1 connections served by hyper with a deadline for each request's head (which also
-//! closes a kept-alive connection idle between requests), bounded in number; then a graceful
-//! shutdown.
+//! closes a kept-alive connection idle between requests), bounded in number and per address;
+//! then a graceful shutdown.
 
+use std::collections::HashMap;
 use std::io;
-use std::sync::Arc;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
@@ -15,11 +18,76 @@ use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 
 use super::endpoint::Peer;
+use crate::sync::lock;
 
 /// What the accept loop needs from the configuration.
 pub(super) struct Bounds {
     pub(super) header_timeout: Duration,
     pub(super) max_connections: usize,
+    pub(super) max_per_address: usize,
+}
+
+/// How many connections each address holds.
+#[derive(Default)]
+struct PerAddress(Mutex<HashMap<IpAddr, usize>>);
+
+impl PerAddress {
+    /// Counts a connection from `ip`, unless it holds `max` already.
+    fn take(self: &Arc<Self>, ip: IpAddr, max: usize) -> Option<AddressSlot> {
+        let mut held = lock(&self.0);
+        let n = held.entry(ip).or_default();
+        if *n >= max {
+            return None;
+        }
+        *n += 1;
+        Some(AddressSlot {
+            counts: self.clone(),
+            ip,
+        })
+    }
+}
+
+/// One connection's place in its address's count, given back when it closes.
+struct AddressSlot {
+    counts: Arc<PerAddress>,
+    ip: IpAddr,
+}
+
+impl Drop for AddressSlot {
+    fn drop(&mut self) {
+        let mut held = lock(&self.counts.0);
+        if let Some(n) = held.get_mut(&self.ip) {
+            *n -= 1;
+            if *n == 0 {
+                held.remove(&self.ip);
+            }
+        }
+    }
+}
+
+/// The router, with each request told the address it comes from (per-client shares).
+#[derive(Clone)]
+struct WithPeer {
+    router: Router,
+    peer: Peer,
+}
+
+impl<B> tower_service::Service<axum::http::Request<B>> for WithPeer
+where
+    Router: tower_service::Service<axum::http::Request<B>>,
+{
+    type Response = <Router as tower_service::Service<axum::http::Request<B>>>::Response;
+    type Error = <Router as tower_service::Service<axum::http::Request<B>>>::Error;
+    type Future = <Router as tower_service::Service<axum::http::Request<B>>>::Future;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        tower_service::Service::poll_ready(&mut self.router, cx)
+    }
+
+    fn call(&mut self, mut request: axum::http::Request<B>) -> Self::Future {
+        request.extensions_mut().insert(self.peer);
+        tower_service::Service::call(&mut self.router, request)
+    }
 }
 
 /// Serves `router` on `listener` until `stop` says so; then stops accepting and waits (at most
@@ -38,7 +106,9 @@ pub(super) async fn accept_loop(
         .keep_alive(true);
     let graceful = GracefulShutdown::new();
     let slots = Arc::new(Semaphore::new(bounds.max_connections.max(1)));
+    let per_address = Arc::new(PerAddress::default());
     let mut full_said = false;
+    let mut address_said: Option<IpAddr> = None;
     loop {
         let permit = match slots.clone().try_acquire_owned() {
             Ok(p) => p,
@@ -74,6 +144,21 @@ pub(super) async fn accept_loop(
             }
         };
         full_said = false;
+        let Some(address_slot) = per_address.take(peer.ip(), bounds.max_per_address.max(1)) else {
+            if address_said != Some(peer.ip()) {
+                tracing::warn!(
+                    address = %peer.ip(),
+                    max = bounds.max_per_address,
+                    "a connection was refused: its address holds as many as one address may"
+                );
+                address_said = Some(peer.ip());
+            }
+            // Told why if it can be without waiting; closed either way.
+            let _ = stream.try_write(
+                b"HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
+            );
+            continue;
+        };
         // Responses (SSE events especially) go out in several writes: without TCP_NODELAY,
         // Nagle's algorithm holds each one back for about 40 ms.
         if let Err(e) = stream.set_nodelay(true) {
@@ -81,13 +166,17 @@ pub(super) async fn accept_loop(
         }
         let io = TokioIo::new(stream);
         // Each request knows the address it comes from (per-client shares).
-        let service = TowerToHyperService::new(router.clone().layer(axum::Extension(Peer(peer))));
+        let service = TowerToHyperService::new(WithPeer {
+            router: router.clone(),
+            peer: Peer(peer),
+        });
         let connection = http1.serve_connection(io, service);
         let connection = graceful.watch(connection);
         tokio::spawn(async move {
             if let Err(e) = connection.await {
                 tracing::debug!(error = %e, "connection ended with an error");
             }
+            drop(address_slot);
             drop(permit);
         });
     }
