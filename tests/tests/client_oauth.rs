@@ -32,6 +32,8 @@ enum Fault {
     HugeMetadata,
     /// Its metadata document is not JSON.
     MalformedMetadata,
+    /// It publishes no metadata at all (the resource's metadata names it all the same).
+    NoMetadata,
     /// Its token answer has no `access_token`.
     NoAccessToken,
     /// Its redirect names another issuer (RFC 9207 `iss`).
@@ -145,6 +147,7 @@ async fn prm(State(w): State<Shared>) -> Response {
 
 async fn metadata(State(w): State<Shared>) -> Response {
     match w.fault {
+        Fault::NoMetadata => StatusCode::NOT_FOUND.into_response(),
         Fault::HugeMetadata => {
             let padding = "x".repeat(2 << 20);
             json_body(json!({ "issuer": format!("{}/as", w.base), "padding": padding }))
@@ -304,6 +307,19 @@ async fn huge_or_malformed_metadata_is_refused_before_any_authorization() {
     let (why, w) = refused(Fault::MalformedMetadata).await;
     assert!(why.contains("not the JSON expected"), "{why}");
     assert_eq!(w.seen.lock().unwrap().authorize_requests, 0);
+}
+
+/// Only a server of 2025-03-26 — one without resource metadata — has its authorization
+/// server's default endpoints guessed; an authorization server a resource names must publish
+/// its metadata, or nothing is sent to it (before, `/authorize` and `/token` at its origin
+/// were tried, and PKCE support taken for granted).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_authorization_server_a_resource_names_without_metadata_is_not_guessed_at() {
+    let (why, w) = refused(Fault::NoMetadata).await;
+    assert!(why.contains("has no metadata"), "{why}");
+    let seen = w.seen.lock().unwrap();
+    assert_eq!(seen.authorize_requests, 0);
+    assert_eq!(seen.token_requests, 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

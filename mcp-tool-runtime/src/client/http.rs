@@ -140,7 +140,7 @@ impl HttpWire {
     ) -> Result<Option<tokio::task::AbortHandle>, ClientError> {
         let is_initialize = out.method == "initialize";
         let post = Post {
-            text: out.text,
+            text: bytes::Bytes::from(out.text),
             method: out.method.to_owned(),
             name: out.name,
             params: out.params,
@@ -261,7 +261,8 @@ struct Endpoint {
 
 /// A message to POST: its text, and what the 2026-07-28 headers say of it.
 struct Post {
-    text: String,
+    /// Shared, not copied, by the attempts an authorization flow makes.
+    text: bytes::Bytes,
     method: String,
     name: Option<String>,
     params: Vec<(String, String)>,

@@ -85,6 +85,7 @@ pub(super) async fn discover(
             break;
         }
     }
+    let legacy = prm.is_none();
     let (resource, issuer, scopes_supported) = match prm {
         Some(prm) => {
             if !resource_covers(&prm.resource, server) {
@@ -115,7 +116,9 @@ pub(super) async fn discover(
     }
     let (metadata, documented) = match discover_authorization_server(http, &issuer).await {
         Ok(metadata) => (metadata, true),
-        Err(MetadataError::Missing(..)) => {
+        // Only a server of 2025-03-26 (no resource metadata) may have an authorization server
+        // without metadata: one a resource names must publish its own.
+        Err(MetadataError::Missing(..)) if legacy => {
             // 2025-03-26's default endpoints, at the issuer's origin.
             let origin = origin_and_path(&issuer).0;
             (

@@ -45,7 +45,10 @@ use crate::protocol::oauth::fetch::FetchError;
 
 pub use agent::LoopbackBrowser;
 pub(crate) use flow::Authorizer;
-pub use store::{FileTokenStore, MemoryTokenStore, Registration, TokenKey, TokenStore, Tokens};
+pub use store::{
+    FileTokenStore, MAX_REGISTRATIONS, MAX_TOKENS, MemoryTokenStore, Registration, TokenKey,
+    TokenStore, Tokens,
+};
 
 use super::ClientFuture;
 

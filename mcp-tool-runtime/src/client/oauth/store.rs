@@ -98,6 +98,14 @@ pub trait TokenStore: Send + Sync + 'static {
     fn set_registration(&self, issuer: &str, registration: Option<Registration>);
 }
 
+/// The most tokens a store keeps (one per resource, issuer and principal); beyond, the least
+/// recently stored are forgotten (their principals authorize again).
+pub const MAX_TOKENS: usize = 10_000;
+
+/// The most registrations a store keeps (one per authorization server); beyond, one is
+/// forgotten (the client registers again there if it returns).
+pub const MAX_REGISTRATIONS: usize = 1_000;
+
 /// What a store holds.
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
 struct Contents {
@@ -118,6 +126,16 @@ impl Contents {
     fn set_tokens(&mut self, key: &TokenKey, tokens: Option<Tokens>) {
         self.tokens.retain(|(k, _)| k != key);
         if let Some(tokens) = tokens {
+            // Tokens that expired and cannot be refreshed are of no use to anyone.
+            let now = super::now();
+            self.tokens.retain(|(_, t)| {
+                t.refresh_token.is_some() || t.expires_at.is_none_or(|at| at > now)
+            });
+            // The least recently stored go first.
+            if self.tokens.len() >= MAX_TOKENS {
+                let over = self.tokens.len() + 1 - MAX_TOKENS;
+                self.tokens.drain(..over);
+            }
             self.tokens.push((key.clone(), tokens));
         }
     }
@@ -125,6 +143,12 @@ impl Contents {
     fn set_registration(&mut self, issuer: &str, registration: Option<Registration>) {
         match registration {
             Some(r) => {
+                if self.registrations.len() >= MAX_REGISTRATIONS
+                    && !self.registrations.contains_key(issuer)
+                    && let Some(first) = self.registrations.keys().next().cloned()
+                {
+                    self.registrations.remove(&first);
+                }
                 self.registrations.insert(issuer.to_owned(), r);
             }
             None => {
@@ -264,7 +288,36 @@ impl TokenStore for FileTokenStore {
 
 #[cfg(test)]
 mod tests {
-    use super::{FileTokenStore, Registration, TokenKey, TokenStore, Tokens};
+    use super::{
+        FileTokenStore, MAX_TOKENS, MemoryTokenStore, Registration, TokenKey, TokenStore, Tokens,
+    };
+
+    #[test]
+    fn a_store_forgets_dead_tokens_and_keeps_at_most_its_bound() {
+        let store = MemoryTokenStore::default();
+        let token = |expires_at: Option<u64>, refresh: bool| Tokens {
+            access_token: "at".into(),
+            refresh_token: refresh.then(|| "rt".into()),
+            expires_at,
+            scope: None,
+        };
+        store.set_tokens(&key("expired"), Some(token(Some(1), false)));
+        store.set_tokens(&key("refreshable"), Some(token(Some(1), true)));
+        store.set_tokens(&key("first"), Some(token(None, false)));
+        assert_eq!(store.tokens(&key("expired")), None, "expired, no refresh");
+        assert!(store.tokens(&key("refreshable")).is_some());
+        for i in 0..MAX_TOKENS {
+            store.set_tokens(&key(&format!("p{i}")), Some(token(None, false)));
+        }
+        assert_eq!(super::lock(&store.contents).tokens.len(), MAX_TOKENS);
+        assert_eq!(store.tokens(&key("refreshable")), None, "the oldest went");
+        assert_eq!(store.tokens(&key("first")), None);
+        assert!(
+            store
+                .tokens(&key(&format!("p{}", MAX_TOKENS - 1)))
+                .is_some()
+        );
+    }
 
     fn key(principal: &str) -> TokenKey {
         TokenKey {
