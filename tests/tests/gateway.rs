@@ -1285,6 +1285,19 @@ async fn asking_server() -> (String, Arc<Mutex<Vec<Value>>>) {
     (mcp_tool_tests::serve_mcp(handle).await, cancelled)
 }
 
+/// Serves `server` over HTTP on a loopback port (its accept loop telling each request its
+/// client's address); its URL.
+async fn serve_http(server: mcp_tool::server::ServerHandle) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        server
+            .serve_http(listener, mcp_tool::http::HttpConfig::default())
+            .await
+    });
+    url
+}
+
 /// A user who never answers.
 struct Silent;
 
@@ -1307,7 +1320,6 @@ impl ClientHandler for Silent {
 /// the remote gets `notifications/cancelled` for it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_held_call_no_round_comes_for_is_cancelled_at_the_remote() {
-    use mcp_tool::http::HttpConfig;
     use mcp_tool::server::mount::McpTool;
 
     let (remote, cancelled) = asking_server().await;
@@ -1321,9 +1333,7 @@ async fn a_held_call_no_round_comes_for_is_cancelled_at_the_remote() {
         })
         .build()
         .expect("the gateway builds");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(async move { gateway.serve_http(listener, HttpConfig::default()).await });
+    let url = serve_http(gateway).await;
 
     let client = connect(&url, VersionChoice::V2026_07_28, Arc::new(Silent)).await;
     tools_when(&client, |n| n.iter().any(|n| n == "r__ask")).await;
@@ -1431,7 +1441,6 @@ async fn lister(
 /// big tools come a few to a page (before, a page held 1,000 of whatever size).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mounted_servers_list_is_bounded_and_the_gateways_pages_are_bounded_in_bytes() {
-    use mcp_tool::http::HttpConfig;
     use mcp_tool::server::Limits;
     use mcp_tool::server::mount::McpTool;
 
@@ -1458,9 +1467,7 @@ async fn a_mounted_servers_list_is_bounded_and_the_gateways_pages_are_bounded_in
         .mount(mount("big", big))
         .build()
         .expect("the gateway builds");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(async move { gateway.serve_http(listener, HttpConfig::default()).await });
+    let url = serve_http(gateway).await;
 
     for version in BOTH {
         let client = connect(&url, version, Arc::new(NoHandler)).await;
@@ -1559,9 +1566,7 @@ async fn an_unchanged_list_announced_again_and_again_is_listed_rarely() {
         })
         .build()
         .expect("the gateway builds");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(async move { gateway.serve_http(listener, HttpConfig::default()).await });
+    let url = serve_http(gateway).await;
     let client = connect(&url, VersionChoice::V2026_07_28, Arc::new(NoHandler)).await;
     tools_when(&client, |n| n.iter().any(|n| n == "r__hello")).await;
 
@@ -1593,7 +1598,6 @@ async fn an_unchanged_list_announced_again_and_again_is_listed_rarely() {
 /// everyone got `GATEWAY_BUSY` for up to 10 minutes).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_client_holds_at_most_its_share_of_a_mounts_held_calls() {
-    use mcp_tool::http::HttpConfig;
     use mcp_tool::server::mount::McpTool;
 
     let (remote, _) = asking_server().await;
@@ -1606,9 +1610,7 @@ async fn one_client_holds_at_most_its_share_of_a_mounts_held_calls() {
         })
         .build()
         .expect("the gateway builds");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(async move { gateway.serve_http(listener, HttpConfig::default()).await });
+    let url = serve_http(gateway).await;
     let client = connect(&url, VersionChoice::V2026_07_28, Arc::new(Silent)).await;
     tools_when(&client, |n| n.iter().any(|n| n == "r__ask")).await;
 

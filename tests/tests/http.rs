@@ -258,6 +258,31 @@ async fn serve_core(core: &ServerHandle, config: HttpConfig) -> Served {
     serve(core.clone().into_router(config)).await
 }
 
+/// `core` served by `serve_http`, whose accept loop tells each request its client's address
+/// (per-client shares): its port, and the task to stop.
+async fn serve_with_accept_loop(
+    core: &ServerHandle,
+    config: HttpConfig,
+) -> (u16, tokio::task::JoinHandle<std::io::Result<()>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = core.clone();
+    (
+        port,
+        tokio::spawn(async move { server.serve_http(listener, config).await }),
+    )
+}
+
+/// An HTTP client that connects from the loopback address `ip` (another client to the
+/// server's per-address shares).
+fn client_from(ip: [u8; 4]) -> reqwest::Client {
+    mcp_tool_tests::install_crypto_provider();
+    reqwest::Client::builder()
+        .local_address(std::net::IpAddr::from(ip))
+        .build()
+        .unwrap()
+}
+
 /// A response read whole.
 #[derive(Debug)]
 struct Reply {
@@ -1958,19 +1983,9 @@ async fn anonymous_2026_clients_each_have_their_own_share_of_tasks() {
         })
         .build()
         .unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let server = core.clone();
-    let task =
-        tokio::spawn(async move { server.serve_http(listener, HttpConfig::default()).await });
+    let (port, task) = serve_with_accept_loop(&core, HttpConfig::default()).await;
     // Two clients on two loopback addresses.
-    let from = |ip: [u8; 4]| {
-        mcp_tool_tests::install_crypto_provider();
-        reqwest::Client::builder()
-            .local_address(std::net::IpAddr::from(ip))
-            .build()
-            .unwrap()
-    };
+    let from = client_from;
     let run_job = |http: reqwest::Client| async move {
         let body = json!({
             "jsonrpc": "2.0", "id": 1, "method": "tools/call",
@@ -2041,18 +2056,10 @@ async fn an_anonymous_clients_sessions_share_its_tasks_and_take_them_when_they_e
         })
         .build()
         .unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let server = core.clone();
-    let task =
-        tokio::spawn(async move { server.serve_http(listener, HttpConfig::default()).await });
+    let (port, task) = serve_with_accept_loop(&core, HttpConfig::default()).await;
     // Two clients on two loopback addresses (the server is served above, not by `Served`).
     let from = |ip: [u8; 4]| {
-        mcp_tool_tests::install_crypto_provider();
-        let http = reqwest::Client::builder()
-            .local_address(std::net::IpAddr::from(ip))
-            .build()
-            .unwrap();
+        let http = client_from(ip);
         Served {
             port,
             base: format!("http://127.0.0.1:{port}"),
@@ -2121,18 +2128,8 @@ async fn listen_streams_are_bounded_per_client_and_in_all() {
         .limits(mcp_tool::server::Limits::default().max_listen_streams(3, 2))
         .build()
         .unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let server = core.clone();
-    let task =
-        tokio::spawn(async move { server.serve_http(listener, HttpConfig::default()).await });
-    let from = |ip: [u8; 4]| {
-        mcp_tool_tests::install_crypto_provider();
-        reqwest::Client::builder()
-            .local_address(std::net::IpAddr::from(ip))
-            .build()
-            .unwrap()
-    };
+    let (port, task) = serve_with_accept_loop(&core, HttpConfig::default()).await;
+    let from = client_from;
     // Opens a stream: the response once its head came (a stream), or the error it got.
     let listen = |http: reqwest::Client| async move {
         let body = json!({
