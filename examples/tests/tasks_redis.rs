@@ -127,6 +127,20 @@ impl Redis {
         format!("redis://127.0.0.1:{}", self.port)
     }
 
+    /// The reply to one inline command, over a raw connection.
+    fn command(&self, line: &str) -> String {
+        let addr = ([127, 0, 0, 1], self.port).into();
+        let mut stream =
+            TcpStream::connect_timeout(&addr, Duration::from_secs(2)).expect("Redis answers");
+        let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+        stream
+            .write_all(format!("{line}\r\n").as_bytes())
+            .expect("a command sent");
+        let mut reply = [0u8; 256];
+        let n = stream.read(&mut reply).unwrap_or(0);
+        String::from_utf8_lossy(&reply[..n]).trim().to_owned()
+    }
+
     fn log(&self) -> String {
         String::from_utf8_lossy(&self.log.lock().expect("log")).into_owned()
     }
@@ -728,5 +742,31 @@ mod store {
         s.create(of("c1", "session:5", "client:c"), quota)
             .await
             .expect("and the server's total");
+    }
+
+    #[tokio::test]
+    async fn an_owner_that_never_comes_back_leaves_no_keys_behind() {
+        let redis = Redis::start();
+        let s = store(&redis);
+        let now = now_ms();
+        for id in ["d1", "d2"] {
+            s.create(record(id, "dave", now, 300), quota(10))
+                .await
+                .unwrap();
+        }
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            let gone = redis.command(
+                "EXISTS mcp-tool:owner:dave mcp-tool:owner-exp:dave mcp-tool:share:dave mcp-tool:task:d1 mcp-tool:task:d2",
+            );
+            if gone == ":0" {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "keys outlived their tasks: {gone}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 }

@@ -48,6 +48,17 @@ if ARGV[5] ~= '' then expiry = ARGV[5] end
 redis.call('ZADD', KEYS[3], expiry, ARGV[3])
 redis.call('ZADD', KEYS[4], expiry, ARGV[3])
 redis.call('ZADD', KEYS[5], expiry, ARGV[3])
+-- An owner's and a share's sets expire with their last task: a client that never comes back
+-- leaves nothing behind.
+local function expire_with_last(set, keys)
+  local last = redis.call('ZRANGE', set, -1, -1, 'WITHSCORES')[2]
+  for _, key in ipairs(keys) do
+    if last == 'inf' or last == nil then redis.call('PERSIST', key)
+    else redis.call('PEXPIREAT', key, last) end
+  end
+end
+expire_with_last(KEYS[3], {KEYS[2], KEYS[3]})
+expire_with_last(KEYS[4], {KEYS[4]})
 return 1
 ";
 
