@@ -5,7 +5,8 @@
 //! metadata) and answers `Json<User>`. Validation is mcp-tool's default (on). `wait {ms}` waits
 //! (calls in flight for the `memory` leg). `quick_job {n}`
 //! may run as a task; one client may hold a million tasks (the default is 1000), so that the
-//! `tasks` leg keeps its 10 000 tasks for their time to live.
+//! `tasks` leg keeps its 10 000 tasks for their time to live. With `BENCH_SERVER_LIMITS=default`
+//! (the soak) every bound is the framework's default instead.
 //!
 //! ```text
 //! bench-server                              MCP on stdio
@@ -23,8 +24,12 @@ use bench_tools::Users;
 
 fn main() -> mcp_tool::Result<()> {
     // `--sessionless` and `--http` are the command line every server has.
-    Server::new("bench-server", env!("CARGO_PKG_VERSION"))
-        .service(Users::default())
+    let server = Server::new("bench-server", env!("CARGO_PKG_VERSION")).service(Users::default());
+    // `BENCH_SERVER_LIMITS=default` (the soak): every bound as a deployed server has it.
+    if std::env::var("BENCH_SERVER_LIMITS").is_ok_and(|v| v == "default") {
+        return server.run();
+    }
+    server
         .task_settings(TaskSettings {
             max_per_owner: 1_000_000,
             ..TaskSettings::default()
