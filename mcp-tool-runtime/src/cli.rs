@@ -328,11 +328,12 @@ impl Server {
             Command::Schema => {
                 let server = self.build()?;
                 let tools = server.tools();
+                let keep_refs = server.catalog().keeps_refs();
                 let list = Tools {
                     tools: tools
                         .iter()
                         .filter(|t| !t.hidden() && t.for_model())
-                        .map(|t| t.wire(ProtocolVersion::V2025_11_25))
+                        .map(|t| t.wire_as(ProtocolVersion::V2025_11_25, keep_refs))
                         .collect(),
                 };
                 let text = serde_json::to_string_pretty(&list).map_err(io::Error::other)?;

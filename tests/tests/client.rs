@@ -230,3 +230,47 @@ async fn the_client_answers_at_most_256_of_the_servers_questions_at_once() {
     }
     client.close().await;
 }
+
+/// Every example's `tools/list`, in both versions, is free of `$ref` (several hosts refuse a
+/// tool whose schema has one): the definitions schemars derives are inlined as listed, and
+/// no example writes a schema with references by hand but the suite's fixture.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_examples_tools_are_listed_without_references() {
+    let root = mcp_tool_tests::TempDir::new("listed-schemas");
+    let files = ["--root", root.arg(), "--password", "pw"];
+    let examples: [(&str, &[&str]); 7] = [
+        ("users", &[]),
+        ("calc", &[]),
+        ("files", &files),
+        ("moon", &[]),
+        ("media", &[]),
+        ("reports", &[]),
+        ("conformance", &[]),
+    ];
+    for (example, args) in examples {
+        for version in [VersionChoice::V2025_11_25, VersionChoice::V2026_07_28] {
+            let client = McpClient::connect(
+                Connect::stdio(example_bin(example), args.iter().copied())
+                    .protocol_version(version),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("start the {example} example: {e}"));
+            let tools = client.list_tools().await.expect("tools/list");
+            assert!(!tools.is_empty(), "{example}");
+            // The suite's fixture writes this schema by hand to check that `$defs` and
+            // `$anchor` are preserved (SEP-1613, SEP-2106): hand-written schemas are listed
+            // verbatim.
+            for tool in tools
+                .iter()
+                .filter(|t| t["name"] != "json_schema_2020_12_tool")
+            {
+                let text = tool.to_string();
+                assert!(
+                    !text.contains("\"$ref\"") && !text.contains("\"$defs\""),
+                    "{example} {version:?}: {text}"
+                );
+            }
+            client.close().await;
+        }
+    }
+}

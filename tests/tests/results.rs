@@ -302,14 +302,14 @@ async fn a_non_object_result_is_wrapped_with_a_matching_schema() {
     assert_eq!(r.structured(), Some(&json!({ "result": ["a", "b"] })));
     assert_eq!(r.text(), r#"["a","b"]"#);
 
-    // Definitions move up to the wrapper, where the `$ref`s point.
+    // Definitions move up to the wrapper, where the `$ref`s point (what the result is
+    // validated against); listed, they are inlined.
     let t = listed(&c, "measure_words").await;
     let schema = &t["outputSchema"];
-    assert_eq!(
-        schema["properties"]["result"]["items"]["$ref"], "#/$defs/Word",
-        "{schema}"
-    );
-    assert_eq!(schema["$defs"]["Word"]["type"], "object", "{schema}");
+    let item = &schema["properties"]["result"]["items"];
+    assert_eq!(item["type"], "object", "{schema}");
+    assert_eq!(item["description"], "A word and its length.", "{schema}");
+    assert!(schema.get("$defs").is_none(), "{schema}");
     assert!(schema["properties"]["result"].get("$defs").is_none());
     let r = call(&c, "measure_words", json!({ "text": "hello yo" })).await;
     assert!(!r.is_error(), "the result matches its schema: {r:?}");
@@ -1060,4 +1060,92 @@ async fn output_validation_is_a_setting_in_every_build() {
     let r = off.call("small", json!({ "n": 11 })).await.unwrap();
     assert!(!r.is_error(), "{r:?}");
     assert_eq!(r.structured(), Some(&json!({ "n": 11 })));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schemas as listed: `$defs` inlined, unless the server keeps them
+
+/// A role, by name.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    /// Low.
+    Low,
+    /// High.
+    High,
+}
+
+/// A node of a tree: a recursive type.
+#[derive(Deserialize, JsonSchema)]
+pub struct Node {
+    /// The node's children.
+    pub children: Vec<Node>,
+}
+
+/// Takes a level.
+#[tool]
+fn leveled(level: Level) -> String {
+    match level {
+        Level::Low => "low".into(),
+        Level::High => "high".into(),
+    }
+}
+
+/// Counts a tree's nodes.
+#[tool]
+fn count_nodes(tree: Node) -> usize {
+    fn count(node: &Node) -> usize {
+        1 + node.children.iter().map(count).sum::<usize>()
+    }
+    count(&tree)
+}
+
+#[tokio::test]
+async fn schemas_are_listed_inlined_unless_the_server_keeps_references() {
+    let listed = |keep: bool| async move {
+        let c = Client::connect(
+            Server::new("t", "0")
+                .only(["leveled", "count_nodes"])
+                .keep_schema_refs(keep),
+        )
+        .unwrap();
+        c.initialize("2025-11-25").await.unwrap();
+        c.list_tools().await.unwrap()
+    };
+    let inlined = listed(false).await;
+    let leveled = inlined.iter().find(|t| t["name"] == "leveled").unwrap();
+    assert_eq!(
+        leveled["inputSchema"]["properties"]["level"]["oneOf"][1]["const"], "high",
+        "{leveled}"
+    );
+    assert!(!leveled.to_string().contains("$ref"), "{leveled}");
+    // A recursive type keeps its references (the server says so in its log).
+    let tree = inlined.iter().find(|t| t["name"] == "count_nodes").unwrap();
+    assert!(tree.to_string().contains("$ref"), "{tree}");
+    // Kept on request.
+    let kept = listed(true).await;
+    let leveled = kept.iter().find(|t| t["name"] == "leveled").unwrap();
+    assert!(leveled.to_string().contains("#/$defs/Level"), "{leveled}");
+    // Validation is the same either way.
+    for keep in [false, true] {
+        let c = Client::connect(
+            Server::new("t", "0")
+                .only(["leveled"])
+                .keep_schema_refs(keep),
+        )
+        .unwrap();
+        c.initialize("2025-11-25").await.unwrap();
+        assert_eq!(
+            c.call("leveled", json!({"level": "high"}))
+                .await
+                .unwrap()
+                .text(),
+            "high"
+        );
+        let refused = c.call("leveled", json!({"level": "medium"})).await;
+        assert!(
+            refused.as_ref().map_or(true, |r| r.is_error()),
+            "{refused:?}"
+        );
+    }
 }

@@ -87,6 +87,10 @@ pub(crate) struct Decor {
     pub(crate) hints: CacheHints,
     /// The built-in tool search, added to a catalog that holds deferred tools.
     pub(crate) search_tool: Option<Arc<Entry>>,
+    /// Schemas listed with their `$ref`s, not inlined ([`Server::keep_schema_refs`]).
+    ///
+    /// [`Server::keep_schema_refs`]: super::Server::keep_schema_refs
+    pub(crate) keep_refs: bool,
 }
 
 /// The name of the built-in search tool.
@@ -234,7 +238,7 @@ impl Catalog {
             let starts = paging.starts(&listed);
             ProtocolVersion::SHAPES.map(|version| {
                 (0..starts.len())
-                    .map(|i| render(&listed, &starts, i, version, (&decor.info, hints)))
+                    .map(|i| render(&listed, &starts, i, version, (&decor, hints)))
                     .collect()
             })
         });
@@ -304,6 +308,11 @@ impl Catalog {
         self.index.get(name).map(|&i| &self.entries[i])
     }
 
+    /// Whether schemas are listed with their `$ref`s.
+    pub(crate) fn keeps_refs(&self) -> bool {
+        self.decor.keep_refs
+    }
+
     /// How many items a page of a list holds at most.
     pub(crate) fn page_size(&self) -> usize {
         self.paging.size
@@ -357,7 +366,7 @@ pub(crate) fn render_page(
         &starts,
         i,
         version,
-        (&catalog.decor.info, hints),
+        (&catalog.decor, hints),
     ))
 }
 
@@ -367,12 +376,15 @@ fn render(
     starts: &[usize],
     page: usize,
     version: ProtocolVersion,
-    (info, hints): (&Implementation, CacheHints),
+    (decor, hints): (&Decor, CacheHints),
 ) -> String {
     let end = starts.get(page + 1).copied().unwrap_or(entries.len());
     let chunk = &entries[starts[page].min(end)..end];
     let list = ListTools {
-        tools: chunk.iter().map(|e| e.def.wire(version)).collect(),
+        tools: chunk
+            .iter()
+            .map(|e| e.def.wire_as(version, decor.keep_refs))
+            .collect(),
         next_cursor: (page + 1 < starts.len()).then(|| (page + 1).to_string()),
     };
     if version.is_stateless() {
@@ -381,7 +393,7 @@ fn render(
             result_type: "complete",
             cache: Some(hints),
             meta: ResultMeta {
-                server_info: info,
+                server_info: &decor.info,
                 extra: None,
             },
         })

@@ -109,6 +109,7 @@ pub struct Server {
     ui_csp: Option<UiCsp>,
     dynamic: Vec<DynamicTool>,
     hints: CacheHints,
+    keep_refs: bool,
     state_key: Option<Vec<u8>>,
     state_ttl: Duration,
     task_store: Option<Arc<dyn tasks::TaskStore>>,
@@ -145,6 +146,7 @@ impl Server {
             ui_csp: None,
             dynamic: Vec::new(),
             hints: CacheHints::public(DEFAULT_LIST_TTL),
+            keep_refs: false,
             state_key: None,
             state_ttl: DEFAULT_STATE_TTL,
             task_store: None,
@@ -417,6 +419,16 @@ impl Server {
         self
     }
 
+    /// Lists derived tool schemas with their `$defs` and `$ref`s, instead of inlined (the
+    /// default, as several hosts refuse `$ref` in a tool's schema; a recursive type keeps its
+    /// references either way, and the server says so in its log at start). A schema written
+    /// by hand (`input_schema = …`, a dynamic or mounted tool's) is listed as written either
+    /// way. Validation is the same either way.
+    pub fn keep_schema_refs(mut self, keep: bool) -> Self {
+        self.keep_refs = keep;
+        self
+    }
+
     /// How many items one page of `tools/list` (and of the other lists) holds (default 1000).
     pub fn page_size(mut self, page_size: usize) -> Self {
         self.page_size = page_size.max(1);
@@ -466,6 +478,7 @@ impl Server {
             info: info.clone(),
             hints: self.hints,
             search_tool,
+            keep_refs: self.keep_refs,
         });
         let mut catalog = Catalog::build(
             &self.name,
@@ -500,6 +513,16 @@ impl Server {
         let mounts = self.mounts.build(&mut problems);
         if !problems.is_empty() {
             return Err(StartError::new(problems));
+        }
+        if !self.keep_refs {
+            for entry in catalog.entries() {
+                if let Some(why) = entry.def.refs_kept() {
+                    tracing::warn!(
+                        tool = %entry.name,
+                        "the tool's schema keeps its `$ref`s, which some clients refuse: {why}"
+                    );
+                }
+            }
         }
         tracing::debug!(tools = catalog.entries().len(), "mcp server ready");
         let mut offerings = self.offerings;

@@ -89,7 +89,7 @@ async fn run(args: DynamicArgs) -> ToolResult {
     let version = args.ctx.protocol_version();
     let tools: Vec<Value> = found
         .iter()
-        .filter_map(|e| serde_json::to_value(e.def.wire(version)).ok())
+        .filter_map(|e| serde_json::to_value(e.def.wire_as(version, catalog.keeps_refs())).ok())
         .collect();
     let text = if found.is_empty() {
         format!("No tool matches `{query}`. Try other words for the action or the thing.")

@@ -12,9 +12,11 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::def::{
-    Annotations, TaskSupport, ToolDef, generator, reserved_meta_key, resolve_ref, retain_referenced,
+    Annotations, ListedSchemas, TaskSupport, ToolDef, generator, reserved_meta_key, resolve_ref,
+    retain_referenced,
 };
 use super::headers::param_headers;
+use super::inline::{Kept, inline_definitions};
 use super::integers::bound_integers;
 use super::validate::Validator;
 
@@ -42,6 +44,8 @@ pub struct DefBuilder {
     required: Vec<String>,
     whole: Option<Schema>,
     output_schema: Option<Schema>,
+    /// Whether the output schema was derived (its definitions are ours to inline).
+    output_derived: bool,
     input_schema_override: Option<Value>,
     meta: Option<Map<String, Value>>,
     generator: SchemaGenerator,
@@ -74,6 +78,7 @@ impl DefBuilder {
             required: Vec::new(),
             whole: None,
             output_schema: None,
+            output_derived: false,
             input_schema_override: None,
             meta: None,
             generator: generator(),
@@ -274,6 +279,7 @@ impl DefBuilder {
     /// Replaces the output schema.
     pub fn output_schema(&mut self, schema: Schema) -> &mut Self {
         self.output_schema = Some(schema);
+        self.output_derived = false;
         self
     }
 
@@ -291,6 +297,7 @@ impl DefBuilder {
             bound_integers(&mut value);
             // A schema stays an object or a boolean, which is what `try_from` takes.
             self.output_schema = Schema::try_from(value).ok();
+            self.output_derived = true;
         }
     }
 
@@ -341,6 +348,9 @@ impl DefBuilder {
     /// Finishes the definition: builds the input schema and compiles its validator; or every
     /// problem found, each a sentence (the server's `StartError` lists them).
     pub(crate) fn finish(mut self) -> Result<ToolDef, Vec<String>> {
+        // Hand-written schemas are listed verbatim (`$defs`, `$anchor` and all); only the
+        // definitions derived here are inlined.
+        let input_derived = self.input_schema_override.is_none();
         let input_schema = match self.input_schema_override.take() {
             Some(s) => s,
             None => self.derived_input_schema(),
@@ -460,6 +470,10 @@ impl DefBuilder {
                 }
             },
         };
+        let (listed, refs_kept) = listed_schemas(
+            Some(&input_schema).filter(|_| input_derived),
+            output_schema.as_ref().filter(|_| self.output_derived),
+        );
         Ok(ToolDef {
             name: self.name,
             title: self.title,
@@ -486,6 +500,8 @@ impl DefBuilder {
             param_headers,
             task_support: self.task_support,
             scopes: self.scopes.into(),
+            listed,
+            refs_kept,
         })
     }
 
@@ -633,4 +649,36 @@ pub(crate) fn check_scope(scope: &str) -> Result<(), String> {
             scope.escape_debug()
         ))
     }
+}
+
+/// The schemas as `tools/list` shows them, their `$defs` inlined where they have some (`None`
+/// when neither has), and why one keeps its references if it must.
+fn listed_schemas(
+    input: Option<&Value>,
+    output: Option<&Value>,
+) -> (Option<Box<ListedSchemas>>, Option<String>) {
+    let mut kept = None;
+    let mut inlined = |schema: &Value, which: &str| match inline_definitions(schema) {
+        Ok(found) => found,
+        Err(why) => {
+            kept.get_or_insert(match why {
+                Kept::Recursive(name) => {
+                    format!("its {which} schema's type `{name}` refers to itself")
+                }
+                Kept::Foreign(reference) => {
+                    format!("its {which} schema refers to `{reference}`")
+                }
+            });
+            None
+        }
+    };
+    let input_listed = input.and_then(|i| inlined(i, "input"));
+    let output_listed = output.and_then(|o| inlined(o, "output"));
+    let listed = (input_listed.is_some() || output_listed.is_some()).then(|| {
+        Box::new(ListedSchemas {
+            input: input_listed,
+            output: output_listed,
+        })
+    });
+    (listed, kept)
 }

@@ -122,6 +122,18 @@ pub struct ToolDef {
     pub(crate) task_support: TaskSupport,
     /// The OAuth scopes a caller needs to see and call the tool.
     pub(crate) scopes: Box<[String]>,
+    /// The schemas as listed, their `$defs` inlined (`None`: as they are, having none).
+    pub(crate) listed: Option<Box<ListedSchemas>>,
+    /// Why a schema keeps its references (a recursive type), when one does.
+    pub(crate) refs_kept: Option<String>,
+}
+
+/// A tool's derived schemas with their definitions inlined, as `tools/list` shows them
+/// (`None`: the schema as it is).
+#[derive(Debug)]
+pub(crate) struct ListedSchemas {
+    pub(crate) input: Option<Value>,
+    pub(crate) output: Option<Value>,
 }
 
 impl std::fmt::Debug for ToolDef {
@@ -293,7 +305,28 @@ impl ToolDef {
     /// The tool's entry in `tools/list` for a client of `version`: what the version does not know
     /// (titles and output schemas before 2025-06-18, annotations before 2025-03-26) left out.
     pub(crate) fn wire(&self, version: ProtocolVersion) -> wire::Tool<'_> {
+        self.wire_as(version, false)
+    }
+
+    /// Why the listed schemas keep `$ref`s (a recursive type), if they do.
+    pub fn refs_kept(&self) -> Option<&str> {
+        self.refs_kept.as_deref()
+    }
+
+    /// The definition as `tools/list` shows it in `version`: the schemas with their `$defs`
+    /// inlined, or as they are (`keep_refs`, [`Server::keep_schema_refs`]).
+    ///
+    /// [`Server::keep_schema_refs`]: crate::server::Server::keep_schema_refs
+    pub(crate) fn wire_as(&self, version: ProtocolVersion, keep_refs: bool) -> wire::Tool<'_> {
         let structured = version.has_structured();
+        let listed = self.listed.as_deref().filter(|_| !keep_refs);
+        let input_schema = listed
+            .and_then(|l| l.input.as_ref())
+            .unwrap_or(&self.input_schema);
+        let output_schema = match listed {
+            Some(l) => l.output.as_ref().or(self.output_schema.as_ref()),
+            None => self.output_schema.as_ref(),
+        };
         let title = self.title.as_deref().filter(|_| structured);
         let annotations = Some(self.annotations.wire(title))
             .filter(|a| version.has_annotations() && !a.is_empty());
@@ -301,8 +334,8 @@ impl ToolDef {
             name: &self.name,
             title,
             description: self.description.as_deref(),
-            input_schema: &self.input_schema,
-            output_schema: self.output_schema.as_ref().filter(|_| structured),
+            input_schema,
+            output_schema: output_schema.filter(|_| structured),
             annotations,
             icons: self.icons.as_ref(),
             meta: self.meta.as_ref(),

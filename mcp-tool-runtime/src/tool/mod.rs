@@ -13,6 +13,7 @@ pub(crate) mod def;
 pub(crate) mod dynamic;
 pub(crate) mod extract;
 pub(crate) mod headers;
+pub(crate) mod inline;
 pub(crate) mod input;
 pub(crate) mod integers;
 pub(crate) mod interact;
