@@ -1285,6 +1285,23 @@ async fn asking_server() -> (String, Arc<Mutex<Vec<Value>>>) {
     (mcp_tool_tests::serve_mcp(handle).await, cancelled)
 }
 
+/// A gateway mounting the server at `remote` as `r` (with whatever else `configure` sets),
+/// served over HTTP; its URL.
+async fn gateway_mounting(
+    remote: String,
+    configure: impl FnOnce(mcp_tool::Server) -> mcp_tool::Server,
+) -> String {
+    let gateway = configure(mcp_tool::Server::new("gw", "0").without_registry())
+        .mount(mcp_tool::server::mount::McpTool {
+            server_label: "r".into(),
+            server_url: Some(remote),
+            ..mcp_tool::server::mount::McpTool::default()
+        })
+        .build()
+        .expect("the gateway builds");
+    serve_http(gateway).await
+}
+
 /// Serves `server` over HTTP on a loopback port (its accept loop telling each request its
 /// client's address); its URL.
 async fn serve_http(server: mcp_tool::server::ServerHandle) -> String {
@@ -1320,20 +1337,8 @@ impl ClientHandler for Silent {
 /// the remote gets `notifications/cancelled` for it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_held_call_no_round_comes_for_is_cancelled_at_the_remote() {
-    use mcp_tool::server::mount::McpTool;
-
     let (remote, cancelled) = asking_server().await;
-    let gateway = mcp_tool::Server::new("gw", "0")
-        .without_registry()
-        .request_state_ttl(Duration::from_secs(2))
-        .mount(McpTool {
-            server_label: "r".into(),
-            server_url: Some(remote),
-            ..McpTool::default()
-        })
-        .build()
-        .expect("the gateway builds");
-    let url = serve_http(gateway).await;
+    let url = gateway_mounting(remote, |s| s.request_state_ttl(Duration::from_secs(2))).await;
 
     let client = connect(&url, VersionChoice::V2026_07_28, Arc::new(Silent)).await;
     tools_when(&client, |n| n.iter().any(|n| n == "r__ask")).await;
@@ -1514,7 +1519,6 @@ async fn a_mounted_servers_list_is_bounded_and_the_gateways_pages_are_bounded_in
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unchanged_list_announced_again_and_again_is_listed_rarely() {
     use mcp_tool::http::HttpConfig;
-    use mcp_tool::server::mount::McpTool;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     let hello = mcp_tool::dynamic::DynamicTool::new(
@@ -1557,16 +1561,7 @@ async fn an_unchanged_list_announced_again_and_again_is_listed_rarely() {
     let remote_url = format!("http://{}/mcp", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, router).await });
 
-    let gateway = mcp_tool::Server::new("gw", "0")
-        .without_registry()
-        .mount(McpTool {
-            server_label: "r".into(),
-            server_url: Some(remote_url),
-            ..McpTool::default()
-        })
-        .build()
-        .expect("the gateway builds");
-    let url = serve_http(gateway).await;
+    let url = gateway_mounting(remote_url, |s| s).await;
     let client = connect(&url, VersionChoice::V2026_07_28, Arc::new(NoHandler)).await;
     tools_when(&client, |n| n.iter().any(|n| n == "r__hello")).await;
 
@@ -1598,19 +1593,8 @@ async fn an_unchanged_list_announced_again_and_again_is_listed_rarely() {
 /// everyone got `GATEWAY_BUSY` for up to 10 minutes).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_client_holds_at_most_its_share_of_a_mounts_held_calls() {
-    use mcp_tool::server::mount::McpTool;
-
     let (remote, _) = asking_server().await;
-    let gateway = mcp_tool::Server::new("gw", "0")
-        .without_registry()
-        .mount(McpTool {
-            server_label: "r".into(),
-            server_url: Some(remote),
-            ..McpTool::default()
-        })
-        .build()
-        .expect("the gateway builds");
-    let url = serve_http(gateway).await;
+    let url = gateway_mounting(remote, |s| s).await;
     let client = connect(&url, VersionChoice::V2026_07_28, Arc::new(Silent)).await;
     tools_when(&client, |n| n.iter().any(|n| n == "r__ask")).await;
 

@@ -163,6 +163,13 @@ impl RedisTaskStore {
         self.redis.connection().await.map_err(backend)
     }
 
+    /// The ids of `owner`'s tasks, oldest first.
+    async fn owned(&self, con: &mut ConnectionManager, owner: &str) -> StoreResult<Vec<String>> {
+        con.zrange(self.redis.key(&["owner", owner]), 0, -1)
+            .await
+            .map_err(backend)
+    }
+
     async fn fetch(
         &self,
         con: &mut ConnectionManager,
@@ -289,10 +296,7 @@ impl TaskStore for RedisTaskStore {
     fn remove_owner<'a>(&'a self, owner: &'a str) -> StoreFuture<'a, Vec<String>> {
         Box::pin(async move {
             let mut con = self.conn().await?;
-            let ids: Vec<String> = con
-                .zrange(self.redis.key(&["owner", owner]), 0, -1)
-                .await
-                .map_err(backend)?;
+            let ids = self.owned(&mut con, owner).await?;
             for id in &ids {
                 let share: Option<String> = con
                     .hget(self.redis.key(&["task", id]), "share")
@@ -405,10 +409,7 @@ impl TaskStore for RedisTaskStore {
     ) -> StoreFuture<'a, Vec<TaskRecord>> {
         Box::pin(async move {
             let mut con = self.conn().await?;
-            let ids: Vec<String> = con
-                .zrange(self.redis.key(&["owner", owner]), 0, -1)
-                .await
-                .map_err(backend)?;
+            let ids = self.owned(&mut con, owner).await?;
             let start = match after {
                 Some(cursor) => ids
                     .iter()
