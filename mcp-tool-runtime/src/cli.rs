@@ -148,7 +148,7 @@ environment:
         store = format!("{}=URL", env::TASK_STORE),
         lease = format!("{}=30s", env::TASK_LEASE),
         events = format!("{}=memory|redis://…", env::EVENT_STORE),
-        key = format!("{}=hex", env::STATE_KEY),
+        key = format!("{}=hex[,older]", env::STATE_KEY),
         shared = format!("{}=URL", env::SHARED_STATE),
         validate = format!("{}=1", env::VALIDATE_OUTPUT),
         per_address = format!("{}=512", env::CONNECTIONS_PER_ADDRESS),
@@ -386,9 +386,9 @@ impl Server {
 /// request-state key, output validation, the connection store of mounts.
 fn from_environment(mut server: Server) -> std::result::Result<Server, String> {
     if let Ok(text) = std::env::var(env::STATE_KEY) {
-        let key = crate::server::state::StateKey::decode(&text)
+        let keys = crate::server::state::StateKey::decode(&text)
             .map_err(|e| format!("{}: {e}", env::STATE_KEY))?;
-        server = server.state_key(key);
+        server = server.state_keys(keys);
     }
     if std::env::var(env::VALIDATE_OUTPUT).is_ok_and(|v| v == "1" || v == "true") {
         server = server.validate_output(true);

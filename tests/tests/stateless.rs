@@ -490,6 +490,52 @@ async fn a_state_survives_a_restart_with_the_same_key() {
     assert_eq!(done["content"][0]["text"], "done", "{done}");
 }
 
+/// Keys rotate without failing rounds in flight: a round sealed by a replica with the old key
+/// goes on at one that took the new key and keeps the old (`state_keys([new, old])`), and a
+/// replica that dropped the old key refuses it.
+#[tokio::test]
+async fn a_round_sealed_with_the_old_key_goes_on_after_a_rotation() {
+    let (old, new) = ([3_u8; 32], [4_u8; 32]);
+    let start = |keys: Vec<[u8; 32]>| {
+        Client::stateless(
+            Server::new("stateless", "1.2.3")
+                .only(TOOLS)
+                .state(Arc::new(Counter::default()))
+                .state_keys(keys),
+            all_capabilities(),
+        )
+        .unwrap()
+    };
+    let first = start(vec![old])
+        .call("ask_then_act", json!({}))
+        .await
+        .unwrap()
+        .0;
+    let key_name = first["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    let retry = json!({
+        "name": "ask_then_act",
+        "arguments": {},
+        "inputResponses": { key_name.as_str(): accept(true) },
+        "requestState": first["requestState"],
+    });
+    let done = start(vec![new, old])
+        .request("tools/call", retry.clone())
+        .await
+        .unwrap();
+    assert_eq!(done["content"][0]["text"], "done", "{done}");
+    let e = start(vec![new])
+        .request("tools/call", retry)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, -32602, "{e:?}");
+}
+
 #[tokio::test]
 async fn an_expired_state_is_refused() {
     let c = Client::stateless(

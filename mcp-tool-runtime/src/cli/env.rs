@@ -72,7 +72,8 @@ pub const EVENT_STORE: &str = "MCP_TOOL_EVENT_STORE";
 
 /// The key sealing the state of stateless (2026-07-28) requests that need input: at least
 /// 32 bytes, written as hex or base64. Give every replica the same; without it, each process
-/// draws its own, and a retry that reaches another one is refused.
+/// draws its own, and a retry that reaches another one is refused. Several keys separated by
+/// commas rotate it: the first seals, every one opens (`Server::state_keys`).
 pub const STATE_KEY: &str = "MCP_TOOL_STATE_KEY";
 
 /// Where the replicas of a server share sessions and change notifications: `memory` or a

@@ -110,7 +110,7 @@ pub struct Server {
     dynamic: Vec<DynamicTool>,
     hints: CacheHints,
     keep_refs: bool,
-    state_key: Option<Vec<u8>>,
+    state_keys: Vec<Vec<u8>>,
     state_ttl: Duration,
     task_store: Option<Arc<dyn tasks::TaskStore>>,
     replica_store: Option<Arc<dyn replicas::ReplicaStore>>,
@@ -147,7 +147,7 @@ impl Server {
             dynamic: Vec::new(),
             hints: CacheHints::public(DEFAULT_LIST_TTL),
             keep_refs: false,
-            state_key: None,
+            state_keys: Vec::new(),
             state_ttl: DEFAULT_STATE_TTL,
             task_store: None,
             replica_store: None,
@@ -352,7 +352,16 @@ impl Server {
     /// must then come back to it before it restarts). Server binaries ([`Server::run`]) take
     /// it from `MCP_TOOL_STATE_KEY` (hex or base64).
     pub fn state_key(mut self, key: impl AsRef<[u8]>) -> Self {
-        self.state_key = Some(key.as_ref().to_vec());
+        self.state_keys = vec![key.as_ref().to_vec()];
+        self
+    }
+
+    /// Several request-state keys, to rotate them without failing rounds in flight: the first
+    /// seals, every one opens. Roll a new key out as second on every replica, then first, then
+    /// drop the old one once a request state's lifetime has passed. Server binaries take them
+    /// from `MCP_TOOL_STATE_KEY`, separated by commas.
+    pub fn state_keys<K: AsRef<[u8]>>(mut self, keys: impl IntoIterator<Item = K>) -> Self {
+        self.state_keys = keys.into_iter().map(|k| k.as_ref().to_vec()).collect();
         self
     }
 
@@ -453,9 +462,10 @@ impl Server {
             }
             records.retain(|r| only.iter().any(|n| n == r.name));
         }
-        let state_key = match &self.state_key {
-            Some(key) => StateKey::new(key, self.state_ttl),
-            None => StateKey::random(self.state_ttl),
+        let state_key = if self.state_keys.is_empty() {
+            StateKey::random(self.state_ttl)
+        } else {
+            StateKey::new(&self.state_keys, self.state_ttl)
         }
         .map_err(|e| StartError::new(vec![e]))?;
         let info = Arc::new(Implementation {

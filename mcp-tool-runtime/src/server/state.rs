@@ -10,7 +10,9 @@
 //! The key comes from the builder (`Server::state_key`; a server binary's command line sets
 //! it from `MCP_TOOL_STATE_KEY`, at least 32 bytes, hex or base64), else is random per
 //! process — then a retry that reaches
-//! another process, or this one after a restart, is refused.
+//! another process, or this one after a restart, is refused. Keys rotate: with several
+//! (`Server::state_keys`, `MCP_TOOL_STATE_KEY=new,old`), the first seals and every one opens,
+//! so rounds sealed before a rotation still open on replicas that took the new key.
 
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -30,7 +32,10 @@ const LABEL: &[u8] = b"mcp-tool/request-state/v1\0";
 /// The server's key for request state.
 #[derive(Clone)]
 pub(crate) struct StateKey {
+    /// The key that seals.
     key: [u8; 32],
+    /// Older keys that still open what they sealed.
+    older: Vec<[u8; 32]>,
     /// How long a token stays valid.
     ttl: Duration,
 }
@@ -135,37 +140,55 @@ impl StateKey {
         self.ttl
     }
 
-    /// A key of at least 32 bytes (longer keys are hashed down).
-    pub(crate) fn new(material: &[u8], ttl: Duration) -> Result<StateKey, String> {
-        if material.len() < 32 {
-            return Err(format!(
-                "a request-state key has at least 32 bytes, this one has {}",
-                material.len()
-            ));
+    /// Keys of at least 32 bytes each (longer keys are hashed down): the first seals, every
+    /// one opens.
+    pub(crate) fn new(materials: &[Vec<u8>], ttl: Duration) -> Result<StateKey, String> {
+        let mut keys = Vec::with_capacity(materials.len());
+        for material in materials {
+            if material.len() < 32 {
+                return Err(format!(
+                    "a request-state key has at least 32 bytes, this one has {}",
+                    material.len()
+                ));
+            }
+            keys.push(<[u8; 32]>::from(Sha256::digest(material)));
         }
+        let Some((&key, older)) = keys.split_first() else {
+            return Err("no request-state key given".to_owned());
+        };
         Ok(StateKey {
-            key: Sha256::digest(material).into(),
+            key,
+            older: older.to_vec(),
             ttl,
         })
     }
 
-    /// The key material written as text (hex or base64, as `MCP_TOOL_STATE_KEY` carries it),
-    /// checked for its length.
-    pub(crate) fn decode(text: &str) -> Result<Vec<u8>, String> {
-        let text = text.trim();
-        let bytes = decode_hex(text)
-            .or_else(|| STANDARD.decode(text).ok())
-            .or_else(|| URL_SAFE_NO_PAD.decode(text).ok())
-            .ok_or_else(|| "neither hex nor base64".to_owned())?;
-        StateKey::new(&bytes, Duration::ZERO)?;
-        Ok(bytes)
+    /// Key material written as text (hex or base64, as `MCP_TOOL_STATE_KEY` carries it;
+    /// several keys separated by commas, the sealing one first), each checked for its length.
+    pub(crate) fn decode(text: &str) -> Result<Vec<Vec<u8>>, String> {
+        let keys = text
+            .split(',')
+            .map(|one| {
+                let one = one.trim();
+                decode_hex(one)
+                    .or_else(|| STANDARD.decode(one).ok())
+                    .or_else(|| URL_SAFE_NO_PAD.decode(one).ok())
+                    .ok_or_else(|| "neither hex nor base64".to_owned())
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        StateKey::new(&keys, Duration::ZERO)?;
+        Ok(keys)
     }
 
     /// A random key (a retry must come back to this process, before it restarts).
     pub(crate) fn random(ttl: Duration) -> Result<StateKey, String> {
         let mut key = [0u8; 32];
         getrandom::fill(&mut key).map_err(|e| format!("no randomness for a state key: {e}"))?;
-        Ok(StateKey { key, ttl })
+        Ok(StateKey {
+            key,
+            older: Vec::new(),
+            ttl,
+        })
     }
 
     fn tag(&self, binding: &Binding, payload: &str) -> Vec<u8> {
@@ -200,14 +223,21 @@ impl StateKey {
         let tag = URL_SAFE_NO_PAD
             .decode(tag)
             .map_err(|_| refused("it is not a state this server issued"))?;
-        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.key)
-            .expect("HMAC takes a key of any length");
-        mac.update(LABEL);
-        mac.update(binding.bytes());
-        mac.update(payload.as_bytes());
-        mac.verify_slice(&tag).map_err(|_| {
-            refused("it failed verification (changed, issued for another request, or by another server)")
-        })?;
+        // Each key is tried (each comparison in constant time): a state sealed before the
+        // keys rotated still opens.
+        let verified = std::iter::once(&self.key).chain(&self.older).any(|key| {
+            let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(key)
+                .expect("HMAC takes a key of any length");
+            mac.update(LABEL);
+            mac.update(binding.bytes());
+            mac.update(payload.as_bytes());
+            mac.verify_slice(&tag).is_ok()
+        });
+        if !verified {
+            return Err(refused(
+                "it failed verification (changed, issued for another request, or by another server)",
+            ));
+        }
         let payload: Payload = URL_SAFE_NO_PAD
             .decode(payload)
             .ok()
@@ -258,9 +288,12 @@ mod tests {
     fn a_key_written_as_text_is_hex_or_base64_of_32_bytes_at_least() {
         let bytes = (0u8..32).collect::<Vec<u8>>();
         let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        assert_eq!(StateKey::decode(&hex).unwrap(), bytes);
-        assert_eq!(StateKey::decode(&STANDARD.encode(&bytes)).unwrap(), bytes);
-        assert_eq!(StateKey::decode(&format!(" {hex}\n")).unwrap(), bytes);
+        let one = vec![bytes.clone()];
+        assert_eq!(StateKey::decode(&hex).unwrap(), one);
+        assert_eq!(StateKey::decode(&STANDARD.encode(&bytes)).unwrap(), one);
+        assert_eq!(StateKey::decode(&format!(" {hex}\n")).unwrap(), one);
+        let both = StateKey::decode(&format!("{hex}, {}", STANDARD.encode([9u8; 40]))).unwrap();
+        assert_eq!(both, [bytes.clone(), vec![9u8; 40]]);
         let e = StateKey::decode("not a key!").unwrap_err();
         assert!(e.contains("neither hex nor base64"), "{e}");
         let e = StateKey::decode("00112233").unwrap_err();
@@ -269,7 +302,7 @@ mod tests {
 
     #[test]
     fn a_binding_made_later_is_the_binding_made_at_once() {
-        let key = StateKey::new(&[7; 32], Duration::from_secs(60)).unwrap();
+        let key = StateKey::new(&[vec![7; 32]], Duration::from_secs(60)).unwrap();
         let arguments = json!({"b": 2, "a": 1});
         let later = {
             let arguments = arguments.clone();
@@ -284,7 +317,7 @@ mod tests {
 
     #[test]
     fn a_sealed_state_opens_only_for_its_request() {
-        let key = StateKey::new(&[7u8; 32], Duration::from_secs(60)).unwrap();
+        let key = StateKey::new(&[vec![7u8; 32]], Duration::from_secs(60)).unwrap();
         let args = json!({"a": 1});
         let answers = Map::from_iter([("k".to_owned(), json!({"action": "accept"}))]);
         let token = key.seal(&binding(&args, "local"), answers.clone());
@@ -304,16 +337,40 @@ mod tests {
             key.open(&binding(&args, "alice"), &token).is_err(),
             "another principal"
         );
-        let other_key = StateKey::new(&[8u8; 32], Duration::from_secs(60)).unwrap();
+        let other_key = StateKey::new(&[vec![8u8; 32]], Duration::from_secs(60)).unwrap();
         assert!(
             other_key.open(&binding(&args, "local"), &token).is_err(),
             "another server"
         );
     }
 
+    /// Keys rotate without failing rounds in flight: a state sealed with the old key opens
+    /// where the new key seals and the old one is kept; once the old key is dropped it does not.
+    #[test]
+    fn a_state_sealed_before_a_rotation_still_opens() {
+        let ttl = Duration::from_secs(60);
+        let (old, new) = (vec![1u8; 32], vec![2u8; 32]);
+        let args = json!({"a": 1});
+        let before = StateKey::new(std::slice::from_ref(&old), ttl).unwrap();
+        let token = before.seal(&binding(&args, "p"), Map::new());
+        let rotated = StateKey::new(&[new.clone(), old.clone()], ttl).unwrap();
+        assert!(rotated.open(&binding(&args, "p"), &token).is_ok());
+        // What the rotated key seals, it seals with the new key.
+        let sealed_now = rotated.seal(&binding(&args, "p"), Map::new());
+        assert!(before.open(&binding(&args, "p"), &sealed_now).is_err());
+        let after = StateKey::new(&[new], ttl).unwrap();
+        assert!(after.open(&binding(&args, "p"), &sealed_now).is_ok());
+        assert!(
+            after.open(&binding(&args, "p"), &token).is_err(),
+            "the old key is gone"
+        );
+        // Tampering is refused whatever the keys.
+        assert!(rotated.open(&binding(&args, "q"), &token).is_err());
+    }
+
     #[test]
     fn an_expired_state_is_refused() {
-        let key = StateKey::new(&[7u8; 32], Duration::ZERO).unwrap();
+        let key = StateKey::new(&[vec![7u8; 32]], Duration::ZERO).unwrap();
         let args = json!({});
         let token = key.seal(&binding(&args, "local"), Map::new());
         std::thread::sleep(Duration::from_millis(5));
@@ -323,7 +380,9 @@ mod tests {
 
     #[test]
     fn short_keys_are_refused_and_hex_is_read() {
-        assert!(StateKey::new(&[1u8; 16], Duration::ZERO).is_err());
+        assert!(StateKey::new(&[vec![1u8; 16]], Duration::ZERO).is_err());
+        assert!(StateKey::new(&[vec![1u8; 32], vec![1u8; 16]], Duration::ZERO).is_err());
+        assert!(StateKey::new(&[], Duration::ZERO).is_err());
         assert_eq!(decode_hex("0aff"), Some(vec![10, 255]));
         assert_eq!(decode_hex("0g"), None);
     }
