@@ -132,6 +132,7 @@ environment:
   {shared:<42}where replicas share sessions and changes (as --shared-state)
   {validate:<42}check every result against its output schema
   {per_address:<42}connections one address may hold (raise behind a proxy)
+  {cors:<42}CORS for browser clients from these origins
   {connections:<42}the connection store of --mount's servers (a JSON file)
   {mount_wait:<42}how long the first tools/list waits for the mounts
   {log:<42}filter the log on stderr",
@@ -152,6 +153,7 @@ environment:
         shared = format!("{}=URL", env::SHARED_STATE),
         validate = format!("{}=1", env::VALIDATE_OUTPUT),
         per_address = format!("{}=512", env::CONNECTIONS_PER_ADDRESS),
+        cors = format!("{}=https://…,…", env::CORS_ORIGINS),
         connections = format!("{}=FILE", env::CONNECTIONS),
         mount_wait = format!("{}=5s", env::MOUNT_WAIT),
         log = "RUST_LOG=debug"

@@ -2487,3 +2487,94 @@ async fn connections_beyond_the_cap_wait_their_turn() {
     let _ = tokio::time::timeout(Duration::from_millis(10), second.read_to_end(&mut sink)).await;
     task.abort();
 }
+
+/// CORS for browser clients: off by default; with origins configured, their preflights are
+/// answered (the MCP headers allowed, no others), their answers name them and expose the
+/// session and version headers, and any other origin gets nothing.
+#[tokio::test]
+async fn cors_answers_the_configured_origins_only() {
+    use reqwest::Method;
+
+    let app = "https://app.example";
+    let preflight = |srv: &Served, origin: &str| {
+        srv.http
+            .request(Method::OPTIONS, srv.url())
+            .header("origin", origin)
+            .header("access-control-request-method", "POST")
+            .header(
+                "access-control-request-headers",
+                "content-type, mcp-protocol-version, mcp-param-region, cookie",
+            )
+    };
+    // Off by default: no preflight is answered.
+    let plain = serve_core(&core(&["hello"]), HttpConfig::default()).await;
+    let reply = send(preflight(&plain, app)).await;
+    assert!(
+        reply.header("access-control-allow-origin").is_none(),
+        "{reply:?}"
+    );
+
+    let mut config = HttpConfig::default();
+    config.cors_origins = Some(vec![app.to_owned()]);
+    let srv = serve_core(&core(&["hello"]), config).await;
+    let reply = send(preflight(&srv, app)).await;
+    assert_eq!(reply.status, StatusCode::NO_CONTENT, "{reply:?}");
+    assert_eq!(reply.header("access-control-allow-origin"), Some(app));
+    assert_eq!(
+        reply.header("access-control-allow-methods"),
+        Some("GET, POST, DELETE")
+    );
+    assert_eq!(
+        reply.header("access-control-allow-headers"),
+        Some("content-type, mcp-protocol-version, mcp-param-region"),
+        "cookie is not an MCP header"
+    );
+    // The answer to the origin's initialize names it and lets its script read the session.
+    let reply = send(
+        srv.post()
+            .header("origin", app)
+            .body(initialize(json!({})).to_string()),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    assert_eq!(reply.header("access-control-allow-origin"), Some(app));
+    assert!(
+        reply
+            .header("access-control-expose-headers")
+            .is_some_and(|h| h.contains("mcp-session-id")),
+        "{reply:?}"
+    );
+    // Another origin: no preflight, no CORS headers, and its requests refused.
+    let evil = "https://evil.example";
+    let reply = send(preflight(&srv, evil)).await;
+    assert_eq!(reply.status, StatusCode::FORBIDDEN);
+    assert!(reply.header("access-control-allow-origin").is_none());
+    let reply = send(
+        srv.post()
+            .header("origin", evil)
+            .body(initialize(json!({})).to_string()),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::FORBIDDEN, "{}", reply.body);
+    assert!(reply.header("access-control-allow-origin").is_none());
+}
+
+/// A server binary takes its CORS origins from `MCP_TOOL_CORS_ORIGINS`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_binary_takes_its_cors_origins_from_the_environment() {
+    let app = "https://app.example";
+    let calc = tokio::task::spawn_blocking(move || {
+        mcp_tool_tests::ExampleHttp::start("calc", &[], &[("MCP_TOOL_CORS_ORIGINS", app)])
+    })
+    .await
+    .unwrap();
+    let reply = send(
+        client()
+            .request(reqwest::Method::OPTIONS, &calc.url)
+            .header("origin", app)
+            .header("access-control-request-method", "POST"),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::NO_CONTENT, "{reply:?}");
+    assert_eq!(reply.header("access-control-allow-origin"), Some(app));
+}

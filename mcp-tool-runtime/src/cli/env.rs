@@ -92,6 +92,10 @@ pub const VALIDATE_OUTPUT: &str = "MCP_TOOL_VALIDATE_OUTPUT";
 /// to the connection limit (1024).
 pub const CONNECTIONS_PER_ADDRESS: &str = "MCP_TOOL_CONNECTIONS_PER_ADDRESS";
 
+/// CORS for clients that run in a browser (`HttpConfig::cors_origins`): the origins,
+/// separated by commas (`https://app.example,https://other.example`, or `*`).
+pub const CORS_ORIGINS: &str = "MCP_TOOL_CORS_ORIGINS";
+
 /// The connection store of mounted servers: the path of a JSON file mapping a connection id
 /// (a mount's `project_connection_id` or `connector_id`) to
 /// `{"server_url", "authorization", "headers"}`, so that no secret sits in the mount file

@@ -40,6 +40,29 @@ pub(super) async fn serve_http(server: Server, bin: &str, options: HttpOptions) 
             }
         }
     }
+    if let Ok(text) = std::env::var(env::CORS_ORIGINS) {
+        let origins: Vec<String> = text
+            .split(',')
+            .map(str::trim)
+            .filter(|o| !o.is_empty())
+            .map(str::to_owned)
+            .collect();
+        if let Some(bad) = origins
+            .iter()
+            .find(|o| *o != "*" && !o.starts_with("https://") && !o.starts_with("http://"))
+        {
+            return Ok(cli_error(
+                bin,
+                &format!(
+                    "{}: `{bad}` is not an origin such as https://app.example",
+                    env::CORS_ORIGINS
+                ),
+            ));
+        }
+        if !origins.is_empty() {
+            config.cors_origins = Some(origins);
+        }
+    }
     // Where resumable streams' events are kept: memory unless the environment names Redis.
     if let Ok(url) = std::env::var(env::EVENT_STORE)
         && !url.trim().is_empty()

@@ -21,6 +21,12 @@ pub struct HttpConfig {
     /// `Origin` values accepted (`scheme://host[:port]`). `None`: loopback origins only. A
     /// request without `Origin` (not from a browser) is not refused for it.
     pub allowed_origins: Option<Vec<String>>,
+    /// CORS for clients that run in a browser (default off): the origins
+    /// (`scheme://host[:port]`, or `*`) whose preflights are answered and whose answers carry
+    /// `Access-Control-Allow-Origin`, with the MCP request headers allowed and
+    /// `Mcp-Session-Id`, `MCP-Protocol-Version` and `WWW-Authenticate` exposed. They are
+    /// accepted by the Origin check as well.
+    pub cors_origins: Option<Vec<String>>,
     /// The largest request body accepted (413 beyond).
     pub body_limit: usize,
     /// How long a session may stay idle before it is dropped (404 afterwards).
@@ -73,6 +79,7 @@ impl Default for HttpConfig {
             path: "/mcp".into(),
             allowed_hosts: None,
             allowed_origins: None,
+            cors_origins: None,
             body_limit: 4 << 20,
             session_idle: Duration::from_secs(600),
             sessionless: false,
@@ -114,6 +121,7 @@ impl fmt::Debug for HttpConfig {
             .field("path", &self.path)
             .field("allowed_hosts", &self.allowed_hosts)
             .field("allowed_origins", &self.allowed_origins)
+            .field("cors_origins", &self.cors_origins)
             .field("body_limit", &self.body_limit)
             .field("session_idle", &self.session_idle)
             .field("sessionless", &self.sessionless)

@@ -34,6 +34,7 @@
 
 mod auth;
 mod config;
+mod cors;
 mod delete;
 mod endpoint;
 pub mod events;

@@ -27,12 +27,14 @@ pub(super) fn check_origin(config: &HttpConfig, headers: &HeaderMap) -> Result<(
     }
     if let Some(origin) = headers.get(header::ORIGIN) {
         let origin = origin.to_str().unwrap_or("");
+        let listed = |list: &[String]| {
+            list.iter()
+                .any(|a| a == "*" || a.eq_ignore_ascii_case(origin))
+        };
         let allowed = match &config.allowed_origins {
             None => origin_host(origin).is_some_and(is_loopback_host),
-            Some(list) => list
-                .iter()
-                .any(|a| a == "*" || a.eq_ignore_ascii_case(origin)),
-        };
+            Some(list) => listed(list),
+        } || config.cors_origins.as_deref().is_some_and(listed);
         if !allowed {
             return Err(refuse(
                 StatusCode::FORBIDDEN,

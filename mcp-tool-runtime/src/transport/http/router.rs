@@ -40,9 +40,16 @@ pub(super) fn build(server: ServerHandle, config: HttpConfig) -> (Router, Arc<En
             );
         }
     }
-    let router = router
+    let mut router = router
         .layer(DefaultBodyLimit::max(config.body_limit))
         .with_state(endpoint.clone());
+    if let Some(origins) = &config.cors_origins {
+        let origins: super::cors::Origins = origins.clone().into();
+        router = router.layer(axum::middleware::from_fn_with_state(
+            origins,
+            super::cors::cors,
+        ));
+    }
     (router, endpoint)
 }
 
