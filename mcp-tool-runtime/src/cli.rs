@@ -102,7 +102,8 @@ fn usage(bin: &str) -> String {
     format!(
         "usage:
   {bin}                      serve MCP on stdio (what MCP hosts launch)
-  {bin} --http [ADDR]        serve MCP over Streamable HTTP at http://ADDR/mcp (default 127.0.0.1:8080)
+  {bin} --http [ADDR]        serve MCP over Streamable HTTP at http://ADDR/mcp (default 127.0.0.1:8080;
+                            unix:PATH for a Unix socket)
         --sessionless        ... without sessions: every POST answered on its own
         --sse                ... every answer as an SSE stream, not JSON
         --task-store URL     keep tasks in `memory` (the default) or Redis (`redis://host:port`)

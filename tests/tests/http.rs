@@ -2578,3 +2578,76 @@ async fn a_server_binary_takes_its_cors_origins_from_the_environment() {
     assert_eq!(reply.status, StatusCode::NO_CONTENT, "{reply:?}");
     assert_eq!(reply.header("access-control-allow-origin"), Some(app));
 }
+
+/// Sends one `initialize` over HTTP/1.1 on a Unix socket; the status line and the body.
+#[cfg(unix)]
+async fn initialize_over_unix_socket(path: &std::path::Path) -> (String, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::UnixStream::connect(path)
+        .await
+        .expect("the socket accepts");
+    let body = initialize(json!({})).to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(WAIT, stream.read_to_end(&mut answer))
+        .await
+        .expect("an answer in time")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    let status = answer.lines().next().unwrap_or_default().to_owned();
+    let body = answer
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
+/// HTTP on a Unix socket, for hosts on the same machine: in process (`serve_http_unix`) and
+/// from a server binary's command line (`--http unix:PATH`, a stale socket file replaced).
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_is_served_on_a_unix_socket() {
+    let dir = mcp_tool_tests::TempDir::new("unix-socket");
+    let path = dir.path().join("mcp.sock");
+    let listener = tokio::net::UnixListener::bind(&path).unwrap();
+    let server = core(&["hello"]);
+    let task = tokio::spawn(async move {
+        server
+            .serve_http_unix(listener, HttpConfig::default())
+            .await
+    });
+    let (status, body) = initialize_over_unix_socket(&path).await;
+    assert!(status.contains("200"), "{status}: {body}");
+    assert!(body.contains("\"protocolVersion\""), "{body}");
+    task.abort();
+
+    // A server binary, on the path a stopped one left its socket file at.
+    let binary = tokio::task::spawn_blocking(|| mcp_tool_tests::example_bin("calc"))
+        .await
+        .unwrap();
+    let arg = format!("unix:{}", path.display());
+    let mut calc = tokio::process::Command::new(binary)
+        .args(["--http", &arg])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + WAIT;
+    loop {
+        if tokio::net::UnixStream::connect(&path).await.is_ok() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the socket was never served");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let (status, body) = initialize_over_unix_socket(&path).await;
+    assert!(status.contains("200"), "{status}: {body}");
+    assert!(body.contains("\"calc\""), "{body}");
+    let _ = calc.kill().await;
+}

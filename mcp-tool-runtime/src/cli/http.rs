@@ -12,11 +12,19 @@ use crate::transport::http::{BearerTokens, HttpConfig, ResourceMetadata};
 /// Serves Streamable HTTP as the command line and the environment say; returns the exit status.
 pub(super) async fn serve_http(server: Server, bin: &str, options: HttpOptions) -> Result<i32> {
     let text = options.addr.as_deref().unwrap_or("127.0.0.1:8080");
-    let Ok(addr) = text.parse::<std::net::SocketAddr>() else {
-        return Ok(cli_error(
-            bin,
-            &format!("`{text}` is not an address such as 127.0.0.1:8080"),
-        ));
+    let at = match text.strip_prefix("unix:") {
+        Some(path) if cfg!(unix) && !path.is_empty() => At::Unix(path.into()),
+        _ => match text.parse::<std::net::SocketAddr>() {
+            Ok(addr) => At::Tcp(addr),
+            Err(_) => {
+                return Ok(cli_error(
+                    bin,
+                    &format!(
+                        "`{text}` is not an address such as 127.0.0.1:8080 (or unix:/path/to/socket)"
+                    ),
+                ));
+            }
+        },
     };
     init_tracing();
     let mut config = HttpConfig {
@@ -93,9 +101,7 @@ pub(super) async fn serve_http(server: Server, bin: &str, options: HttpOptions) 
         }
     }
     let server = server.build()?;
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|e| io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}")))?;
+    let listener = at.bind().await?;
     // RFC 9728 metadata: what a client needs to find the authorization server. Given by the
     // environment; with tokens but no public URL, the URL this server listens on.
     let public = std::env::var(env::RESOURCE)
@@ -118,13 +124,7 @@ pub(super) async fn serve_http(server: Server, bin: &str, options: HttpOptions) 
         ));
     }
     if config.auth.is_some() || public.is_some() || servers.is_some() || issuer.is_some() {
-        let resource = public.unwrap_or_else(|| {
-            format!(
-                "http://{}{}",
-                listener.local_addr().map_or(addr, |a| a),
-                config.path
-            )
-        });
+        let resource = public.unwrap_or_else(|| format!("{}{}", listener.origin(), config.path));
         if !resource.starts_with("http://") && !resource.starts_with("https://") {
             return Ok(cli_error(
                 bin,
@@ -160,12 +160,91 @@ pub(super) async fn serve_http(server: Server, bin: &str, options: HttpOptions) 
     // port when the address asked for port 0.
     let _ = writeln!(
         io::stderr(),
-        "{bin}: MCP endpoint http://{}{}",
-        listener.local_addr()?,
-        config.path
+        "{bin}: MCP endpoint {}{}{}",
+        listener.origin(),
+        config.path,
+        listener.socket_note()
     );
-    server.serve_http(listener, config).await?;
+    match listener {
+        Listening::Tcp(listener) => server.serve_http(listener, config).await?,
+        #[cfg(unix)]
+        Listening::Unix(listener, _) => server.serve_http_unix(listener, config).await?,
+    }
     Ok(0)
+}
+
+/// Where `--http` serves: a TCP address, or (`unix:PATH`) a Unix socket file.
+enum At {
+    Tcp(std::net::SocketAddr),
+    #[cfg_attr(not(unix), allow(dead_code))]
+    Unix(std::path::PathBuf),
+}
+
+/// A listener bound where `--http` said.
+enum Listening {
+    Tcp(tokio::net::TcpListener),
+    #[cfg(unix)]
+    Unix(tokio::net::UnixListener, std::path::PathBuf),
+}
+
+impl At {
+    async fn bind(self) -> io::Result<Listening> {
+        match self {
+            At::Tcp(addr) => tokio::net::TcpListener::bind(addr)
+                .await
+                .map(Listening::Tcp)
+                .map_err(|e| io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}"))),
+            #[cfg(unix)]
+            At::Unix(path) => {
+                use std::os::unix::fs::FileTypeExt;
+                // A socket file left by an earlier run is replaced; any other file is not.
+                if let Ok(meta) = std::fs::symlink_metadata(&path) {
+                    if !meta.file_type().is_socket() {
+                        return Err(io::Error::new(
+                            io::ErrorKind::AlreadyExists,
+                            format!(
+                                "cannot listen on {}: it is a file, not a socket",
+                                path.display()
+                            ),
+                        ));
+                    }
+                    let _ = std::fs::remove_file(&path);
+                }
+                tokio::net::UnixListener::bind(&path)
+                    .map(|l| Listening::Unix(l, path.clone()))
+                    .map_err(|e| {
+                        io::Error::new(
+                            e.kind(),
+                            format!("cannot listen on {}: {e}", path.display()),
+                        )
+                    })
+            }
+            #[cfg(not(unix))]
+            At::Unix(_) => Err(io::Error::other("Unix sockets exist only on Unix")),
+        }
+    }
+}
+
+impl Listening {
+    /// The URL origin a client names (a Unix socket's requests say `localhost`).
+    fn origin(&self) -> String {
+        match self {
+            Listening::Tcp(l) => l
+                .local_addr()
+                .map_or_else(|_| "http://127.0.0.1".to_owned(), |a| format!("http://{a}")),
+            #[cfg(unix)]
+            Listening::Unix(..) => "http://localhost".to_owned(),
+        }
+    }
+
+    /// Where the socket is, for a Unix socket.
+    fn socket_note(&self) -> String {
+        match self {
+            Listening::Tcp(_) => String::new(),
+            #[cfg(unix)]
+            Listening::Unix(_, path) => format!(" on the Unix socket {}", path.display()),
+        }
+    }
 }
 
 /// The OAuth verifier the environment configures (feature `oauth`).

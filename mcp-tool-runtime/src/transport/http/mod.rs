@@ -84,7 +84,6 @@ impl ServerHandle {
         listener: tokio::net::TcpListener,
         config: HttpConfig,
     ) -> std::io::Result<()> {
-        self.start_mounts();
         let addr = listener.local_addr()?;
         let mut config = config;
         if config.allowed_hosts.is_none() && !addr.ip().is_loopback() {
@@ -94,6 +93,37 @@ impl ServerHandle {
             );
             config.allowed_hosts = Some(vec!["*".into()]);
         }
+        tracing::info!(%addr, "serving MCP over HTTP");
+        self.serve_on(listener, config).await
+    }
+
+    /// Serves MCP over Streamable HTTP on a Unix socket bound already, for hosts on the same
+    /// machine (only they can reach the socket file, as its permissions allow), as
+    /// [`serve_http`](Self::serve_http) does on TCP. Its connections have no address: the
+    /// per-address shares do not apply to them (per-subject ones still do).
+    #[cfg(unix)]
+    #[cfg_attr(docsrs, doc(cfg(unix)))]
+    pub async fn serve_http_unix(
+        &self,
+        listener: tokio::net::UnixListener,
+        config: HttpConfig,
+    ) -> std::io::Result<()> {
+        let path = listener
+            .local_addr()?
+            .as_pathname()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        tracing::info!(socket = %path, "serving MCP over HTTP on a Unix socket");
+        self.serve_on(listener, config).await
+    }
+
+    /// Serves on `listener` until SIGINT or SIGTERM, then shuts down gracefully.
+    async fn serve_on<L: serve::Listen>(
+        &self,
+        listener: L,
+        config: HttpConfig,
+    ) -> std::io::Result<()> {
+        self.start_mounts();
         let grace = config.shutdown_grace;
         let bounds = serve::Bounds {
             header_timeout: config.header_timeout,
@@ -101,7 +131,6 @@ impl ServerHandle {
             max_per_address: config.max_connections_per_address,
         };
         let (router, endpoint) = router::build(self.clone(), config);
-        tracing::info!(%addr, "serving MCP over HTTP");
         let (stop_tx, stop_rx) = watch::channel(false);
         let signal_endpoint = endpoint.clone();
         let server = self.clone();

@@ -1,11 +1,13 @@
 //! The accept loop of [`ServerHandle::serve_http`](crate::server::ServerHandle::serve_http):
 //! HTTP/1.1 connections served by hyper with a deadline for each request's head (which also
 //! closes a kept-alive connection idle between requests), bounded in number and per address;
-//! then a graceful shutdown.
+//! then a graceful shutdown. The listener is a TCP one, or (Unix) a socket file for hosts on
+//! the same machine, whose connections have no address to share by.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::io;
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -14,6 +16,7 @@ use axum::Router;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 
@@ -25,6 +28,51 @@ pub(super) struct Bounds {
     pub(super) header_timeout: Duration,
     pub(super) max_connections: usize,
     pub(super) max_per_address: usize,
+}
+
+/// Where connections come from: a TCP listener, or a Unix socket.
+pub(super) trait Listen: Send + 'static {
+    type Io: AsyncRead + AsyncWrite + Unpin + Send + 'static;
+
+    /// The next connection, and the address it comes from (none over a Unix socket).
+    fn next(&self) -> impl Future<Output = io::Result<(Self::Io, Option<SocketAddr>)>> + Send;
+
+    /// Readies a connection to be served.
+    fn tune(_io: &Self::Io) {}
+
+    /// Tells a refused connection why, if that can be done without waiting.
+    fn refuse(_io: &Self::Io) {}
+}
+
+impl Listen for TcpListener {
+    type Io = tokio::net::TcpStream;
+
+    async fn next(&self) -> io::Result<(Self::Io, Option<SocketAddr>)> {
+        self.accept().await.map(|(io, peer)| (io, Some(peer)))
+    }
+
+    fn tune(io: &Self::Io) {
+        // Responses (SSE events especially) go out in several writes: without TCP_NODELAY,
+        // Nagle's algorithm holds each one back for about 40 ms.
+        if let Err(e) = io.set_nodelay(true) {
+            tracing::debug!(error = %e, "could not set TCP_NODELAY");
+        }
+    }
+
+    fn refuse(io: &Self::Io) {
+        let _ = io.try_write(
+            b"HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
+        );
+    }
+}
+
+#[cfg(unix)]
+impl Listen for tokio::net::UnixListener {
+    type Io = tokio::net::UnixStream;
+
+    async fn next(&self) -> io::Result<(Self::Io, Option<SocketAddr>)> {
+        self.accept().await.map(|(io, _)| (io, None))
+    }
 }
 
 /// How many connections each address holds.
@@ -69,7 +117,7 @@ impl Drop for AddressSlot {
 #[derive(Clone)]
 struct WithPeer {
     router: Router,
-    peer: Peer,
+    peer: Option<Peer>,
 }
 
 impl<B> tower_service::Service<axum::http::Request<B>> for WithPeer
@@ -85,15 +133,17 @@ where
     }
 
     fn call(&mut self, mut request: axum::http::Request<B>) -> Self::Future {
-        request.extensions_mut().insert(self.peer);
+        if let Some(peer) = self.peer {
+            request.extensions_mut().insert(peer);
+        }
         tower_service::Service::call(&mut self.router, request)
     }
 }
 
 /// Serves `router` on `listener` until `stop` says so; then stops accepting and waits (at most
 /// `grace`) for the connections to finish their requests.
-pub(super) async fn accept_loop(
-    listener: TcpListener,
+pub(super) async fn accept_loop<L: Listen>(
+    listener: L,
     router: Router,
     bounds: Bounds,
     mut stop: watch::Receiver<bool>,
@@ -130,7 +180,7 @@ pub(super) async fn accept_loop(
             }
         };
         let accepted = tokio::select! {
-            a = listener.accept() => a,
+            a = listener.next() => a,
             _ = stop.wait_for(|s| *s) => break,
         };
         let (stream, peer) = match accepted {
@@ -144,31 +194,31 @@ pub(super) async fn accept_loop(
             }
         };
         full_said = false;
-        let Some(address_slot) = per_address.take(peer.ip(), bounds.max_per_address.max(1)) else {
-            if address_said != Some(peer.ip()) {
-                tracing::warn!(
-                    address = %peer.ip(),
-                    max = bounds.max_per_address,
-                    "a connection was refused: its address holds as many as one address may"
-                );
-                address_said = Some(peer.ip());
+        let address_slot = match peer {
+            Some(peer) => {
+                let Some(slot) = per_address.take(peer.ip(), bounds.max_per_address.max(1)) else {
+                    if address_said != Some(peer.ip()) {
+                        tracing::warn!(
+                            address = %peer.ip(),
+                            max = bounds.max_per_address,
+                            "a connection was refused: its address holds as many as one address may"
+                        );
+                        address_said = Some(peer.ip());
+                    }
+                    // Told why if it can be without waiting; closed either way.
+                    L::refuse(&stream);
+                    continue;
+                };
+                Some(slot)
             }
-            // Told why if it can be without waiting; closed either way.
-            let _ = stream.try_write(
-                b"HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
-            );
-            continue;
+            None => None,
         };
-        // Responses (SSE events especially) go out in several writes: without TCP_NODELAY,
-        // Nagle's algorithm holds each one back for about 40 ms.
-        if let Err(e) = stream.set_nodelay(true) {
-            tracing::debug!(error = %e, "could not set TCP_NODELAY");
-        }
+        L::tune(&stream);
         let io = TokioIo::new(stream);
         // Each request knows the address it comes from (per-client shares).
         let service = TowerToHyperService::new(WithPeer {
             router: router.clone(),
-            peer: Peer(peer),
+            peer: peer.map(Peer),
         });
         let connection = http1.serve_connection(io, service);
         let connection = graceful.watch(connection);
