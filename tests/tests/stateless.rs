@@ -453,20 +453,22 @@ async fn a_sealed_answer_cannot_be_replaced_by_a_later_round() {
     assert_eq!(done["content"][0]["text"], "true true", "{done}");
 }
 
-#[tokio::test]
-async fn a_state_survives_a_restart_with_the_same_key() {
-    let key = [3_u8; 32];
-    let start = || {
-        Client::stateless(
-            Server::new("stateless", "1.2.3")
-                .only(TOOLS)
-                .state(Arc::new(Counter::default()))
-                .state_key(key),
-            all_capabilities(),
-        )
-        .unwrap()
-    };
-    let first = start().call("ask_then_act", json!({})).await.unwrap().0;
+/// A stateless client of a server with these request-state keys (a replica, or a process
+/// restarted).
+fn replica(keys: &[[u8; 32]]) -> Client {
+    Client::stateless(
+        Server::new("stateless", "1.2.3")
+            .only(TOOLS)
+            .state(Arc::new(Counter::default()))
+            .state_keys(keys),
+        all_capabilities(),
+    )
+    .unwrap()
+}
+
+/// The first round of `ask_then_act` on `c`, and the retry that answers its question.
+async fn first_round_and_retry(c: &Client) -> Value {
+    let first = c.call("ask_then_act", json!({})).await.unwrap().0;
     let key_name = first["inputRequests"]
         .as_object()
         .unwrap()
@@ -474,19 +476,20 @@ async fn a_state_survives_a_restart_with_the_same_key() {
         .next()
         .unwrap()
         .clone();
+    json!({
+        "name": "ask_then_act",
+        "arguments": {},
+        "inputResponses": { key_name.as_str(): accept(true) },
+        "requestState": first["requestState"],
+    })
+}
+
+#[tokio::test]
+async fn a_state_survives_a_restart_with_the_same_key() {
+    let key = [3_u8; 32];
+    let retry = first_round_and_retry(&replica(&[key])).await;
     // A new process with the same key (another replica, or this one restarted).
-    let done = start()
-        .request(
-            "tools/call",
-            json!({
-                "name": "ask_then_act",
-                "arguments": {},
-                "inputResponses": { key_name.as_str(): accept(true) },
-                "requestState": first["requestState"],
-            }),
-        )
-        .await
-        .unwrap();
+    let done = replica(&[key]).request("tools/call", retry).await.unwrap();
     assert_eq!(done["content"][0]["text"], "done", "{done}");
 }
 
@@ -496,40 +499,13 @@ async fn a_state_survives_a_restart_with_the_same_key() {
 #[tokio::test]
 async fn a_round_sealed_with_the_old_key_goes_on_after_a_rotation() {
     let (old, new) = ([3_u8; 32], [4_u8; 32]);
-    let start = |keys: Vec<[u8; 32]>| {
-        Client::stateless(
-            Server::new("stateless", "1.2.3")
-                .only(TOOLS)
-                .state(Arc::new(Counter::default()))
-                .state_keys(keys),
-            all_capabilities(),
-        )
-        .unwrap()
-    };
-    let first = start(vec![old])
-        .call("ask_then_act", json!({}))
-        .await
-        .unwrap()
-        .0;
-    let key_name = first["inputRequests"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .next()
-        .unwrap()
-        .clone();
-    let retry = json!({
-        "name": "ask_then_act",
-        "arguments": {},
-        "inputResponses": { key_name.as_str(): accept(true) },
-        "requestState": first["requestState"],
-    });
-    let done = start(vec![new, old])
+    let retry = first_round_and_retry(&replica(&[old])).await;
+    let done = replica(&[new, old])
         .request("tools/call", retry.clone())
         .await
         .unwrap();
     assert_eq!(done["content"][0]["text"], "done", "{done}");
-    let e = start(vec![new])
+    let e = replica(&[new])
         .request("tools/call", retry)
         .await
         .unwrap_err();
