@@ -668,6 +668,9 @@ fn listed_schemas(
                 Kept::Foreign(reference) => {
                     format!("its {which} schema refers to `{reference}`")
                 }
+                Kept::TooLarge => format!(
+                    "its {which} schema's definitions, inlined, would repeat more than 1,000 times"
+                ),
             });
             None
         }

@@ -7,6 +7,10 @@ use serde_json::{Map, Value};
 /// The prefix of a reference to one of the schema's own definitions.
 const LOCAL: &str = "#/$defs/";
 
+/// The most references one schema may have inlined: definitions that refer to others several
+/// times each would otherwise multiply (a chain of 20 such doubles a million times).
+const MAX_INLINED: usize = 1_000;
+
 /// Why a schema keeps its references.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Kept {
@@ -14,6 +18,8 @@ pub(crate) enum Kept {
     Recursive(String),
     /// A reference that does not name one of the schema's own definitions.
     Foreign(String),
+    /// Inlined, the schema would repeat its definitions more than [`MAX_INLINED`] times.
+    TooLarge,
 }
 
 /// `schema` with every `{"$ref": "#/$defs/X"}` replaced by the definition `X` (its other
@@ -26,48 +32,57 @@ pub(crate) fn inline_definitions(schema: &Value) -> Result<Option<Value>, Kept> 
     if let Some(object) = root.as_object_mut() {
         object.remove("$defs");
     }
-    let mut path = Vec::new();
-    inline(&mut root, defs, &mut path)?;
+    let mut walk = Walk {
+        defs,
+        path: Vec::new(),
+        inlined: 0,
+    };
+    walk.inline(&mut root)?;
     Ok(Some(root))
 }
 
-/// Inlines the references in `value`; `path` holds the definitions being inlined around it.
-fn inline(
-    value: &mut Value,
-    defs: &Map<String, Value>,
-    path: &mut Vec<String>,
-) -> Result<(), Kept> {
-    match value {
-        Value::Object(object) => {
-            if let Some(Value::String(reference)) = object.get("$ref") {
-                let reference = reference.clone();
-                let Some(name) = reference.strip_prefix(LOCAL) else {
-                    return Err(Kept::Foreign(reference));
-                };
-                let name = decode_pointer(name);
-                if path.contains(&name) {
-                    return Err(Kept::Recursive(name));
+/// The definitions, those being inlined around the current place, and how many references
+/// were inlined so far.
+struct Walk<'a> {
+    defs: &'a Map<String, Value>,
+    path: Vec<String>,
+    inlined: usize,
+}
+
+impl Walk<'_> {
+    /// Inlines the references in `value`.
+    fn inline(&mut self, value: &mut Value) -> Result<(), Kept> {
+        match value {
+            Value::Object(object) => {
+                if let Some(Value::String(reference)) = object.get("$ref") {
+                    let reference = reference.clone();
+                    let Some(name) = reference.strip_prefix(LOCAL) else {
+                        return Err(Kept::Foreign(reference));
+                    };
+                    let name = decode_pointer(name);
+                    if self.path.contains(&name) {
+                        return Err(Kept::Recursive(name));
+                    }
+                    let Some(definition) = self.defs.get(&name) else {
+                        return Err(Kept::Foreign(reference));
+                    };
+                    self.inlined += 1;
+                    if self.inlined > MAX_INLINED {
+                        return Err(Kept::TooLarge);
+                    }
+                    let mut resolved = definition.clone();
+                    self.path.push(name);
+                    self.inline(&mut resolved)?;
+                    self.path.pop();
+                    object.remove("$ref");
+                    *value = merge(resolved, std::mem::take(object));
+                    return Ok(());
                 }
-                let Some(definition) = defs.get(&name) else {
-                    return Err(Kept::Foreign(reference));
-                };
-                let mut resolved = definition.clone();
-                path.push(name);
-                inline(&mut resolved, defs, path)?;
-                path.pop();
-                object.remove("$ref");
-                *value = merge(resolved, std::mem::take(object));
-                return Ok(());
+                object.values_mut().try_for_each(|child| self.inline(child))
             }
-            for child in object.values_mut() {
-                inline(child, defs, path)?;
-            }
-            Ok(())
+            Value::Array(items) => items.iter_mut().try_for_each(|item| self.inline(item)),
+            _ => Ok(()),
         }
-        Value::Array(items) => items
-            .iter_mut()
-            .try_for_each(|item| inline(item, defs, path)),
-        _ => Ok(()),
     }
 }
 
@@ -171,5 +186,25 @@ mod tests {
             Err(Kept::Foreign(_))
         ));
         assert_eq!(inline_definitions(&json!({"type": "object"})), Ok(None));
+    }
+
+    #[test]
+    fn definitions_that_would_multiply_are_kept() {
+        // D0 refers to D1 twice, D1 to D2 twice, …: inlined, D0 would hold 2^20 copies of D20.
+        let mut defs = serde_json::Map::new();
+        for i in 0..20 {
+            let next = format!("#/$defs/D{}", i + 1);
+            defs.insert(
+                format!("D{i}"),
+                json!({"type": "object", "properties": {"a": {"$ref": next}, "b": {"$ref": next}}}),
+            );
+        }
+        defs.insert("D20".into(), json!({"type": "string"}));
+        let schema = json!({
+            "type": "object",
+            "properties": {"root": {"$ref": "#/$defs/D0"}},
+            "$defs": defs
+        });
+        assert_eq!(inline_definitions(&schema), Err(Kept::TooLarge));
     }
 }
