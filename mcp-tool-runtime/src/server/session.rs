@@ -162,6 +162,19 @@ pub(crate) struct Opening {
     pub(crate) address: Option<std::net::IpAddr>,
 }
 
+/// Who a client counts as in per-client shares: its subject, else the address it comes from
+/// (`None`: neither is known).
+pub(crate) fn client_share(
+    subject: Option<&str>,
+    address: Option<std::net::IpAddr>,
+) -> Option<String> {
+    match (subject, address) {
+        (Some(subject), _) => Some(format!("subject {subject}")),
+        (None, Some(address)) => Some(format!("address {address}")),
+        (None, None) => None,
+    }
+}
+
 /// A call in flight: how to stop it.
 pub(crate) struct InFlight {
     pub(crate) abort: tokio::task::AbortHandle,
@@ -473,12 +486,12 @@ impl Session {
     /// Who the session's client counts as in per-client shares (listen streams, held gateway
     /// calls): its subject, else the address it comes from, else the session itself.
     pub(crate) fn share_key(&self) -> String {
-        match (&self.principal, self.address) {
-            (Principal::Subject(subject), _) => format!("subject {subject}"),
-            (Principal::Anonymous, Some(address)) => format!("address {address}"),
-            (Principal::Anonymous, None) => format!("session {}", self.nonce()),
-            (Principal::Local, _) => "local".to_owned(),
-        }
+        let subject = match &self.principal {
+            Principal::Subject(subject) => Some(subject.as_str()),
+            Principal::Local => return "local".to_owned(),
+            Principal::Anonymous => None,
+        };
+        client_share(subject, self.address).unwrap_or_else(|| format!("session {}", self.nonce()))
     }
 
     /// Ends the session for good (the client ended it, or it expired where no other replica

@@ -17,7 +17,7 @@ use tokio::sync::{mpsc, watch};
 use crate::protocol::{RpcError, code, jsonrpc};
 use crate::server::ServerHandle;
 use crate::server::replicas::SessionRecord;
-use crate::server::session::{Deliver, Opening, Outgoing, Principal, Session};
+use crate::server::session::{Deliver, Opening, Outgoing, Principal, Session, client_share};
 use crate::sync::lock;
 use crate::tool::Identity;
 
@@ -51,10 +51,7 @@ pub(crate) struct Peer(pub(crate) std::net::SocketAddr);
 /// The client a request counts for in per-client shares: its subject when it carries
 /// credentials, else the address it comes from (unknown when served without the accept loop).
 pub(super) fn client_of(identity: Option<&Identity>, parts: &Parts) -> Option<Arc<str>> {
-    match identity {
-        Some(identity) => Some(format!("subject {}", identity.subject).into()),
-        None => peer_address(parts).map(|ip| format!("address {ip}").into()),
-    }
+    client_share(identity.map(|i| i.subject.as_str()), peer_address(parts)).map(Into::into)
 }
 
 /// The address a request comes from, when `serve_http`'s accept loop told it.
