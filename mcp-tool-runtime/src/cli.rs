@@ -1,12 +1,16 @@
 //! The command line every server binary gets from [`Server::run`]: serve MCP on stdio (no
-//! arguments) or over Streamable HTTP (`--http`), or inspect and try the tools in-process
-//! (`list`, `schema`, `call`).
+//! arguments) or over Streamable HTTP (`--http`), inspect and try the tools in-process
+//! (`list`, `schema`, `call`), write the server into an MCP host's configuration (`install`),
+//! or open the MCP Inspector on it (`inspect`).
 //!
 //! Layer: above the transports; it starts them.
 
 use std::io::{self, Write};
 
 pub mod env;
+
+mod inspect;
+mod install;
 
 #[cfg(feature = "http")]
 mod http;
@@ -95,6 +99,8 @@ enum Command {
     List,
     Schema,
     Call(String, Option<String>),
+    Install(install::InstallOptions),
+    Inspect(inspect::InspectOptions),
     Help,
 }
 
@@ -113,6 +119,16 @@ fn usage(bin: &str) -> String {
   {bin} list                 show the tools
   {bin} call <tool> [json]   call one tool in-process and print its result
   {bin} schema               print the tools/list JSON
+  {bin} install <HOST> [--name NAME] [--env KEY=VALUE]… [--dry-run] [-- ARGS…]
+                            add this server (this binary, run with ARGS and the variables given)
+                            to the MCP configuration of HOST: claude-desktop, claude-code, cursor
+                            or vscode; an entry of the same name is replaced, the file as it was
+                            kept as FILE.bak. --env KEY copies KEY's value from here; --name
+                            defaults to the server's name; --dry-run shows the change only
+  {bin} inspect [OPTIONS…] [-- ARGS…]
+                            open the MCP Inspector on this server run with ARGS, through npx
+                            (Node.js): {inspector}@{inspector_version}; OPTIONS go to the
+                            Inspector, e.g. --cli --method tools/list (its CLI mode) or --tui
   {bin} help                 show this message
 
 environment:
@@ -232,7 +248,9 @@ fn parse(args: &[String]) -> std::result::Result<(Command, Option<String>, Vec<S
 impl Server {
     /// Runs the server's command line on a Tokio runtime of its own: the whole `main` of a
     /// server. With no arguments it serves MCP on stdio; `--http [ADDR]` serves Streamable
-    /// HTTP; `list`, `call <tool> '<json>'` and `schema` inspect and try the tools. Bad
+    /// HTTP; `list`, `call <tool> '<json>'` and `schema` inspect and try the tools;
+    /// `install <host>` writes the server into an MCP host's configuration (Claude Desktop,
+    /// Claude Code, Cursor, VS Code) and `inspect` opens the MCP Inspector on it. Bad
     /// command-line input prints a message and exits with status 2; a `call` whose result is
     /// an error exits 1.
     ///
@@ -259,6 +277,15 @@ impl Server {
         let (command, task_store, mount_files) = match parse(args.get(1..).unwrap_or_default()) {
             Ok(parsed) => parsed,
             Err(message) => std::process::exit(cli_error(&bin, &message)),
+        };
+        // `install` and `inspect` serve nothing here: they need neither the settings the
+        // environment gives a server nor a runtime.
+        let command = match command {
+            Command::Install(options) => {
+                return exit_with(install::install(&self.name, &bin, &options));
+            }
+            Command::Inspect(options) => return exit_with(inspect::inspect(&bin, &options)),
+            command => command,
         };
         // The operator's choice of task store: the flag, else the environment.
         let task_store = task_store.or_else(|| {
@@ -377,6 +404,8 @@ impl Server {
                     }
                 }
             }
+            Command::Install(options) => Ok(install::install(&self.name, bin, &options)),
+            Command::Inspect(options) => Ok(inspect::inspect(bin, &options)),
             Command::Help => {
                 write_out(&(usage(bin) + "\n"))?;
                 Ok(0)
@@ -385,8 +414,16 @@ impl Server {
     }
 }
 
+/// Returns from [`Server::run`] on status 0, else exits with the status.
+fn exit_with(code: i32) -> Result<()> {
+    match code {
+        0 => Ok(()),
+        code => std::process::exit(code),
+    }
+}
+
 /// The settings a server binary takes from its environment (this layer alone reads it): the
-/// request-state key, output validation, the connection store of mounts.
+/// request-state key, output validation, argument coercion, the connection store of mounts.
 fn from_environment(mut server: Server) -> std::result::Result<Server, String> {
     if let Ok(text) = std::env::var(env::STATE_KEY) {
         let keys = crate::server::state::StateKey::decode(&text)
