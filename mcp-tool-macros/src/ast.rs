@@ -1,5 +1,5 @@
 //! The model of what the macros were given: tool functions, their parameters and receivers,
-//! and `#[tools]` impl blocks.
+//! and `#[tools]` impl blocks (prompts and resources are modelled in `offering`).
 //!
 //! Every node borrows the `syn` tree it came from, so checks can put their errors on the
 //! user's own tokens. Building the model reports only what parsing the macros' attributes
@@ -12,9 +12,13 @@ use syn::{
     PatType, PathArguments, ReturnType, Signature, Type,
 };
 
-use crate::attr;
+use crate::attr::{self, Marker};
 use crate::ctxt::Ctxt;
 use crate::doc;
+
+pub(crate) mod offering;
+
+pub(crate) use offering::{OfferingFn, OfferingParam};
 
 /// A function or method marked `#[tool]`.
 pub(crate) struct ToolFn<'a> {
@@ -78,6 +82,8 @@ pub(crate) struct ToolImpl<'a> {
     pub(crate) attrs: attr::Tools,
     /// The methods marked `#[tool]`, in order.
     pub(crate) tools: Vec<ToolFn<'a>>,
+    /// The methods marked `#[prompt]`, `#[resource]` or `#[resource_template]`, in order.
+    pub(crate) offerings: Vec<OfferingFn<'a>>,
 }
 
 impl<'a> ToolFn<'a> {
@@ -183,6 +189,7 @@ impl<'a> ToolImpl<'a> {
     pub(crate) fn from_syn(cx: &Ctxt, original: &'a ItemImpl, attrs: attr::Tools) -> Self {
         let krate = attrs.krate.as_ref().map(|k| &k.value);
         let mut tools = Vec::new();
+        let mut offerings = Vec::new();
         for item in &original.items {
             let item_attrs: &[Attribute] = match item {
                 ImplItem::Fn(f) => &f.attrs,
@@ -191,25 +198,48 @@ impl<'a> ToolImpl<'a> {
                 ImplItem::Macro(m) => &m.attrs,
                 _ => &[],
             };
-            let mut marks = item_attrs.iter().filter(|a| attr::is_tool_attr(a, krate));
-            let Some(first) = marks.next() else {
+            let mut marks = item_attrs
+                .iter()
+                .filter_map(|a| attr::marker(a, krate).map(|m| (m, a)));
+            let Some((marker, first)) = marks.next() else {
                 continue;
             };
-            for extra in marks {
-                cx.error_spanned_by(extra, "`#[tool]` specified more than once");
+            for (other, extra) in marks {
+                if other == marker {
+                    cx.error_spanned_by(
+                        extra,
+                        format!("`#[{}]` specified more than once", marker.attr()),
+                    );
+                } else {
+                    cx.error_spanned_by(
+                        extra,
+                        format!(
+                            "a method is one tool, prompt, resource or resource template: \
+                             `#[{}]` cannot go with `#[{}]`",
+                            other.attr(),
+                            marker.attr()
+                        ),
+                    );
+                }
             }
-            match item {
-                ImplItem::Fn(f) => {
+            match (item, marker) {
+                (ImplItem::Fn(f), Marker::Tool) => {
                     let tool_attrs = attr::Tool::from_attr(cx, first);
                     tools.push(ToolFn::from_impl_fn(cx, f, tool_attrs));
                 }
-                _ => cx.error_spanned_by(first, NOT_A_FUNCTION),
+                (ImplItem::Fn(f), Marker::Offering(kind)) => {
+                    let offering_attrs = attr::offering::Offering::from_attr(cx, kind, first);
+                    offerings.push(OfferingFn::from_impl_fn(cx, kind, f, offering_attrs));
+                }
+                (_, Marker::Tool) => cx.error_spanned_by(first, NOT_A_FUNCTION),
+                (_, Marker::Offering(kind)) => cx.error_spanned_by(first, not_a_function(kind)),
             }
         }
         ToolImpl {
             original,
             attrs,
             tools,
+            offerings,
         }
     }
 }
@@ -217,6 +247,15 @@ impl<'a> ToolImpl<'a> {
 /// The message for `#[tool]` on something that is not a function.
 pub(crate) const NOT_A_FUNCTION: &str =
     "`#[tool]` goes on a function, or on a method inside a `#[tools]` impl block";
+
+/// The message for `#[prompt]`, `#[resource]` or `#[resource_template]` on something that is
+/// not a function.
+pub(crate) fn not_a_function(kind: attr::offering::Kind) -> String {
+    format!(
+        "`#[{}]` goes on a function, or on a method inside a `#[tools]` impl block",
+        kind.attr()
+    )
+}
 
 fn receiver_kind(r: &syn::Receiver) -> ReceiverKind {
     if r.reference.is_some() {

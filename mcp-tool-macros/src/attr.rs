@@ -9,6 +9,8 @@
 //! attribute's struct and one line in its table. The tables also drive "did you mean".
 //! The forms a value takes, and their checks, are in `value`.
 
+pub(crate) mod offering;
+mod template;
 mod value;
 
 use proc_macro2::TokenStream;
@@ -70,6 +72,11 @@ pub(crate) struct Tool {
     pub(crate) visibility: Option<Setting<Vec<LitStr>>>,
     /// The OAuth scopes a caller needs to see and call the tool: `["users:write"]`.
     pub(crate) scopes: Option<Setting<Vec<LitStr>>>,
+    /// Whether arguments sent as the wrong JSON type are converted (`coerce = false`: never,
+    /// whatever the server's switch).
+    pub(crate) coerce: Option<Setting<bool>>,
+    /// The text for the model in place of the JSON copy of the result.
+    pub(crate) summary: Option<Setting<Summary>>,
     pub(crate) krate: Option<Setting<Path>>,
     /// Known keys that an unknown key was taken for ("did you mean"), so that checks do not
     /// also report the key as missing.
@@ -176,6 +183,14 @@ impl Keys for Tool {
             parse: |t, cx, k, v| t.scopes = k.scopes(cx, v),
         },
         KeyDef {
+            name: "coerce",
+            parse: |t, cx, k, v| t.coerce = k.flag(cx, v),
+        },
+        KeyDef {
+            name: "summary",
+            parse: |t, cx, k, v| t.summary = k.summary(cx, v),
+        },
+        KeyDef {
             name: "crate",
             parse: |t, cx, k, v| t.krate = k.path(cx, v),
         },
@@ -200,6 +215,13 @@ impl Tool {
         parse_attr(cx, &mut tool, attr);
         tool
     }
+}
+
+/// `summary = "…"`, a template whose `{field}`s are the result's (checked here), or
+/// `summary = path` / `summary = |value| …`, a function of `&T`.
+pub(crate) enum Summary {
+    Template(LitStr),
+    Function(syn::Expr),
 }
 
 /// `examples(request = "…", response = "…")`: JSON texts, each checked to be an object.
@@ -251,6 +273,7 @@ pub(crate) struct Arg {
     pub(crate) rename: Option<Setting<LitStr>>,
     pub(crate) default: Option<Setting<bool>>,
     pub(crate) header: Option<Setting<LitStr>>,
+    pub(crate) coerce: Option<Setting<bool>>,
 }
 
 impl Keys for Arg {
@@ -271,6 +294,10 @@ impl Keys for Arg {
         KeyDef {
             name: "header",
             parse: |a, cx, k, v| a.header = k.non_empty_string(cx, v),
+        },
+        KeyDef {
+            name: "coerce",
+            parse: |a, cx, k, v| a.coerce = k.flag(cx, v),
         },
     ];
 }
@@ -302,18 +329,49 @@ pub(crate) fn is_arg_attr(attr: &Attribute) -> bool {
     attr.path().is_ident("arg")
 }
 
-/// Whether `attr` is a method's `#[tool]`: `tool`, `mcp_tool::tool`, or `tool` under the
-/// path given as `#[tools(crate = …)]`.
-pub(crate) fn is_tool_attr(attr: &Attribute, krate: Option<&Path>) -> bool {
+/// What an attribute of a method inside a `#[tools]` impl block makes it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Marker {
+    Tool,
+    Offering(offering::Kind),
+}
+
+impl Marker {
+    /// The attribute's name.
+    pub(crate) fn attr(self) -> &'static str {
+        match self {
+            Marker::Tool => "tool",
+            Marker::Offering(kind) => kind.attr(),
+        }
+    }
+}
+
+/// What `attr` makes a method of a `#[tools]` impl block, if anything: `#[tool]`,
+/// `#[prompt]`, `#[resource]` or `#[resource_template]` (alone, under `mcp_tool::`, or under
+/// the path given as `#[tools(crate = …)]`).
+pub(crate) fn marker(attr: &Attribute, krate: Option<&Path>) -> Option<Marker> {
+    use offering::Kind;
+    [
+        Marker::Tool,
+        Marker::Offering(Kind::Prompt),
+        Marker::Offering(Kind::Resource),
+        Marker::Offering(Kind::Template),
+    ]
+    .into_iter()
+    .find(|m| is_named(attr, m.attr(), krate))
+}
+
+/// Whether `attr` is `name`, `mcp_tool::name`, or `name` under `krate`.
+fn is_named(attr: &Attribute, name: &str, krate: Option<&Path>) -> bool {
     let path = attr.path();
-    if path.is_ident("tool") {
+    if path.is_ident(name) {
         return true;
     }
     let segments: Vec<&syn::PathSegment> = path.segments.iter().collect();
     let Some((last, prefix)) = segments.split_last() else {
         return false;
     };
-    if last.ident != "tool" || !last.arguments.is_none() {
+    if last.ident != name || !last.arguments.is_none() {
         return false;
     }
     let prefix: Vec<String> = prefix.iter().map(|s| s.ident.to_string()).collect();
@@ -572,7 +630,7 @@ mod tests {
                  `hidden`, `default_visible`, `always_visible`, `defer_loading`, `timeout`, \
                  `blocking`, `task`, \
                  `input_schema`, `output_schema`, `invoking`, `invoked`, `examples`, `icons`, \
-                 `meta`, `ui`, `visibility`, `scopes`, `crate`",
+                 `meta`, `ui`, `visibility`, `scopes`, `coerce`, `summary`, `crate`",
                 "expected a positive duration such as `timeout = \"30s\"` (units: `ms`, `s`, \
                  `m`, `h`)",
                 "expected a path: `crate = ::mcp_tool`",
@@ -594,7 +652,32 @@ mod tests {
             (quote::quote!(#[doc = "tool"]), false),
         ] {
             let attrs = Attribute::parse_outer.parse2(attr.clone()).unwrap();
-            assert_eq!(is_tool_attr(&attrs[0], Some(&krate)), expected, "{attr}");
+            let is_tool = marker(&attrs[0], Some(&krate)) == Some(Marker::Tool);
+            assert_eq!(is_tool, expected, "{attr}");
+        }
+    }
+
+    #[test]
+    fn offering_attr_paths() {
+        use offering::Kind;
+        let krate: Path = syn::parse_quote!(my::fw);
+        for (attr, expected) in [
+            (quote::quote!(#[prompt]), Some(Kind::Prompt)),
+            (
+                quote::quote!(#[mcp_tool::prompt(name = "x")]),
+                Some(Kind::Prompt),
+            ),
+            (quote::quote!(#[resource("a://b")]), Some(Kind::Resource)),
+            (
+                quote::quote!(#[my::fw::resource_template("a://{b}")]),
+                Some(Kind::Template),
+            ),
+            (quote::quote!(#[other::prompt]), None),
+            (quote::quote!(#[resources]), None),
+        ] {
+            let attrs = Attribute::parse_outer.parse2(attr.clone()).unwrap();
+            let found = marker(&attrs[0], Some(&krate));
+            assert!(found == expected.map(Marker::Offering), "{attr}");
         }
     }
 }

@@ -11,6 +11,10 @@ use syn::Type;
 use crate::ast::{self, Description, ReceiverKind, ToolFn, ToolImpl};
 use crate::ctxt::Ctxt;
 
+mod offering;
+
+pub(crate) use offering::free_offering;
+
 /// The longest tool name MCP clients accept.
 const MAX_NAME_LEN: usize = 128;
 
@@ -37,13 +41,14 @@ pub(crate) fn tool_impl(cx: &Ctxt, imp: &ToolImpl<'_>) {
     if !imp.attrs.is_manual() {
         generic_impl(cx, imp);
     }
-    if imp.tools.is_empty() {
+    if imp.tools.is_empty() && imp.offerings.is_empty() {
         cx.error_spanned_by(
             &item.self_ty,
             "this `#[tools]` impl block has no `#[tool]` methods: mark each tool method with \
-             `#[tool]`",
+             `#[tool]` (or `#[prompt]`, `#[resource]`, `#[resource_template]`)",
         );
     }
+    offering::impl_offerings(cx, &imp.offerings);
     let mut names: Vec<&str> = Vec::new();
     for tool in &imp.tools {
         if names.contains(&tool.name.value.as_str()) {
@@ -149,6 +154,15 @@ fn tool_fn(cx: &Ctxt, tool: &ToolFn<'_>) {
             &blocking.key,
             "`blocking` is for synchronous tools: an `async fn` runs on the async runtime; \
              move its blocking part into `tokio::task::spawn_blocking`, or make it a plain `fn`",
+        );
+    }
+    if let Some(summary) = &tool.attrs.summary
+        && tool.output().is_none()
+    {
+        cx.error_spanned_by(
+            &summary.key,
+            "`summary` replaces the JSON copy of a structured result, and this tool returns \
+             nothing: return `Json<T>`",
         );
     }
 }
@@ -266,26 +280,37 @@ fn annotations(cx: &Ctxt, tool: &ToolFn<'_>) {
 }
 
 fn signature(cx: &Ctxt, tool: &ToolFn<'_>) {
-    let sig = tool.sig;
+    fn_signature(
+        cx,
+        tool.sig,
+        "tool",
+        "its input schema needs the parameters' concrete types",
+    );
+}
+
+/// The rules of a `noun`'s (a tool's, a prompt's…) signature: not `unsafe`, `extern`,
+/// variadic or generic (`generic` says why).
+fn fn_signature(cx: &Ctxt, sig: &syn::Signature, noun: &str, generic: &str) {
     if let Some(unsafety) = &sig.unsafety {
         cx.error_spanned_by(
             unsafety,
-            "a tool cannot be an `unsafe fn`: nothing upholds its safety contract when a client \
-             calls it",
+            format!(
+                "a {noun} cannot be an `unsafe fn`: nothing upholds its safety contract when a \
+                 client calls it"
+            ),
         );
     }
     if let Some(abi) = &sig.abi {
-        cx.error_spanned_by(abi, "a tool cannot have an `extern` ABI");
+        cx.error_spanned_by(abi, format!("a {noun} cannot have an `extern` ABI"));
     }
     if let Some(variadic) = &sig.variadic {
-        cx.error_spanned_by(variadic, "a tool cannot be variadic");
+        cx.error_spanned_by(variadic, format!("a {noun} cannot be variadic"));
     }
-    const GENERIC: &str =
-        "a tool cannot be generic: its input schema needs the parameters' concrete types";
+    let message = format!("a {noun} cannot be generic: {generic}");
     if !sig.generics.params.is_empty() {
-        cx.error_spanned_by(&sig.generics, GENERIC);
+        cx.error_spanned_by(&sig.generics, message);
     } else if let Some(where_clause) = &sig.generics.where_clause {
-        cx.error_spanned_by(where_clause, GENERIC);
+        cx.error_spanned_by(where_clause, message);
     }
 }
 
@@ -309,26 +334,7 @@ fn params(cx: &Ctxt, tool: &ToolFn<'_>) {
                 headers.push(value);
             }
         }
-        let mut found = Vec::new();
-        ast::find_types(param.ty, &mut found, &|t| {
-            matches!(t, Type::Reference(_) | Type::ImplTrait(_))
-        });
-        for ty in found {
-            match ty {
-                Type::Reference(r) => cx.error_spanned_by(
-                    ty,
-                    format!(
-                        "tool parameters are owned values: take `{}` instead of `{}`",
-                        owned(&r.elem),
-                        crate::attr::tokens_to_code(ty.to_token_stream()),
-                    ),
-                ),
-                _ => cx.error_spanned_by(
-                    ty,
-                    "a tool parameter cannot be `impl Trait`: name a concrete type",
-                ),
-            }
-        }
+        owned_param(cx, param.ty, "tool");
         if !param.name.is_empty() {
             if names.contains(&param.name.as_str()) {
                 let tokens = match &param.attrs.rename {
@@ -339,6 +345,30 @@ fn params(cx: &Ctxt, tool: &ToolFn<'_>) {
             } else {
                 names.push(&param.name);
             }
+        }
+    }
+}
+
+/// A `noun`'s parameter type is an owned, concrete type: no reference, no `impl Trait`.
+fn owned_param(cx: &Ctxt, ty: &Type, noun: &str) {
+    let mut found = Vec::new();
+    ast::find_types(ty, &mut found, &|t| {
+        matches!(t, Type::Reference(_) | Type::ImplTrait(_))
+    });
+    for ty in found {
+        match ty {
+            Type::Reference(r) => cx.error_spanned_by(
+                ty,
+                format!(
+                    "{noun} parameters are owned values: take `{}` instead of `{}`",
+                    owned(&r.elem),
+                    crate::attr::tokens_to_code(ty.to_token_stream()),
+                ),
+            ),
+            _ => cx.error_spanned_by(
+                ty,
+                format!("a {noun} parameter cannot be `impl Trait`: name a concrete type"),
+            ),
         }
     }
 }

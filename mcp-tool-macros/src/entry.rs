@@ -1,8 +1,9 @@
-//! The pipelines of both macros on `proc_macro2` tokens: parse, model, check, then expand or
+//! The pipelines of the macros on `proc_macro2` tokens: parse, model, check, then expand or
 //! fall back. Kept apart from the `proc_macro` entry points in `lib.rs` so that code outside a
 //! proc-macro crate can run them too: the fuzz target `fuzz/fuzz_targets/macro_attr.rs`
 //! includes this crate's modules by path, since a proc-macro crate exports nothing else.
 
+use crate::attr::offering::Kind;
 use crate::ctxt::Ctxt;
 use crate::{ast, attr, check, expand, fallback};
 
@@ -25,6 +26,31 @@ pub(crate) fn tool_attr(
     check::free_tool(&cx, &model);
     match cx.check() {
         Ok(()) => expand::free_tool(&model, &func),
+        Err(error) => fallback::tool_fn(&func, &error),
+    }
+}
+
+/// `#[prompt(args)]`, `#[resource(args)]` or `#[resource_template(args)]` (`kind`) on
+/// `item`, a free function.
+pub(crate) fn offering_attr(
+    kind: Kind,
+    args: proc_macro2::TokenStream,
+    item: proc_macro2::TokenStream,
+) -> proc_macro2::TokenStream {
+    let func = match syn::parse2::<syn::Item>(item.clone()) {
+        Ok(syn::Item::Fn(func)) => func,
+        Ok(_) => {
+            let error = syn::Error::new(proc_macro2::Span::call_site(), ast::not_a_function(kind));
+            return fallback::item(item, &error);
+        }
+        Err(error) => return fallback::item(item, &error),
+    };
+    let cx = Ctxt::new();
+    let attrs = attr::offering::Offering::from_args(&cx, kind, args);
+    let model = ast::OfferingFn::from_item_fn(&cx, kind, &func, attrs);
+    check::free_offering(&cx, &model);
+    match cx.check() {
+        Ok(()) => expand::free_offering(&model, &func),
         Err(error) => fallback::tool_fn(&func, &error),
     }
 }

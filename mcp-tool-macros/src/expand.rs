@@ -14,7 +14,12 @@ use syn::spanned::Spanned;
 use syn::{Ident, ImplItem, Path};
 
 use crate::ast::{Description, Param, ReceiverKind, ToolFn, ToolImpl};
+use crate::attr::Summary;
 use crate::strip;
+
+mod offering;
+
+pub(crate) use offering::{free_offering, mcp_offerings_fn};
 
 /// The path generated code reaches the runtime through.
 pub(crate) fn krate(path: Option<&Path>) -> TokenStream {
@@ -133,6 +138,14 @@ pub(crate) fn tool_impl(imp: &ToolImpl<'_>) -> TokenStream {
     }
     item.items
         .push(ImplItem::Verbatim(mcp_tools_fn(&krate, &consts)));
+    let (offering_items, offering_consts) = offering::impl_items(imp, &krate);
+    if !offering_consts.is_empty() {
+        item.items.push(ImplItem::Verbatim(offering_items));
+        item.items.push(ImplItem::Verbatim(mcp_offerings_fn(
+            &krate,
+            &offering_consts,
+        )));
+    }
     let registration = if imp.attrs.is_manual() {
         TokenStream::new()
     } else {
@@ -142,6 +155,7 @@ pub(crate) fn tool_impl(imp: &ToolImpl<'_>) -> TokenStream {
             #allow
             const _: () = {
                 #(#krate::__private::inventory::submit! { <#self_ty>::#consts })*
+                #(#krate::__private::inventory::submit! { <#self_ty>::#offering_consts })*
             };
         }
     };
@@ -281,12 +295,31 @@ fn define_fn(tool: &ToolFn<'_>, krate: &TokenStream, ident: &Ident) -> TokenStre
         let items = &s.value;
         quote!(__def.scopes(&[#(#items),*]);)
     });
+    let coerce = a.coerce.as_ref().map(|c| {
+        let on = c.value;
+        quote!(__def.coercion().arguments(#on);)
+    });
     let params = tool.params.iter().map(|param| {
         let spec = param_spec(param, krate);
         let fns = param_fns(param, krate);
-        quote!((#fns.describe)(__def, &#spec);)
+        let coerce = param.attrs.coerce.as_ref().map(|c| {
+            let (name, on) = (&param.name, c.value);
+            quote!(__def.coercion().argument(#name, #on);)
+        });
+        quote!((#fns.describe)(__def, &#spec); #coerce)
     });
     let output = output_fns(tool, krate).map(|fns| quote!((#fns.describe)(__def);));
+    // A template's fields are checked against the result's schema when the server starts.
+    let summary = match (&a.summary, nameable_output(tool)) {
+        (Some(s), Some(ty)) => match &s.value {
+            Summary::Template(lit) => {
+                let at = private_at(krate, ty.span());
+                Some(quote_spanned!(ty.span()=> #at::check_summary::<#ty>(__def, #lit);))
+            }
+            Summary::Function(_) => None,
+        },
+        _ => None,
+    };
     quote! {
         fn #ident(__def: &mut #p::DefBuilder) {
             #title
@@ -305,10 +338,12 @@ fn define_fn(tool: &ToolFn<'_>, krate: &TokenStream, ident: &Ident) -> TokenStre
             #ui
             #visibility
             #scopes
+            #coerce
             #input_schema
             #(#params)*
             #output
             #output_schema
+            #summary
         }
     }
 }
@@ -366,9 +401,10 @@ fn call_fn(
     // The call itself at the function's name: a call that does not resolve (a `#[tool]`
     // associated fn outside `#[tools]`) is reported there.
     let invoke = respan(invoke, fn_span);
-    let converted = match output_fns(tool, krate) {
-        Some(fns) => quote!((#fns.convert)(#invoke)),
-        None => {
+    let converted = match (&tool.attrs.summary, output_fns(tool, krate)) {
+        (Some(summary), _) => summarized(tool, krate, &summary.value, invoke),
+        (None, Some(fns)) => quote!((#fns.convert)(#invoke)),
+        (None, None) => {
             // No nameable return type (none, or `impl Trait`): the conversion is inferred.
             let output_span = tool.output().map_or(fn_span, Spanned::span);
             let at = private_at(krate, output_span);
@@ -423,9 +459,39 @@ fn param_fns(param: &Param<'_>, krate: &TokenStream) -> TokenStream {
 /// `output::<R>()` at the return type, for a return type that can be named: the one place it
 /// is checked (see [`param_fns`]).
 fn output_fns(tool: &ToolFn<'_>, krate: &TokenStream) -> Option<TokenStream> {
-    let ty = tool.output().filter(|_| tool.has_output_schema())?;
+    let ty = nameable_output(tool)?;
     let at = private_at(krate, ty.span());
     Some(quote_spanned!(ty.span()=> #at::output::<#ty>()))
+}
+
+/// The return type, when it can be named (see [`ToolFn::has_output_schema`]).
+fn nameable_output<'a>(tool: &ToolFn<'a>) -> Option<&'a syn::Type> {
+    tool.output().filter(|_| tool.has_output_schema())
+}
+
+/// The conversion of a returned value with `summary`: `templated::<R>` (a template) at the
+/// return type, where "not `Json<T>`" is reported; `summarized::<R>` (a function) at the
+/// function, where a function of the wrong type (or a result that is not `Json<T>`) is.
+fn summarized(
+    tool: &ToolFn<'_>,
+    krate: &TokenStream,
+    summary: &Summary,
+    invoke: TokenStream,
+) -> TokenStream {
+    let (function, argument, span) = match summary {
+        Summary::Template(lit) => (
+            quote!(templated),
+            lit.to_token_stream(),
+            tool.output().map_or(tool.sig.ident.span(), Spanned::span),
+        ),
+        // The whole call at the function: a function of the wrong type is one error, there.
+        Summary::Function(expr) => (quote!(summarized), expr.to_token_stream(), expr.span()),
+    };
+    let at = private_at(krate, span);
+    match nameable_output(tool) {
+        Some(ty) => quote_spanned!(span=> #at::#function::<#ty>(#invoke, #argument)),
+        None => quote_spanned!(span=> #at::#function(#invoke, #argument)),
+    }
 }
 
 /// `ParamSpec { name, description, default, header }` for one parameter.

@@ -17,16 +17,26 @@ pub(crate) fn item(item: TokenStream, error: &syn::Error) -> TokenStream {
     quote!(#item #error)
 }
 
-/// A `#[tool]` function.
+/// A `#[tool]` (or `#[prompt]`, `#[resource]`, `#[resource_template]`) function.
 pub(crate) fn tool_fn(item: &ItemFn, error: &syn::Error) -> TokenStream {
     let item = strip::tool_fn(item);
     let error = error.to_compile_error();
     quote!(#item #error)
 }
 
-/// A `#[tools]` impl block. An inherent impl keeps an (empty) `mcp_tools()`, so code that
-/// registers it does not add errors of its own.
+/// A `#[tools]` impl block. An inherent impl keeps an (empty) `mcp_tools()`, and an empty
+/// `mcp_offerings()` if it has prompts or resources, so code that registers it does not add
+/// errors of its own.
 pub(crate) fn tool_impl(item: &ItemImpl, krate: Option<&Path>, error: &syn::Error) -> TokenStream {
+    let has_offerings = item.items.iter().any(|i| match i {
+        syn::ImplItem::Fn(f) => f.attrs.iter().any(|a| {
+            matches!(
+                crate::attr::marker(a, krate),
+                Some(crate::attr::Marker::Offering(_))
+            )
+        }),
+        _ => false,
+    });
     let mut item = strip::tool_impl(item, krate);
     if item.trait_.is_none() {
         let krate = crate::expand::krate(krate);
@@ -35,6 +45,13 @@ pub(crate) fn tool_impl(item: &ItemImpl, krate: Option<&Path>, error: &syn::Erro
                 &krate,
                 &[],
             )));
+        if has_offerings {
+            item.items
+                .push(syn::ImplItem::Verbatim(crate::expand::mcp_offerings_fn(
+                    &krate,
+                    &[],
+                )));
+        }
     }
     let error = error.to_compile_error();
     quote!(#item #error)

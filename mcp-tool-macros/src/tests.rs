@@ -5,7 +5,8 @@
 use proc_macro2::{TokenStream, TokenTree};
 use quote::quote;
 
-use crate::{tool_attr, tools_attr};
+use crate::attr::offering::Kind;
+use crate::{offering_attr, tool_attr, tools_attr};
 
 /// Every token of `tokens`, groups flattened, as text.
 fn flatten(tokens: TokenStream, out: &mut Vec<String>) {
@@ -54,6 +55,32 @@ const RUNTIME_NAMES: &[&str] = &[
     "missing_service",
     "run_sync",
     "SyncPolicy",
+    "summarized",
+    "templated",
+    "check_summary",
+    "OfferingRecord",
+    "OfferingSet",
+    "Offering",
+    "Build",
+    "ArgSpec",
+    "HandlerFuture",
+    "PromptRequest",
+    "ResourceRequest",
+    "PromptResult",
+    "ResourceContents",
+    "prompt_param",
+    "prompt_get",
+    "prompt_output",
+    "prompt_result",
+    "prompt_complete",
+    "template_complete",
+    "template_var",
+    "template_read",
+    "resource_read",
+    "resource_context",
+    "resource_output",
+    "resource_contents",
+    "offering_service",
 ];
 
 fn assert_only_private_paths(tokens: TokenStream) {
@@ -90,6 +117,42 @@ fn free_tools_reach_the_runtime_only_through_private() {
     ] {
         let out = tool_attr(quote!(read_only, title = "T"), item);
         assert!(!out.to_string().contains("compile_error"), "{out}");
+        assert_only_private_paths(out);
+    }
+}
+
+#[test]
+fn summaries_and_coercion_reach_the_runtime_only_through_private() {
+    for (args, item) in [
+        (
+            quote!(coerce, summary = "{count} found"),
+            quote! {
+                /// Templated.
+                fn found(#[arg(coerce = false)] n: u32) -> Json<Found> { todo!() }
+            },
+        ),
+        (
+            quote!(summary = describe),
+            quote! {
+                /// By a function.
+                async fn described(#[arg(coerce)] n: u32) -> Fallible<Json<Found>> { todo!() }
+            },
+        ),
+        (
+            quote!(summary = |f: &Found| f.to_string()),
+            quote! {
+                /// By a closure, of an opaque type.
+                fn opaque() -> impl Summarizable { todo!() }
+            },
+        ),
+    ] {
+        let out = tool_attr(args, item);
+        let text = out.to_string();
+        assert!(!text.contains("compile_error"), "{text}");
+        assert!(
+            text.contains("summarized") || text.contains("templated"),
+            "{text}"
+        );
         assert_only_private_paths(out);
     }
 }
@@ -227,4 +290,119 @@ fn non_functions_are_refused_and_kept() {
     let text = out.to_string();
     assert!(text.starts_with("struct S ;"), "{text}");
     assert!(text.contains("goes on an inherent impl block"), "{text}");
+}
+
+#[test]
+fn free_offerings_reach_the_runtime_only_through_private() {
+    for (kind, args, item) in [
+        (
+            Kind::Prompt,
+            quote!(title = "T", icons = r#"[{"src": "x"}]"#, scopes = ["a"]),
+            quote! {
+                /// Greet.
+                fn greet(#[arg(description = "d", complete = names)] name: String, n: Maybe<u8>, ctx: Ctx) -> String { name }
+            },
+        ),
+        (
+            Kind::Prompt,
+            quote!(),
+            quote! {
+                /// Opaque.
+                async fn opaque() -> impl IntoPromptResult { "x" }
+            },
+        ),
+        (
+            Kind::Resource,
+            quote!(
+                "docs://readme",
+                mime_type = "text/markdown",
+                meta = r#"{"a/b": 1}"#
+            ),
+            quote! {
+                /// Read me.
+                async fn readme(ctx: Ctx) -> Fallible<String> { todo!() }
+            },
+        ),
+        (
+            Kind::Template,
+            quote!("users://{id}/{tab}"),
+            quote! {
+                /// A tab.
+                fn tab(#[arg(complete = ids)] id: u64, #[arg(rename = "tab")] t: String, s: State<X>) -> Json<u8> { todo!() }
+            },
+        ),
+    ] {
+        let out = offering_attr(kind, args, item);
+        assert!(!out.to_string().contains("compile_error"), "{out}");
+        assert_only_private_paths(out);
+    }
+}
+
+#[test]
+fn impl_offerings_are_registered_and_listed() {
+    let out = tools_attr(
+        TokenStream::new(),
+        quote! {
+            impl Docs {
+                /// Page.
+                #[resource_template("docs://{page}")]
+                fn page(&self, #[arg(complete = Self::pages)] page: String) -> String { page }
+                /// Shared.
+                #[mcp_tool::prompt]
+                async fn shared(self: std::sync::Arc<Self>) -> String { todo!() }
+                /// Static.
+                #[resource("docs://static")]
+                fn fixed() -> Vec<u8> { todo!() }
+                fn pages(&self, typed: &str) -> Vec<String> { todo!() }
+            }
+        },
+    );
+    let text = out.to_string();
+    assert!(!text.contains("compile_error"), "{text}");
+    for gone in [
+        "# [resource",
+        "# [prompt",
+        "# [mcp_tool :: prompt",
+        "# [arg",
+    ] {
+        assert!(!text.contains(gone), "{gone}: {text}");
+    }
+    assert!(text.contains("pub fn mcp_tools"), "{text}");
+    assert!(text.contains("pub fn mcp_offerings"), "{text}");
+    assert_eq!(text.matches("inventory :: submit !").count(), 3, "{text}");
+    assert_only_private_paths(out);
+}
+
+#[test]
+fn the_offering_fallback_keeps_the_item_and_registers_nothing() {
+    let out = offering_attr(
+        Kind::Template,
+        quote!("users://{id}", nmae = "x"),
+        quote! {
+            /// A user.
+            fn user(#[arg(complete = ids)] id: u64) -> String { id.to_string() }
+        },
+    );
+    let text = out.to_string();
+    assert!(text.contains("fn user (id : u64) -> String"), "{text}");
+    assert!(text.contains("did you mean `name`"), "{text}");
+    assert!(!text.contains("inventory"), "{text}");
+
+    let out = tools_attr(
+        quote!(),
+        quote! {
+            impl Docs {
+                /// Mutates.
+                #[prompt]
+                fn summarize(&mut self, #[arg(rename = "p")] page: String) -> String { page }
+            }
+        },
+    );
+    let text = out.to_string();
+    assert!(text.contains("compile_error"), "{text}");
+    assert!(!text.contains("inventory"), "{text}");
+    assert!(!text.contains("# [prompt"), "{text}");
+    assert!(!text.contains("# [arg"), "{text}");
+    // Code that gives the offerings explicitly keeps compiling.
+    assert!(text.contains("pub fn mcp_offerings"), "{text}");
 }

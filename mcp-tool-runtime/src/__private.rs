@@ -8,7 +8,20 @@
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
+pub use crate::protocol::{ResourceContents, RpcError};
+pub use crate::server::generated::{
+    ArgSpec, Complete, CompleteFn, Contents, ContextFns, PromptOutput, PromptParam, PromptParamFns,
+    ResourceContext, ResourceOutput, TemplateVar, ViaOptional, ViaRequired, ViaServiceTyped,
+    ViaServiceTypedAndKnown, ViaTyped, ViaTypedAndKnown, icons, meta, offering_service,
+    prompt_complete, prompt_get, prompt_output, prompt_param, prompt_result, resource_contents,
+    resource_context, resource_output, resource_read, template_complete, template_read,
+    template_var,
+};
+pub use crate::server::prompt::{Prompt, PromptRequest, PromptResult};
+pub use crate::server::registered::{Build, Offering, OfferingKind, OfferingRecord, OfferingSet};
+pub use crate::server::resource::{HandlerFuture, Resource, ResourceRequest, ResourceTemplate};
 pub use crate::tool::extract::{ViaArgs, ViaArgument, ViaContext};
+pub use crate::tool::result::summary::Summarize;
 pub use crate::tool::sync::{SyncPolicy, run_sync};
 pub use crate::tool::{
     Annotations, BoxFuture, DefBuilder, FromToolCall, IntoToolResult, ParamSpec, Rejection,
@@ -19,6 +32,7 @@ pub use std::any::type_name;
 pub use std::boxed::Box;
 pub use std::option::Option::{self, None, Some};
 pub use std::result::Result::{self, Err, Ok};
+pub use std::string::String;
 pub use std::sync::Arc;
 pub use std::time::Duration;
 pub use std::vec;
@@ -26,6 +40,7 @@ pub use std::{concat, env, include_str};
 pub use std::{file, line};
 
 use crate::tool::extract::argument_or_default;
+use crate::tool::result::summary::check_template;
 
 /// What generated code does with one parameter: describe it, and take it from a call.
 pub struct Param<T> {
@@ -71,6 +86,26 @@ pub const fn output<R: IntoToolResult>() -> Output<R> {
 
 fn describe_output<R: IntoToolResult>(def: &mut DefBuilder) {
     def.output_from(R::output_schema);
+}
+
+/// Converts a returned value with the text `summary` gives it (`summary = path` or a closure
+/// that captures nothing). A function pointer, not a generic `FnOnce`: a function of the
+/// wrong type is one mismatch, on the user's tokens.
+pub fn summarized<R: Summarize>(r: R, summary: fn(&R::Value) -> String) -> ToolResult {
+    r.summarize_with(summary).into_tool_result()
+}
+
+/// Converts a returned value with a template's text (`summary = "…"`), as [`summarized`].
+pub fn templated<R: Summarize>(r: R, template: &'static str) -> ToolResult {
+    r.summarize_template(template).into_tool_result()
+}
+
+/// Checks a `summary` template's fields against the result's (`R`'s) schema: a field it does
+/// not have stops the server's start.
+pub fn check_summary<R: IntoToolResult>(def: &mut DefBuilder, template: &'static str) {
+    if let Err(problem) = check_template::<R>(template) {
+        def.problem(problem);
+    }
 }
 
 /// What generated code does with a tool method's service type: name it in the record, and

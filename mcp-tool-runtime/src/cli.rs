@@ -148,6 +148,11 @@ environment:
   {key:<42}the key sealing 2026-07-28 request state (the same on every replica)
   {shared:<42}where replicas share sessions and changes (as --shared-state)
   {validate:<42}check every result against its output schema
+  {coerce:<42}convert arguments sent as the wrong JSON type
+  {rate:<42}tool calls per client (and `,tool=5/1s` per tool)
+  {mask:<42}internal errors reach the model as an id only
+  {budget:<42}cut larger results, keep them whole as resources
+  {audit:<42}one log line per tool call
   {per_address:<42}connections one address may hold (raise behind a proxy)
   {cors:<42}CORS for browser clients from these origins
   {connections:<42}the connection store of --mount's servers (a JSON file)
@@ -169,17 +174,38 @@ environment:
         key = format!("{}=hex[,older]", env::STATE_KEY),
         shared = format!("{}=URL", env::SHARED_STATE),
         validate = format!("{}=1", env::VALIDATE_OUTPUT),
+        coerce = format!("{}=1", env::COERCE_ARGUMENTS),
+        rate = format!("{}=100/1m", env::RATE_LIMIT),
+        mask = format!("{}=1", env::MASK_ERRORS),
+        budget = format!("{}=64KiB", env::RESULT_BUDGET),
+        audit = format!("{}=1", env::AUDIT),
         per_address = format!("{}=512", env::CONNECTIONS_PER_ADDRESS),
         cors = format!("{}=https://…,…", env::CORS_ORIGINS),
         connections = format!("{}=FILE", env::CONNECTIONS),
         mount_wait = format!("{}=5s", env::MOUNT_WAIT),
-        log = "RUST_LOG=debug"
+        log = "RUST_LOG=debug",
+        inspector = inspect::INSPECTOR,
+        inspector_version = inspect::INSPECTOR_VERSION,
     )
 }
 
 /// Reads a command line (without the program name): the command, and the task store it
 /// names (`--task-store URL`).
 fn parse(args: &[String]) -> std::result::Result<(Command, Option<String>, Vec<String>), String> {
+    // `install` and `inspect` read the rest themselves: after `--` come the server's arguments.
+    let (first, rest) = args
+        .split_first()
+        .map_or(("", &[][..]), |(f, r)| (f.as_str(), r));
+    let asks_help = rest
+        .iter()
+        .take_while(|a| *a != "--")
+        .any(|a| a == "-h" || a == "--help");
+    match first {
+        "install" if asks_help => return Ok((Command::Help, None, Vec::new())),
+        "install" => return Ok((Command::Install(install::parse(rest)?), None, Vec::new())),
+        "inspect" => return Ok((Command::Inspect(inspect::parse(rest)), None, Vec::new())),
+        _ => {}
+    }
     let mut task_store = None;
     let mut mounts = Vec::new();
     let mut http = HttpOptions::default();
@@ -433,7 +459,36 @@ fn from_environment(mut server: Server) -> std::result::Result<Server, String> {
     if std::env::var(env::VALIDATE_OUTPUT).is_ok_and(|v| v == "1" || v == "true") {
         server = server.validate_output(true);
     }
+    if std::env::var(env::COERCE_ARGUMENTS).is_ok_and(|v| v == "1" || v == "true") {
+        server = server.coerce_arguments(true);
+    }
+    server = middleware_from_environment(server)?;
     mount::connection_store(server)
+}
+
+/// The built-in middleware the environment switches on, inside the server's own layers:
+/// the audit outermost (it logs refused calls too), then the rate limit, the masking of
+/// internal errors, and the result budget.
+fn middleware_from_environment(mut server: Server) -> std::result::Result<Server, String> {
+    use crate::server::middleware::{Audit, MaskErrors, RateLimit, ResultBudget};
+    let on = |name| std::env::var(name).is_ok_and(|v| v == "1" || v == "true");
+    let given = |name| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    if on(env::AUDIT) {
+        server = server.middleware(Audit);
+    }
+    if let Some(text) = given(env::RATE_LIMIT) {
+        let limit = RateLimit::parse(&text).map_err(|e| format!("{}: {e}", env::RATE_LIMIT))?;
+        server = server.middleware(limit);
+    }
+    if on(env::MASK_ERRORS) {
+        server = server.middleware(MaskErrors);
+    }
+    if let Some(text) = given(env::RESULT_BUDGET) {
+        let budget =
+            ResultBudget::parse(&text).map_err(|e| format!("{}: {e}", env::RESULT_BUDGET))?;
+        server = server.middleware(budget);
+    }
+    Ok(server)
 }
 
 /// Mounts the remote servers each `--mount` file lists (feature `client`).
@@ -563,6 +618,16 @@ fn init_tracing() {
         .unwrap_or_else(|| {
             tracing_subscriber::filter::Targets::new().with_default(tracing::Level::WARN)
         });
+    // The audit's lines are `info` events: asked for with `MCP_TOOL_AUDIT`, they are shown
+    // whatever the default level, unless `RUST_LOG` names their target itself.
+    let audit = "mcp_tool::audit";
+    let names_audit = std::env::var("RUST_LOG").is_ok_and(|d| d.contains(audit));
+    let filter = if std::env::var(env::AUDIT).is_ok_and(|v| v == "1" || v == "true") && !names_audit
+    {
+        filter.with_target(audit, tracing::Level::INFO)
+    } else {
+        filter
+    };
     let stderr = tracing_subscriber::fmt::layer()
         .with_writer(io::stderr)
         .with_ansi(false)

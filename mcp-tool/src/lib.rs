@@ -16,7 +16,8 @@
 //! - [Asking the client](#asking-the-client): elicitation and sampling
 //! - [Which tools a session sees](#which-tools-a-session-sees)
 //! - [Describing a tool](#describing-a-tool): hints, metadata, examples, MCP Apps views
-//! - [Resources, prompts, completion](#resources-prompts-completion)
+//! - [Resources, prompts, completion](#resources-prompts-completion): `#[resource]`,
+//!   `#[resource_template]`, `#[prompt]`
 //! - [Tools defined at run time](#tools-defined-at-run-time)
 //! - [Serving](#serving): the command line, stdio, HTTP, your own axum app
 //! - [Testing](#testing)
@@ -174,6 +175,32 @@
 //! # }
 //! ```
 //!
+//! Models sometimes send `"3"` for an integer or a JSON array as a string. Validation refuses
+//! them; opt in to converting what the schema leaves no doubt about — for the whole server
+//! ([`Server::coerce_arguments`], `MCP_TOOL_COERCE_ARGUMENTS=1`), a tool (`#[tool(coerce)]`)
+//! or one argument (`#[arg(coerce)]`) — and `"3"` becomes `3` where the schema says
+//! `integer`, `"true"` becomes `true` for a `boolean`, JSON text an array or an object. Anything
+//! ambiguous (`"yes"`, `"3.5"` for an integer, a schema that also allows a string) is refused
+//! as before, and what was converted is validated as usual. Each conversion is listed in the
+//! result's `_meta` ([`COERCED_META_KEY`](content::COERCED_META_KEY)) and on the call's span.
+//!
+//! ```
+//! # use mcp_tool::prelude::*;
+//! /// Repeat a word.
+//! #[tool(coerce)]
+//! fn repeat(word: String, times: u8) -> String {
+//!     word.repeat(times.into())
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let server = Server::new("t", "1").only(["repeat"]).build().unwrap();
+//! let r = server.call("repeat", serde_json::json!({"word": "ab", "times": "2"})).await.unwrap();
+//! assert_eq!(r.text_content(), "abab");
+//! assert!(r.meta.unwrap().contains_key(mcp_tool::content::COERCED_META_KEY));
+//! # }
+//! ```
+//!
 //! ## Results and errors
 //!
 //! Every return type converts through one trait,
@@ -182,7 +209,10 @@
 //! `outputSchema`), [`Content`] blocks and `Vec`s of them, a whole [`ToolResult`], and
 //! `Result<T, E>` whose error becomes `isError: true`. [`ToolError`] carries a code, a
 //! suggestion for recovery and a retryable flag; a panicking tool becomes an `isError` result
-//! and the server keeps serving.
+//! and the server keeps serving. A [`Summarized`](content::Summarized) result gives the model a
+//! short text instead of `Json<T>`'s full JSON copy (`Json(v).summarized()` from `Display`,
+//! `Json(v).with_summary(|v| …)`, or `#[tool(summary = "{count} found")]`), with the same
+//! structured content and output schema.
 //!
 //! ```
 //! use mcp_tool::prelude::*;
@@ -363,9 +393,90 @@
 //!
 //! ## Resources, prompts, completion
 //!
-//! [`Server::resource`], [`Server::resource_template`] and [`Server::prompt`] offer what a
-//! server has beside its tools (see [`resource`] and [`prompt`]); templates and prompts
-//! complete their arguments (`completion/complete`).
+//! What a server has beside its tools is written the way tools are:
+//! [`#[resource("uri")]`](macro@resource) on a function is a resource with a fixed URI,
+//! [`#[resource_template("scheme://{var}")]`](macro@resource_template) a family of resources
+//! named by a URI template, [`#[prompt]`](macro@prompt) a prompt. The doc comment is the
+//! description and the function's name the name (`name = "…"` sets another); `title`,
+//! `icons` and `scopes` are as for tools, and resources take a `mime_type` and `meta`. On
+//! methods of a [`#[tools]`](tools) impl block they run on the service instance.
+//!
+//! - A prompt's parameters are its arguments, which are text: `String` required,
+//!   `Option<String>` optional, any other `FromStr` type parsed (a value that does not parse
+//!   is refused with a JSON-RPC error naming the argument). It returns text (one user
+//!   message), [`PromptMessage`](prompt::PromptMessage)s or a
+//!   [`PromptResult`](prompt::PromptResult).
+//! - A template's variables are the parameters of the same names, parsed the same way; a
+//!   variable without its parameter, or a malformed template, is a compile error. A resource
+//!   returns text, bytes (`Vec<u8>`), [`Json<T>`] or
+//!   [`ResourceContents`](content::ResourceContents).
+//! - Either returns a `Result` of these too: its error fails the request. Other parameters
+//!   are context values (`Ctx`, `State<T>`, …), as for tools.
+//! - `#[arg(complete = path)]` completes an argument or a variable (`completion/complete`).
+//!
+//! ```standalone_crate
+//! use std::collections::BTreeMap;
+//!
+//! use mcp_tool::prelude::*;
+//! use mcp_tool::prompt::PromptMessage;
+//! use mcp_tool::testing::Client;
+//! use serde_json::json;
+//!
+//! /// The project's README.
+//! #[resource("docs://readme", mime_type = "text/markdown")]
+//! fn readme() -> &'static str {
+//!     "# Docs"
+//! }
+//!
+//! struct Docs {
+//!     pages: BTreeMap<String, String>,
+//! }
+//!
+//! #[tools]
+//! impl Docs {
+//!     /// A page of the docs.
+//!     #[resource_template("docs://page/{slug}", mime_type = "text/markdown")]
+//!     fn page(&self, #[arg(complete = Self::slugs)] slug: String) -> Result<String, ToolError> {
+//!         let page = self.pages.get(&slug).cloned();
+//!         page.ok_or_else(|| ToolError::new("NOT_FOUND", format!("no page `{slug}`")))
+//!     }
+//!
+//!     /// Summarize a page of the docs.
+//!     #[prompt(title = "Summarize a page")]
+//!     fn summarize(
+//!         &self,
+//!         #[arg(description = "The page", complete = Self::slugs)] slug: String,
+//!         #[arg(description = "How many words (50 by default)")] words: Option<u32>,
+//!     ) -> Vec<PromptMessage> {
+//!         let words = words.unwrap_or(50);
+//!         vec![PromptMessage::user(format!("Summarize docs://page/{slug} in {words} words."))]
+//!     }
+//!
+//!     /// The pages whose slug starts with what was typed.
+//!     fn slugs(&self, typed: &str) -> Vec<String> {
+//!         self.pages.keys().filter(|s| s.starts_with(typed)).cloned().collect()
+//!     }
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let pages = BTreeMap::from([("intro".to_owned(), "# Intro".to_owned())]);
+//! let client = Client::start(Server::new("docs", "1.0.0").service(Docs { pages })).await.unwrap();
+//! let page = client.request("resources/read", json!({"uri": "docs://page/intro"})).await.unwrap();
+//! assert_eq!(page["contents"][0]["text"], "# Intro");
+//! let get = json!({"name": "summarize", "arguments": {"slug": "intro"}});
+//! let prompt = client.request("prompts/get", get).await.unwrap();
+//! assert_eq!(prompt["messages"][0]["content"]["text"], "Summarize docs://page/intro in 50 words.");
+//! // `words` is a number: a request whose `words` is not is refused, naming it.
+//! let get = json!({"name": "summarize", "arguments": {"slug": "intro", "words": "many"}});
+//! let refused = client.request("prompts/get", get).await.unwrap_err();
+//! assert!(refused.message.contains("`words`"));
+//! # }
+//! ```
+//!
+//! What is known only at run time is given with builders: [`Server::resource`],
+//! [`Server::resource_template`] and [`Server::prompt`] (see [`resource`](mod@resource) and
+//! [`prompt`](mod@prompt)); templates and prompts complete their arguments there too.
 //!
 //! ```
 //! use mcp_tool::Server;
@@ -473,6 +584,60 @@
 //! HTTP is the cargo feature `http`, on by default; with `default-features = false` a server
 //! speaks stdio only and compiles neither axum nor hyper.
 //!
+//! ## Middleware
+//!
+//! [`Server::middleware`] adds a [`Middleware`](middleware::Middleware) around every request
+//! and every tool call, in both revisions and on every transport. Its `request` hook lets a
+//! request through, refuses it, or answers it; its `call` hook wraps the tool call
+//! (`next.run(call)`), so it can change the arguments, answer instead of the tool, change the
+//! result, or time it. Layers run in the order added, the first outermost; a server without
+//! any pays nothing for them. Four come built in, each also switched on by an environment
+//! variable of every server binary: [`RateLimit`](middleware::RateLimit)
+//! (`MCP_TOOL_RATE_LIMIT=100/1m`), [`MaskErrors`](middleware::MaskErrors)
+//! (`MCP_TOOL_MASK_ERRORS=1`), [`ResultBudget`](middleware::ResultBudget)
+//! (`MCP_TOOL_RESULT_BUDGET=64KiB`) and [`Audit`](middleware::Audit) (`MCP_TOOL_AUDIT=1`).
+//!
+//! ```
+//! use mcp_tool::middleware::{Call, CallFuture, MaskErrors, Middleware, Next, RateLimit};
+//! use mcp_tool::prelude::*;
+//! use mcp_tool::testing::Client;
+//!
+//! /// Read a file of the service's.
+//! #[tool(read_only)]
+//! fn read_file(path: String) -> Result<String, std::io::Error> {
+//!     std::fs::read_to_string(path)
+//! }
+//!
+//! /// Refuses paths outside `docs/` before the tool runs.
+//! struct DocsOnly;
+//!
+//! impl Middleware for DocsOnly {
+//!     fn call<'a>(&'a self, call: Call<'a>, next: Next<'a>) -> CallFuture<'a> {
+//!         let path = call.arguments().get("path").and_then(|p| p.as_str()).unwrap_or("");
+//!         if call.tool() == "read_file" && !path.starts_with("docs/") {
+//!             let refused = ToolError::new("FORBIDDEN", "only files under docs/ can be read");
+//!             return Box::pin(async move { refused.into() });
+//!         }
+//!         next.run(call)
+//!     }
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let server = Server::new("files", "1")
+//!     .only(["read_file"])
+//!     .middleware(RateLimit::parse("100/1m").unwrap())
+//!     .middleware(DocsOnly)
+//!     .middleware(MaskErrors);
+//! let client = Client::start(server).await.unwrap();
+//! let refused = client.call("read_file", serde_json::json!({"path": "/etc/passwd"})).await.unwrap();
+//! assert!(refused.text().starts_with("[FORBIDDEN]"));
+//! // The io::Error's text (which names the path) stays in the log; the model reads an id.
+//! let masked = client.call("read_file", serde_json::json!({"path": "docs/none"})).await.unwrap();
+//! assert!(masked.text().starts_with("Internal error (id "));
+//! # }
+//! ```
+//!
 //! ## Testing
 //!
 //! [`testing::Client`] speaks real JSON-RPC to a server in-process, over the same code path as
@@ -506,7 +671,7 @@
 //! |---|---|
 //! | [`extract`] | the context values a tool takes, and requests to the client |
 //! | [`content`] | content blocks and the result conversion traits |
-//! | [`resource`], [`prompt`] | what a server offers beside tools |
+//! | [`resource`](mod@resource), [`prompt`](mod@prompt) | what a server offers beside tools |
 //! | [`dynamic`] | tools defined at run time, and tool definitions |
 //! | [`server`] | the running server, explicit tool sets, errors; tasks and their stores in [`server::tasks`] |
 //! | [`http`] | Streamable HTTP settings and authentication; resumable streams' event stores in [`http::events`] |
@@ -519,7 +684,7 @@
 // Each item has one path. The handful every server uses are here at the root (and in the
 // prelude, a glob-import convenience); every other item is in the one module of its layer, and
 // no module repeats what the root has.
-pub use mcp_tool_macros::{tool, tools};
+pub use mcp_tool_macros::{prompt, resource, resource_template, tool, tools};
 pub use mcp_tool_runtime::protocol::Content;
 pub use mcp_tool_runtime::server::{Result, Server};
 pub use mcp_tool_runtime::tool::{Args, Ctx, Json, ToolError, ToolResult};
@@ -528,7 +693,10 @@ pub use mcp_tool_runtime::tool::{Args, Ctx, Json, ToolError, ToolResult};
 /// context values tools take most often, and the serde/schemars derives.
 pub mod prelude {
     pub use crate::extract::{CancellationToken, Logger, Progress, State};
-    pub use crate::{Args, Content, Ctx, Json, Server, ToolError, ToolResult, tool, tools};
+    pub use crate::{
+        Args, Content, Ctx, Json, Server, ToolError, ToolResult, prompt, resource,
+        resource_template, tool, tools,
+    };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
 }
@@ -547,8 +715,9 @@ pub mod extract {
 }
 
 /// What a tool returns: content blocks (text, images, audio, resource links, embedded
-/// resources, annotations, your own block types) and the conversion every return type goes
-/// through. The block itself, [`Content`], and the results
+/// resources, annotations, your own block types), structured output with a summary for the
+/// model ([`Summarized`](content::Summarized)), the keys of a result's `_meta`, and the
+/// conversion every return type goes through. The block itself, [`Content`], and the results
 /// ([`ToolResult`], [`ToolError`],
 /// [`Json`]) are at the crate root.
 pub mod content {
@@ -557,7 +726,8 @@ pub mod content {
         ResourceContents, ResourceLink, TextContent, base64_encode,
     };
     pub use mcp_tool_runtime::tool::{
-        ERROR_META_KEY, IntoContent, IntoToolError, IntoToolResult, Structured,
+        COERCED_META_KEY, ERROR_META_KEY, IntoContent, IntoToolError, IntoToolResult, Structured,
+        Summarized,
     };
 }
 
@@ -581,14 +751,23 @@ pub mod dynamic {
     };
 }
 
+/// Middleware around every request and every tool call, registered with
+/// [`Server::middleware`]: the [`Middleware`](middleware::Middleware) trait, and the built-in
+/// layers — [`RateLimit`](middleware::RateLimit), [`MaskErrors`](middleware::MaskErrors),
+/// [`ResultBudget`](middleware::ResultBudget) and [`Audit`](middleware::Audit).
+pub mod middleware {
+    pub use mcp_tool_runtime::server::middleware::*;
+}
+
 /// The running server and what a server is built from: [`ServerHandle`](server::ServerHandle)
 /// (serve it, call its tools in-process, change what it offers while it serves), explicit
-/// tool sets, the errors that stop a server or refuse a store URL, and the `tracing` layer that
-/// sends a call's events to its client. The builder, [`Server`], and its
-/// [`Result`] are at the crate root.
+/// sets of tools and of prompts and resources, the errors that stop a server or refuse a
+/// store URL, and the `tracing` layer that sends a call's events to its client. The builder,
+/// [`Server`], and its [`Result`] are at the crate root.
 pub mod server {
     pub use mcp_tool_runtime::server::{
-        Error, Limits, SKILLS_EXTENSION, ServerHandle, StartError, StoreUrlError, StoreUrlProblem,
+        Error, Limits, OfferingKind, OfferingRecord, OfferingSet, SKILLS_EXTENSION, ServerHandle,
+        StartError, StoreUrlError, StoreUrlProblem,
     };
     pub use mcp_tool_runtime::tool::{ClientLogLayer, ToolRecord, ToolSet};
 

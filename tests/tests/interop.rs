@@ -7,6 +7,9 @@
 //!   2026-07-28 (no probe, no handshake) and in legacy mode (`initialize`: 2025-11-25); and the
 //!   same client against the `files` example (`interop/py-files.py`), through a tool that asks
 //!   the user (elicitation) and one that asks the client's model (sampling), in all three modes;
+//!   and against the `files` example's prompt and resource template, defined with `#[prompt]`
+//!   and `#[resource_template]` (`interop/py-offerings.py`): listed, got with arguments (and
+//!   refused without), read through the template, completed, in all three modes;
 //! - the MCP Inspector's CLI (`interop/inspector.mjs`, npm `@modelcontextprotocol/inspector-cli`).
 //!
 //! Each script runs as a subprocess with a time limit, checks what it saw itself (exiting
@@ -364,6 +367,67 @@ fn python_files(mode: &str, transport: Transport) {
     );
 }
 
+/// The Python SDK client against `files --root <tmp>`: the prompt `review_file` and the
+/// template `files://{name}`, both defined with the macros. Checks the summary.
+fn python_offerings(mode: &str, transport: Transport) {
+    let label = format!("Python SDK ({mode} mode) over {transport:?}, prompts and templates");
+    let root = TempDir::new("py-offerings");
+    let notes = "The moon keeps the same face turned to the Earth.\n";
+    std::fs::write(root.path().join("notes.txt"), notes).expect("write the fixture");
+    let files = example_bin("files");
+    let server_args = ["--root", root.arg(), "--password", PASSWORD];
+    let server =
+        (transport == Transport::Http).then(|| ExampleHttp::start("files", &server_args, &[]));
+    let mut args: Vec<String> = [mode, root.arg()].map(str::to_owned).to_vec();
+    match &server {
+        None => {
+            args.extend(["stdio".to_owned(), files.to_owned()]);
+            args.extend(server_args.map(str::to_owned));
+        }
+        Some(server) => args.extend(["http".to_owned(), server.url.clone()]),
+    }
+    let summary = run_script(&label, "py-offerings.py", &args);
+    drop(server);
+
+    assert_eq!(summary["sdkVersion"], pinned("mcp"), "{label}");
+    let expected = if mode == "legacy" {
+        NEGOTIATED
+    } else {
+        V2026_07_28
+    };
+    assert_eq!(summary["protocolVersion"], expected, "{label}");
+    assert_eq!(
+        summary["reviewFile"],
+        json!({
+            "name": "review_file",
+            "title": "Review a file",
+            "description": "Review a text file under the root folder: its text, and what to look at.",
+            "arguments": [
+                { "name": "path", "description": "Path relative to the root folder", "required": true },
+                { "name": "focus", "description": "What to look at (anything worth improving, by default)", "required": false }
+            ]
+        }),
+        "{label}"
+    );
+    assert_eq!(
+        summary["review"],
+        json!(["Review `notes.txt`, looking at tone.", notes]),
+        "{label}"
+    );
+    for refusal in ["missing", "unknown"] {
+        assert_eq!(
+            summary["refusals"][refusal]["code"], -32602,
+            "{label}: {refusal}"
+        );
+    }
+    assert_eq!(
+        summary["read"],
+        json!([{ "uri": "files://notes.txt", "mimeType": "text/plain", "text": notes }]),
+        "{label}"
+    );
+    assert_eq!(summary["completion"], json!(["notes.txt"]), "{label}");
+}
+
 fn inspector(transport: Transport) {
     let label = format!("Inspector CLI over {transport:?}");
     let summary = run_client(&label, "inspector.mjs", &[], transport);
@@ -443,6 +507,36 @@ fn python_sdk_files_pinned_mode_over_http() {
 #[test]
 fn python_sdk_files_legacy_mode_over_http() {
     python_files("legacy", Transport::Http);
+}
+
+#[test]
+fn python_sdk_offerings_auto_mode_over_stdio() {
+    python_offerings("auto", Transport::Stdio);
+}
+
+#[test]
+fn python_sdk_offerings_pinned_mode_over_stdio() {
+    python_offerings(V2026_07_28, Transport::Stdio);
+}
+
+#[test]
+fn python_sdk_offerings_legacy_mode_over_stdio() {
+    python_offerings("legacy", Transport::Stdio);
+}
+
+#[test]
+fn python_sdk_offerings_auto_mode_over_http() {
+    python_offerings("auto", Transport::Http);
+}
+
+#[test]
+fn python_sdk_offerings_pinned_mode_over_http() {
+    python_offerings(V2026_07_28, Transport::Http);
+}
+
+#[test]
+fn python_sdk_offerings_legacy_mode_over_http() {
+    python_offerings("legacy", Transport::Http);
 }
 
 #[test]

@@ -6,7 +6,10 @@
 //! (calls in flight for the `memory` leg). `quick_job {n}`
 //! may run as a task; one client may hold a million tasks (the default is 1000), so that the
 //! `tasks` leg keeps its 10 000 tasks for their time to live. With `BENCH_SERVER_LIMITS=default`
-//! (the soak) every bound is the framework's default instead.
+//! (the soak) every bound is the framework's default instead. `BENCH_SERVER_MIDDLEWARE` adds
+//! middleware, to count what it costs: `noop` (one layer that only passes calls on), `rate`,
+//! `mask`, `budget`, `audit` (the built-ins, with a limit and a budget no call reaches), or
+//! `all` (the four).
 //!
 //! ```text
 //! bench-server                              MCP on stdio
@@ -14,6 +17,9 @@
 //! bench-server --sessionless --http ADDR    Streamable HTTP, sessionless JSON mode
 //! ```
 
+use mcp_tool::middleware::{
+    Audit, Call, CallFuture, MaskErrors, Middleware, Next, Rate, RateLimit, ResultBudget,
+};
 use mcp_tool::prelude::*;
 use mcp_tool::server::Limits;
 use mcp_tool::server::tasks::TaskSettings;
@@ -22,9 +28,39 @@ use mcp_tool::server::tasks::TaskSettings;
 mod bench_tools;
 use bench_tools::Users;
 
+/// A layer that passes every call on: the cost of the stack itself.
+struct Noop;
+
+impl Middleware for Noop {
+    fn call<'a>(&'a self, call: Call<'a>, next: Next<'a>) -> CallFuture<'a> {
+        next.run(call)
+    }
+}
+
+/// The server with the middleware `BENCH_SERVER_MIDDLEWARE` names.
+fn with_middleware(server: Server) -> Server {
+    let rate = || RateLimit::new(Rate::parse("1000000000/1s").expect("a rate"));
+    let budget = || ResultBudget::new(1 << 20);
+    match std::env::var("BENCH_SERVER_MIDDLEWARE").as_deref() {
+        Ok("noop") => server.middleware(Noop),
+        Ok("rate") => server.middleware(rate()),
+        Ok("mask") => server.middleware(MaskErrors),
+        Ok("budget") => server.middleware(budget()),
+        Ok("audit") => server.middleware(Audit),
+        Ok("all") => server
+            .middleware(Audit)
+            .middleware(rate())
+            .middleware(MaskErrors)
+            .middleware(budget()),
+        _ => server,
+    }
+}
+
 fn main() -> mcp_tool::Result<()> {
     // `--sessionless` and `--http` are the command line every server has.
-    let server = Server::new("bench-server", env!("CARGO_PKG_VERSION")).service(Users::default());
+    let server = with_middleware(
+        Server::new("bench-server", env!("CARGO_PKG_VERSION")).service(Users::default()),
+    );
     // `BENCH_SERVER_LIMITS=default` (the soak): every bound as a deployed server has it.
     if std::env::var("BENCH_SERVER_LIMITS").is_ok_and(|v| v == "default") {
         return server.run();

@@ -12,6 +12,10 @@
 //!
 //! It also serves Agent Skills on using those tools by the skills extension: the folders of
 //! `examples/skills` (or of `--skills <dir>`), each a `SKILL.md` and the files it refers to.
+//!
+//! Beside the tools, defined the same way: the prompt `review_file {path, focus?}` (the file's
+//! text and what to look at) and the resource template `files://{name}` (a text file at the
+//! top of the root); both complete a name from the root's entries.
 
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
@@ -22,6 +26,7 @@ use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
 use mcp_tool::prelude::*;
 
 use mcp_tool::extract::{CancellationToken, Elicitation, Logger, Peer, Progress};
+use mcp_tool::prompt::PromptMessage;
 
 /// The largest file `read_file` returns (and `summarize_file` sends to the model).
 const MAX_READ: u64 = 4 << 20;
@@ -341,6 +346,49 @@ impl Files {
         debug_assert!(!cancel.is_cancelled());
         log.info("reindex finished");
         format!("indexed {files} entries")
+    }
+
+    /// Review a text file under the root folder: its text, and what to look at.
+    #[prompt(title = "Review a file")]
+    async fn review_file(
+        &self,
+        #[arg(
+            description = "Path relative to the root folder",
+            complete = Self::complete_name
+        )]
+        path: String,
+        #[arg(description = "What to look at (anything worth improving, by default)")]
+        focus: Option<String>,
+    ) -> Result<Vec<PromptMessage>, ToolError> {
+        let text = self.read_text(path.clone()).await?;
+        let focus = focus.unwrap_or_else(|| "anything worth improving".to_owned());
+        Ok(vec![
+            PromptMessage::user(format!("Review `{path}`, looking at {focus}.")),
+            PromptMessage::user(text),
+        ])
+    }
+
+    /// A text file at the top of the root folder, by name.
+    #[resource_template("files://{name}", title = "File", mime_type = "text/plain")]
+    async fn file(
+        &self,
+        #[arg(complete = Self::complete_name)] name: String,
+    ) -> Result<String, ToolError> {
+        self.read_text(name).await
+    }
+
+    /// The names at the top of the root folder that start with what was typed, sorted.
+    fn complete_name(&self, typed: &str) -> Vec<String> {
+        let Ok(entries) = self.root.entries() else {
+            return Vec::new();
+        };
+        let mut names: Vec<String> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|name| name.starts_with(typed))
+            .collect();
+        names.sort();
+        names
     }
 }
 

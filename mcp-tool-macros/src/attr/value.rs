@@ -1,13 +1,13 @@
 //! The values a key of the macros' attributes takes: a string, a flag, a task support, a
 //! duration, JSON (schemas, status texts, icons, `_meta`), a UI name, a visibility list,
-//! `examples(…)` and a path. Each is read from what follows its key and checked; a bad one is
+//! `examples(…)`, a summary (a template or a function) and a path. Each is read from what follows its key and checked; a bad one is
 //! reported on its narrowest token and gives no setting.
 
 use proc_macro2::{Group, TokenStream, TokenTree};
 use syn::parse::{ParseStream, Parser};
 use syn::{LitBool, LitStr, Path, Token};
 
-use super::{Examples, Setting};
+use super::{Examples, Setting, Summary};
 use crate::ctxt::Ctxt;
 
 /// The key being parsed: its tokens, its canonical name and its position.
@@ -440,6 +440,52 @@ impl Key<'_> {
         ok.then(|| self.setting(examples))
     }
 
+    /// `summary = "{count} found"`, a template (its braces checked: `{field}`, `{field.sub}`,
+    /// `{{` and `}}`), or `summary = path::to::fn` / `summary = |value| …`.
+    pub(super) fn summary(&self, cx: &Ctxt, value: Value) -> Option<Setting<Summary>> {
+        let expected = || {
+            format!(
+                "expected a template or a function: `{0} = \"{{field}} …\"`, \
+                 `{0} = path::to::fn` or `{0} = |value| …`",
+                self.name
+            )
+        };
+        let tokens = match value {
+            Value::Assigned(_, tokens) if !tokens.is_empty() => tokens,
+            Value::Assigned(eq, _) => {
+                cx.error_spanned_by(eq, expected());
+                return None;
+            }
+            Value::Absent => {
+                cx.error_spanned_by(self.path, expected());
+                return None;
+            }
+            Value::Group(group) => {
+                cx.error_spanned_by(group, expected());
+                return None;
+            }
+        };
+        match syn::parse2::<syn::Expr>(tokens.clone()) {
+            Ok(syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(lit),
+                ..
+            })) => match template_problem(&lit.value()) {
+                Some(problem) => {
+                    cx.error_spanned_by(&lit, problem);
+                    None
+                }
+                None => Some(self.setting(Summary::Template(lit))),
+            },
+            Ok(expr @ (syn::Expr::Path(_) | syn::Expr::Closure(_))) => {
+                Some(self.setting(Summary::Function(expr)))
+            }
+            _ => {
+                cx.error_spanned_by(tokens, expected());
+                None
+            }
+        }
+    }
+
     /// `key = path` or `key = "path"`.
     pub(super) fn path(&self, cx: &Ctxt, value: Value) -> Option<Setting<Path>> {
         let expected = || format!("expected a path: `{} = ::mcp_tool`", self.name);
@@ -483,6 +529,43 @@ fn reserved_meta_key(key: &str) -> bool {
         .any(|label| label == "modelcontextprotocol" || label == "mcp")
 }
 
+/// What is wrong with a summary template, if anything: a brace that opens no `{field}` or
+/// closes none (`{{` and `}}` are braces), or a field that is empty or has spaces.
+fn template_problem(template: &str) -> Option<String> {
+    let mut rest = template;
+    while let Some(i) = rest.find(['{', '}']) {
+        let brace = &rest[i..=i];
+        rest = &rest[i + 1..];
+        if rest.starts_with(brace) {
+            rest = &rest[1..];
+            continue;
+        }
+        if brace == "}" {
+            return Some(
+                "unmatched `}` in the summary template: write `}}` for a brace".to_owned(),
+            );
+        }
+        let Some(end) = rest.find(['{', '}']).filter(|&e| &rest[e..=e] == "}") else {
+            return Some(
+                "unclosed `{` in the summary template: write `{field}`, or `{{` for a brace"
+                    .to_owned(),
+            );
+        };
+        let field = &rest[..end];
+        if field
+            .split('.')
+            .any(|s| s.is_empty() || s.contains(char::is_whitespace))
+        {
+            return Some(format!(
+                "`{{{field}}}` is no field: a placeholder names a field of the result, \
+                 such as `{{count}}` or `{{user.name}}`"
+            ));
+        }
+        rest = &rest[end + 1..];
+    }
+    None
+}
+
 /// `"500ms"`, `"30s"`, `"2m"`, `"1h"` as milliseconds; `None` when malformed or zero.
 fn parse_duration(text: &str) -> Option<u64> {
     let text = text.trim();
@@ -502,6 +585,31 @@ fn parse_duration(text: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn summary_templates() {
+        for good in [
+            "{count} found",
+            "{user.name}",
+            "{{literal}}",
+            "plain",
+            "{a}{b}",
+            "",
+        ] {
+            assert_eq!(template_problem(good), None, "{good}");
+        }
+        for (bad, problem) in [
+            ("{count", "unclosed `{`"),
+            ("count}", "unmatched `}`"),
+            ("{a{b}}", "unclosed `{`"),
+            ("{}", "`{}` is no field"),
+            ("{a..b}", "`{a..b}` is no field"),
+            ("{ a }", "`{ a }` is no field"),
+        ] {
+            let found = template_problem(bad).unwrap_or_default();
+            assert!(found.starts_with(problem), "{bad}: {found}");
+        }
+    }
 
     #[test]
     fn durations() {

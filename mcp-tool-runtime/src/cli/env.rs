@@ -87,6 +87,39 @@ pub const SHARED_STATE: &str = "MCP_TOOL_SHARED_STATE";
 /// [`Server::validate_output`]: crate::server::Server::validate_output
 pub const VALIDATE_OUTPUT: &str = "MCP_TOOL_VALIDATE_OUTPUT";
 
+/// `1` or `true` converts the arguments models send as the wrong JSON type (`"3"` for an
+/// integer, `"true"` for a boolean, JSON text for an array or an object) before validation,
+/// for every tool without a `coerce` setting of its own ([`Server::coerce_arguments`]). Any
+/// other value leaves validation strict.
+///
+/// [`Server::coerce_arguments`]: crate::server::Server::coerce_arguments
+pub const COERCE_ARGUMENTS: &str = "MCP_TOOL_COERCE_ARGUMENTS";
+
+/// Tool calls per principal ([`RateLimit`]): `100/1m` (calls, `/`, a duration), and
+/// `,tool=5/1s` for a tool of its own (`search=5/1s` alone limits that tool only). A value
+/// that does not fit stops the binary, naming it.
+///
+/// [`RateLimit`]: crate::server::middleware::RateLimit
+pub const RATE_LIMIT: &str = "MCP_TOOL_RATE_LIMIT";
+
+/// `1` or `true` masks internal errors of tool calls ([`MaskErrors`]): the model reads a
+/// generic message with an id, the log the details under that id.
+///
+/// [`MaskErrors`]: crate::server::middleware::MaskErrors
+pub const MASK_ERRORS: &str = "MCP_TOOL_MASK_ERRORS";
+
+/// The largest tool result, its JSON in bytes ([`ResultBudget`]): `65536`, `64KiB`, `1MiB`
+/// (also `KB`/`MB`, counted as 1,000s). A larger result is cut, and kept whole as a resource
+/// for 10 minutes.
+///
+/// [`ResultBudget`]: crate::server::middleware::ResultBudget
+pub const RESULT_BUDGET: &str = "MCP_TOOL_RESULT_BUDGET";
+
+/// `1` or `true` logs one line per tool call ([`Audit`], target `mcp_tool::audit`).
+///
+/// [`Audit`]: crate::server::middleware::Audit
+pub const AUDIT: &str = "MCP_TOOL_AUDIT";
+
 /// The most connections one address may hold (`HttpConfig::max_connections_per_address`,
 /// default 512); behind a reverse proxy, where every client has the proxy's address, raise it
 /// to the connection limit (1024).

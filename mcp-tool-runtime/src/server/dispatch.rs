@@ -17,6 +17,7 @@ use crate::protocol::{RpcError, code};
 use crate::tool::CancellationToken;
 
 use super::methods;
+use super::middleware::{Flow, RequestInfo};
 use super::request::Cx;
 use super::session::{InFlight, Session, lock};
 
@@ -298,7 +299,9 @@ impl Session {
                     id,
                     stateless: None,
                 };
-                (route.handle)(&cx, request);
+                if self.server.shared.middleware.is_empty() || self.admitted(&cx, request) {
+                    (route.handle)(&cx, request);
+                }
             }
         }
     }
@@ -339,7 +342,34 @@ impl Session {
             id,
             stateless: Some(self.server.shared.clients.stateless(version, &meta)),
         };
-        (route.handle)(&cx, request);
+        if self.server.shared.middleware.is_empty() || self.admitted(&cx, request) {
+            (route.handle)(&cx, request);
+        }
+    }
+
+    /// Asks the middleware about a request: whether it goes on to its handler (if not, it
+    /// was answered).
+    fn admitted(&self, cx: &Cx<'_>, request: &Request<'_>) -> bool {
+        let principal = self.share_key();
+        let info = RequestInfo {
+            method: &request.name,
+            id: cx.id,
+            params: request.params,
+            version: cx.version(),
+            identity: self.identity.as_deref(),
+            principal: &principal,
+        };
+        match self.server.shared.middleware.request(&info) {
+            Flow::Continue => true,
+            Flow::Refuse(e) => {
+                cx.refuse(&e);
+                false
+            }
+            Flow::Answer(result) => {
+                cx.answer(Ok(result));
+                false
+            }
+        }
     }
 
     fn notification(&self, request: &Request<'_>) {

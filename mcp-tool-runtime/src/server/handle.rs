@@ -19,6 +19,7 @@ use super::change::Change;
 use super::error::StartError;
 use super::limits::Limits;
 use super::listen::Listeners;
+use super::middleware::Stack;
 use super::offerings::Offerings;
 use super::prompt::Prompt;
 use super::replicas::{Event, Replicas, SelectionWire};
@@ -87,8 +88,13 @@ pub(crate) struct Shared {
     pub(crate) limits: Limits,
     /// Whether structured results are checked against output schemas.
     pub(crate) validate_output: bool,
+    /// Whether arguments sent as the wrong JSON type are converted, for tools without a
+    /// setting of their own.
+    pub(crate) coerce_arguments: bool,
     /// The remote servers mounted beside the local tools (none without the `client` feature).
     pub(crate) mounts: Option<Box<dyn StartsWith>>,
+    /// The middleware around every request and tool call.
+    pub(crate) middleware: Stack,
     /// The tool selections of principals (stateless requests).
     pub(crate) principals: Principals,
     /// The clients of stateless requests, built once per `_meta` text.
@@ -113,9 +119,11 @@ pub(crate) struct Settings {
     pub(crate) state_key: StateKey,
     pub(crate) limits: Limits,
     pub(crate) validate_output: bool,
+    pub(crate) coerce_arguments: bool,
     pub(crate) mounts: Option<Box<dyn StartsWith>>,
     pub(crate) tasks: Tasks,
     pub(crate) replicas: Replicas,
+    pub(crate) middleware: Stack,
 }
 
 impl Shared {
@@ -144,9 +152,11 @@ impl ServerHandle {
             state_key,
             limits,
             validate_output,
+            coerce_arguments,
             mounts,
             tasks,
             replicas,
+            middleware,
         } = settings;
         let mut capabilities = offerings.capabilities();
         if catalog
@@ -163,7 +173,9 @@ impl ServerHandle {
                 replicas,
                 limits,
                 validate_output,
+                coerce_arguments,
                 mounts,
+                middleware,
                 info,
                 instructions,
                 hints,

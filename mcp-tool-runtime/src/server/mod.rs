@@ -15,6 +15,7 @@ pub(crate) mod handle;
 pub(crate) mod limits;
 pub(crate) mod listen;
 pub(crate) mod methods;
+pub mod middleware;
 #[cfg(feature = "client")]
 #[cfg_attr(docsrs, doc(cfg(feature = "client")))]
 pub mod mount;
@@ -33,8 +34,10 @@ mod mount {
         }
     }
 }
+pub(crate) mod generated;
 pub(crate) mod offerings;
 pub mod prompt;
+pub(crate) mod registered;
 pub mod replicas;
 pub(crate) mod request;
 pub mod resource;
@@ -71,6 +74,7 @@ pub use handle::ServerHandle;
 pub use limits::Limits;
 use offerings::Offerings;
 use prompt::Prompt;
+pub use registered::{OfferingKind, OfferingRecord, OfferingSet};
 use resource::{Resource, ResourceTemplate};
 pub use skills::SKILLS_EXTENSION;
 use views::UiCsp;
@@ -117,10 +121,15 @@ pub struct Server {
     pub(crate) task_settings: tasks::TaskSettings,
     pub(crate) limits: Limits,
     validate_output: Option<bool>,
+    coerce_arguments: bool,
     /// The folder of skills to serve (feature `skills`).
     skills: Option<std::path::PathBuf>,
     /// The remote servers to mount (feature `client`).
     mounts: mount::Remotes,
+    /// Prompts, resources and templates given with [`Server::offerings`].
+    offering_records: Vec<OfferingRecord>,
+    /// The middleware, in the order registered.
+    middleware: Vec<Arc<dyn middleware::Middleware>>,
 }
 
 impl Server {
@@ -154,9 +163,29 @@ impl Server {
             task_settings: tasks::TaskSettings::default(),
             limits: Limits::default(),
             validate_output: None,
+            coerce_arguments: false,
             skills: None,
             mounts: Default::default(),
+            offering_records: Vec::new(),
+            middleware: Vec::new(),
         }
+    }
+
+    /// Adds a [`Middleware`](middleware::Middleware) around every request and every tool
+    /// call. Layers run in the order added: the first added is the outermost (it sees a
+    /// call first and its result last). Without any, calls pay nothing for the feature.
+    ///
+    /// ```
+    /// use mcp_tool::middleware::{Audit, MaskErrors, RateLimit};
+    ///
+    /// let server = mcp_tool::Server::new("guarded", "1.0.0")
+    ///     .middleware(Audit)
+    ///     .middleware(RateLimit::parse("100/1m").unwrap())
+    ///     .middleware(MaskErrors);
+    /// ```
+    pub fn middleware(mut self, layer: impl middleware::Middleware) -> Self {
+        self.middleware.push(Arc::new(layer));
+        self
     }
 
     /// A human-readable title for the server.
@@ -218,8 +247,9 @@ impl Server {
         self
     }
 
-    /// Ignores the tools registered through `inventory`: only those given with
-    /// [`Server::tools`] are offered. Useful in tests.
+    /// Ignores the tools, prompts and resources registered through `inventory`: only those
+    /// given with [`Server::tools`] and [`Server::offerings`] (and the builders) are offered.
+    /// Useful in tests.
     pub fn without_registry(mut self) -> Self {
         self.use_inventory = false;
         self
@@ -319,6 +349,14 @@ impl Server {
         self
     }
 
+    /// Adds prompts, resources and templates defined with `#[prompt]`, `#[resource]` and
+    /// `#[resource_template]` explicitly (for example `Type::mcp_offerings()` of a
+    /// `#[tools(manual)]` impl block), beside the registered ones.
+    pub fn offerings(mut self, offerings: OfferingSet) -> Self {
+        self.offering_records.extend_from_slice(offerings.records());
+        self
+    }
+
     /// The domains MCP Apps views may reach (`_meta.ui.csp` of every `ui://` resource): for
     /// `fetch`/XHR/WebSocket (`connect`) and for scripts, styles, images and fonts
     /// (`resources`). Without it hosts apply their restrictive default.
@@ -415,6 +453,22 @@ impl Server {
         self
     }
 
+    /// Converts the arguments models send as the wrong JSON type, for every tool without a
+    /// setting of its own (`#[tool(coerce = false)]` keeps a tool strict): a string `"3"`
+    /// where the schema wants an integer, `"3.5"` a number, `"true"`/`"false"` a boolean,
+    /// JSON text where it wants an array or an object. Only where the input schema leaves no
+    /// doubt: a schema that also allows a string, `"yes"`, `"3.5"` for an integer are refused
+    /// by validation as before, which still checks every converted argument. Each conversion
+    /// is listed in the result's `_meta` (under
+    /// [`COERCED_META_KEY`](crate::tool::COERCED_META_KEY)) and on the call's span
+    /// (`mcp_tool.arguments.coerced`), so you see which tools models call wrongly. Off by
+    /// default (validation is strict); server binaries ([`Server::run`]) switch it on with
+    /// `MCP_TOOL_COERCE_ARGUMENTS=1`. Off, it costs nothing: the arguments are not walked.
+    pub fn coerce_arguments(mut self, on: bool) -> Self {
+        self.coerce_arguments = on;
+        self
+    }
+
     /// The bounds the server keeps whatever its clients do (message size, queued answers,
     /// waits on the client, calls in flight, sessions, the shutdown grace); see [`Limits`].
     pub fn limits(mut self, limits: Limits) -> Self {
@@ -490,6 +544,11 @@ impl Server {
             search_tool,
             keep_refs: self.keep_refs,
         });
+        // The prompts and resources of the macros are checked with the tools: every problem
+        // is reported together.
+        let mut offerings = self.offerings;
+        let given = registered::records(self.offering_records, self.use_inventory);
+        let mut problems = offerings.add_records(given, &self.services, &self.states);
         let mut catalog = Catalog::build(
             &self.name,
             records,
@@ -500,8 +559,8 @@ impl Server {
                 bytes: self.limits.max_page_bytes,
             },
             decor,
-        )?;
-        let mut problems = Vec::new();
+        )
+        .map_err(|e| StartError::new([e.problems(), &problems[..]].concat()))?;
         for tool in &self.dynamic {
             if catalog.get(tool.name()).is_some() {
                 problems.push(format!(
@@ -535,7 +594,9 @@ impl Server {
             }
         }
         tracing::debug!(tools = catalog.entries().len(), "mcp server ready");
-        let mut offerings = self.offerings;
+        for layer in &self.middleware {
+            offerings.templates.extend(layer.resource_templates());
+        }
         offerings.add_views(&catalog, self.ui_csp.as_ref())?;
         if let Some(folder) = &self.skills {
             offerings.add_skills(folder).map_err(StartError::new)?;
@@ -551,12 +612,14 @@ impl Server {
                 limits: self.limits,
                 mounts,
                 validate_output: self.validate_output.unwrap_or(cfg!(debug_assertions)),
+                coerce_arguments: self.coerce_arguments,
                 tasks: tasks::Tasks::new(
                     self.task_store
                         .unwrap_or_else(|| Arc::new(tasks::MemoryTaskStore::new())),
                     self.task_settings,
                 ),
                 replicas: replicas::Replicas::new(self.replica_store),
+                middleware: middleware::Stack::new(self.middleware),
             },
             catalog,
             offerings,

@@ -346,7 +346,7 @@ mod skills {
             let read: crate::server::resource::Reader = Arc::new(move |request| {
                 let read: crate::server::resource::HandlerFuture<Vec<ResourceContents>> =
                     Box::pin(skills.clone().read(request.uri().to_owned()));
-                read
+                Ok(read)
             });
             Some((read, CacheHints::public(FILE_TTL)))
         }

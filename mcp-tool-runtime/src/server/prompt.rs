@@ -26,11 +26,12 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::protocol::wire::{self, Icon, PromptArgument};
-use crate::protocol::{Content, Role};
+use crate::protocol::{Content, Role, RpcError};
 
+use crate::tool::extract::TypeMap;
 use crate::tool::{Ctx, ToolError};
 
-use super::resource::{Completer, HandlerFuture};
+use super::resource::{Completer, HandlerFuture, IntoHandlerError};
 
 /// One message of a prompt.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -88,6 +89,9 @@ impl From<Vec<PromptMessage>> for PromptResult {
 pub struct PromptRequest {
     pub(crate) arguments: Map<String, Value>,
     pub(crate) ctx: Ctx,
+    /// The values given to the server with `Server::state` (for the context values of
+    /// prompts defined with `#[prompt]`).
+    pub(crate) states: Arc<TypeMap>,
 }
 
 impl PromptRequest {
@@ -108,8 +112,10 @@ impl PromptRequest {
     }
 }
 
+/// Renders a prompt: refuses the request at once (bad arguments), or gives the future of
+/// its messages.
 pub(crate) type PromptHandler =
-    Arc<dyn Fn(PromptRequest) -> HandlerFuture<PromptResult> + Send + Sync>;
+    Arc<dyn Fn(PromptRequest) -> Result<HandlerFuture<PromptResult>, RpcError> + Send + Sync>;
 
 /// A prompt template the client can list and render.
 #[derive(Clone)]
@@ -198,7 +204,7 @@ impl Prompt {
         F: Fn(PromptRequest) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<PromptResult, ToolError>> + Send + 'static,
     {
-        self.get = Some(Arc::new(move |r| Box::pin(get(r))));
+        self.get = Some(Arc::new(move |r| Ok(Box::pin(get(r)))));
         self
     }
 
@@ -222,5 +228,56 @@ impl Prompt {
             arguments: &self.arguments,
             icons: &self.icons,
         }
+    }
+}
+
+/// What a `#[prompt]` function may return: text (one user message), a [`PromptMessage`],
+/// messages, a whole [`PromptResult`], or a `Result` of one of these whose error fails the
+/// `prompts/get` request (a JSON-RPC error with the error's text).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from a prompt",
+    label = "not convertible into a prompt's messages",
+    note = "return text (`String`, one user message), `PromptMessage`, `Vec<PromptMessage>`, \
+            `PromptResult`, or `Result<T, E>` of these"
+)]
+pub trait IntoPromptResult {
+    /// Converts the value into the prompt's messages, or the error that fails the request.
+    fn into_prompt_result(self) -> Result<PromptResult, ToolError>;
+}
+
+impl IntoPromptResult for PromptResult {
+    fn into_prompt_result(self) -> Result<PromptResult, ToolError> {
+        Ok(self)
+    }
+}
+
+impl IntoPromptResult for Vec<PromptMessage> {
+    fn into_prompt_result(self) -> Result<PromptResult, ToolError> {
+        Ok(self.into())
+    }
+}
+
+impl IntoPromptResult for PromptMessage {
+    fn into_prompt_result(self) -> Result<PromptResult, ToolError> {
+        Ok(vec![self].into())
+    }
+}
+
+impl IntoPromptResult for String {
+    fn into_prompt_result(self) -> Result<PromptResult, ToolError> {
+        PromptMessage::user(self).into_prompt_result()
+    }
+}
+
+impl IntoPromptResult for &'static str {
+    fn into_prompt_result(self) -> Result<PromptResult, ToolError> {
+        PromptMessage::user(self).into_prompt_result()
+    }
+}
+
+impl<T: IntoPromptResult, E: IntoHandlerError> IntoPromptResult for Result<T, E> {
+    fn into_prompt_result(self) -> Result<PromptResult, ToolError> {
+        self.map_err(IntoHandlerError::into_handler_error)?
+            .into_prompt_result()
     }
 }

@@ -23,13 +23,15 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use std::time::Duration;
 
 use crate::protocol::wire::{self, Icon};
-use crate::protocol::{CacheHints, ResourceContents};
-use crate::tool::{Ctx, ToolError};
+use crate::protocol::{CacheHints, ResourceContents, RpcError};
+use crate::tool::extract::TypeMap;
+use crate::tool::{Ctx, Json, ToolError};
 
 /// How long fixed contents stay fresh.
 const FIXED_TTL: Duration = Duration::from_secs(300);
@@ -42,8 +44,11 @@ pub use super::views::{UI_EXTENSION, UiResourceMeta};
 /// What a reader or a prompt handler returns.
 pub type HandlerFuture<T> = Pin<Box<dyn Future<Output = Result<T, ToolError>> + Send>>;
 
-pub(crate) type Reader =
-    Arc<dyn Fn(ResourceRequest) -> HandlerFuture<Vec<ResourceContents>> + Send + Sync>;
+/// Reads a resource: refuses the request at once (a template variable that does not parse),
+/// or gives the future of its contents.
+pub(crate) type Reader = Arc<
+    dyn Fn(ResourceRequest) -> Result<HandlerFuture<Vec<ResourceContents>>, RpcError> + Send + Sync,
+>;
 pub(crate) type Completer = Arc<dyn Fn(&str, &Map<String, Value>) -> Vec<String> + Send + Sync>;
 
 /// A request to read a resource.
@@ -52,6 +57,9 @@ pub struct ResourceRequest {
     pub(crate) uri: String,
     pub(crate) vars: HashMap<String, String>,
     pub(crate) ctx: Ctx,
+    /// The values given to the server with `Server::state` (for the context values of
+    /// resources defined with `#[resource]` and `#[resource_template]`).
+    pub(crate) states: Arc<TypeMap>,
 }
 
 impl ResourceRequest {
@@ -178,14 +186,23 @@ impl Resource {
         F: Fn(ResourceRequest) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Vec<ResourceContents>, ToolError>> + Send + 'static,
     {
+        Self::with_reader(
+            uri.into(),
+            name.into(),
+            Arc::new(move |r| Ok(Box::pin(read(r)))),
+        )
+    }
+
+    /// A resource read by `read`.
+    pub(crate) fn with_reader(uri: String, name: String, read: Reader) -> Self {
         Resource {
-            uri: uri.into(),
+            uri,
             described: Described {
-                name: name.into(),
+                name,
                 ..Described::default()
             },
             size: None,
-            read: Arc::new(move |r| Box::pin(read(r))),
+            read,
             cache: None,
         }
     }
@@ -326,7 +343,7 @@ impl ResourceTemplate {
         F: Fn(ResourceRequest) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Vec<ResourceContents>, ToolError>> + Send + 'static,
     {
-        self.read = Some(Arc::new(move |r| Box::pin(read(r))));
+        self.read = Some(Arc::new(move |r| Ok(Box::pin(read(r)))));
         self
     }
 
@@ -375,6 +392,136 @@ impl ResourceTemplate {
             uri_template: &self.template,
             described: self.described.wire(),
         }
+    }
+}
+
+/// The error half of a `Result` returned by a `#[prompt]` or `#[resource]` function: it fails
+/// the request with a JSON-RPC error carrying its text, as a builder's handler failing with a
+/// [`ToolError`] does. Implemented for [`ToolError`] and every `Display` type.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the error type of a prompt or a resource",
+    note = "use `ToolError`, or any type that implements `std::fmt::Display`"
+)]
+pub trait IntoHandlerError {
+    /// Converts the error.
+    fn into_handler_error(self) -> ToolError;
+}
+
+impl IntoHandlerError for ToolError {
+    fn into_handler_error(self) -> ToolError {
+        self
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<E: fmt::Display> IntoHandlerError for E {
+    fn into_handler_error(self) -> ToolError {
+        ToolError::msg(self.to_string())
+    }
+}
+
+/// What a `#[resource]` or `#[resource_template]` function may return: text (`String`),
+/// bytes (`Vec<u8>`, served base64-encoded as a blob), [`Json<T>`] (its JSON text), one or
+/// more [`ResourceContents`], or a `Result` of one of these whose error fails the read (a
+/// JSON-RPC error with the error's text).
+///
+/// Text, bytes and JSON carry the URI that was read and the MIME type the attribute gives
+/// (`mime_type = "…"`), else their own: `text/plain`, `application/octet-stream`,
+/// `application/json`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from a resource",
+    label = "not convertible into a resource's contents",
+    note = "return text (`String`), bytes (`Vec<u8>`), `Json<T>`, `ResourceContents`, \
+            `Vec<ResourceContents>`, or `Result<T, E>` of these"
+)]
+pub trait IntoResourceContents {
+    /// The MIME type of the contents when the attribute gives none (listed with the resource).
+    const MIME_TYPE: Option<&'static str> = None;
+
+    /// Converts the value into the contents of the resource `uri`, of type `mime_type` (the
+    /// attribute's) when given; or the error that fails the read.
+    fn into_contents(
+        self,
+        uri: &str,
+        mime_type: Option<&str>,
+    ) -> Result<Vec<ResourceContents>, ToolError>;
+}
+
+impl IntoResourceContents for String {
+    const MIME_TYPE: Option<&'static str> = Some("text/plain");
+
+    fn into_contents(
+        self,
+        uri: &str,
+        mime_type: Option<&str>,
+    ) -> Result<Vec<ResourceContents>, ToolError> {
+        let mime_type = mime_type.or(Self::MIME_TYPE).unwrap_or_default();
+        Ok(vec![ResourceContents::text(uri, mime_type, self)])
+    }
+}
+
+impl IntoResourceContents for &'static str {
+    const MIME_TYPE: Option<&'static str> = Some("text/plain");
+
+    fn into_contents(
+        self,
+        uri: &str,
+        mime_type: Option<&str>,
+    ) -> Result<Vec<ResourceContents>, ToolError> {
+        self.to_owned().into_contents(uri, mime_type)
+    }
+}
+
+impl IntoResourceContents for Vec<u8> {
+    const MIME_TYPE: Option<&'static str> = Some("application/octet-stream");
+
+    fn into_contents(
+        self,
+        uri: &str,
+        mime_type: Option<&str>,
+    ) -> Result<Vec<ResourceContents>, ToolError> {
+        let mime_type = mime_type.or(Self::MIME_TYPE).unwrap_or_default();
+        Ok(vec![ResourceContents::blob(uri, mime_type, self)])
+    }
+}
+
+impl<T: Serialize> IntoResourceContents for Json<T> {
+    const MIME_TYPE: Option<&'static str> = Some("application/json");
+
+    fn into_contents(
+        self,
+        uri: &str,
+        mime_type: Option<&str>,
+    ) -> Result<Vec<ResourceContents>, ToolError> {
+        let text = serde_json::to_string(&self.0)
+            .map_err(|e| ToolError::msg(format!("failed to serialize `{uri}`: {e}")))?;
+        let mime_type = mime_type.or(Self::MIME_TYPE).unwrap_or_default();
+        Ok(vec![ResourceContents::text(uri, mime_type, text)])
+    }
+}
+
+impl IntoResourceContents for ResourceContents {
+    fn into_contents(self, _: &str, _: Option<&str>) -> Result<Vec<ResourceContents>, ToolError> {
+        Ok(vec![self])
+    }
+}
+
+impl IntoResourceContents for Vec<ResourceContents> {
+    fn into_contents(self, _: &str, _: Option<&str>) -> Result<Vec<ResourceContents>, ToolError> {
+        Ok(self)
+    }
+}
+
+impl<T: IntoResourceContents, E: IntoHandlerError> IntoResourceContents for Result<T, E> {
+    const MIME_TYPE: Option<&'static str> = T::MIME_TYPE;
+
+    fn into_contents(
+        self,
+        uri: &str,
+        mime_type: Option<&str>,
+    ) -> Result<Vec<ResourceContents>, ToolError> {
+        self.map_err(IntoHandlerError::into_handler_error)?
+            .into_contents(uri, mime_type)
     }
 }
 

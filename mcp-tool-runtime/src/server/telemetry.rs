@@ -12,6 +12,10 @@
 //! - The tool call: a span of kind `INTERNAL` named `execute_tool {gen_ai.tool.name}`, with
 //!   `gen_ai.operation.name` and `gen_ai.tool.name`, around the tool's own work (validation,
 //!   the call, shaping its result); the tool's own `tracing` events and spans sit inside it.
+//!   When arguments a model sent as the wrong JSON type were converted (`coerce`), it has
+//!   `mcp_tool.arguments.coerced`: the conversions as the result's `_meta` lists them, a JSON
+//!   array of `{"argument", "from", "to"}` (this crate's own namespace, `mcp_tool`, as no
+//!   convention names this).
 //! - Errors: a JSON-RPC error sets `error.type` and `rpc.response.status_code` to its code and
 //!   the status to `ERROR` with the error's message; a result with `isError` sets `error.type`
 //!   to `tool_error` and the status to `ERROR`.
@@ -164,11 +168,20 @@ pub(crate) fn tool_span(name: &str) -> Span {
         gen_ai.tool.name = name,
         error.type = Empty,
         rpc.response.status_code = Empty,
+        mcp_tool.arguments.coerced = Empty,
     );
     if !span.is_disabled() {
         span.record("otel.name", format!("execute_tool {name}"));
     }
     span
+}
+
+/// Records on a tool call's span the arguments converted before validation (`coerced`, the
+/// JSON array of the result's `_meta`).
+pub(crate) fn record_coerced(span: &Span, coerced: impl FnOnce() -> serde_json::Value) {
+    if !span.is_disabled() {
+        span.record("mcp_tool.arguments.coerced", coerced().to_string());
+    }
 }
 
 /// Runs a tool call in its span (`tool`), then records how it ended there and, when the call

@@ -11,6 +11,7 @@ use schemars::{Schema, SchemaGenerator};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::coerce::Coercion;
 use super::def::{
     Annotations, ListedSchemas, TaskSupport, ToolDef, generator, reserved_meta_key, resolve_ref,
     retain_referenced,
@@ -64,6 +65,7 @@ pub struct DefBuilder {
     /// `invoking` and `invoked` status texts.
     status: (Option<String>, Option<String>),
     task_support: TaskSupport,
+    coercion: Coercion,
 }
 
 impl DefBuilder {
@@ -96,6 +98,7 @@ impl DefBuilder {
             icons: None,
             status: (None, None),
             task_support: TaskSupport::Forbidden,
+            coercion: Coercion::default(),
         }
     }
 
@@ -208,6 +211,11 @@ impl DefBuilder {
     pub fn task_support(&mut self, support: TaskSupport) -> &mut Self {
         self.task_support = support;
         self
+    }
+
+    /// Which arguments a model sent as the wrong JSON type may be converted (`coerce`).
+    pub fn coercion(&mut self) -> &mut Coercion {
+        &mut self.coercion
     }
 
     /// Limits how long one call may run (`timeout = "30s"`).
@@ -428,6 +436,8 @@ impl DefBuilder {
                 ));
             }
         }
+        self.problems
+            .extend(self.coercion.unknown_arguments(&input_schema));
         if !self.problems.is_empty() {
             return Err(self.problems);
         }
@@ -502,6 +512,7 @@ impl DefBuilder {
             scopes: self.scopes.into(),
             listed,
             refs_kept,
+            coercion: self.coercion,
         })
     }
 

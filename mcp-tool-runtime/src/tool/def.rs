@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use crate::protocol::ProtocolVersion;
 use crate::protocol::wire::{self, ToolAnnotations};
 
+use super::coerce::{Coerced, Coercion};
 use super::headers::ParamHeader;
 use super::validate::{ValidationError, Validator};
 
@@ -126,6 +127,8 @@ pub struct ToolDef {
     pub(crate) listed: Option<Box<ListedSchemas>>,
     /// Why a schema keeps its references (a recursive type), when one does.
     pub(crate) refs_kept: Option<String>,
+    /// Which arguments a model got wrong may be converted (`coerce`).
+    pub(crate) coercion: Coercion,
 }
 
 /// A tool's derived schemas with their definitions inlined, as `tools/list` shows them
@@ -353,6 +356,23 @@ impl ToolDef {
     /// with the path of the offending field (one per line when shown).
     pub fn validate(&self, arguments: &Value) -> Result<(), ValidationError> {
         self.validator.check(arguments)
+    }
+
+    /// Whether some argument of a call may be converted, the server's switch being `server`.
+    pub(crate) fn may_coerce(&self, server: bool) -> bool {
+        self.coercion.enabled(server)
+    }
+
+    /// Converts the arguments of a call that a model sent as the wrong JSON type, where the
+    /// input schema leaves no doubt and the tool's settings (or, where it has none, the
+    /// server's switch `server`) allow it; `None` when nothing was converted. With coercion
+    /// off for every argument, the arguments are not looked at.
+    pub(crate) fn coerce(
+        &self,
+        arguments: &mut Map<String, Value>,
+        server: bool,
+    ) -> Option<Coerced> {
+        self.coercion.apply(server, &self.input_schema, arguments)
     }
 }
 

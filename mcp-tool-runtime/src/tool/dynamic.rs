@@ -196,6 +196,7 @@ pub struct DynamicTool {
     always_visible: bool,
     task_support: TaskSupport,
     scopes: Vec<String>,
+    coerce: Option<bool>,
     handler: Arc<dyn Fn(ToolCall) -> BoxFuture + Send + Sync>,
 }
 
@@ -233,6 +234,7 @@ impl DynamicTool {
             always_visible: false,
             task_support: TaskSupport::Forbidden,
             scopes: Vec::new(),
+            coerce: None,
             handler: Arc::new(move |call: ToolCall| -> BoxFuture {
                 let args = DynamicArgs {
                     arguments: call.arguments,
@@ -344,6 +346,36 @@ impl DynamicTool {
         self
     }
 
+    /// Converts the arguments a model sent as the wrong JSON type where the input schema
+    /// leaves no doubt (`"3"` for an integer, `"true"` for a boolean, JSON text for an array
+    /// or object), before validation (as `#[tool(coerce)]`); `false` keeps the tool strict
+    /// even when the server converts (`Server::coerce_arguments`).
+    ///
+    /// ```
+    /// use mcp_tool::dynamic::{DynamicTool, ToolProperty};
+    /// use mcp_tool::{Server, ToolResult};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let double = DynamicTool::new("double", "Double a number.", |args| async move {
+    ///     let n = args.arguments["n"].as_i64().unwrap_or_default();
+    ///     ToolResult::text((n * 2).to_string())
+    /// })
+    /// .property(ToolProperty::integer("n").required())
+    /// .coerce(true);
+    ///
+    /// let server = Server::new("dyn", "1.0.0").without_registry().dynamic_tool(double);
+    /// let server = server.build().unwrap();
+    /// let result = server.call("double", serde_json::json!({"n": "21"})).await.unwrap();
+    /// assert_eq!(result.text_content(), "42");
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn coerce(mut self, on: bool) -> Self {
+        self.coerce = Some(on);
+        self
+    }
+
     /// The definition, built and checked as `#[tool]` ones are, and how the tool runs.
     pub(crate) fn define(&self, server: &str) -> Result<(ToolDef, Call), Vec<String>> {
         let mut def = DefBuilder::for_server(self.name.clone(), server);
@@ -357,6 +389,9 @@ impl DynamicTool {
             .always_visible(self.always_visible)
             .task_support(self.task_support)
             .scopes(&self.scopes);
+        if let Some(on) = self.coerce {
+            def.coercion().arguments(on);
+        }
         if let Some(t) = &self.title {
             def.title(t.clone());
         }

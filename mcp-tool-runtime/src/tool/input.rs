@@ -271,6 +271,7 @@ pub(crate) struct UntilInput<'a, F> {
 }
 
 /// What a call came to.
+#[derive(Debug)]
 pub(crate) enum Finish<T> {
     /// It finished.
     Done(T),

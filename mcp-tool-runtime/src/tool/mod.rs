@@ -8,6 +8,7 @@
 //! session implements, and the server hands it the states it was given.
 
 pub(crate) mod builder;
+pub(crate) mod coerce;
 pub(crate) mod context;
 pub(crate) mod def;
 pub(crate) mod dynamic;
@@ -26,6 +27,7 @@ pub(crate) mod sync;
 pub(crate) mod validate;
 
 pub use builder::{DefBuilder, ParamSpec};
+pub use coerce::{COERCED_META_KEY, Coercion};
 pub use context::{
     Batch, CancellationToken, ClientInfo, Ctx, Identity, Logger, Progress, ToolManager,
 };
@@ -42,7 +44,8 @@ pub use interact::{
 pub use logging::ClientLogLayer;
 pub use record::{BoxFuture, ServiceType, ToolRecord, ToolSet};
 pub use result::{
-    ERROR_META_KEY, IntoContent, IntoToolError, IntoToolResult, Json, ToolError, ToolResult,
+    ERROR_META_KEY, IntoContent, IntoToolError, IntoToolResult, Json, Summarized, ToolError,
+    ToolResult,
 };
 pub use structured::Structured;
 pub use validate::{ValidationError, Violation};

@@ -4,7 +4,8 @@
 //! [`ToolResult`] is MCP's `CallToolResult` itself: serializing it writes the wire form. A
 //! version without structured content gets a view of it (`respond`). Structured content is
 //! JSON text ([`Structured`]), serialized once: a `Json<T>` is written as it is, both as
-//! `structuredContent` and as its text copy.
+//! `structuredContent` and as its text copy; a [`Summarized`] one has a summary for the model
+//! in place of the copy (`summary`).
 
 use std::borrow::Cow;
 use std::fmt;
@@ -43,6 +44,19 @@ pub struct ToolResult {
     /// this is for a request the protocol itself refuses.
     #[serde(skip)]
     pub protocol_error: Option<RpcError>,
+    /// Whether `is_error` comes from no message written for the model: a panic, or a
+    /// `Result`'s error that is no [`ToolError`] (an `io::Error`, an `anyhow::Error`…, or one
+    /// `?` turned into a `ToolError`). The text is then whatever that error displays, which
+    /// may say more than a model should read: [`MaskErrors`](crate::server::middleware::MaskErrors)
+    /// replaces it (not sent to the client).
+    #[serde(skip)]
+    pub internal_error: bool,
+    /// Whether `content` is a summary of `structured_content` written for the model (a
+    /// [`Summarized`] result) rather than its JSON copy: a client of a protocol version
+    /// without structured content (before 2025-06-18) gets the JSON text of
+    /// `structured_content` in its place, so it still gets the data (not sent to the client).
+    #[serde(skip)]
+    pub summarized: bool,
 }
 
 impl ToolResult {
@@ -307,6 +321,8 @@ struct ErrorFields {
     retryable: bool,
     enable_tools: Vec<String>,
     disable_tools: Vec<String>,
+    /// Made by `?` from another error type (`From`), not written by the author.
+    internal: bool,
 }
 
 impl ToolError {
@@ -319,6 +335,7 @@ impl ToolError {
             retryable: false,
             enable_tools: Vec::new(),
             disable_tools: Vec::new(),
+            internal: false,
         }))
     }
 
@@ -331,6 +348,7 @@ impl ToolError {
             retryable: false,
             enable_tools: Vec::new(),
             disable_tools: Vec::new(),
+            internal: false,
         }))
     }
 
@@ -415,13 +433,16 @@ impl fmt::Debug for ToolError {
 
 impl<E: std::error::Error> From<E> for ToolError {
     fn from(e: E) -> Self {
-        ToolError::msg(e.to_string())
+        let mut error = ToolError::msg(e.to_string());
+        error.0.internal = true;
+        error
     }
 }
 
 impl IntoToolResult for ToolError {
     fn into_tool_result(self) -> ToolResult {
         let mut result = ToolResult::error(self.render());
+        result.internal_error = self.0.internal;
         let detail = ErrorDetail {
             code: self.0.code.as_deref(),
             message: &self.0.message,
@@ -472,7 +493,10 @@ impl IntoToolError for ToolError {
 
 impl<E: fmt::Display> IntoToolError for E {
     fn into_tool_error(self) -> ToolResult {
-        ToolResult::error(self.to_string())
+        ToolResult {
+            internal_error: true,
+            ..ToolResult::error(self.to_string())
+        }
     }
 }
 
@@ -490,6 +514,9 @@ impl<T: IntoToolResult, E: IntoToolError> IntoToolResult for Result<T, E> {
 }
 
 mod respond;
+pub(crate) mod summary;
+
+pub use summary::Summarized;
 
 #[cfg(test)]
 mod tests {

@@ -122,7 +122,10 @@ pub(crate) fn panic_result(panic: Option<Box<dyn Any + Send>>) -> ToolResult {
         })
         .unwrap_or_else(|| "the tool panicked".to_owned());
     tracing::error!(panic = %why, "tool panicked");
-    ToolResult::error(format!("internal error: the tool panicked: {why}"))
+    ToolResult {
+        internal_error: true,
+        ..ToolResult::error(format!("internal error: the tool panicked: {why}"))
+    }
 }
 
 /// Polls a boxed future, turning a panic into an `Err`.

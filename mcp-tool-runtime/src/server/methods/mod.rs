@@ -4,7 +4,8 @@
 //! below them (the session, the shared server, the catalog, the task store).
 //!
 //! - `lifecycle`: `initialize`, `ping`, `logging/setLevel`, `server/discover`;
-//! - `tools`: `tools/list`, `tools/call`, with `task_run` (a call that runs as a task);
+//! - `tools`: `tools/list`, `tools/call`, with `task_run` (a call that runs as a task) and `run`
+//!   (one call run: middleware, argument conversion, validation, the tool, its result);
 //! - `resources`, `prompts` (sharing `offered`), `completion`;
 //! - `tasks`: the tasks methods and a task's wire shapes;
 //! - `skills`: the skills extension's methods;
@@ -15,6 +16,7 @@ pub(crate) mod lifecycle;
 mod offered;
 pub(crate) mod prompts;
 pub(crate) mod resources;
+mod run;
 pub(crate) mod skills;
 pub(crate) mod subscriptions;
 pub(crate) mod task_run;

@@ -47,6 +47,11 @@ pub(crate) fn get(cx: &Cx<'_>, request: &Request<'_>) {
     let request = PromptRequest {
         arguments,
         ctx: ctx.clone(),
+        states: cx.server().shared.states.clone(),
     };
-    offered::spawn(cx, ctx, binding, get(request), |result| (result, None));
+    // A prompt defined with `#[prompt]` refuses arguments it cannot take before it runs.
+    match get(request) {
+        Ok(rendering) => offered::spawn(cx, ctx, binding, rendering, |result| (result, None)),
+        Err(e) => cx.refuse(&e),
+    }
 }

@@ -77,10 +77,16 @@ pub(crate) fn read(cx: &Cx<'_>, request: &Request<'_>) {
         uri,
         vars,
         ctx: ctx.clone(),
+        states: cx.server().shared.states.clone(),
     };
-    offered::spawn(cx, ctx, binding, read(request), move |contents| {
-        (ReadResourceResult { contents }, Some(hints))
-    });
+    // A template defined with `#[resource_template]` refuses a variable it cannot parse
+    // before it runs.
+    match read(request) {
+        Ok(reading) => offered::spawn(cx, ctx, binding, reading, move |contents| {
+            (ReadResourceResult { contents }, Some(hints))
+        }),
+        Err(e) => cx.refuse(&e),
+    }
 }
 
 /// `resources/subscribe` (a session's).

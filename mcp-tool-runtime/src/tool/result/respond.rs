@@ -108,12 +108,18 @@ impl ToolResult {
         if version.has_structured() {
             return jsonrpc::sized_result_response(id, self, size);
         }
+        // A summary stands for structured content this version cannot carry: the client gets
+        // the JSON text instead, as it would without the summary.
+        let copy;
+        let content = match &self.structured_content {
+            Some(structured) if self.summarized => {
+                copy = [Content::text(structured.get())];
+                &copy[..]
+            }
+            _ => &self.content[..],
+        };
         let unstructured = UnstructuredCallToolResult {
-            content: self
-                .content
-                .iter()
-                .map(|c| c.for_version(version))
-                .collect(),
+            content: content.iter().map(|c| c.for_version(version)).collect(),
             is_error: self.is_error,
             meta: self.meta.as_ref(),
         };
@@ -216,6 +222,35 @@ mod tests {
             plain, 12,
             "the first six results, in the two shapes with structured content"
         );
+    }
+
+    #[test]
+    fn older_versions_get_the_json_text_in_place_of_a_summary() {
+        let result = Json(json!({"id": 1}))
+            .with_summary(|_| "one user".into())
+            .into_tool_result();
+        let content = |version| {
+            let text = result.respond("1", version, &Implementation::default());
+            serde_json::from_str::<Value>(&text).unwrap()["result"]["content"].clone()
+        };
+        for version in [ProtocolVersion::V2024_11_05, ProtocolVersion::V2025_03_26] {
+            assert_eq!(
+                content(version),
+                json!([{"type": "text", "text": "{\"id\":1}"}]),
+                "{version:?}"
+            );
+        }
+        for version in [
+            ProtocolVersion::V2025_06_18,
+            ProtocolVersion::V2025_11_25,
+            ProtocolVersion::V2026_07_28,
+        ] {
+            assert_eq!(
+                content(version),
+                json!([{"type": "text", "text": "one user"}]),
+                "{version:?}"
+            );
+        }
     }
 
     #[test]

@@ -1,0 +1,7 @@
+use mcp_tool::prelude::*;
+
+/// Not a function.
+#[prompt]
+struct Greeting;
+
+fn main() {}

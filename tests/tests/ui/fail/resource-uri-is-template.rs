@@ -1,0 +1,9 @@
+use mcp_tool::prelude::*;
+
+/// A page.
+#[resource("docs://pages/{slug}")]
+fn page() -> String {
+    "# Page".into()
+}
+
+fn main() {}
