@@ -687,3 +687,62 @@ fn every_server_binary_switches_the_built_ins_on_from_its_environment() {
         );
     }
 }
+
+#[tokio::test]
+async fn over_http_a_layer_of_ones_own_refuses_and_marks_in_both_eras() {
+    let log: Log = Arc::default();
+    let endpoint = serve_http(
+        server()
+            .middleware(Marker {
+                name: "gate",
+                log: log.clone(),
+                refuse: Some("resources/list"),
+            })
+            // Its kept results make the server one with resources: `resources/list` exists.
+            .middleware(ResultBudget::new(4096)),
+    )
+    .await;
+    // 2025-11-25: a session.
+    let session = endpoint.session(None).await;
+    let post = |body: Value| {
+        let request = endpoint.in_session(None, &session).body(body.to_string());
+        mcp_tool_tests::raw_http::send(request)
+    };
+    let refused = post(json!({"jsonrpc": "2.0", "id": 5, "method": "resources/list"}))
+        .await
+        .body;
+    assert_eq!(
+        refused["error"]["message"], "gate refuses resources/list",
+        "{refused}"
+    );
+    let call = json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call",
+                      "params": {"name": "mw_echo", "arguments": {"text": "hi"}}});
+    let marked = post(call).await.body;
+    assert_eq!(
+        marked["result"]["content"][1]["text"], "marked by gate",
+        "{marked}"
+    );
+    // 2026-07-28.
+    let refused = endpoint
+        .stateless(None, "resources/list", None, json!({}))
+        .await
+        .body;
+    assert_eq!(
+        refused["error"]["message"], "gate refuses resources/list",
+        "{refused}"
+    );
+    let marked = endpoint
+        .stateless(
+            None,
+            "tools/call",
+            Some("mw_echo"),
+            json!({"name": "mw_echo", "arguments": {"text": "hi"}}),
+        )
+        .await
+        .body;
+    assert_eq!(
+        marked["result"]["content"][1]["text"], "marked by gate",
+        "{marked}"
+    );
+    assert_eq!(marked["result"]["resultType"], "complete", "{marked}");
+}
