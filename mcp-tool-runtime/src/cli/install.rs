@@ -163,6 +163,11 @@ pub(super) fn parse(args: &[String]) -> Result<InstallOptions, String> {
             }
             "--dry-run" => dry_run = true,
             "--name" => match value.filter(|v| !v.is_empty()) {
+                Some(v) if v.chars().any(char::is_control) || v.chars().count() > 100 => {
+                    return Err(format!(
+                        "`--name {v:?}`: an entry's name is at most 100 characters, none of them a control character"
+                    ));
+                }
                 Some(v) => {
                     name = Some(v.clone());
                     i += 1;
@@ -369,18 +374,62 @@ fn run(server_name: &str, options: &InstallOptions) -> Result<String, String> {
     ))
 }
 
+/// The largest configuration file read: far beyond any host's (a large `~/.claude.json` is a
+/// few tens of MiB), so that a wrong path cannot take the memory.
+const MAX_CONFIG_BYTES: u64 = 256 << 20;
+
+/// The bytes of a configuration file, `None` when there is none; a file that is not a
+/// regular file (a folder, a FIFO that would block, a device) or is over
+/// [`MAX_CONFIG_BYTES`] is an error, and is not read.
+fn read_bytes(file: &Path) -> io::Result<Option<Vec<u8>>> {
+    use std::io::Read as _;
+    let opened = match fs::metadata(file) {
+        Ok(meta) if !meta.is_file() => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "it is not a regular file",
+            ));
+        }
+        Ok(meta) if meta.len() > MAX_CONFIG_BYTES => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("it is over {} MiB", MAX_CONFIG_BYTES >> 20),
+            ));
+        }
+        Ok(_) => fs::File::open(file),
+        Err(e) => Err(e),
+    };
+    let mut bytes = Vec::new();
+    match opened {
+        Ok(f) => {
+            f.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes)?;
+            if bytes.len() as u64 > MAX_CONFIG_BYTES {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("it is over {} MiB", MAX_CONFIG_BYTES >> 20),
+                ));
+            }
+            Ok(Some(bytes))
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// The file's text, `None` when there is none.
 fn read(file: &Path) -> Result<Option<String>, String> {
-    match fs::read(file) {
-        Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|e| {
-            format!(
-                "`{}` is not UTF-8 text ({e}); left untouched",
-                file.display()
-            )
-        }),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("cannot read `{}`: {e}", file.display())),
-    }
+    let bytes = read_bytes(file)
+        .map_err(|e| format!("cannot read `{}`: {e}; left untouched", file.display()))?;
+    bytes
+        .map(|bytes| {
+            String::from_utf8(bytes).map_err(|e| {
+                format!(
+                    "`{}` is not UTF-8 text ({e}); left untouched",
+                    file.display()
+                )
+            })
+        })
+        .transpose()
 }
 
 /// `FILE.bak`, beside `file`.
@@ -459,9 +508,8 @@ fn write(file: &Path, before: Option<&str>, text: &str, backup: Option<&Path>) -
         fs::create_dir_all(folder)?;
     }
     let temporary = temporary_file(folder, file, text, permissions)?;
-    let now = match fs::read(file) {
-        Ok(bytes) => Some(bytes),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+    let now = match read_bytes(file) {
+        Ok(bytes) => bytes,
         Err(e) => {
             let _ = fs::remove_file(&temporary);
             return Err(e);
@@ -535,6 +583,28 @@ mod tests {
     }
 
     #[test]
+    fn a_folder_or_a_file_over_the_bound_is_refused_unread() {
+        let dir =
+            std::env::temp_dir().join(format!("mcp-tool-install-read-{}", std::process::id()));
+        fs::create_dir_all(dir.join("folder.json")).unwrap();
+        let e = read(&dir.join("folder.json")).unwrap_err();
+        assert!(e.contains("not a regular file"), "{e}");
+        // Sparse: its length is over the bound, its blocks nothing.
+        let huge = dir.join("huge.json");
+        fs::File::create(&huge)
+            .unwrap()
+            .set_len(MAX_CONFIG_BYTES + 1)
+            .unwrap();
+        let e = read(&huge).unwrap_err();
+        assert!(
+            e.contains("over 256 MiB") && e.contains("left untouched"),
+            "{e}"
+        );
+        assert_eq!(read(&dir.join("absent.json")), Ok(None));
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn the_command_line_names_a_host_and_the_servers_arguments_follow_two_dashes() {
         let o = parse(&args(&[
             "cursor",
@@ -567,6 +637,7 @@ mod tests {
             (&["vscode", "cursor"], "takes one host"),
             (&["vscode", "--env", "=1"], "is not a variable's name"),
             (&["vscode", "--name"], "`--name` needs"),
+            (&["vscode", "--name", "a\nb"], "control character"),
             (&["vscode", "--env", "--"], "`--env` needs"),
         ] {
             let e = parse(&args(line)).err().unwrap_or_default();

@@ -117,7 +117,9 @@ impl ResultBudget {
             Entry {
                 principal,
                 json: whole,
-                until: Instant::now() + self.keep_for,
+                until: Instant::now()
+                    .checked_add(self.keep_for)
+                    .unwrap_or_else(|| Instant::now() + Duration::from_secs(365 * 24 * 3600)),
             },
         );
         let mut room = self.max_bytes.saturating_sub(NOTE_ROOM);

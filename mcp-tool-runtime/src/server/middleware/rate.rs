@@ -85,7 +85,7 @@ impl Bucket {
         Bucket {
             tokens,
             at: now,
-            full_at: now + Duration::from_secs_f64(refill.max(0.0)),
+            full_at: now.checked_add(seconds(refill)).unwrap_or(now + FAR),
         }
     }
 }
@@ -203,12 +203,7 @@ impl RateLimit {
             .into_iter()
             .flatten()
             .filter(|(tokens, _)| *tokens < 1.0)
-            .map(|(tokens, rate)| {
-                (
-                    Duration::from_secs_f64((1.0 - tokens) / rate.refill()),
-                    rate,
-                )
-            })
+            .map(|(tokens, rate)| (seconds((1.0 - tokens) / rate.refill()), rate))
             .max_by_key(|(wait, _)| *wait);
         if let Some(wait) = wait {
             return Err(wait);
@@ -238,6 +233,15 @@ impl RateLimit {
         Ok(())
     }
 }
+
+/// A number of seconds as a duration, whatever the rate made of it (a rate of one call in
+/// centuries gives waits no `Instant` can be moved by: they are capped).
+fn seconds(secs: f64) -> Duration {
+    Duration::try_from_secs_f64(secs.max(0.0)).map_or(FAR, |d| d.min(FAR))
+}
+
+/// The longest wait or refill counted: a year.
+const FAR: Duration = Duration::from_secs(365 * 24 * 3600);
 
 /// The tokens a bucket has at `now`.
 fn filled(bucket: &Bucket, rate: Rate, now: Instant) -> f64 {
@@ -370,6 +374,15 @@ mod tests {
             limit.take(&format!("address {i}"), "add", t0).unwrap();
         }
         assert!(lock(&limit.buckets).len() <= MAX_PRINCIPALS);
+    }
+
+    #[test]
+    fn a_rate_of_one_call_in_ages_waits_at_most_a_year_and_never_panics() {
+        let limit = RateLimit::new(Rate::new(1, Duration::from_secs(u64::MAX / 2)).unwrap());
+        let t0 = Instant::now();
+        limit.take("alice", "add", t0).unwrap();
+        let (wait, _) = limit.take("alice", "add", t0).unwrap_err();
+        assert_eq!(wait, FAR);
     }
 
     #[test]
