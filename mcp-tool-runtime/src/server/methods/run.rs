@@ -22,31 +22,45 @@ use crate::tool::{Batch, Ctx, Structured, ToolCall, ToolResult, integers, loggin
 
 /// Runs a call through the server's middleware (if any), then [`run_entry`] — through the
 /// conversion of its arguments (`coerced`) where the tool or the server allows one. A call
-/// with neither pays one check for each.
+/// with neither pays one check for each: the other path is a boxed future of its own, so it
+/// adds nothing to the size of this one.
 pub(crate) async fn run_tool(
     server: &ServerHandle,
     entry: &Entry,
     arguments: Map<String, Value>,
     ctx: Ctx,
 ) -> Finish<ToolResult> {
-    let stack = &server.shared.middleware;
     let coerce = entry.def.may_coerce(server.shared.coerce_arguments);
-    if stack.is_empty() && !coerce {
+    if server.shared.middleware.is_empty() && !coerce {
         return run_entry(server, entry, arguments, ctx).await;
     }
-    let tool = |arguments| -> CallFuture<'_> {
-        let ctx = ctx.clone();
-        Box::pin(async move {
-            CallOutcome(match coerce {
-                true => coerced(server, entry, arguments, ctx, run_entry).await,
-                false => run_entry(server, entry, arguments, ctx).await,
+    wrapped(server, entry, arguments, ctx, coerce).await
+}
+
+/// [`run_tool`] with middleware or coercion.
+fn wrapped<'a>(
+    server: &'a ServerHandle,
+    entry: &'a Entry,
+    arguments: Map<String, Value>,
+    ctx: Ctx,
+    coerce: bool,
+) -> Pin<Box<dyn Future<Output = Finish<ToolResult>> + Send + 'a>> {
+    Box::pin(async move {
+        let tool = |arguments| -> CallFuture<'_> {
+            let ctx = ctx.clone();
+            Box::pin(async move {
+                CallOutcome(match coerce {
+                    true => coerced(server, entry, arguments, ctx, run_entry).await,
+                    false => run_entry(server, entry, arguments, ctx).await,
+                })
             })
-        })
-    };
-    if stack.is_empty() {
-        return tool(arguments).await.0;
-    }
-    stack.call(arguments, &ctx, &tool).await
+        };
+        let stack = &server.shared.middleware;
+        if stack.is_empty() {
+            return tool(arguments).await.0;
+        }
+        stack.call(arguments, &ctx, &tool).await
+    })
 }
 
 /// Validates the arguments, runs the tool (catching a panic, within its time limit) and
