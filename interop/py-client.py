@@ -24,10 +24,7 @@ Prints one JSON line summarizing what it saw; exits 1 if any check failed.
 
 from __future__ import annotations
 
-import asyncio
-import json
 import sys
-from importlib.metadata import version
 from typing import Any
 
 import mcp.types as types
@@ -35,7 +32,8 @@ from mcp import Client, ClientSession, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult
 
-MODES = ("auto", "2026-07-28", "legacy")
+from py_report import MODES, checker, new_summary, report
+
 
 # Records what the server/discover probe got back (the client's own negotiation code calls it).
 PROBES: list[dict[str, Any]] = []
@@ -60,12 +58,7 @@ def text_of(result: CallToolResult) -> str:
 
 
 async def run(mode: str, transport: str, target: str, rest: list[str], summary: dict[str, Any]) -> None:
-    failures: list[str] = summary["failures"]
-
-    def check(name: str, ok: bool, detail: Any = None) -> bool:
-        if not ok:
-            failures.append(name if detail is None else f"{name}: {json.dumps(detail, default=str)}")
-        return ok
+    check = checker(summary)
 
     server: Any = StdioServerParameters(command=target, args=rest) if transport == "stdio" else target
     async with Client(server, mode=mode, read_timeout_seconds=30) as client:  # type: ignore[arg-type]
@@ -168,24 +161,8 @@ def main() -> int:
         )
         return 2
     mode, transport, target, *rest = sys.argv[1:]
-    summary: dict[str, Any] = {
-        "client": "python-sdk",
-        "sdkVersion": version("mcp"),
-        "mode": mode,
-        "transport": transport,
-        "ok": False,
-        "failures": [],
-    }
-    try:
-        # Never hang: the whole run gets 60 s.
-        asyncio.run(asyncio.wait_for(run(mode, transport, target, rest, summary), 60))
-    except BaseException as e:  # noqa: BLE001 - report anything, then fail
-        while isinstance(e, BaseExceptionGroup) and len(e.exceptions) == 1:
-            e = e.exceptions[0]
-        summary["failures"].append(f"exception: {type(e).__name__}: {e}")
-    summary["ok"] = not summary["failures"]
-    print(json.dumps(summary, default=str), flush=True)
-    return 0 if summary["ok"] else 1
+    summary = new_summary(mode, transport)
+    return report(summary, lambda: run(mode, transport, target, rest, summary))
 
 
 if __name__ == "__main__":

@@ -28,12 +28,10 @@ Prints one JSON line summarizing what it saw; exits 1 if any check failed.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import sys
 from contextlib import AsyncExitStack
-from importlib.metadata import version
 from typing import Any
 
 import mcp.client.client as client_module
@@ -42,8 +40,9 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from py_report import MODES, checker, new_summary, report
+
 SUMMARY = "A short note about the moon."
-MODES = ("auto", "2026-07-28", "legacy")
 
 # Records every InputRequiredResult the client's own retry loop drives (2026-07-28 only): what it
 # asked for, whether it carried a requestState, and how many retries it took.
@@ -74,12 +73,7 @@ def text_of(result: types.CallToolResult) -> str:
 
 
 async def run(mode: str, root: str, password: str, transport: str, target: list[str], summary: dict[str, Any]) -> None:
-    failures: list[str] = summary["failures"]
-
-    def check(name: str, ok: bool, detail: Any = None) -> bool:
-        if not ok:
-            failures.append(name if detail is None else f"{name}: {json.dumps(detail, default=str)}")
-        return ok
+    check = checker(summary)
 
     elicitations: list[dict[str, Any]] = summary["elicitations"]
     samplings: list[dict[str, Any]] = summary["samplings"]
@@ -205,26 +199,8 @@ def main() -> int:
         )
         return 2
     mode, root, password, transport, *target = args
-    summary: dict[str, Any] = {
-        "client": "python-sdk",
-        "sdkVersion": version("mcp"),
-        "mode": mode,
-        "transport": transport,
-        "ok": False,
-        "failures": [],
-        "elicitations": [],
-        "samplings": [],
-    }
-    try:
-        # Never hang: the whole run gets 60 s.
-        asyncio.run(asyncio.wait_for(run(mode, root, password, transport, target, summary), 60))
-    except BaseException as e:  # noqa: BLE001 - report anything, then fail
-        while isinstance(e, BaseExceptionGroup) and len(e.exceptions) == 1:
-            e = e.exceptions[0]
-        summary["failures"].append(f"exception: {type(e).__name__}: {e}")
-    summary["ok"] = not summary["failures"]
-    print(json.dumps(summary, default=str), flush=True)
-    return 0 if summary["ok"] else 1
+    summary = new_summary(mode, transport, elicitations=[], samplings=[])
+    return report(summary, lambda: run(mode, root, password, transport, target, summary))
 
 
 if __name__ == "__main__":

@@ -25,18 +25,16 @@ Prints one JSON line summarizing what it saw; exits 1 if any check failed.
 
 from __future__ import annotations
 
-import asyncio
-import json
 import os
 import sys
-from importlib.metadata import version
 from typing import Any
 
 import mcp.types as types
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-MODES = ("auto", "2026-07-28", "legacy")
+from py_report import MODES, checker, new_summary, report
+
 
 
 def texts(result: types.GetPromptResult) -> list[str]:
@@ -44,12 +42,7 @@ def texts(result: types.GetPromptResult) -> list[str]:
 
 
 async def run(mode: str, root: str, transport: str, target: list[str], summary: dict[str, Any]) -> None:
-    failures: list[str] = summary["failures"]
-
-    def check(name: str, ok: bool, detail: Any = None) -> bool:
-        if not ok:
-            failures.append(name if detail is None else f"{name}: {json.dumps(detail, default=str)}")
-        return ok
+    check = checker(summary)
 
     with open(os.path.join(root, "notes.txt"), encoding="utf-8") as f:
         notes = f.read()
@@ -154,24 +147,8 @@ def main() -> int:
         )
         return 2
     mode, root, transport, *target = args
-    summary: dict[str, Any] = {
-        "client": "python-sdk",
-        "sdkVersion": version("mcp"),
-        "mode": mode,
-        "transport": transport,
-        "ok": False,
-        "failures": [],
-    }
-    try:
-        # Never hang: the whole run gets 60 s.
-        asyncio.run(asyncio.wait_for(run(mode, root, transport, target, summary), 60))
-    except BaseException as e:  # noqa: BLE001 - report anything, then fail
-        while isinstance(e, BaseExceptionGroup) and len(e.exceptions) == 1:
-            e = e.exceptions[0]
-        summary["failures"].append(f"exception: {type(e).__name__}: {e}")
-    summary["ok"] = not summary["failures"]
-    print(json.dumps(summary, default=str), flush=True)
-    return 0 if summary["ok"] else 1
+    summary = new_summary(mode, transport)
+    return report(summary, lambda: run(mode, root, transport, target, summary))
 
 
 if __name__ == "__main__":

@@ -55,6 +55,40 @@ pub(crate) struct Receiver<'a> {
     pub(crate) kind: ReceiverKind,
 }
 
+impl<'a> Description<'a> {
+    /// `description = "…"` if given, else the doc comment among `item_attrs`.
+    fn of(key: Option<&attr::Setting<LitStr>>, item_attrs: &'a [Attribute]) -> Self {
+        match key {
+            Some(d) => Description::Text(d.value.clone()),
+            None => match doc::description(item_attrs) {
+                doc::Doc::Text(text, span) => Description::Text(LitStr::new(&text, span)),
+                doc::Doc::None => Description::Missing,
+                doc::Doc::Unreadable(expr) => Description::FromMacro(expr),
+            },
+        }
+    }
+}
+
+impl<'a> Name<'a> {
+    /// `name = "…"` if given, else the function's identifier without `r#`.
+    fn of(sig: &'a Signature, key: Option<&attr::Setting<LitStr>>) -> Self {
+        Name {
+            value: key.map_or_else(|| sig.ident.unraw().to_string(), |n| n.value.value()),
+            ident: &sig.ident,
+        }
+    }
+}
+
+impl<'a> Receiver<'a> {
+    /// The `self` parameter of `sig`, if it has one.
+    fn of(sig: &'a Signature) -> Option<Self> {
+        sig.receiver().map(|r| Receiver {
+            original: r,
+            kind: receiver_kind(r),
+        })
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ReceiverKind {
     /// `&self` or `self: &Self`.
@@ -103,18 +137,6 @@ impl<'a> ToolFn<'a> {
         item_attrs: &'a [Attribute],
         sig: &'a Signature,
     ) -> Self {
-        let description = match &attrs.description {
-            Some(d) => Description::Text(d.value.clone()),
-            None => match doc::description(item_attrs) {
-                doc::Doc::Text(text, span) => Description::Text(LitStr::new(&text, span)),
-                doc::Doc::None => Description::Missing,
-                doc::Doc::Unreadable(expr) => Description::FromMacro(expr),
-            },
-        };
-        let receiver = sig.receiver().map(|r| Receiver {
-            original: r,
-            kind: receiver_kind(r),
-        });
         let params = sig
             .inputs
             .iter()
@@ -123,21 +145,14 @@ impl<'a> ToolFn<'a> {
                 FnArg::Receiver(_) => None,
             })
             .collect();
-        let mut tool = ToolFn {
+        ToolFn {
+            name: Name::of(sig, attrs.name.as_ref()),
+            description: Description::of(attrs.description.as_ref(), item_attrs),
+            receiver: Receiver::of(sig),
             attrs,
             sig,
-            name: Name {
-                value: sig.ident.unraw().to_string(),
-                ident: &sig.ident,
-            },
-            description,
-            receiver,
             params,
-        };
-        if let Some(name) = &tool.attrs.name {
-            tool.name.value = name.value.value();
         }
-        tool
     }
 
     /// The tokens an error about the name goes on: the `name = "…"` literal, else the

@@ -7,18 +7,30 @@ use crate::attr::offering::Kind;
 use crate::ctxt::Ctxt;
 use crate::{ast, attr, check, expand, fallback};
 
+/// `item` as a free function; else what the macro expands to instead: `item` with the error
+/// (`not_a_function` if it is another item).
+fn free_fn(
+    item: proc_macro2::TokenStream,
+    not_a_function: impl std::fmt::Display,
+) -> Result<syn::ItemFn, proc_macro2::TokenStream> {
+    match syn::parse2::<syn::Item>(item.clone()) {
+        Ok(syn::Item::Fn(func)) => Ok(func),
+        Ok(_) => {
+            let error = syn::Error::new(proc_macro2::Span::call_site(), not_a_function);
+            Err(fallback::item(item, &error))
+        }
+        Err(error) => Err(fallback::item(item, &error)),
+    }
+}
+
 /// `#[tool(args)]` on `item`, a free function.
 pub(crate) fn tool_attr(
     args: proc_macro2::TokenStream,
     item: proc_macro2::TokenStream,
 ) -> proc_macro2::TokenStream {
-    let func = match syn::parse2::<syn::Item>(item.clone()) {
-        Ok(syn::Item::Fn(func)) => func,
-        Ok(_) => {
-            let error = syn::Error::new(proc_macro2::Span::call_site(), ast::NOT_A_FUNCTION);
-            return fallback::item(item, &error);
-        }
-        Err(error) => return fallback::item(item, &error),
+    let func = match free_fn(item, ast::NOT_A_FUNCTION) {
+        Ok(func) => func,
+        Err(fallback) => return fallback,
     };
     let cx = Ctxt::new();
     let attrs = attr::Tool::from_args(&cx, args);
@@ -37,13 +49,9 @@ pub(crate) fn offering_attr(
     args: proc_macro2::TokenStream,
     item: proc_macro2::TokenStream,
 ) -> proc_macro2::TokenStream {
-    let func = match syn::parse2::<syn::Item>(item.clone()) {
-        Ok(syn::Item::Fn(func)) => func,
-        Ok(_) => {
-            let error = syn::Error::new(proc_macro2::Span::call_site(), ast::not_a_function(kind));
-            return fallback::item(item, &error);
-        }
-        Err(error) => return fallback::item(item, &error),
+    let func = match free_fn(item, ast::not_a_function(kind)) {
+        Ok(func) => func,
+        Err(fallback) => return fallback,
     };
     let cx = Ctxt::new();
     let attrs = attr::offering::Offering::from_args(&cx, kind, args);

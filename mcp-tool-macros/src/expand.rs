@@ -180,12 +180,20 @@ pub(crate) fn mcp_tools_fn(krate: &TokenStream, consts: &[Ident]) -> TokenStream
 
 /// `__MCP_TOOL_<NAME>` for each tool, made unique if two methods differ only in case.
 fn record_idents(imp: &ToolImpl<'_>) -> Vec<Ident> {
+    unique_record_idents("__MCP_TOOL", imp.tools.iter().map(|tool| tool.sig))
+}
+
+/// `<prefix>_<NAME>` for each function, made unique if two differ only in case.
+fn unique_record_idents<'a>(
+    prefix: &str,
+    sigs: impl Iterator<Item = &'a syn::Signature>,
+) -> Vec<Ident> {
     let mut idents: Vec<Ident> = Vec::new();
-    for (i, tool) in imp.tools.iter().enumerate() {
-        let upper = tool.sig.ident.unraw().to_string().to_ascii_uppercase();
-        let mut ident = format_ident!("__MCP_TOOL_{}", upper);
+    for (i, sig) in sigs.enumerate() {
+        let upper = sig.ident.unraw().to_string().to_ascii_uppercase();
+        let mut ident = format_ident!("{}_{}", prefix, upper);
         if idents.contains(&ident) {
-            ident = format_ident!("__MCP_TOOL_{}_{}", upper, i);
+            ident = format_ident!("{}_{}_{}", prefix, upper, i);
         }
         idents.push(ident);
     }
@@ -498,20 +506,8 @@ fn summarized(
 fn param_spec(param: &Param<'_>, krate: &TokenStream) -> TokenStream {
     let p = quote!(#krate::__private);
     let name = &param.name;
-    let description = match &param.attrs.description {
-        Some(d) => {
-            let lit = &d.value;
-            quote!(#p::Some(#lit))
-        }
-        None => quote!(#p::None),
-    };
-    let header = match &param.attrs.header {
-        Some(h) => {
-            let lit = &h.value;
-            quote!(#p::Some(#lit))
-        }
-        None => quote!(#p::None),
-    };
+    let description = optional(&p, param.attrs.description.as_ref().map(|d| &d.value));
+    let header = optional(&p, param.attrs.header.as_ref().map(|h| &h.value));
     let default = param.attrs.is_default();
     quote!(#p::ParamSpec {
         name: #name,
@@ -519,6 +515,14 @@ fn param_spec(param: &Param<'_>, krate: &TokenStream) -> TokenStream {
         default: #default,
         header: #header,
     })
+}
+
+/// An optional string literal as `Some("…")` or `None`.
+fn optional(p: &TokenStream, lit: Option<&syn::LitStr>) -> TokenStream {
+    match lit {
+        Some(lit) => quote!(#p::Some(#lit)),
+        None => quote!(#p::None),
+    }
 }
 
 /// The `ToolRecord` of one tool.
@@ -530,19 +534,11 @@ fn record(
 ) -> TokenStream {
     let p = quote!(#krate::__private);
     let name = &tool.name.value;
-    let fn_span = tool.sig.ident.span();
-    // `line!()` reports the line its invocation starts on: the function's name.
-    let at = private_at(krate, fn_span);
-    let file = quote_spanned!(fn_span=> #at::file!());
-    let line = quote_spanned!(fn_span=> #at::line!());
-    let service = match &tool.receiver {
-        Some(receiver) => {
-            let span = receiver.original.self_token.span;
-            let at = private_at(krate, span);
-            quote_spanned!(span=> #at::Some(#at::service::<Self>().ty))
-        }
-        None => quote!(#p::None),
-    };
+    let RecordSite {
+        file,
+        line,
+        service,
+    } = RecordSite::of(krate, tool.sig, tool.receiver.as_ref());
     quote! {
         #p::ToolRecord {
             name: #name,
@@ -551,6 +547,40 @@ fn record(
             service: #service,
             define: #define,
             call: #call,
+        }
+    }
+}
+
+/// What a tool's or an offering's record says of where it comes from.
+struct RecordSite {
+    /// `file!()` and `line!()`, spanned at the function's name: `line!()` reports the line its
+    /// invocation starts on.
+    file: TokenStream,
+    line: TokenStream,
+    /// A method's `Some(service::<Self>().ty)`, else `None`.
+    service: TokenStream,
+}
+
+impl RecordSite {
+    fn of(
+        krate: &TokenStream,
+        sig: &syn::Signature,
+        receiver: Option<&crate::ast::Receiver<'_>>,
+    ) -> RecordSite {
+        let fn_span = sig.ident.span();
+        let at = private_at(krate, fn_span);
+        let service = match receiver {
+            Some(receiver) => {
+                let span = receiver.original.self_token.span;
+                let at = private_at(krate, span);
+                quote_spanned!(span=> #at::Some(#at::service::<Self>().ty))
+            }
+            None => quote!(#krate::__private::None),
+        };
+        RecordSite {
+            file: quote_spanned!(fn_span=> #at::file!()),
+            line: quote_spanned!(fn_span=> #at::line!()),
+            service,
         }
     }
 }

@@ -60,6 +60,15 @@ pub fn wait_bounded(child: &mut Child, limit: Duration) -> Option<(ExitStatus, S
     }
 }
 
+/// The workspace's `interop/` folder: the real clients and servers (npm, PyPI) the interop
+/// tests drive, installed by `bash interop/setup.sh`.
+pub fn interop_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../interop")
+        .canonicalize()
+        .expect("the interop/ directory of the workspace")
+}
+
 /// The path of an example binary of `mcp-tool-examples` (`users`, `files`, …), built once per
 /// test binary and name, with the same cargo.
 pub fn example_bin(name: &str) -> &'static str {
@@ -593,6 +602,19 @@ pub mod raw_http {
                 request = request.header("mcp-name", name);
             }
             send(request.body(body.to_string())).await
+        }
+
+        /// A 2026-07-28 `tools/call` of the tool `name` with `arguments`, of `token`'s holder.
+        pub async fn call_tool(&self, token: Option<&str>, name: &str, arguments: Value) -> Reply {
+            let params = json!({"name": name, "arguments": arguments});
+            self.stateless(token, "tools/call", Some(name), params)
+                .await
+        }
+
+        /// A 2026-07-28 `resources/read` of `uri`, of `token`'s holder.
+        pub async fn read_resource(&self, token: Option<&str>, uri: &str) -> Reply {
+            self.stateless(token, "resources/read", Some(uri), json!({"uri": uri}))
+                .await
         }
     }
 }

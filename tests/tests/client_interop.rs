@@ -17,25 +17,17 @@
 //! Installed by `bash interop/setup.sh` (which `.ci/run` runs).
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mcp_tool::client::{CallOptions, CallProgress, Connect, McpClient, VersionChoice};
 use mcp_tool::protocol::ProtocolVersion;
-use mcp_tool_tests::User;
+use mcp_tool_tests::{User, interop_dir};
 use serde_json::{Value, json};
 
 const SETUP_HINT: &str = "install the interop packages with `bash interop/setup.sh` \
                           (.ci/run does it)";
-
-fn interop_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../interop")
-        .canonicalize()
-        .expect("the interop/ directory of the workspace")
-}
 
 fn everything_js() -> String {
     let path =

@@ -632,12 +632,7 @@ async fn over_http_in_both_eras_conversions_and_summaries_hold() {
     let post = |body: Value| send(endpoint.in_session(None, &session).body(body.to_string()));
     let stateful = post(call("co_one", json!({"first": "6"}))).await.body;
     let stateless = endpoint
-        .stateless(
-            None,
-            "tools/call",
-            Some("co_one"),
-            json!({"name": "co_one", "arguments": {"first": "6"}}),
-        )
+        .call_tool(None, "co_one", json!({"first": "6"}))
         .await
         .body;
     for (era, body) in [("2025-11-25", &stateful), ("2026-07-28", &stateless)] {
@@ -655,12 +650,7 @@ async fn over_http_in_both_eras_conversions_and_summaries_hold() {
     }
     let stateful = post(call("co_template", json!({"query": "h"}))).await.body;
     let stateless = endpoint
-        .stateless(
-            None,
-            "tools/call",
-            Some("co_template"),
-            json!({"name": "co_template", "arguments": {"query": "h"}}),
-        )
+        .call_tool(None, "co_template", json!({"query": "h"}))
         .await
         .body;
     for (era, body) in [("2025-11-25", &stateful), ("2026-07-28", &stateless)] {

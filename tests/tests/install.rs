@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::Duration;
 
-use mcp_tool_tests::{TempDir, example_bin, wait_bounded};
+use mcp_tool_tests::{TempDir, example_bin, interop_dir, wait_bounded};
 use serde_json::{Value, json};
 
 /// Generous: `install` takes milliseconds, the Inspector a few seconds.
@@ -33,6 +33,13 @@ impl Run {
             self.err
         );
         self
+    }
+
+    /// Stdout says all of `words`.
+    fn says(&self, words: &[&str]) {
+        for word in words {
+            assert!(self.out.contains(word), "{}", self.out);
+        }
     }
 
     /// A command-line error (status 2) whose message says all of `words`.
@@ -292,16 +299,10 @@ fn other_servers_and_keys_are_kept(host: &'static str) {
     let run = home
         .run(&["install", host, "--name", "my-calc", "--env", "MODE=x"])
         .succeeded();
-    assert!(
-        run.out.contains("added a new entry beside 2 other servers"),
-        "{}",
-        run.out
-    );
-    assert!(
-        run.out.contains(&home.backup().display().to_string()),
-        "{}",
-        run.out
-    );
+    run.says(&[
+        "added a new entry beside 2 other servers",
+        &home.backup().display().to_string(),
+    ]);
     let after = home.read();
     // Every byte of the file stays; the entry is added after the last server, indented as
     // they are.
@@ -434,16 +435,10 @@ fn a_second_install_replaces_the_entry_and_keeps_a_backup(host: &'static str) {
     let run = home
         .run(&["install", host, "--env", "MODE=second"])
         .succeeded();
-    assert!(
-        run.out.contains("replaced the existing entry `calc`"),
-        "{}",
-        run.out
-    );
-    assert!(
-        run.out.contains(&home.backup().display().to_string()),
-        "{}",
-        run.out
-    );
+    run.says(&[
+        "replaced the existing entry `calc`",
+        &home.backup().display().to_string(),
+    ]);
     let after = home.read();
     assert_eq!(after.matches("\"calc\"").count(), 1, "{after}");
     assert_eq!(
@@ -457,38 +452,24 @@ fn a_second_install_replaces_the_entry_and_keeps_a_backup(host: &'static str) {
     home.assert_no_leftovers();
 }
 
+/// One module a host, with one `#[test]` a check, each calling the check of that name.
 macro_rules! hosts {
     ($($module:ident: $host:literal),* $(,)?) => {$(
         mod $module {
-            #[test]
-            fn a_new_file() {
-                super::a_new_file($host);
-            }
-
-            #[test]
-            fn other_servers_and_keys_are_kept() {
-                super::other_servers_and_keys_are_kept($host);
-            }
-
-            #[test]
-            fn a_broken_file_is_refused_and_left_untouched() {
-                super::a_broken_file_is_refused_and_left_untouched($host);
-            }
-
-            #[test]
-            fn a_dry_run_changes_nothing() {
-                super::a_dry_run_changes_nothing($host);
-            }
-
-            #[test]
-            fn a_host_not_installed_gets_nothing() {
-                super::a_host_not_installed_gets_nothing($host);
-            }
-
-            #[test]
-            fn a_second_install_replaces_the_entry_and_keeps_a_backup() {
-                super::a_second_install_replaces_the_entry_and_keeps_a_backup($host);
-            }
+            hosts!(@checks $host:
+                a_new_file,
+                other_servers_and_keys_are_kept,
+                a_broken_file_is_refused_and_left_untouched,
+                a_dry_run_changes_nothing,
+                a_host_not_installed_gets_nothing,
+                a_second_install_replaces_the_entry_and_keeps_a_backup,
+            );
+        }
+    )*};
+    (@checks $host:literal: $($check:ident),* $(,)?) => {$(
+        #[test]
+        fn $check() {
+            super::$check($host);
         }
     )*};
 }
@@ -520,13 +501,6 @@ const INSPECTOR: &str = "@modelcontextprotocol/inspector";
 
 const SETUP_HINT: &str = "install the interop clients with `bash interop/setup.sh` \
                           (.ci/run does it)";
-
-fn interop_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../interop")
-        .canonicalize()
-        .expect("the interop/ directory of the workspace")
-}
 
 /// The Inspector's version `interop/package.json` pins, checked against the installed copy
 /// and against the one `inspect` runs (which `help` names), so that npx takes that copy.

@@ -18,11 +18,11 @@
 //! `.ci/run` runs): the versions are pinned in `interop/package-lock.json` and
 //! `interop/requirements.txt`, and each summary must report the pinned version.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use mcp_tool_tests::{ExampleHttp, TempDir, example_bin, users_bin, wait_bounded};
+use mcp_tool_tests::{ExampleHttp, TempDir, example_bin, interop_dir, users_bin, wait_bounded};
 use serde_json::{Value, json};
 
 /// The longest one client script may run (the scripts give up by themselves after 60 s).
@@ -41,13 +41,6 @@ const TOOLS: [&str; 5] = [
     "seed_users",
     "send_email",
 ];
-
-fn interop_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../interop")
-        .canonicalize()
-        .expect("the interop/ directory of the workspace")
-}
 
 const SETUP_HINT: &str = "install the interop clients with `bash interop/setup.sh` \
                           (.ci/run does it)";
@@ -251,6 +244,47 @@ const TOKEN: &str = "interop-token";
 /// What `py-files.py`'s sampling callback answers for the client's model.
 const SUMMARY: &str = "A short note about the moon.";
 
+/// Runs the Python SDK script `script` against `files --root <root> --password <pw>` (with
+/// `env` over HTTP): its arguments are `leading`, then `stdio <files> <server args>` or
+/// `http <url> <http_trailing>`. Stops the server, checks the SDK's version and the protocol
+/// the mode (`leading[0]`) must settle on, and returns the summary.
+fn run_files_client(
+    label: &str,
+    script: &str,
+    transport: Transport,
+    leading: &[&str],
+    root: &str,
+    env: &[(&str, &str)],
+    http_trailing: &[&str],
+) -> Value {
+    let files = example_bin("files");
+    let server_args = ["--root", root, "--password", PASSWORD];
+    let server =
+        (transport == Transport::Http).then(|| ExampleHttp::start("files", &server_args, env));
+    let mut args: Vec<String> = leading.iter().map(|s| (*s).to_owned()).collect();
+    match &server {
+        None => {
+            args.extend(["stdio".to_owned(), files.to_owned()]);
+            args.extend(server_args.map(str::to_owned));
+        }
+        Some(server) => {
+            args.extend(["http".to_owned(), server.url.clone()]);
+            args.extend(http_trailing.iter().map(|s| (*s).to_owned()));
+        }
+    }
+    let summary = run_script(label, script, &args);
+    drop(server);
+
+    assert_eq!(summary["sdkVersion"], pinned("mcp"), "{label}");
+    let expected = if leading[0] == "legacy" {
+        NEGOTIATED
+    } else {
+        V2026_07_28
+    };
+    assert_eq!(summary["protocolVersion"], expected, "{label}");
+    summary
+}
+
 /// The Python SDK client against `files --root <tmp> --password <pw>`: `login` reveals
 /// `delete_file`, which asks the user (elicitation) before deleting, and `summarize_file` asks
 /// the client's model (sampling). Checks the summary and the folder afterwards.
@@ -265,36 +299,18 @@ fn python_files(mode: &str, transport: Transport) {
     ] {
         std::fs::write(root.path().join(name), text).expect("write the fixture");
     }
-    let files = example_bin("files");
-    let server_args = ["--root", root.arg(), "--password", PASSWORD];
     // Over HTTP in 2026-07-28 there is no session: what `login` enables belongs to the subject
     // the bearer token names.
     let tokens = format!("alice:{TOKEN}");
-    let server = (transport == Transport::Http).then(|| {
-        ExampleHttp::start(
-            "files",
-            &server_args,
-            &[(mcp_tool::env::BEARER_TOKENS, tokens.as_str())],
-        )
-    });
-    let mut args: Vec<String> = [mode, root.arg(), PASSWORD].map(str::to_owned).to_vec();
-    match &server {
-        None => {
-            args.extend(["stdio".to_owned(), files.to_owned()]);
-            args.extend(server_args.map(str::to_owned));
-        }
-        Some(server) => args.extend(["http".to_owned(), server.url.clone(), TOKEN.to_owned()]),
-    }
-    let summary = run_script(&label, "py-files.py", &args);
-    drop(server);
-
-    assert_eq!(summary["sdkVersion"], pinned("mcp"), "{label}");
-    let expected = if mode == "legacy" {
-        NEGOTIATED
-    } else {
-        V2026_07_28
-    };
-    assert_eq!(summary["protocolVersion"], expected, "{label}");
+    let summary = run_files_client(
+        &label,
+        "py-files.py",
+        transport,
+        &[mode, root.arg(), PASSWORD],
+        root.arg(),
+        &[(mcp_tool::env::BEARER_TOKENS, tokens.as_str())],
+        &[TOKEN],
+    );
     let names = |key: &str| -> Vec<String> {
         serde_json::from_value(summary[key].clone())
             .unwrap_or_else(|e| panic!("{label}: {key}: {e}"))
@@ -374,28 +390,15 @@ fn python_offerings(mode: &str, transport: Transport) {
     let root = TempDir::new("py-offerings");
     let notes = "The moon keeps the same face turned to the Earth.\n";
     std::fs::write(root.path().join("notes.txt"), notes).expect("write the fixture");
-    let files = example_bin("files");
-    let server_args = ["--root", root.arg(), "--password", PASSWORD];
-    let server =
-        (transport == Transport::Http).then(|| ExampleHttp::start("files", &server_args, &[]));
-    let mut args: Vec<String> = [mode, root.arg()].map(str::to_owned).to_vec();
-    match &server {
-        None => {
-            args.extend(["stdio".to_owned(), files.to_owned()]);
-            args.extend(server_args.map(str::to_owned));
-        }
-        Some(server) => args.extend(["http".to_owned(), server.url.clone()]),
-    }
-    let summary = run_script(&label, "py-offerings.py", &args);
-    drop(server);
-
-    assert_eq!(summary["sdkVersion"], pinned("mcp"), "{label}");
-    let expected = if mode == "legacy" {
-        NEGOTIATED
-    } else {
-        V2026_07_28
-    };
-    assert_eq!(summary["protocolVersion"], expected, "{label}");
+    let summary = run_files_client(
+        &label,
+        "py-offerings.py",
+        transport,
+        &[mode, root.arg()],
+        root.arg(),
+        &[],
+        &[],
+    );
     assert_eq!(
         summary["reviewFile"],
         json!({
@@ -439,112 +442,39 @@ fn inspector(transport: Transport) {
     check_common(&label, &summary);
 }
 
-#[test]
-fn typescript_sdk_over_stdio() {
-    typescript(Transport::Stdio);
+/// One `#[test]` a row: the client, in its mode, over the transport.
+macro_rules! interop_tests {
+    ($($name:ident => $client:ident($($arg:expr),*);)*) => {
+        $(
+            #[test]
+            fn $name() {
+                $client($($arg),*);
+            }
+        )*
+    };
 }
 
-#[test]
-fn typescript_sdk_over_http() {
-    typescript(Transport::Http);
-}
-
-#[test]
-fn python_sdk_auto_mode_over_stdio() {
-    python("auto", Transport::Stdio);
-}
-
-#[test]
-fn python_sdk_legacy_mode_over_stdio() {
-    python("legacy", Transport::Stdio);
-}
-
-#[test]
-fn python_sdk_auto_mode_over_http() {
-    python("auto", Transport::Http);
-}
-
-#[test]
-fn python_sdk_legacy_mode_over_http() {
-    python("legacy", Transport::Http);
-}
-
-#[test]
-fn python_sdk_pinned_mode_over_stdio() {
-    python(V2026_07_28, Transport::Stdio);
-}
-
-#[test]
-fn python_sdk_pinned_mode_over_http() {
-    python(V2026_07_28, Transport::Http);
-}
-
-#[test]
-fn python_sdk_files_auto_mode_over_stdio() {
-    python_files("auto", Transport::Stdio);
-}
-
-#[test]
-fn python_sdk_files_pinned_mode_over_stdio() {
-    python_files(V2026_07_28, Transport::Stdio);
-}
-
-#[test]
-fn python_sdk_files_legacy_mode_over_stdio() {
-    python_files("legacy", Transport::Stdio);
-}
-
-#[test]
-fn python_sdk_files_auto_mode_over_http() {
-    python_files("auto", Transport::Http);
-}
-
-#[test]
-fn python_sdk_files_pinned_mode_over_http() {
-    python_files(V2026_07_28, Transport::Http);
-}
-
-#[test]
-fn python_sdk_files_legacy_mode_over_http() {
-    python_files("legacy", Transport::Http);
-}
-
-#[test]
-fn python_sdk_offerings_auto_mode_over_stdio() {
-    python_offerings("auto", Transport::Stdio);
-}
-
-#[test]
-fn python_sdk_offerings_pinned_mode_over_stdio() {
-    python_offerings(V2026_07_28, Transport::Stdio);
-}
-
-#[test]
-fn python_sdk_offerings_legacy_mode_over_stdio() {
-    python_offerings("legacy", Transport::Stdio);
-}
-
-#[test]
-fn python_sdk_offerings_auto_mode_over_http() {
-    python_offerings("auto", Transport::Http);
-}
-
-#[test]
-fn python_sdk_offerings_pinned_mode_over_http() {
-    python_offerings(V2026_07_28, Transport::Http);
-}
-
-#[test]
-fn python_sdk_offerings_legacy_mode_over_http() {
-    python_offerings("legacy", Transport::Http);
-}
-
-#[test]
-fn inspector_cli_over_stdio() {
-    inspector(Transport::Stdio);
-}
-
-#[test]
-fn inspector_cli_over_http() {
-    inspector(Transport::Http);
+interop_tests! {
+    typescript_sdk_over_stdio => typescript(Transport::Stdio);
+    typescript_sdk_over_http => typescript(Transport::Http);
+    python_sdk_auto_mode_over_stdio => python("auto", Transport::Stdio);
+    python_sdk_legacy_mode_over_stdio => python("legacy", Transport::Stdio);
+    python_sdk_auto_mode_over_http => python("auto", Transport::Http);
+    python_sdk_legacy_mode_over_http => python("legacy", Transport::Http);
+    python_sdk_pinned_mode_over_stdio => python(V2026_07_28, Transport::Stdio);
+    python_sdk_pinned_mode_over_http => python(V2026_07_28, Transport::Http);
+    python_sdk_files_auto_mode_over_stdio => python_files("auto", Transport::Stdio);
+    python_sdk_files_pinned_mode_over_stdio => python_files(V2026_07_28, Transport::Stdio);
+    python_sdk_files_legacy_mode_over_stdio => python_files("legacy", Transport::Stdio);
+    python_sdk_files_auto_mode_over_http => python_files("auto", Transport::Http);
+    python_sdk_files_pinned_mode_over_http => python_files(V2026_07_28, Transport::Http);
+    python_sdk_files_legacy_mode_over_http => python_files("legacy", Transport::Http);
+    python_sdk_offerings_auto_mode_over_stdio => python_offerings("auto", Transport::Stdio);
+    python_sdk_offerings_pinned_mode_over_stdio => python_offerings(V2026_07_28, Transport::Stdio);
+    python_sdk_offerings_legacy_mode_over_stdio => python_offerings("legacy", Transport::Stdio);
+    python_sdk_offerings_auto_mode_over_http => python_offerings("auto", Transport::Http);
+    python_sdk_offerings_pinned_mode_over_http => python_offerings(V2026_07_28, Transport::Http);
+    python_sdk_offerings_legacy_mode_over_http => python_offerings("legacy", Transport::Http);
+    inspector_cli_over_stdio => inspector(Transport::Stdio);
+    inspector_cli_over_http => inspector(Transport::Http);
 }

@@ -14,22 +14,14 @@
 //! task, while the task shows `input_required`; and the `notifications/tasks/status` the
 //! client heard.
 
-use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use mcp_tool_tests::{ExampleHttp, example_bin, wait_bounded};
+use mcp_tool_tests::{ExampleHttp, example_bin, interop_dir, wait_bounded};
 use serde_json::{Value, json};
 
 /// The longest the script may run (it gives up by itself after 90 s).
 const SCRIPT_LIMIT: Duration = Duration::from_secs(150);
-
-fn interop_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../interop")
-        .canonicalize()
-        .expect("the interop/ directory of the workspace")
-}
 
 /// The SDK version `interop/package.json` pins.
 fn pinned_sdk() -> String {

@@ -480,12 +480,7 @@ async fn over_http_in_both_eras_the_built_ins_hold_and_a_kept_result_is_the_call
         "{limited}"
     );
     let cut = post(call("mw_rows", json!({"n": 2000}))).await.body;
-    let uri = cut["result"]["content"]
-        .as_array()
-        .and_then(|b| b.iter().find(|b| b["type"] == "resource_link"))
-        .and_then(|b| b["uri"].as_str())
-        .unwrap_or_else(|| panic!("{cut}"))
-        .to_owned();
+    let uri = kept_uri(&cut);
     let read =
         json!({"jsonrpc": "2.0", "id": 4, "method": "resources/read", "params": {"uri": uri}});
     let whole = post(read.clone()).await.body;
@@ -498,32 +493,16 @@ async fn over_http_in_both_eras_the_built_ins_hold_and_a_kept_result_is_the_call
     // 2026-07-28 from the same address: the same principal, so the same limit and the same
     // kept result.
     let stateless = endpoint
-        .stateless(
-            None,
-            "tools/call",
-            Some("mw_echo"),
-            json!({"name": "mw_echo", "arguments": {"text": "b"}}),
-        )
+        .call_tool(None, "mw_echo", json!({"text": "b"}))
         .await
         .body;
     assert_eq!(stateless["result"]["isError"], true, "{stateless}");
-    let read_again = endpoint
-        .stateless(None, "resources/read", Some(&uri), json!({"uri": uri}))
-        .await
-        .body;
+    let read_again = endpoint.read_resource(None, &uri).await.body;
     assert!(
         read_again["result"]["contents"][0]["text"].is_string(),
         "{read_again}"
     );
-    let masked_io = endpoint
-        .stateless(
-            None,
-            "tools/call",
-            Some("mw_io"),
-            json!({"name": "mw_io", "arguments": {}}),
-        )
-        .await
-        .body;
+    let masked_io = endpoint.call_tool(None, "mw_io", json!({})).await.body;
     let text = masked_io["result"]["content"][0]["text"]
         .as_str()
         .unwrap_or_default();
@@ -550,48 +529,32 @@ async fn a_kept_result_is_not_readable_by_another_principal() {
     tokio::spawn(async move { handle.serve_http(listener, config).await });
     let endpoint = Endpoint::new(base);
     let cut = endpoint
-        .stateless(
-            Some("tok-a"),
-            "tools/call",
-            Some("mw_rows"),
-            json!({"name": "mw_rows", "arguments": {"n": 2000}}),
-        )
+        .call_tool(Some("tok-a"), "mw_rows", json!({"n": 2000}))
         .await
         .body;
-    let uri = cut["result"]["content"]
-        .as_array()
-        .and_then(|b| b.iter().find(|b| b["type"] == "resource_link"))
-        .and_then(|b| b["uri"].as_str())
-        .unwrap_or_else(|| panic!("{cut}"))
-        .to_owned();
-    let by_bob = endpoint
-        .stateless(
-            Some("tok-b"),
-            "resources/read",
-            Some(&uri),
-            json!({"uri": uri}),
-        )
-        .await
-        .body;
+    let uri = kept_uri(&cut);
+    let by_bob = endpoint.read_resource(Some("tok-b"), &uri).await.body;
     assert!(
         by_bob["error"]["message"]
             .as_str()
             .is_some_and(|m| m.contains("another client")),
         "{by_bob}"
     );
-    let by_alice = endpoint
-        .stateless(
-            Some("tok-a"),
-            "resources/read",
-            Some(&uri),
-            json!({"uri": uri}),
-        )
-        .await
-        .body;
+    let by_alice = endpoint.read_resource(Some("tok-a"), &uri).await.body;
     assert!(
         by_alice["result"]["contents"][0]["text"].is_string(),
         "{by_alice}"
     );
+}
+
+/// The URI of the `resource_link` a call's cut result (`body`) points to, where the rest is kept.
+fn kept_uri(body: &Value) -> String {
+    body["result"]["content"]
+        .as_array()
+        .and_then(|b| b.iter().find(|b| b["type"] == "resource_link"))
+        .and_then(|b| b["uri"].as_str())
+        .unwrap_or_else(|| panic!("{body}"))
+        .to_owned()
 }
 
 /// A server binary (`calc`) over stdio with the built-ins switched on from its environment.
@@ -732,12 +695,7 @@ async fn over_http_a_layer_of_ones_own_refuses_and_marks_in_both_eras() {
         "{refused}"
     );
     let marked = endpoint
-        .stateless(
-            None,
-            "tools/call",
-            Some("mw_echo"),
-            json!({"name": "mw_echo", "arguments": {"text": "hi"}}),
-        )
+        .call_tool(None, "mw_echo", json!({"text": "hi"}))
         .await
         .body;
     assert_eq!(

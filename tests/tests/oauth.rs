@@ -12,7 +12,7 @@
 //! `interop/package-lock.json`. Each wait on a process is bounded; none is a fixed sleep.
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError, mpsc};
@@ -22,7 +22,7 @@ use mcp_tool::client::{ClientError, Connect, McpClient, VersionChoice};
 use mcp_tool::http::{HttpConfig, OAuth, ResourceMetadata};
 use mcp_tool::prelude::*;
 use mcp_tool_tests::raw_http::{Endpoint, Reply, send, tool_names};
-use mcp_tool_tests::{ExampleHttp, TempDir, wait_bounded};
+use mcp_tool_tests::{ExampleHttp, TempDir, interop_dir, wait_bounded};
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use reqwest::{RequestBuilder, StatusCode};
 use serde_json::{Value, json};
@@ -89,13 +89,6 @@ const TOOLS: [&str; 3] = ["list_users", "delete_user", "hello"];
 // ---------------------------------------------------------------------------------------------
 // The authorization server
 // ---------------------------------------------------------------------------------------------
-
-fn interop_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../interop")
-        .canonicalize()
-        .expect("the interop/ directory of the workspace")
-}
 
 /// `node interop/oidc-provider.mjs`, once oidc-provider is known to be installed.
 fn script() -> Command {

@@ -4,14 +4,11 @@
 
 use quote::ToTokens;
 use syn::ext::IdentExt;
-use syn::{
-    Attribute, FnArg, ImplItemFn, ItemFn, LitStr, Pat, PatType, ReturnType, Signature, Type,
-};
+use syn::{Attribute, FnArg, ImplItemFn, ItemFn, Pat, PatType, ReturnType, Signature, Type};
 
-use super::{Description, Name, Receiver, find_types, receiver_kind};
+use super::{Description, Name, Receiver, find_types};
 use crate::attr::offering::{Kind, Offering, OfferingArg};
 use crate::ctxt::Ctxt;
-use crate::doc;
 
 /// A function or method marked `#[prompt]`, `#[resource]` or `#[resource_template]`.
 pub(crate) struct OfferingFn<'a> {
@@ -61,18 +58,6 @@ impl<'a> OfferingFn<'a> {
         item_attrs: &'a [Attribute],
         sig: &'a Signature,
     ) -> Self {
-        let description = match &attrs.description {
-            Some(d) => Description::Text(d.value.clone()),
-            None => match doc::description(item_attrs) {
-                doc::Doc::Text(text, span) => Description::Text(LitStr::new(&text, span)),
-                doc::Doc::None => Description::Missing,
-                doc::Doc::Unreadable(expr) => Description::FromMacro(expr),
-            },
-        };
-        let receiver = sig.receiver().map(|r| Receiver {
-            original: r,
-            kind: receiver_kind(r),
-        });
         let params = sig
             .inputs
             .iter()
@@ -81,20 +66,13 @@ impl<'a> OfferingFn<'a> {
                 FnArg::Receiver(_) => None,
             })
             .collect();
-        let mut name = Name {
-            value: sig.ident.unraw().to_string(),
-            ident: &sig.ident,
-        };
-        if let Some(n) = &attrs.name {
-            name.value = n.value.value();
-        }
         OfferingFn {
             kind,
+            name: Name::of(sig, attrs.name.as_ref()),
+            description: Description::of(attrs.description.as_ref(), item_attrs),
+            receiver: Receiver::of(sig),
             attrs,
             sig,
-            name,
-            description,
-            receiver,
             params,
         }
     }

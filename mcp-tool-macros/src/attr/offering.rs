@@ -70,33 +70,58 @@ struct PromptKeys(Offering);
 #[derive(Default)]
 struct ResourceKeys<const TEMPLATE: bool>(Offering);
 
+/// The keys `#[prompt]`, `#[resource]` and `#[resource_template]` parse alike, into the
+/// `Offering` their keys type wraps.
+trait OfferingKeys: Sized + 'static {
+    fn offering(&mut self) -> &mut Offering;
+
+    const NAME_KEY: KeyDef<Self> = KeyDef {
+        name: "name",
+        parse: |o, cx, k, v| o.offering().name = k.non_empty_string(cx, v),
+    };
+    const TITLE_KEY: KeyDef<Self> = KeyDef {
+        name: "title",
+        parse: |o, cx, k, v| o.offering().title = k.non_empty_string(cx, v),
+    };
+    const DESCRIPTION_KEY: KeyDef<Self> = KeyDef {
+        name: "description",
+        parse: |o, cx, k, v| o.offering().description = k.non_empty_string(cx, v),
+    };
+    const ICONS_KEY: KeyDef<Self> = KeyDef {
+        name: "icons",
+        parse: |o, cx, k, v| o.offering().icons = k.icons(cx, v),
+    };
+    const SCOPES_KEY: KeyDef<Self> = KeyDef {
+        name: "scopes",
+        parse: |o, cx, k, v| o.offering().scopes = k.scopes(cx, v),
+    };
+    const CRATE_KEY: KeyDef<Self> = KeyDef {
+        name: "crate",
+        parse: |o, cx, k, v| o.offering().krate = k.path(cx, v),
+    };
+}
+
+impl OfferingKeys for PromptKeys {
+    fn offering(&mut self) -> &mut Offering {
+        &mut self.0
+    }
+}
+
+impl<const TEMPLATE: bool> OfferingKeys for ResourceKeys<TEMPLATE> {
+    fn offering(&mut self) -> &mut Offering {
+        &mut self.0
+    }
+}
+
 impl Keys for PromptKeys {
     const NAME: &'static str = "prompt";
     const KEYS: &'static [KeyDef<Self>] = &[
-        KeyDef {
-            name: "name",
-            parse: |o, cx, k, v| o.0.name = k.non_empty_string(cx, v),
-        },
-        KeyDef {
-            name: "title",
-            parse: |o, cx, k, v| o.0.title = k.non_empty_string(cx, v),
-        },
-        KeyDef {
-            name: "description",
-            parse: |o, cx, k, v| o.0.description = k.non_empty_string(cx, v),
-        },
-        KeyDef {
-            name: "icons",
-            parse: |o, cx, k, v| o.0.icons = k.icons(cx, v),
-        },
-        KeyDef {
-            name: "scopes",
-            parse: |o, cx, k, v| o.0.scopes = k.scopes(cx, v),
-        },
-        KeyDef {
-            name: "crate",
-            parse: |o, cx, k, v| o.0.krate = k.path(cx, v),
-        },
+        Self::NAME_KEY,
+        Self::TITLE_KEY,
+        Self::DESCRIPTION_KEY,
+        Self::ICONS_KEY,
+        Self::SCOPES_KEY,
+        Self::CRATE_KEY,
     ];
 }
 
@@ -107,38 +132,20 @@ impl<const TEMPLATE: bool> Keys for ResourceKeys<TEMPLATE> {
         "resource"
     };
     const KEYS: &'static [KeyDef<Self>] = &[
-        KeyDef {
-            name: "name",
-            parse: |o, cx, k, v| o.0.name = k.non_empty_string(cx, v),
-        },
-        KeyDef {
-            name: "title",
-            parse: |o, cx, k, v| o.0.title = k.non_empty_string(cx, v),
-        },
-        KeyDef {
-            name: "description",
-            parse: |o, cx, k, v| o.0.description = k.non_empty_string(cx, v),
-        },
+        Self::NAME_KEY,
+        Self::TITLE_KEY,
+        Self::DESCRIPTION_KEY,
         KeyDef {
             name: "mime_type",
             parse: |o, cx, k, v| o.0.mime_type = mime_type(cx, k, v),
         },
-        KeyDef {
-            name: "icons",
-            parse: |o, cx, k, v| o.0.icons = k.icons(cx, v),
-        },
+        Self::ICONS_KEY,
         KeyDef {
             name: "meta",
             parse: |o, cx, k, v| o.0.meta = k.meta(cx, v),
         },
-        KeyDef {
-            name: "scopes",
-            parse: |o, cx, k, v| o.0.scopes = k.scopes(cx, v),
-        },
-        KeyDef {
-            name: "crate",
-            parse: |o, cx, k, v| o.0.krate = k.path(cx, v),
-        },
+        Self::SCOPES_KEY,
+        Self::CRATE_KEY,
     ];
 }
 
@@ -359,27 +366,9 @@ fn function(cx: &Ctxt, key: &Key<'_>, value: Value) -> Option<Setting<Path>> {
             key.name
         )
     };
-    let tokens = match value {
-        Value::Absent => {
-            cx.error_spanned_by(key.path, expected());
-            return None;
-        }
-        Value::Group(group) => {
-            cx.error_spanned_by(group, expected());
-            return None;
-        }
-        Value::Assigned(eq, tokens) if tokens.is_empty() => {
-            cx.error_spanned_by(eq, expected());
-            return None;
-        }
-        Value::Assigned(_, tokens) => tokens,
-    };
+    let tokens = key.assigned(cx, value, expected)?;
     match syn::parse2::<Path>(tokens.clone()) {
-        Ok(path) => Some(Setting {
-            key: key.path.clone(),
-            order: key.order,
-            value: path,
-        }),
+        Ok(path) => Some(key.setting(path)),
         Err(_) => {
             cx.error_spanned_by(tokens, expected());
             None

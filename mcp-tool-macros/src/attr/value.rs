@@ -48,7 +48,7 @@ impl Value {
 }
 
 impl Key<'_> {
-    fn setting<T>(&self, value: T) -> Setting<T> {
+    pub(super) fn setting<T>(&self, value: T) -> Setting<T> {
         Setting {
             key: self.path.clone(),
             order: self.order,
@@ -56,9 +56,14 @@ impl Key<'_> {
         }
     }
 
-    /// `key = "…"`.
-    pub(super) fn string(&self, cx: &Ctxt, value: Value) -> Option<Setting<LitStr>> {
-        let expected = || format!("expected a string: `{} = \"…\"`", self.name);
+    /// The tokens of `key = tokens`; where there are none (a bare key, a group, nothing after
+    /// the `=`), reports `expected()` there and returns `None`.
+    pub(super) fn assigned(
+        &self,
+        cx: &Ctxt,
+        value: Value,
+        expected: impl Fn() -> String,
+    ) -> Option<TokenStream> {
         match value {
             Value::Absent => {
                 cx.error_spanned_by(self.path, expected());
@@ -72,13 +77,20 @@ impl Key<'_> {
                 cx.error_spanned_by(eq, expected());
                 None
             }
-            Value::Assigned(_, tokens) => match syn::parse2::<LitStr>(tokens.clone()) {
-                Ok(lit) => Some(self.setting(lit)),
-                Err(_) => {
-                    cx.error_spanned_by(tokens, expected());
-                    None
-                }
-            },
+            Value::Assigned(_, tokens) => Some(tokens),
+        }
+    }
+
+    /// `key = "…"`.
+    pub(super) fn string(&self, cx: &Ctxt, value: Value) -> Option<Setting<LitStr>> {
+        let expected = || format!("expected a string: `{} = \"…\"`", self.name);
+        let tokens = self.assigned(cx, value, expected)?;
+        match syn::parse2::<LitStr>(tokens.clone()) {
+            Ok(lit) => Some(self.setting(lit)),
+            Err(_) => {
+                cx.error_spanned_by(tokens, expected());
+                None
+            }
         }
     }
 
@@ -450,21 +462,7 @@ impl Key<'_> {
                 self.name
             )
         };
-        let tokens = match value {
-            Value::Assigned(_, tokens) if !tokens.is_empty() => tokens,
-            Value::Assigned(eq, _) => {
-                cx.error_spanned_by(eq, expected());
-                return None;
-            }
-            Value::Absent => {
-                cx.error_spanned_by(self.path, expected());
-                return None;
-            }
-            Value::Group(group) => {
-                cx.error_spanned_by(group, expected());
-                return None;
-            }
-        };
+        let tokens = self.assigned(cx, value, expected)?;
         match syn::parse2::<syn::Expr>(tokens.clone()) {
             Ok(syn::Expr::Lit(syn::ExprLit {
                 lit: syn::Lit::Str(lit),
@@ -489,21 +487,7 @@ impl Key<'_> {
     /// `key = path` or `key = "path"`.
     pub(super) fn path(&self, cx: &Ctxt, value: Value) -> Option<Setting<Path>> {
         let expected = || format!("expected a path: `{} = ::mcp_tool`", self.name);
-        let tokens = match value {
-            Value::Absent => {
-                cx.error_spanned_by(self.path, expected());
-                return None;
-            }
-            Value::Group(group) => {
-                cx.error_spanned_by(group, expected());
-                return None;
-            }
-            Value::Assigned(eq, tokens) if tokens.is_empty() => {
-                cx.error_spanned_by(eq, expected());
-                return None;
-            }
-            Value::Assigned(_, tokens) => tokens,
-        };
+        let tokens = self.assigned(cx, value, expected)?;
         let parsed = match syn::parse2::<LitStr>(tokens.clone()) {
             Ok(lit) => lit.parse_with(Path::parse_mod_style),
             Err(_) => Path::parse_mod_style.parse2(tokens.clone()),

@@ -14,7 +14,7 @@ use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{Ident, ItemFn};
 
-use super::{allow, krate, private_at, respan};
+use super::{RecordSite, allow, krate, optional, private_at, respan, unique_record_idents};
 use crate::ast::{Description, OfferingFn, OfferingParam, ReceiverKind, ToolImpl};
 use crate::attr::offering::Kind;
 use crate::strip;
@@ -85,16 +85,7 @@ pub(crate) fn mcp_offerings_fn(krate: &TokenStream, consts: &[Ident]) -> TokenSt
 
 /// `__MCP_OFFERING_<NAME>` for each, made unique if two methods differ only in case.
 fn record_idents(offerings: &[OfferingFn<'_>]) -> Vec<Ident> {
-    let mut idents: Vec<Ident> = Vec::new();
-    for (i, offering) in offerings.iter().enumerate() {
-        let upper = offering.sig.ident.unraw().to_string().to_ascii_uppercase();
-        let mut ident = format_ident!("__MCP_OFFERING_{}", upper);
-        if idents.contains(&ident) {
-            ident = format_ident!("__MCP_OFFERING_{}_{}", upper, i);
-        }
-        idents.push(ident);
-    }
-    idents
+    unique_record_idents("__MCP_OFFERING", offerings.iter().map(|o| o.sig))
 }
 
 /// The `OfferingRecord` of one offering.
@@ -106,19 +97,11 @@ fn record(offering: &OfferingFn<'_>, krate: &TokenStream, build: &TokenStream) -
         Kind::Template => quote!(ResourceTemplate),
     };
     let key = offering.key().0;
-    let fn_span = offering.sig.ident.span();
-    // `line!()` reports the line its invocation starts on: the function's name.
-    let at = private_at(krate, fn_span);
-    let file = quote_spanned!(fn_span=> #at::file!());
-    let line = quote_spanned!(fn_span=> #at::line!());
-    let service = match &offering.receiver {
-        Some(receiver) => {
-            let span = receiver.original.self_token.span;
-            let at = private_at(krate, span);
-            quote_spanned!(span=> #at::Some(#at::service::<Self>().ty))
-        }
-        None => quote!(#p::None),
-    };
+    let RecordSite {
+        file,
+        line,
+        service,
+    } = RecordSite::of(krate, offering.sig, offering.receiver.as_ref());
     quote! {
         #p::OfferingRecord {
             kind: #p::OfferingKind::#kind,
@@ -128,14 +111,6 @@ fn record(offering: &OfferingFn<'_>, krate: &TokenStream, build: &TokenStream) -
             service: #service,
             build: #build,
         }
-    }
-}
-
-/// An optional string literal as `Some("…")` or `None`.
-fn optional(p: &TokenStream, lit: Option<&syn::LitStr>) -> TokenStream {
-    match lit {
-        Some(lit) => quote!(#p::Some(#lit)),
-        None => quote!(#p::None),
     }
 }
 

@@ -495,8 +495,8 @@ impl<T: Serialize> IntoResourceContents for Json<T> {
     ) -> Result<Vec<ResourceContents>, ToolError> {
         let text = serde_json::to_string(&self.0)
             .map_err(|e| ToolError::msg(format!("failed to serialize `{uri}`: {e}")))?;
-        let mime_type = mime_type.or(Self::MIME_TYPE).unwrap_or_default();
-        Ok(vec![ResourceContents::text(uri, mime_type, text)])
+        // Its text, typed JSON unless the attribute says otherwise.
+        text.into_contents(uri, mime_type.or(Self::MIME_TYPE))
     }
 }
 
