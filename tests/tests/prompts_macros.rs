@@ -496,6 +496,16 @@ async fn bad_prompt_arguments_are_invalid_params_naming_them() {
             e.message, "prompt argument `times`: invalid digit found in string",
             "{era}"
         );
+        // What the client sent is quoted cut short, however long it is.
+        let long = "x".repeat(100_000);
+        for arguments in [
+            json!({ "name": "ada", &long: "1" }),
+            json!({ "name": [&long] }),
+        ] {
+            let e = get(&client, "greet", arguments).await.unwrap_err();
+            assert!(e.message.len() < 300, "{era}: {} bytes", e.message.len());
+            assert!(e.message.contains("..."), "{era}: {}", e.message);
+        }
     }
 }
 

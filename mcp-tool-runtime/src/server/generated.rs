@@ -13,6 +13,7 @@
 //! argument the prompt does not declare, one that is not a string or does not parse, a
 //! template variable that does not parse.
 
+use crate::tool::validate::{short, short_text};
 use std::fmt::Display;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -89,8 +90,9 @@ fn text<'r>(request: &'r PromptRequest, spec: &ArgSpec) -> Result<Option<&'r str
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s)),
         Some(other) => Err(invalid(format!(
-            "prompt argument `{}` must be a string, not `{other}`",
-            spec.name
+            "prompt argument `{}` must be a string, not `{}`",
+            spec.name,
+            short(other)
         ))),
     }
 }
@@ -211,7 +213,8 @@ where
                 format!("its arguments are {}", names.join(", "))
             };
             return Err(invalid(format!(
-                "prompt `{name}` has no argument `{unknown}`: {known}"
+                "prompt `{name}` has no argument `{}`: {known}",
+                short_text(unknown)
             )));
         }
         get(request)
@@ -241,7 +244,7 @@ where
         let refuse = |why: &dyn Display| {
             invalid(format!(
                 "`{name}` in `{}` is not valid: {why}",
-                request.uri()
+                short_text(request.uri())
             ))
             .with_data(serde_json::json!({ "uri": request.uri() }))
         };

@@ -352,13 +352,17 @@ fn join(path: &str, name: &str) -> String {
 }
 
 /// A value as JSON, cut short when long.
-fn short(v: &Value) -> String {
-    let s = v.to_string();
+pub(crate) fn short(v: &Value) -> String {
+    short_text(&v.to_string())
+}
+
+/// A text a client sent, cut short when long, to quote in a message.
+pub(crate) fn short_text(s: &str) -> String {
     if s.chars().count() > 80 {
         let cut: String = s.chars().take(77).collect();
         format!("{cut}...")
     } else {
-        s
+        s.to_owned()
     }
 }
 
