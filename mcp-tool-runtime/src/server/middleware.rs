@@ -72,10 +72,12 @@ pub type CallFuture<'a> = Pin<Box<dyn Future<Output = CallOutcome> + Send + 'a>>
 /// let server = mcp_tool::Server::new("counted", "1.0.0").middleware(Count::default());
 /// ```
 pub trait Middleware: Send + Sync + 'static {
-    /// Every request, before its handler: [`Flow::Continue`] lets it through (the default),
-    /// [`Flow::Refuse`] answers it with an error, [`Flow::Answer`] with a result of the
-    /// middleware's own (in the revision's shape). Layers after one that did not continue
-    /// are not asked.
+    /// Every request that reaches a handler, before it does: [`Flow::Continue`] lets it
+    /// through (the default), [`Flow::Refuse`] answers it with an error, [`Flow::Answer`]
+    /// with a result of the middleware's own (in the revision's shape). Layers after one that
+    /// did not continue are not asked. What the protocol refuses first is not seen here: a
+    /// method the server does not have (or whose capability it did not declare), one the
+    /// request's revision lacks, a session's request before `initialize`, and notifications.
     fn request(&self, request: &RequestInfo<'_>) -> Flow {
         let _ = request;
         Flow::Continue
