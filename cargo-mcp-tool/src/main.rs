@@ -30,9 +30,12 @@ fn usage() -> String {
         "cargo-mcp-tool {VERSION}: new MCP server projects written with mcp-tool
 
 usage:
-  cargo mcp-tool new PATH [--name NAME]   a new server project in the folder PATH (absent or
+  cargo mcp-tool new PATH [--name NAME] [--mcp-tool-path DIR]
+                                          a new server project in the folder PATH (absent or
                                           empty); NAME (default: the folder's name) names
-                                          the crate, its binary and the MCP server
+                                          the crate, its binary and the MCP server; DIR (a
+                                          checkout of mcp-tool, or its `mcp-tool` folder)
+                                          instead of the crate from crates.io
   cargo mcp-tool help                     show this message"
     )
 }
@@ -42,6 +45,7 @@ usage:
 enum Error {
     Usage(String),
     BadName(String, &'static str),
+    NotACheckout(PathBuf),
     NotEmpty(PathBuf),
     Io(PathBuf, io::Error),
 }
@@ -53,6 +57,11 @@ impl fmt::Display for Error {
             Error::BadName(name, why) => write!(
                 f,
                 "`{name}` cannot name a project: {why} (give another with `--name`)"
+            ),
+            Error::NotACheckout(path) => write!(
+                f,
+                "`{}` holds no `mcp-tool` crate (give a checkout of mcp-tool, or its `mcp-tool` folder)",
+                path.display()
             ),
             Error::NotEmpty(path) => write!(
                 f,
@@ -67,7 +76,11 @@ impl fmt::Display for Error {
 /// A command line's request.
 #[derive(Debug, PartialEq)]
 enum Command {
-    New { path: PathBuf, name: Option<String> },
+    New {
+        path: PathBuf,
+        name: Option<String>,
+        local: Option<PathBuf>,
+    },
     Help,
     Version,
 }
@@ -85,12 +98,23 @@ fn parse(args: &[String]) -> Result<Command, Error> {
         Some("new") => {
             let mut path = None;
             let mut name = None;
+            let mut local = None;
             let mut rest = args[1..].iter();
             while let Some(arg) = rest.next() {
                 match arg.as_str() {
                     "--name" => match rest.next() {
                         Some(value) if !value.starts_with('-') => name = Some(value.clone()),
                         _ => return Err(Error::Usage("`--name` needs a name".into())),
+                    },
+                    "--mcp-tool-path" => match rest.next() {
+                        Some(value) if !value.starts_with('-') => {
+                            local = Some(PathBuf::from(value));
+                        }
+                        _ => {
+                            return Err(Error::Usage(
+                                "`--mcp-tool-path` needs a checkout of mcp-tool".into(),
+                            ));
+                        }
                     },
                     flag if flag.starts_with('-') => {
                         return Err(Error::Usage(format!("unknown option `{flag}`")));
@@ -102,7 +126,7 @@ fn parse(args: &[String]) -> Result<Command, Error> {
                 }
             }
             let path = path.ok_or_else(|| Error::Usage("`new` needs a folder".into()))?;
-            Ok(Command::New { path, name })
+            Ok(Command::New { path, name, local })
         }
         Some(other) => Err(Error::Usage(format!("unknown command `{other}`"))),
     }
@@ -143,15 +167,40 @@ fn check_name(name: &str) -> Result<(), Error> {
     Ok(())
 }
 
-/// The template's text with the project's name and the version filled in.
-fn render(text: &str, name: &str) -> String {
+/// The template's text with the project's name and its dependency on mcp-tool filled in.
+fn render(text: &str, name: &str, dependency: &str) -> String {
     text.replace("{{crate}}", name)
         .replace("{{name}}", name)
-        .replace("{{version}}", VERSION)
+        .replace("{{mcp-tool}}", dependency)
 }
 
-/// Writes a new project into `path` (absent or an empty folder); returns its name.
-fn new_project(path: &Path, name: Option<&str>) -> Result<String, Error> {
+/// The dependency on mcp-tool as the manifest writes it: this release from crates.io, or the
+/// `mcp-tool` crate of a local checkout (the checkout's root or the crate's own folder), by
+/// its absolute path.
+fn dependency(local: Option<&Path>) -> Result<String, Error> {
+    let Some(local) = local else {
+        return Ok(format!("\"{VERSION}\""));
+    };
+    let not_one = || Error::NotACheckout(local.to_owned());
+    let is_crate = |dir: &Path| {
+        fs::read_to_string(dir.join("Cargo.toml"))
+            .is_ok_and(|m| m.lines().any(|l| l.trim() == "name = \"mcp-tool\""))
+    };
+    let folder = [local.join("mcp-tool"), local.to_owned()]
+        .into_iter()
+        .find(|d| is_crate(d))
+        .ok_or_else(not_one)?;
+    let absolute = fs::canonicalize(&folder).map_err(|e| Error::Io(folder.clone(), e))?;
+    // A TOML literal string: any character but `'` and line breaks, as it is.
+    match absolute.to_str() {
+        Some(text) if !text.contains(['\'', '\n', '\r']) => Ok(format!("{{ path = '{text}' }}")),
+        _ => Err(not_one()),
+    }
+}
+
+/// Writes a new project into `path` (absent or an empty folder), depending on mcp-tool from
+/// crates.io or from the checkout `local`; returns its name.
+fn new_project(path: &Path, name: Option<&str>, local: Option<&Path>) -> Result<String, Error> {
     let name = match name {
         Some(name) => name.to_owned(),
         None => match path.file_name().and_then(|n| n.to_str()) {
@@ -165,6 +214,7 @@ fn new_project(path: &Path, name: Option<&str>) -> Result<String, Error> {
         },
     };
     check_name(&name)?;
+    let dependency = dependency(local)?;
     match fs::read_dir(path) {
         Ok(mut entries) => {
             if entries.next().is_some() {
@@ -182,7 +232,8 @@ fn new_project(path: &Path, name: Option<&str>) -> Result<String, Error> {
         if let Some(parent) = target.parent() {
             fs::create_dir_all(parent).map_err(|e| Error::Io(parent.to_owned(), e))?;
         }
-        fs::write(&target, render(text, &name)).map_err(|e| Error::Io(target.clone(), e))?;
+        fs::write(&target, render(text, &name, &dependency))
+            .map_err(|e| Error::Io(target.clone(), e))?;
     }
     Ok(name)
 }
@@ -198,8 +249,8 @@ fn main() -> ExitCode {
             println!("cargo-mcp-tool {VERSION}");
             Ok(())
         }
-        Command::New { path, name } => {
-            let name = new_project(&path, name.as_deref())?;
+        Command::New { path, name, local } => {
+            let name = new_project(&path, name.as_deref(), local.as_deref())?;
             let shown = path.display();
             println!(
                 "Created the MCP server `{name}` in `{shown}` (mcp-tool {VERSION}).
@@ -259,6 +310,7 @@ mod tests {
         let expected = Command::New {
             path: "x/my-server".into(),
             name: None,
+            local: None,
         };
         assert_eq!(
             parse(&args(&["mcp-tool", "new", "x/my-server"])).unwrap(),
@@ -269,7 +321,8 @@ mod tests {
             parse(&args(&["new", "dir", "--name", "weather"])).unwrap(),
             Command::New {
                 path: "dir".into(),
-                name: Some("weather".into())
+                name: Some("weather".into()),
+                local: None,
             }
         );
         assert_eq!(parse(&args(&["mcp-tool"])).unwrap(), Command::Help);
@@ -309,7 +362,7 @@ mod tests {
     fn a_new_project_has_every_file_filled_in() {
         let scratch = Scratch::new("fill");
         let path = scratch.0.join("weather");
-        assert_eq!(new_project(&path, None).unwrap(), "weather");
+        assert_eq!(new_project(&path, None, None).unwrap(), "weather");
         for (file, _) in FILES {
             let text = fs::read_to_string(path.join(file)).unwrap();
             assert!(!text.contains("{{"), "{file} keeps a placeholder:\n{text}");
@@ -334,12 +387,14 @@ mod tests {
         let scratch = Scratch::new("full");
         let empty = scratch.0.join("empty");
         fs::create_dir(&empty).unwrap();
-        new_project(&empty, Some("tools")).unwrap();
+        new_project(&empty, Some("tools"), None).unwrap();
         assert!(empty.join("src/main.rs").exists());
 
         // The same folder again: full now, and nothing in it changes.
         fs::write(empty.join("src/main.rs"), "mine").unwrap();
-        let error = new_project(&empty, Some("tools")).unwrap_err().to_string();
+        let error = new_project(&empty, Some("tools"), None)
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("not an empty folder"), "{error}");
         assert_eq!(
             fs::read_to_string(empty.join("src/main.rs")).unwrap(),
@@ -348,16 +403,39 @@ mod tests {
 
         let file = scratch.0.join("a-file");
         fs::write(&file, "x").unwrap();
-        let error = new_project(&file, None).unwrap_err().to_string();
+        let error = new_project(&file, None, None).unwrap_err().to_string();
         assert!(error.contains("not an empty folder"), "{error}");
         assert_eq!(fs::read_to_string(&file).unwrap(), "x");
+    }
+
+    #[test]
+    fn a_local_checkout_is_depended_on_by_its_absolute_path_and_a_wrong_one_refused() {
+        // This crate's own workspace is a checkout of mcp-tool.
+        let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let scratch = Scratch::new("local");
+        for given in [checkout.clone(), checkout.join("mcp-tool")] {
+            let path = scratch.0.join(format!("p{}", given.components().count()));
+            new_project(&path, Some("p"), Some(&given)).unwrap();
+            let manifest = fs::read_to_string(path.join("Cargo.toml")).unwrap();
+            let crate_dir = fs::canonicalize(checkout.join("mcp-tool")).unwrap();
+            let expected = format!("mcp-tool = {{ path = '{}' }}", crate_dir.display());
+            assert!(manifest.contains(&expected), "{manifest}");
+        }
+        let wrong = scratch.0.join("not-a-checkout");
+        fs::create_dir(&wrong).unwrap();
+        let error = new_project(&scratch.0.join("q"), None, Some(&wrong)).unwrap_err();
+        assert!(
+            error.to_string().contains("holds no `mcp-tool` crate"),
+            "{error}"
+        );
+        assert!(!scratch.0.join("q").exists());
     }
 
     #[test]
     fn a_bad_name_writes_nothing() {
         let scratch = Scratch::new("bad");
         let path = scratch.0.join("my server");
-        let error = new_project(&path, None).unwrap_err().to_string();
+        let error = new_project(&path, None, None).unwrap_err().to_string();
         assert!(
             error.contains("`my server` cannot name a project"),
             "{error}"
