@@ -304,15 +304,10 @@ impl Stack {
     }
 }
 
-/// A random id of 16 hex digits (64 bits), for what must be told apart and not guessed.
+/// A random id of 16 hex digits (64 bits: the first half of the server's usual id), for what
+/// must be told apart and not guessed.
 fn random_id() -> String {
-    let mut bytes = [0u8; 8];
-    if getrandom::fill(&mut bytes).is_err() {
-        // Unique enough to correlate a log line, if not unguessable.
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        bytes = (nanos as u64).to_le_bytes();
-    }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    let mut id = super::state::new_id();
+    id.truncate(16);
+    id
 }

@@ -25,7 +25,8 @@ const NOTE_ROOM: usize = 512;
 /// `resources/read` serves to the same principal (and no one else) for
 /// [`keep_for`](ResultBudget::keep_for) (10 minutes by default). At most
 /// [`keep_bytes`](ResultBudget::keep_bytes) (64 MiB by default) of whole results are kept;
-/// past it the oldest go first, and a link to one gone says so.
+/// past it the oldest go first — those of a client holding over a quarter of the bound
+/// before anyone else's —, and a link to one gone says so.
 /// `MCP_TOOL_RESULT_BUDGET=64KiB` switches it on for a server binary.
 ///
 /// ```
@@ -277,6 +278,8 @@ struct Whole {
     /// Ids, oldest first.
     order: VecDeque<String>,
     bytes: usize,
+    /// The bytes each principal holds.
+    held: HashMap<String, usize>,
 }
 
 struct Entry {
@@ -285,26 +288,66 @@ struct Entry {
     until: Instant,
 }
 
+impl Whole {
+    /// Removes the entry at `index` of the order.
+    fn remove_at(&mut self, index: usize) {
+        let Some(id) = self.order.remove(index) else {
+            return;
+        };
+        if let Some(gone) = self.entries.remove(&id) {
+            self.bytes -= gone.json.len();
+            if let Some(held) = self.held.get_mut(&gone.principal) {
+                *held -= gone.json.len();
+                if *held == 0 {
+                    self.held.remove(&gone.principal);
+                }
+            }
+        }
+    }
+
+    /// Which entry goes to make room: the oldest of a principal holding more than `share`
+    /// bytes (the one holding most), so that one client's results push out its own first;
+    /// else the oldest of all.
+    fn victim(&self, share: usize) -> usize {
+        let heaviest = self
+            .held
+            .iter()
+            .filter(|(_, bytes)| **bytes > share)
+            .max_by_key(|(_, bytes)| **bytes)
+            .map(|(principal, _)| principal);
+        heaviest
+            .and_then(|p| {
+                self.order
+                    .iter()
+                    .position(|id| self.entries.get(id).is_some_and(|e| e.principal == *p))
+            })
+            .unwrap_or(0)
+    }
+}
+
 impl Kept {
-    /// Keeps `entry` under `id`, pushing out expired and then the oldest entries to make
-    /// room; `false` when it alone is over the bound (then it is not kept).
+    /// Keeps `entry` under `id`, pushing out expired entries, then — while room is short —
+    /// the oldest of whoever holds more than a quarter of the bound, else the oldest of all;
+    /// `false` when it alone is over the bound (then it is not kept).
     fn keep(&self, id: String, entry: Entry) -> bool {
         if entry.json.len() > self.max_bytes {
             return false;
         }
         let mut whole = lock(&self.whole);
         let now = Instant::now();
-        while let Some(oldest) = whole.order.front().cloned() {
-            let expired = whole.entries.get(&oldest).is_none_or(|e| e.until <= now);
-            if !expired && whole.bytes + entry.json.len() <= self.max_bytes {
+        while let Some(oldest) = whole.order.front() {
+            let expired = whole.entries.get(oldest).is_none_or(|e| e.until <= now);
+            if expired {
+                whole.remove_at(0);
+            } else if whole.bytes + entry.json.len() > self.max_bytes {
+                let victim = whole.victim(self.max_bytes / 4);
+                whole.remove_at(victim);
+            } else {
                 break;
-            }
-            whole.order.pop_front();
-            if let Some(gone) = whole.entries.remove(&oldest) {
-                whole.bytes -= gone.json.len();
             }
         }
         whole.bytes += entry.json.len();
+        *whole.held.entry(entry.principal.clone()).or_default() += entry.json.len();
         whole.order.push_back(id.clone());
         whole.entries.insert(id, entry);
         true
@@ -357,6 +400,29 @@ mod tests {
         ] {
             assert!(ResultBudget::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn one_principal_over_its_share_pushes_out_its_own_results_not_others() {
+        let budget = ResultBudget::new(1024).keep_bytes(8 * 1200);
+        let keep = |principal: &str| {
+            let mut result = ToolResult::text("x".repeat(1000));
+            result.content.push(Content::text("y".repeat(50)));
+            budget.fit("t", principal.into(), &mut result);
+            let Some(Content::ResourceLink(link)) = result.content.last() else {
+                panic!("not cut")
+            };
+            link.uri[RESULTS_URI_PREFIX.len()..].to_owned()
+        };
+        let bob = keep("subject bob");
+        let flood: Vec<String> = (0..50).map(|_| keep("subject mallory")).collect();
+        assert!(
+            budget.kept.get(&bob, "subject bob").is_some(),
+            "bob's result was pushed out"
+        );
+        assert!(budget.kept.get(&flood[49], "subject mallory").is_some());
+        assert!(budget.kept.get(&flood[0], "subject mallory").is_none());
+        assert!(lock(&budget.kept.whole).bytes <= 8 * 1200);
     }
 
     #[test]
