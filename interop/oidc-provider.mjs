@@ -1,10 +1,12 @@
 // A real OAuth 2.0 authorization server for tests/tests/oauth.rs: `oidc-provider` (npm), a
 // certified OpenID Connect provider, issuing access tokens for our MCP server with the
-// client-credentials grant.
+// client-credentials grant, and with the authorization-code grant to users who sign in on its
+// pages.
 //
 // Usage:
 //   node oidc-provider.mjs serve --keys <keys.json> --resource <url> [--resource <url>...]
 //                                [--port <port>] [--alg RS256|ES256|EdDSA]
+//                                [--read-only <login>...]
 //       Listens on 127.0.0.1:<port> (--port, else $OIDC_PORT, else any free port), issuer
 //       `http://127.0.0.1:<port>`, and prints `ready <issuer>` on stdout once it listens;
 //       everything else goes to stderr. Runs until killed (or its stdin closes).
@@ -26,6 +28,9 @@
 //   - the client-credentials grant, with resource indicators (RFC 8707): the resources are
 //     the --resource URLs, each with the scopes `users:read users:write`; access tokens are
 //     JWTs signed with <alg> (RS256 by default), opaque for the client `opaque-reader`;
+//   - the authorization-code grant with PKCE, for clients registered dynamically (RFC 7591):
+//     a user signs in on the provider's development pages (any login, any password; the login
+//     is the token's `sub`) and consents; a login named by --read-only gets `users:read` only;
 //   - introspection (RFC 7662), for confidential clients;
 //   - clients (client_secret_basic, the secret is `<id>-secret`): `reader` (users:read),
 //     `writer` (users:read users:write), `opaque-reader` (users:read), and `mcp-server`, the
@@ -103,12 +108,13 @@ async function sign(keysPath, claimsText, headerText) {
 }
 
 function options(list) {
-  const found = { resource: [] };
+  const found = { resource: [], readOnly: [] };
   for (let i = 0; i < list.length; i += 2) {
     const [name, value] = [list[i], list[i + 1]];
     if (!name.startsWith('--') || value === undefined) usage();
     const key = name.slice(2);
     if (key === 'resource') found.resource.push(value);
+    else if (key === 'read-only') found.readOnly.push(value);
     else found[key] = value;
   }
   return found;
@@ -141,6 +147,8 @@ async function serve(list) {
   });
 
   const provider = new Provider(issuer, {
+    // The login a user signs in with is their account, and their tokens' `sub`.
+    findAccount: async (_ctx, id) => ({ accountId: id, claims: async () => ({ sub: id }) }),
     clients: [
       client('reader', 'users:read'),
       client('writer', SCOPES),
@@ -151,9 +159,12 @@ async function serve(list) {
     // The key set has one signing key: what is signed, ID tokens included, uses its algorithm.
     clientDefaults: { id_token_signed_response_alg: alg },
     // The scopes a client may ask for are its `scope` only.
-    scopes: ['openid', ...SCOPES.split(' ')],
+    // `offline_access`: users who sign in get refresh tokens.
+    scopes: ['openid', 'offline_access', ...SCOPES.split(' ')],
     features: {
-      devInteractions: { enabled: false },
+      // The provider's own sign-in and consent pages, which a test walks as a browser would.
+      devInteractions: { enabled: true },
+      registration: { enabled: true },
       // Encryption keys in the published set beside the signing keys, as real servers have.
       encryption: { enabled: true },
       clientCredentials: { enabled: true },
@@ -166,11 +177,14 @@ async function serve(list) {
         enabled: true,
         defaultResource: async () => undefined,
         useGrantedResource: async () => true,
-        getResourceServerInfo: async (_ctx, resource, forClient) => {
+        getResourceServerInfo: async (ctx, resource, forClient) => {
           if (!opts.resource.includes(resource)) throw new errors.InvalidTarget();
           const opaque = forClient.clientId === 'opaque-reader';
+          // At the token endpoint the grant names the user: a read-only one gets less.
+          const account = ctx.oidc.entities?.Grant?.accountId;
+          const readOnly = account !== undefined && opts.readOnly.includes(account);
           return {
-            scope: SCOPES,
+            scope: readOnly ? 'users:read' : SCOPES,
             audience: resource,
             accessTokenTTL: 600,
             accessTokenFormat: opaque ? 'opaque' : 'jwt',
@@ -184,7 +198,10 @@ async function serve(list) {
   for (const event of ['grant.error', 'introspection.error', 'server_error']) {
     provider.on(event, (_ctx, error) => console.error(`oidc-provider: ${event}: ${error.message} ${error.error_description ?? ''}`));
   }
-  provider.on('grant.success', (ctx) => console.error(`oidc-provider: token for ${ctx.oidc.client?.clientId}`));
+  provider.on('grant.success', (ctx) => console.error(`oidc-provider: token for ${ctx.oidc.client?.clientId}${ctx.oidc.entities?.Grant ? ` acting for ${ctx.oidc.entities.Grant.accountId}` : ''}`));
+  for (const event of ['authorization.error', 'registration_create.error']) {
+    provider.on(event, (_ctx, error) => console.error(`oidc-provider: ${event}: ${error.message} ${error.error_description ?? ''}`));
+  }
   server.on('request', provider.callback());
 
   const stop = () => server.close(() => process.exit(0));
@@ -195,6 +212,9 @@ async function serve(list) {
 
   console.error(`oidc-provider: ${issuer}, ${alg}, resources ${opts.resource.join(' ')}`);
   console.log(`ready ${issuer}`);
+  // Whoever started us reads stdout up to that line only: the provider's own notices go to
+  // stderr.
+  console.log = console.info = console.warn = console.error;
 }
 
 async function tokens(issuer, client, resource, scope, count = '1') {

@@ -28,6 +28,9 @@ use reqwest::{RequestBuilder, StatusCode};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
+#[path = "oauth/sign_in.rs"]
+mod sign_in;
+
 const SETUP_HINT: &str = "run `bash interop/setup.sh` (.ci/run does it)";
 
 /// The longest the provider may take to say it listens, and a script to finish.
@@ -173,11 +176,26 @@ struct Provider {
 impl Provider {
     /// A provider signing with `keys` (`alg`) for `resources`, on `port` (0: any).
     fn start(keys: &Keys, alg: &str, resources: &[&str], port: u16) -> Provider {
+        Provider::start_with(keys, alg, resources, port, &[])
+    }
+
+    /// [`start`](Self::start), with users who sign in as one of `read_only` granted
+    /// `users:read` only.
+    fn start_with(
+        keys: &Keys,
+        alg: &str,
+        resources: &[&str],
+        port: u16,
+        read_only: &[&str],
+    ) -> Provider {
         let mut command = script();
         command.args(["serve", "--keys", keys.arg(), "--alg", alg, "--port"]);
         command.arg(port.to_string());
         for resource in resources {
             command.args(["--resource", resource]);
+        }
+        for login in read_only {
+            command.args(["--read-only", login]);
         }
         let mut child = command
             .stdin(Stdio::piped())
@@ -667,6 +685,12 @@ async fn ours_sees(url: &str, token: &str, version: VersionChoice) -> Value {
 /// `users --http` behind a provider (RS256) that issues tokens for it: the provider, the
 /// server, its port and URL.
 async fn users_behind_a_provider() -> (Provider, ExampleHttp, u16, String) {
+    users_behind_a_provider_with(&[]).await
+}
+
+/// [`users_behind_a_provider`], with users who sign in as one of `read_only` granted
+/// `users:read` only.
+async fn users_behind_a_provider_with(read_only: &[&str]) -> (Provider, ExampleHttp, u16, String) {
     // The provider must know our resource URL before the server starts.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -674,7 +698,7 @@ async fn users_behind_a_provider() -> (Provider, ExampleHttp, u16, String) {
         .port();
     let url = format!("http://127.0.0.1:{port}/mcp");
     let keys = Keys::new("RS256");
-    let provider = Provider::start(&keys, "RS256", &[&url], 0);
+    let provider = Provider::start_with(&keys, "RS256", &[&url], 0, read_only);
     let users = {
         let (addr, url, issuer) = (
             format!("127.0.0.1:{port}"),

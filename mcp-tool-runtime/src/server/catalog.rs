@@ -109,6 +109,8 @@ pub(crate) struct Catalog {
     search: OnceLock<SearchIndex>,
     /// Whether a tool declares OAuth scopes (then a caller's list depends on its token).
     scoped: bool,
+    /// Whether a tool is listed to some callers only (a gateway's tools of one user).
+    personal: bool,
 }
 
 impl Catalog {
@@ -216,7 +218,10 @@ impl Catalog {
         // shared cache hands one client's list to another; so does a list with tools that need
         // scopes, which depends on the caller's token.
         let scoped = entries.iter().any(|e| !e.def.scopes().is_empty());
-        let hints = if entries.iter().any(|e| e.def.starts_hidden()) {
+        // A list with tools of one user changes when that user signs in: as private and as
+        // stale as one a tool manager changes.
+        let personal = entries.iter().any(|e| e.def.audience.is_some());
+        let hints = if personal || entries.iter().any(|e| e.def.starts_hidden()) {
             CacheHints {
                 cache_scope: CacheScope::Private,
                 ttl_ms: 0,
@@ -250,7 +255,13 @@ impl Catalog {
             decor,
             search: OnceLock::new(),
             scoped,
+            personal,
         }
+    }
+
+    /// Whether a tool is listed to some callers only.
+    pub(crate) fn has_personal(&self) -> bool {
+        self.personal
     }
 
     /// Whether a tool declares OAuth scopes.

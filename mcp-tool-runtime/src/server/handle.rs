@@ -67,6 +67,15 @@ pub(crate) trait StartsWith: Send + Sync + fmt::Debug {
 
     /// Whether [`settling`](Self::settling) would give a wait (cheap, allocates nothing).
     fn unsettled(&self) -> bool;
+
+    /// The paths the HTTP endpoint receives users on, back from signing in to a mounted
+    /// server's authorization server (none without per-user mounts).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    fn redirect_paths(&self) -> Vec<String>;
+
+    /// A user came back (the redirect's query): whether a sign-in waited for it.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    fn redirected(&self, query: &str) -> bool;
 }
 
 /// What every session of a server shares.
@@ -107,6 +116,14 @@ pub(crate) struct Shared {
     /// [`ServerHandle::change_tools`] (folded into one value, so a session starts in O(1)).
     selection: RwLock<Selection>,
     pub(crate) sessions: Sessions,
+    /// The address the server serves HTTP on (`http://host:port`), once it does on a TCP
+    /// address that names a host: where a per-user mount's users come back to by default.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) http_origin: std::sync::OnceLock<String>,
+    /// Whether an HTTP endpoint of the server receives users back from signing in (its router
+    /// was built with the redirect paths).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) receives_redirects: std::sync::atomic::AtomicBool,
 }
 
 /// What the builder settled, besides the catalog and the offerings.
@@ -189,6 +206,8 @@ impl ServerHandle {
                 offerings: RwLock::new(Arc::new(offerings)),
                 selection: RwLock::new(Selection::default()),
                 sessions: Sessions::default(),
+                http_origin: std::sync::OnceLock::new(),
+                receives_redirects: std::sync::atomic::AtomicBool::new(false),
             }),
         }
     }
@@ -204,6 +223,27 @@ impl ServerHandle {
             return None;
         }
         self.shared.mounts.as_ref()?.settling()
+    }
+
+    /// The paths the HTTP endpoint receives users on, back from signing in to a mounted
+    /// server's authorization server.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn redirect_paths(&self) -> Vec<String> {
+        self.shared
+            .mounts
+            .as_ref()
+            .map(|m| m.redirect_paths())
+            .unwrap_or_default()
+    }
+
+    /// A user came back from signing in (the redirect's query): whether a sign-in waited for
+    /// it.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn redirected(&self, query: &str) -> bool {
+        self.shared
+            .mounts
+            .as_ref()
+            .is_some_and(|m| m.redirected(query))
     }
 
     /// Whether a request may still wait for the mounts' first sync (cheap: read before a

@@ -513,6 +513,7 @@ impl DefBuilder {
             listed,
             refs_kept,
             coercion: self.coercion,
+            audience: None,
         })
     }
 

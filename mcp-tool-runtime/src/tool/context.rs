@@ -241,6 +241,17 @@ impl Ctx {
         self.state.conn().share_key()
     }
 
+    /// The key of the calling user where something is kept per user (a gateway's per-user
+    /// connections): `subject …` when authenticated, `local` over stdio, none for an
+    /// anonymous HTTP caller.
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    pub(crate) fn user_key(&self) -> Option<String> {
+        super::def::user_key(
+            self.identity().map(|i| i.subject.as_str()),
+            self.share_key() == "local",
+        )
+    }
+
     /// The negotiated protocol version.
     pub fn protocol_version(&self) -> ProtocolVersion {
         self.state.client.protocol_version

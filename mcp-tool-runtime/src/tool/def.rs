@@ -129,6 +129,33 @@ pub struct ToolDef {
     pub(crate) refs_kept: Option<String>,
     /// Which arguments a model got wrong may be converted (`coerce`).
     pub(crate) coercion: Coercion,
+    /// Who sees the tool in lists, when not everybody does (a gateway's tools of one user).
+    pub(crate) audience: Option<Audience>,
+}
+
+/// Who sees a tool in lists when not every caller does: asked with the caller's key
+/// ([`user_key`]), `None` for a caller nobody vouched for. Calls are not filtered by it (the
+/// tool itself refuses whom it does not serve).
+#[derive(Clone)]
+pub(crate) struct Audience(pub(crate) std::sync::Arc<Shown>);
+
+/// Whether the caller with a key sees a tool.
+pub(crate) type Shown = dyn Fn(Option<&str>) -> bool + Send + Sync;
+
+impl std::fmt::Debug for Audience {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Audience")
+    }
+}
+
+/// The key a caller is known by where something is kept per user (a gateway's per-user
+/// connections): `subject …` for an authenticated caller, `local` for the one client of a
+/// stdio connection, none for an anonymous HTTP caller.
+pub(crate) fn user_key(subject: Option<&str>, local: bool) -> Option<String> {
+    match subject {
+        Some(subject) => Some(format!("subject {subject}")),
+        None => local.then(|| "local".to_owned()),
+    }
 }
 
 /// A tool's derived schemas with their definitions inlined, as `tools/list` shows them
@@ -163,6 +190,11 @@ impl ToolDef {
     /// was checked (a server without authentication, or stdio, grants every scope).
     pub(crate) fn missing_scopes<'a>(&'a self, granted: Option<&[String]>) -> Vec<&'a str> {
         missing_scopes(&self.scopes, granted)
+    }
+
+    /// Whether the caller known by `key` ([`user_key`]) sees the tool in lists.
+    pub(crate) fn shown_to(&self, key: Option<&str>) -> bool {
+        self.audience.as_ref().is_none_or(|a| (a.0)(key))
     }
 
     /// The tool's title.

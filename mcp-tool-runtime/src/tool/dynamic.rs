@@ -197,6 +197,7 @@ pub struct DynamicTool {
     task_support: TaskSupport,
     scopes: Vec<String>,
     coerce: Option<bool>,
+    audience: Option<super::def::Audience>,
     handler: Arc<dyn Fn(ToolCall) -> BoxFuture + Send + Sync>,
 }
 
@@ -235,6 +236,7 @@ impl DynamicTool {
             task_support: TaskSupport::Forbidden,
             scopes: Vec::new(),
             coerce: None,
+            audience: None,
             handler: Arc::new(move |call: ToolCall| -> BoxFuture {
                 let args = DynamicArgs {
                     arguments: call.arguments,
@@ -339,6 +341,18 @@ impl DynamicTool {
         self
     }
 
+    /// Listed only to the callers `shown` says yes to, given the caller's key (`subject …`,
+    /// `local`, or none for an anonymous caller): a gateway's tools of one user.
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    #[must_use]
+    pub(crate) fn shown_to(
+        mut self,
+        shown: impl Fn(Option<&str>) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.audience = Some(super::def::Audience(Arc::new(shown)));
+        self
+    }
+
     /// Whether the tool runs as a task (as `#[tool(task = "optional")]`).
     #[must_use]
     pub fn task_support(mut self, support: TaskSupport) -> Self {
@@ -430,7 +444,8 @@ impl DynamicTool {
                 Err(_) => def.problem("the output schema must be a JSON object"),
             }
         }
-        let def = def.finish()?;
+        let mut def = def.finish()?;
+        def.audience = self.audience.clone();
         Ok((def, Call::Dynamic(self.handler.clone())))
     }
 }

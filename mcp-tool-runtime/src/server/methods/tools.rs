@@ -17,7 +17,7 @@ use crate::protocol::walk::Json;
 use crate::protocol::wire::{ListParams, Retry, TaskParams};
 use crate::protocol::{ProtocolVersion, RpcError, code, jsonrpc};
 use crate::tool::context::{CallMeta, CallState, ProgressState};
-use crate::tool::def::missing_scopes;
+use crate::tool::def::{missing_scopes, user_key};
 use crate::tool::input::{Finish, InputRound, RoundEnd};
 use crate::tool::{CancellationToken, Ctx, Identity, ToolResult};
 
@@ -28,6 +28,7 @@ use super::tasks as tasks_methods;
 use crate::server::catalog::{Entry, render_page};
 use crate::server::handle::ServerHandle;
 use crate::server::request::{Cx, answers, input_required};
+use crate::server::selection::Principal;
 use crate::server::session::{Opening, Session};
 use crate::server::state::Binding;
 use crate::server::tasks::{self, TaskMode, TaskRecord, TaskStatus, store};
@@ -92,7 +93,14 @@ fn tools_page(cx: &Cx<'_>, cursor: Option<&str>) -> Reply {
     // A caller without every scope the catalog's tools declare sees only the tools it may call.
     let granted = cx.session.identity.as_deref().map(|i| &i.scopes[..]);
     let scoped = catalog.has_scopes() && granted.is_some();
-    let is_default = !is_own && selection.is_default() && !scoped;
+    // Tools of one user (a gateway's) are listed to that user only.
+    let user = catalog.has_personal().then(|| {
+        user_key(
+            cx.session.identity.as_deref().map(|i| i.subject.as_str()),
+            cx.session.principal == Principal::Local,
+        )
+    });
+    let is_default = !is_own && selection.is_default() && !scoped && user.is_none();
     // App-only tools are listed to clients that declared MCP Apps (their hosts keep them from
     // the model), not to others, who would offer them to it.
     let apps = declares_ui(&cx.client().capabilities);
@@ -110,6 +118,9 @@ fn tools_page(cx: &Cx<'_>, cursor: Option<&str>) -> Reply {
             e.def.listed_for(apps)
                 && selection.is_active(&e.name, e.def.starts_hidden(), e.def.always_visible())
                 && e.def.missing_scopes(granted).is_empty()
+                && user
+                    .as_ref()
+                    .is_none_or(|key| e.def.shown_to(key.as_deref()))
         })
         .collect();
     match render_page(&tools, cursor, version, &catalog) {

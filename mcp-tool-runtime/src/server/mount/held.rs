@@ -215,6 +215,7 @@ impl Mount {
         arguments: Value,
         ctx: &Ctx,
         round: &InputRound,
+        own: Option<McpClient>,
     ) -> Result<Result<Value, ClientError>, ToolError> {
         let (id, held) = match round.recall(MEMO) {
             Some(Value::String(id)) => match self.held.get(&id) {
@@ -223,7 +224,10 @@ impl Mount {
             },
             Some(_) => return Err(gone(self.label())),
             None => {
-                let client = self.connected()?;
+                let client = match own {
+                    Some(client) => client,
+                    None => self.connected()?,
+                };
                 let (id, held) = self.start(&client, remote, arguments, ctx.share_key())?;
                 round.remember(MEMO, Value::String(id.clone()));
                 (id, held)

@@ -106,7 +106,7 @@ impl Mount {
     }
 
     /// The local tool that stands for the remote tool `remote`.
-    fn tool(
+    pub(super) fn tool(
         self: &Arc<Self>,
         name: &str,
         remote: &str,

@@ -6,8 +6,10 @@
 //! with a retryable error while local tools keep working.
 
 mod config;
+mod connection;
 mod held;
 mod list;
+mod user;
 
 use list::{RELIST_PAUSE, RELIST_PAUSE_MAX};
 
@@ -31,11 +33,13 @@ use crate::protocol::{Content, RpcError, code};
 use crate::tool::{Ctx, DynamicArgs, Elicitation, ToolError, ToolResult};
 
 use super::handle::{ServerHandle, StartsWith};
+use connection::Authorization;
 
 pub use config::{
     AllowedTools, Approval, LABEL_SEPARATOR, McpTool, MountFileError, RequireApproval, ToolConfig,
     ToolFilter, read_mounts,
 };
+pub use user::REDIRECT_PATH;
 
 /// How long a gateway's first `tools/list` (or `tools/call`) waits, at most, for the mounts
 /// reachable at start to list their tools ([`Server::mount_wait`]).
@@ -100,6 +104,9 @@ pub(crate) struct Mount {
     /// lists look alike).
     digest: AtomicU64,
     digests: RandomState,
+    /// The users of a mount that acts for each of them (`grant: authorization_code`); `None`:
+    /// one connection for everyone.
+    users: Option<user::Users>,
 }
 
 /// The user's answer to "run this remote tool?".
@@ -115,6 +122,7 @@ impl Mount {
     pub(crate) fn new(
         config: McpTool,
         connections: Option<&std::path::Path>,
+        redirects: &Arc<user::Redirects>,
     ) -> Result<Arc<Mount>, String> {
         let label = config.server_label.clone();
         let store = match config
@@ -123,7 +131,8 @@ impl Mount {
             .or(config.connector_id.as_deref())
         {
             Some(id) => Some(
-                config::connection(id, connections).map_err(|e| format!("mount `{label}`: {e}"))?,
+                connection::connection(id, connections)
+                    .map_err(|e| format!("mount `{label}`: {e}"))?,
             ),
             None => None,
         };
@@ -147,6 +156,7 @@ impl Mount {
             Connect::http(url)
         };
         connect = connect.client_name(format!("mcp-tool gateway ({label})"));
+        let mut users = None;
         if let Some(store) = &store {
             for (name, value) in &store.headers {
                 connect = connect.header(name, value);
@@ -159,16 +169,25 @@ impl Mount {
                 .as_deref()
                 .or(config.connector_id.as_deref())
                 .unwrap_or_default();
-            if let Some(oauth) = store
-                .oauth(id)
-                .map_err(|e| format!("mount `{label}`: {e}"))?
-            {
-                if config.command.is_some() {
-                    return Err(format!(
-                        "mount `{label}`: connection `{id}` holds client credentials, which only a server reached over HTTP can use"
-                    ));
+            let authorization = store
+                .authorization(id)
+                .map_err(|e| format!("mount `{label}`: {e}"))?;
+            if config.command.is_some() && !matches!(authorization, Authorization::Given) {
+                return Err(format!(
+                    "mount `{label}`: connection `{id}` obtains tokens with OAuth, which only a server reached over HTTP takes"
+                ));
+            }
+            match authorization {
+                Authorization::Given => {}
+                Authorization::Service(oauth) => connect = connect.oauth(oauth),
+                Authorization::PerUser(grant) => {
+                    if config.authorization.is_some() {
+                        return Err(format!(
+                            "mount `{label}`: its connection signs each user in; the mount's `authorization` token does not apply"
+                        ));
+                    }
+                    users = Some(user::Users::new(grant, redirects.clone()));
                 }
-                connect = connect.oauth(oauth);
             }
         }
         for (name, value) in config.headers.iter().flatten() {
@@ -189,6 +208,7 @@ impl Mount {
             settled: AtomicBool::new(false),
             digest: AtomicU64::new(0),
             digests: RandomState::new(),
+            users,
         }))
     }
 
@@ -222,6 +242,12 @@ impl Mount {
     /// Connects, lists, follows changes, reconnects — for as long as the server runs.
     async fn run(self: Arc<Self>, server: ServerHandle, gate: Arc<Gate>) {
         let _ = self.hold_for.set(server.shared.state_key.ttl());
+        if self.users.is_some() {
+            // Each user connects when they sign in: nothing to wait for at start.
+            self.start_users(&server);
+            self.settle(&gate);
+            return;
+        }
         let mut backoff = Duration::from_millis(250);
         let mut said = false;
         loop {
@@ -294,8 +320,59 @@ impl Mount {
         if approval {
             self.approve(&ctx, remote, &arguments).await?;
         }
-        let result = match ctx.rounds() {
-            Some(round) => self.call_in_rounds(remote, arguments, &ctx, round).await?,
+        let mut result = self.call(remote, arguments.clone(), &ctx).await?;
+        if self.users.is_some() && matches!(result, Err(ClientError::Unauthorized(_))) {
+            // The user's tokens were refused for good: they sign in again, and the call is
+            // made once more.
+            self.sign_out(&ctx);
+            result = self.call(remote, arguments, &ctx).await?;
+        }
+        match result {
+            Ok(result) => Ok(to_result(result)),
+            Err(ClientError::Unavailable(why)) => {
+                self.lost.notify_one();
+                Err(unavailable(self.label(), &why))
+            }
+            Err(e) if e.is_retryable() => {
+                self.lost.notify_one();
+                Err(unavailable(self.label(), &e.to_string()))
+            }
+            Err(e) => Err(ToolError::new(
+                "REMOTE_ERROR",
+                format!("`{}`: {e}", self.label()),
+            )),
+        }
+    }
+
+    /// The remote call itself, on the calling user's connection (signed in first if need be)
+    /// or the mount's.
+    async fn call(
+        self: &Arc<Self>,
+        remote: &str,
+        arguments: Value,
+        ctx: &Ctx,
+    ) -> Result<Result<Value, ClientError>, ToolError> {
+        let own = match &self.users {
+            Some(_) => {
+                let (client, tools) = self.user_client(ctx).await?;
+                if !tools.contains_key(remote) {
+                    return Err(ToolError::new(
+                        "UNKNOWN_TOOL",
+                        format!(
+                            "the `{}` server does not list `{remote}` for this user",
+                            self.label()
+                        ),
+                    ));
+                }
+                Some(client)
+            }
+            None => None,
+        };
+        Ok(match ctx.rounds() {
+            Some(round) => {
+                self.call_in_rounds(remote, arguments, ctx, round, own)
+                    .await?
+            }
             None => {
                 let progress_ctx = ctx.clone();
                 let options = CallOptions {
@@ -313,26 +390,14 @@ impl Mount {
                     })),
                     meta: None,
                 };
-                self.connected()?
-                    .call_with(remote, arguments, options)
-                    .await
+                match own {
+                    Some(client) => client,
+                    None => self.connected()?,
+                }
+                .call_with(remote, arguments, options)
+                .await
             }
-        };
-        match result {
-            Ok(result) => Ok(to_result(result)),
-            Err(ClientError::Unavailable(why)) => {
-                self.lost.notify_one();
-                Err(unavailable(self.label(), &why))
-            }
-            Err(e) if e.is_retryable() => {
-                self.lost.notify_one();
-                Err(unavailable(self.label(), &e.to_string()))
-            }
-            Err(e) => Err(ToolError::new(
-                "REMOTE_ERROR",
-                format!("`{}`: {e}", self.label()),
-            )),
-        }
+        })
     }
 
     /// Asks the user whether `remote` may run with `arguments`: an error unless they approve
@@ -481,6 +546,7 @@ impl Remotes {
     /// what is wrong goes to `problems`.
     pub(crate) fn build(&self, problems: &mut Vec<String>) -> Option<Box<dyn StartsWith>> {
         let mut list = Vec::new();
+        let redirects = Arc::new(user::Redirects::default());
         let mut labels = BTreeSet::new();
         for remote in &self.list {
             let found = remote.problems();
@@ -488,7 +554,7 @@ impl Remotes {
                 problems.push(format!("two mounts are labelled `{}`", remote.server_label));
             }
             if found.is_empty() {
-                match Mount::new(remote.clone(), self.connection_store.as_deref()) {
+                match Mount::new(remote.clone(), self.connection_store.as_deref(), &redirects) {
                     Ok(m) => list.push(m),
                     Err(e) => problems.push(e),
                 }
@@ -496,10 +562,9 @@ impl Remotes {
                 problems.extend(found);
             }
         }
-        Some(Box::new(Mounts::new(
-            list,
-            self.wait.unwrap_or(DEFAULT_MOUNT_WAIT),
-        )))
+        let mut mounts = Mounts::new(list, self.wait.unwrap_or(DEFAULT_MOUNT_WAIT));
+        mounts.redirects = redirects;
+        Some(Box::new(mounts))
     }
 }
 
@@ -508,6 +573,8 @@ pub(crate) struct Mounts {
     pub(crate) list: Vec<Arc<Mount>>,
     started: AtomicBool,
     gate: Arc<Gate>,
+    /// The sign-ins of per-user mounts waiting for their users to come back.
+    redirects: Arc<user::Redirects>,
 }
 
 impl StartsWith for Mounts {
@@ -524,6 +591,21 @@ impl StartsWith for Mounts {
     fn unsettled(&self) -> bool {
         !self.gate.open()
     }
+
+    fn redirect_paths(&self) -> Vec<String> {
+        let mut paths: Vec<String> = self
+            .list
+            .iter()
+            .filter_map(|m| m.users.as_ref().map(user::Users::redirect_path))
+            .collect();
+        paths.sort();
+        paths.dedup();
+        paths
+    }
+
+    fn redirected(&self, query: &str) -> bool {
+        self.redirects.arrived(query)
+    }
 }
 
 impl Mounts {
@@ -532,6 +614,7 @@ impl Mounts {
         Mounts {
             list,
             started: AtomicBool::new(false),
+            redirects: Arc::default(),
             gate: Arc::new(Gate {
                 pending: watch::Sender::new(pending),
                 wait,

@@ -94,6 +94,9 @@ impl ServerHandle {
             config.allowed_hosts = Some(vec!["*".into()]);
         }
         tracing::info!(%addr, "serving MCP over HTTP");
+        if !addr.ip().is_unspecified() {
+            let _ = self.shared.http_origin.set(format!("http://{addr}"));
+        }
         self.serve_on(listener, config).await
     }
 

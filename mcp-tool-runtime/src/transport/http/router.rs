@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::{DefaultBodyLimit, RawQuery, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -38,6 +38,17 @@ pub(super) fn build(server: ServerHandle, config: HttpConfig) -> (Router, Arc<En
                 &format!("/.well-known/oauth-protected-resource{path}"),
                 get(handle_metadata),
             );
+        }
+    }
+    // Users back from signing in to a mounted server (a gateway's per-user mounts).
+    for path in endpoint.server.redirect_paths() {
+        if path != config.path {
+            router = router.route(&path, get(handle_redirect));
+            endpoint
+                .server
+                .shared
+                .receives_redirects
+                .store(true, std::sync::atomic::Ordering::SeqCst);
         }
     }
     let mut router = router
@@ -79,6 +90,39 @@ async fn handle_metadata(State(endpoint): State<Arc<Endpoint>>) -> Response {
         jsonrpc::json_string(&body),
     )
         .into_response()
+}
+
+/// A user back from signing in to a mounted server: the redirect goes to the sign-in that
+/// waits for its `state` (the code in it is read by no one else, and logged nowhere).
+async fn handle_redirect(
+    State(endpoint): State<Arc<Endpoint>>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let page = |status: StatusCode, text: &str| {
+        (
+            status,
+            [
+                (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+                (header::CACHE_CONTROL, "no-store"),
+            ],
+            format!("<!doctype html><title>Sign-in</title><p>{text}</p>"),
+        )
+            .into_response()
+    };
+    if endpoint
+        .server
+        .redirected(query.as_deref().unwrap_or_default())
+    {
+        page(
+            StatusCode::OK,
+            "You are signed in. You may close this window and go back to your client.",
+        )
+    } else {
+        page(
+            StatusCode::BAD_REQUEST,
+            "No sign-in waits for this answer: it may have expired. Try again from your client.",
+        )
+    }
 }
 
 /// RFC 9728 protected-resource metadata.

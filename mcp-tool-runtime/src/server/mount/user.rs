@@ -1,0 +1,662 @@
+//! Mounts that act for each calling user (a connection with `grant: authorization_code`): a
+//! user signs in to the remote's authorization server through URL-mode elicitation, the
+//! authorization server sends them back to the gateway's own HTTP endpoint, and the tokens,
+//! the connection and the tool list that follow are that user's alone.
+//!
+//! A user is known by [`Ctx::user_key`] (the authenticated subject, or the one local client
+//! of a stdio connection). Until they sign in, they see one tool of the mount, `label__sign_in`;
+//! a call of it (or of any of the mount's tools) asks them to open the authorization page,
+//! and waits for them. The sign-in runs in a task of its own, so that a 2026-07-28 call, which
+//! ends with its question and runs again with the answer, finds the same sign-in (the same
+//! page) when it comes back.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::{oneshot, watch};
+
+use crate::client::oauth::{MemoryTokenStore, OAuth, UserAgent};
+use crate::client::{ClientFuture, ClientHandler, McpClient};
+use crate::sync::lock;
+use crate::tool::{Ctx, DynamicArgs, DynamicTool, Elicitation, ToolError, ToolResult};
+
+use super::config::LABEL_SEPARATOR;
+use super::connection::UserGrant;
+use super::{Mount, Relay, ServerHandle};
+
+/// The path the gateway receives its users on, when their connection names no `redirect_uri`.
+pub const REDIRECT_PATH: &str = "/oauth/callback";
+
+/// The name of the tool that signs a user in, after the mount's label.
+pub(super) const SIGN_IN: &str = "sign_in";
+
+/// How long a user may take to sign in once the page is shown.
+const SIGN_IN_WAIT: Duration = Duration::from_secs(300);
+
+/// How long the authorization server may take to be found (its metadata, a registration)
+/// before the page can be shown.
+const DISCOVERY_WAIT: Duration = Duration::from_secs(30);
+
+/// The most users one mount keeps a connection for; beyond, the one unused the longest is
+/// closed (their tokens stay: they reconnect without signing in again).
+const MAX_USERS: usize = 1000;
+
+/// The most sign-ins all mounts wait for at once.
+const MAX_WAITING: usize = 1000;
+
+/// The redirects the gateway waits for, by the `state` of their authorization request.
+#[derive(Default)]
+pub(crate) struct Redirects {
+    waiting: Mutex<HashMap<String, oneshot::Sender<String>>>,
+}
+
+impl Redirects {
+    fn expect(&self, state: &str) -> Result<oneshot::Receiver<String>, String> {
+        let mut waiting = lock(&self.waiting);
+        waiting.retain(|_, sender| !sender.is_closed());
+        if waiting.len() >= MAX_WAITING {
+            return Err(format!(
+                "{MAX_WAITING} sign-ins are under way already; try again shortly"
+            ));
+        }
+        let (sender, receiver) = oneshot::channel();
+        waiting.insert(state.to_owned(), sender);
+        Ok(receiver)
+    }
+
+    /// Hands a redirect (its query) to the sign-in that waits for its `state`; whether one
+    /// did.
+    pub(crate) fn arrived(&self, query: &str) -> bool {
+        let Some(state) = form_value(query, "state") else {
+            return false;
+        };
+        let sender = lock(&self.waiting).remove(&state);
+        sender.is_some_and(|s| s.send(query.to_owned()).is_ok())
+    }
+}
+
+/// The value of `name` in a URL's query (`application/x-www-form-urlencoded`).
+fn form_value(query: &str, name: &str) -> Option<String> {
+    let url = reqwest::Url::parse(&format!("http://query.invalid/?{query}")).ok()?;
+    url.query_pairs()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
+}
+
+/// Where a user is with a per-user mount.
+#[derive(Clone)]
+enum Phase {
+    /// Not signed in, and no sign-in under way (or the last one failed: why).
+    Out(Option<String>),
+    /// A sign-in is under way; its page, once the authorization server is found.
+    SigningIn(Option<String>),
+    /// Signed in: the user's connection and the remote tools it lists (as allowed).
+    In(McpClient, Arc<BTreeMap<String, Value>>),
+}
+
+/// One user of a per-user mount.
+struct User {
+    phase: watch::Sender<Phase>,
+    /// The remote tools listed to the user: set before they count as signed in, so that the
+    /// list their sign-in's answer sends them to holds them.
+    listed: Mutex<Arc<BTreeMap<String, Value>>>,
+    /// The sign-in task under way, to stop when the user declines.
+    task: Mutex<Option<tokio::task::AbortHandle>>,
+    used: AtomicU64,
+}
+
+/// The users of one mount, and what their sign-ins share.
+pub(super) struct Users {
+    grant: UserGrant,
+    /// Registrations (one per authorization server) and every user's tokens, by user.
+    store: Arc<MemoryTokenStore>,
+    redirects: Arc<Redirects>,
+    table: Mutex<HashMap<String, Arc<User>>>,
+    clock: AtomicU64,
+}
+
+impl Users {
+    pub(super) fn new(grant: UserGrant, redirects: Arc<Redirects>) -> Self {
+        Users {
+            grant,
+            store: Arc::new(MemoryTokenStore::default()),
+            redirects,
+            table: Mutex::new(HashMap::new()),
+            clock: AtomicU64::new(0),
+        }
+    }
+
+    /// The path users come back on.
+    pub(super) fn redirect_path(&self) -> String {
+        self.grant
+            .redirect_uri
+            .as_deref()
+            .map_or(REDIRECT_PATH, super::connection::redirect_path)
+            .to_owned()
+    }
+
+    /// Where users come back to: the connection's `redirect_uri`, else the address the
+    /// gateway serves HTTP on.
+    fn redirect_uri(&self, label: &str, server: &ServerHandle) -> Result<String, ToolError> {
+        if !server.shared.receives_redirects.load(Ordering::SeqCst) {
+            return Err(ToolError::new(
+                "SIGN_IN_UNAVAILABLE",
+                format!(
+                    "signing in to `{label}` needs the gateway served over HTTP, where the authorization server sends the user back to"
+                ),
+            ));
+        }
+        if let Some(uri) = &self.grant.redirect_uri {
+            return Ok(uri.clone());
+        }
+        server
+            .shared
+            .http_origin
+            .get()
+            .map(|origin| format!("{origin}{REDIRECT_PATH}"))
+            .ok_or_else(|| {
+                ToolError::new(
+                    "SIGN_IN_UNAVAILABLE",
+                    format!(
+                        "signing in to `{label}` needs the gateway's address for the authorization server to send the user back to: serve it over HTTP on a named address, or give its connection a `redirect_uri`"
+                    ),
+                )
+            })
+    }
+
+    /// The user `key`, kept from before or new (the one unused the longest closed when the
+    /// table is full).
+    fn user(&self, key: &str) -> Result<Arc<User>, ToolError> {
+        let now = self.clock.fetch_add(1, Ordering::Relaxed);
+        let mut table = lock(&self.table);
+        if let Some(user) = table.get(key) {
+            user.used.store(now, Ordering::Relaxed);
+            return Ok(user.clone());
+        }
+        if table.len() >= MAX_USERS {
+            let oldest = table
+                .iter()
+                .filter(|(_, u)| !matches!(*u.phase.borrow(), Phase::SigningIn(_)))
+                .min_by_key(|(_, u)| u.used.load(Ordering::Relaxed))
+                .map(|(k, _)| k.clone());
+            let Some(oldest) = oldest else {
+                return Err(ToolError::new(
+                    "GATEWAY_BUSY",
+                    format!("{MAX_USERS} users are signing in already; try again shortly"),
+                )
+                .retryable(true));
+            };
+            if let Some(user) = table.remove(&oldest)
+                && let Phase::In(client, _) = &*user.phase.borrow()
+            {
+                let client = client.clone();
+                tokio::spawn(async move { client.close().await });
+            }
+        }
+        let user = Arc::new(User {
+            phase: watch::Sender::new(Phase::Out(None)),
+            listed: Mutex::default(),
+            task: Mutex::new(None),
+            used: AtomicU64::new(now),
+        });
+        table.insert(key.to_owned(), user.clone());
+        Ok(user)
+    }
+
+    /// Whether the user `key` is signed in.
+    fn signed_in(&self, key: Option<&str>) -> bool {
+        key.and_then(|k| lock(&self.table).get(k).cloned())
+            .is_some_and(|u| matches!(*u.phase.borrow(), Phase::In(..)))
+    }
+
+    /// Whether the user `key`'s connection lists `remote`.
+    fn lists(&self, key: Option<&str>, remote: &str) -> bool {
+        key.and_then(|k| lock(&self.table).get(k).cloned())
+            .is_some_and(|u| lock(&u.listed).contains_key(remote))
+    }
+
+    /// Every signed-in user's tools, each name once (the first definition seen).
+    fn union(&self) -> BTreeMap<String, Value> {
+        let users: Vec<Arc<User>> = lock(&self.table).values().cloned().collect();
+        let mut all = BTreeMap::new();
+        for user in users {
+            let listed = lock(&user.listed).clone();
+            for (name, def) in listed.iter() {
+                all.entry(name.clone()).or_insert_with(|| def.clone());
+            }
+        }
+        all
+    }
+}
+
+/// The user agent of one sign-in: it shows nothing itself — the page goes to the user's call,
+/// which asks them to open it — and receives the redirect on the gateway's endpoint.
+struct SignInAgent {
+    redirect_uri: String,
+    redirects: Arc<Redirects>,
+    user: Arc<User>,
+    /// Open while the sign-in runs; a connection signed in already that finds its tokens
+    /// refused fails at once instead, and its user is asked again by their next call.
+    open: AtomicBool,
+}
+
+impl UserAgent for SignInAgent {
+    fn redirect_uri(&self) -> String {
+        self.redirect_uri.clone()
+    }
+
+    fn authorize<'a>(&'a self, url: &'a str) -> ClientFuture<'a, Result<String, String>> {
+        Box::pin(async move {
+            if !self.open.load(Ordering::SeqCst) {
+                return Err(
+                    "the user's authorization ended; they are asked to sign in again".into(),
+                );
+            }
+            let query = url.split_once('?').map(|(_, q)| q).unwrap_or_default();
+            let state = form_value(query, "state")
+                .ok_or_else(|| "the authorization request has no `state`".to_owned())?;
+            let back = self.redirects.expect(&state)?;
+            self.user
+                .phase
+                .send_replace(Phase::SigningIn(Some(url.to_owned())));
+            let query = tokio::time::timeout(SIGN_IN_WAIT, back)
+                .await
+                .map_err(|_| {
+                    format!(
+                        "the user did not sign in within {} s",
+                        SIGN_IN_WAIT.as_secs()
+                    )
+                })?
+                .map_err(|_| "the sign-in was given up".to_owned())?;
+            Ok(format!("{}?{query}", self.redirect_uri))
+        })
+    }
+}
+
+impl Mount {
+    fn users(&self) -> &Users {
+        self.users.as_ref().expect("a per-user mount")
+    }
+
+    /// Registers the sign-in tool, listed to the users not signed in.
+    pub(super) fn start_users(self: &Arc<Self>, server: &ServerHandle) {
+        let name = format!("{}{LABEL_SEPARATOR}{SIGN_IN}", self.label());
+        let mount = self.clone();
+        let shown = self.clone();
+        let tool = DynamicTool::new(
+            name,
+            format!(
+                "Sign in to the `{}` server, to use its tools as yourself: you are asked to open its sign-in page. Its tools are listed once you have signed in.",
+                self.label()
+            ),
+            move |args: DynamicArgs| {
+                let mount = mount.clone();
+                async move { mount.sign_in_tool(&args.ctx).await }
+            },
+        )
+        .shown_to(move |key| !shown.users().signed_in(key));
+        for problem in server.update_dynamic_tools(vec![tool], &[]) {
+            tracing::warn!(mount = %self.label(), %problem, "the sign-in tool could not be added");
+        }
+    }
+
+    async fn sign_in_tool(self: Arc<Self>, ctx: &Ctx) -> Result<ToolResult, ToolError> {
+        let (_, tools) = self.user_client(ctx).await?;
+        let mut names: Vec<String> = tools
+            .keys()
+            .map(|t| format!("{}{LABEL_SEPARATOR}{t}", self.label()))
+            .collect();
+        names.sort();
+        Ok(ToolResult::text(format!(
+            "Signed in to `{}`. Its tools: {}.",
+            self.label(),
+            if names.is_empty() {
+                "none".to_owned()
+            } else {
+                names.join(", ")
+            }
+        )))
+    }
+
+    /// The calling user's connection: theirs if signed in, else after they sign in (asked
+    /// through URL-mode elicitation). An error says why there is none.
+    pub(super) async fn user_client(
+        self: &Arc<Self>,
+        ctx: &Ctx,
+    ) -> Result<(McpClient, Arc<BTreeMap<String, Value>>), ToolError> {
+        let label = self.label();
+        let key = ctx.user_key().ok_or_else(|| {
+            ToolError::new(
+                "SIGN_IN_UNAVAILABLE",
+                format!(
+                    "the `{label}` server acts for each user, and this call comes from nobody known: the gateway needs authentication for it"
+                ),
+            )
+        })?;
+        let user = self.users().user(&key)?;
+        let mut phase = user.phase.subscribe();
+        loop {
+            let now = phase.borrow_and_update().clone();
+            match now {
+                Phase::In(client, tools) => return Ok((client, tools)),
+                Phase::Out(_) => self.start_sign_in(ctx, &key, &user)?,
+                Phase::SigningIn(None) => {
+                    if tokio::time::timeout(DISCOVERY_WAIT, phase.changed())
+                        .await
+                        .is_err()
+                    {
+                        return Err(ToolError::new(
+                            "SIGN_IN_FAILED",
+                            format!(
+                                "the authorization server of `{label}` could not be reached within {} s",
+                                DISCOVERY_WAIT.as_secs()
+                            ),
+                        )
+                        .retryable(true));
+                    }
+                }
+                Phase::SigningIn(Some(page)) => return self.ask_user(ctx, &user, &page).await,
+            }
+            if let Phase::Out(Some(why)) = &*phase.borrow() {
+                return Err(ToolError::new(
+                    "SIGN_IN_FAILED",
+                    format!("signing in to `{label}` failed: {why}"),
+                ));
+            }
+        }
+    }
+
+    /// Shows the user the page and waits until they have signed in.
+    async fn ask_user(
+        self: &Arc<Self>,
+        ctx: &Ctx,
+        user: &Arc<User>,
+        page: &str,
+    ) -> Result<(McpClient, Arc<BTreeMap<String, Value>>), ToolError> {
+        let label = self.label();
+        if ctx.client().capabilities["elicitation"]
+            .get("url")
+            .is_none()
+        {
+            return Err(ToolError::new(
+                "SIGN_IN_UNAVAILABLE",
+                format!(
+                    "signing in to `{label}` needs URL-mode elicitation, which this client did not declare (capability `elicitation.url`)"
+                ),
+            ));
+        }
+        let asked = ctx
+            .elicit_url(
+                format!("Sign in to the `{label}` server to use its tools as yourself."),
+                page,
+            )
+            .await?;
+        if asked.answer != Elicitation::Accept(()) {
+            user.give_up();
+            return Err(ToolError::new(
+                "SIGN_IN_DECLINED",
+                format!("the user did not sign in to `{label}`; nothing was sent to it"),
+            ));
+        }
+        let mut phase = user.phase.subscribe();
+        let done = tokio::time::timeout(
+            SIGN_IN_WAIT,
+            phase.wait_for(|p| !matches!(p, Phase::SigningIn(_))),
+        )
+        .await;
+        let now = match done {
+            Ok(Ok(now)) => now.clone(),
+            _ => {
+                user.give_up();
+                return Err(ToolError::new(
+                    "SIGN_IN_FAILED",
+                    format!(
+                        "the user did not sign in to `{label}` within {} s",
+                        SIGN_IN_WAIT.as_secs()
+                    ),
+                ));
+            }
+        };
+        match now {
+            Phase::In(client, tools) => {
+                ctx.elicitation_complete(&asked.elicitation_id);
+                Ok((client, tools))
+            }
+            Phase::Out(why) => Err(ToolError::new(
+                "SIGN_IN_FAILED",
+                format!(
+                    "signing in to `{label}` failed: {}",
+                    why.as_deref().unwrap_or("it was given up")
+                ),
+            )),
+            Phase::SigningIn(_) => unreachable!("waited for another phase"),
+        }
+    }
+
+    /// Starts the sign-in of `user` in a task of its own.
+    fn start_sign_in(
+        self: &Arc<Self>,
+        ctx: &Ctx,
+        key: &str,
+        user: &Arc<User>,
+    ) -> Result<(), ToolError> {
+        let users = self.users();
+        let server = ctx.state.conn().server().clone();
+        let redirect_uri = users.redirect_uri(self.label(), &server)?;
+        let started = user.phase.send_if_modified(|p| {
+            if matches!(p, Phase::Out(_)) {
+                *p = Phase::SigningIn(None);
+                true
+            } else {
+                false
+            }
+        });
+        if !started {
+            return Ok(());
+        }
+        let agent = Arc::new(SignInAgent {
+            redirect_uri,
+            redirects: users.redirects.clone(),
+            user: user.clone(),
+            open: AtomicBool::new(true),
+        });
+        let mut oauth = OAuth::authorization_code(agent.clone())
+            .principal(key)
+            .store(users.store.clone())
+            .client_name(format!("mcp-tool gateway ({})", self.label()));
+        if let Some(id) = &users.grant.client_id {
+            oauth = oauth.client_id(id);
+        }
+        if let Some(secret) = &users.grant.client_secret {
+            oauth = oauth.client_secret(secret);
+        }
+        if let Some(scopes) = &users.grant.scopes {
+            oauth = oauth.scopes(scopes.iter().cloned());
+        }
+        let connect = self.connect.clone().oauth(oauth);
+        let (mount, user_now) = (self.clone(), user.clone());
+        let task = tokio::spawn(async move {
+            let handler: Arc<dyn ClientHandler> = Arc::new(Relay);
+            let connected = tokio::time::timeout(
+                SIGN_IN_WAIT + DISCOVERY_WAIT,
+                McpClient::connect_with(connect, handler),
+            )
+            .await;
+            agent.open.store(false, Ordering::SeqCst);
+            let client = match connected {
+                Ok(Ok(client)) => client,
+                Ok(Err(e)) => {
+                    tracing::info!(mount = %mount.label(), error = %e, "a user's sign-in failed");
+                    user_now.phase.send_replace(Phase::Out(Some(e.to_string())));
+                    return;
+                }
+                Err(_) => {
+                    user_now
+                        .phase
+                        .send_replace(Phase::Out(Some("it took too long".into())));
+                    return;
+                }
+            };
+            mount.follow(server, user_now, client).await;
+        });
+        *lock(&user.task) = Some(task.abort_handle());
+        Ok(())
+    }
+
+    /// Lists a signed-in user's tools, and again whenever their server says they changed,
+    /// until the connection ends (the user is then signed out; their tokens stay).
+    async fn follow(self: Arc<Self>, server: ServerHandle, user: Arc<User>, client: McpClient) {
+        let mut changes = client.tool_changes();
+        loop {
+            match self.user_tools(&server, &client).await {
+                Ok(tools) => {
+                    let tools = Arc::new(tools);
+                    *lock(&user.listed) = tools.clone();
+                    self.register_users_tools(&server);
+                    user.phase.send_replace(Phase::In(client.clone(), tools));
+                }
+                Err(e) => {
+                    tracing::warn!(mount = %self.label(), error = %e, "a user's tools could not be listed");
+                    user.phase.send_replace(Phase::Out(Some(e)));
+                    break;
+                }
+            }
+            if !changes.next().await {
+                user.phase.send_replace(Phase::Out(None));
+                break;
+            }
+        }
+        client.close().await;
+        *lock(&user.listed) = Arc::default();
+        self.register_users_tools(&server);
+    }
+
+    /// The remote tools a user's connection lists, as the mount's rules allow them.
+    async fn user_tools(
+        &self,
+        server: &ServerHandle,
+        client: &McpClient,
+    ) -> Result<BTreeMap<String, Value>, String> {
+        let limits = &server.shared.limits;
+        let tools = client
+            .list_tools_within(limits.max_mount_tools, limits.max_mount_bytes)
+            .await
+            .map_err(|e| e.to_string())?;
+        let mut allowed = BTreeMap::new();
+        for tool in tools {
+            let Some(name) = tool["name"].as_str() else {
+                continue;
+            };
+            let read_only = tool["annotations"]["readOnlyHint"] == Value::Bool(true);
+            if name == SIGN_IN {
+                tracing::warn!(mount = %self.label(), "the server's own `sign_in` tool is not mounted: the gateway's has its name");
+                continue;
+            }
+            if self.config.resolve(name, read_only).allowed && !allowed.contains_key(name) {
+                allowed.insert(name.to_owned(), tool);
+            }
+        }
+        Ok(allowed)
+    }
+
+    /// Registers every tool some signed-in user has (each listed to those who have it), and
+    /// removes those nobody has any more.
+    fn register_users_tools(self: &Arc<Self>, server: &ServerHandle) {
+        let all = self.users().union();
+        let mut add = Vec::new();
+        let mut now = BTreeSet::new();
+        for (remote, def) in &all {
+            let read_only = def["annotations"]["readOnlyHint"] == Value::Bool(true);
+            let rules = self.config.resolve(remote, read_only);
+            let name = format!("{}{LABEL_SEPARATOR}{remote}", self.label());
+            let mount = self.clone();
+            let remote_name = remote.clone();
+            add.push(
+                self.tool(&name, remote, def, rules)
+                    .shown_to(move |key| mount.users().lists(key, &remote_name)),
+            );
+            now.insert(name);
+        }
+        let gone: Vec<String> = {
+            let mut names = lock(&self.names);
+            let gone = names.difference(&now).cloned().collect();
+            *names = now;
+            gone
+        };
+        for problem in server.update_dynamic_tools(add, &gone) {
+            tracing::warn!(mount = %self.label(), %problem, "a remote tool could not be mounted");
+        }
+        // A user who signed in sees tools others had already: their list changed all the same.
+        server.notify_tools_changed();
+    }
+
+    /// Signs the calling user out after their server refused their tokens for good: their
+    /// next call asks them to sign in again.
+    pub(super) fn sign_out(self: &Arc<Self>, ctx: &Ctx) {
+        if let Some(key) = ctx.user_key()
+            && let Some(user) = lock(&self.users().table).get(&key).cloned()
+        {
+            *lock(&user.listed) = Arc::default();
+            let was = user.phase.send_replace(Phase::Out(None));
+            if let Phase::In(client, _) = was {
+                tokio::spawn(async move { client.close().await });
+            }
+            self.register_users_tools(ctx.state.conn().server());
+        }
+    }
+}
+
+impl User {
+    /// Stops a sign-in the user declined or never finished.
+    fn give_up(&self) {
+        if let Some(task) = lock(&self.task).take() {
+            task.abort();
+        }
+        self.phase.send_if_modified(|p| {
+            if matches!(p, Phase::SigningIn(_)) {
+                *p = Phase::Out(None);
+                true
+            } else {
+                false
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Redirects, form_value};
+
+    #[test]
+    fn a_redirect_goes_to_the_sign_in_that_waits_for_its_state_only() {
+        let redirects = Redirects::default();
+        let mut waiting = redirects.expect("s1").unwrap();
+        assert!(!redirects.arrived("code=abc&state=other"));
+        assert!(!redirects.arrived("code=abc"));
+        assert!(redirects.arrived("code=abc&state=s1&iss=http%3A%2F%2Fas"));
+        assert_eq!(
+            waiting.try_recv().unwrap(),
+            "code=abc&state=s1&iss=http%3A%2F%2Fas"
+        );
+        // Once only.
+        assert!(!redirects.arrived("code=abc&state=s1"));
+        assert_eq!(
+            form_value("a=1&state=x%20y", "state").as_deref(),
+            Some("x y")
+        );
+    }
+
+    #[test]
+    fn sign_ins_given_up_make_room_again() {
+        let redirects = Redirects::default();
+        let held: Vec<_> = (0..super::MAX_WAITING)
+            .map(|i| redirects.expect(&i.to_string()).unwrap())
+            .collect();
+        assert!(redirects.expect("one more").is_err());
+        drop(held);
+        assert!(redirects.expect("one more").is_ok());
+    }
+}

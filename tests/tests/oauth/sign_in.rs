@@ -1,0 +1,407 @@
+//! The gateway acting for each of its users: `users --http` behind oidc-provider, mounted
+//! through a connection with `grant: authorization_code`. Each calling user (a bearer token of
+//! the gateway's own) is asked through URL-mode elicitation to open the provider's sign-in
+//! page; the test follows that address as a browser would (the provider's login and consent
+//! forms, its cookies, its redirects), back to the gateway's own endpoint. One user does it
+//! from a 2025-11-25 client through the mount's sign-in tool, the other from a 2026-07-28 client
+//! by calling a mounted tool at once; each gets a token of their own (the second a read-only
+//! one), and sees and runs what their own token allows.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_tool::client::{ClientFuture, ClientHandler, Connect, McpClient, VersionChoice};
+use mcp_tool::protocol::RpcError;
+use mcp_tool_tests::{ExampleHttp, TempDir};
+use reqwest::StatusCode;
+use reqwest::header::{CONTENT_TYPE, COOKIE, LOCATION, SET_COOKIE};
+use serde_json::{Value, json};
+use tokio::task::JoinHandle;
+
+use super::{listed_by, users_behind_a_provider_with};
+
+/// A person at a browser, signing in on the provider's pages as `login`.
+struct Browser {
+    login: String,
+    http: reqwest::Client,
+    cookies: BTreeMap<String, String>,
+}
+
+/// Where a page's form posts to (`action="…"`), if it has one.
+fn form_action(html: &str) -> Option<String> {
+    let at = html.find("<form")?;
+    let rest = &html[at..];
+    let start = rest.find("action=\"")? + "action=\"".len();
+    let end = rest[start..].find('"')?;
+    Some(rest[start..start + end].replace("&amp;", "&"))
+}
+
+impl Browser {
+    fn new(login: &str) -> Browser {
+        Browser {
+            login: login.to_owned(),
+            http: reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .timeout(Duration::from_secs(20))
+                .build()
+                .expect("a browser"),
+            cookies: BTreeMap::new(),
+        }
+    }
+
+    /// Opens `page` and goes through the provider's sign-in and consent, following every
+    /// redirect, until a page that asks nothing more: the last status and text, and the
+    /// address it came from.
+    async fn sign_in(mut self, page: &str) -> (StatusCode, String, String) {
+        let mut url = reqwest::Url::parse(page).expect("the page is a URL");
+        let mut form: Option<Vec<(&str, String)>> = None;
+        for _ in 0..20 {
+            let request = match form.take() {
+                Some(fields) => {
+                    let body = reqwest::Url::parse_with_params("http://form.invalid/", &fields)
+                        .expect("a form")
+                        .query()
+                        .unwrap_or_default()
+                        .to_owned();
+                    self.http
+                        .post(url.clone())
+                        .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
+                        .body(body)
+                }
+                None => self.http.get(url.clone()),
+            };
+            let cookies: Vec<String> = self
+                .cookies
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            let answer = request
+                .header(COOKIE, cookies.join("; "))
+                .send()
+                .await
+                .unwrap_or_else(|e| panic!("{url}: {e}"));
+            for set in answer.headers().get_all(SET_COOKIE) {
+                let pair = set.to_str().unwrap_or_default().split(';').next().unwrap();
+                if let Some((name, value)) = pair.split_once('=') {
+                    self.cookies.insert(name.to_owned(), value.to_owned());
+                }
+            }
+            let status = answer.status();
+            if status.is_redirection() {
+                let to = answer.headers()[LOCATION].to_str().expect("a location");
+                url = url.join(to).expect("a redirect to a URL");
+                continue;
+            }
+            let text = answer.text().await.unwrap_or_default();
+            if text.contains("name=\"login\"") {
+                form = Some(vec![
+                    ("prompt", "login".into()),
+                    ("login", self.login.clone()),
+                    ("password", "any".into()),
+                ]);
+            } else if text.contains("value=\"consent\"") {
+                form = Some(vec![("prompt", "consent".into())]);
+            } else {
+                return (status, text, url.to_string());
+            }
+            let action = form_action(&text).unwrap_or_else(|| panic!("no form in {text}"));
+            url = url.join(&action).expect("a form address");
+        }
+        panic!("the sign-in went round in circles at {url}");
+    }
+}
+
+/// A user's client: declares URL-mode elicitation, and when the gateway asks them to sign in,
+/// opens the page in a browser of their own (or declines).
+struct Person {
+    login: String,
+    accept: bool,
+    url_mode: bool,
+    asked: Mutex<Vec<Value>>,
+    walks: Mutex<Vec<JoinHandle<(StatusCode, String, String)>>>,
+}
+
+impl Person {
+    fn new(login: &str) -> Arc<Person> {
+        Person::with(login, true, true)
+    }
+
+    /// A person who accepts to sign in or not, with a client that declares URL-mode
+    /// elicitation or not.
+    fn with(login: &str, accept: bool, url_mode: bool) -> Arc<Person> {
+        Arc::new(Person {
+            login: login.to_owned(),
+            accept,
+            url_mode,
+            asked: Mutex::new(Vec::new()),
+            walks: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The browser walks this person made: each one's last page.
+    async fn walked(&self) -> Vec<(StatusCode, String, String)> {
+        let walks: Vec<_> = self.walks.lock().unwrap().drain(..).collect();
+        let mut pages = Vec::new();
+        for walk in walks {
+            pages.push(walk.await.expect("the browser walk"));
+        }
+        pages
+    }
+}
+
+impl ClientHandler for Person {
+    fn capabilities(&self) -> Value {
+        if self.url_mode {
+            json!({ "elicitation": { "form": {}, "url": {} } })
+        } else {
+            json!({ "elicitation": { "form": {} } })
+        }
+    }
+
+    fn request<'a>(
+        &'a self,
+        method: &'a str,
+        params: Value,
+    ) -> ClientFuture<'a, Result<Value, RpcError>> {
+        Box::pin(async move {
+            assert_eq!(method, "elicitation/create", "{params}");
+            assert_eq!(params["mode"], "url", "{params}");
+            self.asked.lock().unwrap().push(params.clone());
+            if !self.accept {
+                return Ok(json!({ "action": "decline" }));
+            }
+            let page = params["url"].as_str().expect("a URL").to_owned();
+            let browser = Browser::new(&self.login);
+            self.walks
+                .lock()
+                .unwrap()
+                .push(tokio::spawn(async move { browser.sign_in(&page).await }));
+            Ok(json!({ "action": "accept" }))
+        })
+    }
+}
+
+async fn connect(
+    url: &str,
+    token: &str,
+    version: VersionChoice,
+    person: &Arc<Person>,
+) -> McpClient {
+    McpClient::connect_with(
+        Connect::http(url)
+            .protocol_version(version)
+            .bearer(token)
+            .timeout(Duration::from_secs(60)),
+        person.clone(),
+    )
+    .await
+    .expect("connect to the gateway")
+}
+
+fn text_of(result: &Value) -> String {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_user_of_the_gateway_signs_in_and_acts_with_a_token_of_their_own() {
+    let (provider, users, _, url) = users_behind_a_provider_with(&["bob"]).await;
+    let dir = TempDir::new("oauth-sign-in");
+    let store = dir.path().join("connections.json");
+    std::fs::write(
+        &store,
+        json!({"users-each": {"server_url": url, "grant": "authorization_code"}}).to_string(),
+    )
+    .expect("write the connection store");
+    let mounts = dir.path().join("mounts.json");
+    std::fs::write(
+        &mounts,
+        json!([{"type": "mcp", "server_label": "users", "project_connection_id": "users-each"}])
+            .to_string(),
+    )
+    .expect("write the mount file");
+    let gateway = {
+        let (store, mounts) = (
+            store.to_string_lossy().into_owned(),
+            mounts.to_string_lossy().into_owned(),
+        );
+        tokio::task::spawn_blocking(move || {
+            ExampleHttp::start(
+                "calc",
+                &["--mount", &mounts],
+                &[
+                    (mcp_tool::env::CONNECTIONS, store.as_str()),
+                    (
+                        mcp_tool::env::BEARER_TOKENS,
+                        "alice:tok-alice,bob:tok-bob,carol:tok-carol,dave:tok-dave",
+                    ),
+                ],
+            )
+        })
+        .await
+        .expect("the gateway starts")
+    };
+    let gateway_origin = gateway.url.trim_end_matches("/mcp").to_owned();
+    let mounted = |names: &[String]| -> Vec<String> {
+        names
+            .iter()
+            .filter(|n| n.starts_with("users__"))
+            .cloned()
+            .collect()
+    };
+
+    // Alice, with a 2025-11-25 client: before she signs in, the mount shows her its sign-in
+    // tool only.
+    let alice = Person::new("alice");
+    let as_alice = connect(
+        &gateway.url,
+        "tok-alice",
+        VersionChoice::V2025_11_25,
+        &alice,
+    )
+    .await;
+    assert_eq!(mounted(&listed_by(&as_alice).await), ["users__sign_in"]);
+    let signed = as_alice
+        .call("users__sign_in", json!({}))
+        .await
+        .expect("the sign-in tool");
+    assert_ne!(signed["isError"], true, "{signed}");
+    assert_eq!(
+        text_of(&signed),
+        "Signed in to `users`. Its tools: users__create_user, users__delete_user, \
+         users__get_user, users__seed_users, users__send_email."
+    );
+    // She was sent to the provider's authorization page, for the users server.
+    let asked = alice.asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    let page = asked[0]["url"].as_str().unwrap();
+    assert!(
+        page.starts_with(&format!("{}/auth?", provider.issuer)),
+        "{page}"
+    );
+    assert!(page.contains("code_challenge_method=S256"), "{page}");
+    assert!(
+        page.contains(&format!(
+            "redirect_uri={}",
+            urlencode(&format!("{gateway_origin}/oauth/callback"))
+        )),
+        "{page}"
+    );
+    // Her browser ended on the gateway's own page.
+    let walked = alice.walked().await;
+    assert_eq!(walked.len(), 1);
+    let (status, text, at) = &walked[0];
+    assert_eq!(*status, StatusCode::OK, "{text}");
+    assert!(text.contains("You are signed in"), "{text}");
+    assert!(
+        at.starts_with(&format!("{gateway_origin}/oauth/callback?")),
+        "{at}"
+    );
+    // Now she sees the users server's tools as her token allows (all of them), and runs one.
+    assert_eq!(
+        mounted(&listed_by(&as_alice).await),
+        [
+            "users__create_user",
+            "users__delete_user",
+            "users__get_user",
+            "users__seed_users",
+            "users__send_email"
+        ]
+    );
+    let created = as_alice
+        .call(
+            "users__create_user",
+            json!({"email": "alice@example.com", "name": "Alice"}),
+        )
+        .await
+        .expect("create_user through the gateway");
+    assert_ne!(created["isError"], true, "{created}");
+    assert_eq!(created["structuredContent"]["name"], "Alice", "{created}");
+
+    // Bob, with a 2026-07-28 client, sees none of Alice's tools: only the sign-in tool.
+    let bob = Person::new("bob");
+    let as_bob = connect(&gateway.url, "tok-bob", VersionChoice::V2026_07_28, &bob).await;
+    assert_eq!(mounted(&listed_by(&as_bob).await), ["users__sign_in"]);
+    // He calls a mounted tool at once: the call asks him to sign in, then runs as him.
+    let got = as_bob
+        .call("users__get_user", json!({"userId": "usr_000000"}))
+        .await
+        .expect("get_user through the gateway");
+    assert!(text_of(&got).contains("NOT_FOUND"), "{got}");
+    assert_eq!(bob.asked.lock().unwrap().len(), 1);
+    let walked = bob.walked().await;
+    assert_eq!(walked.len(), 1);
+    assert_eq!(walked[0].0, StatusCode::OK, "{}", walked[0].1);
+    // His token is his own, read-only: he sees `get_user` only, and the writing tools are not
+    // his to call.
+    assert_eq!(mounted(&listed_by(&as_bob).await), ["users__get_user"]);
+    let refused = as_bob
+        .call(
+            "users__create_user",
+            json!({"email": "bob@example.com", "name": "Bob"}),
+        )
+        .await
+        .expect("an answer");
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert!(
+        text_of(&refused).contains("does not list `create_user` for this user"),
+        "{refused}"
+    );
+    // Alice still has hers.
+    assert_eq!(mounted(&listed_by(&as_alice).await).len(), 5);
+
+    // Carol's client cannot show a page: she is told which capability it lacks.
+    let carol = Person::with("carol", true, false);
+    let as_carol = connect(
+        &gateway.url,
+        "tok-carol",
+        VersionChoice::V2025_11_25,
+        &carol,
+    )
+    .await;
+    let refused = as_carol
+        .call("users__sign_in", json!({}))
+        .await
+        .expect("an answer");
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert!(text_of(&refused).contains("`elicitation.url`"), "{refused}");
+    // Dave declines: nothing is sent for him, and he is still signed out.
+    let dave = Person::with("dave", false, true);
+    let as_dave = connect(&gateway.url, "tok-dave", VersionChoice::V2026_07_28, &dave).await;
+    let declined = as_dave
+        .call("users__get_user", json!({"userId": "usr_000000"}))
+        .await
+        .expect("an answer");
+    assert_eq!(declined["isError"], true, "{declined}");
+    assert!(
+        text_of(&declined).contains("did not sign in to `users`"),
+        "{declined}"
+    );
+    assert_eq!(mounted(&listed_by(&as_dave).await), ["users__sign_in"]);
+
+    // A redirect nobody waits for is refused.
+    let stray = reqwest::get(format!("{gateway_origin}/oauth/callback?code=x&state=y"))
+        .await
+        .expect("the gateway answers");
+    assert_eq!(stray.status(), StatusCode::BAD_REQUEST);
+
+    for client in [as_alice, as_bob, as_carol, as_dave] {
+        client.close().await;
+    }
+    drop(gateway);
+    drop(users);
+    provider.stop();
+}
+
+/// `text` as a query value (`application/x-www-form-urlencoded`).
+fn urlencode(text: &str) -> String {
+    reqwest::Url::parse_with_params("http://x/", [("v", text)])
+        .expect("a URL")
+        .query()
+        .expect("a query")
+        .trim_start_matches("v=")
+        .to_owned()
+}
