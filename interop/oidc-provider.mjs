@@ -7,6 +7,7 @@
 //   node oidc-provider.mjs serve --keys <keys.json> --resource <url> [--resource <url>...]
 //                                [--port <port>] [--alg RS256|ES256|EdDSA]
 //                                [--read-only <login>...]
+//                                [--access-ttl <seconds>] [--refresh-ttl <seconds>]
 //       Listens on 127.0.0.1:<port> (--port, else $OIDC_PORT, else any free port), issuer
 //       `http://127.0.0.1:<port>`, and prints `ready <issuer>` on stdout once it listens;
 //       everything else goes to stderr. Runs until killed (or its stdin closes).
@@ -31,6 +32,8 @@
 //   - the authorization-code grant with PKCE, for clients registered dynamically (RFC 7591):
 //     a user signs in on the provider's development pages (any login, any password; the login
 //     is the token's `sub`) and consents; a login named by --read-only gets `users:read` only;
+//     access tokens live --access-ttl seconds (600 by default), refresh tokens --refresh-ttl
+//     (14 days by default);
 //   - introspection (RFC 7662), for confidential clients;
 //   - clients (client_secret_basic, the secret is `<id>-secret`): `reader` (users:read),
 //     `writer` (users:read users:write), `opaque-reader` (users:read), and `mcp-server`, the
@@ -147,6 +150,13 @@ async function serve(list) {
   });
 
   const provider = new Provider(issuer, {
+    ttl: {
+      RefreshToken: () => Number(opts['refresh-ttl'] ?? 14 * 24 * 3600),
+      Interaction: 3600,
+      Session: 3600,
+      Grant: 3600,
+      AccessToken: () => Number(opts['access-ttl'] ?? 600),
+    },
     // The login a user signs in with is their account, and their tokens' `sub`.
     findAccount: async (_ctx, id) => ({ accountId: id, claims: async () => ({ sub: id }) }),
     clients: [
@@ -186,7 +196,7 @@ async function serve(list) {
           return {
             scope: readOnly ? 'users:read' : SCOPES,
             audience: resource,
-            accessTokenTTL: 600,
+            accessTokenTTL: Number(opts['access-ttl'] ?? 600),
             accessTokenFormat: opaque ? 'opaque' : 'jwt',
             ...(opaque ? {} : { jwt: { sign: { alg } } }),
           };
@@ -198,7 +208,7 @@ async function serve(list) {
   for (const event of ['grant.error', 'introspection.error', 'server_error']) {
     provider.on(event, (_ctx, error) => console.error(`oidc-provider: ${event}: ${error.message} ${error.error_description ?? ''}`));
   }
-  provider.on('grant.success', (ctx) => console.error(`oidc-provider: token for ${ctx.oidc.client?.clientId}${ctx.oidc.entities?.Grant ? ` acting for ${ctx.oidc.entities.Grant.accountId}` : ''}`));
+  provider.on('grant.success', (ctx) => console.error(`oidc-provider: token for ${ctx.oidc.client?.clientId}${ctx.oidc.entities?.Grant ? ` acting for ${ctx.oidc.entities.Grant.accountId}` : ''}${ctx.body?.refresh_token ? ', with a refresh token' : ''} (scope ${ctx.body?.scope})`));
   for (const event of ['authorization.error', 'registration_create.error']) {
     provider.on(event, (_ctx, error) => console.error(`oidc-provider: ${event}: ${error.message} ${error.error_description ?? ''}`));
   }

@@ -179,14 +179,14 @@ impl Provider {
         Provider::start_with(keys, alg, resources, port, &[])
     }
 
-    /// [`start`](Self::start), with users who sign in as one of `read_only` granted
-    /// `users:read` only.
+    /// [`start`](Self::start), with more of the script's `serve` options (`--read-only`
+    /// logins, token lifetimes).
     fn start_with(
         keys: &Keys,
         alg: &str,
         resources: &[&str],
         port: u16,
-        read_only: &[&str],
+        options: &[&str],
     ) -> Provider {
         let mut command = script();
         command.args(["serve", "--keys", keys.arg(), "--alg", alg, "--port"]);
@@ -194,9 +194,7 @@ impl Provider {
         for resource in resources {
             command.args(["--resource", resource]);
         }
-        for login in read_only {
-            command.args(["--read-only", login]);
-        }
+        command.args(options);
         let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -688,9 +686,8 @@ async fn users_behind_a_provider() -> (Provider, ExampleHttp, u16, String) {
     users_behind_a_provider_with(&[]).await
 }
 
-/// [`users_behind_a_provider`], with users who sign in as one of `read_only` granted
-/// `users:read` only.
-async fn users_behind_a_provider_with(read_only: &[&str]) -> (Provider, ExampleHttp, u16, String) {
+/// [`users_behind_a_provider`], with more of the provider's options.
+async fn users_behind_a_provider_with(options: &[&str]) -> (Provider, ExampleHttp, u16, String) {
     // The provider must know our resource URL before the server starts.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -698,7 +695,7 @@ async fn users_behind_a_provider_with(read_only: &[&str]) -> (Provider, ExampleH
         .port();
     let url = format!("http://127.0.0.1:{port}/mcp");
     let keys = Keys::new("RS256");
-    let provider = Provider::start_with(&keys, "RS256", &[&url], 0, read_only);
+    let provider = Provider::start_with(&keys, "RS256", &[&url], 0, options);
     let users = {
         let (addr, url, issuer) = (
             format!("127.0.0.1:{port}"),

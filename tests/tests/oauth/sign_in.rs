@@ -208,56 +208,19 @@ fn text_of(result: &Value) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_user_of_the_gateway_signs_in_and_acts_with_a_token_of_their_own() {
-    let (provider, users, _, url) = users_behind_a_provider_with(&["bob"]).await;
-    let dir = TempDir::new("oauth-sign-in");
-    let store = dir.path().join("connections.json");
-    std::fs::write(
-        &store,
-        json!({"users-each": {"server_url": url, "grant": "authorization_code"}}).to_string(),
+    let (provider, users, _, url) = users_behind_a_provider_with(&["--read-only", "bob"]).await;
+    let gateway = Gateway::start(
+        &url,
+        "alice:tok-alice,bob:tok-bob,carol:tok-carol,dave:tok-dave",
     )
-    .expect("write the connection store");
-    let mounts = dir.path().join("mounts.json");
-    std::fs::write(
-        &mounts,
-        json!([{"type": "mcp", "server_label": "users", "project_connection_id": "users-each"}])
-            .to_string(),
-    )
-    .expect("write the mount file");
-    let gateway = {
-        let (store, mounts) = (
-            store.to_string_lossy().into_owned(),
-            mounts.to_string_lossy().into_owned(),
-        );
-        tokio::task::spawn_blocking(move || {
-            ExampleHttp::start(
-                "calc",
-                &["--mount", &mounts],
-                &[
-                    (mcp_tool::env::CONNECTIONS, store.as_str()),
-                    (
-                        mcp_tool::env::BEARER_TOKENS,
-                        "alice:tok-alice,bob:tok-bob,carol:tok-carol,dave:tok-dave",
-                    ),
-                ],
-            )
-        })
-        .await
-        .expect("the gateway starts")
-    };
-    let gateway_origin = gateway.url.trim_end_matches("/mcp").to_owned();
-    let mounted = |names: &[String]| -> Vec<String> {
-        names
-            .iter()
-            .filter(|n| n.starts_with("users__"))
-            .cloned()
-            .collect()
-    };
+    .await;
+    let gateway_origin = gateway.origin();
 
     // Alice, with a 2025-11-25 client: before she signs in, the mount shows her its sign-in
     // tool only.
     let alice = Person::new("alice");
     let as_alice = connect(
-        &gateway.url,
+        gateway.url(),
         "tok-alice",
         VersionChoice::V2025_11_25,
         &alice,
@@ -323,7 +286,7 @@ async fn each_user_of_the_gateway_signs_in_and_acts_with_a_token_of_their_own() 
 
     // Bob, with a 2026-07-28 client, sees none of Alice's tools: only the sign-in tool.
     let bob = Person::new("bob");
-    let as_bob = connect(&gateway.url, "tok-bob", VersionChoice::V2026_07_28, &bob).await;
+    let as_bob = connect(gateway.url(), "tok-bob", VersionChoice::V2026_07_28, &bob).await;
     assert_eq!(mounted(&listed_by(&as_bob).await), ["users__sign_in"]);
     // He calls a mounted tool at once: the call asks him to sign in, then runs as him.
     let got = as_bob
@@ -356,7 +319,7 @@ async fn each_user_of_the_gateway_signs_in_and_acts_with_a_token_of_their_own() 
     // Carol's client cannot show a page: she is told which capability it lacks.
     let carol = Person::with("carol", true, false);
     let as_carol = connect(
-        &gateway.url,
+        gateway.url(),
         "tok-carol",
         VersionChoice::V2025_11_25,
         &carol,
@@ -370,7 +333,7 @@ async fn each_user_of_the_gateway_signs_in_and_acts_with_a_token_of_their_own() 
     assert!(text_of(&refused).contains("`elicitation.url`"), "{refused}");
     // Dave declines: nothing is sent for him, and he is still signed out.
     let dave = Person::with("dave", false, true);
-    let as_dave = connect(&gateway.url, "tok-dave", VersionChoice::V2026_07_28, &dave).await;
+    let as_dave = connect(gateway.url(), "tok-dave", VersionChoice::V2026_07_28, &dave).await;
     let declined = as_dave
         .call("users__get_user", json!({"userId": "usr_000000"}))
         .await
@@ -391,6 +354,112 @@ async fn each_user_of_the_gateway_signs_in_and_acts_with_a_token_of_their_own() 
     for client in [as_alice, as_bob, as_carol, as_dave] {
         client.close().await;
     }
+    drop(gateway);
+    drop(users);
+    provider.stop();
+}
+
+/// The mounted tools among `names`.
+fn mounted(names: &[String]) -> Vec<String> {
+    names
+        .iter()
+        .filter(|n| n.starts_with("users__"))
+        .cloned()
+        .collect()
+}
+
+/// A gateway (`calc --http`) whose callers are the users of `tokens`
+/// (`MCP_TOOL_BEARER_TOKENS`), mounting the users server at `url` for each user.
+struct Gateway {
+    http: ExampleHttp,
+    _dir: TempDir,
+}
+
+impl Gateway {
+    async fn start(url: &str, tokens: &str) -> Gateway {
+        let dir = TempDir::new("oauth-sign-in");
+        let store = dir.path().join("connections.json");
+        std::fs::write(
+            &store,
+            json!({"users-each": {"server_url": url, "grant": "authorization_code"}}).to_string(),
+        )
+        .expect("write the connection store");
+        let mounts = dir.path().join("mounts.json");
+        std::fs::write(
+            &mounts,
+            json!([{"type": "mcp", "server_label": "users", "project_connection_id": "users-each"}])
+                .to_string(),
+        )
+        .expect("write the mount file");
+        let (store, mounts, tokens) = (
+            store.to_string_lossy().into_owned(),
+            mounts.to_string_lossy().into_owned(),
+            tokens.to_owned(),
+        );
+        let http = tokio::task::spawn_blocking(move || {
+            ExampleHttp::start(
+                "calc",
+                &["--mount", &mounts],
+                &[
+                    (mcp_tool::env::CONNECTIONS, store.as_str()),
+                    (mcp_tool::env::BEARER_TOKENS, tokens.as_str()),
+                ],
+            )
+        })
+        .await
+        .expect("the gateway starts");
+        Gateway { http, _dir: dir }
+    }
+
+    fn url(&self) -> &str {
+        &self.http.url
+    }
+
+    /// `http://host:port`, where users come back to.
+    fn origin(&self) -> String {
+        self.http.url.trim_end_matches("/mcp").to_owned()
+    }
+}
+
+/// A refresh the authorization server refuses (the refresh token expired) signs the user out:
+/// their next call asks them to sign in again, and then runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_refresh_asks_the_user_to_sign_in_again() {
+    // Access tokens are always within the client's early-refresh margin (30 s), so every
+    // request refreshes first; refresh tokens live 3 s.
+    let (provider, users, _, url) =
+        users_behind_a_provider_with(&["--access-ttl", "20", "--refresh-ttl", "3"]).await;
+    let gateway = Gateway::start(&url, "alice:tok-alice").await;
+    let alice = Person::new("alice");
+    let as_alice = connect(
+        gateway.url(),
+        "tok-alice",
+        VersionChoice::V2025_11_25,
+        &alice,
+    )
+    .await;
+    let signed = as_alice
+        .call("users__sign_in", json!({}))
+        .await
+        .expect("the sign-in tool");
+    assert_ne!(signed["isError"], true, "{signed}");
+    assert_eq!(alice.walked().await.len(), 1);
+    // The refresh token's lifetime is a clock's business: it has to pass.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let got = as_alice
+        .call("users__get_user", json!({"userId": "usr_000000"}))
+        .await
+        .expect("get_user through the gateway");
+    assert!(text_of(&got).contains("NOT_FOUND"), "{got}");
+    assert_eq!(
+        alice.asked.lock().unwrap().len(),
+        2,
+        "asked to sign in again"
+    );
+    let walked = alice.walked().await;
+    assert_eq!(walked.len(), 1);
+    assert_eq!(walked[0].0, StatusCode::OK, "{}", walked[0].1);
+    as_alice.close().await;
     drop(gateway);
     drop(users);
     provider.stop();

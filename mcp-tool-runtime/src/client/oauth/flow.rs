@@ -466,6 +466,11 @@ impl Authorizer {
                 .append_pair("resource", &found.resource);
             if let Some(scope) = &scope {
                 query.append_pair("scope", scope);
+                // OpenID Connect grants `offline_access` (a refresh token) only when the
+                // user is asked to consent to it.
+                if scope.split(' ').any(|s| s == "offline_access") {
+                    query.append_pair("prompt", "consent");
+                }
             }
         }
         let back = agent

@@ -9,6 +9,7 @@ mod config;
 mod connection;
 mod held;
 mod list;
+mod redirect;
 mod user;
 
 use list::{RELIST_PAUSE, RELIST_PAUSE_MAX};
@@ -122,7 +123,7 @@ impl Mount {
     pub(crate) fn new(
         config: McpTool,
         connections: Option<&std::path::Path>,
-        redirects: &Arc<user::Redirects>,
+        redirects: &Arc<redirect::Redirects>,
     ) -> Result<Arc<Mount>, String> {
         let label = config.server_label.clone();
         let store = match config
@@ -320,27 +321,42 @@ impl Mount {
         if approval {
             self.approve(&ctx, remote, &arguments).await?;
         }
-        let mut result = self.call(remote, arguments.clone(), &ctx).await?;
-        if self.users.is_some() && matches!(result, Err(ClientError::Unauthorized(_))) {
+        // A per-user call may be made twice (below): its arguments are kept for that.
+        let again = self.users.is_some().then(|| arguments.clone());
+        let mut result = self.call(remote, arguments, &ctx).await?;
+        if let Some(arguments) = again
+            && matches!(result, Err(ClientError::Unauthorized(_)))
+        {
             // The user's tokens were refused for good: they sign in again, and the call is
             // made once more.
-            self.sign_out(&ctx);
+            tracing::debug!(mount = %self.label(), "a user's tokens were refused: they sign in again");
+            self.disconnect(&ctx);
             result = self.call(remote, arguments, &ctx).await?;
         }
         match result {
             Ok(result) => Ok(to_result(result)),
             Err(ClientError::Unavailable(why)) => {
-                self.lost.notify_one();
+                self.lost_for(&ctx);
                 Err(unavailable(self.label(), &why))
             }
             Err(e) if e.is_retryable() => {
-                self.lost.notify_one();
+                self.lost_for(&ctx);
                 Err(unavailable(self.label(), &e.to_string()))
             }
             Err(e) => Err(ToolError::new(
                 "REMOTE_ERROR",
                 format!("`{}`: {e}", self.label()),
             )),
+        }
+    }
+
+    /// The connection a call found gone is made again: the mount's, or the calling user's
+    /// (with the tokens they have, on their next call).
+    fn lost_for(self: &Arc<Self>, ctx: &Ctx) {
+        if self.users.is_some() {
+            self.disconnect(ctx);
+        } else {
+            self.lost.notify_one();
         }
     }
 
@@ -546,7 +562,7 @@ impl Remotes {
     /// what is wrong goes to `problems`.
     pub(crate) fn build(&self, problems: &mut Vec<String>) -> Option<Box<dyn StartsWith>> {
         let mut list = Vec::new();
-        let redirects = Arc::new(user::Redirects::default());
+        let redirects = Arc::new(redirect::Redirects::default());
         let mut labels = BTreeSet::new();
         for remote in &self.list {
             let found = remote.problems();
@@ -574,7 +590,7 @@ pub(crate) struct Mounts {
     started: AtomicBool,
     gate: Arc<Gate>,
     /// The sign-ins of per-user mounts waiting for their users to come back.
-    redirects: Arc<user::Redirects>,
+    redirects: Arc<redirect::Redirects>,
 }
 
 impl StartsWith for Mounts {

@@ -16,15 +16,16 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::sync::{oneshot, watch};
+use tokio::sync::watch;
 
-use crate::client::oauth::{MemoryTokenStore, OAuth, UserAgent};
-use crate::client::{ClientFuture, ClientHandler, McpClient};
+use crate::client::oauth::{MemoryTokenStore, OAuth};
+use crate::client::{ClientHandler, McpClient};
 use crate::sync::lock;
 use crate::tool::{Ctx, DynamicArgs, DynamicTool, Elicitation, ToolError, ToolResult};
 
 use super::config::LABEL_SEPARATOR;
 use super::connection::UserGrant;
+use super::redirect::{Redirects, SIGN_IN_WAIT, SignInAgent};
 use super::{Mount, Relay, ServerHandle};
 
 /// The path the gateway receives its users on, when their connection names no `redirect_uri`.
@@ -33,9 +34,6 @@ pub const REDIRECT_PATH: &str = "/oauth/callback";
 /// The name of the tool that signs a user in, after the mount's label.
 pub(super) const SIGN_IN: &str = "sign_in";
 
-/// How long a user may take to sign in once the page is shown.
-const SIGN_IN_WAIT: Duration = Duration::from_secs(300);
-
 /// How long the authorization server may take to be found (its metadata, a registration)
 /// before the page can be shown.
 const DISCOVERY_WAIT: Duration = Duration::from_secs(30);
@@ -43,48 +41,6 @@ const DISCOVERY_WAIT: Duration = Duration::from_secs(30);
 /// The most users one mount keeps a connection for; beyond, the one unused the longest is
 /// closed (their tokens stay: they reconnect without signing in again).
 const MAX_USERS: usize = 1000;
-
-/// The most sign-ins all mounts wait for at once.
-const MAX_WAITING: usize = 1000;
-
-/// The redirects the gateway waits for, by the `state` of their authorization request.
-#[derive(Default)]
-pub(crate) struct Redirects {
-    waiting: Mutex<HashMap<String, oneshot::Sender<String>>>,
-}
-
-impl Redirects {
-    fn expect(&self, state: &str) -> Result<oneshot::Receiver<String>, String> {
-        let mut waiting = lock(&self.waiting);
-        waiting.retain(|_, sender| !sender.is_closed());
-        if waiting.len() >= MAX_WAITING {
-            return Err(format!(
-                "{MAX_WAITING} sign-ins are under way already; try again shortly"
-            ));
-        }
-        let (sender, receiver) = oneshot::channel();
-        waiting.insert(state.to_owned(), sender);
-        Ok(receiver)
-    }
-
-    /// Hands a redirect (its query) to the sign-in that waits for its `state`; whether one
-    /// did.
-    pub(crate) fn arrived(&self, query: &str) -> bool {
-        let Some(state) = form_value(query, "state") else {
-            return false;
-        };
-        let sender = lock(&self.waiting).remove(&state);
-        sender.is_some_and(|s| s.send(query.to_owned()).is_ok())
-    }
-}
-
-/// The value of `name` in a URL's query (`application/x-www-form-urlencoded`).
-fn form_value(query: &str, name: &str) -> Option<String> {
-    let url = reqwest::Url::parse(&format!("http://query.invalid/?{query}")).ok()?;
-    url.query_pairs()
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| v.into_owned())
-}
 
 /// Where a user is with a per-user mount.
 #[derive(Clone)]
@@ -105,6 +61,9 @@ struct User {
     listed: Mutex<Arc<BTreeMap<String, Value>>>,
     /// The sign-in task under way, to stop when the user declines.
     task: Mutex<Option<tokio::task::AbortHandle>>,
+    /// Which sign-in the phase belongs to: a connection signed out (or a sign-in given up)
+    /// no longer changes it.
+    generation: AtomicU64,
     used: AtomicU64,
 }
 
@@ -200,6 +159,7 @@ impl Users {
             phase: watch::Sender::new(Phase::Out(None)),
             listed: Mutex::default(),
             task: Mutex::new(None),
+            generation: AtomicU64::new(0),
             used: AtomicU64::new(now),
         });
         table.insert(key.to_owned(), user.clone());
@@ -229,50 +189,6 @@ impl Users {
             }
         }
         all
-    }
-}
-
-/// The user agent of one sign-in: it shows nothing itself — the page goes to the user's call,
-/// which asks them to open it — and receives the redirect on the gateway's endpoint.
-struct SignInAgent {
-    redirect_uri: String,
-    redirects: Arc<Redirects>,
-    user: Arc<User>,
-    /// Open while the sign-in runs; a connection signed in already that finds its tokens
-    /// refused fails at once instead, and its user is asked again by their next call.
-    open: AtomicBool,
-}
-
-impl UserAgent for SignInAgent {
-    fn redirect_uri(&self) -> String {
-        self.redirect_uri.clone()
-    }
-
-    fn authorize<'a>(&'a self, url: &'a str) -> ClientFuture<'a, Result<String, String>> {
-        Box::pin(async move {
-            if !self.open.load(Ordering::SeqCst) {
-                return Err(
-                    "the user's authorization ended; they are asked to sign in again".into(),
-                );
-            }
-            let query = url.split_once('?').map(|(_, q)| q).unwrap_or_default();
-            let state = form_value(query, "state")
-                .ok_or_else(|| "the authorization request has no `state`".to_owned())?;
-            let back = self.redirects.expect(&state)?;
-            self.user
-                .phase
-                .send_replace(Phase::SigningIn(Some(url.to_owned())));
-            let query = tokio::time::timeout(SIGN_IN_WAIT, back)
-                .await
-                .map_err(|_| {
-                    format!(
-                        "the user did not sign in within {} s",
-                        SIGN_IN_WAIT.as_secs()
-                    )
-                })?
-                .map_err(|_| "the sign-in was given up".to_owned())?;
-            Ok(format!("{}?{query}", self.redirect_uri))
-        })
     }
 }
 
@@ -388,6 +304,7 @@ impl Mount {
                 ),
             ));
         }
+        tracing::debug!(mount = %label, "the user is asked to sign in");
         let asked = ctx
             .elicit_url(
                 format!("Sign in to the `{label}` server to use its tools as yourself."),
@@ -457,10 +374,17 @@ impl Mount {
         if !started {
             return Ok(());
         }
+        let generation = user.generation.fetch_add(1, Ordering::SeqCst) + 1;
+        tracing::debug!(mount = %self.label(), user = %key, "a sign-in starts");
         let agent = Arc::new(SignInAgent {
             redirect_uri,
             redirects: users.redirects.clone(),
-            user: user.clone(),
+            show: {
+                let user = user.clone();
+                Box::new(move |page: &str| {
+                    user.set(generation, Phase::SigningIn(Some(page.to_owned())));
+                })
+            },
             open: AtomicBool::new(true),
         });
         let mut oauth = OAuth::authorization_code(agent.clone())
@@ -490,48 +414,62 @@ impl Mount {
                 Ok(Ok(client)) => client,
                 Ok(Err(e)) => {
                     tracing::info!(mount = %mount.label(), error = %e, "a user's sign-in failed");
-                    user_now.phase.send_replace(Phase::Out(Some(e.to_string())));
+                    user_now.set(generation, Phase::Out(Some(e.to_string())));
                     return;
                 }
                 Err(_) => {
-                    user_now
-                        .phase
-                        .send_replace(Phase::Out(Some("it took too long".into())));
+                    user_now.set(generation, Phase::Out(Some("it took too long".into())));
                     return;
                 }
             };
-            mount.follow(server, user_now, client).await;
+            mount.follow(server, user_now, client, generation).await;
         });
-        *lock(&user.task) = Some(task.abort_handle());
+        if let Some(before) = lock(&user.task).replace(task.abort_handle()) {
+            before.abort();
+        }
         Ok(())
     }
 
     /// Lists a signed-in user's tools, and again whenever their server says they changed,
     /// until the connection ends (the user is then signed out; their tokens stay).
-    async fn follow(self: Arc<Self>, server: ServerHandle, user: Arc<User>, client: McpClient) {
+    async fn follow(
+        self: Arc<Self>,
+        server: ServerHandle,
+        user: Arc<User>,
+        client: McpClient,
+        generation: u64,
+    ) {
         let mut changes = client.tool_changes();
         loop {
-            match self.user_tools(&server, &client).await {
+            let listed = self.user_tools(&server, &client).await;
+            if !user.current(generation) {
+                // Signed out meanwhile: the phase and the list are another sign-in's now.
+                client.close().await;
+                return;
+            }
+            match listed {
                 Ok(tools) => {
                     let tools = Arc::new(tools);
                     *lock(&user.listed) = tools.clone();
                     self.register_users_tools(&server);
-                    user.phase.send_replace(Phase::In(client.clone(), tools));
+                    user.set(generation, Phase::In(client.clone(), tools));
                 }
                 Err(e) => {
                     tracing::warn!(mount = %self.label(), error = %e, "a user's tools could not be listed");
-                    user.phase.send_replace(Phase::Out(Some(e)));
+                    user.set(generation, Phase::Out(Some(e)));
                     break;
                 }
             }
             if !changes.next().await {
-                user.phase.send_replace(Phase::Out(None));
+                user.set(generation, Phase::Out(None));
                 break;
             }
         }
         client.close().await;
-        *lock(&user.listed) = Arc::default();
-        self.register_users_tools(&server);
+        if user.current(generation) {
+            *lock(&user.listed) = Arc::default();
+            self.register_users_tools(&server);
+        }
     }
 
     /// The remote tools a user's connection lists, as the mount's rules allow them.
@@ -593,12 +531,18 @@ impl Mount {
         server.notify_tools_changed();
     }
 
-    /// Signs the calling user out after their server refused their tokens for good: their
-    /// next call asks them to sign in again.
-    pub(super) fn sign_out(self: &Arc<Self>, ctx: &Ctx) {
-        if let Some(key) = ctx.user_key()
-            && let Some(user) = lock(&self.users().table).get(&key).cloned()
-        {
+    /// Drops the calling user's connection: their next call connects again with the tokens
+    /// they have, or asks them to sign in when those were refused (the authorization flow
+    /// forgets refused tokens).
+    pub(super) fn disconnect(self: &Arc<Self>, ctx: &Ctx) {
+        let Some(key) = ctx.user_key() else {
+            return;
+        };
+        // Taken out of the table first: the table's lock is not held while the tools are
+        // registered again (which reads every user).
+        let user = lock(&self.users().table).get(&key).cloned();
+        if let Some(user) = user {
+            user.generation.fetch_add(1, Ordering::SeqCst);
             *lock(&user.listed) = Arc::default();
             let was = user.phase.send_replace(Phase::Out(None));
             if let Phase::In(client, _) = was {
@@ -610,8 +554,25 @@ impl Mount {
 }
 
 impl User {
+    /// Whether the sign-in `generation` is still the user's own.
+    fn current(&self, generation: u64) -> bool {
+        self.generation.load(Ordering::SeqCst) == generation
+    }
+
+    /// Sets the phase, if the sign-in `generation` is still the user's own.
+    fn set(&self, generation: u64, phase: Phase) {
+        self.phase.send_if_modified(|p| {
+            let current = self.current(generation);
+            if current {
+                *p = phase;
+            }
+            current
+        });
+    }
+
     /// Stops a sign-in the user declined or never finished.
     fn give_up(&self) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
         if let Some(task) = lock(&self.task).take() {
             task.abort();
         }
@@ -623,40 +584,5 @@ impl User {
                 false
             }
         });
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{Redirects, form_value};
-
-    #[test]
-    fn a_redirect_goes_to_the_sign_in_that_waits_for_its_state_only() {
-        let redirects = Redirects::default();
-        let mut waiting = redirects.expect("s1").unwrap();
-        assert!(!redirects.arrived("code=abc&state=other"));
-        assert!(!redirects.arrived("code=abc"));
-        assert!(redirects.arrived("code=abc&state=s1&iss=http%3A%2F%2Fas"));
-        assert_eq!(
-            waiting.try_recv().unwrap(),
-            "code=abc&state=s1&iss=http%3A%2F%2Fas"
-        );
-        // Once only.
-        assert!(!redirects.arrived("code=abc&state=s1"));
-        assert_eq!(
-            form_value("a=1&state=x%20y", "state").as_deref(),
-            Some("x y")
-        );
-    }
-
-    #[test]
-    fn sign_ins_given_up_make_room_again() {
-        let redirects = Redirects::default();
-        let held: Vec<_> = (0..super::MAX_WAITING)
-            .map(|i| redirects.expect(&i.to_string()).unwrap())
-            .collect();
-        assert!(redirects.expect("one more").is_err());
-        drop(held);
-        assert!(redirects.expect("one more").is_ok());
     }
 }
