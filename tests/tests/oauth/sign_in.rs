@@ -199,6 +199,14 @@ async fn connect(
     .expect("connect to the gateway")
 }
 
+/// The answer of the mount's sign-in tool.
+async fn sign_in_tool(client: &McpClient) -> Value {
+    client
+        .call("users__sign_in", json!({}))
+        .await
+        .expect("the sign-in tool answers")
+}
+
 fn text_of(result: &Value) -> String {
     result["content"][0]["text"]
         .as_str()
@@ -227,10 +235,7 @@ async fn each_user_of_the_gateway_signs_in_and_acts_with_a_token_of_their_own() 
     )
     .await;
     assert_eq!(mounted(&listed_by(&as_alice).await), ["users__sign_in"]);
-    let signed = as_alice
-        .call("users__sign_in", json!({}))
-        .await
-        .expect("the sign-in tool");
+    let signed = sign_in_tool(&as_alice).await;
     assert_ne!(signed["isError"], true, "{signed}");
     assert_eq!(
         text_of(&signed),
@@ -325,10 +330,7 @@ async fn each_user_of_the_gateway_signs_in_and_acts_with_a_token_of_their_own() 
         &carol,
     )
     .await;
-    let refused = as_carol
-        .call("users__sign_in", json!({}))
-        .await
-        .expect("an answer");
+    let refused = sign_in_tool(&as_carol).await;
     assert_eq!(refused["isError"], true, "{refused}");
     assert!(text_of(&refused).contains("`elicitation.url`"), "{refused}");
     // Dave declines: nothing is sent for him, and he is still signed out.
@@ -438,10 +440,7 @@ async fn a_refused_refresh_asks_the_user_to_sign_in_again() {
         &alice,
     )
     .await;
-    let signed = as_alice
-        .call("users__sign_in", json!({}))
-        .await
-        .expect("the sign-in tool");
+    let signed = sign_in_tool(&as_alice).await;
     assert_ne!(signed["isError"], true, "{signed}");
     assert_eq!(alice.walked().await.len(), 1);
     // The refresh token's lifetime is a clock's business: it has to pass.

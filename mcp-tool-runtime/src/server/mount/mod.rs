@@ -4,6 +4,10 @@
 //! questions passed through; approval asked first where required), follows the remote's
 //! list changes, and reconnects with backoff when the remote goes away — its tools then fail
 //! with a retryable error while local tools keep working.
+//!
+//! A mount whose connection says `grant: authorization_code` connects once per calling user
+//! instead (`user`): each signs in through URL-mode elicitation and comes back on the
+//! gateway's own HTTP endpoint (`redirect`); their tokens, connection and tool list are theirs.
 
 mod config;
 mod connection;
