@@ -503,6 +503,10 @@ impl Mount {
     /// Registers every tool some signed-in user has (each listed to those who have it), and
     /// removes those nobody has any more.
     fn register_users_tools(self: &Arc<Self>, server: &ServerHandle) {
+        // One registration at a time, from reading the users to updating the catalog: two
+        // users' sign-ins registering at once would otherwise each remove what the other
+        // added.
+        let mut names = lock(&self.names);
         let all = self.users().union();
         let mut add = Vec::new();
         let mut now = BTreeSet::new();
@@ -518,15 +522,12 @@ impl Mount {
             );
             now.insert(name);
         }
-        let gone: Vec<String> = {
-            let mut names = lock(&self.names);
-            let gone = names.difference(&now).cloned().collect();
-            *names = now;
-            gone
-        };
+        let gone: Vec<String> = names.difference(&now).cloned().collect();
+        *names = now;
         for problem in server.update_dynamic_tools(add, &gone) {
             tracing::warn!(mount = %self.label(), %problem, "a remote tool could not be mounted");
         }
+        drop(names);
         // A user who signed in sees tools others had already: their list changed all the same.
         server.notify_tools_changed();
     }
