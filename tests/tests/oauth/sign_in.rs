@@ -473,3 +473,48 @@ fn urlencode(text: &str) -> String {
         .trim_start_matches("v=")
         .to_owned()
 }
+
+/// A gateway with no HTTP endpoint (stdio, here in process) has nowhere for the authorization
+/// server to send its users back to: the sign-in says so, and starts nothing.
+#[tokio::test]
+async fn a_gateway_without_http_says_its_users_cannot_sign_in() {
+    use mcp_tool::server::mount::McpTool;
+    let dir = TempDir::new("oauth-sign-in-stdio");
+    let store = dir.path().join("connections.json");
+    std::fs::write(
+        &store,
+        json!({"users-each": {"server_url": "http://127.0.0.1:9/mcp", "grant": "authorization_code"}})
+            .to_string(),
+    )
+    .expect("write the connection store");
+    let gateway = mcp_tool::Server::new("gw", "0")
+        .without_registry()
+        .mount(McpTool {
+            server_label: "users".into(),
+            project_connection_id: Some("users-each".into()),
+            ..McpTool::default()
+        })
+        .connection_store(&store);
+    let client = mcp_tool::testing::Client::start(gateway)
+        .await
+        .expect("the gateway starts");
+    // The first list waits for the mounts: the sign-in tool is in it.
+    let names: Vec<String> = client
+        .list_tools()
+        .await
+        .expect("tools/list")
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(String::from))
+        .collect();
+    assert_eq!(names, ["users__sign_in"]);
+    let answer = client
+        .call("users__sign_in", json!({}))
+        .await
+        .expect("an answer");
+    assert!(answer.is_error(), "{}", answer.text());
+    assert!(
+        answer.text().contains("needs the gateway served over HTTP"),
+        "{}",
+        answer.text()
+    );
+}
