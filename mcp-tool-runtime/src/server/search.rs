@@ -77,10 +77,13 @@ async fn run(args: DynamicArgs) -> ToolResult {
         .map_or(DEFAULT_LIMIT, |l| (l as usize).clamp(1, MAX_LIMIT));
     let server = args.ctx.state.conn().server();
     let catalog: Arc<Catalog> = server.catalog();
+    // Tools of one user (a gateway's) are found by that user only, as they are listed.
+    let user = args.ctx.user_key();
     let found: Vec<&Arc<Entry>> = catalog
         .search(&query, limit)
         .into_iter()
         .filter_map(|(i, _)| catalog.entries().get(i))
+        .filter(|e| e.def.shown_to(user.as_deref()))
         .collect();
     let names: Vec<String> = found.iter().map(|e| e.name.to_string()).collect();
     // Listed from now on where the client has a selection to keep it in (a session, or an

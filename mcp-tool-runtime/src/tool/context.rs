@@ -244,7 +244,6 @@ impl Ctx {
     /// The key of the calling user where something is kept per user (a gateway's per-user
     /// connections): `subject …` when authenticated, `local` over stdio, none for an
     /// anonymous HTTP caller.
-    #[cfg_attr(not(feature = "client"), allow(dead_code))]
     pub(crate) fn user_key(&self) -> Option<String> {
         super::def::user_key(
             self.identity().map(|i| i.subject.as_str()),

@@ -268,17 +268,15 @@ async fn each_user_of_the_gateway_signs_in_and_acts_with_a_token_of_their_own() 
         at.starts_with(&format!("{gateway_origin}/oauth/callback?")),
         "{at}"
     );
-    // Now she sees the users server's tools as her token allows (all of them), and runs one.
-    assert_eq!(
-        mounted(&listed_by(&as_alice).await),
-        [
-            "users__create_user",
-            "users__delete_user",
-            "users__get_user",
-            "users__seed_users",
-            "users__send_email"
-        ]
-    );
+    // Now she sees the users server's tools as her token allows (all of them; `send_email` is
+    // deferred: found through the tool search), and runs one.
+    let hers = [
+        "users__create_user",
+        "users__delete_user",
+        "users__get_user",
+        "users__seed_users",
+    ];
+    assert_eq!(mounted(&listed_by(&as_alice).await), hers);
     let created = as_alice
         .call(
             "users__create_user",
@@ -319,7 +317,25 @@ async fn each_user_of_the_gateway_signs_in_and_acts_with_a_token_of_their_own() 
         "{refused}"
     );
     // Alice still has hers.
-    assert_eq!(mounted(&listed_by(&as_alice).await).len(), 5);
+    assert_eq!(mounted(&listed_by(&as_alice).await), hers);
+    // The tool search finds a deferred tool of the mount for those who have it only.
+    let search = |client: &McpClient| {
+        let client = client.clone();
+        async move {
+            let found = client
+                .call("search_tools", json!({"query": "send an email"}))
+                .await
+                .expect("search_tools");
+            found["structuredContent"]["tools"]
+                .as_array()
+                .expect("the tools found")
+                .iter()
+                .filter_map(|t| t["name"].as_str().map(String::from))
+                .collect::<Vec<String>>()
+        }
+    };
+    assert!(search(&as_bob).await.is_empty());
+    assert_eq!(search(&as_alice).await, ["users__send_email"]);
 
     // Carol's client cannot show a page: she is told which capability it lacks.
     let carol = Person::with("carol", true, false);
@@ -389,8 +405,9 @@ impl Gateway {
         let mounts = dir.path().join("mounts.json");
         std::fs::write(
             &mounts,
-            json!([{"type": "mcp", "server_label": "users", "project_connection_id": "users-each"}])
-                .to_string(),
+            json!([{"type": "mcp", "server_label": "users", "project_connection_id": "users-each",
+                    "tool_configs": {"send_email": {"defer_loading": true}}}])
+            .to_string(),
         )
         .expect("write the mount file");
         let (store, mounts, tokens) = (
