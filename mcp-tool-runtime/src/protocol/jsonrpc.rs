@@ -7,30 +7,31 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use super::error::{RpcError, code};
+use super::walk::Json;
 
-/// One incoming message, borrowed from the line it was read from.
-#[derive(Deserialize)]
-struct Incoming<'a> {
+/// One incoming message's envelope, borrowed from the line it was read from (by serde, or by
+/// the walk of [`super::inbound::read_line`]); [`Envelope::message`] checks its shape.
+#[derive(Deserialize, Default)]
+pub(crate) struct Envelope<'a> {
     #[serde(borrow, default, deserialize_with = "text")]
-    jsonrpc: Option<Cow<'a, str>>,
+    pub(crate) jsonrpc: Option<Cow<'a, str>>,
     #[serde(borrow, default, deserialize_with = "raw_present")]
-    id: Option<&'a RawValue>,
+    pub(crate) id: Option<Json<'a>>,
     #[serde(borrow, default, deserialize_with = "text")]
-    method: Option<Cow<'a, str>>,
+    pub(crate) method: Option<Cow<'a, str>>,
     #[serde(borrow, default, deserialize_with = "raw_present")]
-    params: Option<&'a RawValue>,
+    pub(crate) params: Option<Json<'a>>,
     #[serde(borrow, default, deserialize_with = "raw_present")]
-    result: Option<&'a RawValue>,
+    pub(crate) result: Option<Json<'a>>,
     #[serde(borrow, default, deserialize_with = "raw_present")]
-    error: Option<&'a RawValue>,
+    pub(crate) error: Option<Json<'a>>,
 }
 
 /// Keeps a present field even when it is `null` (so `"id": null` is not taken for a missing id).
-fn raw_present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
-    <&RawValue>::deserialize(d).map(Some)
+fn raw_present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Json<'de>>, D::Error> {
+    Json::deserialize(d).map(Some)
 }
 
 /// A string, or `null` (none), borrowed from the line when it has no escape (serde's own
@@ -71,10 +72,10 @@ fn text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Cow<'de, str>>,
     d.deserialize_option(Text)
 }
 
-/// Reads a line's message. Text checked once as UTF-8 is read without checking each string
+/// Reads a line's envelope. Text checked once as UTF-8 is read without checking each string
 /// and raw value again (as bytes are); bytes that are not UTF-8 are read as bytes, for
 /// serde's error.
-fn incoming(line: &[u8]) -> Result<Incoming<'_>, serde_json::Error> {
+fn incoming(line: &[u8]) -> Result<Envelope<'_>, serde_json::Error> {
     match std::str::from_utf8(line) {
         Ok(text) => serde_json::from_str(text),
         Err(_) => serde_json::from_slice(line),
@@ -84,17 +85,17 @@ fn incoming(line: &[u8]) -> Result<Incoming<'_>, serde_json::Error> {
 /// What an incoming line turned out to be.
 pub(crate) enum Message<'a> {
     Request {
-        id: &'a RawValue,
+        id: Json<'a>,
         method: Cow<'a, str>,
-        params: Option<&'a RawValue>,
+        params: Option<Json<'a>>,
     },
     Notification {
         method: Cow<'a, str>,
-        params: Option<&'a RawValue>,
+        params: Option<Json<'a>>,
     },
     Response {
-        id: &'a RawValue,
-        outcome: Result<&'a RawValue, &'a RawValue>,
+        id: Json<'a>,
+        outcome: Result<Json<'a>, Json<'a>>,
     },
 }
 
@@ -104,52 +105,59 @@ pub(crate) fn parse(line: &[u8]) -> Result<Message<'_>, String> {
     if line.trim_ascii_start().first() != Some(&b'{') {
         return Err(bad_message(line, None));
     }
-    let msg = match incoming(line) {
-        Ok(m) => m,
-        Err(e) => return Err(bad_message(line, Some(&e))),
-    };
-    let invalid = |id: Option<&RawValue>, why: &str| {
-        error_response(
-            id.filter(|i| valid_id(i)).map_or("null", RawValue::get),
-            &RpcError::new(code::INVALID_REQUEST, format!("Invalid Request: {why}")),
-        )
-    };
-    if msg.jsonrpc.as_deref() != Some("2.0") {
-        return Err(invalid(msg.id, "`jsonrpc` must be \"2.0\""));
+    match incoming(line) {
+        Ok(envelope) => envelope.message(),
+        Err(e) => Err(bad_message(line, Some(&e))),
     }
-    if let Some(id) = msg.id
-        && !valid_id(id)
-    {
-        return Err(invalid(None, "`id` must be a string or an integer"));
-    }
-    if let Some(p) = msg.params {
-        let first = p.get().as_bytes().first();
-        if first != Some(&b'{') {
-            return Err(invalid(msg.id, "`params` must be an object"));
+}
+
+impl<'a> Envelope<'a> {
+    /// The message the envelope holds, or the error response to send back: -32600 for one of
+    /// the wrong shape.
+    pub(crate) fn message(self) -> Result<Message<'a>, String> {
+        let invalid = |id: Option<Json<'_>>, why: &str| {
+            error_response(
+                id.filter(|i| valid_id(*i)).map_or("null", Json::get),
+                &RpcError::new(code::INVALID_REQUEST, format!("Invalid Request: {why}")),
+            )
+        };
+        if self.jsonrpc.as_deref() != Some("2.0") {
+            return Err(invalid(self.id, "`jsonrpc` must be \"2.0\""));
         }
-    }
-    match (msg.method, msg.id) {
-        (Some(method), Some(id)) => Ok(Message::Request {
-            id,
-            method,
-            params: msg.params,
-        }),
-        (Some(method), None) => Ok(Message::Notification {
-            method,
-            params: msg.params,
-        }),
-        (None, Some(id)) => match (msg.result, msg.error) {
-            (Some(r), None) => Ok(Message::Response { id, outcome: Ok(r) }),
-            (None, Some(e)) => Ok(Message::Response {
+        if let Some(id) = self.id
+            && !valid_id(id)
+        {
+            return Err(invalid(None, "`id` must be a string or an integer"));
+        }
+        if let Some(p) = self.params {
+            let first = p.get().as_bytes().first();
+            if first != Some(&b'{') {
+                return Err(invalid(self.id, "`params` must be an object"));
+            }
+        }
+        match (self.method, self.id) {
+            (Some(method), Some(id)) => Ok(Message::Request {
                 id,
-                outcome: Err(e),
+                method,
+                params: self.params,
             }),
-            _ => Err(invalid(
-                Some(id),
-                "a response has exactly one of `result` and `error`",
-            )),
-        },
-        (None, None) => Err(invalid(None, "missing `method`")),
+            (Some(method), None) => Ok(Message::Notification {
+                method,
+                params: self.params,
+            }),
+            (None, Some(id)) => match (self.result, self.error) {
+                (Some(r), None) => Ok(Message::Response { id, outcome: Ok(r) }),
+                (None, Some(e)) => Ok(Message::Response {
+                    id,
+                    outcome: Err(e),
+                }),
+                _ => Err(invalid(
+                    Some(id),
+                    "a response has exactly one of `result` and `error`",
+                )),
+            },
+            (None, None) => Err(invalid(None, "missing `method`")),
+        }
     }
 }
 
@@ -186,7 +194,7 @@ impl Reply {
 }
 
 /// A JSON-RPC id is a string or an integer (MCP forbids `null`).
-fn valid_id(id: &RawValue) -> bool {
+fn valid_id(id: Json<'_>) -> bool {
     let s = id.get();
     s.starts_with('"') || (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit() || b == b'-'))
 }
@@ -221,7 +229,7 @@ fn bad_message(line: &[u8], e: Option<&serde_json::Error>) -> String {
 
 /// Parses a request's params into a handler's own type; a missing `params` is `None`.
 pub(crate) fn parse_params<'a, T: Deserialize<'a>>(
-    params: Option<&'a RawValue>,
+    params: Option<Json<'a>>,
 ) -> Result<Option<T>, RpcError> {
     match params {
         None => Ok(None),
@@ -424,6 +432,8 @@ pub(crate) fn id_key(raw: &str) -> Arc<str> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::value::RawValue;
+
     use super::*;
 
     #[test]
@@ -463,12 +473,15 @@ mod tests {
         struct Serde<'a> {
             #[serde(borrow, default)]
             jsonrpc: Option<Cow<'a, str>>,
-            #[serde(borrow, default, deserialize_with = "raw_present")]
+            #[serde(borrow, default, deserialize_with = "raw")]
             id: Option<&'a RawValue>,
             #[serde(borrow, default)]
             method: Option<Cow<'a, str>>,
-            #[serde(borrow, default, deserialize_with = "raw_present")]
+            #[serde(borrow, default, deserialize_with = "raw")]
             params: Option<&'a RawValue>,
+        }
+        fn raw<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+            <&RawValue>::deserialize(d).map(Some)
         }
         for line in [
             &br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"a":"\u00e9"}}"#[..],

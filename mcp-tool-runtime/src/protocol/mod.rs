@@ -8,6 +8,7 @@
 
 mod content;
 mod error;
+pub(crate) mod inbound;
 pub(crate) mod jsonrpc;
 pub(crate) mod lines;
 pub(crate) mod meta;

@@ -7,14 +7,12 @@
 //! dispatch, the handler) gets this value; none reads the text again. A handler turns exactly
 //! the members it uses into its own types.
 //!
-//! The envelope's parse checked the params' text, so that pass walks it ([`super::walk`])
-//! rather than parse it again; params the walk is unsure of (a key written with an escape, a
-//! member given twice) are read by serde, as they always were.
+//! [`super::inbound::read_line`] reads a line so in one pass: the envelope, the params and
+//! their `_meta` are walked ([`super::walk`]), each byte once.
 
 use std::borrow::Cow;
 
 use serde::Deserialize;
-use serde_json::value::RawValue;
 
 use super::error::{RpcError, code};
 use super::meta::{CLIENT_CAPABILITIES, MetaFields, PROTOCOL_VERSION, RequestMeta};
@@ -138,11 +136,15 @@ impl<'a> Members<'a> {
     /// fields of their `_meta` when the walk could read those too; `None` when only serde's
     /// derive reads the members as it does: a key written with an escape, a member given
     /// twice (refused, naming it).
-    fn walk(params: &'a RawValue) -> Option<(Members<'a>, Option<MetaFields<'a>>)> {
+    fn walk(params: Json<'a>) -> Option<Walked<'a>> {
+        Members::walk_object(&mut Object::of(params)?)
+    }
+
+    /// [`Members::walk`], of the params' object being walked.
+    pub(super) fn walk_object(walk: &mut Object<'a>) -> Option<Walked<'a>> {
         let mut members = Members::default();
         let mut fields = None;
         let mut seen = Seen::default();
-        let mut walk = Object::of(params.into())?;
         while let Some(key) = walk.key() {
             if key.escaped {
                 return None;
@@ -177,16 +179,20 @@ impl<'a> Members<'a> {
     }
 }
 
+/// What a walk of the params found: their members, and their `_meta`'s fields when the walk
+/// could read those too.
+pub(super) type Walked<'a> = (Members<'a>, Option<MetaFields<'a>>);
+
 /// One request (or notification), read once.
 #[derive(Debug)]
 pub(crate) struct Request<'a> {
     /// The id as sent; `None` for a notification.
-    pub(crate) id: Option<&'a RawValue>,
+    pub(crate) id: Option<Json<'a>>,
     pub(crate) method: Method,
     /// The method's name as sent (for [`Method::Other`], and in messages).
     pub(crate) name: Cow<'a, str>,
     /// The params as sent.
-    pub(crate) params: Option<&'a RawValue>,
+    pub(crate) params: Option<Json<'a>>,
     /// What the one pass over the params found.
     pub(crate) members: Members<'a>,
     /// `_meta`'s fields (empty without one).
@@ -220,9 +226,9 @@ pub(crate) fn text<'a>(raw: Json<'a>, member: &str) -> Result<Cow<'a, str>, RpcE
 impl<'a> Request<'a> {
     /// Reads a request (`id`) or a notification (no `id`) from its envelope's parts.
     pub(crate) fn read(
-        id: Option<&'a RawValue>,
+        id: Option<Json<'a>>,
         name: Cow<'a, str>,
-        params: Option<&'a RawValue>,
+        params: Option<Json<'a>>,
     ) -> Request<'a> {
         Request::read_with(id, name, params, true)
     }
@@ -230,16 +236,27 @@ impl<'a> Request<'a> {
     /// [`Request::read`], with `walk` false reading the params by serde alone (as the walk
     /// leaves them to it when unsure): the two must read any params alike.
     fn read_with(
-        id: Option<&'a RawValue>,
+        id: Option<Json<'a>>,
         name: Cow<'a, str>,
-        params: Option<&'a RawValue>,
+        params: Option<Json<'a>>,
         walk: bool,
+    ) -> Request<'a> {
+        let walked = params.filter(|_| walk).and_then(Members::walk);
+        Request::read_walked(id, name, params, walked)
+    }
+
+    /// [`Request::read`], the params walked already (`walked`, when the walk could read them).
+    pub(super) fn read_walked(
+        id: Option<Json<'a>>,
+        name: Cow<'a, str>,
+        params: Option<Json<'a>>,
+        walked: Option<Walked<'a>>,
     ) -> Request<'a> {
         let method = Method::parse(&name);
         let mut malformed = None;
         let (members, walked) = match params {
             None => (Members::default(), None),
-            Some(p) => walk.then(|| Members::walk(p)).flatten().unwrap_or_else(|| {
+            Some(p) => walked.unwrap_or_else(|| {
                 let members = serde_json::from_str::<Members<'_>>(p.get()).unwrap_or_else(|e| {
                     malformed = Some(invalid(format!("Invalid params: {e}")));
                     Members::default()
@@ -274,7 +291,7 @@ impl<'a> Request<'a> {
     /// The id's text (`"null"` for a notification).
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn id_text(&self) -> &'a str {
-        self.id.map_or("null", RawValue::get)
+        self.id.map_or("null", Json::get)
     }
 
     /// The params could be read (-32602 otherwise).
@@ -329,12 +346,14 @@ impl<'a> Request<'a> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::value::RawValue;
+
     use super::*;
 
     fn read(method: &str, params: &str) -> Request<'static> {
         let raw: &'static RawValue =
             Box::leak(serde_json::from_str::<Box<RawValue>>(params).unwrap());
-        Request::read(None, Cow::Owned(method.to_owned()), Some(raw))
+        Request::read(None, Cow::Owned(method.to_owned()), Some(raw.into()))
     }
 
     #[test]
@@ -389,7 +408,7 @@ mod tests {
             let raw: &'static RawValue =
                 Box::leak(serde_json::from_str::<Box<RawValue>>(text).unwrap());
             let read = |walk| {
-                let r = Request::read_with(None, "tools/call".into(), Some(raw), walk);
+                let r = Request::read_with(None, "tools/call".into(), Some(raw.into()), walk);
                 format!(
                     "{:?} {:?} {:?} {}",
                     r.members, r.meta, r.malformed, r.stateless
@@ -401,7 +420,7 @@ mod tests {
         let walked = |text: &str| {
             let raw: &'static RawValue =
                 Box::leak(serde_json::from_str::<Box<RawValue>>(text).unwrap());
-            Members::walk(raw).map(|(_, fields)| fields.is_some())
+            Members::walk(raw.into()).map(|(_, fields)| fields.is_some())
         };
         assert_eq!(walked(&cases[1]), Some(false));
         assert_eq!(walked(&meta("")), Some(true));
@@ -470,6 +489,7 @@ mod meta_tests {
     use super::*;
     use crate::protocol::{LogLevel, ProtocolVersion};
     use serde_json::Value;
+    use serde_json::value::RawValue;
 
     fn parse(params: &str) -> Result<RequestMeta<'static>, RpcError> {
         let raw: &'static RawValue =
@@ -477,7 +497,7 @@ mod meta_tests {
         let request = Box::leak(Box::new(Request::read(
             None,
             "tools/list".into(),
-            Some(raw),
+            Some(raw.into()),
         )));
         request.stateless_meta()
     }

@@ -1,20 +1,27 @@
-//! Walking JSON text that was checked already (the text of a `RawValue`, or a value inside
-//! one): an object's members, each key and value as text, found in one pass that checks
-//! nothing again. A request's params are read so, once the envelope's parse has checked them.
+//! Walking JSON text: an object's members, each key and value as text, found in one pass
+//! that checks the text as it goes, as serde_json checks a value it skips (a control
+//! character or an unknown escape in a string, a number off JSON's grammar, a missing comma
+//! or colon). An incoming line is read so: its envelope, its params and their `_meta`, each
+//! byte once.
 //!
-//! A walker trusts its text. Given text that is not valid JSON it never panics, and reports
-//! that the text did not read as it expected ([`Object::broken`]), so the caller can read it
-//! the checking way instead.
+//! A walk accepts only valid JSON, never panics, and reports text it could not read
+//! ([`Object::broken`]), so the caller can read it the checking way instead, for serde's
+//! verdict and wording (a walk may also give up on valid text it does not read itself:
+//! nesting deeper than `DEPTH`).
 
 use std::borrow::Cow;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-/// A JSON value's text, checked already (a part of a `RawValue`'s text): its members are read
-/// without checking them again.
+/// A JSON value's text, checked already (by serde, as a `RawValue`, or by a walk).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Json<'a>(&'a str);
+
+impl Json<'static> {
+    /// `0`: the id of a request made in process.
+    pub(crate) const ZERO: Json<'static> = Json("0");
+}
 
 impl<'a> Json<'a> {
     /// The value's text.
@@ -98,6 +105,17 @@ impl<'a> Object<'a> {
     /// The members of `value`, if it is an object.
     pub(crate) fn of(value: Json<'a>) -> Option<Object<'a>> {
         Object::at(value.get(), 0)
+    }
+
+    /// The members of the object that is the whole of `text` (a line: whitespace may stand
+    /// around it); [`Object::ended`] tells, once the walk is done, that nothing follows it.
+    pub(crate) fn line(text: &'a str) -> Option<Object<'a>> {
+        Object::at(text, 0)
+    }
+
+    /// Whether the walk read the whole object and nothing but whitespace follows it.
+    pub(crate) fn ended(&self) -> bool {
+        self.state == State::Done && skip_space(self.text.as_bytes(), self.at) == self.text.len()
     }
 
     /// The members of the object at `at` in `text`.
@@ -223,21 +241,25 @@ fn skip_space(bytes: &[u8], mut at: usize) -> usize {
 }
 
 /// The closing quote of the string whose text starts at `at`, and whether the string has an
-/// escape. Eight bytes at a time: a key of the stateless revision's `_meta` has forty.
+/// escape; `None` when the string is not valid JSON (a control character, an unknown escape,
+/// no end), as serde_json refuses it. Eight bytes at a time: a key of the stateless
+/// revision's `_meta` has forty.
 fn string_end(bytes: &[u8], mut at: usize) -> Option<(usize, bool)> {
     const ONES: u64 = u64::MAX / 255;
     const HIGH: u64 = ONES << 7;
     let mut escaped = false;
     loop {
-        // Whole words first: find one holding a quote or a backslash.
+        // Whole words first: find one holding a quote, a backslash or a control character.
         while let Some(chunk) = bytes.get(at..at + 8) {
             let mut word = [0; 8];
             word.copy_from_slice(chunk);
             let word = u64::from_le_bytes(word);
             let quote = word ^ (ONES * u64::from(b'"'));
             let backslash = word ^ (ONES * u64::from(b'\\'));
+            // The lowest flagged byte is exact (a borrow only flags bytes above a true one).
             let found = (quote.wrapping_sub(ONES) & !quote
-                | backslash.wrapping_sub(ONES) & !backslash)
+                | backslash.wrapping_sub(ONES) & !backslash
+                | word.wrapping_sub(ONES * 0x20) & !word)
                 & HIGH;
             if found != 0 {
                 at += (found.trailing_zeros() / 8) as usize;
@@ -245,50 +267,139 @@ fn string_end(bytes: &[u8], mut at: usize) -> Option<(usize, bool)> {
             }
             at += 8;
         }
-        match bytes.get(at)? {
+        match *bytes.get(at)? {
             b'"' => return Some((at, escaped)),
             b'\\' => {
                 escaped = true;
-                at += 2;
+                at = match *bytes.get(at + 1)? {
+                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => at + 2,
+                    b'u' => {
+                        let hex = bytes.get(at + 2..at + 6)?;
+                        hex.iter().all(u8::is_ascii_hexdigit).then_some(at + 6)?
+                    }
+                    _ => return None,
+                };
             }
+            0..0x20 => return None,
             _ => at += 1,
         }
     }
 }
 
-/// The end (exclusive) of the value that starts at `at`.
-fn value_end(bytes: &[u8], at: usize) -> Option<usize> {
-    match bytes.get(at)? {
-        b'"' => string_end(bytes, at + 1).map(|(close, _)| close + 1),
-        b'{' | b'[' => {
-            let mut depth = 0_usize;
-            let mut i = at;
-            loop {
-                match bytes.get(i)? {
-                    b'"' => i = string_end(bytes, i + 1)?.0,
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return Some(i + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                i += 1;
-            }
+/// The end of the number that starts at `at`, by JSON's grammar:
+/// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
+fn number_end(bytes: &[u8], mut at: usize) -> Option<usize> {
+    let digits = |mut at: usize| {
+        let start = at;
+        while bytes.get(at).is_some_and(u8::is_ascii_digit) {
+            at += 1;
         }
-        _ => {
-            let mut i = at;
-            while let Some(b) = bytes.get(i) {
-                if matches!(b, b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t') {
+        (at > start).then_some(at)
+    };
+    if bytes.get(at) == Some(&b'-') {
+        at += 1;
+    }
+    at = match bytes.get(at)? {
+        b'0' => at + 1,
+        b'1'..=b'9' => digits(at)?,
+        _ => return None,
+    };
+    if bytes.get(at) == Some(&b'.') {
+        at = digits(at + 1)?;
+    }
+    if let Some(b'e' | b'E') = bytes.get(at) {
+        at += 1;
+        if let Some(b'+' | b'-') = bytes.get(at) {
+            at += 1;
+        }
+        at = digits(at)?;
+    }
+    Some(at)
+}
+
+/// How deep arrays and objects may nest in a skipped value (serde_json's own limit is 128):
+/// deeper text is left to serde, for its verdict.
+const DEPTH: u32 = 100;
+
+/// The end (exclusive) of the JSON value that starts at `at`, checked as serde_json checks
+/// a value it skips; `None` when it is not one.
+fn value_end(bytes: &[u8], mut at: usize) -> Option<usize> {
+    // One bit per open container, set for an object.
+    let mut objects: u128 = 0;
+    let mut depth = 0;
+    loop {
+        // A value starts at `at`.
+        at = match *bytes.get(at)? {
+            b'"' => string_end(bytes, at + 1)?.0 + 1,
+            open @ (b'{' | b'[') => {
+                if depth == DEPTH {
+                    return None;
+                }
+                objects = objects << 1 | u128::from(open == b'{');
+                depth += 1;
+                let first = skip_space(bytes, at + 1);
+                match (open, *bytes.get(first)?) {
+                    (b'{', b'}') | (b'[', b']') => {
+                        objects >>= 1;
+                        depth -= 1;
+                        first + 1
+                    }
+                    (b'{', _) => {
+                        at = member_value(bytes, first)?;
+                        continue;
+                    }
+                    _ => {
+                        at = first;
+                        continue;
+                    }
+                }
+            }
+            b't' => literal_end(bytes, at, b"true")?,
+            b'f' => literal_end(bytes, at, b"false")?,
+            b'n' => literal_end(bytes, at, b"null")?,
+            _ => number_end(bytes, at)?,
+        };
+        // A value ended before `at`: close what it ends, or go on to the next one.
+        loop {
+            if depth == 0 {
+                return Some(at);
+            }
+            let next = skip_space(bytes, at);
+            let object = objects & 1 == 1;
+            match (*bytes.get(next)?, object) {
+                (b',', true) => {
+                    at = member_value(bytes, skip_space(bytes, next + 1))?;
                     break;
                 }
-                i += 1;
+                (b',', false) => {
+                    at = skip_space(bytes, next + 1);
+                    break;
+                }
+                (b'}', true) | (b']', false) => {
+                    objects >>= 1;
+                    depth -= 1;
+                    at = next + 1;
+                }
+                _ => return None,
             }
-            (i > at).then_some(i)
         }
     }
+}
+
+/// Where the value of the member whose key starts at `at` starts (past the key and its colon).
+fn member_value(bytes: &[u8], at: usize) -> Option<usize> {
+    if bytes.get(at) != Some(&b'"') {
+        return None;
+    }
+    let close = string_end(bytes, at + 1)?.0;
+    let colon = skip_space(bytes, close + 1);
+    (bytes.get(colon) == Some(&b':')).then(|| skip_space(bytes, colon + 1))
+}
+
+/// The end of `literal` (`true`, `false`, `null`) at `at`.
+fn literal_end(bytes: &[u8], at: usize, literal: &[u8]) -> Option<usize> {
+    let end = at + literal.len();
+    (bytes.get(at..end)? == literal).then_some(end)
 }
 
 #[cfg(test)]

@@ -133,7 +133,8 @@ mod tests {
     fn meta(text: &str) -> RequestMeta<'static> {
         let raw: &'static RawValue =
             Box::leak(serde_json::from_str::<Box<RawValue>>(text).unwrap());
-        let request = crate::protocol::request::Request::read(None, "tools/list".into(), Some(raw));
+        let request =
+            crate::protocol::request::Request::read(None, "tools/list".into(), Some(raw.into()));
         Box::leak(Box::new(request)).stateless_meta().unwrap()
     }
 

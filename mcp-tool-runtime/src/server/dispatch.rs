@@ -7,10 +7,11 @@ use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use serde_json::value::RawValue;
+use crate::protocol::walk::Json;
 use tracing::{Instrument as _, Span};
 
-use crate::protocol::jsonrpc::{self, Message, Reply};
+use crate::protocol::inbound::{self, Inbound};
+use crate::protocol::jsonrpc::{self, Reply};
 use crate::protocol::request::{Method, Request};
 use crate::protocol::wire::CancelledParams;
 use crate::protocol::{RpcError, code};
@@ -191,16 +192,16 @@ impl Session {
     /// Handles one incoming line. Everything but a tool call that must wait is answered in
     /// order, before the next line is read.
     pub(crate) fn handle_line(self: &Arc<Self>, line: &[u8]) {
-        match jsonrpc::parse(line) {
-            Ok(message) => self.route(message, false, Transport::Pipe),
+        match inbound::read_line(line) {
+            Ok(inbound) => self.route(&inbound, Transport::Pipe),
             Err(response) => self.send(response),
         }
     }
 
-    /// Handles one message parsed already (HTTP: a notification or a response).
+    /// Handles one message read already (HTTP: a notification or a response).
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    pub(crate) fn dispatch(self: &Arc<Self>, message: Message<'_>) {
-        self.route(message, false, Transport::Http);
+    pub(crate) fn dispatch(self: &Arc<Self>, inbound: &Inbound<'_>) {
+        self.route(inbound, Transport::Http);
     }
 
     /// Handles one request read already (HTTP reads it once to check its headers);
@@ -212,19 +213,10 @@ impl Session {
     }
 
     /// Handles one message that came over `transport`.
-    fn route(self: &Arc<Self>, message: Message<'_>, stateless: bool, transport: Transport) {
-        match message {
-            Message::Request { id, method, params } => {
-                let request = Request::read(Some(id), method, params);
-                self.request(&request, stateless, transport);
-            }
-            Message::Notification { method, params } => {
-                let request = Request::read(None, method, params);
-                let span = telemetry::request_span(&request, transport);
-                let _entered = span.enter();
-                self.notification(&request);
-            }
-            Message::Response { id, outcome } => self.response(id, outcome),
+    fn route(self: &Arc<Self>, inbound: &Inbound<'_>, transport: Transport) {
+        match inbound {
+            Inbound::Request(request) => self.request(request, false, transport),
+            Inbound::Response { id, outcome } => self.response(*id, *outcome),
         }
     }
 
@@ -264,7 +256,7 @@ impl Session {
     }
 
     /// A request of a session (2025-11-25 and before).
-    fn session_request(self: &Arc<Self>, id: &RawValue, request: &Request<'_>) {
+    fn session_request(self: &Arc<Self>, id: Json<'_>, request: &Request<'_>) {
         let id_text = id.get();
         let route = route_of(request.method);
         // A connection's session serves nothing but `initialize` and `ping` before its
@@ -309,7 +301,7 @@ impl Session {
     /// A stateless (2026-07-28) request: its `_meta` says who asks; the methods the revision
     /// removed (`initialize`, `ping`, `logging/setLevel`, `resources/subscribe`…) do not exist
     /// for it.
-    fn stateless_request(self: &Arc<Self>, id: &RawValue, request: &Request<'_>) {
+    fn stateless_request(self: &Arc<Self>, id: Json<'_>, request: &Request<'_>) {
         let id_text = id.get();
         let checked = request
             .stateless_meta()
@@ -395,7 +387,7 @@ impl Session {
     }
 
     /// A response to a request we made of the client.
-    fn response(&self, id: &RawValue, outcome: Result<&RawValue, &RawValue>) {
+    fn response(&self, id: Json<'_>, outcome: Result<Json<'_>, Json<'_>>) {
         let answer = match outcome {
             Ok(result) => serde_json::from_str(result.get())
                 .map_err(|e| RpcError::new(code::PARSE_ERROR, e.to_string())),

@@ -10,6 +10,8 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 use serde_json::value::RawValue;
 
+use crate::protocol::walk::Json;
+
 use crate::protocol::wire::{
     Acknowledged, Empty, ListenResult, ListenResultMeta, SubscriptionFilter, SubscriptionMeta,
     Tagged, UriParams,
@@ -91,7 +93,7 @@ impl Listeners {
         &self,
         session: Arc<dyn Audience>,
         client: String,
-        id: &RawValue,
+        id: Json<'_>,
         filter: SubscriptionFilter,
         limits: &Limits,
     ) -> Result<u64, RpcError> {
@@ -123,11 +125,14 @@ impl Listeners {
                 ));
             }
         }
+        // The id is checked JSON text already: kept as it was sent.
+        let subscription_id = RawValue::from_string(id.get().to_owned())
+            .map_err(|e| RpcError::new(code::INTERNAL_ERROR, e.to_string()))?;
         let listener = Listener {
             session,
             client: client.into(),
             related: jsonrpc::id_key(id.get()),
-            subscription_id: id.to_owned(),
+            subscription_id,
             filter,
         };
         listener.send(

@@ -31,8 +31,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use crate::protocol::walk::Json;
 use serde::de::DeserializeOwned;
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::protocol::{ProtocolVersion, RpcError, code};
@@ -111,8 +111,8 @@ pub enum Flow {
 /// One request as a middleware sees it.
 pub struct RequestInfo<'a> {
     pub(crate) method: &'a str,
-    pub(crate) id: &'a RawValue,
-    pub(crate) params: Option<&'a RawValue>,
+    pub(crate) id: Json<'a>,
+    pub(crate) params: Option<Json<'a>>,
     pub(crate) version: ProtocolVersion,
     pub(crate) identity: Option<&'a Identity>,
     pub(crate) principal: &'a str,
@@ -143,7 +143,7 @@ impl RequestInfo<'_> {
 
     /// The params as the client sent them (JSON text).
     pub fn params_text(&self) -> Option<&str> {
-        self.params.map(RawValue::get)
+        self.params.map(Json::get)
     }
 
     /// The revision of the protocol the request speaks.

@@ -6,8 +6,8 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
+use crate::protocol::walk::Json;
 use serde::Serialize;
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::protocol::jsonrpc::Reply;
@@ -28,7 +28,7 @@ use super::telemetry;
 /// stateless (2026-07-28) request — what its `_meta` said about the client.
 pub(crate) struct Cx<'a> {
     pub(crate) session: &'a Arc<Session>,
-    pub(crate) id: &'a RawValue,
+    pub(crate) id: Json<'a>,
     pub(crate) stateless: Option<Arc<Stateless>>,
 }
 

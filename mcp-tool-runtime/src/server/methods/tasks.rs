@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use crate::protocol::walk::Json;
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::protocol::jsonrpc::Reply;
@@ -228,7 +228,7 @@ where
         let e = tasks::needs_extension(&format!("`{}`", request.name));
         return cx.refuse(&e);
     }
-    let params: P = match parse(request.params.map(RawValue::get)) {
+    let params: P = match parse(request.params.map(Json::get)) {
         Ok(params) => params,
         Err(e) => return cx.refuse(&e),
     };

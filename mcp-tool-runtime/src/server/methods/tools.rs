@@ -8,7 +8,6 @@ use std::pin::pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::protocol::jsonrpc::Reply;
@@ -160,7 +159,7 @@ impl Cx<'_> {
     /// request state is bound to; `None` for a request of a session.
     pub(crate) fn round_of(
         &self,
-        params: Option<&RawValue>,
+        params: Option<Json<'_>>,
         method: &'static str,
         name: &str,
         arguments: &impl serde::Serialize,
@@ -180,7 +179,7 @@ impl Cx<'_> {
     /// arguments — only if its round ends asking for input.
     fn call_round(
         &self,
-        raw: Option<&RawValue>,
+        raw: Option<Json<'_>>,
         name: &Arc<str>,
         arguments: &Map<String, Value>,
         retry: bool,
@@ -194,7 +193,7 @@ impl Cx<'_> {
             arguments: Option<Map<String, Value>>,
         }
         let (name, principal) = (name.clone(), self.session.principal_key());
-        let text: Box<str> = raw.map_or("{}", RawValue::get).into();
+        let text: Box<str> = raw.map_or("{}", Json::get).into();
         let binding = Binding::later(move || {
             let arguments = serde_json::from_str::<ArgumentsOf>(&text)
                 .ok()
@@ -487,11 +486,9 @@ impl ServerHandle {
                 ));
             }
         };
-        let id = RawValue::from_string("0".to_owned())
-            .map_err(|e| RpcError::new(code::INTERNAL_ERROR, e.to_string()))?;
         let cx = Cx {
             session: &session,
-            id: &id,
+            id: Json::ZERO,
             stateless: None,
         };
         let entry = active_entry(&cx, name).ok_or_else(|| unknown_tool(name))?;

@@ -12,8 +12,9 @@ use axum::http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use tokio::sync::mpsc;
 
-use crate::protocol::jsonrpc::{self, Message};
-use crate::protocol::request::{Method, Request};
+use crate::protocol::inbound::{self, Inbound};
+use crate::protocol::jsonrpc;
+use crate::protocol::request::Method;
 use crate::protocol::{ProtocolVersion, code};
 use crate::sync::lock;
 
@@ -98,9 +99,10 @@ pub(super) async fn handle_post(
             );
         }
     };
-    // Parsed once: the id and method decide how to answer, and the session takes the message.
-    let message = match jsonrpc::parse(&body) {
-        Ok(message) => message,
+    // Read once: the id and method decide how to answer, the headers are checked against
+    // the request, and the session takes it.
+    let inbound = match inbound::read_line(&body) {
+        Ok(inbound) => inbound,
         Err(response) => {
             return (
                 StatusCode::BAD_REQUEST,
@@ -110,11 +112,8 @@ pub(super) async fn handle_post(
                 .into_response();
         }
     };
-    // A request is read once: its headers, the session and the handler all take this value.
-    let request = match &message {
-        Message::Request { id, method, params } => {
-            Some(Request::read(Some(id), method.clone(), *params))
-        }
+    let request = match &inbound {
+        Inbound::Request(r) if r.id.is_some() => Some(r),
         _ => None,
     };
     // A call the token lacks scopes for is refused before anything runs: the step-up
@@ -156,7 +155,7 @@ pub(super) async fn handle_post(
         Err(r) => return *r,
     };
     if endpoint.config.sessionless {
-        return sessionless_post(&endpoint, message, request.as_ref(), version, identity).await;
+        return sessionless_post(&endpoint, &inbound, request, version, identity).await;
     }
     let (session_id, http) = if is_initialize {
         if parts.headers.contains_key(&SESSION_HEADER) {
@@ -225,7 +224,7 @@ pub(super) async fn handle_post(
     };
     let (Some(id), Some(request)) = (id, &request) else {
         // A notification or a response: accepted, nothing to say.
-        http.session.dispatch(message);
+        http.session.dispatch(&inbound);
         return StatusCode::ACCEPTED.into_response();
     };
     // A gateway's first list holds its mounts' tools.

@@ -7,7 +7,8 @@ use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use tokio::sync::mpsc;
 
-use crate::protocol::jsonrpc::{self, Message};
+use crate::protocol::inbound::Inbound;
+use crate::protocol::jsonrpc;
 use crate::protocol::request::Request;
 use crate::protocol::{ProtocolVersion, code};
 use crate::server::session::{Opening, Outgoing, Session};
@@ -72,7 +73,7 @@ fn status_of(response: &Outgoing) -> StatusCode {
 /// Sessionless mode: a fresh session per POST, JSON only.
 pub(super) async fn sessionless_post(
     endpoint: &Endpoint,
-    message: Message<'_>,
+    inbound: &Inbound<'_>,
     request: Option<&Request<'_>>,
     version: Option<ProtocolVersion>,
     identity: Option<Identity>,
@@ -90,7 +91,7 @@ pub(super) async fn sessionless_post(
         },
     );
     let Some(request) = request else {
-        session.dispatch(message);
+        session.dispatch(inbound);
         return StatusCode::ACCEPTED.into_response();
     };
     if let Some(settling) = endpoint.server.settling(request.method) {

@@ -1,0 +1,234 @@
+//! An incoming line, read once ([`read_line`]): its envelope, its params and their `_meta`
+//! walked in one pass ([`super::walk`]), each byte once, the walk checking the text as serde
+//! would, into a [`Request`] (or a response to a request of ours). A line the walk is unsure
+//! of (a key written with an escape, a member given twice, text that is not JSON or not
+//! UTF-8) is read by serde ([`jsonrpc::parse`]), as it always was: the two read any line
+//! alike, and only serde words the errors.
+
+use super::jsonrpc::{self, Envelope, Message};
+use super::request::{Members, Request};
+use super::walk::{Json, Object, Seen};
+
+/// An incoming line, read once: a request or a notification (a [`Request`] without an id),
+/// or a response to a request of ours.
+#[allow(clippy::large_enum_variant)] // one per line, on the stack, moved only by reference
+pub(crate) enum Inbound<'a> {
+    Request(Request<'a>),
+    Response {
+        id: Json<'a>,
+        outcome: Result<Json<'a>, Json<'a>>,
+    },
+}
+
+impl<'a> From<Message<'a>> for Inbound<'a> {
+    /// Reads a message's request, its params walked.
+    fn from(message: Message<'a>) -> Self {
+        match message {
+            Message::Request { id, method, params } => {
+                Inbound::Request(Request::read(Some(id), method, params))
+            }
+            Message::Notification { method, params } => {
+                Inbound::Request(Request::read(None, method, params))
+            }
+            Message::Response { id, outcome } => Inbound::Response { id, outcome },
+        }
+    }
+}
+
+/// Reads one incoming line, or gives the error response to send back: walked in one pass
+/// when the walk can read it, else parsed by serde ([`jsonrpc::parse`]) and its params read
+/// then. Both read any line alike; only serde words the errors.
+pub(crate) fn read_line(line: &[u8]) -> Result<Inbound<'_>, String> {
+    match walk_line(line) {
+        Some(read) => read,
+        None => jsonrpc::parse(line).map(Inbound::from),
+    }
+}
+
+/// [`read_line`] by a walk: `None` when the walk leaves the line to serde (text that is not
+/// UTF-8 or not JSON, a key written with an escape, a member given twice, a text field that is
+/// no plain string).
+fn walk_line(line: &[u8]) -> Option<Result<Inbound<'_>, String>> {
+    let mut walk = Object::line(std::str::from_utf8(line).ok()?)?;
+    let mut envelope = Envelope::default();
+    let mut walked = None;
+    let mut seen = Seen::default();
+    while let Some(key) = walk.key() {
+        if key.escaped {
+            return None;
+        }
+        let (n, slot) = match key.text {
+            "jsonrpc" => {
+                seen.first(0)?;
+                envelope.jsonrpc = walk.value()?.plain_text()?;
+                continue;
+            }
+            "method" => {
+                seen.first(1)?;
+                envelope.method = walk.value()?.plain_text()?;
+                continue;
+            }
+            "params" => {
+                seen.first(2)?;
+                let value = match walk.nested() {
+                    Some(mut inner) => {
+                        walked = Some(Members::walk_object(&mut inner)?);
+                        walk.after(&inner)?
+                    }
+                    None => walk.value()?,
+                };
+                envelope.params = Some(value);
+                continue;
+            }
+            "id" => (3, &mut envelope.id),
+            "result" => (4, &mut envelope.result),
+            "error" => (5, &mut envelope.error),
+            // Skipped by the next key.
+            _ => continue,
+        };
+        seen.first(n)?;
+        *slot = Some(walk.value()?);
+    }
+    if !walk.ended() {
+        return None;
+    }
+    Some(envelope.message().map(|message| match message {
+        Message::Request { id, method, params } => {
+            Inbound::Request(Request::read_walked(Some(id), method, params, walked))
+        }
+        Message::Notification { method, params } => {
+            Inbound::Request(Request::read_walked(None, method, params, walked))
+        }
+        Message::Response { id, outcome } => Inbound::Response { id, outcome },
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a reading of a line gave, written out whole.
+    fn described(read: Result<Inbound<'_>, String>) -> String {
+        match read {
+            Ok(Inbound::Request(r)) => format!("{r:?}"),
+            Ok(Inbound::Response { id, outcome }) => format!("response {id:?} {outcome:?}"),
+            Err(response) => format!("refused {response}"),
+        }
+    }
+
+    /// The walk reads `line` as serde (and the params' walk after it) reads it, or leaves it
+    /// to serde; returns whether the walk read it.
+    fn read_alike(line: &[u8]) -> bool {
+        let serde = described(jsonrpc::parse(line).map(Inbound::from));
+        match walk_line(line) {
+            Some(walked) => {
+                assert_eq!(
+                    described(walked),
+                    serde,
+                    "{}",
+                    String::from_utf8_lossy(line)
+                );
+                true
+            }
+            None => false,
+        }
+    }
+
+    const LINES: [&str; 12] = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}}"#,
+        r#"{"jsonrpc":"2.0","id":"x-1","method":"tools/call","params":{"name":"create_user","arguments":{"email":"jane.doe@example.com","name":"Jane Doe","tags":["a","\u00e9\n"],"age":-1.5e+3,"ok":true,"no":false,"none":null}}}"#,
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"0"},"progressToken":"p"}}}"#,
+        r#" { "jsonrpc" : "2.0" , "method" : "notifications/initialized" } "#,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3,"reason":"late"}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"ok"}]}}"#,
+        r#"{"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"no"}}"#,
+        r#"{"jsonrpc":"2.0","id":5,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{"url":{}}},"clientInfo":{"name":"c","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","id":6,"method":"resources/read","params":{"uri":"file:///a%20b","x":[[],{},[{}],0,0.5,1E9]}}"#,
+        r#"{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{}}"#,
+        r#"{"jsonrpc":"2.0","id":9,"method":"tasks/get","params":{"taskId":"t\"1","_meta":{"io.modelcontextprotocol/logLevel":"info"}}}"#,
+        r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"a","task":{"ttl":5},"inputResponses":{"k":{"action":"accept"}},"requestState":"s"}}"#,
+    ];
+
+    #[test]
+    fn the_walk_reads_common_lines_itself_and_as_serde_does() {
+        for line in LINES {
+            assert!(read_alike(line.as_bytes()), "the walk left {line} to serde");
+        }
+        for line in [
+            // Shapes the envelope refuses, worded as serde's path words them.
+            r#"{"jsonrpc":"1.0","id":1,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[1]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":null}"#,
+            r#"{"jsonrpc":"2.0","id":1}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":1,"error":{}}"#,
+            r#"{"jsonrpc":"2.0"}"#,
+            r#"{"jsonrpc":null,"method":null,"id":null}"#,
+        ] {
+            assert!(read_alike(line.as_bytes()), "the walk left {line} to serde");
+        }
+        for line in [
+            // Left to serde: what it refuses, and what only it reads.
+            &br#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":01}}"#[..],
+            br#"{"jsonrpc":"2.0","id":1,"method":"m"} x"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"m","method":"n"}"#,
+            br#"{"jsonrpc":"2\u002e0","method":"m"}"#,
+            br#"{"jsonrpc":"2.0","method":"m","params":{"a":"\x"}}"#,
+            br#"{"jsonrpc":"2.0","method":"m","params":{"a":"\u12g4"}}"#,
+            b"{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":{\"a\":\"\x01\"}}",
+            b"{\"jsonrpc\":\"2.0\",\"method\":\"caf\xe9\"}",
+            br#"{"jsonrpc":"2.0","method":"m","params":{"a":[1,]}}"#,
+            br#"{"jsonrpc":"2.0","method":"m","params":{"a":-}}"#,
+            br#"{"jsonrpc":"2.0","method":"m","params":{"a":1.}}"#,
+            br#"{"jsonrpc":"2.0","method":"m","params":{"a":1e}}"#,
+            br#"{"jsonrpc":"2.0","method":"m","params":{"a":tru}}"#,
+            br#"[{"jsonrpc":"2.0","method":"m"}]"#,
+        ] {
+            assert!(!read_alike(line), "{}", String::from_utf8_lossy(line));
+        }
+        let deep = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"a":{}1{}}}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        assert!(!read_alike(deep.as_bytes()));
+    }
+
+    /// Lines a byte or a few away from the common ones: the walk must never take text serde
+    /// refuses, nor read any line otherwise than serde does.
+    #[test]
+    fn the_walk_reads_mangled_lines_as_serde_does() {
+        const BYTES: &[u8] = b"{}[]\":,\\ \t\n0123456789-+.eEuatrfnl\x01\x1f\x7f\xc3\xa9\xff/";
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let mut walked = 0;
+        for round in 0..60_000 {
+            let mut line = LINES[round % LINES.len()].as_bytes().to_vec();
+            for _ in 0..1 + next(3) {
+                let at = next(line.len() + 1);
+                let byte = BYTES[next(BYTES.len())];
+                match next(4) {
+                    0 if at < line.len() => line[at] = byte,
+                    1 if at < line.len() => {
+                        line.remove(at);
+                    }
+                    2 => line.insert(at, byte),
+                    _ => {
+                        let end = (at + next(8)).min(line.len());
+                        let copy = line[at.min(end)..end].to_vec();
+                        line.splice(at.min(end)..at.min(end), copy);
+                    }
+                }
+            }
+            walked += usize::from(read_alike(&line));
+        }
+        // Most mangled lines are still read by the walk (the test is not all left to serde).
+        assert!(walked > 10_000, "the walk read {walked}");
+    }
+}
