@@ -158,24 +158,29 @@ impl<'a> MetaFields<'a> {
     pub(crate) fn walk(meta: &mut Object<'a>) -> Option<MetaFields<'a>> {
         let mut fields = MetaFields::default();
         let mut seen = Seen::default();
-        while let Some(key) = meta.key() {
+        // The keys every stateless request sends, found by comparison (numbered as below).
+        const SENT: [&str; 3] = [PROTOCOL_VERSION, CLIENT_CAPABILITIES, CLIENT_INFO];
+        while let Some(key) = meta.key_of(&SENT) {
             if key.escaped {
                 return None;
             }
-            let n = match key.text {
-                PROTOCOL_VERSION => 0,
-                CLIENT_CAPABILITIES => 1,
-                CLIENT_INFO => 2,
-                LOG_LEVEL => 3,
-                "progressToken" => 4,
-                #[cfg(feature = "otel")]
-                "traceparent" => 5,
-                #[cfg(feature = "otel")]
-                "tracestate" => 6,
-                #[cfg(feature = "otel")]
-                "baggage" => 7,
-                // Skipped by the next key.
-                _ => continue,
+            let n = match key.known {
+                Some(n) => n,
+                None => match key.text {
+                    PROTOCOL_VERSION => 0,
+                    CLIENT_CAPABILITIES => 1,
+                    CLIENT_INFO => 2,
+                    LOG_LEVEL => 3,
+                    "progressToken" => 4,
+                    #[cfg(feature = "otel")]
+                    "traceparent" => 5,
+                    #[cfg(feature = "otel")]
+                    "tracestate" => 6,
+                    #[cfg(feature = "otel")]
+                    "baggage" => 7,
+                    // Skipped by the next key.
+                    _ => continue,
+                },
             };
             seen.first(n)?;
             let value = meta.value()?;

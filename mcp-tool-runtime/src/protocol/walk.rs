@@ -82,6 +82,8 @@ pub(crate) struct Key<'a> {
     pub(crate) text: &'a str,
     /// Whether the key has an escape (its text is then not the key itself).
     pub(crate) escaped: bool,
+    /// Which of the keys [`Object::key_of`] knew it is, by their order.
+    pub(crate) known: Option<u8>,
 }
 
 /// An object's members, walked in the order written: [`Object::key`] gives a member's key,
@@ -147,6 +149,13 @@ impl<'a> Object<'a> {
     /// The next member's key (its value comes next); `None` past the last member. A value
     /// not taken is skipped first.
     pub(crate) fn key(&mut self) -> Option<Key<'a>> {
+        self.key_of(&[])
+    }
+
+    /// [`Object::key`], trying the `known` keys first: a key that is one of them is found by
+    /// comparing it, not by scanning it (none may hold a quote, a backslash or a control
+    /// character). The stateless revision's `_meta` keys are forty bytes long.
+    pub(crate) fn key_of(&mut self, known: &[&str]) -> Option<Key<'a>> {
         if self.state == State::Value {
             self.value()?;
         }
@@ -157,16 +166,29 @@ impl<'a> Object<'a> {
         if bytes.get(self.at) != Some(&b'"') {
             return self.fail();
         }
-        let Some((close, escaped)) = string_end(bytes, self.at + 1) else {
+        let start = self.at + 1;
+        let rest = &bytes[start.min(bytes.len())..];
+        let found = known
+            .iter()
+            .position(|k| rest.get(k.len()) == Some(&b'"') && rest.starts_with(k.as_bytes()));
+        let end = match found {
+            Some(n) => Some((start + known[n].len(), false)),
+            None => string_end(bytes, start),
+        };
+        let Some((close, escaped)) = end else {
             return self.fail();
         };
         let at = skip_space(bytes, close + 1);
-        let (Some(text), Some(b':')) = (self.text.get(self.at + 1..close), bytes.get(at)) else {
+        let (Some(text), Some(b':')) = (self.text.get(start..close), bytes.get(at)) else {
             return self.fail();
         };
         self.at = skip_space(bytes, at + 1);
         self.state = State::Value;
-        Some(Key { text, escaped })
+        Some(Key {
+            text,
+            escaped,
+            known: found.and_then(|n| u8::try_from(n).ok()),
+        })
     }
 
     /// The value of the member whose key came last.

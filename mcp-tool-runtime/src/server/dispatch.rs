@@ -229,7 +229,7 @@ impl Session {
             return self.notification(request);
         };
         if stateless || request.stateless {
-            self.stateless_request(id, request);
+            self.stateless_request(id, request, &span);
         } else {
             self.session_request(id, request);
             telemetry::record_version(&span, || self.client().protocol_version);
@@ -301,7 +301,7 @@ impl Session {
     /// A stateless (2026-07-28) request: its `_meta` says who asks; the methods the revision
     /// removed (`initialize`, `ping`, `logging/setLevel`, `resources/subscribe`…) do not exist
     /// for it.
-    fn stateless_request(self: &Arc<Self>, id: Json<'_>, request: &Request<'_>) {
+    fn stateless_request(self: &Arc<Self>, id: Json<'_>, request: &Request<'_>, span: &Span) {
         let id_text = id.get();
         let checked = request
             .stateless_meta()
@@ -310,7 +310,7 @@ impl Session {
             Ok(checked) => checked,
             Err(e) => return self.refuse(id_text, &e),
         };
-        telemetry::record_version(&Span::current(), || version);
+        telemetry::record_version(span, || version);
         let route = match route_of(request.method) {
             None => return self.refuse(id_text, &method_not_found(&request.name, None)),
             Some(route) if route.serves == Serves::Sessions => {

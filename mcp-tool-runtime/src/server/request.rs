@@ -4,7 +4,7 @@
 //! connection and its principal. Also the shapes every handler answers with.
 
 use std::borrow::Cow;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use crate::protocol::walk::Json;
 use serde::Serialize;
@@ -72,9 +72,16 @@ impl Cx<'_> {
     /// principal's selection).
     pub(crate) fn connection(&self) -> Arc<dyn Connection> {
         match self.stateless {
-            Some(_) => Arc::new(StatelessConnection {
-                session: self.session.clone(),
-            }),
+            Some(_) => self
+                .session
+                .as_principal
+                .get_or_init(|| {
+                    Arc::new(StatelessConnection {
+                        session: Arc::downgrade(self.session),
+                        server: self.session.server.clone(),
+                    })
+                })
+                .clone(),
             None => self.session.clone(),
         }
     }
@@ -199,16 +206,20 @@ pub(crate) fn answers(
     Ok(answers)
 }
 
-/// A session as the connection of a stateless request's call: notifications reach the
+/// A session as the connection of a stateless request's calls: notifications reach the
 /// request's stream; tool changes belong to the request's principal; there is no
-/// server-to-client request (input comes by rounds).
+/// server-to-client request (input comes by rounds). The session keeps it, so it holds the
+/// session weakly: a call's context kept past its session reaches nothing.
 struct StatelessConnection {
-    session: Arc<Session>,
+    session: Weak<Session>,
+    server: ServerHandle,
 }
 
 impl Connection for StatelessConnection {
     fn send(&self, related: Option<&Arc<str>>, message: String) {
-        self.session.emit(message, related, false);
+        if let Some(session) = self.session.upgrade() {
+            session.emit(message, related, false);
+        }
     }
 
     fn request<'a>(
@@ -234,8 +245,12 @@ impl Connection for StatelessConnection {
         _related: Option<&Arc<str>>,
         batch: &Batch,
     ) -> Result<Vec<String>, String> {
-        let server = &self.session.server;
-        let principal = &self.session.principal;
+        let session = self
+            .session
+            .upgrade()
+            .ok_or("the request this call belongs to has ended")?;
+        let server = &self.server;
+        let principal = &session.principal;
         let (active, changed) = server.shared.principals.apply(
             principal,
             &server.shared.selection(),
@@ -262,20 +277,23 @@ impl Connection for StatelessConnection {
     }
 
     fn active_tools(&self) -> Vec<String> {
-        let server = &self.session.server;
-        let selection = server
-            .shared
-            .principals
-            .get(&self.session.principal)
+        let server = &self.server;
+        let selection = self
+            .session
+            .upgrade()
+            .and_then(|session| server.shared.principals.get(&session.principal))
             .unwrap_or_else(|| server.shared.selection());
         selection.active(&server.catalog())
     }
 
     fn server(&self) -> &ServerHandle {
-        &self.session.server
+        &self.server
     }
 
     fn share_key(&self) -> String {
-        self.session.share_key()
+        self.session
+            .upgrade()
+            .map(|session| session.share_key())
+            .unwrap_or_default()
     }
 }

@@ -212,6 +212,9 @@ pub(crate) struct Session {
     shared_name: Option<Arc<str>>,
     /// The client ended the session on another replica.
     ended: AtomicBool,
+    /// The session as the connection of its stateless requests' calls (made by
+    /// `Cx::connection` on first use, and kept: one per session, not one per call).
+    pub(crate) as_principal: std::sync::OnceLock<Arc<dyn Connection>>,
 }
 
 impl Session {
@@ -257,6 +260,7 @@ impl Session {
             deaf: AtomicBool::new(false),
             shared_name,
             ended: AtomicBool::new(false),
+            as_principal: std::sync::OnceLock::new(),
         })
     }
 

@@ -14,7 +14,7 @@
 //! (`Server::state_keys`, `MCP_TOOL_STATE_KEY=new,old`), the first seals and every one opens,
 //! so rounds sealed before a rotation still open on replicas that took the new key.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
@@ -49,30 +49,7 @@ impl std::fmt::Debug for StateKey {
 /// What a token is bound to: the request it was issued for — its method, the tool, prompt or
 /// resource it names, a digest of its arguments, and who made it.
 #[derive(Clone)]
-pub(crate) struct Binding(Arc<dyn Bound>);
-
-/// The bytes of a binding: made already, or made when first needed.
-trait Bound: Send + Sync {
-    fn bytes(&self) -> &[u8];
-}
-
-impl Bound for Vec<u8> {
-    fn bytes(&self) -> &[u8] {
-        self
-    }
-}
-
-/// A binding's bytes and what makes them ([`Binding::later`]), in one allocation.
-struct Later<F> {
-    bytes: OnceLock<Vec<u8>>,
-    make: F,
-}
-
-impl<F: Fn() -> Binding + Send + Sync> Bound for Later<F> {
-    fn bytes(&self) -> &[u8] {
-        self.bytes.get_or_init(|| (self.make)().bytes().to_vec())
-    }
-}
+pub(crate) struct Binding(Arc<[u8]>);
 
 impl std::fmt::Debug for Binding {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -95,21 +72,11 @@ impl Binding {
             bytes.extend_from_slice(part);
         }
         bytes.extend_from_slice(&arguments);
-        Binding(Arc::new(bytes))
-    }
-
-    /// A binding made by `make` when a token is first sealed or opened with it: most requests
-    /// need neither (they bring no state and end without asking), and digesting the arguments
-    /// of every call cost as much as the rest of a plain call.
-    pub(crate) fn later(make: impl Fn() -> Binding + Send + Sync + 'static) -> Binding {
-        Binding(Arc::new(Later {
-            bytes: OnceLock::new(),
-            make,
-        }))
+        Binding(bytes.into())
     }
 
     fn bytes(&self) -> &[u8] {
-        self.0.bytes()
+        &self.0
     }
 }
 
@@ -298,21 +265,6 @@ mod tests {
         assert!(e.contains("neither hex nor base64"), "{e}");
         let e = StateKey::decode("00112233").unwrap_err();
         assert!(e.contains("at least 32 bytes"), "{e}");
-    }
-
-    #[test]
-    fn a_binding_made_later_is_the_binding_made_at_once() {
-        let key = StateKey::new(&[vec![7; 32]], Duration::from_secs(60)).unwrap();
-        let arguments = json!({"b": 2, "a": 1});
-        let later = {
-            let arguments = arguments.clone();
-            Binding::later(move || binding(&arguments, "p"))
-        };
-        let token = key.seal(&later, Map::new());
-        assert!(key.open(&binding(&arguments, "p"), &token).is_ok());
-        assert!(key.open(&binding(&json!({"a": 1}), "p"), &token).is_err());
-        let token = key.seal(&binding(&arguments, "p"), Map::new());
-        assert!(key.open(&later, &token).is_ok());
     }
 
     #[test]

@@ -19,6 +19,7 @@ use crate::protocol::wire::{LogParams, ProgressParams, number};
 use crate::protocol::{LogLevel, ProtocolVersion, RpcError, jsonrpc};
 use crate::sync::lock;
 
+use super::call_meta::CallMeta;
 use super::input::InputRound;
 
 /// The answer to a request the server made of the client.
@@ -335,46 +336,6 @@ impl Progress {
 pub(crate) struct ProgressState {
     pub(crate) token: Option<Value>,
     last: std::sync::Mutex<Option<(f64, Instant)>>,
-}
-
-/// A request's `_meta`, kept as its text: most tools never look at it, so it is read into a
-/// map only when one does (its progress token is read at once, for the call's progress).
-#[derive(Default)]
-pub(crate) struct CallMeta {
-    text: Option<Box<str>>,
-    map: std::sync::OnceLock<Option<Map<String, Value>>>,
-}
-
-impl CallMeta {
-    /// The `_meta` of `text` (an object, as the caller checked), and its progress token (read
-    /// with the request, as text).
-    pub(crate) fn new(
-        text: Option<crate::protocol::walk::Json<'_>>,
-        token: Option<crate::protocol::walk::Json<'_>>,
-    ) -> (CallMeta, Option<Value>) {
-        let token = token.and_then(|t| serde_json::from_str::<Value>(t.get()).ok());
-        let meta = CallMeta {
-            text: text.map(|t| t.get().into()),
-            map: std::sync::OnceLock::new(),
-        };
-        (meta, token)
-    }
-
-    fn map(&self) -> Option<&Map<String, Value>> {
-        self.map
-            .get_or_init(|| {
-                self.text
-                    .as_ref()
-                    .and_then(|t| serde_json::from_str(t).ok())
-            })
-            .as_ref()
-    }
-}
-
-impl fmt::Debug for CallMeta {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.text.as_deref().unwrap_or("None"))
-    }
 }
 
 /// How long a result waits after a progress notification, so clients that handle

@@ -106,12 +106,14 @@ impl InputKind {
 /// The input of one round of a stateless request: the answers it came with, and what the tool
 /// asked for that was not answered.
 pub(crate) struct InputRound {
-    /// Answers from earlier rounds (in the sealed request state) and from this retry.
-    answers: Map<String, Value>,
-    /// The answers the tool used, carried to the next round's state.
-    used: Mutex<Map<String, Value>>,
-    /// The input requests the tool made that are not answered yet, by key.
-    asked: Mutex<Map<String, Value>>,
+    /// Answers from earlier rounds (in the sealed request state) and from this retry (none
+    /// for a first round: most requests make no other, and an empty map costs its drop).
+    answers: Option<Map<String, Value>>,
+    /// The answers the tool used, carried to the next round's state (made on first use).
+    used: Mutex<Option<Map<String, Value>>>,
+    /// The input requests the tool made that are not answered yet, by key (made on first
+    /// use).
+    asked: Mutex<Option<Map<String, Value>>>,
     /// The number of input requests made without a key of their own (they get `kind-n`).
     unnamed: AtomicU32,
     /// A protocol error the request ends with (a capability the client did not declare, an
@@ -137,11 +139,20 @@ pub(crate) struct RoundEnd {
 }
 
 impl InputRound {
+    /// A round with the answers a retry came with.
     pub(crate) fn new(answers: Map<String, Value>) -> Self {
         InputRound {
-            answers,
-            used: Mutex::new(Map::new()),
-            asked: Mutex::new(Map::new()),
+            answers: (!answers.is_empty()).then_some(answers),
+            ..InputRound::first()
+        }
+    }
+
+    /// The round of a request that is no retry: it has no answers yet.
+    pub(crate) fn first() -> Self {
+        InputRound {
+            answers: None,
+            used: Mutex::new(None),
+            asked: Mutex::new(None),
             unnamed: AtomicU32::new(0),
             refusal: Mutex::new(None),
             waited: AtomicBool::new(false),
@@ -150,20 +161,39 @@ impl InputRound {
 
     /// Whether the request came with answers (a retry).
     pub(crate) fn answered(&self) -> bool {
-        !self.answers.is_empty()
+        self.answers.is_some()
     }
 
     /// Whether the tool is waiting for input this round cannot give.
     pub(crate) fn blocked(&self) -> bool {
-        !lock(&self.asked).is_empty()
+        lock(&self.asked).as_ref().is_some_and(|a| !a.is_empty())
     }
 
+    /// How the round ended: what it asks, what it used, and its refusal.
     pub(crate) fn end(&self) -> RoundEnd {
         RoundEnd {
-            asked: std::mem::take(&mut *lock(&self.asked)),
-            used: std::mem::take(&mut *lock(&self.used)),
-            refusal: lock(&self.refusal).take(),
+            asked: lock(&self.asked).take().unwrap_or_default(),
+            used: lock(&self.used).take().unwrap_or_default(),
+            refusal: self.refusal(),
         }
+    }
+
+    /// The protocol error the round ends with, if any (all a round that finished needs of
+    /// [`InputRound::end`]).
+    pub(crate) fn refusal(&self) -> Option<RpcError> {
+        lock(&self.refusal).take()
+    }
+
+    /// Records a used answer, or a value kept for the next round.
+    fn use_value(&self, key: String, value: Value) {
+        lock(&self.used)
+            .get_or_insert_with(Map::new)
+            .insert(key, value);
+    }
+
+    /// The answer under `key`, if the request came with one.
+    fn answer(&self, key: &str) -> Option<&Value> {
+        self.answers.as_ref()?.get(key)
     }
 
     fn refuse(&self, error: RpcError) {
@@ -201,7 +231,7 @@ impl InputRound {
         };
         // An answer that is not an object is no answer (asked again); one of the wrong shape
         // is the client's error.
-        if let Some(answer) = self.answers.get(&key).filter(|a| a.is_object()) {
+        if let Some(answer) = self.answer(&key).filter(|a| a.is_object()) {
             if let Err(why) = kind.check(answer) {
                 self.refuse(RpcError::new(
                     code::INVALID_PARAMS,
@@ -215,7 +245,7 @@ impl InputRound {
                     format!("the answer to `{key}` is malformed: {why}"),
                 ));
             }
-            lock(&self.used).insert(key, answer.clone());
+            self.use_value(key, answer.clone());
             return Ok(answer.clone());
         }
         let request = InputRequest {
@@ -223,7 +253,9 @@ impl InputRound {
             params,
         };
         if let Ok(request) = serde_json::to_value(request) {
-            lock(&self.asked).insert(key, request);
+            lock(&self.asked)
+                .get_or_insert_with(Map::new)
+                .insert(key, request);
         }
         self.waited.store(true, Ordering::SeqCst);
         std::future::pending().await
@@ -237,15 +269,15 @@ impl InputRound {
     /// A value the server kept under `name` in an earlier round (and keeps for the next).
     pub(crate) fn recall(&self, name: &str) -> Option<Value> {
         let key = format!("{MEMO_PREFIX}{name}");
-        let value = self.answers.get(&key)?.clone();
-        lock(&self.used).insert(key, value.clone());
+        let value = self.answer(&key)?.clone();
+        self.use_value(key, value.clone());
         Some(value)
     }
 
     /// Keeps `value` under `name` for the later rounds of this request: it travels in the
     /// sealed request state, which the client cannot change.
     pub(crate) fn remember(&self, name: &str, value: Value) {
-        lock(&self.used).insert(format!("{MEMO_PREFIX}{name}"), value);
+        self.use_value(format!("{MEMO_PREFIX}{name}"), value);
     }
 
     /// Whether the round ended because the tool waits for input (not by a cancellation).

@@ -8,6 +8,7 @@
 //! session implements, and the server hands it the states it was given.
 
 pub(crate) mod builder;
+pub(crate) mod call_meta;
 pub(crate) mod coerce;
 pub(crate) mod context;
 pub(crate) mod def;

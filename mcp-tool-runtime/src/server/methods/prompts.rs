@@ -43,7 +43,7 @@ pub(crate) fn get(cx: &Cx<'_>, request: &Request<'_>) {
         Err(e) => return cx.refuse(&e),
     };
     let (round, binding) = round.unzip();
-    let ctx = cx.call_context(Arc::from(name.as_str()), (None, None), round);
+    let ctx = cx.call_context(Arc::from(name.as_str()), Default::default(), round);
     let request = PromptRequest {
         arguments,
         ctx: ctx.clone(),

@@ -72,7 +72,7 @@ pub(crate) fn read(cx: &Cx<'_>, request: &Request<'_>) {
         hints
     };
     let (round, binding) = round.unzip();
-    let ctx = cx.call_context(Arc::from(uri.as_str()), (None, None), round);
+    let ctx = cx.call_context(Arc::from(uri.as_str()), Default::default(), round);
     let request = ResourceRequest {
         uri,
         vars,

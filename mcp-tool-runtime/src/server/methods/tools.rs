@@ -15,9 +15,10 @@ use crate::protocol::request::{Method, Request};
 use crate::protocol::walk::Json;
 use crate::protocol::wire::{ListParams, Retry, TaskParams};
 use crate::protocol::{ProtocolVersion, RpcError, code, jsonrpc};
-use crate::tool::context::{CallMeta, CallState, ProgressState};
+use crate::tool::call_meta::CallMeta;
+use crate::tool::context::{CallState, ProgressState};
 use crate::tool::def::{missing_scopes, user_key};
-use crate::tool::input::{Finish, InputRound, RoundEnd};
+use crate::tool::input::{Finish, InputRound};
 use crate::tool::{CancellationToken, Ctx, Identity, ToolResult};
 
 use super::offered::insufficient_scope as insufficient;
@@ -135,10 +136,9 @@ impl Cx<'_> {
     pub(crate) fn call_context(
         &self,
         name: Arc<str>,
-        meta: (Option<Json<'_>>, Option<Json<'_>>),
+        (meta, token): (CallMeta, Option<Value>),
         input: Option<InputRound>,
     ) -> Ctx {
-        let (meta, token) = CallMeta::new(meta.0, meta.1);
         Ctx::new(CallState {
             related: jsonrpc::id_key(self.id()),
             id: std::sync::OnceLock::new(),
@@ -171,37 +171,6 @@ impl Cx<'_> {
         let retry = jsonrpc::parse_params::<Retry>(params)?.unwrap_or_default();
         let answers = answers(self.session, &binding, retry)?;
         Ok(Some((InputRound::new(answers), binding)))
-    }
-
-    /// [`Cx::round_of`] for `tools/call`, sparing the common case: the params of a call that
-    /// is no `retry` (it carries neither answers nor a request state) are not read again for
-    /// them, and its binding is computed — from the request's own text, which gives the same
-    /// arguments — only if its round ends asking for input.
-    fn call_round(
-        &self,
-        raw: Option<Json<'_>>,
-        name: &Arc<str>,
-        arguments: &Map<String, Value>,
-        retry: bool,
-    ) -> Result<Option<(InputRound, Binding)>, RpcError> {
-        if self.stateless.is_none() || retry {
-            return self.round_of(raw, "tools/call", name, arguments);
-        }
-        #[derive(serde::Deserialize)]
-        struct ArgumentsOf {
-            #[serde(default)]
-            arguments: Option<Map<String, Value>>,
-        }
-        let (name, principal) = (name.clone(), self.session.principal_key());
-        let text: Box<str> = raw.map_or("{}", Json::get).into();
-        let binding = Binding::later(move || {
-            let arguments = serde_json::from_str::<ArgumentsOf>(&text)
-                .ok()
-                .and_then(|a| a.arguments)
-                .unwrap_or_default();
-            Binding::new("tools/call", &name, &arguments, &principal)
-        });
-        Ok(Some((InputRound::new(Map::new()), binding)))
     }
 }
 
@@ -276,13 +245,24 @@ pub(crate) fn call(cx: &Cx<'_>, request: &Request<'_>) {
         Ok(mode) => mode,
         Err(e) => return fail(e),
     };
+    // A stateless call's first round (no retry: it carries neither answers nor a request
+    // state) keeps its params with its `_meta`, in one copy: its binding is read from them
+    // only if the round ends asking for input (see `first_round_binding`).
     let retry = members.input_responses.is_some() || members.request_state.is_some();
-    let (round, binding) = match cx.call_round(raw, &entry.name, &arguments, retry) {
-        Ok(Some((round, binding))) => (Some(round), Some(binding)),
-        Ok(None) => (None, None),
-        Err(e) => return fail(e),
+    let first = cx.stateless.is_some() && !retry;
+    let (round, binding) = match first {
+        true => (Some(InputRound::first()), None),
+        false => match cx.round_of(raw, "tools/call", &entry.name, &arguments) {
+            Ok(Some((round, binding))) => (Some(round), Some(binding)),
+            Ok(None) => (None, None),
+            Err(e) => return fail(e),
+        },
     };
-    let meta = (members.meta, request.meta.progress_token);
+    let meta = CallMeta::new(
+        members.meta,
+        request.meta.progress_token,
+        raw.filter(|_| first),
+    );
     let ctx = cx.call_context(entry.name.clone(), meta, round);
     let version = cx.version();
     if mode != TaskMode::Plain {
@@ -379,35 +359,62 @@ fn call_response(
     binding: Option<&Binding>,
     finish: Finish<ToolResult>,
 ) -> Reply {
-    let end = ctx.state.input.as_ref().map(InputRound::end);
-    match (finish, end, binding) {
-        (Finish::NeedsInput, Some(end), Some(binding)) => input_required(session, id, binding, end),
-        (
-            Finish::Done(result),
-            Some(RoundEnd {
-                refusal: Some(e), ..
-            }),
-            _,
-        ) if result.is_error => Reply::error(id, &e),
-        (
-            Finish::Done(ToolResult {
-                protocol_error: Some(e),
-                ..
-            }),
-            _,
-            _,
-        ) => Reply::error(id, &e),
-        (Finish::Done(result), _, _) => {
-            Reply::result(result.respond(id, version, &session.server.shared.info))
+    let round = ctx.state.input.as_ref();
+    let result = match (finish, round, binding) {
+        (Finish::NeedsInput, Some(round), Some(binding)) => {
+            return input_required(session, id, binding, round.end());
         }
-        (Finish::NeedsInput, _, _) => Reply::error(
-            id,
-            &RpcError::new(
-                code::INTERNAL_ERROR,
-                "the tool waits for input no round can give",
-            ),
-        ),
+        (Finish::NeedsInput, Some(round), None) => {
+            let binding = first_round_binding(session, ctx);
+            return input_required(session, id, &binding, round.end());
+        }
+        (Finish::NeedsInput, _, _) => {
+            return Reply::error(
+                id,
+                &RpcError::new(
+                    code::INTERNAL_ERROR,
+                    "the tool waits for input no round can give",
+                ),
+            );
+        }
+        (Finish::Done(result), _, _) => result,
+    };
+    // A round that finished is asked for its refusal only (its other parts are for a round
+    // that asks).
+    if result.is_error
+        && let Some(e) = round.and_then(InputRound::refusal)
+    {
+        return Reply::error(id, &e);
     }
+    match &result.protocol_error {
+        Some(e) => Reply::error(id, e),
+        None => Reply::result(result.respond(id, version, &session.server.shared.info)),
+    }
+}
+
+/// What the request state of a call's first round is bound to, made when the round ends
+/// asking for input: from the request's params, kept with its `_meta`, which give the
+/// arguments the tool was called with (digesting the arguments of every call cost as much as
+/// the rest of a plain call).
+fn first_round_binding(session: &Session, ctx: &Ctx) -> Binding {
+    #[derive(serde::Deserialize)]
+    struct ArgumentsOf {
+        #[serde(default)]
+        arguments: Option<Map<String, Value>>,
+    }
+    let arguments = ctx
+        .state
+        .meta
+        .params()
+        .and_then(|p| serde_json::from_str::<ArgumentsOf>(p).ok())
+        .and_then(|a| a.arguments)
+        .unwrap_or_default();
+    Binding::new(
+        "tools/call",
+        &ctx.state.tool,
+        &arguments,
+        &session.principal_key(),
+    )
 }
 
 impl ServerHandle {
@@ -492,7 +499,7 @@ impl ServerHandle {
             stateless: None,
         };
         let entry = active_entry(&cx, name).ok_or_else(|| unknown_tool(name))?;
-        let ctx = cx.call_context(entry.name.clone(), (None, None), None);
+        let ctx = cx.call_context(entry.name.clone(), Default::default(), None);
         match run_tool(self, &entry, arguments, ctx).await {
             Finish::Done(result) => Ok(result),
             Finish::NeedsInput => Err(RpcError::new(
