@@ -70,11 +70,13 @@ fn main() -> mcp_tool::Result<()> {
             max_per_owner: 1_000_000,
             ..TaskSettings::default()
         })
-        // The `memory` leg holds 10 000 sessions and 10 000 calls in flight on one
-        // connection: beyond the defaults (10 000 and 1024), as rmcp has no such bounds.
+        // The `memory` leg holds 10 000 sessions, all of one client, and 10 000 calls in
+        // flight on one connection: beyond the defaults (10 000, 1 000 a client and 1024), as
+        // rmcp has no such bounds.
         .limits(
             Limits::default()
                 .max_sessions(1_000_000)
+                .max_sessions_per_client(1_000_000)
                 .max_in_flight(1_000_000),
         )
         .run()
