@@ -168,13 +168,9 @@ impl Streams {
             return sse::respond_as(first, rx, sse, |_| StatusCode::OK, Some(request)).await;
         }
         if let Some(only) = first.as_ref().filter(|m| m.is_response)
-            && let Some(keys) = &self.keys
+            && let Some(key) = self.keep_whole(owner, &only.text).await
         {
             // The whole answer at once (`sse`): kept, and sent, without a writer.
-            let key = keys.make();
-            if let Err(e) = self.store.append(&key, owner, 1, &only.text, true).await {
-                tracing::warn!(error = %e, "an event of a resumable stream was not recorded");
-            }
             return sse::sse_response(Body::from(self.whole(&key, &only.text)));
         }
         let Some(stream) = self.create(owner.to_owned()) else {
@@ -188,6 +184,24 @@ impl Streams {
             ),
         );
         self.serve(stream, rx, first, Some(ended), None).await
+    }
+
+    /// Keeps a whole answer and names its stream: the store names it, or else a key of ours
+    /// names it (`None` without system randomness: the answer is sent without a stream).
+    async fn keep_whole(&self, owner: &str, text: &str) -> Option<String> {
+        match self.store.keep_answer(owner, text).await {
+            Ok(Some(key)) => return Some(key),
+            Ok(None) => {}
+            Err(e) => {
+                tracing::warn!(error = %e, "an event of a resumable stream was not recorded");
+                return self.keys.as_ref().map(StreamKeys::make);
+            }
+        }
+        let key = self.keys.as_ref()?.make();
+        if let Err(e) = self.store.append(&key, owner, 1, text, true).await {
+            tracing::warn!(error = %e, "an event of a resumable stream was not recorded");
+        }
+        Some(key)
     }
 
     /// The body of a stream sent whole: its priming event, then its one message.

@@ -2,17 +2,13 @@
 //! bytes (the least recently written go first), and every stream expires a while after its
 //! last event.
 //!
-//! Most of what a busy endpoint keeps are whole answers: streams whose one event, their
-//! response, was sent at once (`sse_responses`). Those are packed into blocks filled in
-//! order, so keeping one allocates nothing of its own, and they leave a block at a time,
-//! oldest first. Kept in four allocations each, a long run's answers fragmented the heap and
-//! slowed every allocation of the server (over 50 000 `create_user` calls answered so, 25.2
-//! µs of CPU a call against 18.1 µs with blocks).
+//! Whole answers, most of what a busy endpoint keeps, are kept apart (see `answers`).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use super::answers::{Answers, BLOCK, Names};
 use super::{EventFuture, EventStore, Replay};
 use crate::sync::lock;
 
@@ -30,6 +26,8 @@ pub struct MemoryEventStore {
 struct State {
     streams: HashMap<String, Stream>,
     answers: Answers,
+    /// `None` without system randomness: answers are then kept as streams.
+    names: Option<Names>,
     bytes: usize,
     swept: Instant,
 }
@@ -69,143 +67,6 @@ impl Stream {
     }
 }
 
-/// The most a block of answers holds, unless one answer is larger (it gets a block of its
-/// own); at most 1/64 of the store's bound, so that a block dropped for room is a small part.
-const BLOCK: usize = 64 << 10;
-
-/// Whole answers (streams whose only event, number 1, was their last), in blocks filled in
-/// the order they were written; the oldest block goes first, whole, when it expires or when
-/// the store needs room (a resume of its answers is then told their streams are unknown).
-#[derive(Debug, Default)]
-struct Answers {
-    /// Where each answer is, by stream key: its block's number and its place in the block.
-    index: HashMap<u128, (u64, usize)>,
-    blocks: VecDeque<Block>,
-    /// The number of the front block (blocks are numbered in the order they were started).
-    front: u64,
-}
-
-#[derive(Debug, Default)]
-struct Block {
-    /// The answers' owners and messages, one after the other.
-    text: String,
-    answers: Vec<Answer>,
-}
-
-#[derive(Debug)]
-struct Answer {
-    key: u128,
-    written: Instant,
-    /// Where its owner starts in the block's text; its message follows it.
-    start: usize,
-    owner_len: usize,
-    /// The message's length, `None` when it was too large to keep.
-    data_len: Option<usize>,
-}
-
-impl Block {
-    fn owner(&self, answer: &Answer) -> &str {
-        &self.text[answer.start..answer.start + answer.owner_len]
-    }
-
-    fn data(&self, answer: &Answer) -> Option<&str> {
-        let from = answer.start + answer.owner_len;
-        Some(&self.text[from..from + answer.data_len?])
-    }
-
-    /// When its last answer was written.
-    fn written(&self) -> Option<Instant> {
-        self.answers.last().map(|a| a.written)
-    }
-}
-
-impl Answers {
-    /// Keeps an answer (`data`: `None` when it is too large to keep) in blocks of `block`
-    /// bytes; the bytes it takes.
-    fn add(&mut self, key: u128, owner: &str, data: Option<&str>, block: usize) -> usize {
-        let need = owner.len() + data.map_or(0, str::len);
-        let fits = self
-            .blocks
-            .back()
-            .is_some_and(|b| b.text.len() + need <= b.text.capacity());
-        if !fits {
-            self.blocks.push_back(Block {
-                text: String::with_capacity(need.max(block)),
-                answers: Vec::new(),
-            });
-        }
-        let number = self.front + self.blocks.len() as u64 - 1;
-        let Some(block) = self.blocks.back_mut() else {
-            return 0;
-        };
-        let start = block.text.len();
-        block.text.push_str(owner);
-        block.text.push_str(data.unwrap_or(""));
-        self.index.insert(key, (number, block.answers.len()));
-        block.answers.push(Answer {
-            key,
-            written: Instant::now(),
-            start,
-            owner_len: owner.len(),
-            data_len: data.map(str::len),
-        });
-        need
-    }
-
-    fn get(&self, key: u128) -> Option<(&Block, &Answer)> {
-        let (number, at) = *self.index.get(&key)?;
-        let block = self
-            .blocks
-            .get(usize::try_from(number.checked_sub(self.front)?).ok()?)?;
-        Some((block, block.answers.get(at)?))
-    }
-
-    /// When the oldest block was last written (`but_last`: unless it is the newest).
-    fn oldest(&self, but_last: bool) -> Option<Instant> {
-        if but_last && self.blocks.len() < 2 {
-            return None;
-        }
-        self.blocks.front()?.written()
-    }
-
-    /// Forgets the oldest block; the bytes freed.
-    fn drop_oldest(&mut self) -> usize {
-        let Some(block) = self.blocks.pop_front() else {
-            return 0;
-        };
-        for (at, answer) in block.answers.iter().enumerate() {
-            if self.index.get(&answer.key) == Some(&(self.front, at)) {
-                self.index.remove(&answer.key);
-            }
-        }
-        self.front += 1;
-        block.text.len()
-    }
-
-    /// Forgets the blocks whose last answer was written `ttl` ago or more; the bytes freed.
-    fn expire(&mut self, ttl: Duration) -> usize {
-        let mut freed = 0;
-        while self
-            .blocks
-            .front()
-            .is_some_and(|b| b.written().is_none_or(|w| w.elapsed() >= ttl))
-        {
-            freed += self.drop_oldest();
-        }
-        freed
-    }
-}
-
-/// The number of an answer's stream: its key as the transport makes them, 32 lowercase hex
-/// digits (any other stream is kept as a stream).
-fn answer_key(stream: &str) -> Option<u128> {
-    let ours = stream.len() == 32
-        && stream
-            .bytes()
-            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
-    ours.then(|| u128::from_str_radix(stream, 16).ok())?
-}
-
 /// What the store is adding to when it goes over its total bound: that goes last.
 #[derive(Clone, Copy)]
 enum Adding<'a> {
@@ -230,6 +91,7 @@ impl MemoryEventStore {
             state: Mutex::new(State {
                 streams: HashMap::new(),
                 answers: Answers::default(),
+                names: Names::new(),
                 bytes: 0,
                 swept: Instant::now(),
             }),
@@ -281,22 +143,26 @@ impl MemoryEventStore {
         state.bytes -= freed;
     }
 
+    /// Keeps a whole answer and names it (`None` without system randomness).
+    fn keep_answer_now(&self, owner: &str, data: &str) -> Option<String> {
+        let mut state = self.lock();
+        self.sweep(&mut state);
+        let state = &mut *state;
+        // Too large to keep: a resume from before it is refused rather than served a gap.
+        let kept = (data.len() <= self.max_bytes).then_some(data);
+        let block = (self.max_bytes / 64).min(BLOCK);
+        let (name, bytes) = state
+            .answers
+            .add(state.names.as_mut()?, owner, kept, block)?;
+        state.bytes += bytes;
+        self.make_room(state, Adding::Answer);
+        Some(name)
+    }
+
     fn append_now(&self, stream: &str, owner: &str, seq: u64, data: &str, last: bool) {
         let mut state = self.lock();
         self.sweep(&mut state);
         let state = &mut *state;
-        if seq == 1
-            && last
-            && !state.streams.contains_key(stream)
-            && let Some(key) = answer_key(stream)
-        {
-            // Too large to keep: a resume from before it is refused rather than served a gap.
-            let kept = (data.len() <= self.max_bytes).then_some(data);
-            let block = (self.max_bytes / 64).min(BLOCK);
-            state.bytes += state.answers.add(key, owner, kept, block);
-            self.make_room(state, Adding::Answer);
-            return;
-        }
         let s = state
             .streams
             .entry(stream.to_owned())
@@ -378,6 +244,10 @@ impl EventStore for MemoryEventStore {
         Box::pin(std::future::ready(Ok(())))
     }
 
+    fn keep_answer<'a>(&'a self, owner: &'a str, data: &'a str) -> EventFuture<'a, Option<String>> {
+        Box::pin(std::future::ready(Ok(self.keep_answer_now(owner, data))))
+    }
+
     fn end<'a>(&'a self, stream: &'a str, seq: u64) -> EventFuture<'a, ()> {
         if let Some(s) = self.lock().streams.get_mut(stream) {
             s.end = Some(seq);
@@ -401,8 +271,10 @@ impl EventStore for MemoryEventStore {
                 floor: s.floor,
                 end: s.end,
             }),
-            None => answer_key(stream)
-                .and_then(|key| state.answers.get(key))
+            None => state
+                .names
+                .as_ref()
+                .and_then(|names| state.answers.get(names, stream))
                 .filter(|(_, answer)| fresh(answer.written))
                 .map(|(block, answer)| {
                     let data = block.data(answer);
@@ -472,29 +344,46 @@ mod tests {
         assert_eq!(now(store.replay("new", 0)).unwrap().floor, 3);
     }
 
-    fn answer(n: u128) -> String {
-        format!("{n:032x}")
+    fn keep(store: &MemoryEventStore, owner: &str, data: &str) -> String {
+        now(store.keep_answer(owner, data)).expect("the store names its answers")
     }
 
     #[test]
-    fn a_whole_answer_is_kept_for_a_resume() {
+    fn a_whole_answer_is_kept_for_a_resume_under_the_name_the_store_gave_it() {
         let store = MemoryEventStore::new();
-        let key = answer(7);
-        now(store.append(&key, "owner", 1, "the answer", true));
+        let key = keep(&store, "owner", "the answer");
+        assert_eq!(
+            super::super::parse_event_id(&format!("{key}.0")),
+            Some((key.as_str(), 0))
+        );
         let r = now(store.replay(&key, 0)).unwrap();
         assert_eq!(r.owner, "owner");
         assert_eq!(r.events, [(1, "the answer".into())]);
         assert_eq!((r.floor, r.end), (0, Some(1)));
         let after = now(store.replay(&key, 1)).unwrap();
         assert_eq!((after.events.len(), after.end), (0, Some(1)));
-        assert_eq!(now(store.replay(&answer(8), 0)), None);
-        // Only the transport's keys are answers; a stream opened first stays a stream.
-        now(store.open(&answer(9), "owner"));
-        now(store.append(&answer(9), "owner", 1, "a", true));
-        assert!(store.lock().streams.contains_key(&answer(9)));
+        // Names are not numbers: the next answer's is nothing like this one's.
+        let next = keep(&store, "owner", "the next");
+        assert_ne!(key[..15], next[..15]);
+        assert_eq!(now(store.replay(&next, 0)).unwrap().events[0].1, "the next");
+        // A name with its nonce changed, or in capitals, or of another store, names nothing.
+        let mut forged = key.clone().into_bytes();
+        forged[31] = if forged[31] == b'0' { b'1' } else { b'0' };
+        let forged = String::from_utf8(forged).unwrap();
+        assert_eq!(now(store.replay(&forged, 0)), None);
+        assert_eq!(now(store.replay(&key.to_uppercase(), 0)), None);
+        let other = MemoryEventStore::new();
+        assert_eq!(now(other.replay(&key, 0)), None);
+        for bad in ["", "ab", &"f".repeat(32), &"0".repeat(33)] {
+            assert_eq!(now(store.replay(bad, 0)), None, "{bad:?}");
+        }
+        // An answer the transport names itself is kept as a stream.
         now(store.append("ab", "owner", 1, "b", true));
         assert!(store.lock().streams.contains_key("ab"));
-        assert_eq!(store.lock().answers.index.len(), 1);
+        assert_eq!(
+            now(store.replay("ab", 0)).unwrap().events,
+            [(1, "b".into())]
+        );
     }
 
     #[test]
@@ -502,21 +391,21 @@ mod tests {
         let store = MemoryEventStore::new().max_bytes(2048);
         now(store.open("old", "o"));
         now(store.append("old", "o", 1, &"x".repeat(600), false));
-        for n in 1..=3 {
-            now(store.append(&answer(n), "o", 1, &"y".repeat(600), true));
-        }
+        let kept: Vec<String> = (1..=3)
+            .map(|_| keep(&store, "o", &"y".repeat(600)))
+            .collect();
         // The stream was written before the answers: it went first.
         assert_eq!(now(store.replay("old", 0)).unwrap().floor, 1);
-        assert_eq!(now(store.replay(&answer(1), 0)).unwrap().events.len(), 1);
-        now(store.append(&answer(4), "o", 1, &"z".repeat(600), true));
+        assert_eq!(now(store.replay(&kept[0], 0)).unwrap().events.len(), 1);
+        let fourth = keep(&store, "o", &"z".repeat(600));
         // Then the oldest answer, forgotten: a resume of it is refused, not served a gap.
-        assert_eq!(now(store.replay(&answer(1), 0)), None);
-        assert_eq!(now(store.replay(&answer(2), 0)).unwrap().events.len(), 1);
-        assert_eq!(now(store.replay(&answer(4), 0)).unwrap().events.len(), 1);
+        assert_eq!(now(store.replay(&kept[0], 0)), None);
+        assert_eq!(now(store.replay(&kept[1], 0)).unwrap().events.len(), 1);
+        assert_eq!(now(store.replay(&fourth, 0)).unwrap().events.len(), 1);
         assert!(store.lock().bytes <= 2048);
         // Larger than the whole store: sent, never kept.
-        now(store.append(&answer(5), "o", 1, &"w".repeat(4096), true));
-        let large = now(store.replay(&answer(5), 0)).unwrap();
+        let large = keep(&store, "o", &"w".repeat(4096));
+        let large = now(store.replay(&large, 0)).unwrap();
         assert_eq!((large.floor, large.events.len()), (1, 0));
         assert!(store.lock().bytes <= 2048);
     }
@@ -524,22 +413,32 @@ mod tests {
     #[test]
     fn answers_share_blocks_and_leave_with_them() {
         let store = MemoryEventStore::new().ttl(Duration::from_secs(3600));
-        for n in 0..1000 {
-            now(store.append(&answer(n), "owner", 1, &format!("answer {n}"), true));
-        }
-        {
-            let state = store.lock();
-            assert_eq!(state.answers.blocks.len(), 1);
-            assert_eq!(state.answers.index.len(), 1000);
-        }
+        let names: Vec<String> = (0..1000)
+            .map(|n| keep(&store, "owner", &format!("answer {n}")))
+            .collect();
+        assert_eq!(store.lock().answers.blocks.len(), 1);
         for n in [0, 499, 999] {
-            let r = now(store.replay(&answer(n), 0)).unwrap();
+            let r = now(store.replay(&names[n], 0)).unwrap();
             assert_eq!(r.events, [(1, format!("answer {n}"))]);
         }
+        // Blocks of 256 bytes: the answers spread over many, each found where it is.
+        let small = MemoryEventStore::new()
+            .max_bytes(16 << 10)
+            .ttl(Duration::from_secs(3600));
+        let names: Vec<String> = (0..1000)
+            .map(|n| keep(&small, "owner", &format!("answer {n:>40}")))
+            .collect();
+        let blocks = small.lock().answers.blocks.len();
+        assert!(blocks > 10, "{blocks} blocks");
+        for (n, name) in names.iter().enumerate().skip(800) {
+            let r = now(small.replay(name, 0)).unwrap();
+            assert_eq!(r.events, [(1, format!("answer {n:>40}"))]);
+        }
+        assert_eq!(now(small.replay(&names[0], 0)), None, "dropped for room");
         let mut state = store.lock();
         let freed = state.answers.expire(Duration::ZERO);
         assert_eq!(freed, state.bytes);
-        assert!(state.answers.index.is_empty() && state.answers.blocks.is_empty());
+        assert!(state.answers.blocks.is_empty());
     }
 
     #[test]
@@ -547,11 +446,11 @@ mod tests {
         let store = MemoryEventStore::new().ttl(Duration::ZERO);
         now(store.open("a", "o"));
         assert_eq!(now(store.replay("a", 0)), None);
-        now(store.append(&answer(1), "o", 1, "a", true));
-        assert_eq!(now(store.replay(&answer(1), 0)), None);
-        now(store.append(&answer(2), "o", 1, "b", true));
+        let first = keep(&store, "o", "a");
+        assert_eq!(now(store.replay(&first, 0)), None);
+        keep(&store, "o", "b");
         let state = store.lock();
-        assert_eq!(state.answers.index.len(), 1, "the first answer was swept");
+        assert_eq!(state.answers.blocks.len(), 1, "the first answer was swept");
         assert_eq!(state.bytes, 2);
     }
 }

@@ -7,6 +7,7 @@
 //! event, which carries no message). The SSE id of event `n` of stream `k` is `k.n`, so a
 //! `Last-Event-ID` names its stream.
 
+mod answers;
 mod memory;
 #[cfg(feature = "redis")]
 mod redis;
@@ -72,6 +73,15 @@ pub trait EventStore: Send + Sync + 'static {
         data: &'a str,
         last: bool,
     ) -> EventFuture<'a, ()>;
+
+    /// Keeps a whole answer — a stream whose one event, number 1, is its last, written at
+    /// once — and names its stream. `None` (the default): the transport names the stream
+    /// and [appends](EventStore::append) the event itself. A store that names its answers
+    /// can find them by name, without an index of every name it keeps.
+    fn keep_answer<'a>(&'a self, owner: &'a str, data: &'a str) -> EventFuture<'a, Option<String>> {
+        let _ = (owner, data);
+        Box::pin(std::future::ready(Ok(None)))
+    }
 
     /// Marks the stream ended after event `seq` without a new event (a cancelled request, a
     /// closed session).
