@@ -11,10 +11,12 @@
 //! their `_meta` are walked ([`super::walk`]), each byte once.
 
 use std::borrow::Cow;
+use std::sync::{Arc, OnceLock};
 
 use serde::Deserialize;
 
 use super::error::{RpcError, code};
+use super::jsonrpc;
 use super::meta::{CLIENT_CAPABILITIES, MetaFields, PROTOCOL_VERSION, RequestMeta};
 use super::walk::{Json, Object, Seen};
 
@@ -203,6 +205,8 @@ pub(crate) struct Request<'a> {
     /// Whether the request speaks a stateless version (2026-07-28): its `_meta` names the
     /// version's keys, or its method exists only there.
     pub(crate) stateless: bool,
+    /// The id's key (see [`Request::key`]), made when first asked for.
+    pub(crate) key: OnceLock<Arc<str>>,
 }
 
 fn invalid(why: String) -> RpcError {
@@ -285,7 +289,16 @@ impl<'a> Request<'a> {
             meta,
             malformed,
             stateless,
+            key: OnceLock::new(),
         }
+    }
+
+    /// The id's key ([`jsonrpc::id_key`]): made once, however many readers ask (the HTTP
+    /// route of its answer, the call's context, the response); `None` for a notification.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn key(&self) -> Option<&Arc<str>> {
+        let id = self.id?;
+        Some(self.key.get_or_init(|| jsonrpc::id_key(id.get())))
     }
 
     /// The id's text (`"null"` for a notification).

@@ -289,6 +289,7 @@ impl Session {
                 let cx = Cx {
                     session: self,
                     id,
+                    key: &request.key,
                     stateless: None,
                 };
                 if self.server.shared.middleware.is_empty() || self.admitted(&cx, request) {
@@ -332,6 +333,7 @@ impl Session {
         let cx = Cx {
             session: self,
             id,
+            key: &request.key,
             stateless: Some(self.server.shared.clients.stateless(version, &meta)),
         };
         if self.server.shared.middleware.is_empty() || self.admitted(&cx, request) {
@@ -411,14 +413,14 @@ impl Session {
     /// `notifications/cancelled` stops it) until its response is ready.
     pub(crate) fn spawn_tracked<F>(
         self: &Arc<Self>,
-        id: &str,
+        (id, key): (&str, &Arc<str>),
         cancel: CancellationToken,
         response: F,
     ) where
         F: Future<Output = Reply> + Send + 'static,
     {
         let session = self.clone();
-        let key = jsonrpc::id_key(id);
+        let key = key.clone();
         let task_key = key.clone();
         // The in-flight table is locked while spawning, so the task cannot remove its entry
         // before it is inserted.

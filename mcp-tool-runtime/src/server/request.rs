@@ -4,7 +4,7 @@
 //! connection and its principal. Also the shapes every handler answers with.
 
 use std::borrow::Cow;
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 
 use crate::protocol::walk::Json;
 use serde::Serialize;
@@ -29,6 +29,8 @@ use super::telemetry;
 pub(crate) struct Cx<'a> {
     pub(crate) session: &'a Arc<Session>,
     pub(crate) id: Json<'a>,
+    /// The id's key, made when first asked for (see [`Cx::key`]).
+    pub(crate) key: &'a OnceLock<Arc<str>>,
     pub(crate) stateless: Option<Arc<Stateless>>,
 }
 
@@ -36,6 +38,12 @@ impl Cx<'_> {
     /// The request's id, as JSON text.
     pub(crate) fn id(&self) -> &str {
         self.id.get()
+    }
+
+    /// The id's key ([`jsonrpc::id_key`]), made once for all who ask: the call's context,
+    /// the table of requests in flight, the response's route.
+    pub(crate) fn key(&self) -> &Arc<str> {
+        self.key.get_or_init(|| jsonrpc::id_key(self.id()))
     }
 
     /// The running server.
@@ -107,7 +115,7 @@ impl Cx<'_> {
         if let Some(e) = &reply.error {
             telemetry::record_error(&tracing::Span::current(), e);
         }
-        self.session.respond(self.id(), reply);
+        self.session.respond_as(|| self.key().clone(), reply);
     }
 
     /// Answers the request with an error.

@@ -395,9 +395,14 @@ impl Session {
     /// Sends the response to the request whose id is `id` (JSON text as received). Its key
     /// is computed only for an outbound that routes by it.
     pub(crate) fn respond(&self, id: &str, reply: Reply) {
+        self.respond_as(|| jsonrpc::id_key(id), reply);
+    }
+
+    /// [`Session::respond`] to the request whose key `key` gives, if asked.
+    pub(crate) fn respond_as(&self, key: impl FnOnce() -> Arc<str>, reply: Reply) {
         self.out.send(Outgoing {
             text: reply.text,
-            related: self.out.routes().then(|| jsonrpc::id_key(id)),
+            related: self.out.routes().then(key),
             is_response: true,
             error: reply.error.map(|e| e.code),
         });

@@ -106,8 +106,10 @@ pub(super) fn spawn<T, R>(
     R: Serialize,
 {
     let (session, version, id) = (cx.session.clone(), cx.version(), cx.id().to_owned());
-    cx.session
-        .spawn_tracked(cx.id(), ctx.cancellation().clone(), async move {
+    cx.session.spawn_tracked(
+        (cx.id(), cx.key()),
+        ctx.cancellation().clone(),
+        async move {
             let finish = run_handler(&ctx, handler).await;
             handler_response(
                 &session,
@@ -118,7 +120,8 @@ pub(super) fn spawn<T, R>(
                 finish,
                 shape,
             )
-        });
+        },
+    );
 }
 
 /// The response to a resource reader or a prompt handler.

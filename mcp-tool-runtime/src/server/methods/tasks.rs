@@ -235,13 +235,16 @@ where
     let (id, version) = (cx.id().to_owned(), cx.version());
     let session = cx.session.clone();
     let run = run(session.clone(), params, task_owner(cx), version);
-    cx.session
-        .spawn_tracked(cx.id(), CancellationToken::default(), async move {
+    cx.session.spawn_tracked(
+        (cx.id(), cx.key()),
+        CancellationToken::default(),
+        async move {
             match run.await {
                 Ok(answer) => answer.respond(&id, version, &session.server.shared.info),
                 Err(e) => Reply::error(&id, &e),
             }
-        });
+        },
+    );
 }
 
 /// `tasks/get`: 2025's task, or 2026's detailed task.

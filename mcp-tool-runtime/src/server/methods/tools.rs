@@ -140,7 +140,7 @@ impl Cx<'_> {
         input: Option<InputRound>,
     ) -> Ctx {
         Ctx::new(CallState {
-            related: jsonrpc::id_key(self.id()),
+            related: self.key().clone(),
             id: std::sync::OnceLock::new(),
             tool: name,
             meta,
@@ -286,7 +286,7 @@ pub(crate) fn call(cx: &Cx<'_>, request: &Request<'_>) {
         telemetry::record_response(&tracing::Span::current(), &response);
         return cx.respond(response);
     }
-    cx.session.spawn_tracked(id_text, cancel, run);
+    cx.session.spawn_tracked((id_text, cx.key()), cancel, run);
 }
 
 /// A call that runs as a task: at once (2025-11-25), or once it waits (2026-07-28: until
@@ -493,9 +493,11 @@ impl ServerHandle {
                 ));
             }
         };
+        let key = std::sync::OnceLock::new();
         let cx = Cx {
             session: &session,
             id: Json::ZERO,
+            key: &key,
             stateless: None,
         };
         let entry = active_entry(&cx, name).ok_or_else(|| unknown_tool(name))?;

@@ -13,7 +13,6 @@ use axum::response::{IntoResponse, Response};
 use tokio::sync::mpsc;
 
 use crate::protocol::inbound::{self, Inbound};
-use crate::protocol::jsonrpc;
 use crate::protocol::request::Method;
 use crate::protocol::{ProtocolVersion, code};
 use crate::sync::lock;
@@ -124,10 +123,7 @@ pub(super) async fn handle_post(
         return endpoint.scope_challenge(request.id_text(), &error, &needed);
     }
     let (id, is_initialize) = match &request {
-        Some(r) => (
-            Some(jsonrpc::id_key(r.id_text())),
-            r.method == Method::Initialize,
-        ),
+        Some(r) => (r.key().cloned(), r.method == Method::Initialize),
         None => (None, false),
     };
     if id.is_some()

@@ -98,9 +98,9 @@ pub(super) async fn sessionless_post(
         settling.await;
     }
     session.dispatch_request(request, false);
-    let id = jsonrpc::id_key(request.id_text());
+    let id = request.key();
     while let Some(message) = rx.recv().await {
-        if message.is_response && message.related.as_deref() == Some(&*id) {
+        if message.is_response && message.related.as_ref() == id {
             return sse::json_response(StatusCode::OK, message.text);
         }
     }
