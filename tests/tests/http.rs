@@ -2577,6 +2577,23 @@ async fn a_server_binary_takes_its_cors_origins_from_the_environment() {
     .await;
     assert_eq!(reply.status, StatusCode::NO_CONTENT, "{reply:?}");
     assert_eq!(reply.header("access-control-allow-origin"), Some(app));
+    // A POST to the endpoint goes through the CORS layer too: with origins configured, the
+    // accept loop does not hand it straight to its handler.
+    let reply = send(
+        client()
+            .post(&calc.url)
+            .header("origin", app)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(initialize(json!({})).to_string()),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::OK, "{reply:?}");
+    assert_eq!(
+        reply.header("access-control-allow-origin"),
+        Some(app),
+        "{reply:?}"
+    );
 }
 
 /// Sends one `initialize` over HTTP/1.1 on a Unix socket; the status line and the body.

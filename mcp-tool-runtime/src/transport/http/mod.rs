@@ -133,7 +133,13 @@ impl ServerHandle {
             max_connections: config.max_connections,
             max_per_address: config.max_connections_per_address,
         };
+        // Without a layer around the routes, the endpoint's POSTs skip the router.
+        let path = config.cors_origins.is_none().then(|| config.path.clone());
         let (router, endpoint) = router::build(self.clone(), config);
+        let direct = path.map(|path| serve::Direct {
+            path: path.into(),
+            endpoint: endpoint.clone(),
+        });
         let (stop_tx, stop_rx) = watch::channel(false);
         let signal_endpoint = endpoint.clone();
         let server = self.clone();
@@ -145,7 +151,7 @@ impl ServerHandle {
             let _ = signal_endpoint.shutdown.send(true);
             let _ = stop_tx.send(true);
         });
-        serve::accept_loop(listener, router, bounds, stop_rx, grace).await
+        serve::accept_loop(listener, (router, direct), bounds, stop_rx, grace).await
     }
 }
 

@@ -8,11 +8,16 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
+use axum::extract::State;
+use axum::response::Response;
+use futures_util::future::Either;
+use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
@@ -20,7 +25,8 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 
-use super::endpoint::Peer;
+use super::endpoint::{Endpoint, Peer};
+use super::post::handle_post;
 use crate::sync::lock;
 
 /// What the accept loop needs from the configuration.
@@ -113,30 +119,51 @@ impl Drop for AddressSlot {
     }
 }
 
-/// The router, with each request told the address it comes from (per-client shares).
+/// The endpoint whose POSTs skip the router (see [`WithPeer`]): its path, and its state.
+#[derive(Clone)]
+pub(super) struct Direct {
+    pub(super) path: Arc<str>,
+    pub(super) endpoint: Arc<Endpoint>,
+}
+
+/// The router, with each request told the address it comes from (per-client shares). A POST
+/// to the endpoint's path — every MCP message — goes straight to its handler (`direct`,
+/// when no layer wraps the routes): the router would hand the same request to the same
+/// handler, after matching its path and through three boxed services of its own.
 #[derive(Clone)]
 struct WithPeer {
     router: Router,
     peer: Option<Peer>,
+    direct: Option<Direct>,
 }
 
-impl<B> tower_service::Service<axum::http::Request<B>> for WithPeer
-where
-    Router: tower_service::Service<axum::http::Request<B>>,
-{
-    type Response = <Router as tower_service::Service<axum::http::Request<B>>>::Response;
-    type Error = <Router as tower_service::Service<axum::http::Request<B>>>::Error;
-    type Future = <Router as tower_service::Service<axum::http::Request<B>>>::Future;
+type RouterFuture = <Router as tower_service::Service<axum::http::Request<Incoming>>>::Future;
+type PostFuture = Pin<Box<dyn Future<Output = Result<Response, std::convert::Infallible>> + Send>>;
+
+impl tower_service::Service<axum::http::Request<Incoming>> for WithPeer {
+    type Response = Response;
+    type Error = std::convert::Infallible;
+    type Future = Either<RouterFuture, PostFuture>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        tower_service::Service::poll_ready(&mut self.router, cx)
+        tower_service::Service::<axum::http::Request<Incoming>>::poll_ready(&mut self.router, cx)
     }
 
-    fn call(&mut self, mut request: axum::http::Request<B>) -> Self::Future {
+    fn call(&mut self, mut request: axum::http::Request<Incoming>) -> Self::Future {
         if let Some(peer) = self.peer {
             request.extensions_mut().insert(peer);
         }
-        tower_service::Service::call(&mut self.router, request)
+        if let Some(direct) = &self.direct
+            && request.method() == axum::http::Method::POST
+            && request.uri().path() == &*direct.path
+        {
+            let endpoint = State(direct.endpoint.clone());
+            let request = request.map(axum::body::Body::new);
+            return Either::Right(Box::pin(
+                async move { Ok(handle_post(endpoint, request).await) },
+            ));
+        }
+        Either::Left(tower_service::Service::call(&mut self.router, request))
     }
 }
 
@@ -144,7 +171,7 @@ where
 /// `grace`) for the connections to finish their requests.
 pub(super) async fn accept_loop<L: Listen>(
     listener: L,
-    router: Router,
+    (router, direct): (Router, Option<Direct>),
     bounds: Bounds,
     mut stop: watch::Receiver<bool>,
     grace: Duration,
@@ -219,6 +246,7 @@ pub(super) async fn accept_loop<L: Listen>(
         let service = TowerToHyperService::new(WithPeer {
             router: router.clone(),
             peer: peer.map(Peer),
+            direct: direct.clone(),
         });
         let connection = http1.serve_connection(io, service);
         let connection = graceful.watch(connection);
