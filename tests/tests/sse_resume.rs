@@ -495,13 +495,23 @@ async fn a_whole_answer_is_kept_by_a_store_that_does_not_name_answers() {
     a_whole_answer_resumes(HttpConfig::default().with_event_store(store)).await;
     // The append of the answer, and the replay of the resume.
     assert_eq!(calls.load(Ordering::SeqCst), 2, "the answer was not kept");
+    // A name a resume could not give is not used: the answer goes to a stream of ours.
+    let store = Counting {
+        bad_names: true,
+        ..Counting::default()
+    };
+    let calls = store.calls.clone();
+    a_whole_answer_resumes(HttpConfig::default().with_event_store(store)).await;
+    assert_eq!(calls.load(Ordering::SeqCst), 2, "the answer was not kept");
 }
 
-/// The in-memory store, counting what it is asked.
+/// The in-memory store, counting what it is asked; it names no answer itself (or, with
+/// `bad_names`, names each with what is no stream key).
 #[derive(Default)]
 struct Counting {
     inner: MemoryEventStore,
     calls: Arc<AtomicUsize>,
+    bad_names: bool,
 }
 
 impl EventStore for Counting {
@@ -520,6 +530,11 @@ impl EventStore for Counting {
     ) -> EventFuture<'a, ()> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         self.inner.append(stream, owner, seq, data, last)
+    }
+
+    fn keep_answer<'a>(&'a self, _: &'a str, _: &'a str) -> EventFuture<'a, Option<String>> {
+        let name = self.bad_names.then(|| "not.a stream key".to_owned());
+        Box::pin(std::future::ready(Ok(name)))
     }
 
     fn end<'a>(&'a self, stream: &'a str, seq: u64) -> EventFuture<'a, ()> {

@@ -29,7 +29,7 @@ use crate::server::session::Outgoing;
 use crate::sync::lock;
 use crate::tool::Identity;
 
-use super::events::{EventStore, StreamKeys, event_id, hex, parse_event_id};
+use super::events::{EventStore, StreamKeys, event_id, hex, is_stream_key, parse_event_id};
 use super::refusal::{Refusal, refuse};
 use super::sse;
 
@@ -190,7 +190,11 @@ impl Streams {
     /// names it (`None` without system randomness: the answer is sent without a stream).
     async fn keep_whole(&self, owner: &str, text: &str) -> Option<String> {
         match self.store.keep_answer(owner, text).await {
-            Ok(Some(key)) => return Some(key),
+            Ok(Some(key)) if is_stream_key(&key) => return Some(key),
+            Ok(Some(_)) => {
+                // A resume could not name it: the answer goes to a stream of ours instead.
+                tracing::warn!("the event store named an answer's stream with no stream key");
+            }
             Ok(None) => {}
             Err(e) => {
                 tracing::warn!(error = %e, "an event of a resumable stream was not recorded");

@@ -75,9 +75,11 @@ pub trait EventStore: Send + Sync + 'static {
     ) -> EventFuture<'a, ()>;
 
     /// Keeps a whole answer — a stream whose one event, number 1, is its last, written at
-    /// once — and names its stream. `None` (the default): the transport names the stream
-    /// and [appends](EventStore::append) the event itself. A store that names its answers
-    /// can find them by name, without an index of every name it keeps.
+    /// once — and names its stream: 1 to 64 hex digits, unguessable (the SSE ids of its
+    /// events are `name.0` and `name.1`; a name of another form is not used). `None` (the
+    /// default): the transport names the stream and [appends](EventStore::append) the event
+    /// itself. A store that names its answers can find them by name, without an index of
+    /// every name it keeps.
     fn keep_answer<'a>(&'a self, owner: &'a str, data: &'a str) -> EventFuture<'a, Option<String>> {
         let _ = (owner, data);
         Box::pin(std::future::ready(Ok(None)))
@@ -118,10 +120,13 @@ pub(crate) fn event_id(stream: &str, seq: u64) -> String {
 /// A `Last-Event-ID` as (stream, event number), if it is one of ours.
 pub(crate) fn parse_event_id(id: &str) -> Option<(&str, u64)> {
     let (stream, seq) = id.trim().rsplit_once('.')?;
-    let valid =
-        !stream.is_empty() && stream.len() <= 64 && stream.bytes().all(|b| b.is_ascii_hexdigit());
-    valid.then_some(())?;
+    is_stream_key(stream).then_some(())?;
     Some((stream, seq.parse().ok()?))
+}
+
+/// Whether `key` can name a stream: 1 to 64 hex digits.
+pub(crate) fn is_stream_key(key: &str) -> bool {
+    !key.is_empty() && key.len() <= 64 && key.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// Makes stream keys: 16 bytes, hex, as unguessable as random ones — the first half of the
