@@ -25,14 +25,13 @@ pub(super) const BLOCK: usize = 64 << 10;
 /// Whole answers in blocks filled in the order they were written; the oldest block goes
 /// first, whole, when it expires or when the store needs room (a resume of its answers is
 /// then told their streams are unknown).
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(super) struct Answers {
     pub(super) blocks: VecDeque<Block>,
     /// The number the next answer gets.
     next: u64,
 }
 
-#[derive(Debug)]
 pub(super) struct Block {
     /// The number of its first answer; the others follow it.
     first: u64,
@@ -41,7 +40,6 @@ pub(super) struct Block {
     answers: Vec<Answer>,
 }
 
-#[derive(Debug)]
 pub(super) struct Answer {
     /// The random half of its name.
     nonce: u64,
@@ -51,6 +49,28 @@ pub(super) struct Answer {
     owner_len: usize,
     /// The message's length, `None` when it was too large to keep.
     data_len: Option<usize>,
+}
+
+/// Counts only: the answers' names, nonces and texts stay out of debug output (a name lets
+/// its holder read the answer again).
+impl std::fmt::Debug for Answers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Answers")
+            .field("blocks", &self.blocks.len())
+            .field(
+                "kept",
+                &self.blocks.iter().map(|b| b.answers.len()).sum::<usize>(),
+            )
+            .field("next", &self.next)
+            .finish()
+    }
+}
+
+/// The secret and the nonces stay out of debug output.
+impl std::fmt::Debug for Names {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Names").finish_non_exhaustive()
+    }
 }
 
 impl Block {
@@ -154,9 +174,8 @@ impl Answers {
 }
 
 /// How answers are named: 32 lowercase hex digits, the answer's number under a pad and then
-/// the nonce the pad is drawn from (the first half of the SHA-256 of a secret and the nonce).
-/// Nonces are random, drawn from the system a few hundred at a time.
-#[derive(Debug)]
+/// the nonce the pad is drawn from (the first 8 bytes of the SHA-256 of a secret and the
+/// nonce). Nonces are random, drawn from the system 32 at a time.
 pub(super) struct Names {
     secret: [u8; 32],
     nonces: [u8; 256],

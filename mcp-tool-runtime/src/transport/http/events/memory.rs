@@ -377,6 +377,15 @@ mod tests {
         for bad in ["", "ab", &"f".repeat(32), &"0".repeat(33)] {
             assert_eq!(now(store.replay(bad, 0)), None, "{bad:?}");
         }
+        // Debug output shows no name, nor the nonce that makes one (in hex or in decimal).
+        let debug = format!("{store:?}");
+        for name in [&key, &next] {
+            let nonce = u64::from_str_radix(&name[16..], 16).unwrap().to_string();
+            assert!(
+                !debug.contains(&name[16..]) && !debug.contains(&nonce),
+                "{debug}"
+            );
+        }
         // An answer the transport names itself is kept as a stream.
         now(store.append("ab", "owner", 1, "b", true));
         assert!(store.lock().streams.contains_key("ab"));
