@@ -175,6 +175,14 @@
 //! # }
 //! ```
 //!
+//! Validation is exact whichever validator runs. Its own rules take the keywords derived
+//! schemas use: types, number and length bounds, `required`, `properties`,
+//! `additionalProperties`, `items`, `enum`, `const`, local `$ref`, the applicators, schemars'
+//! integer and float formats and `email`. Everything else in JSON Schema (a `pattern`, other
+//! formats such as `uuid` or `date-time`, `uniqueItems`, `$id`, other drafts) is checked by the
+//! full validator, the cargo feature `full-schema`, on by default. A build without it is smaller
+//! and compiles faster, and refuses at start a tool whose schema needs it, naming the keyword.
+//!
 //! Models sometimes send `"3"` for an integer or a JSON array as a string. Validation refuses
 //! them; opt in to converting what the schema leaves no doubt about — for the whole server
 //! ([`Server::coerce_arguments`], `MCP_TOOL_COERCE_ARGUMENTS=1`), a tool (`#[tool(coerce)]`)

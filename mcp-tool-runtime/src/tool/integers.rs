@@ -7,8 +7,6 @@
 //! bits (a longer one becomes a float, which no integer type deserializes from), so `int128`
 //! and `uint128` are bounded to the 64-bit range.
 
-use std::error::Error;
-
 use serde_json::{Number, Value};
 
 /// The integers a format of schemars stands for, as `(minimum, maximum)`.
@@ -99,29 +97,9 @@ fn narrow(
     }
 }
 
-/// The validator's assertions of the integer formats: a number outside the format's range is
-/// refused, named by the format and its range; anything else is left to the other keywords.
-pub(crate) fn formats() -> impl Iterator<Item = boon::Format> {
-    macro_rules! asserted {
-        ($($name:literal),*) => {[$(boon::Format {
-            name: $name,
-            func: |v| check($name, v),
-        }),*]};
-    }
-    asserted!(
-        "int8", "int16", "int32", "int64", "int128", "int", "uint8", "uint16", "uint32", "uint64",
-        "uint128", "uint"
-    )
-    .into_iter()
-}
-
-fn check(format: &str, value: &Value) -> Result<(), Box<dyn Error>> {
-    match (value, range(format)) {
-        (Value::Number(n), Some(range)) if !within(n, range) => {
-            Err(format!("from {} to {}", range.0, range.1).into())
-        }
-        _ => Ok(()),
-    }
+/// A range as the validator words it: `from 0 to 255`.
+pub(crate) fn range_text((min, max): (i128, i128)) -> String {
+    format!("from {min} to {max}")
 }
 
 /// A whole float (`1.0`, `1e19`) as the integer it is, when an integer type can hold it

@@ -1,43 +1,56 @@
-//! The quick path of validation: the common rules of a compiled schema checked straight on
-//! the value, so that a valid call (nearly every call) is accepted without going through
-//! boon's general machinery, which sets up an evaluation, a location and a table of
-//! unevaluated properties at every level.
+//! The validator's own rules: the keywords derived schemas use, checked straight on the
+//! value, so that a call is judged without a general validator's machinery (an evaluation,
+//! a location and a table of unevaluated properties set up at every level).
 //!
-//! A [`Quick`] answers exactly what boon answers, never a guess: each rule it checks is
-//! checked by boon's definition (the same `type`, number and length comparisons, the same
-//! equality for `const` and `enum`, the same integer formats), and a part of the schema
-//! whose rules it does not check (a pattern, `uniqueItems`, a format other than an integer
-//! one or `email`) is handed to boon, compiled at that part's location; so is an `email`
-//! string that is not an address of the plainest kind, the only kind checked here (boon
-//! accepts every one of them). A schema whose keywords
-//! depend on more than the part they sit in (`unevaluated*`, dynamic references, `$id`,
-//! `$anchor`, another draft) gets no `Quick`: boon checks it whole. So does an instance
-//! whose walk goes deeper than [`MAX_DEPTH`] (a reference loop, or a very deep value).
+//! A [`Quick`] answers exactly what the full validator (boon, feature `full-schema`) answers,
+//! never a guess: each rule is checked by its definition in JSON Schema 2020-12 as boon
+//! checks it (the same `type`, number and length comparisons, the same equality for `const`
+//! and `enum`, the same integer formats and `email`), and [`explain`] reports a broken rule
+//! as boon reports it. The rules are `type`, `const`, `enum`, the number and length bounds,
+//! `required`, `properties`, `additionalProperties`, `items`, local `$ref`, `allOf`, `anyOf`,
+//! `oneOf`, `not`, `if`/`then`/`else`, schemars' integer and float formats and `email`.
 //!
-//! The validator uses it as a shortcut only: an instance it accepts is valid; any other goes
-//! to boon, for the verdict and the wording of the errors.
+//! A part of the schema with other keywords (a pattern, `uniqueItems`, another format) is
+//! the full validator's, compiled at that part's location and reached through
+//! [`Quick::check`]'s `elsewhere`; without that validator the schema is refused
+//! ([`Refusal`]). A schema whose keywords depend on more than the part they sit in
+//! (`unevaluated*`, dynamic references, `$id`, `$anchor`, another draft) is refused too, or
+//! checked by the full validator whole; so is one whose references loop without going into
+//! the value. An instance whose walk goes deeper than [`MAX_DEPTH`] parts is [`TooDeep`].
 
-use boon::{Compiler, SchemaIndex, Schemas};
 use serde_json::{Map, Number, Value};
 
 use super::integers;
 
-/// How many schema parts one check may enter before it gives the instance to boon.
-const MAX_DEPTH: u32 = 128;
+pub(crate) use build::Refusal;
+pub(crate) use explain::{Failure, Kind, Token};
 
-/// A schema's common rules, ready to check values with.
+/// How many schema parts one check may enter before it stops ([`TooDeep`]). A schema whose
+/// references loop at one value is refused when built, so only a deep value reaches it.
+pub(crate) const MAX_DEPTH: u32 = 256;
+
+/// A schema's rules, ready to check values with.
 pub(crate) struct Quick {
     parts: Vec<Part>,
+    /// Whether no part is the full validator's: the rules decide every instance, and
+    /// [`Quick::explain`] words every refusal.
+    complete: bool,
 }
 
 /// One part of a schema (the root, or a subschema).
 enum Part {
     /// `true` or `false`.
     Always(bool),
-    /// A part boon checks: its compiled subschema.
-    Boon(SchemaIndex),
-    /// A part whose every rule the quick path checks.
+    /// A part the full validator checks: the number it gave the part.
+    Elsewhere(usize),
+    /// A part whose every rule is checked here.
     Rules(Box<Rules>),
+}
+
+/// A bound of a number (`minimum`, …): compared as a float, shown as the schema wrote it.
+struct Bound {
+    at: f64,
+    shown: Number,
 }
 
 /// The rules of one part, each as boon defines it. Parts are referred to by their index.
@@ -49,14 +62,15 @@ struct Rules {
     one_of_values: Option<Vec<Value>>,
     /// An integer format's range (schemars' `int32`, `uint64`, …).
     integer_range: Option<(i128, i128)>,
-    /// `format: email`: the part as boon compiled it, which decides a string that is not
-    /// plainly an address ([`plain_email`]).
-    email: Option<SchemaIndex>,
-    minimum: Option<f64>,
-    maximum: Option<f64>,
-    exclusive_minimum: Option<f64>,
-    exclusive_maximum: Option<f64>,
-    multiple_of: Option<f64>,
+    /// The integer format's name, for the message.
+    integer_format: Option<String>,
+    /// `format: email`.
+    email: bool,
+    minimum: Option<Bound>,
+    maximum: Option<Bound>,
+    exclusive_minimum: Option<Bound>,
+    exclusive_maximum: Option<Bound>,
+    multiple_of: Option<Bound>,
     min_length: Option<usize>,
     max_length: Option<usize>,
     required: Vec<String>,
@@ -83,29 +97,32 @@ struct Rules {
     valued: bool,
 }
 
-/// The walk went too deep: boon decides.
-struct TooDeep;
+/// The walk entered more than [`MAX_DEPTH`] parts on one path.
+#[derive(Debug)]
+pub(crate) struct TooDeep;
+
+/// Checks a part that is the full validator's: its number, the value; whether it is valid.
+pub(crate) type Elsewhere<'a> = &'a dyn Fn(usize, &Value) -> bool;
 
 impl Quick {
-    /// The quick rules of `schema`, compiled by boon at `location` into `schemas` (done
-    /// already for the root); `None` for a schema boon must check whole.
+    /// The rules of `schema`. `elsewhere` is given the JSON pointer of each part whose
+    /// keywords are not checked here, and answers the number the full validator gave it, or
+    /// `None` when there is no full validator (the schema is then refused).
     pub(crate) fn build(
         schema: &Value,
-        location: &str,
-        compiler: &mut Compiler,
-        schemas: &mut Schemas,
-    ) -> Option<Quick> {
-        Some(Quick {
-            parts: build::parts(schema, location, compiler, schemas)?,
-        })
+        elsewhere: &mut dyn FnMut(&str) -> Option<usize>,
+    ) -> Result<Quick, Refusal> {
+        let parts = build::parts(schema, elsewhere)?;
+        let complete = !parts.iter().any(|p| matches!(p, Part::Elsewhere(_)));
+        Ok(Quick { parts, complete })
     }
 
     /// Whether `instance` is valid (`Some(true)`) or not (`Some(false)`), as boon would say;
     /// `None` when the check went too deep to say.
-    pub(crate) fn check(&self, instance: &Value, schemas: &Schemas) -> Option<bool> {
+    pub(crate) fn check(&self, instance: &Value, elsewhere: Elsewhere<'_>) -> Option<bool> {
         Walk {
             parts: &self.parts,
-            schemas,
+            elsewhere,
         }
         .valid(0, instance, 0)
         .ok()
@@ -167,7 +184,7 @@ fn equal(a: &Value, b: &Value) -> bool {
 
 struct Walk<'a> {
     parts: &'a [Part],
-    schemas: &'a Schemas,
+    elsewhere: Elsewhere<'a>,
 }
 
 impl Walk<'_> {
@@ -178,15 +195,9 @@ impl Walk<'_> {
         }
         match &self.parts[index] {
             Part::Always(b) => Ok(*b),
-            Part::Boon(schema) => Ok(self.boon(value, *schema)),
+            Part::Elsewhere(part) => Ok((self.elsewhere)(*part, value)),
             Part::Rules(rules) => self.rules(rules, value, depth + 1),
         }
-    }
-
-    /// boon's verdict on a part.
-    #[inline(never)]
-    fn boon(&self, value: &Value, schema: SchemaIndex) -> bool {
-        self.schemas.validate(value, schema).is_ok()
     }
 
     /// The rules of a part. The checks of objects, arrays, values and applicators are
@@ -200,10 +211,7 @@ impl Walk<'_> {
         }
         let own = match value {
             Value::Number(n) => number_rules(rules, n),
-            Value::String(s) => match rules.email {
-                Some(part) if !plain_email(s) => return Ok(self.boon(value, part)),
-                _ => string_rules(rules, s),
-            },
+            Value::String(s) => string_rules(rules, s) && (!rules.email || email::valid(s)),
             Value::Array(items) => self.array_rules(rules, items, depth)?,
             Value::Object(map) => self.object_rules(rules, map, depth)?,
             Value::Null | Value::Bool(_) => true,
@@ -341,76 +349,6 @@ fn values(rules: &Rules, value: &Value) -> bool {
             .is_none_or(|values| values.iter().any(|v| equal(value, v)))
 }
 
-/// Whether `s` is an email address of the plainest kind, which boon's `email` format
-/// accepts: one `@`; before it 1 to 64 letters, digits and `._+-`, with no dot first, last
-/// or twice in a row; after it dot-separated labels of 1 to 63 letters, digits and hyphens,
-/// neither starting nor ending with a hyphen; 254 bytes in all. Any other string is boon's
-/// to judge.
-fn plain_email(s: &str) -> bool {
-    let bytes = s.as_bytes();
-    if bytes.len() > 254 {
-        return false;
-    }
-    // The local part: `last` starts as a dot, so that a dot first counts as a dot twice.
-    let mut last = b'.';
-    let mut at = 0;
-    while let Some(&b) = bytes.get(at) {
-        let class = BYTES[usize::from(b)];
-        if class & LOCAL == 0 {
-            if b == b'@' {
-                break;
-            }
-            return false;
-        }
-        if b == b'.' && last == b'.' {
-            return false;
-        }
-        last = b;
-        at += 1;
-    }
-    if at == bytes.len() || at == 0 || at > 64 || last == b'.' {
-        return false;
-    }
-    // The domain, label by label (a second `@` is no label's character).
-    let (mut label, mut last) = (0, b'.');
-    for &b in &bytes[at + 1..] {
-        if BYTES[usize::from(b)] & ALNUM != 0 || (b == b'-' && label != 0) {
-            label += 1;
-        } else if b == b'.' && label != 0 && last != b'-' {
-            label = 0;
-        } else {
-            return false;
-        }
-        if label > 63 {
-            return false;
-        }
-        last = b;
-    }
-    label > 0 && last != b'-'
-}
-
-/// [`BYTES`]: a letter or a digit.
-const ALNUM: u8 = 1;
-/// [`BYTES`]: a byte of a plain local part (a letter, a digit or `._+-`).
-const LOCAL: u8 = 2;
-
-/// The classes of the bytes [`plain_email`] tells apart.
-const BYTES: [u8; 256] = {
-    let mut table = [0; 256];
-    let mut b = 0;
-    while b < 256 {
-        #[allow(clippy::cast_possible_truncation)]
-        let byte = b as u8;
-        if byte.is_ascii_alphanumeric() {
-            table[b] = ALNUM | LOCAL;
-        } else if matches!(byte, b'.' | b'_' | b'+' | b'-') {
-            table[b] = LOCAL;
-        }
-        b += 1;
-    }
-    table
-};
-
 /// The number keywords, compared as floats as boon compares them, and an integer format's
 /// range.
 fn number_rules(rules: &Rules, n: &Number) -> bool {
@@ -423,11 +361,14 @@ fn number_rules(rules: &Rules, n: &Number) -> bool {
     let Some(f) = n.as_f64() else {
         return true;
     };
-    !(rules.minimum.is_some_and(|m| f < m)
-        || rules.maximum.is_some_and(|m| f > m)
-        || rules.exclusive_minimum.is_some_and(|m| f <= m)
-        || rules.exclusive_maximum.is_some_and(|m| f >= m)
-        || rules.multiple_of.is_some_and(|m| (f / m).fract() != 0.0))
+    !(rules.minimum.as_ref().is_some_and(|m| f < m.at)
+        || rules.maximum.as_ref().is_some_and(|m| f > m.at)
+        || rules.exclusive_minimum.as_ref().is_some_and(|m| f <= m.at)
+        || rules.exclusive_maximum.as_ref().is_some_and(|m| f >= m.at)
+        || rules
+            .multiple_of
+            .as_ref()
+            .is_some_and(|m| (f / m.at).fract() != 0.0))
 }
 
 /// The length keywords, in characters.
@@ -441,5 +382,5 @@ fn string_rules(rules: &Rules, s: &str) -> bool {
 }
 
 mod build;
-#[cfg(test)]
-mod tests;
+mod email;
+mod explain;

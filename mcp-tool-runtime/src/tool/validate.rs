@@ -2,19 +2,20 @@
 //! errors: one line per broken rule, each naming the field's path and the rule, so a model can
 //! correct its call.
 //!
-//! The validator is `boon`, compiled once per schema when a server starts; a schema that is
-//! not valid JSON Schema is refused then. A valid instance is accepted by the schema's
-//! [`Quick`] rules when it has them (boon's verdict, reached without boon's general
-//! machinery); any other instance goes through boon, which words the errors.
+//! A schema is compiled once, when a server starts. Its [`Quick`] rules check the keywords
+//! derived schemas use and word what they refuse. With the feature `full-schema` (a default
+//! one), the full validator (`boon`) checks the schema against JSON Schema itself, checks the
+//! parts with other keywords (patterns, other formats, `uniqueItems`, …) and the schemas
+//! the rules cannot take whole, and words their errors the same way ([`full`]). Without it,
+//! such a schema is refused when compiled, naming the keyword and the feature.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::{Arc, LazyLock, Mutex};
 
-use boon::{ErrorKind, InstanceLocation, InstanceToken};
 use serde_json::Value;
 
-use super::quick::Quick;
+use super::quick::{Failure, Kind, Quick, Token};
 use crate::sync::lock;
 
 /// Why a value does not fit a tool's schema: every rule it breaks, each at its field. Shown
@@ -68,33 +69,24 @@ fn lines(violations: &[Violation]) -> String {
 
 /// A compiled schema.
 pub(crate) struct Validator {
-    schemas: boon::Schemas,
-    index: boon::SchemaIndex,
+    /// Always present without the full validator, which checks a schema without rules.
     quick: Option<Quick>,
+    #[cfg(feature = "full-schema")]
+    full: full::Full,
 }
 
 impl Validator {
-    /// Compiles `schema` (draft 2020-12 unless its `$schema` says otherwise).
+    /// Compiles `schema` (draft 2020-12 unless its `$schema` says otherwise); a schema that
+    /// is not valid, or (without the full validator) has keywords not checked, is refused.
     pub(crate) fn compile(schema: &Value) -> Result<Validator, String> {
-        const LOCATION: &str = "urn:mcp-tool:schema";
-        let mut compiler = boon::Compiler::new();
-        compiler.set_default_draft(boon::Draft::V2020_12);
-        compiler.enable_format_assertions();
-        for format in super::integers::formats() {
-            compiler.register_format(format);
-        }
-        let mut schemas = boon::Schemas::new();
-        compiler
-            .add_resource(LOCATION, schema.clone())
-            .map_err(|e| e.to_string())?;
-        let index = compiler
-            .compile(LOCATION, &mut schemas)
-            .map_err(|e| format!("{e:#}"))?;
-        let quick = Quick::build(schema, LOCATION, &mut compiler, &mut schemas);
+        #[cfg(feature = "full-schema")]
+        let (full, quick) = full::Full::compile(schema)?;
+        #[cfg(not(feature = "full-schema"))]
+        let quick = Some(Quick::build(schema, &mut |_| None).map_err(|r| r.to_string())?);
         Ok(Validator {
-            schemas,
-            index,
             quick,
+            #[cfg(feature = "full-schema")]
+            full,
         })
     }
 
@@ -119,51 +111,90 @@ impl Validator {
 
     /// `Ok` when `instance` is valid; otherwise every rule it breaks.
     pub(crate) fn check(&self, instance: &Value) -> Result<(), ValidationError> {
-        if let Some(quick) = &self.quick
-            && quick.check(instance, &self.schemas) == Some(true)
-        {
-            return Ok(());
-        }
-        match self.schemas.validate(instance, self.index) {
-            Ok(()) => Ok(()),
-            Err(error) => {
-                let mut violations = Vec::new();
-                describe(&error, instance, &mut violations);
-                drop_repeated_ranges(&mut violations);
-                if violations.is_empty() {
-                    violations.push(Violation {
-                        pointer: String::new(),
-                        path: String::new(),
-                        message: error.to_string(),
-                    });
+        if let Some(quick) = &self.quick {
+            match quick.check(instance, &|part, value| self.elsewhere(part, value)) {
+                Some(true) => return Ok(()),
+                Some(false) => {
+                    if let Ok(Some(failure)) = quick.explain(instance) {
+                        return Err(refused(&failure, instance));
+                    }
                 }
-                Err(ValidationError { violations })
+                None => {}
             }
+        }
+        self.whole(instance).map_err(|f| refused(&f, instance))
+    }
+
+    /// A part of the rules the full validator checks.
+    #[cfg(feature = "full-schema")]
+    fn elsewhere(&self, part: usize, value: &Value) -> bool {
+        self.full.part(part, value)
+    }
+
+    /// The full validator's verdict on the whole value: for a schema without rules, one with
+    /// parts elsewhere, and a walk that went too deep.
+    #[cfg(feature = "full-schema")]
+    fn whole(&self, instance: &Value) -> Result<(), Failure> {
+        self.full.check(instance)
+    }
+
+    /// Without the full validator no part is elsewhere.
+    #[cfg(not(feature = "full-schema"))]
+    fn elsewhere(&self, _part: usize, _value: &Value) -> bool {
+        true
+    }
+
+    /// Without the full validator, only a walk that went too deep gets here.
+    #[cfg(not(feature = "full-schema"))]
+    fn whole(&self, instance: &Value) -> Result<(), Failure> {
+        match self.quick.as_ref().map(|quick| quick.explain(instance)) {
+            Some(Ok(None)) => Ok(()),
+            Some(Ok(Some(failure))) => Err(failure),
+            _ => Err(Failure {
+                at: Vec::new(),
+                kind: Kind::Other(format!(
+                    "the value is nested too deeply to check (more than {} schema parts on one path)",
+                    super::quick::MAX_DEPTH
+                )),
+                causes: Vec::new(),
+            }),
         }
     }
 }
 
-/// Adds the violations `error` describes (a tree: groups of causes, down to broken rules).
-fn describe(error: &boon::ValidationError<'_, '_>, instance: &Value, out: &mut Vec<Violation>) {
-    let path = path_of(&error.instance_location);
-    let pointer = error.instance_location.to_string();
-    let shown = || short(value_at(instance, &error.instance_location).unwrap_or(&Value::Null));
-    let message = match &error.kind {
-        ErrorKind::Group
-        | ErrorKind::Schema { .. }
-        | ErrorKind::Reference { .. }
-        | ErrorKind::AllOf => {
-            for cause in &error.causes {
+/// The violations a failure describes, one per broken rule.
+fn refused(failure: &Failure, instance: &Value) -> ValidationError {
+    let mut violations = Vec::new();
+    describe(failure, instance, &mut violations);
+    drop_repeated_ranges(&mut violations);
+    if violations.is_empty() {
+        violations.push(Violation {
+            pointer: String::new(),
+            path: String::new(),
+            message: "does not fit the schema".to_owned(),
+        });
+    }
+    ValidationError { violations }
+}
+
+/// Adds the violations `failure` describes (a tree: groups of causes, down to broken rules).
+fn describe(failure: &Failure, instance: &Value, out: &mut Vec<Violation>) {
+    let path = path_of(&failure.at);
+    let pointer = pointer_of(&failure.at);
+    let shown = || short(value_at(instance, &failure.at).unwrap_or(&Value::Null));
+    let message = match &failure.kind {
+        Kind::Group => {
+            for cause in &failure.causes {
                 describe(cause, instance, out);
             }
             return;
         }
-        ErrorKind::AnyOf | ErrorKind::OneOf(None) => {
-            if let Some(allowed) = allowed_constants(&error.causes) {
+        Kind::AnyOf => {
+            if let Some(allowed) = allowed_constants(&failure.causes) {
                 format!("{} is not one of {allowed}", shown())
             } else {
                 // `Option<T>` is "T or null": a value that is not null broke T's rules.
-                let branches: Vec<&boon::ValidationError<'_, '_>> = error
+                let branches: Vec<&Failure> = failure
                     .causes
                     .iter()
                     .filter(|c| !wants_only_null(c))
@@ -174,7 +205,7 @@ fn describe(error: &boon::ValidationError<'_, '_>, instance: &Value, out: &mut V
                 format!("{} matches none of the forms this value may take", shown())
             }
         }
-        ErrorKind::Required { want } => {
+        Kind::Required(want) => {
             for name in want {
                 out.push(Violation {
                     pointer: format!("{pointer}/{}", escape(name)),
@@ -184,7 +215,7 @@ fn describe(error: &boon::ValidationError<'_, '_>, instance: &Value, out: &mut V
             }
             return;
         }
-        ErrorKind::AdditionalProperties { got } => {
+        Kind::Additional(got) => {
             for name in got {
                 out.push(Violation {
                     pointer: format!("{pointer}/{}", escape(name)),
@@ -194,58 +225,30 @@ fn describe(error: &boon::ValidationError<'_, '_>, instance: &Value, out: &mut V
             }
             return;
         }
-        ErrorKind::Type { want, .. } => {
-            let want: Vec<String> = want.iter().map(|t| t.to_string()).collect();
-            format!("{} is not of type {}", shown(), want.join(" or "))
-        }
-        ErrorKind::Format { want, err, .. } if super::integers::range(want).is_some() => {
-            format!("{} is out of the range of {want}, {err}", shown())
-        }
-        ErrorKind::Format { want, .. } => format!("{} is not a valid {want}", shown()),
-        ErrorKind::MinLength { want, .. } => {
-            format!("{} is shorter than {want} characters", shown())
-        }
-        ErrorKind::MaxLength { want, .. } => {
-            format!("{} is longer than {want} characters", shown())
-        }
-        ErrorKind::Enum { want } => format!(
-            "{} is not one of {}",
-            shown(),
-            Value::Array((*want).clone())
-        ),
-        ErrorKind::Const { want } => format!("{} is not {want}", shown()),
-        ErrorKind::Minimum { want, .. } => {
-            format!("{} is less than the minimum of {want}", shown())
-        }
-        ErrorKind::Maximum { want, .. } => {
-            format!("{} is greater than the maximum of {want}", shown())
-        }
-        ErrorKind::ExclusiveMinimum { want, .. } => {
-            format!("{} must be greater than {want}", shown())
-        }
-        ErrorKind::ExclusiveMaximum { want, .. } => {
-            format!("{} must be less than {want}", shown())
-        }
-        ErrorKind::MultipleOf { want, .. } => {
-            format!("{} is not a multiple of {want}", shown())
-        }
-        ErrorKind::Pattern { want, .. } => {
-            format!("{} does not match the pattern {want}", shown())
-        }
-        ErrorKind::MinItems { got, want } => {
-            format!("has {got} items, fewer than the {want} required")
-        }
-        ErrorKind::MaxItems { got, want } => {
-            format!("has {got} items, more than the {want} allowed")
-        }
-        ErrorKind::UniqueItems { got: [a, b] } => {
-            format!("items {a} and {b} are equal; items must be unique")
-        }
-        other => {
-            let mut text = other.to_string();
-            if !error.causes.is_empty() {
+        Kind::Type(want) => format!("{} is not of type {}", shown(), want.join(" or ")),
+        Kind::Format {
+            name,
+            range: Some(range),
+        } => format!("{} is out of the range of {name}, {range}", shown()),
+        Kind::Format { name, range: None } => format!("{} is not a valid {name}", shown()),
+        Kind::MinLength(want) => format!("{} is shorter than {want} characters", shown()),
+        Kind::MaxLength(want) => format!("{} is longer than {want} characters", shown()),
+        Kind::Enum(want) => format!("{} is not one of {}", shown(), Value::Array(want.clone())),
+        Kind::Const(want) => format!("{} is not {want}", shown()),
+        Kind::Minimum(want) => format!("{} is less than the minimum of {want}", shown()),
+        Kind::Maximum(want) => format!("{} is greater than the maximum of {want}", shown()),
+        Kind::ExclusiveMinimum(want) => format!("{} must be greater than {want}", shown()),
+        Kind::ExclusiveMaximum(want) => format!("{} must be less than {want}", shown()),
+        Kind::MultipleOf(want) => format!("{} is not a multiple of {want}", shown()),
+        Kind::Pattern(want) => format!("{} does not match the pattern {want}", shown()),
+        Kind::MinItems { got, want } => format!("has {got} items, fewer than the {want} required"),
+        Kind::MaxItems { got, want } => format!("has {got} items, more than the {want} allowed"),
+        Kind::UniqueItems(a, b) => format!("items {a} and {b} are equal; items must be unique"),
+        Kind::Other(text) => {
+            let mut text = text.clone();
+            if !failure.causes.is_empty() {
                 let mut inner = Vec::new();
-                for cause in &error.causes {
+                for cause in &failure.causes {
                     describe(cause, instance, &mut inner);
                 }
                 let inner: Vec<String> = inner.iter().map(Violation::to_string).collect();
@@ -279,12 +282,12 @@ fn drop_repeated_ranges(violations: &mut Vec<Violation>) {
 
 /// When every branch of an `anyOf`/`oneOf` failed only for not being one constant (how
 /// schemars writes an enum with documented variants), the constants as a JSON array.
-fn allowed_constants(branches: &[boon::ValidationError<'_, '_>]) -> Option<String> {
+fn allowed_constants(branches: &[Failure]) -> Option<String> {
     let mut values = Vec::new();
     for branch in branches {
         match leaf(branch)? {
-            ErrorKind::Const { want } => values.push((*want).clone()),
-            ErrorKind::Enum { want } => values.extend(want.iter().cloned()),
+            Kind::Const(want) => values.push(want.clone()),
+            Kind::Enum(want) => values.extend(want.iter().cloned()),
             _ => return None,
         }
     }
@@ -292,47 +295,56 @@ fn allowed_constants(branches: &[boon::ValidationError<'_, '_>]) -> Option<Strin
 }
 
 /// Whether a branch failed only because the value is not `null`.
-fn wants_only_null(branch: &boon::ValidationError<'_, '_>) -> bool {
-    matches!(leaf(branch), Some(ErrorKind::Type { want, .. })
-        if want.iter().map(|t| t.to_string()).eq(["null".to_owned()]))
+fn wants_only_null(branch: &Failure) -> bool {
+    matches!(leaf(branch), Some(Kind::Type(want)) if want == &["null"])
 }
 
-/// The one broken rule under a chain of references, if the error is that simple.
-fn leaf<'e, 's, 'v>(error: &'e boon::ValidationError<'s, 'v>) -> Option<&'e ErrorKind<'s, 'v>> {
-    match (&error.kind, error.causes.as_slice()) {
-        (ErrorKind::Reference { .. } | ErrorKind::Group | ErrorKind::Schema { .. }, [only]) => {
-            leaf(only)
-        }
+/// The one broken rule under a chain of groups, if the failure is that simple.
+fn leaf(failure: &Failure) -> Option<&Kind> {
+    match (&failure.kind, failure.causes.as_slice()) {
+        (Kind::Group, [only]) => leaf(only),
         (kind, []) => Some(kind),
         _ => None,
     }
 }
 
-/// The value at a location of the instance.
-fn value_at<'a>(instance: &'a Value, location: &InstanceLocation<'_>) -> Option<&'a Value> {
-    location
-        .tokens
-        .iter()
-        .try_fold(instance, |v, token| match token {
-            InstanceToken::Prop(p) => v.get(p.as_ref()),
-            InstanceToken::Item(i) => v.get(i),
-        })
+/// The value at a place in the instance.
+fn value_at<'a>(instance: &'a Value, at: &[Token]) -> Option<&'a Value> {
+    at.iter().try_fold(instance, |v, token| match token {
+        Token::Prop(p) => v.get(p),
+        Token::Item(i) => v.get(i),
+    })
 }
 
-/// A location as a path: `items[0].name`.
-fn path_of(location: &InstanceLocation<'_>) -> String {
+/// A place as a path: `items[0].name`.
+fn path_of(at: &[Token]) -> String {
     let mut out = String::new();
-    for token in &location.tokens {
+    for token in at {
         match token {
-            InstanceToken::Item(i) => {
+            Token::Item(i) => {
                 let _ = write!(out, "[{i}]");
             }
-            InstanceToken::Prop(p) => {
+            Token::Prop(p) => {
                 if !out.is_empty() {
                     out.push('.');
                 }
                 out.push_str(p);
             }
+        }
+    }
+    out
+}
+
+/// A place as a JSON Pointer: `/items/0/name`.
+fn pointer_of(at: &[Token]) -> String {
+    let mut out = String::new();
+    for token in at {
+        out.push('/');
+        match token {
+            Token::Item(i) => {
+                let _ = write!(out, "{i}");
+            }
+            Token::Prop(p) => out.push_str(&escape(p)),
         }
     }
     out
@@ -366,153 +378,9 @@ pub(crate) fn short_text(s: &str) -> String {
     }
 }
 
+#[cfg(all(test, feature = "full-schema"))]
+mod agree;
+#[cfg(feature = "full-schema")]
+mod full;
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn errors(schema: Value, instance: Value) -> String {
-        Validator::compile(&schema)
-            .unwrap()
-            .check(&instance)
-            .unwrap_err()
-            .to_string()
-    }
-
-    #[test]
-    fn each_broken_rule_names_its_field() {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "email": {"type": "string", "format": "email"},
-                "name": {"type": "string", "minLength": 2},
-                "role": {"$ref": "#/$defs/Role"},
-                "plan": {"oneOf": [{"const": "free", "description": "Free"}, {"const": "pro", "description": "Pro"}]},
-                "seats": {"type": ["integer", "null"], "maximum": 5},
-                "tags": {"type": "array", "items": {"type": "string"}}
-            },
-            "required": ["email", "count"],
-            "additionalProperties": false,
-            "$defs": {"Role": {"type": "string", "enum": ["user", "admin"]}}
-        });
-        let text = errors(
-            schema,
-            json!({"email": "x", "name": "B", "role": "gold", "plan": "gold", "seats": 9, "tags": ["a", 1], "extra": true}),
-        );
-        for line in [
-            r#"email: "x" is not a valid email"#,
-            r#"name: "B" is shorter than 2 characters"#,
-            r#"role: "gold" is not one of ["user","admin"]"#,
-            r#"plan: "gold" is not one of ["free","pro"]"#,
-            "seats: 9 is greater than the maximum of 5",
-            "tags[1]: 1 is not of type string",
-            "count: required argument is missing",
-            "extra: unknown argument (not in the input schema)",
-        ] {
-            assert!(
-                text.lines().any(|l| l == line),
-                "{line:?} missing from:\n{text}"
-            );
-        }
-    }
-
-    #[test]
-    fn each_violation_carries_the_pointer_of_its_field() {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "items": {"type": "array", "items": {
-                    "type": "object",
-                    "properties": {"name": {"type": "string", "minLength": 1}},
-                    "required": ["name"]
-                }},
-                "a/b~c": {"type": "integer"}
-            },
-            "required": ["id"],
-            "additionalProperties": false
-        });
-        let error = Validator::compile(&schema)
-            .unwrap()
-            .check(&json!({"items": [{"name": ""}, {}], "a/b~c": "x", "extra": 1}))
-            .unwrap_err();
-        let mut found: Vec<(&str, &str, &str)> = error
-            .violations()
-            .iter()
-            .map(|v| (v.pointer(), v.path(), v.message()))
-            .collect();
-        found.sort();
-        assert_eq!(
-            found,
-            [
-                ("/a~1b~0c", "a/b~c", r#""x" is not of type integer"#),
-                (
-                    "/extra",
-                    "extra",
-                    "unknown argument (not in the input schema)"
-                ),
-                ("/id", "id", "required argument is missing"),
-                (
-                    "/items/0/name",
-                    "items[0].name",
-                    r#""" is shorter than 1 characters"#
-                ),
-                (
-                    "/items/1/name",
-                    "items[1].name",
-                    "required argument is missing"
-                ),
-            ]
-        );
-        let whole = Validator::compile(&json!({"type": "object"}))
-            .unwrap()
-            .check(&json!(1))
-            .unwrap_err();
-        assert_eq!(whole.violations()[0].pointer(), "");
-        assert_eq!(whole.to_string(), "arguments: 1 is not of type object");
-    }
-
-    #[test]
-    fn an_optional_value_reports_the_rules_of_its_type() {
-        let schema = json!({
-            "type": "object",
-            "properties": {"mode": {"anyOf": [{"$ref": "#/$defs/M"}, {"type": "null"}]}},
-            "$defs": {"M": {"type": "string", "enum": ["a", "b"]}}
-        });
-        assert_eq!(
-            errors(schema, json!({"mode": "c"})),
-            r#"mode: "c" is not one of ["a","b"]"#
-        );
-    }
-
-    #[test]
-    fn schemars_integer_formats_assert_their_range_exactly() {
-        let v = Validator::compile(&json!({"type": "integer", "format": "int64"})).unwrap();
-        assert!(v.check(&json!(i64::MAX)).is_ok());
-        // 2^63 and i64::MAX are one float: `maximum` alone would let it through.
-        assert_eq!(
-            v.check(&json!(9_223_372_036_854_775_808_u64))
-                .unwrap_err()
-                .to_string(),
-            "arguments: 9223372036854775808 is out of the range of int64, \
-             from -9223372036854775808 to 9223372036854775807"
-        );
-        let v = Validator::compile(&json!({"type": "integer", "format": "uint8", "maximum": 255}))
-            .unwrap();
-        assert_eq!(
-            v.check(&json!(300)).unwrap_err().to_string(),
-            "arguments: 300 is greater than the maximum of 255",
-            "one line per value, the bound's"
-        );
-        let v = Validator::compile(&json!({"type": "number", "format": "double"})).unwrap();
-        assert!(
-            v.check(&json!(1e300)).is_ok(),
-            "a float format asserts nothing"
-        );
-    }
-
-    #[test]
-    fn an_invalid_schema_is_refused_when_compiled() {
-        assert!(Validator::compile(&json!({"type": "nonsense"})).is_err());
-        assert!(Validator::compile(&json!({"pattern": "("})).is_err());
-    }
-}
+mod tests;

@@ -1,17 +1,16 @@
-//! How a schema becomes its quick parts: each part's rules read from its keywords, and the
-//! parts the quick path leaves to boon compiled by boon at their location.
+//! How a schema becomes its parts: each part's rules read from its keywords, and a part
+//! whose keywords are not checked here handed to the full validator, or refused.
 
 use std::collections::HashMap;
-use std::fmt::Write as _;
+use std::fmt;
 
-use boon::{Compiler, SchemaIndex, Schemas};
 use serde_json::{Map, Value};
 
-use super::{ARRAY, BOOLEAN, INTEGER, NULL, NUMBER, OBJECT, Part, Rules, STRING};
+use super::{ARRAY, BOOLEAN, Bound, INTEGER, NULL, NUMBER, OBJECT, Part, Rules, STRING};
 use crate::tool::integers;
 
 /// Keywords whose meaning reaches beyond the part they sit in: a schema with any of them is
-/// boon's alone.
+/// the full validator's alone.
 const WHOLE_SCHEMA: &[&str] = &[
     "$id",
     "$anchor",
@@ -24,9 +23,9 @@ const WHOLE_SCHEMA: &[&str] = &[
     "unevaluatedItems",
 ];
 
-/// Keywords boon asserts that the quick path leaves to it: a part with any of them is
-/// checked by boon.
-const LEFT_TO_BOON: &[&str] = &[
+/// Keywords the full validator asserts that are not checked here: a part with any of them is
+/// the full validator's.
+const ELSEWHERE: &[&str] = &[
     "pattern",
     "patternProperties",
     "propertyNames",
@@ -50,70 +49,116 @@ const UNASSERTED_FORMATS: &[&str] = &["double", "float"];
 /// The draft every schema is compiled as when it does not name one.
 const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
 
-/// Whether the quick path may check `schema`: none of [`WHOLE_SCHEMA`]'s keywords anywhere
-/// (as a keyword or not), and no draft but 2020-12.
-pub(super) fn quick_schema(schema: &Value, root: bool) -> bool {
-    match schema {
-        Value::Object(map) => map.iter().all(|(key, value)| {
-            if WHOLE_SCHEMA.contains(&key.as_str()) {
-                return false;
+/// Why a schema has no rules here: the full validator must check it, or, without one, the
+/// schema is refused with this reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// A keyword (or a format) not checked here, at a JSON pointer into the schema.
+    Unchecked { keyword: String, at: String },
+    /// A keyword whose value is not valid JSON Schema there.
+    Invalid { keyword: String, at: String },
+    /// References or applicators that come back to the part at `at` without going into the
+    /// value: checking any value would never end.
+    Loop { at: String },
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::Unchecked { keyword, at } => write!(
+                f,
+                "{keyword} at #{at} is checked only by the full JSON Schema validator \
+                 (mcp-tool's feature `full-schema`)"
+            ),
+            Refusal::Invalid { keyword, at } => {
+                write!(
+                    f,
+                    "the value of `{keyword}` at #{at} is not valid JSON Schema"
+                )
             }
-            if key == "$schema" {
-                return root && value.as_str() == Some(DRAFT_2020_12);
-            }
-            // Values (`const`, `default`, …) are searched too: a property or a value that
-            // has one of these names only costs the shortcut.
-            quick_schema(value, false)
-        }),
-        Value::Array(items) => items.iter().all(|v| quick_schema(v, false)),
-        _ => true,
+            Refusal::Loop { at } => write!(
+                f,
+                "the references at #{at} lead back to it without going into the value"
+            ),
+        }
     }
 }
 
-/// The parts of `schema` (the root first), or `None` for a schema boon must check whole.
+/// Whether `schema` may have rules here: none of [`WHOLE_SCHEMA`]'s keywords anywhere (as a
+/// keyword or not), and no draft but 2020-12; the first that is not, refused.
+pub(super) fn whole_schema(schema: &Value, root: bool, at: &str) -> Result<(), Refusal> {
+    match schema {
+        Value::Object(map) => map.iter().try_for_each(|(key, value)| {
+            let here = || format!("{at}/{}", escape(key));
+            if WHOLE_SCHEMA.contains(&key.as_str()) {
+                return Err(Refusal::Unchecked {
+                    keyword: format!("`{key}`"),
+                    at: here(),
+                });
+            }
+            if key == "$schema" && !(root && value.as_str() == Some(DRAFT_2020_12)) {
+                return Err(Refusal::Unchecked {
+                    keyword: format!("`$schema` {value}"),
+                    at: here(),
+                });
+            }
+            // Values (`const`, `default`, …) are searched too: a property or a value that
+            // has one of these names only costs the rules.
+            whole_schema(value, false, &here())
+        }),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, v)| whole_schema(v, false, &format!("{at}/{i}"))),
+        _ => Ok(()),
+    }
+}
+
+/// The parts of `schema` (the root first); `elsewhere` numbers the parts the full
+/// validator checks (see [`Quick::build`](super::Quick::build)).
 pub(super) fn parts(
     schema: &Value,
-    location: &str,
-    compiler: &mut Compiler,
-    schemas: &mut Schemas,
-) -> Option<Vec<Part>> {
-    if !quick_schema(schema, true) {
-        return None;
-    }
+    elsewhere: &mut dyn FnMut(&str) -> Option<usize>,
+) -> Result<Vec<Part>, Refusal> {
+    whole_schema(schema, true, "")?;
     let mut builder = Builder {
         root: schema,
-        location,
-        compiler,
-        schemas,
+        elsewhere,
         parts: Vec::new(),
         at: HashMap::new(),
     };
-    builder.part("").ok()?;
-    Some(builder.parts)
+    builder.part("")?;
+    let parts = builder.parts;
+    if let Some(index) = looping(&parts) {
+        let at = builder
+            .at
+            .into_iter()
+            .find_map(|(pointer, i)| (i == index).then_some(pointer))
+            .unwrap_or_default();
+        return Err(Refusal::Loop { at });
+    }
+    Ok(parts)
 }
 
 struct Builder<'a> {
     root: &'a Value,
-    location: &'a str,
-    compiler: &'a mut Compiler,
-    schemas: &'a mut Schemas,
+    elsewhere: &'a mut dyn FnMut(&str) -> Option<usize>,
     parts: Vec<Part>,
-    /// The part compiled for each JSON pointer.
+    /// The part built for each JSON pointer.
     at: HashMap<String, usize>,
 }
 
-/// A part that cannot be compiled (a reference that does not resolve, a location boon does
-/// not compile): the whole schema is boon's.
-struct Unbuildable;
-
 impl Builder<'_> {
-    /// The part at `pointer` (a JSON pointer into the root), compiled once.
-    fn part(&mut self, pointer: &str) -> Result<usize, Unbuildable> {
+    /// The part at `pointer` (a JSON pointer into the root), built once.
+    fn part(&mut self, pointer: &str) -> Result<usize, Refusal> {
         if let Some(&index) = self.at.get(pointer) {
             return Ok(index);
         }
         let root = self.root;
-        let schema = root.pointer(pointer).ok_or(Unbuildable)?;
+        let schema = root.pointer(pointer).ok_or_else(|| Refusal::Invalid {
+            keyword: "$ref".to_owned(),
+            at: pointer.to_owned(),
+        })?;
         let index = self.parts.len();
         // Reserved first, so that a reference back to this part finds it.
         self.parts.push(Part::Always(true));
@@ -121,35 +166,45 @@ impl Builder<'_> {
         let part = match schema {
             Value::Bool(b) => Part::Always(*b),
             Value::Object(map) => match self.rules(map, pointer)? {
-                Some(rules) => Part::Rules(Box::new(rules)),
-                None => Part::Boon(self.boon(pointer)?),
+                Ok(rules) => Part::Rules(Box::new(rules)),
+                Err(keyword) => match (self.elsewhere)(pointer) {
+                    Some(number) => Part::Elsewhere(number),
+                    None => {
+                        return Err(Refusal::Unchecked {
+                            keyword,
+                            at: pointer.to_owned(),
+                        });
+                    }
+                },
             },
-            _ => return Err(Unbuildable),
+            _ => {
+                return Err(Refusal::Invalid {
+                    keyword: "a schema".to_owned(),
+                    at: pointer.to_owned(),
+                });
+            }
         };
         self.parts[index] = part;
         Ok(index)
     }
 
-    /// boon's compiled subschema at `pointer`.
-    fn boon(&mut self, pointer: &str) -> Result<SchemaIndex, Unbuildable> {
-        let location = format!("{}#{}", self.location, fragment(pointer));
-        self.compiler
-            .compile(&location, self.schemas)
-            .map_err(|_| Unbuildable)
-    }
-
-    /// The rules of the part `map` at `pointer`; `None` when it is boon's to check.
+    /// The rules of the part `map` at `pointer`; `Ok(Err(keyword))` when the part has a
+    /// keyword not checked here (named as the refusal names it).
     fn rules(
         &mut self,
         map: &Map<String, Value>,
         pointer: &str,
-    ) -> Result<Option<Rules>, Unbuildable> {
-        if map.keys().any(|k| LEFT_TO_BOON.contains(&k.as_str())) {
-            return Ok(None);
+    ) -> Result<Result<Rules, String>, Refusal> {
+        if let Some(key) = map.keys().find(|k| ELSEWHERE.contains(&k.as_str())) {
+            return Ok(Err(format!("`{key}`")));
         }
         let mut rules = Rules::default();
         for (key, value) in map {
             let here = || format!("{pointer}/{}", escape(key));
+            let invalid = || Refusal::Invalid {
+                keyword: key.clone(),
+                at: pointer.to_owned(),
+            };
             match key.as_str() {
                 "type" => {
                     let names: Vec<&Value> = match value {
@@ -159,45 +214,52 @@ impl Builder<'_> {
                     for name in names {
                         match name.as_str().and_then(type_bit) {
                             Some(bit) => rules.types |= bit,
-                            None => return Ok(None),
+                            None => return Err(invalid()),
                         }
                     }
                 }
                 "const" => rules.constant = Some(value.clone()),
                 "enum" => match value {
                     Value::Array(values) => rules.one_of_values = Some(values.clone()),
-                    _ => return Ok(None),
+                    _ => return Err(invalid()),
                 },
                 "format" => match value.as_str() {
                     Some(name) if integers::range(name).is_some() => {
                         rules.integer_range = integers::range(name);
+                        rules.integer_format = Some(name.to_owned());
                     }
                     Some(name) if UNASSERTED_FORMATS.contains(&name) => {}
-                    Some("email") => rules.email = Some(self.boon(pointer)?),
-                    _ => return Ok(None),
+                    Some("email") => rules.email = true,
+                    Some(name) => return Ok(Err(format!("`format: {name}`"))),
+                    None => return Err(invalid()),
                 },
-                "minimum" => rules.minimum = Some(float(value)?),
-                "maximum" => rules.maximum = Some(float(value)?),
-                "exclusiveMinimum" => rules.exclusive_minimum = Some(float(value)?),
-                "exclusiveMaximum" => rules.exclusive_maximum = Some(float(value)?),
-                "multipleOf" => rules.multiple_of = Some(float(value)?),
-                "minLength" => rules.min_length = Some(count(value)?),
-                "maxLength" => rules.max_length = Some(count(value)?),
-                "minProperties" => rules.min_properties = Some(count(value)?),
-                "maxProperties" => rules.max_properties = Some(count(value)?),
-                "minItems" => rules.min_items = Some(count(value)?),
-                "maxItems" => rules.max_items = Some(count(value)?),
-                "required" => match value {
-                    Value::Array(names) => {
-                        for name in names {
-                            let name = name.as_str().ok_or(Unbuildable)?;
-                            rules.required.push(name.to_owned());
-                        }
+                "minimum" => rules.minimum = Some(bound(value).ok_or_else(invalid)?),
+                "maximum" => rules.maximum = Some(bound(value).ok_or_else(invalid)?),
+                "exclusiveMinimum" => {
+                    rules.exclusive_minimum = Some(bound(value).ok_or_else(invalid)?);
+                }
+                "exclusiveMaximum" => {
+                    rules.exclusive_maximum = Some(bound(value).ok_or_else(invalid)?);
+                }
+                "multipleOf" => {
+                    let divisor = bound(value).filter(|b| b.at > 0.0).ok_or_else(invalid)?;
+                    rules.multiple_of = Some(divisor);
+                }
+                "minLength" => rules.min_length = Some(count(value).ok_or_else(invalid)?),
+                "maxLength" => rules.max_length = Some(count(value).ok_or_else(invalid)?),
+                "minProperties" => rules.min_properties = Some(count(value).ok_or_else(invalid)?),
+                "maxProperties" => rules.max_properties = Some(count(value).ok_or_else(invalid)?),
+                "minItems" => rules.min_items = Some(count(value).ok_or_else(invalid)?),
+                "maxItems" => rules.max_items = Some(count(value).ok_or_else(invalid)?),
+                "required" => {
+                    let names = value.as_array().ok_or_else(invalid)?;
+                    for name in names {
+                        let name = name.as_str().ok_or_else(invalid)?;
+                        rules.required.push(name.to_owned());
                     }
-                    _ => return Err(Unbuildable),
-                },
+                }
                 "properties" => {
-                    let properties = value.as_object().ok_or(Unbuildable)?;
+                    let properties = value.as_object().ok_or_else(invalid)?;
                     let base = here();
                     for name in properties.keys() {
                         let part = self.part(&format!("{base}/{}", escape(name)))?;
@@ -208,10 +270,13 @@ impl Builder<'_> {
                 "additionalProperties" => rules.additional_properties = Some(self.part(&here())?),
                 "items" => match value {
                     Value::Object(_) | Value::Bool(_) => rules.items = Some(self.part(&here())?),
-                    _ => return Ok(None),
+                    _ => return Err(invalid()),
                 },
                 "allOf" | "anyOf" | "oneOf" => {
-                    let list = value.as_array().ok_or(Unbuildable)?;
+                    let list = value
+                        .as_array()
+                        .filter(|list| !list.is_empty())
+                        .ok_or_else(invalid)?;
                     let base = here();
                     let parts = (0..list.len())
                         .map(|i| self.part(&format!("{base}/{i}")))
@@ -234,9 +299,10 @@ impl Builder<'_> {
                     };
                     rules.condition = Some((self.part(&here())?, then, otherwise));
                 }
-                "$ref" => match value.as_str().and_then(local_pointer) {
-                    Some(target) => rules.reference = Some(self.part(target)?),
-                    None => return Ok(None),
+                "$ref" => match value.as_str().map(local_pointer) {
+                    Some(Some(target)) => rules.reference = Some(self.part(target)?),
+                    Some(None) => return Ok(Err(format!("`$ref: {value}`"))),
+                    None => return Err(invalid()),
                 },
                 // Annotations (`title`, `description`, `default`, …), `then`/`else` without
                 // `if`, and the definitions references point into.
@@ -249,8 +315,47 @@ impl Builder<'_> {
             || rules.condition.is_some()
             || !(rules.all_of.is_empty() && rules.any_of.is_empty() && rules.one_of.is_empty());
         rules.valued = rules.constant.is_some() || rules.one_of_values.is_some();
-        Ok(Some(rules))
+        Ok(Ok(rules))
     }
+}
+
+/// A part that comes back to itself at one value (through `$ref`, `allOf`, `anyOf`, `oneOf`,
+/// `not`, `if`, `then` or `else`, which apply to the value the part is checking), if any.
+fn looping(parts: &[Part]) -> Option<usize> {
+    /// 0: not seen; 1: on the current path; 2: done, no loop through it.
+    fn visit(parts: &[Part], index: usize, state: &mut [u8]) -> Option<usize> {
+        match state[index] {
+            1 => return Some(index),
+            2 => return None,
+            _ => {}
+        }
+        state[index] = 1;
+        if let Part::Rules(rules) = &parts[index] {
+            let (condition, then, otherwise) = match rules.condition {
+                Some((condition, then, otherwise)) => (Some(condition), then, otherwise),
+                None => (None, None, None),
+            };
+            let same_value = rules
+                .reference
+                .iter()
+                .chain(&rules.not)
+                .chain(&rules.all_of)
+                .chain(&rules.any_of)
+                .chain(&rules.one_of)
+                .chain(&condition)
+                .chain(&then)
+                .chain(&otherwise);
+            for &next in same_value {
+                if let Some(found) = visit(parts, next, state) {
+                    return Some(found);
+                }
+            }
+        }
+        state[index] = 2;
+        None
+    }
+    let mut state = vec![0; parts.len()];
+    (0..parts.len()).find_map(|index| visit(parts, index, &mut state))
 }
 
 /// The JSON pointer of a reference within the schema itself (`#` or `#/…`, not
@@ -265,28 +370,19 @@ fn escape(name: &str) -> String {
     name.replace('~', "~0").replace('/', "~1")
 }
 
-/// A JSON pointer as a URI fragment: what is not plainly safe in one, percent-encoded.
-fn fragment(pointer: &str) -> String {
-    let mut out = String::with_capacity(pointer.len());
-    for byte in pointer.bytes() {
-        if byte.is_ascii_alphanumeric() || b"/~-._$".contains(&byte) {
-            out.push(char::from(byte));
-        } else {
-            let _ = write!(out, "%{byte:02X}");
-        }
-    }
-    out
+/// A number bound's value: compared as a float, shown as written.
+fn bound(value: &Value) -> Option<Bound> {
+    let Value::Number(n) = value else {
+        return None;
+    };
+    Some(Bound {
+        at: n.as_f64()?,
+        shown: n.clone(),
+    })
 }
 
-fn float(value: &Value) -> Result<f64, Unbuildable> {
-    value.as_f64().ok_or(Unbuildable)
-}
-
-fn count(value: &Value) -> Result<usize, Unbuildable> {
-    value
-        .as_u64()
-        .and_then(|n| usize::try_from(n).ok())
-        .ok_or(Unbuildable)
+fn count(value: &Value) -> Option<usize> {
+    value.as_u64().and_then(|n| usize::try_from(n).ok())
 }
 
 fn type_bit(name: &str) -> Option<u8> {

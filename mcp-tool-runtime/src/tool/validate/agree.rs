@@ -1,27 +1,25 @@
-//! The quick verdicts checked against boon's, on chosen and on random values.
+//! The rules checked against the full validator (boon), on chosen and on random values: the
+//! same verdict, and the same words for every refusal.
 
-use super::build::quick_schema;
-use super::*;
-use serde_json::json;
+use serde_json::{Map, Value, json};
 
-const LOCATION: &str = "urn:mcp-tool:test";
+use super::full::Full;
+use super::{Validator, refused};
+use crate::tool::quick::Quick;
 
-/// The quick verdict and boon's, for each instance.
+/// The rules' verdict and boon's, for each instance; and the validator's answer (the rules'
+/// words where they decide) against boon's words.
 fn verdicts(schema: &Value, instances: &[Value]) -> Vec<(Option<bool>, bool)> {
-    let mut compiler = Compiler::new();
-    compiler.set_default_draft(boon::Draft::V2020_12);
-    compiler.enable_format_assertions();
-    for format in integers::formats() {
-        compiler.register_format(format);
-    }
-    compiler.add_resource(LOCATION, schema.clone()).unwrap();
-    let mut schemas = Schemas::new();
-    let root = compiler.compile(LOCATION, &mut schemas).unwrap();
-    let quick = Quick::build(schema, LOCATION, &mut compiler, &mut schemas)
-        .expect("a schema the quick path checks");
+    let (full, quick) = Full::compile(schema).unwrap();
+    let quick = quick.expect("a schema with rules");
+    let validator = Validator::compile(schema).unwrap();
     instances
         .iter()
-        .map(|i| (quick.check(i, &schemas), schemas.validate(i, root).is_ok()))
+        .map(|i| {
+            let boon = full.check(i).map_err(|f| refused(&f, i));
+            assert_eq!(validator.check(i), boon, "{i} against {schema}");
+            (quick.check(i, &|p, v| full.part(p, v)), boon.is_ok())
+        })
         .collect()
 }
 
@@ -216,6 +214,20 @@ fn random_values_get_boons_verdict() {
             "properties": {"email": {"$ref": "#"}, "name": {"enum": [1, [1.0], {"a": null}]}},
             "additionalProperties": {"type": "array", "items": {"$ref": "#"}}
         }),
+        // Every other rule the validator words itself.
+        json!({
+            "type": "object",
+            "minProperties": 1,
+            "maxProperties": 3,
+            "properties": {
+                "a": {"oneOf": [{"type": "integer"}, {"minimum": 1}, {"const": "x"}]},
+                "b": {"allOf": [{"exclusiveMinimum": 0}, {"exclusiveMaximum": 2}, {"multipleOf": 0.5}]},
+                "c": {"if": {"type": "string"}, "then": {"maxLength": 1}, "else": {"not": {"type": "null"}}},
+                "d": {"anyOf": [{"type": "array", "minItems": 1, "maxItems": 2}, {"enum": [null, true]}]},
+                "e": false
+            },
+            "additionalProperties": {"type": ["string", "boolean"], "format": "email"}
+        }),
     ];
     // A valid value of each schema, changed at random below, and names to use.
     let examples = [
@@ -223,12 +235,14 @@ fn random_values_get_boons_verdict() {
         json!({"email": "x@example.com", "name": "ab", "role": "user", "metadata": {}}),
         json!({"a": [1]}),
         json!({"email": {}, "name": 1, "c": []}),
+        json!({"a": 2, "b": 1.5, "c": "x", "d": [1]}),
     ];
-    let names: [&[&str]; 4] = [
+    let names: [&[&str]; 5] = [
         &["a", "b"],
         &["email", "name", "role", "metadata"],
         &["a", "b"],
         &["email", "name", "c"],
+        &["a", "b", "c", "d", "e", "f"],
     ];
     let mut values = Values(0x9E37_79B9_7F4A_7C15);
     for ((schema, example), names) in schemas.iter().zip(&examples).zip(names) {
@@ -288,7 +302,7 @@ fn odd_property_names_are_found_by_boon_too() {
 }
 
 #[test]
-fn a_plain_email_address_is_one_boon_accepts() {
+fn email_addresses_get_boons_verdict() {
     let schema = json!({"type": "string", "format": "email"});
     // Strings of the characters that matter to the rules, every length up to 6, then some.
     let alphabet = [
@@ -336,26 +350,19 @@ fn a_plain_email_address_is_one_boon_accepts() {
     strings.push(format!("a@{}.com", "b".repeat(64)));
     strings.push(format!("a@{}", vec!["b".repeat(60); 5].join(".")));
     let instances: Vec<Value> = strings.into_iter().map(Value::String).collect();
-    let verdicts = verdicts(&schema, &instances);
-    let mut plain = 0;
-    for (instance, (quick, boon)) in instances.iter().zip(verdicts) {
-        assert_eq!(quick, Some(boon), "{instance}");
-        if plain_email(instance.as_str().unwrap()) {
-            plain += 1;
-            assert!(boon, "{instance} is plain, and boon refuses it");
-        }
-    }
-    assert!(plain > 50, "only {plain} plain addresses");
+    agree(schema, &instances);
 }
 
 #[test]
 fn a_reference_loop_is_left_to_boon() {
     let schema = json!({"$defs": {"A": {"$ref": "#/$defs/A"}}, "$ref": "#/$defs/A"});
-    let [(quick, _)] = verdicts(&schema, &[json!(1)])[..] else {
-        unreachable!()
-    };
-    assert_eq!(quick, None);
-    // A recursive schema that consumes the value as it goes is checked quickly.
+    let (full, quick) = Full::compile(&schema).unwrap();
+    assert!(quick.is_none(), "a loop has no rules");
+    assert!(
+        full.check(&json!(1)).is_err(),
+        "boon names the loop as an error"
+    );
+    // A recursive schema that consumes the value as it goes has rules.
     let tree = json!({
         "type": "object",
         "properties": {"children": {"type": "array", "items": {"$ref": "#"}}}
@@ -377,6 +384,8 @@ fn schemas_with_context_dependent_keywords_are_boons_alone() {
         json!({"$schema": "http://json-schema.org/draft-07/schema#"}),
         json!({"$defs": {"A": {"$id": "urn:other"}}}),
     ] {
-        assert!(!quick_schema(&schema, true), "{schema}");
+        assert!(Quick::build(&schema, &mut |_| Some(0)).is_err(), "{schema}");
     }
+    let (_, quick) = Full::compile(&json!({"unevaluatedProperties": false})).unwrap();
+    assert!(quick.is_none());
 }

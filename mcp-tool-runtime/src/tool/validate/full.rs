@@ -1,0 +1,178 @@
+//! The full validator (feature `full-schema`): boon, a JSON Schema validator of every draft,
+//! keyword and format. It checks each schema against JSON Schema itself when compiled, checks
+//! the parts of a schema the [`Quick`] rules leave to it (a pattern, another format,
+//! `uniqueItems`, …) and the schemas they cannot take whole (`$id`, `unevaluated*`, other
+//! drafts), and turns its errors into [`Failure`]s, worded as the rules' own.
+
+use std::error::Error;
+use std::fmt::Write as _;
+
+use boon::{Compiler, ErrorKind, SchemaIndex, Schemas};
+use serde_json::Value;
+
+use crate::tool::integers;
+use crate::tool::quick::{Failure, Kind, Quick, Token};
+
+/// Where the schema sits among boon's resources.
+const LOCATION: &str = "urn:mcp-tool:schema";
+
+/// A schema compiled by boon, and the parts of it the rules leave to boon.
+pub(super) struct Full {
+    schemas: Schemas,
+    root: SchemaIndex,
+    /// Boon's index of each part the rules numbered.
+    parts: Vec<SchemaIndex>,
+}
+
+impl Full {
+    /// Compiles `schema`, and its rules unless it must be checked whole.
+    pub(super) fn compile(schema: &Value) -> Result<(Full, Option<Quick>), String> {
+        let mut compiler = Compiler::new();
+        compiler.set_default_draft(boon::Draft::V2020_12);
+        compiler.enable_format_assertions();
+        for format in formats() {
+            compiler.register_format(format);
+        }
+        let mut schemas = Schemas::new();
+        compiler
+            .add_resource(LOCATION, schema.clone())
+            .map_err(|e| e.to_string())?;
+        let root = compiler
+            .compile(LOCATION, &mut schemas)
+            .map_err(|e| format!("{e:#}"))?;
+        let mut parts = Vec::new();
+        let quick = Quick::build(schema, &mut |pointer| {
+            let location = format!("{LOCATION}#{}", fragment(pointer));
+            let index = compiler.compile(&location, &mut schemas).ok()?;
+            parts.push(index);
+            Some(parts.len() - 1)
+        })
+        .ok();
+        Ok((
+            Full {
+                schemas,
+                root,
+                parts,
+            },
+            quick,
+        ))
+    }
+
+    /// Whether `value` satisfies a part the rules numbered.
+    pub(super) fn part(&self, part: usize, value: &Value) -> bool {
+        self.schemas.validate(value, self.parts[part]).is_ok()
+    }
+
+    /// The whole schema's verdict, and why a value breaks it.
+    pub(super) fn check(&self, instance: &Value) -> Result<(), Failure> {
+        self.schemas
+            .validate(instance, self.root)
+            .map_err(|e| failure(&e))
+    }
+}
+
+/// A boon error as a [`Failure`].
+fn failure(error: &boon::ValidationError<'_, '_>) -> Failure {
+    let at = error
+        .instance_location
+        .tokens
+        .iter()
+        .map(|token| match token {
+            boon::InstanceToken::Prop(p) => Token::Prop(p.to_string()),
+            boon::InstanceToken::Item(i) => Token::Item(*i),
+        })
+        .collect();
+    let kind = match &error.kind {
+        ErrorKind::Group
+        | ErrorKind::Schema { .. }
+        | ErrorKind::Reference { .. }
+        | ErrorKind::AllOf => Kind::Group,
+        ErrorKind::AnyOf | ErrorKind::OneOf(None) => Kind::AnyOf,
+        ErrorKind::Required { want } => {
+            Kind::Required(want.iter().map(|name| (*name).to_owned()).collect())
+        }
+        ErrorKind::AdditionalProperties { got } => {
+            Kind::Additional(got.iter().map(ToString::to_string).collect())
+        }
+        ErrorKind::Type { want, .. } => Kind::Type(want.iter().map(type_name).collect()),
+        ErrorKind::Format { want, err, .. } => Kind::Format {
+            name: (*want).to_owned(),
+            range: integers::range(want).map(|_| err.to_string()),
+        },
+        ErrorKind::MinLength { want, .. } => Kind::MinLength(*want),
+        ErrorKind::MaxLength { want, .. } => Kind::MaxLength(*want),
+        ErrorKind::Enum { want } => Kind::Enum((*want).clone()),
+        ErrorKind::Const { want } => Kind::Const((*want).clone()),
+        ErrorKind::Minimum { want, .. } => Kind::Minimum(want.to_string()),
+        ErrorKind::Maximum { want, .. } => Kind::Maximum(want.to_string()),
+        ErrorKind::ExclusiveMinimum { want, .. } => Kind::ExclusiveMinimum(want.to_string()),
+        ErrorKind::ExclusiveMaximum { want, .. } => Kind::ExclusiveMaximum(want.to_string()),
+        ErrorKind::MultipleOf { want, .. } => Kind::MultipleOf(want.to_string()),
+        ErrorKind::Pattern { want, .. } => Kind::Pattern((*want).to_owned()),
+        ErrorKind::MinItems { got, want } => Kind::MinItems {
+            got: *got,
+            want: *want,
+        },
+        ErrorKind::MaxItems { got, want } => Kind::MaxItems {
+            got: *got,
+            want: *want,
+        },
+        ErrorKind::UniqueItems { got: [a, b] } => Kind::UniqueItems(*a, *b),
+        other => Kind::Other(other.to_string()),
+    };
+    Failure {
+        at,
+        kind,
+        causes: error.causes.iter().map(failure).collect(),
+    }
+}
+
+fn type_name(t: boon::Type) -> &'static str {
+    match t {
+        boon::Type::Null => "null",
+        boon::Type::Boolean => "boolean",
+        boon::Type::Number => "number",
+        boon::Type::Integer => "integer",
+        boon::Type::String => "string",
+        boon::Type::Array => "array",
+        boon::Type::Object => "object",
+    }
+}
+
+/// The assertions of schemars' integer formats: a number outside the format's range is
+/// refused, named by the format and its range; anything else is left to the other keywords.
+pub(crate) fn formats() -> impl Iterator<Item = boon::Format> {
+    macro_rules! asserted {
+        ($($name:literal),*) => {[$(boon::Format {
+            name: $name,
+            func: |v| check_integer($name, v),
+        }),*]};
+    }
+    asserted!(
+        "int8", "int16", "int32", "int64", "int128", "int", "uint8", "uint16", "uint32", "uint64",
+        "uint128", "uint"
+    )
+    .into_iter()
+}
+
+fn check_integer(format: &str, value: &Value) -> Result<(), Box<dyn Error>> {
+    match (value, integers::range(format)) {
+        (Value::Number(n), Some(range)) if !integers::within(n, range) => {
+            Err(integers::range_text(range).into())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A JSON pointer as a URI fragment: what is not plainly safe in one, percent-encoded.
+fn fragment(pointer: &str) -> String {
+    let mut out = String::with_capacity(pointer.len());
+    for byte in pointer.bytes() {
+        if byte.is_ascii_alphanumeric() || b"/~-._$".contains(&byte) {
+            out.push(char::from(byte));
+        } else {
+            let _ = write!(out, "%{byte:02X}");
+        }
+    }
+    out
+}
