@@ -518,7 +518,7 @@
 //!
 //! A folder of [Agent Skills](https://agentskills.io) — each a directory with a `SKILL.md`
 //! (YAML frontmatter: `name`, the directory's own, and `description`) and the files it refers
-//! to — is served by the skills extension with `Server::skills(folder)` (feature `skills`, on
+//! to — is served by the skills extension with `Server::skills(folder)` (feature `skills`, not on
 //! by default): `skills/list`, `skills/get`, `resources/directory/read`, and each file as the
 //! resource `skill://<name>/<path>`, with the digest and size of every file in its skill's
 //! manifest. The `files` example serves `examples/skills`.
