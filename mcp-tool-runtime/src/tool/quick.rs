@@ -5,8 +5,8 @@
 //! A [`Quick`] answers exactly what the full validator (boon, feature `full-schema`) answers,
 //! never a guess: each rule is checked by its definition in JSON Schema 2020-12 as boon
 //! checks it (the same `type`, number and length comparisons, the same equality for `const`
-//! and `enum`, the same integer formats and `email`), and [`explain`] reports a broken rule
-//! as boon reports it. The rules are `type`, `const`, `enum`, the number and length bounds,
+//! and `enum`, the same integer formats and `email`), and [`Quick::explain`] reports a broken
+//! rule as boon reports it. The rules are `type`, `const`, `enum`, the number and length bounds,
 //! `required`, `properties`, `additionalProperties`, `items`, local `$ref`, `allOf`, `anyOf`,
 //! `oneOf`, `not`, `if`/`then`/`else`, schemars' integer and float formats and `email`.
 //!
@@ -269,17 +269,26 @@ impl Walk<'_> {
                 return Ok(false);
             }
         }
-        if let Some((condition, then, otherwise)) = rules.condition {
-            let branch = if self.valid(condition, value, depth)? {
-                then
-            } else {
-                otherwise
-            };
-            if let Some(branch) = branch {
-                return self.valid(branch, value, depth);
-            }
+        if let Some(condition) = rules.condition
+            && let Some(branch) = self.branch(condition, value, depth)?
+        {
+            return self.valid(branch, value, depth);
         }
         Ok(true)
+    }
+
+    /// The branch of an `if` (its `then` or its `else`) that applies to `value`, if it has one.
+    fn branch(
+        &self,
+        (condition, then, otherwise): (usize, Option<usize>, Option<usize>),
+        value: &Value,
+        depth: u32,
+    ) -> Result<Option<usize>, TooDeep> {
+        Ok(if self.valid(condition, value, depth)? {
+            then
+        } else {
+            otherwise
+        })
     }
 
     #[inline(never)]

@@ -3,11 +3,12 @@
 //! correct its call.
 //!
 //! A schema is compiled once, when a server starts. Its [`Quick`] rules check the keywords
-//! derived schemas use and word what they refuse. With the feature `full-schema` (a default
-//! one), the full validator (`boon`) checks the schema against JSON Schema itself, checks the
-//! parts with other keywords (patterns, other formats, `uniqueItems`, …) and the schemas
-//! the rules cannot take whole, and words their errors the same way ([`full`]). Without it,
-//! such a schema is refused when compiled, naming the keyword and the feature.
+//! derived schemas use (and that their values are valid JSON Schema) and word what they
+//! refuse. With the feature `full-schema` (a default one), the full validator (`boon`) checks
+//! the parts with other keywords (patterns, other formats, `uniqueItems`, …) and the schemas
+//! the rules cannot take whole, checks such a schema against JSON Schema itself, and words
+//! its errors the same way ([`full`]). Without it, such a schema is refused when compiled,
+//! naming the keyword and the feature.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -135,7 +136,10 @@ impl Validator {
     /// parts elsewhere, and a walk that went too deep.
     #[cfg(feature = "full-schema")]
     fn whole(&self, instance: &Value) -> Result<(), Failure> {
-        self.full.check(instance)
+        match self.full.check(instance) {
+            Some(verdict) => verdict,
+            None => self.own(instance),
+        }
     }
 
     /// Without the full validator no part is elsewhere.
@@ -147,6 +151,11 @@ impl Validator {
     /// Without the full validator, only a walk that went too deep gets here.
     #[cfg(not(feature = "full-schema"))]
     fn whole(&self, instance: &Value) -> Result<(), Failure> {
+        self.own(instance)
+    }
+
+    /// The rules' verdict, when they cannot say: the value is too deep for them.
+    fn own(&self, instance: &Value) -> Result<(), Failure> {
         match self.quick.as_ref().map(|quick| quick.explain(instance)) {
             Some(Ok(None)) => Ok(()),
             Some(Ok(Some(failure))) => Err(failure),

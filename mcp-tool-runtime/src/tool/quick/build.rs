@@ -212,10 +212,14 @@ impl Builder<'_> {
                         one => vec![one],
                     };
                     for name in names {
+                        // Each type once, and at least one.
                         match name.as_str().and_then(type_bit) {
-                            Some(bit) => rules.types |= bit,
-                            None => return Err(invalid()),
+                            Some(bit) if rules.types & bit == 0 => rules.types |= bit,
+                            _ => return Err(invalid()),
                         }
+                    }
+                    if rules.types == 0 {
+                        return Err(invalid());
                     }
                 }
                 "const" => rules.constant = Some(value.clone()),
@@ -254,7 +258,11 @@ impl Builder<'_> {
                 "required" => {
                     let names = value.as_array().ok_or_else(invalid)?;
                     for name in names {
-                        let name = name.as_str().ok_or_else(invalid)?;
+                        // Each name once.
+                        let name = name
+                            .as_str()
+                            .filter(|name| !rules.required.iter().any(|r| r == name))
+                            .ok_or_else(invalid)?;
                         rules.required.push(name.to_owned());
                     }
                 }
@@ -304,8 +312,27 @@ impl Builder<'_> {
                     Some(None) => return Ok(Err(format!("`$ref: {value}`"))),
                     None => return Err(invalid()),
                 },
-                // Annotations (`title`, `description`, `default`, …), `then`/`else` without
-                // `if`, and the definitions references point into.
+                // Subschemas that apply to nothing here are schemas all the same: `then` and
+                // `else` without `if`, and the definitions references point into.
+                "then" | "else" if !map.contains_key("if") => {
+                    self.part(&here())?;
+                }
+                "$defs" | "definitions" => {
+                    let definitions = value.as_object().ok_or_else(invalid)?;
+                    let base = here();
+                    for name in definitions.keys() {
+                        self.part(&format!("{base}/{}", escape(name)))?;
+                    }
+                }
+                // The annotations JSON Schema gives a type.
+                "title" | "description" | "$comment" if !value.is_string() => {
+                    return Err(invalid());
+                }
+                "deprecated" | "readOnly" | "writeOnly" if !value.is_boolean() => {
+                    return Err(invalid());
+                }
+                "examples" if !value.is_array() => return Err(invalid()),
+                // Other annotations (`default`, …), and words of no vocabulary.
                 _ => {}
             }
         }

@@ -99,14 +99,17 @@ impl Explain<'_> {
         }
     }
 
-    /// The verdict alone (for `not`, `if`, and `oneOf` after its match).
-    fn valid(&self, index: usize, value: &Value, depth: u32) -> Result<bool, TooDeep> {
+    /// The verdicts alone (for `not`, `if`, and `oneOf` after its match).
+    fn walk(&self) -> Walk<'_> {
         Walk {
             parts: self.parts,
             // A complete schema has no part elsewhere.
             elsewhere: &|_, _| true,
         }
-        .valid(index, value, depth)
+    }
+
+    fn valid(&self, index: usize, value: &Value, depth: u32) -> Result<bool, TooDeep> {
+        self.walk().valid(index, value, depth)
     }
 
     fn part(
@@ -405,15 +408,10 @@ impl Explain<'_> {
                 self.add(failed, Kind::AnyOf, errors);
             }
         }
-        if let Some((condition, then, otherwise)) = rules.condition {
-            let branch = if self.valid(condition, value, depth)? {
-                then
-            } else {
-                otherwise
-            };
-            if let Some(branch) = branch {
-                errors.extend(self.part(branch, value, depth)?);
-            }
+        if let Some(condition) = rules.condition
+            && let Some(branch) = self.walk().branch(condition, value, depth)?
+        {
+            errors.extend(self.part(branch, value, depth)?);
         }
         Ok(())
     }

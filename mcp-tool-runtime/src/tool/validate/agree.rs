@@ -16,7 +16,10 @@ fn verdicts(schema: &Value, instances: &[Value]) -> Vec<(Option<bool>, bool)> {
     instances
         .iter()
         .map(|i| {
-            let boon = full.check(i).map_err(|f| refused(&f, i));
+            let boon = full
+                .check(i)
+                .expect("boon compiles the schema")
+                .map_err(|f| refused(&f, i));
             assert_eq!(validator.check(i), boon, "{i} against {schema}");
             (quick.check(i, &|p, v| full.part(p, v)), boon.is_ok())
         })
@@ -359,7 +362,7 @@ fn a_reference_loop_is_left_to_boon() {
     let (full, quick) = Full::compile(&schema).unwrap();
     assert!(quick.is_none(), "a loop has no rules");
     assert!(
-        full.check(&json!(1)).is_err(),
+        full.check(&json!(1)).unwrap().is_err(),
         "boon names the loop as an error"
     );
     // A recursive schema that consumes the value as it goes has rules.
@@ -388,4 +391,49 @@ fn schemas_with_context_dependent_keywords_are_boons_alone() {
     }
     let (_, quick) = Full::compile(&json!({"unevaluatedProperties": false})).unwrap();
     assert!(quick.is_none());
+}
+
+#[test]
+fn a_schema_the_rules_take_whole_is_not_given_to_boon_to_start() {
+    let (full, quick) =
+        Full::compile(&json!({"type": "object", "properties": {"a": {"type": "integer"}}}))
+            .unwrap();
+    assert!(quick.is_some());
+    assert!(matches!(&full, Full::Lazy { compiled, .. } if compiled.get().is_none()));
+    // Asked (a value too deep for the rules), boon compiles it then.
+    assert!(full.check(&json!({"a": "x"})).unwrap().is_err());
+    assert!(matches!(&full, Full::Lazy { compiled, .. } if compiled.get().is_some()));
+    let (full, _) = Full::compile(&json!({"properties": {"a": {"pattern": "^x"}}})).unwrap();
+    assert!(matches!(full, Full::Compiled(_)));
+}
+
+#[test]
+fn what_the_rules_refuse_as_no_schema_boon_refuses_too() {
+    for invalid in [
+        json!({"type": "nonsense"}),
+        json!({"required": "a"}),
+        json!({"anyOf": []}),
+        json!({"multipleOf": 0}),
+        json!({"minimum": "1"}),
+        json!({"$ref": "#/$defs/missing"}),
+        json!({"not": 1}),
+        json!({"title": 5}),
+        json!({"examples": {}}),
+        json!({"deprecated": "yes"}),
+        json!({"type": []}),
+        json!({"type": ["string", "string"]}),
+        json!({"required": ["a", "a"]}),
+        json!({"then": 1}),
+        json!({"$defs": {"Unused": {"minimum": "a"}}}),
+    ] {
+        assert!(
+            Quick::build(&invalid, &mut |_| None).is_err(),
+            "the rules took {invalid}"
+        );
+        assert!(
+            super::full::Compiled::new(&invalid, false).is_err(),
+            "boon took {invalid}"
+        );
+        assert!(Validator::compile(&invalid).is_err(), "{invalid}");
+    }
 }

@@ -1,11 +1,13 @@
 //! The full validator (feature `full-schema`): boon, a JSON Schema validator of every draft,
-//! keyword and format. It checks each schema against JSON Schema itself when compiled, checks
-//! the parts of a schema the [`Quick`] rules leave to it (a pattern, another format,
-//! `uniqueItems`, …) and the schemas they cannot take whole (`$id`, `unevaluated*`, other
-//! drafts), and turns its errors into [`Failure`]s, worded as the rules' own.
+//! keyword and format. It checks the parts of a schema the [`Quick`] rules leave to it (a
+//! pattern, another format, `uniqueItems`, …) and the schemas they cannot take whole (`$id`,
+//! `unevaluated*`, other drafts), checking such a schema against JSON Schema itself when it is
+//! compiled, and turns its errors into [`Failure`]s, worded as the rules' own. A schema the
+//! rules take whole is not given to boon unless a value is too deep for them.
 
 use std::error::Error;
 use std::fmt::Write as _;
+use std::sync::OnceLock;
 
 use boon::{Compiler, ErrorKind, SchemaIndex, Schemas};
 use serde_json::Value;
@@ -16,8 +18,22 @@ use crate::tool::quick::{Failure, Kind, Quick, Token};
 /// Where the schema sits among boon's resources.
 const LOCATION: &str = "urn:mcp-tool:schema";
 
+/// The full validator's side of a schema.
+pub(super) enum Full {
+    /// Compiled when the schema was: it has parts the rules leave to boon, or no rules.
+    Compiled(Compiled),
+    /// The rules take the schema whole (and have checked it is one), so boon is not needed
+    /// to start: it compiles the schema only for a value too deep for the rules. A server
+    /// whose schemas are all of this kind never runs boon's code, and does not hold it in
+    /// memory.
+    Lazy {
+        schema: Value,
+        compiled: OnceLock<Option<Compiled>>,
+    },
+}
+
 /// A schema compiled by boon, and the parts of it the rules leave to boon.
-pub(super) struct Full {
+pub(super) struct Compiled {
     schemas: Schemas,
     root: SchemaIndex,
     /// Boon's index of each part the rules numbered.
@@ -25,8 +41,48 @@ pub(super) struct Full {
 }
 
 impl Full {
-    /// Compiles `schema`, and its rules unless it must be checked whole.
+    /// Compiles `schema`: its rules, and boon's unless the rules take it whole.
     pub(super) fn compile(schema: &Value) -> Result<(Full, Option<Quick>), String> {
+        if let Ok(quick) = Quick::build(schema, &mut |_| None) {
+            let lazy = Full::Lazy {
+                schema: schema.clone(),
+                compiled: OnceLock::new(),
+            };
+            return Ok((lazy, Some(quick)));
+        }
+        let (compiled, quick) = Compiled::new(schema, true)?;
+        Ok((Full::Compiled(compiled), quick))
+    }
+
+    /// Whether `value` satisfies a part the rules numbered.
+    pub(super) fn part(&self, part: usize, value: &Value) -> bool {
+        match self {
+            Full::Compiled(compiled) => compiled.part(part, value),
+            // Rules that take the schema whole number no part.
+            Full::Lazy { .. } => true,
+        }
+    }
+
+    /// The whole schema's verdict, and why a value breaks it; `None` when boon, asked for the
+    /// first time, cannot compile a schema the rules took.
+    pub(super) fn check(&self, instance: &Value) -> Option<Result<(), Failure>> {
+        let compiled = match self {
+            Full::Compiled(compiled) => compiled,
+            Full::Lazy { schema, compiled } => compiled
+                .get_or_init(|| Compiled::new(schema, false).ok().map(|(c, _)| c))
+                .as_ref()?,
+        };
+        Some(compiled.check(instance))
+    }
+}
+
+impl Compiled {
+    /// boon's compile of `schema`, and (`with_rules`) the rules with the parts they leave to
+    /// boon compiled at their places.
+    pub(super) fn new(
+        schema: &Value,
+        with_rules: bool,
+    ) -> Result<(Compiled, Option<Quick>), String> {
         let mut compiler = Compiler::new();
         compiler.set_default_draft(boon::Draft::V2020_12);
         compiler.enable_format_assertions();
@@ -41,30 +97,30 @@ impl Full {
             .compile(LOCATION, &mut schemas)
             .map_err(|e| format!("{e:#}"))?;
         let mut parts = Vec::new();
-        let quick = Quick::build(schema, &mut |pointer| {
-            let location = format!("{LOCATION}#{}", fragment(pointer));
-            let index = compiler.compile(&location, &mut schemas).ok()?;
-            parts.push(index);
-            Some(parts.len() - 1)
-        })
-        .ok();
-        Ok((
-            Full {
-                schemas,
-                root,
-                parts,
-            },
-            quick,
-        ))
+        let quick = with_rules
+            .then(|| {
+                Quick::build(schema, &mut |pointer| {
+                    let location = format!("{LOCATION}#{}", fragment(pointer));
+                    let index = compiler.compile(&location, &mut schemas).ok()?;
+                    parts.push(index);
+                    Some(parts.len() - 1)
+                })
+                .ok()
+            })
+            .flatten();
+        let compiled = Compiled {
+            schemas,
+            root,
+            parts,
+        };
+        Ok((compiled, quick))
     }
 
-    /// Whether `value` satisfies a part the rules numbered.
-    pub(super) fn part(&self, part: usize, value: &Value) -> bool {
+    fn part(&self, part: usize, value: &Value) -> bool {
         self.schemas.validate(value, self.parts[part]).is_ok()
     }
 
-    /// The whole schema's verdict, and why a value breaks it.
-    pub(super) fn check(&self, instance: &Value) -> Result<(), Failure> {
+    fn check(&self, instance: &Value) -> Result<(), Failure> {
         self.schemas
             .validate(instance, self.root)
             .map_err(|e| failure(&e))

@@ -186,6 +186,14 @@ fn a_schema_without_rules_here_is_refused_by_the_keyword_that_has_none() {
         json!({"multipleOf": 0}),
         json!({"$ref": "#/$defs/missing"}),
         json!({"not": 1}),
+        json!({"title": 5}),
+        json!({"examples": {}}),
+        json!({"deprecated": "yes"}),
+        json!({"type": []}),
+        json!({"type": ["string", "string"]}),
+        json!({"required": ["a", "a"]}),
+        json!({"then": 1}),
+        json!({"$defs": {"Unused": {"minimum": "a"}}}),
     ] {
         assert!(
             matches!(refusal(invalid.clone()), Some(Refusal::Invalid { .. })),
