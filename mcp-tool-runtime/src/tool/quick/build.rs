@@ -307,9 +307,15 @@ impl Builder<'_> {
                     };
                     rules.condition = Some((self.part(&here())?, then, otherwise));
                 }
-                "$ref" => match value.as_str().map(local_pointer) {
-                    Some(Some(target)) => rules.reference = Some(self.part(target)?),
-                    Some(None) => return Ok(Err(format!("`$ref: {value}`"))),
+                "$ref" => match value.as_str().map(|r| (r, local_pointer(r))) {
+                    // A fragment with a character no URI holds is no URI reference.
+                    Some((reference, _))
+                        if reference.starts_with('#') && !fragment_characters(reference) =>
+                    {
+                        return Err(invalid());
+                    }
+                    Some((_, Some(target))) => rules.reference = Some(self.part(target)?),
+                    Some((_, None)) => return Ok(Err(format!("`$ref: {value}`"))),
                     None => return Err(invalid()),
                 },
                 // Subschemas that apply to nothing here are schemas all the same: `then` and
@@ -395,6 +401,14 @@ fn local_pointer(reference: &str) -> Option<&str> {
 /// A property name as a JSON pointer token.
 fn escape(name: &str) -> String {
     name.replace('~', "~0").replace('/', "~1")
+}
+
+/// Whether every character after `#` may stand in a URI's fragment (RFC 3986: unreserved,
+/// percent-encoded, sub-delimiters, `:`, `@`, `/`, `?`).
+fn fragment_characters(reference: &str) -> bool {
+    reference[1..]
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"-._~%!$&'()*+,;=:@/?".contains(&b))
 }
 
 /// A number bound's value: compared as a float, shown as written.

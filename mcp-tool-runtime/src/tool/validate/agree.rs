@@ -425,6 +425,8 @@ fn what_the_rules_refuse_as_no_schema_boon_refuses_too() {
         json!({"required": ["a", "a"]}),
         json!({"then": 1}),
         json!({"$defs": {"Unused": {"minimum": "a"}}}),
+        json!({"$defs": {"a b": {}}, "$ref": "#/$defs/a b"}),
+        json!({"$defs": {"é": {}}, "$ref": "#/$defs/é"}),
     ] {
         assert!(
             Quick::build(&invalid, &mut |_| None).is_err(),
