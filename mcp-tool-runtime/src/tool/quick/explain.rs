@@ -55,6 +55,8 @@ pub(crate) enum Kind {
     ExclusiveMinimum(String),
     ExclusiveMaximum(String),
     MultipleOf(String),
+    /// Made from the full validator's errors only (the rules leave patterns to it).
+    #[cfg_attr(not(feature = "full-schema"), allow(dead_code))]
     Pattern(String),
     MinItems {
         got: usize,
@@ -64,7 +66,8 @@ pub(crate) enum Kind {
         got: usize,
         want: usize,
     },
-    /// The indexes of two equal items.
+    /// The indexes of two equal items; from the full validator's errors only.
+    #[cfg_attr(not(feature = "full-schema"), allow(dead_code))]
     UniqueItems(usize, usize),
     /// Any other rule, worded as the full validator words it.
     Other(String),

@@ -409,25 +409,7 @@ fn a_schema_the_rules_take_whole_is_not_given_to_boon_to_start() {
 
 #[test]
 fn what_the_rules_refuse_as_no_schema_boon_refuses_too() {
-    for invalid in [
-        json!({"type": "nonsense"}),
-        json!({"required": "a"}),
-        json!({"anyOf": []}),
-        json!({"multipleOf": 0}),
-        json!({"minimum": "1"}),
-        json!({"$ref": "#/$defs/missing"}),
-        json!({"not": 1}),
-        json!({"title": 5}),
-        json!({"examples": {}}),
-        json!({"deprecated": "yes"}),
-        json!({"type": []}),
-        json!({"type": ["string", "string"]}),
-        json!({"required": ["a", "a"]}),
-        json!({"then": 1}),
-        json!({"$defs": {"Unused": {"minimum": "a"}}}),
-        json!({"$defs": {"a b": {}}, "$ref": "#/$defs/a b"}),
-        json!({"$defs": {"é": {}}, "$ref": "#/$defs/é"}),
-    ] {
+    for invalid in super::tests::invalid_schemas() {
         assert!(
             Quick::build(&invalid, &mut |_| None).is_err(),
             "the rules took {invalid}"

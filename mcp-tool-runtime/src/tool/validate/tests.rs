@@ -2,6 +2,29 @@
 use super::*;
 use serde_json::json;
 
+/// Schemas that are not valid JSON Schema, each for another reason the rules see.
+pub(super) fn invalid_schemas() -> Vec<Value> {
+    vec![
+        json!({"type": "nonsense"}),
+        json!({"required": "a"}),
+        json!({"anyOf": []}),
+        json!({"multipleOf": 0}),
+        json!({"minimum": "1"}),
+        json!({"$ref": "#/$defs/missing"}),
+        json!({"not": 1}),
+        json!({"title": 5}),
+        json!({"examples": {}}),
+        json!({"deprecated": "yes"}),
+        json!({"type": []}),
+        json!({"type": ["string", "string"]}),
+        json!({"required": ["a", "a"]}),
+        json!({"then": 1}),
+        json!({"$defs": {"Unused": {"minimum": "a"}}}),
+        json!({"$defs": {"a b": {}}, "$ref": "#/$defs/a b"}),
+        json!({"$defs": {"é": {}}, "$ref": "#/$defs/é"}),
+    ]
+}
+
 fn errors(schema: Value, instance: Value) -> String {
     Validator::compile(&schema)
         .unwrap()
@@ -179,22 +202,7 @@ fn a_schema_without_rules_here_is_refused_by_the_keyword_that_has_none() {
             at: "/properties/a".to_owned()
         })
     );
-    for invalid in [
-        json!({"type": "nonsense"}),
-        json!({"required": "a"}),
-        json!({"anyOf": []}),
-        json!({"multipleOf": 0}),
-        json!({"$ref": "#/$defs/missing"}),
-        json!({"not": 1}),
-        json!({"title": 5}),
-        json!({"examples": {}}),
-        json!({"deprecated": "yes"}),
-        json!({"type": []}),
-        json!({"type": ["string", "string"]}),
-        json!({"required": ["a", "a"]}),
-        json!({"then": 1}),
-        json!({"$defs": {"Unused": {"minimum": "a"}}}),
-    ] {
+    for invalid in invalid_schemas() {
         assert!(
             matches!(refusal(invalid.clone()), Some(Refusal::Invalid { .. })),
             "{invalid}"
