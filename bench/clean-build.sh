@@ -2,7 +2,7 @@
 # Clean-build leg of the benchmark (see BENCHMARKS.md): what a new user waits for and ships.
 # Generates three crates outside the workspace doing the same job — the `calc` example's two
 # tools (`multiply`, and `divide` with a division-by-zero error) over stdio:
-#   calc-stdio   mcp-tool with `default-features = false` (stdio only)
+#   calc-stdio   mcp-tool with `default-features = false` (stdio only, the validator's own rules)
 #   calc-default mcp-tool with its default features (stdio and Streamable HTTP)
 #   calc-rmcp    rmcp (`server`, `macros`, `transport-io`), written as its docs show
 # and, one after the other, each in a fresh target directory: a clean release build, then
