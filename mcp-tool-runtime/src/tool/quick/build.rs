@@ -70,6 +70,9 @@ impl fmt::Display for Refusal {
                 "{keyword} at #{at} is checked only by the full JSON Schema validator \
                  (mcp-tool's feature `full-schema`)"
             ),
+            Refusal::Invalid { keyword, at } if keyword.is_empty() => {
+                write!(f, "the schema at #{at} is not valid JSON Schema")
+            }
             Refusal::Invalid { keyword, at } => {
                 write!(
                     f,
@@ -155,10 +158,7 @@ impl Builder<'_> {
             return Ok(index);
         }
         let root = self.root;
-        let schema = root.pointer(pointer).ok_or_else(|| Refusal::Invalid {
-            keyword: "$ref".to_owned(),
-            at: pointer.to_owned(),
-        })?;
+        let schema = root.pointer(pointer).ok_or_else(|| not_a_schema(pointer))?;
         let index = self.parts.len();
         // Reserved first, so that a reference back to this part finds it.
         self.parts.push(Part::Always(true));
@@ -177,12 +177,7 @@ impl Builder<'_> {
                     }
                 },
             },
-            _ => {
-                return Err(Refusal::Invalid {
-                    keyword: "a schema".to_owned(),
-                    at: pointer.to_owned(),
-                });
-            }
+            _ => return Err(not_a_schema(pointer)),
         };
         self.parts[index] = part;
         Ok(index)
@@ -314,6 +309,10 @@ impl Builder<'_> {
                     {
                         return Err(invalid());
                     }
+                    // A reference to nothing is refused where it is written.
+                    Some((_, Some(target))) if self.root.pointer(target).is_none() => {
+                        return Err(invalid());
+                    }
                     Some((_, Some(target))) => rules.reference = Some(self.part(target)?),
                     Some((_, None)) => return Ok(Err(format!("`$ref: {value}`"))),
                     None => return Err(invalid()),
@@ -401,6 +400,16 @@ fn local_pointer(reference: &str) -> Option<&str> {
 /// A property name as a JSON pointer token.
 fn escape(name: &str) -> String {
     name.replace('~', "~0").replace('/', "~1")
+}
+
+/// The refusal of a value at `pointer` that is no schema (neither an object nor a boolean):
+/// named by its last step (`not`, a property's name, an index), at the part holding it.
+fn not_a_schema(pointer: &str) -> Refusal {
+    let (at, step) = pointer.rsplit_once('/').unwrap_or_default();
+    Refusal::Invalid {
+        keyword: step.replace("~1", "/").replace("~0", "~"),
+        at: at.to_owned(),
+    }
 }
 
 /// Whether every character after `#` may stand in a URI's fragment (RFC 3986: unreserved,

@@ -197,7 +197,7 @@ fn type_name(t: boon::Type) -> &'static str {
 
 /// The assertions of schemars' integer formats: a number outside the format's range is
 /// refused, named by the format and its range; anything else is left to the other keywords.
-pub(crate) fn formats() -> impl Iterator<Item = boon::Format> {
+fn formats() -> impl Iterator<Item = boon::Format> {
     macro_rules! asserted {
         ($($name:literal),*) => {[$(boon::Format {
             name: $name,
