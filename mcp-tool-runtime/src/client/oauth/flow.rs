@@ -51,7 +51,7 @@ pub(crate) struct Authorizer {
 fn fresh(tokens: &Tokens) -> bool {
     tokens
         .expires_at
-        .is_none_or(|at| now() + EARLY.as_secs() < at)
+        .is_none_or(|at| now().saturating_add(EARLY.as_secs()) < at)
 }
 
 /// Who a registration (kept, or made now) says the client is.
@@ -65,10 +65,12 @@ fn registered(registration: Registration) -> Identity {
     }
 }
 
-/// The scopes of a space-separated list, in order, without repeats.
+/// The scopes of a space-separated list, in order, without repeats. Only a space separates
+/// (RFC 6749 §3.3): a tab or a line break is part of the scope it is in, which no
+/// authorization server grants.
 fn scope_list(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for scope in text.split_ascii_whitespace() {
+    for scope in text.split(' ').filter(|s| !s.is_empty()) {
         if !out.iter().any(|s| s == scope) {
             out.push(scope.to_owned());
         }
@@ -598,5 +600,6 @@ mod tests {
     #[test]
     fn scope_lists_lose_repeats() {
         assert_eq!(scope_list(" a b  a c"), ["a", "b", "c"]);
+        assert_eq!(scope_list("a\tb c"), ["a\tb", "c"]);
     }
 }

@@ -14,8 +14,9 @@ use crate::sync::lock;
 use crate::tool::Identity;
 
 use super::super::auth::AuthError;
-use super::settings::Settings;
+use super::settings::{Settings, later};
 use crate::protocol::oauth::fetch::{self, FetchError, form_encode};
+use crate::protocol::oauth::scope_tokens;
 
 /// The most answers kept.
 const MAX_CACHED: usize = 10_000;
@@ -118,7 +119,7 @@ impl Introspector {
                 cache.clear();
             }
         }
-        cache.insert(key, (Instant::now() + keep, verdict.clone()));
+        cache.insert(key, (later(keep), verdict.clone()));
         Ok(verdict)
     }
 }
@@ -163,18 +164,21 @@ fn judge(answer: Answer, now: u64, settings: &Settings) -> Verdict {
             ));
         }
     }
-    let Some(subject) = answer.sub.or_else(|| answer.client_id.clone()) else {
+    let Some(subject) = answer
+        .sub
+        .or_else(|| answer.client_id.clone())
+        .filter(|s| !s.is_empty())
+    else {
         return Err(AuthError::invalid("the token names no subject"));
+    };
+    let Some(scopes) = scope_tokens(answer.scope.as_deref().unwrap_or("")) else {
+        return Err(AuthError::invalid(
+            "the token's `scope` is not a list of scopes separated by spaces",
+        ));
     };
     Ok(Identity {
         subject,
-        scopes: answer
-            .scope
-            .as_deref()
-            .unwrap_or("")
-            .split_ascii_whitespace()
-            .map(str::to_owned)
-            .collect(),
+        scopes: scopes.into_iter().map(str::to_owned).collect(),
         client_id: answer.client_id,
     })
 }

@@ -397,6 +397,18 @@ mod tests {
             (json!({ "sub": null }), "no `sub`"),
             (json!({ "exp": null }), "no `exp`"),
             (json!({ "aud": null }), "no `aud`"),
+            // RFC 7519: `iss` is a string, not a list that holds the issuer.
+            (json!({ "iss": [ISSUER] }), "`iss` is not a string"),
+            (json!({ "sub": "" }), "`sub` is empty"),
+            // RFC 6749 §3.3: only a space separates scopes.
+            (
+                json!({ "scope": "users:read\tusers:write" }),
+                "`scope` is not a list of scopes separated by spaces",
+            ),
+            (
+                json!({ "scope": null, "scp": "a\nb" }),
+                "`scp` is not a list of scopes separated by spaces",
+            ),
         ] {
             let said = refusal(&oauth, &hs256(&claims(change.clone()))).await;
             assert!(said.contains(why), "{change}: {said}");
@@ -404,6 +416,20 @@ mod tests {
         // Within the leeway, an expired token still passes; past it, not.
         let token = hs256(&claims(json!({ "exp": now() - 10 })));
         assert!(oauth.check(&token).await.is_ok());
+    }
+
+    /// A token whose `exp` lies centuries ahead is remembered for a bounded time (adding it to
+    /// the clock once panicked the request).
+    #[tokio::test]
+    async fn a_token_expiring_in_the_far_future_is_taken_without_overflow() {
+        let oauth = verifier();
+        for exp in [u64::MAX, u64::MAX / 2, 1 << 40] {
+            let token = hs256(&claims(json!({ "exp": exp })));
+            let identity = oauth.check(&token).await.expect("accepted");
+            assert_eq!(identity.subject, "alice");
+            // And again, from what was remembered.
+            assert!(oauth.check(&token).await.is_ok());
+        }
     }
 
     #[tokio::test]

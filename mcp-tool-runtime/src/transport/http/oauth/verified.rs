@@ -8,6 +8,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
 
+use super::settings::later;
 use crate::sync::lock;
 use crate::tool::Identity;
 
@@ -63,7 +64,7 @@ impl Verified {
             digest,
             Kept {
                 identity: identity.clone(),
-                until: Instant::now() + left,
+                until: later(left),
                 generation,
             },
         );
