@@ -28,6 +28,8 @@ use reqwest::{RequestBuilder, StatusCode};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
+#[path = "oauth/fetches.rs"]
+mod fetches;
 #[path = "oauth/sign_in.rs"]
 mod sign_in;
 
