@@ -15,8 +15,9 @@ use sha2::{Digest, Sha256};
 use crate::client::ClientError;
 use crate::protocol::oauth::fetch;
 use crate::protocol::oauth::{AuthServerMetadata, Challenge, origin_and_path};
+use crate::sync::lock;
 
-use super::discover::{Discovered, discover};
+use super::discover::{Discovered, Trust, discover};
 use super::token::{Identity, token_request};
 use super::{
     Credential, Grant, OAuth, Registration, TokenKey, Tokens, excerpt, fetch_error, now,
@@ -45,6 +46,9 @@ pub(crate) struct Authorizer {
     current: RwLock<Option<Tokens>>,
     /// One flow at a time; what it found.
     flow: tokio::sync::Mutex<Option<Discovered>>,
+    /// The issuer the client's credentials belong to: configured, else (for a client with a
+    /// secret or a key) the first one discovered.
+    pinned: std::sync::Mutex<Option<String>>,
 }
 
 /// Whether `tokens` may still be sent (they do not expire within [`EARLY`]).
@@ -81,11 +85,12 @@ fn scope_list(text: &str) -> Vec<String> {
 impl Authorizer {
     pub(crate) fn new(settings: OAuth, server: &str) -> Self {
         Authorizer {
-            settings,
             server: server.split('#').next().unwrap_or(server).to_owned(),
             http: fetch::client(),
             current: RwLock::new(None),
             flow: tokio::sync::Mutex::new(None),
+            pinned: std::sync::Mutex::new(settings.issuer.clone()),
+            settings,
         }
     }
 
@@ -101,6 +106,31 @@ impl Authorizer {
             .current
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = tokens;
+    }
+
+    /// Discovers where the server's tokens come from, within what the client trusts; a
+    /// client with credentials of its own pins the issuer it finds first.
+    async fn discover(&self, challenge: &Challenge) -> Result<Discovered, ClientError> {
+        let pinned = lock(&self.pinned).clone();
+        let trust = Trust {
+            issuer: pinned.as_deref(),
+            origins: &self.settings.trusted_origins,
+        };
+        let found = discover(&self.http, &self.server, challenge, &trust).await?;
+        let own_credentials = !matches!(self.settings.credential, Credential::None);
+        let mut pin = lock(&self.pinned);
+        match &*pin {
+            // Pinned meanwhile by another flow: the same check as discovery's.
+            Some(issuer) if *issuer != found.issuer => {
+                return Err(unauthorized(format!(
+                    "the server names the authorization server `{}`, but this client's credentials belong to `{issuer}`: nothing is sent to `{}`",
+                    found.issuer, found.issuer
+                )));
+            }
+            None if own_credentials => *pin = Some(found.issuer.clone()),
+            _ => {}
+        }
+        Ok(found)
     }
 
     fn key(&self, found: &Discovered) -> TokenKey {
@@ -175,7 +205,7 @@ impl Authorizer {
             return Ok(());
         }
         let challenge = challenge.and_then(Challenge::parse).unwrap_or_default();
-        let found = discover(&self.http, &self.server, &challenge).await?;
+        let found = self.discover(&challenge).await?;
         let key = self.key(&found);
         *flow = Some(found.clone());
         // Only tokens of this resource and issuer are used or refreshed here: a token of
@@ -211,7 +241,7 @@ impl Authorizer {
         let challenge = Challenge::parse(challenge).unwrap_or_default();
         let found = match flow.clone() {
             Some(found) => found,
-            None => discover(&self.http, &self.server, &challenge).await?,
+            None => self.discover(&challenge).await?,
         };
         *flow = Some(found.clone());
         // The scopes held (as granted, else as asked for), and the challenge's beside them.

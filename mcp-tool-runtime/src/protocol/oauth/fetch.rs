@@ -100,12 +100,19 @@ pub(crate) async fn read(
     Ok((status, body))
 }
 
-/// `body` read as `T`; the error names `url`, and serde's reason (which quotes no value of a
-/// JSON string longer than serde's own excerpts).
+/// `body` read as `T`; the error names `url` and where the body went wrong, never what it
+/// holds (serde's own message may quote a value of it: a fetched body is the server's, and may
+/// be an internal page a server pointed the client at).
 pub(crate) fn parse<T: DeserializeOwned>(body: &[u8], url: &str) -> Result<T, FetchError> {
-    serde_json::from_slice(body).map_err(|e| FetchError::NotJson {
-        url: url.to_owned(),
-        reason: e.to_string(),
+    serde_json::from_slice(body).map_err(|e| {
+        let what = match e.classify() {
+            serde_json::error::Category::Data => "JSON of another shape",
+            _ => "not JSON",
+        };
+        FetchError::NotJson {
+            url: url.to_owned(),
+            reason: format!("{what} (line {}, column {})", e.line(), e.column()),
+        }
     })
 }
 
