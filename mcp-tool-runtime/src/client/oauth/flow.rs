@@ -5,7 +5,6 @@
 //! token when it ends and are sent again with it.
 
 use std::sync::{OnceLock, RwLock};
-use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -20,14 +19,11 @@ use crate::sync::lock;
 use super::assertion::assertion_form;
 use super::discover::{Discovered, Trust, discover};
 use super::dpop::DpopKey;
-use super::token::{Identity, token_request};
+use super::token::{Identity, fresh, registered, scope_list, token_request};
 use super::{
-    Credential, Grant, OAuth, Registration, TokenKey, Tokens, excerpt, fetch_error, now,
-    oauth_error, random, unauthorized,
+    Credential, Grant, OAuth, Registration, TokenKey, Tokens, excerpt, fetch_error, oauth_error,
+    random, unauthorized,
 };
-
-/// A token this close to its expiry is refreshed before it is sent.
-const EARLY: Duration = Duration::from_secs(30);
 
 /// A dynamic registration's answer (RFC 7591 §3.2.1).
 #[derive(Deserialize)]
@@ -53,42 +49,6 @@ pub(crate) struct Authorizer {
     /// The issuer the client's credentials belong to: configured, else (for a client with a
     /// secret or a key) the first one discovered.
     pinned: std::sync::Mutex<Option<String>>,
-}
-
-/// Whether `tokens` may still be sent as they are: less than three quarters of their
-/// lifetime gone, and more than [`EARLY`] of it left (past that they are renewed: refreshed,
-/// or granted again when no user is needed).
-fn fresh(tokens: &Tokens) -> bool {
-    let Some(at) = tokens.expires_at else {
-        return true;
-    };
-    let lifetime = tokens.obtained_at.map_or(0, |from| at.saturating_sub(from));
-    let margin = EARLY.as_secs().max(lifetime / 4);
-    now().saturating_add(margin) < at
-}
-
-/// Who a registration (kept, or made now) says the client is.
-fn registered(registration: Registration) -> Identity {
-    Identity {
-        client_id: registration.client_id,
-        credential: registration
-            .client_secret
-            .map_or(Credential::None, Credential::Secret),
-        method: registration.token_endpoint_auth_method,
-    }
-}
-
-/// The scopes of a space-separated list, in order, without repeats. Only a space separates
-/// (RFC 6749 §3.3): a tab or a line break is part of the scope it is in, which no
-/// authorization server grants.
-fn scope_list(text: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for scope in text.split(' ').filter(|s| !s.is_empty()) {
-        if !out.iter().any(|s| s == scope) {
-            out.push(scope.to_owned());
-        }
-    }
-    out
 }
 
 impl Authorizer {
@@ -714,16 +674,5 @@ impl Authorizer {
         }
         self.keep(found, fresh.clone());
         Ok(fresh)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::scope_list;
-
-    #[test]
-    fn scope_lists_lose_repeats() {
-        assert_eq!(scope_list(" a b  a c"), ["a", "b", "c"]);
-        assert_eq!(scope_list("a\tb c"), ["a\tb", "c"]);
     }
 }

@@ -1,6 +1,8 @@
 //! The token endpoint: a grant's request, the client authenticated as it registered (or by
 //! what the server supports), and the answer checked before anything of it is kept.
 
+use std::time::Duration;
+
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde::Deserialize;
@@ -10,7 +12,9 @@ use crate::protocol::oauth::fetch::{self, form_encode};
 
 use super::discover::Discovered;
 use super::dpop::DpopKey;
-use super::{Credential, Tokens, excerpt, fetch_error, now, oauth_error, random, unauthorized};
+use super::{
+    Credential, Registration, Tokens, excerpt, fetch_error, now, oauth_error, random, unauthorized,
+};
 use crate::protocol::oauth::dpop::{HEADER as DPOP, NONCE_HEADER, USE_NONCE};
 
 /// A token endpoint's answer, success or error (RFC 6749 §5.1, §5.2).
@@ -264,4 +268,54 @@ fn assertion(
     });
     jsonwebtoken::encode(&Header::new(algorithm), &claims, &key)
         .map_err(|_| unauthorized("the client assertion could not be signed"))
+}
+
+/// A token this close to its expiry is refreshed before it is sent.
+pub(super) const EARLY: Duration = Duration::from_secs(30);
+
+/// Whether `tokens` may still be sent as they are: less than three quarters of their
+/// lifetime gone, and more than [`EARLY`] of it left (past that they are renewed: refreshed,
+/// or granted again when no user is needed).
+pub(super) fn fresh(tokens: &Tokens) -> bool {
+    let Some(at) = tokens.expires_at else {
+        return true;
+    };
+    let lifetime = tokens.obtained_at.map_or(0, |from| at.saturating_sub(from));
+    let margin = EARLY.as_secs().max(lifetime / 4);
+    now().saturating_add(margin) < at
+}
+
+/// Who a registration (kept, or made now) says the client is.
+pub(super) fn registered(registration: Registration) -> Identity {
+    Identity {
+        client_id: registration.client_id,
+        credential: registration
+            .client_secret
+            .map_or(Credential::None, Credential::Secret),
+        method: registration.token_endpoint_auth_method,
+    }
+}
+
+/// The scopes of a space-separated list, in order, without repeats. Only a space separates
+/// (RFC 6749 §3.3): a tab or a line break is part of the scope it is in, which no
+/// authorization server grants.
+pub(super) fn scope_list(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for scope in text.split(' ').filter(|s| !s.is_empty()) {
+        if !out.iter().any(|s| s == scope) {
+            out.push(scope.to_owned());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scope_list;
+
+    #[test]
+    fn scope_lists_lose_repeats() {
+        assert_eq!(scope_list(" a b  a c"), ["a", "b", "c"]);
+        assert_eq!(scope_list("a\tb c"), ["a\tb", "c"]);
+    }
 }
