@@ -254,7 +254,7 @@ mod oauth {
 
     use super::env;
     use crate::server::tasks::parse_duration;
-    use crate::transport::http::{Authenticator, OAuth};
+    use crate::transport::http::{Authenticator, DpopMode, OAuth};
 
     /// The verifier of `issuer`'s tokens for `resource` (or the configured audience).
     pub(super) fn from_environment(
@@ -295,6 +295,28 @@ mod oauth {
         }
         if let Some(url) = var(env::OAUTH_INTROSPECTION) {
             oauth = oauth.introspection_endpoint(url);
+        }
+        if let Some(text) = var(env::OAUTH_DPOP) {
+            let mode = DpopMode::parse(&text).ok_or_else(|| {
+                format!(
+                    "{}=`{text}` is not `off`, `allowed` or `required`",
+                    env::OAUTH_DPOP
+                )
+            })?;
+            oauth = oauth.dpop(mode);
+        }
+        if var(env::OAUTH_DPOP_NONCES).is_some_and(|v| matches!(v.trim(), "1" | "true")) {
+            // Replicas agree on nonces made from the request-state key they share; without
+            // one, this process's own random key.
+            let key = match var(env::STATE_KEY) {
+                Some(key) => key.into_bytes(),
+                None => {
+                    let mut key = vec![0u8; 32];
+                    getrandom::fill(&mut key).map_err(|e| format!("no randomness: {e}"))?;
+                    key
+                }
+            };
+            oauth = oauth.dpop_nonces(key);
         }
         Ok(Arc::new(oauth))
     }

@@ -16,7 +16,7 @@ use crate::sync::lock;
 use crate::tool::Identity;
 
 use super::super::auth::AuthError;
-use super::settings::{Settings, later};
+use super::settings::{Accepted, Settings, later};
 use crate::protocol::oauth::fetch::{self, FetchError, form_encode};
 use crate::protocol::oauth::scope_tokens;
 
@@ -41,6 +41,8 @@ struct Answer {
     iss: Option<String>,
     #[serde(default)]
     aud: Option<Audience>,
+    #[serde(default)]
+    cnf: Option<super::jwt::Confirmation>,
 }
 
 #[derive(Deserialize)]
@@ -59,7 +61,7 @@ impl Audience {
     }
 }
 
-type Verdict = Result<Identity, AuthError>;
+type Verdict = Result<Accepted, AuthError>;
 
 /// How many introspections may be under way at once (one per lane; a token always takes the
 /// same lane, so the requests that carry it share one introspection).
@@ -229,9 +231,11 @@ fn judge(answer: Answer, now: u64, settings: &Settings) -> Verdict {
             "the token's `scope` is not a list of scopes separated by spaces",
         ));
     };
-    Ok(Identity {
+    let jkt = super::jwt::bound_to(answer.cnf)?;
+    let identity = Identity {
         subject,
         scopes: scopes.into_iter().map(str::to_owned).collect(),
         client_id: answer.client_id,
-    })
+    };
+    Ok(Accepted { identity, jkt })
 }
