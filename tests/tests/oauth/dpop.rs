@@ -320,6 +320,53 @@ async fn bound_tokens_need_a_fresh_proof_of_their_key_in_both_eras() {
     provider.stop();
 }
 
+#[tokio::test]
+async fn replicas_sharing_state_refuse_a_proof_another_replica_took() {
+    use mcp_tool::server::replicas::MemoryReplicaStore;
+    let keys = Keys::new("ES256");
+    let (one, two) = (Bound::new().await, Bound::new().await);
+    // Both replicas stand for one public URL: the first's.
+    let resource = one.resource();
+    let provider = Provider::start_with(&keys, "ES256", &[&resource], 0, &["--dpop", "on"]);
+    let shared = std::sync::Arc::new(MemoryReplicaStore::default());
+    let replica = |bound: Bound| {
+        bound.serve(
+            &provider.issuer,
+            verifier(&provider.issuer, &resource)
+                .dpop(DpopMode::Allowed)
+                .dpop_replays(shared.clone()),
+        )
+    };
+    let (one, two) = (replica(one), replica(two));
+    let BoundToken { token, jwk } =
+        bound_token(&provider, "writer", &resource, "users:read users:write");
+    let taken = proof(&jwk, &claims_for(&resource, &token), &json!({}));
+    let (reply, _, ran) = one.delete_with("DPoP", &token, Some(&taken)).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    assert!(ran);
+    let (reply, _, ran) = two.delete_with("DPoP", &token, Some(&taken)).await;
+    assert_eq!(
+        reply.status,
+        StatusCode::UNAUTHORIZED,
+        "the other replica knows the jti"
+    );
+    assert!(
+        reply
+            .challenge
+            .as_deref()
+            .is_some_and(|c| c.contains("the DPoP proof was used before")),
+        "{:?}",
+        reply.challenge
+    );
+    assert!(!ran);
+    // A fresh proof goes to either.
+    let fresh_one = proof(&jwk, &claims_for(&resource, &token), &json!({}));
+    let (reply, _, ran) = two.delete_with("DPoP", &token, Some(&fresh_one)).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    assert!(ran);
+    provider.stop();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_requires_dpop_refuses_bearer_tokens_and_our_client_binds_its_own() {
     let keys = Keys::new("ES256");

@@ -241,6 +241,13 @@ pub(crate) fn unix_now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
+/// A `jti` as the shared store keeps it: its SHA-256, base64url (bounded, and any text).
+pub(crate) fn digest(jti: &str) -> String {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(jti.as_bytes()))
+}
+
 /// The `jti`s of proofs taken within the window, with when each may be forgotten.
 #[derive(Default)]
 pub(crate) struct Seen {

@@ -36,6 +36,7 @@ use crate::tool::Identity;
 
 use super::auth::{AuthError, AuthFuture, Authenticator, DpopMode};
 use crate::protocol::oauth::dpop::{INVALID_PROOF, USE_NONCE};
+use crate::server::replicas::ReplicaStore;
 use introspect::Introspector;
 use keys::{Found, KeyCache};
 use metadata::Discovery;
@@ -68,7 +69,8 @@ struct State {
     introspector: Introspector,
     verified: Verified,
     alarm: Alarm,
-    /// The `jti`s of DPoP proofs taken.
+    /// The `jti`s of DPoP proofs taken (this process's; the settings' `dpop_replays`
+    /// shares them between replicas).
     seen: dpop::Seen,
 }
 
@@ -101,6 +103,7 @@ impl OAuth {
                 dpop: DpopMode::Off,
                 dpop_window: dpop::DEFAULT_WINDOW,
                 dpop_nonce_key: None,
+                dpop_replays: None,
             },
             state: Arc::new(State {
                 http: crate::protocol::oauth::fetch::client(),
@@ -204,6 +207,14 @@ impl OAuth {
     #[must_use]
     pub fn dpop_nonces(mut self, key: impl Into<Vec<u8>>) -> Self {
         self.settings.dpop_nonce_key = Some(key.into());
+        self
+    }
+
+    /// Shares the `jti`s of the DPoP proofs taken through `store`, so that a proof replayed
+    /// to another replica is refused there too.
+    #[must_use]
+    pub fn dpop_replays(mut self, store: Arc<dyn ReplicaStore>) -> Self {
+        self.settings.dpop_replays = Some(store);
         self
     }
 
@@ -457,11 +468,25 @@ impl OAuth {
             ));
         }
         let keep = settings.dpop_window.saturating_mul(2);
-        let fresh = self
-            .state
-            .seen
-            .first(&taken, keep)
-            .map_err(|_| self.unavailable("too many DPoP proofs to remember"))?;
+        let fresh = match &settings.dpop_replays {
+            Some(store) => {
+                let key = format!("dpop-jti:{}:{}", taken.thumbprint, dpop::digest(&taken.jti));
+                match tokio::time::timeout(Duration::from_secs(5), store.put_new(&key, "1", keep))
+                    .await
+                {
+                    Ok(Ok(fresh)) => fresh,
+                    Ok(Err(e)) => return Err(self.unavailable(&e.to_string())),
+                    Err(_) => {
+                        return Err(self.unavailable("the shared state did not answer within 5 s"));
+                    }
+                }
+            }
+            None => self
+                .state
+                .seen
+                .first(&taken, keep)
+                .map_err(|_| self.unavailable("too many DPoP proofs to remember"))?,
+        };
         if !fresh {
             return Err(refuse("the DPoP proof was used before (its `jti`)"));
         }

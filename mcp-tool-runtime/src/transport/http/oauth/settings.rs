@@ -1,9 +1,10 @@
 //! What an [`OAuth`](super::OAuth) verifier was configured with, and the one warning per
 //! interval it logs while the authorization server cannot be reached.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::server::replicas::ReplicaStore;
 use crate::sync::lock;
 use crate::tool::Identity;
 
@@ -59,6 +60,8 @@ pub(super) struct Settings {
     pub(super) dpop_window: Duration,
     /// The key server nonces are made with, when the server asks for them.
     pub(super) dpop_nonce_key: Option<Vec<u8>>,
+    /// Where replicas share the `jti`s of the DPoP proofs taken, when they do.
+    pub(super) dpop_replays: Option<Arc<dyn ReplicaStore>>,
 }
 
 /// What an accepted token says: who it stands for, and the thumbprint of the DPoP key it is

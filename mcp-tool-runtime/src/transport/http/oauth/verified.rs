@@ -8,10 +8,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
 
-use super::settings::later;
 use crate::sync::lock;
 
-use super::settings::Accepted;
+use super::settings::{Accepted, later};
 
 /// The most tokens remembered.
 const MAX_KEPT: usize = 10_000;
