@@ -14,6 +14,9 @@
 //!   bounded in size and time, and so is the token; one fetch of a kind runs at a time (an
 //!   introspection per token), and a request waits for one at most 5 s.
 //!
+//! This file is long because the unit tests of what needs no authorization server (HMAC tokens,
+//! claims refused one by one) sit beside the verifier they drive.
+//!
 //! Inside, the imports go one way: this root uses `jwt` and `introspect`, which use the keys
 //! (`keys`), the metadata (`metadata`) and the leaf `settings`; bounded fetches and the
 //! metadata document are `protocol::oauth`'s, shared with the client.
