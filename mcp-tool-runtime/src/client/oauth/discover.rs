@@ -154,11 +154,7 @@ impl Trust<'_> {
         if let Some(pinned) = self.issuer
             && pinned != issuer
         {
-            return Err(unauthorized(format!(
-                "the server names the authorization server `{}`, but this client's credentials belong to `{pinned}`: nothing is sent to `{}` (if the server has moved, configure its issuer)",
-                excerpt(issuer),
-                excerpt(issuer)
-            )));
+            return Err(moved(issuer, pinned));
         }
         if internal(issuer) && !internal(server) && !self.configured(issuer) {
             return Err(unauthorized(format!(
@@ -168,6 +164,28 @@ impl Trust<'_> {
         }
         Ok(())
     }
+}
+
+/// Checks `issuer` against the pin (set meanwhile by another flow, maybe), and pins it when
+/// none is and the client has credentials of its `own` to protect.
+pub(super) fn pin(pinned: &mut Option<String>, issuer: &str, own: bool) -> Result<(), ClientError> {
+    match pinned {
+        Some(p) if p != issuer => Err(moved(issuer, p)),
+        None if own => {
+            *pinned = Some(issuer.to_owned());
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The refusal of an authorization server that is not the pinned one.
+fn moved(issuer: &str, pinned: &str) -> ClientError {
+    unauthorized(format!(
+        "the server names the authorization server `{}`, but this client's credentials belong to `{pinned}`: nothing is sent to `{}` (if the server has moved, configure its issuer)",
+        excerpt(issuer),
+        excerpt(issuer)
+    ))
 }
 
 /// Discovers where `server`'s tokens come from, after its challenge.

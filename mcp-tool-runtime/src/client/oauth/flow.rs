@@ -17,7 +17,7 @@ use crate::protocol::oauth::{AuthServerMetadata, Challenge, origin_and_path};
 use crate::sync::lock;
 
 use super::assertion::assertion_form;
-use super::discover::{Discovered, Trust, discover};
+use super::discover::{Discovered, Trust, discover, pin};
 use super::dpop::DpopKey;
 use super::token::{Identity, fresh, registered, scope_list, token_request};
 use super::{
@@ -131,7 +131,8 @@ impl Authorizer {
     }
 
     /// Discovers where the server's tokens come from, within what the client trusts; a
-    /// client with credentials of its own pins the issuer it finds first.
+    /// client with credentials of its own (a secret, a key, an assertion) pins the first
+    /// issuer it finds.
     async fn discover(&self, challenge: &Challenge) -> Result<Discovered, ClientError> {
         let pinned = lock(&self.pinned).clone();
         let trust = Trust {
@@ -139,19 +140,12 @@ impl Authorizer {
             origins: &self.settings.trusted_origins,
         };
         let found = discover(&self.http, &self.server, challenge, &trust).await?;
-        let own_credentials = !matches!(self.settings.credential, Credential::None);
-        let mut pin = lock(&self.pinned);
-        match &*pin {
-            // Pinned meanwhile by another flow: the same check as discovery's.
-            Some(issuer) if *issuer != found.issuer => {
-                return Err(unauthorized(format!(
-                    "the server names the authorization server `{}`, but this client's credentials belong to `{issuer}`: nothing is sent to `{}`",
-                    found.issuer, found.issuer
-                )));
-            }
-            None if own_credentials => *pin = Some(found.issuer.clone()),
-            _ => {}
-        }
+        let own = !matches!(self.settings.credential, Credential::None)
+            || matches!(
+                self.settings.grant,
+                Grant::WorkloadIdentity(_) | Grant::Enterprise(_)
+            );
+        pin(&mut lock(&self.pinned), &found.issuer, own)?;
         Ok(found)
     }
 

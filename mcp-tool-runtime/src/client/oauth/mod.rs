@@ -310,15 +310,6 @@ impl OAuth {
         self
     }
 
-    /// Whether tokens are bound to a DPoP key (RFC 9449) when the authorization server takes
-    /// proofs (`dpop_signing_alg_values_supported` with ES256) — default yes. The key is the
-    /// connection's own (P-256), made when first needed, kept across refreshes, never stored.
-    #[must_use]
-    pub fn dpop(mut self, allowed: bool) -> Self {
-        self.dpop = allowed;
-        self
-    }
-
     /// The authorization server this client's credentials belong to (its issuer, exactly as
     /// its metadata names it): the client secret, the private key's assertions and the
     /// refresh tokens are sent to it and to no other. A server whose 401 names another
@@ -337,6 +328,15 @@ impl OAuth {
     #[must_use]
     pub fn trusted_origin(mut self, origin: impl Into<String>) -> Self {
         self.trusted_origins.push(origin.into());
+        self
+    }
+
+    /// Whether tokens are bound to a DPoP key (RFC 9449) when the authorization server takes
+    /// proofs (`dpop_signing_alg_values_supported` with ES256) — default yes. The key is the
+    /// connection's own (P-256), made when first needed, kept across refreshes, never stored.
+    #[must_use]
+    pub fn dpop(mut self, allowed: bool) -> Self {
+        self.dpop = allowed;
         self
     }
 

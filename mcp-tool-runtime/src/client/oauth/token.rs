@@ -314,7 +314,7 @@ mod tests {
     use super::scope_list;
 
     #[test]
-    fn scope_lists_lose_repeats() {
+    fn scope_lists_lose_repeats_and_split_at_spaces_only() {
         assert_eq!(scope_list(" a b  a c"), ["a", "b", "c"]);
         assert_eq!(scope_list("a\tb c"), ["a\tb", "c"]);
     }

@@ -11,9 +11,8 @@
 //!   credentials for it ([`OAuth::introspection`]); answers are kept by a hash of the token.
 //! - **Failure is closed**: an authorization server that cannot be reached refuses the request
 //!   with 503 and `Retry-After` (logged once per interval), never accepts it; every fetch is
-//!   bounded in size and time, and so is the token. One fetch of a kind is under way at a
-//!   time (an introspection per token), a failure is not tried again within the refresh
-//!   interval, and a request waits for a fetch at most 5 s, its own or another's.
+//!   bounded in size and time, and so is the token; one fetch of a kind runs at a time (an
+//!   introspection per token), and a request waits for one at most 5 s.
 //!
 //! Inside, the imports go one way: this root uses `jwt` and `introspect`, which use the keys
 //! (`keys`), the metadata (`metadata`) and the leaf `settings`; bounded fetches and the
@@ -170,9 +169,8 @@ impl OAuth {
     }
 
     /// The shortest time between two fetches of the keys (default 30 s): a token signed by a
-    /// key not yet known makes a fetch only this often. Also how long a failed fetch (of the
-    /// metadata, the keys, or an introspection) is said again without asking the authorization
-    /// server, before the first success too.
+    /// key not yet known makes a fetch only this often, and a failed fetch (metadata, keys,
+    /// introspection) is said again without a new one, before any success too.
     #[must_use]
     pub fn refresh_interval(mut self, interval: Duration) -> Self {
         self.settings.refresh_interval = interval;
