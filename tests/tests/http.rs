@@ -2641,6 +2641,8 @@ async fn mcp_is_served_on_a_unix_socket() {
     assert!(status.contains("200"), "{status}: {body}");
     assert!(body.contains("\"protocolVersion\""), "{body}");
     task.abort();
+    // Its listener is dropped with it: the file is a stale socket nobody listens on.
+    let _ = task.await;
 
     // A server binary, on the path a stopped one left its socket file at.
     let binary = tokio::task::spawn_blocking(|| mcp_tool_tests::example_bin("calc"))
@@ -2667,4 +2669,57 @@ async fn mcp_is_served_on_a_unix_socket() {
     assert!(status.contains("200"), "{status}: {body}");
     assert!(body.contains("\"calc\""), "{body}");
     let _ = calc.kill().await;
+}
+
+/// A second server started on the socket of a live one does not take it over: it stops,
+/// naming the path, and the first goes on serving on its file.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_unix_socket_is_never_taken_over() {
+    use std::process::Stdio;
+
+    let dir = mcp_tool_tests::TempDir::new("unix-socket-live");
+    let path = dir.path().join("mcp.sock");
+    let binary = tokio::task::spawn_blocking(|| mcp_tool_tests::example_bin("calc"))
+        .await
+        .unwrap();
+    let arg = format!("unix:{}", path.display());
+    let mut first = tokio::process::Command::new(binary)
+        .args(["--http", &arg])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + WAIT;
+    while tokio::net::UnixStream::connect(&path).await.is_err() {
+        assert!(Instant::now() < deadline, "the socket was never served");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let second = tokio::process::Command::new(binary)
+        .args(["--http", &arg])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .output();
+    let second = tokio::time::timeout(WAIT, second)
+        .await
+        .expect("the second server stops instead of serving")
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(!second.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "cannot listen on {}: a server is listening there already",
+            path.display()
+        )),
+        "{stderr}"
+    );
+    // The first still serves, on the same file.
+    let (status, body) = initialize_over_unix_socket(&path).await;
+    assert!(status.contains("200"), "{status}: {body}");
+    assert!(body.contains("\"calc\""), "{body}");
+    let _ = first.kill().await;
 }

@@ -208,7 +208,34 @@ impl At {
                             ),
                         ));
                     }
-                    let _ = std::fs::remove_file(&path);
+                    let connect = tokio::net::UnixStream::connect(&path);
+                    let answered = tokio::time::timeout(std::time::Duration::from_secs(5), connect)
+                        .await
+                        .unwrap_or_else(|_| Err(io::ErrorKind::TimedOut.into()));
+                    match answered {
+                        Ok(_) => {
+                            return Err(io::Error::new(
+                                io::ErrorKind::AddrInUse,
+                                format!(
+                                    "cannot listen on {}: a server is listening there already (stop it, or choose another path)",
+                                    path.display()
+                                ),
+                            ));
+                        }
+                        // Nobody listens: the file is what a stopped server left.
+                        Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
+                            let _ = std::fs::remove_file(&path);
+                        }
+                        Err(e) => {
+                            return Err(io::Error::new(
+                                e.kind(),
+                                format!(
+                                    "cannot listen on {}: cannot tell whether a server listens there ({e}); it is left as it is",
+                                    path.display()
+                                ),
+                            ));
+                        }
+                    }
                 }
                 tokio::net::UnixListener::bind(&path)
                     .map(|l| Listening::Unix(l, path.clone()))
