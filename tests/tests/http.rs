@@ -2596,6 +2596,86 @@ async fn a_server_binary_takes_its_cors_origins_from_the_environment() {
     );
 }
 
+/// CORS `*` (any origin) lifts the Origin check, so it is taken only where credentials are
+/// required: without them, `serve_http` and a server binary refuse to start with it, and a
+/// router answers no origin for it; with them, any origin is answered and a request without
+/// its token is still refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cors_for_any_origin_needs_credentials() {
+    let evil = "https://evil.example";
+    let any = || Some(vec!["*".to_owned()]);
+    // serve_http: an error at once, naming `*`.
+    let mut config = HttpConfig::default();
+    config.cors_origins = any();
+    let (listener, _) = listen().await;
+    let served = tokio::time::timeout(WAIT, core(&["hello"]).serve_http(listener, config))
+        .await
+        .expect("refused at once, not served");
+    let e = served.unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput, "{e}");
+    assert!(e.to_string().contains("`*` among the CORS origins"), "{e}");
+    // A router: `*` is not honoured, the page's request refused as any other origin's.
+    let mut config = HttpConfig::default();
+    config.cors_origins = any();
+    let open = serve_core(&core(&["hello"]), config).await;
+    let reply = send(
+        open.post()
+            .header("origin", evil)
+            .body(initialize(json!({})).to_string()),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::FORBIDDEN, "{}", reply.body);
+    assert!(reply.header("access-control-allow-origin").is_none());
+    // With credentials required: any origin answered, and still asked for its token.
+    let mut config = HttpConfig::default().with_auth(BearerTokens::new().token("tok", "ann"));
+    config.cors_origins = any();
+    let guarded = serve_core(&core(&["hello"]), config).await;
+    let reply = send(
+        guarded
+            .http
+            .request(reqwest::Method::OPTIONS, guarded.url())
+            .header("origin", evil)
+            .header("access-control-request-method", "POST"),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::NO_CONTENT, "{reply:?}");
+    assert_eq!(reply.header("access-control-allow-origin"), Some(evil));
+    let post = || {
+        guarded
+            .post()
+            .header("origin", evil)
+            .body(initialize(json!({})).to_string())
+    };
+    let reply = send(post()).await;
+    assert_eq!(reply.status, StatusCode::UNAUTHORIZED, "{}", reply.body);
+    let reply = send(post().header(AUTHORIZATION, "Bearer tok")).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    // A server binary without credentials stops at start, naming the variable.
+    let calc = tokio::task::spawn_blocking(|| mcp_tool_tests::example_bin("calc"))
+        .await
+        .unwrap();
+    let run = tokio::process::Command::new(calc)
+        .args(["--http", "127.0.0.1:0"])
+        .env("MCP_TOOL_CORS_ORIGINS", "*")
+        .env_remove("MCP_TOOL_BEARER_TOKENS")
+        .env_remove("MCP_TOOL_OAUTH_ISSUER")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .output();
+    let run = tokio::time::timeout(WAIT, run)
+        .await
+        .expect("the binary stops instead of serving")
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("MCP_TOOL_CORS_ORIGINS: `*` would let any web page"),
+        "{stderr}"
+    );
+}
+
 /// Sends one `initialize` over HTTP/1.1 on a Unix socket; the status line and the body.
 #[cfg(unix)]
 async fn initialize_over_unix_socket(path: &std::path::Path) -> (String, String) {

@@ -126,7 +126,9 @@ pub const AUDIT: &str = "MCP_TOOL_AUDIT";
 pub const CONNECTIONS_PER_ADDRESS: &str = "MCP_TOOL_CONNECTIONS_PER_ADDRESS";
 
 /// CORS for clients that run in a browser (`HttpConfig::cors_origins`): the origins,
-/// separated by commas (`https://app.example,https://other.example`, or `*`).
+/// separated by commas (`https://app.example,https://other.example`, or `*`). `*` lets any
+/// web page call the server: it is taken only with credentials required (`BEARER_TOKENS` or
+/// `OAUTH_ISSUER`), and refused at start without.
 pub const CORS_ORIGINS: &str = "MCP_TOOL_CORS_ORIGINS";
 
 /// The connection store of mounted servers: the path of a JSON file mapping a connection id

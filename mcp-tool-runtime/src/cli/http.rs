@@ -156,6 +156,17 @@ pub(super) async fn serve_http(server: Server, bin: &str, options: HttpOptions) 
             scopes_supported: list(std::env::var(env::SCOPES).ok()),
         });
     }
+    if config.any_origin_unauthenticated() {
+        return Ok(cli_error(
+            bin,
+            &format!(
+                "{}: `*` would let any web page a user opens call this server, which takes no credentials; list the origins of its browser clients (such as https://app.example), or require credentials ({} or {})",
+                env::CORS_ORIGINS,
+                env::BEARER_TOKENS,
+                env::OAUTH_ISSUER
+            ),
+        ));
+    }
     // Always said (stdout is not the protocol here): where to point a client, with the real
     // port when the address asked for port 0.
     let _ = writeln!(
@@ -197,7 +208,8 @@ impl At {
             #[cfg(unix)]
             At::Unix(path) => {
                 use std::os::unix::fs::FileTypeExt;
-                // A socket file left by an earlier run is replaced; any other file is not.
+                // A socket file left by an earlier run is replaced; one a server still listens
+                // on is not (connecting tells them apart), nor is any other file.
                 if let Ok(meta) = std::fs::symlink_metadata(&path) {
                     if !meta.file_type().is_socket() {
                         return Err(io::Error::new(

@@ -19,13 +19,21 @@ pub struct HttpConfig {
     /// `Host` values accepted (a name, or `name:port`). `None`: loopback names only.
     pub allowed_hosts: Option<Vec<String>>,
     /// `Origin` values accepted (`scheme://host[:port]`). `None`: loopback origins only. A
-    /// request without `Origin` (not from a browser) is not refused for it.
+    /// request without `Origin` (not from a browser) is not refused for it. `*` accepts any
+    /// origin: any web page a user opens may then call the endpoint, so pair it with
+    /// [`auth`](Self::auth).
     pub allowed_origins: Option<Vec<String>>,
     /// CORS for clients that run in a browser (default off): the origins
     /// (`scheme://host[:port]`, or `*`) whose preflights are answered and whose answers carry
     /// `Access-Control-Allow-Origin`, with the MCP request headers allowed and
     /// `Mcp-Session-Id`, `MCP-Protocol-Version` and `WWW-Authenticate` exposed. They are
     /// accepted by the Origin check as well.
+    ///
+    /// `*` (any origin) lifts the Origin check: any web page a user opens may call the
+    /// endpoint from the user's browser. It is taken only with [`auth`](Self::auth), where
+    /// every request still needs its credentials (a browser never adds an `Authorization`
+    /// header by itself); without, `serve_http` refuses to start and
+    /// [`into_router`](crate::server::ServerHandle::into_router) answers no origin for it.
     pub cors_origins: Option<Vec<String>>,
     /// The largest request body accepted (413 beyond).
     pub body_limit: usize,
@@ -112,6 +120,22 @@ impl HttpConfig {
     pub fn with_event_store(mut self, store: impl EventStore) -> Self {
         self.event_store = Arc::new(store);
         self
+    }
+}
+
+/// Why an endpoint without authentication is not served with `*` among its CORS origins.
+pub(crate) const ANY_ORIGIN_UNAUTHENTICATED: &str = "`*` among the CORS origins would let any \
+     web page a user opens call this endpoint, which takes no credentials: list the origins of \
+     its browser clients, or require credentials";
+
+impl HttpConfig {
+    /// Whether `*` is among the CORS origins of an endpoint that takes no credentials.
+    pub(crate) fn any_origin_unauthenticated(&self) -> bool {
+        self.auth.is_none()
+            && self
+                .cors_origins
+                .as_ref()
+                .is_some_and(|origins| origins.iter().any(|o| o == "*"))
     }
 }
 

@@ -126,6 +126,15 @@ impl ServerHandle {
         listener: L,
         config: HttpConfig,
     ) -> std::io::Result<()> {
+        if config.any_origin_unauthenticated() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "{} (HttpConfig::with_auth)",
+                    config::ANY_ORIGIN_UNAUTHENTICATED
+                ),
+            ));
+        }
         self.start_mounts();
         let grace = config.shutdown_grace;
         let bounds = serve::Bounds {
