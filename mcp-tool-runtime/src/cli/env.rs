@@ -28,6 +28,12 @@ pub const AUTHORIZATION_SERVERS: &str = "MCP_TOOL_AUTHORIZATION_SERVERS";
 /// Feature `http`.
 pub const SCOPES: &str = "MCP_TOOL_SCOPES";
 
+/// The scopes a client may start with, named by the HTTP endpoint's `401` challenge
+/// (`scope=`, RFC 6750 §3): separated by commas or spaces. Without it, the scopes the
+/// read-only tools declare: a client asks for reading first, and steps up when a call's
+/// `403` names more (`HttpConfig::initial_scopes`). Feature `http`.
+pub const OAUTH_INITIAL_SCOPES: &str = "MCP_TOOL_OAUTH_INITIAL_SCOPES";
+
 /// The OAuth authorization server whose access tokens the HTTP endpoint accepts (feature
 /// `oauth`): its issuer URL, exactly as its tokens and metadata name it. Its metadata is
 /// discovered and its keys fetched from it; the tokens must be issued for this server's

@@ -150,6 +150,28 @@ pub(super) async fn serve_http(server: Server, bin: &str, options: HttpOptions) 
                 Err(e) => return Ok(cli_error(bin, &e)),
             }
         }
+        if let Ok(text) = std::env::var(env::OAUTH_INITIAL_SCOPES)
+            && !text.trim().is_empty()
+        {
+            let scopes: Vec<String> = text
+                .split(|c: char| c == ',' || c.is_ascii_whitespace())
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect();
+            if let Some(bad) = scopes
+                .iter()
+                .find(|s| crate::transport::http::scope_value(std::slice::from_ref(*s)).is_empty())
+            {
+                return Ok(cli_error(
+                    bin,
+                    &format!(
+                        "{}: `{bad}` is not a scope (printable ASCII, without a quote or a backslash)",
+                        env::OAUTH_INITIAL_SCOPES
+                    ),
+                ));
+            }
+            config.initial_scopes = Some(scopes);
+        }
         config.resource_metadata = Some(ResourceMetadata {
             resource,
             authorization_servers,

@@ -48,6 +48,13 @@ pub struct HttpConfig {
     /// RFC 9728 protected-resource metadata, served at
     /// `/.well-known/oauth-protected-resource` and named in `WWW-Authenticate`.
     pub resource_metadata: Option<ResourceMetadata>,
+    /// The scopes a client may start with, named by the `401` challenge (`scope=`, RFC 6750
+    /// §3) of an endpoint with [`resource_metadata`](Self::resource_metadata): a client asks
+    /// for these first, and for more when a call's `403` (`insufficient_scope`) names what it
+    /// needs. `None` (the default): the scopes the read-only tools declare
+    /// (`#[tool(read_only, scopes = […])]`), so that a client starts with reading; no `scope=`
+    /// when they declare none. `Some(list)`: the list (empty: no `scope=`).
+    pub initial_scopes: Option<Vec<String>>,
     /// How long calls still running at shutdown may take.
     pub shutdown_grace: Duration,
     /// Answer every request with an SSE stream, even one whose only message is its response
@@ -93,6 +100,7 @@ impl Default for HttpConfig {
             sessionless: false,
             auth: None,
             resource_metadata: None,
+            initial_scopes: None,
             shutdown_grace: Duration::from_secs(10),
             sse_responses: false,
             header_timeout: Duration::from_secs(30),
@@ -159,6 +167,7 @@ impl fmt::Debug for HttpConfig {
             )
             .field("sse_retry", &self.sse_retry)
             .field("auth", &self.auth.is_some())
+            .field("initial_scopes", &self.initial_scopes)
             .finish_non_exhaustive()
     }
 }

@@ -61,6 +61,7 @@ use crate::server::ServerHandle;
 
 pub use auth::{AuthError, AuthFuture, Authenticator, BearerTokens, BearerTokensError};
 pub use config::{HttpConfig, ResourceMetadata};
+pub(crate) use endpoint::scope_value;
 #[cfg(feature = "oauth")]
 #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
 pub use oauth::OAuth;
