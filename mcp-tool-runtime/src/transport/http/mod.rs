@@ -59,7 +59,7 @@ use tokio::sync::watch;
 
 use crate::server::ServerHandle;
 
-pub use auth::{AuthError, AuthFuture, Authenticator, BearerTokens, BearerTokensError};
+pub use auth::{AuthError, AuthFuture, Authenticator, BearerTokens, BearerTokensError, DpopMode};
 pub use config::{HttpConfig, ResourceMetadata};
 pub(crate) use endpoint::scope_value;
 #[cfg(feature = "oauth")]
