@@ -88,6 +88,7 @@ impl HttpWire {
         let http = reqwest::Client::builder()
             .tcp_nodelay(true)
             .connect_timeout(Duration::from_secs(10))
+            .redirect(same_origin_only())
             .build()
             .map_err(|e| ClientError::Unavailable(format!("no HTTP client: {e}")))?;
         let mut map = HeaderMap::new();
@@ -245,6 +246,43 @@ impl HttpWire {
     }
 }
 
+/// Redirects followed within the server's origin only (at most 10): every request of the wire
+/// may carry the configured headers, a token and a message, which go to this server and no
+/// other. A redirect elsewhere is not followed; the request fails naming where it led.
+fn same_origin_only() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let from = attempt.previous().first().map(reqwest::Url::origin);
+        if attempt.previous().len() > 10 {
+            attempt.error("more than 10 redirects")
+        } else if from.as_ref() == Some(&attempt.url().origin()) {
+            attempt.follow()
+        } else {
+            attempt.stop()
+        }
+    })
+}
+
+/// The error of a response that redirects (elsewhere: a redirect within the origin was
+/// followed), if it does.
+fn redirected(url: &str, response: &reqwest::Response) -> Option<ClientError> {
+    if !response.status().is_redirection() {
+        return None;
+    }
+    let to = response
+        .headers()
+        .get(reqwest::header::LOCATION)
+        .and_then(|l| l.to_str().ok())
+        .and_then(|l| response.url().join(l).ok())
+        .map_or_else(
+            || "nowhere".to_owned(),
+            |u| u.origin().ascii_serialization(),
+        );
+    Some(ClientError::Unavailable(format!(
+        "`{url}` redirected (HTTP {}) to another origin, `{to}`: not followed, since the request carries this server's headers, token and message",
+        response.status().as_u16()
+    )))
+}
+
 fn unavailable(e: reqwest::Error) -> ClientError {
     ClientError::Unavailable(e.to_string())
 }
@@ -339,11 +377,15 @@ impl Endpoint {
     /// more scopes (at most the flow's step-up limit), each followed by the message again.
     async fn send(&self, shared: &Shared, post: &Post) -> Result<reqwest::Response, ClientError> {
         let Some(auth) = &self.auth else {
-            return self
+            let response = self
                 .post(shared, post, None)
                 .send()
                 .await
-                .map_err(unavailable);
+                .map_err(unavailable)?;
+            return match redirected(&self.url, &response) {
+                Some(e) => Err(e),
+                None => Ok(response),
+            };
         };
         let mut authorizations = 0;
         let mut step_ups = 0;
@@ -355,6 +397,9 @@ impl Endpoint {
                 .send()
                 .await
                 .map_err(unavailable)?;
+            if let Some(e) = redirected(&self.url, &response) {
+                return Err(e);
+            }
             let challenge = response
                 .headers()
                 .get(WWW_AUTHENTICATE)

@@ -15,9 +15,10 @@ use sha2::{Digest, Sha256};
 use crate::client::ClientError;
 use crate::protocol::oauth::fetch;
 use crate::protocol::oauth::{AuthServerMetadata, Challenge, origin_and_path};
+use crate::sync::lock;
 
 use super::assertion::assertion_form;
-use super::discover::{Discovered, discover};
+use super::discover::{Discovered, Trust, discover};
 use super::dpop::DpopKey;
 use super::token::{Identity, token_request};
 use super::{
@@ -49,6 +50,9 @@ pub(crate) struct Authorizer {
     flow: tokio::sync::Mutex<Option<Discovered>>,
     /// The connection's DPoP key, made when an authorization server first takes proofs.
     dpop: OnceLock<DpopKey>,
+    /// The issuer the client's credentials belong to: configured, else (for a client with a
+    /// secret or a key) the first one discovered.
+    pinned: std::sync::Mutex<Option<String>>,
 }
 
 /// Whether `tokens` may still be sent as they are: less than three quarters of their
@@ -74,10 +78,12 @@ fn registered(registration: Registration) -> Identity {
     }
 }
 
-/// The scopes of a space-separated list, in order, without repeats.
+/// The scopes of a space-separated list, in order, without repeats. Only a space separates
+/// (RFC 6749 §3.3): a tab or a line break is part of the scope it is in, which no
+/// authorization server grants.
 fn scope_list(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for scope in text.split_ascii_whitespace() {
+    for scope in text.split(' ').filter(|s| !s.is_empty()) {
         if !out.iter().any(|s| s == scope) {
             out.push(scope.to_owned());
         }
@@ -88,12 +94,13 @@ fn scope_list(text: &str) -> Vec<String> {
 impl Authorizer {
     pub(crate) fn new(settings: OAuth, server: &str) -> Self {
         Authorizer {
-            settings,
             server: server.split('#').next().unwrap_or(server).to_owned(),
             http: fetch::client(),
             current: RwLock::new(None),
             flow: tokio::sync::Mutex::new(None),
             dpop: OnceLock::new(),
+            pinned: std::sync::Mutex::new(settings.issuer.clone()),
+            settings,
         }
     }
 
@@ -161,6 +168,31 @@ impl Authorizer {
             .current
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = tokens;
+    }
+
+    /// Discovers where the server's tokens come from, within what the client trusts; a
+    /// client with credentials of its own pins the issuer it finds first.
+    async fn discover(&self, challenge: &Challenge) -> Result<Discovered, ClientError> {
+        let pinned = lock(&self.pinned).clone();
+        let trust = Trust {
+            issuer: pinned.as_deref(),
+            origins: &self.settings.trusted_origins,
+        };
+        let found = discover(&self.http, &self.server, challenge, &trust).await?;
+        let own_credentials = !matches!(self.settings.credential, Credential::None);
+        let mut pin = lock(&self.pinned);
+        match &*pin {
+            // Pinned meanwhile by another flow: the same check as discovery's.
+            Some(issuer) if *issuer != found.issuer => {
+                return Err(unauthorized(format!(
+                    "the server names the authorization server `{}`, but this client's credentials belong to `{issuer}`: nothing is sent to `{}`",
+                    found.issuer, found.issuer
+                )));
+            }
+            None if own_credentials => *pin = Some(found.issuer.clone()),
+            _ => {}
+        }
+        Ok(found)
     }
 
     fn key(&self, found: &Discovered) -> TokenKey {
@@ -248,7 +280,7 @@ impl Authorizer {
             return Ok(());
         }
         let challenge = challenge.and_then(Challenge::parse).unwrap_or_default();
-        let found = discover(&self.http, &self.server, &challenge).await?;
+        let found = self.discover(&challenge).await?;
         let key = self.key(&found);
         *flow = Some(found.clone());
         // Only tokens of this resource and issuer are used or refreshed here: a token of
@@ -284,7 +316,7 @@ impl Authorizer {
         let challenge = Challenge::parse(challenge).unwrap_or_default();
         let found = match flow.clone() {
             Some(found) => found,
-            None => discover(&self.http, &self.server, &challenge).await?,
+            None => self.discover(&challenge).await?,
         };
         *flow = Some(found.clone());
         // The scopes held (as granted, else as asked for), and the challenge's beside them.
@@ -692,5 +724,6 @@ mod tests {
     #[test]
     fn scope_lists_lose_repeats() {
         assert_eq!(scope_list(" a b  a c"), ["a", "b", "c"]);
+        assert_eq!(scope_list("a\tb c"), ["a\tb", "c"]);
     }
 }

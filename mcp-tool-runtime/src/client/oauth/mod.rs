@@ -20,6 +20,13 @@
 //! - **Scopes**: [`OAuth::scopes`] when given, else the challenge's `scope`, else the resource's
 //!   `scopes_supported`, else none asked; a 403 `insufficient_scope` asks for more (a few
 //!   times per request at most).
+//! - **Credentials pinned to their issuer**: a client secret, a private key's assertions and
+//!   refresh tokens go to the authorization server they belong to ([`OAuth::issuer`], else
+//!   the first one discovered) and to no other.
+//! - **Discovery stays where it belongs**: a challenge's `resource_metadata` is fetched only
+//!   on the server's own origin, the issuer's, or a [trusted](OAuth::trusted_origin) one; an
+//!   authorization server at a loopback or private address only when the server is on one
+//!   too (or it is configured); what a fetched body failed to parse as is never quoted.
 //! - **Tokens** live in a [`TokenStore`] ([`MemoryTokenStore`], [`FileTokenStore`]) keyed by
 //!   resource, issuer and the principal they act for; a token is sent only to the server it
 //!   was obtained for.
@@ -131,6 +138,8 @@ pub struct OAuth {
     principal: String,
     step_ups: usize,
     dpop: bool,
+    issuer: Option<String>,
+    trusted_origins: Vec<String>,
 }
 
 impl fmt::Debug for OAuth {
@@ -158,6 +167,8 @@ impl fmt::Debug for OAuth {
             .field("scopes", &self.scopes)
             .field("principal", &self.principal)
             .field("dpop", &self.dpop)
+            .field("issuer", &self.issuer)
+            .field("trusted_origins", &self.trusted_origins)
             .finish_non_exhaustive()
     }
 }
@@ -175,6 +186,8 @@ impl OAuth {
             principal: String::new(),
             step_ups: 2,
             dpop: true,
+            issuer: None,
+            trusted_origins: Vec::new(),
         }
     }
 
@@ -303,6 +316,27 @@ impl OAuth {
     #[must_use]
     pub fn dpop(mut self, allowed: bool) -> Self {
         self.dpop = allowed;
+        self
+    }
+
+    /// The authorization server this client's credentials belong to (its issuer, exactly as
+    /// its metadata names it): the client secret, the private key's assertions and the
+    /// refresh tokens are sent to it and to no other. A server whose 401 names another
+    /// authorization server gets nothing from this client but an error naming both (RFC 9207's
+    /// concern, for the client's own credentials). Without it, a client with a secret or a key
+    /// pins the first authorization server it discovers, for as long as it lives.
+    #[must_use]
+    pub fn issuer(mut self, issuer: impl Into<String>) -> Self {
+        self.issuer = Some(issuer.into());
+        self
+    }
+
+    /// An origin (`https://host:port`) discovery may fetch from beside the server's own and
+    /// the issuer's: a `resource_metadata` a challenge names there, or an authorization server
+    /// at a loopback or private address (refused otherwise, unless the server is on one).
+    #[must_use]
+    pub fn trusted_origin(mut self, origin: impl Into<String>) -> Self {
+        self.trusted_origins.push(origin.into());
         self
     }
 

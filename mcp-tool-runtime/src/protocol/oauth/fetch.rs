@@ -8,11 +8,23 @@ use serde::de::DeserializeOwned;
 /// The longest an authorization server may take to answer.
 pub(crate) const TIMEOUT: Duration = Duration::from_secs(5);
 
+/// The longest a request waits for a fetch, its own or the one under way that it waits on:
+/// a request never queues behind fetches that each take this long.
+pub(crate) const WAIT: Duration = TIMEOUT;
+
+/// The error of a request that waited [`WAIT`] for an answer from `url`.
+pub(crate) fn waited(url: &str) -> FetchError {
+    FetchError::Unreachable {
+        url: url.to_owned(),
+        reason: format!("no answer within {} s", WAIT.as_secs()),
+    }
+}
+
 /// The largest answer read (metadata, a key set, an introspection answer).
 pub(crate) const MAX_BODY: usize = 1 << 20;
 
 /// Why a fetch failed: the server's fault or the network's, never the token's.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub(crate) enum FetchError {
     #[error("`{url}` could not be reached: {reason}")]
     Unreachable { url: String, reason: String },
@@ -99,12 +111,19 @@ pub(crate) async fn read_with_headers(
     Ok((status, headers, body))
 }
 
-/// `body` read as `T`; the error names `url`, and serde's reason (which quotes no value of a
-/// JSON string longer than serde's own excerpts).
+/// `body` read as `T`; the error names `url` and where the body went wrong, never what it
+/// holds (serde's own message may quote a value of it: a fetched body is the server's, and may
+/// be an internal page a server pointed the client at).
 pub(crate) fn parse<T: DeserializeOwned>(body: &[u8], url: &str) -> Result<T, FetchError> {
-    serde_json::from_slice(body).map_err(|e| FetchError::NotJson {
-        url: url.to_owned(),
-        reason: e.to_string(),
+    serde_json::from_slice(body).map_err(|e| {
+        let what = match e.classify() {
+            serde_json::error::Category::Data => "JSON of another shape",
+            _ => "not JSON",
+        };
+        FetchError::NotJson {
+            url: url.to_owned(),
+            reason: format!("{what} (line {}, column {})", e.line(), e.column()),
+        }
     })
 }
 

@@ -176,6 +176,18 @@ impl Challenge {
     }
 }
 
+/// The scopes of a scope string (RFC 6749 §3.3): tokens of visible ASCII but `"` and `\\`,
+/// separated by spaces (`%x20`) only; repeated spaces are taken as one. `None` when a
+/// character is neither (a tab, a line break, anything else): such a string is refused whole,
+/// never split at a guessed separator.
+pub(crate) fn scope_tokens(text: &str) -> Option<Vec<&str>> {
+    let valid = |c: char| c == ' ' || (('\x21'..='\x7e').contains(&c) && c != '"' && c != '\\');
+    if !text.chars().all(valid) {
+        return None;
+    }
+    Some(text.split(' ').filter(|s| !s.is_empty()).collect())
+}
+
 /// The `name=value` parameters at the start of `text`, and what follows them (the next
 /// challenge's scheme).
 fn params(mut text: &str) -> (Vec<(String, String)>, &str) {
@@ -279,5 +291,16 @@ mod tests {
         let odd = Challenge::parse(r#"Bearer scope="a b"#).unwrap();
         assert_eq!(odd.get("scope"), Some("a b"));
         assert!(Challenge::parse("Bearer ,,,=,=").is_some());
+    }
+
+    #[test]
+    fn scopes_are_split_at_spaces_only_and_odd_characters_refuse_the_string() {
+        use super::scope_tokens;
+        assert_eq!(scope_tokens("a b  c:d"), Some(vec!["a", "b", "c:d"]));
+        assert_eq!(scope_tokens(""), Some(vec![]));
+        assert_eq!(scope_tokens("users:read\tusers:write"), None);
+        assert_eq!(scope_tokens("a\nb"), None);
+        assert_eq!(scope_tokens("a\"b"), None);
+        assert_eq!(scope_tokens("caf\u{e9}"), None);
     }
 }

@@ -11,6 +11,7 @@ use jsonwebtoken::{Algorithm, DecodingKey, Header, Validation, decode};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use crate::protocol::oauth::scope_tokens;
 use crate::tool::Identity;
 
 use super::super::auth::AuthError;
@@ -88,6 +89,10 @@ struct Claims {
     /// absence is said as such.
     #[serde(default)]
     exp: Option<u64>,
+    /// Read as it is: RFC 7519 makes it a string, which the validation does not insist on (it
+    /// takes a list holding the issuer too).
+    #[serde(default)]
+    iss: Option<Value>,
     #[serde(default)]
     sub: Option<String>,
     #[serde(default)]
@@ -165,18 +170,31 @@ fn check(
     let claims = decode::<Claims>(token, key, &validation)
         .map_err(|e| AuthError::invalid(refusal(e.kind())))?
         .claims;
+    if !matches!(claims.iss, Some(Value::String(_))) {
+        return Err(AuthError::invalid("the token's `iss` is not a string"));
+    }
+    let split = |text: &str, claim: &str| {
+        scope_tokens(text)
+            .map(|scopes| scopes.into_iter().map(str::to_owned).collect::<Vec<_>>())
+            .ok_or_else(|| {
+                AuthError::invalid(format!(
+                    "the token's `{claim}` is not a list of scopes separated by spaces"
+                ))
+            })
+    };
     let mut scopes: Vec<String> = match (&claims.scope, claims.scp) {
-        (Some(scope), _) => scope.split_ascii_whitespace().map(str::to_owned).collect(),
+        (Some(scope), _) => split(scope, "scope")?,
         (None, Some(Scopes::List(list))) => list,
-        (None, Some(Scopes::Text(text))) => {
-            text.split_ascii_whitespace().map(str::to_owned).collect()
-        }
+        (None, Some(Scopes::Text(text))) => split(&text, "scp")?,
         (None, None) => Vec::new(),
     };
     scopes.dedup();
     let Some(subject) = claims.sub else {
         return Err(AuthError::invalid("the token has no `sub`"));
     };
+    if subject.is_empty() {
+        return Err(AuthError::invalid("the token's `sub` is empty"));
+    }
     let identity = Identity {
         subject,
         scopes,

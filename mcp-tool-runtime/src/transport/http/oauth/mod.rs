@@ -11,7 +11,9 @@
 //!   credentials for it ([`OAuth::introspection`]); answers are kept by a hash of the token.
 //! - **Failure is closed**: an authorization server that cannot be reached refuses the request
 //!   with 503 and `Retry-After` (logged once per interval), never accepts it; every fetch is
-//!   bounded in size and time, and so is the token.
+//!   bounded in size and time, and so is the token. One fetch of a kind is under way at a
+//!   time (an introspection per token), a failure is not tried again within the refresh
+//!   interval, and a request waits for a fetch at most 5 s, its own or another's.
 //!
 //! Inside, the imports go one way: this root uses `jwt` and `introspect`, which use the keys
 //! (`keys`), the metadata (`metadata`) and the leaf `settings`; bounded fetches and the
@@ -168,7 +170,9 @@ impl OAuth {
     }
 
     /// The shortest time between two fetches of the keys (default 30 s): a token signed by a
-    /// key not yet known makes a fetch only this often.
+    /// key not yet known makes a fetch only this often. Also how long a failed fetch (of the
+    /// metadata, the keys, or an introspection) is said again without asking the authorization
+    /// server, before the first success too.
     #[must_use]
     pub fn refresh_interval(mut self, interval: Duration) -> Self {
         self.settings.refresh_interval = interval;
@@ -603,6 +607,18 @@ mod tests {
             (json!({ "sub": null }), "no `sub`"),
             (json!({ "exp": null }), "no `exp`"),
             (json!({ "aud": null }), "no `aud`"),
+            // RFC 7519: `iss` is a string, not a list that holds the issuer.
+            (json!({ "iss": [ISSUER] }), "`iss` is not a string"),
+            (json!({ "sub": "" }), "`sub` is empty"),
+            // RFC 6749 §3.3: only a space separates scopes.
+            (
+                json!({ "scope": "users:read\tusers:write" }),
+                "`scope` is not a list of scopes separated by spaces",
+            ),
+            (
+                json!({ "scope": null, "scp": "a\nb" }),
+                "`scp` is not a list of scopes separated by spaces",
+            ),
         ] {
             let said = refusal(&oauth, &hs256(&claims(change.clone()))).await;
             assert!(said.contains(why), "{change}: {said}");
@@ -610,6 +626,20 @@ mod tests {
         // Within the leeway, an expired token still passes; past it, not.
         let token = hs256(&claims(json!({ "exp": now() - 10 })));
         assert!(oauth.check(&token).await.is_ok());
+    }
+
+    /// A token whose `exp` lies centuries ahead is remembered for a bounded time (adding it to
+    /// the clock once panicked the request).
+    #[tokio::test]
+    async fn a_token_expiring_in_the_far_future_is_taken_without_overflow() {
+        let oauth = verifier();
+        for exp in [u64::MAX, u64::MAX / 2, 1 << 40] {
+            let token = hs256(&claims(json!({ "exp": exp })));
+            let identity = oauth.check(&token).await.expect("accepted");
+            assert_eq!(identity.subject, "alice");
+            // And again, from what was remembered.
+            assert!(oauth.check(&token).await.is_ok());
+        }
     }
 
     #[tokio::test]

@@ -19,6 +19,16 @@ pub(super) const MAX_TOKEN: usize = 8 * 1024;
 /// How long a client is told to wait when the authorization server cannot be reached.
 pub(super) const RETRY_AFTER: Duration = Duration::from_secs(5);
 
+/// The longest anything a token says is remembered (a token's `exp` may lie centuries ahead).
+pub(super) const MAX_REMEMBERED: Duration = Duration::from_secs(24 * 3600);
+
+/// The instant `after` from now, at most [`MAX_REMEMBERED`] ahead: a time read from a token
+/// (or a setting) never overflows the clock.
+pub(super) fn later(after: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(after.min(MAX_REMEMBERED)).unwrap_or(now)
+}
+
 /// The verifier's settings.
 #[derive(Clone)]
 pub(super) struct Settings {

@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 
 use crate::sync::lock;
 
-use super::settings::Accepted;
+use super::settings::{Accepted, later};
 
 /// The most tokens remembered.
 const MAX_KEPT: usize = 10_000;
@@ -64,7 +64,7 @@ impl Verified {
             digest,
             Kept {
                 accepted: accepted.clone(),
-                until: Instant::now() + left,
+                until: later(left),
                 generation,
             },
         );
