@@ -136,6 +136,7 @@ environment:
   {resource:<42}the endpoint's public URL (RFC 9728 metadata)
   {servers:<42}the authorization servers that issue its tokens
   {scopes:<42}the scopes the endpoint understands
+  {initial:<42}the scopes a client starts with (default: reading)
   {issuer:<42}accept OAuth access tokens of this issuer (feature oauth)
   {audience:<42}the audience they must name (default: the public URL)
   {client_id}, {client_secret}
@@ -165,6 +166,7 @@ environment:
         resource = format!("{}=https://…/mcp", env::RESOURCE),
         servers = format!("{}=https://…", env::AUTHORIZATION_SERVERS),
         scopes = format!("{}=scope,…", env::SCOPES),
+        initial = format!("{}=scope,…", env::OAUTH_INITIAL_SCOPES),
         issuer = format!("{}=https://…", env::OAUTH_ISSUER),
         audience = format!("{}=…", env::OAUTH_AUDIENCE),
         client_id = env::OAUTH_CLIENT_ID,

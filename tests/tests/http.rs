@@ -2596,6 +2596,86 @@ async fn a_server_binary_takes_its_cors_origins_from_the_environment() {
     );
 }
 
+/// CORS `*` (any origin) lifts the Origin check, so it is taken only where credentials are
+/// required: without them, `serve_http` and a server binary refuse to start with it, and a
+/// router answers no origin for it; with them, any origin is answered and a request without
+/// its token is still refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cors_for_any_origin_needs_credentials() {
+    let evil = "https://evil.example";
+    let any = || Some(vec!["*".to_owned()]);
+    // serve_http: an error at once, naming `*`.
+    let mut config = HttpConfig::default();
+    config.cors_origins = any();
+    let (listener, _) = listen().await;
+    let served = tokio::time::timeout(WAIT, core(&["hello"]).serve_http(listener, config))
+        .await
+        .expect("refused at once, not served");
+    let e = served.unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput, "{e}");
+    assert!(e.to_string().contains("`*` among the CORS origins"), "{e}");
+    // A router: `*` is not honoured, the page's request refused as any other origin's.
+    let mut config = HttpConfig::default();
+    config.cors_origins = any();
+    let open = serve_core(&core(&["hello"]), config).await;
+    let reply = send(
+        open.post()
+            .header("origin", evil)
+            .body(initialize(json!({})).to_string()),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::FORBIDDEN, "{}", reply.body);
+    assert!(reply.header("access-control-allow-origin").is_none());
+    // With credentials required: any origin answered, and still asked for its token.
+    let mut config = HttpConfig::default().with_auth(BearerTokens::new().token("tok", "ann"));
+    config.cors_origins = any();
+    let guarded = serve_core(&core(&["hello"]), config).await;
+    let reply = send(
+        guarded
+            .http
+            .request(reqwest::Method::OPTIONS, guarded.url())
+            .header("origin", evil)
+            .header("access-control-request-method", "POST"),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::NO_CONTENT, "{reply:?}");
+    assert_eq!(reply.header("access-control-allow-origin"), Some(evil));
+    let post = || {
+        guarded
+            .post()
+            .header("origin", evil)
+            .body(initialize(json!({})).to_string())
+    };
+    let reply = send(post()).await;
+    assert_eq!(reply.status, StatusCode::UNAUTHORIZED, "{}", reply.body);
+    let reply = send(post().header(AUTHORIZATION, "Bearer tok")).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    // A server binary without credentials stops at start, naming the variable.
+    let calc = tokio::task::spawn_blocking(|| mcp_tool_tests::example_bin("calc"))
+        .await
+        .unwrap();
+    let run = tokio::process::Command::new(calc)
+        .args(["--http", "127.0.0.1:0"])
+        .env("MCP_TOOL_CORS_ORIGINS", "*")
+        .env_remove("MCP_TOOL_BEARER_TOKENS")
+        .env_remove("MCP_TOOL_OAUTH_ISSUER")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .output();
+    let run = tokio::time::timeout(WAIT, run)
+        .await
+        .expect("the binary stops instead of serving")
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("MCP_TOOL_CORS_ORIGINS: `*` would let any web page"),
+        "{stderr}"
+    );
+}
+
 /// Sends one `initialize` over HTTP/1.1 on a Unix socket; the status line and the body.
 #[cfg(unix)]
 async fn initialize_over_unix_socket(path: &std::path::Path) -> (String, String) {
@@ -2641,6 +2721,8 @@ async fn mcp_is_served_on_a_unix_socket() {
     assert!(status.contains("200"), "{status}: {body}");
     assert!(body.contains("\"protocolVersion\""), "{body}");
     task.abort();
+    // Its listener is dropped with it: the file is a stale socket nobody listens on.
+    let _ = task.await;
 
     // A server binary, on the path a stopped one left its socket file at.
     let binary = tokio::task::spawn_blocking(|| mcp_tool_tests::example_bin("calc"))
@@ -2667,4 +2749,57 @@ async fn mcp_is_served_on_a_unix_socket() {
     assert!(status.contains("200"), "{status}: {body}");
     assert!(body.contains("\"calc\""), "{body}");
     let _ = calc.kill().await;
+}
+
+/// A second server started on the socket of a live one does not take it over: it stops,
+/// naming the path, and the first goes on serving on its file.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_unix_socket_is_never_taken_over() {
+    use std::process::Stdio;
+
+    let dir = mcp_tool_tests::TempDir::new("unix-socket-live");
+    let path = dir.path().join("mcp.sock");
+    let binary = tokio::task::spawn_blocking(|| mcp_tool_tests::example_bin("calc"))
+        .await
+        .unwrap();
+    let arg = format!("unix:{}", path.display());
+    let mut first = tokio::process::Command::new(binary)
+        .args(["--http", &arg])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + WAIT;
+    while tokio::net::UnixStream::connect(&path).await.is_err() {
+        assert!(Instant::now() < deadline, "the socket was never served");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let second = tokio::process::Command::new(binary)
+        .args(["--http", &arg])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .output();
+    let second = tokio::time::timeout(WAIT, second)
+        .await
+        .expect("the second server stops instead of serving")
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(!second.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "cannot listen on {}: a server is listening there already",
+            path.display()
+        )),
+        "{stderr}"
+    );
+    // The first still serves, on the same file.
+    let (status, body) = initialize_over_unix_socket(&path).await;
+    assert!(status.contains("200"), "{status}: {body}");
+    assert!(body.contains("\"calc\""), "{body}");
+    let _ = first.kill().await;
 }

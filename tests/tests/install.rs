@@ -493,6 +493,41 @@ fn an_unknown_host_or_option_is_refused() {
     assert!(!home.file().exists());
 }
 
+/// Installs into one file at once take turns: each succeeds, and every entry is in the file.
+#[test]
+fn installs_at_once_keep_every_entry() {
+    let home = Home::new("cursor", true);
+    let mut names = Vec::new();
+    for round in 0..3 {
+        let children: Vec<_> = (0..12)
+            .map(|i| {
+                let name = format!("s{round}-{i}");
+                names.push(name.clone());
+                Command::new(calc())
+                    .args(["install", "cursor", "--name", &name])
+                    .env("HOME", home.path())
+                    .env("XDG_CONFIG_HOME", home.config())
+                    .env_remove("APPDATA")
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .expect("the binary starts")
+            })
+            .collect();
+        for mut child in children {
+            let (status, out, err) = wait_bounded(&mut child, LIMIT).expect("it ends");
+            Run { status, out, err }.succeeded();
+        }
+    }
+    let file = json_of(&home.read());
+    let servers = file[home.key()].as_object().expect("the servers");
+    let missing: Vec<&String> = names.iter().filter(|n| !servers.contains_key(*n)).collect();
+    assert!(missing.is_empty(), "lost {missing:?} of {}", names.len());
+    assert_eq!(servers.len(), names.len());
+    home.assert_no_leftovers();
+}
+
 // ---------------------------------------------------------------------------------------------
 // inspect
 // ---------------------------------------------------------------------------------------------

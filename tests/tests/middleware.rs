@@ -38,6 +38,12 @@ fn mw_io() -> Result<String, std::io::Error> {
     ))
 }
 
+/// Fail with an `io::Error` whose text has a line break (and what would forge a log line).
+#[tool]
+fn mw_lines() -> Result<String, std::io::Error> {
+    Err(std::io::Error::other("no row 7\nINFO forged: granted"))
+}
+
 /// Fail with an error written for the model.
 #[tool]
 fn mw_written() -> Result<String, ToolError> {
@@ -59,7 +65,14 @@ fn mw_rows(n: usize) -> Json<Rows> {
     })
 }
 
-const TOOLS: [&str; 5] = ["mw_echo", "mw_panic", "mw_io", "mw_written", "mw_rows"];
+const TOOLS: [&str; 6] = [
+    "mw_echo",
+    "mw_panic",
+    "mw_io",
+    "mw_lines",
+    "mw_written",
+    "mw_rows",
+];
 
 fn server() -> Server {
     Server::new("mw", "0").only(TOOLS)
@@ -373,13 +386,70 @@ async fn an_audit_line_per_call_names_the_tool_the_principal_the_time_and_the_ou
             .unwrap_or_else(|| panic!("{era}: no audit line in\n{text}"));
         for field in [
             "gen_ai.tool.name=\"mw_written\"",
-            "enduser.id=local",
+            "enduser.id=\"local\"",
             "outcome=\"error\"",
             "error.type=\"NO_SUCH_ROW\"",
             "duration_ms=",
         ] {
             assert!(line.contains(field), "{era}: {field} in {line}");
         }
+    }
+}
+
+/// A subject with a line break, and an error whose text has one, forge no log line: over HTTP
+/// in both eras, each call's audit line holds the subject escaped, and the masked error's line
+/// its text escaped.
+#[tokio::test]
+async fn a_line_break_from_outside_forges_no_audit_line() {
+    let _ = log();
+    let forged = "mcp_tool::audit: tool call gen_ai.tool.name=\"mw_rows\" enduser.id=admin";
+    let subject = format!("eve-{}\n{forged}", std::process::id());
+    let tokens = mcp_tool::http::BearerTokens::new().token("tok-eve", subject.as_str());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let handle = server()
+        .middleware(Audit)
+        .middleware(MaskErrors)
+        .build()
+        .unwrap();
+    let config = mcp_tool::http::HttpConfig::default().with_auth(tokens);
+    tokio::spawn(async move { handle.serve_http(listener, config).await });
+    let endpoint = Endpoint::new(base);
+    let session = endpoint.session(Some("tok-eve")).await;
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                      "params": {"name": "mw_lines", "arguments": {}}});
+    let request = endpoint
+        .in_session(Some("tok-eve"), &session)
+        .body(call.to_string());
+    let old = mcp_tool_tests::raw_http::send(request).await.body;
+    assert_eq!(old["result"]["isError"], true, "{old}");
+    let new = endpoint
+        .call_tool(Some("tok-eve"), "mw_lines", json!({}))
+        .await
+        .body;
+    assert_eq!(new["result"]["isError"], true, "{new}");
+    let text = log_text();
+    let escaped = subject.replace('\n', "\\n").replace('"', "\\\"");
+    let audited: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("mcp_tool::audit") && l.contains(&escaped))
+        .collect();
+    assert_eq!(audited.len(), 2, "{text}");
+    for line in &audited {
+        assert!(line.contains("gen_ai.tool.name=\"mw_lines\""), "{line}");
+    }
+    // No line of the log is the forged one, nor begins with what followed a line break.
+    for line in text.lines() {
+        assert!(!line.starts_with("mcp_tool::audit"), "{line}");
+        assert!(!line.starts_with("INFO forged"), "{line}");
+    }
+    let masked: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("mcp_tool::masked") && l.contains("mw_lines"))
+        .collect();
+    assert!(!masked.is_empty(), "{text}");
+    for line in masked {
+        assert!(line.contains("no row 7\\nINFO forged: granted"), "{line}");
     }
 }
 

@@ -632,6 +632,17 @@ fn python_sees(mode: &str, url: &str, token: &str) -> Value {
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("py-scoped.py said {out}: {e}"))
 }
 
+/// `py-least.py mode url issuer client scope`: what the Python SDK client saw, obtaining its
+/// own tokens with client credentials.
+fn python_least(mode: &str, url: &str, issuer: &str, client: &str, scope: &str) -> Value {
+    let mut command = Command::new(python());
+    command
+        .arg(interop_dir().join("py-least.py"))
+        .args([mode, url, issuer, client, scope]);
+    let out = run_to_end(command, &format!("py-least.py {mode} {client}"));
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("py-least.py said {out}: {e}"))
+}
+
 /// The names of the tools `client` is shown, sorted.
 async fn listed_by(client: &McpClient) -> Vec<String> {
     let mut names: Vec<String> = client
@@ -841,8 +852,129 @@ async fn the_users_example_behind_oauth_shows_and_runs_what_each_token_allows() 
     provider.stop();
 }
 
+/// Least privilege with the official Python SDK's client-credentials provider, configured for
+/// `users:read`, against `users --http` behind the provider, in both revisions: the 401 names
+/// the scope the read-only tools need (`scope="users:read"`, RFC 6750 §3), so the SDK asks for
+/// it alone and connects (without it, it asked for every scope of the metadata and the
+/// provider refused the reader). It lists and reads; for `create_user` the 403 names
+/// `users:write`: the writer's client steps up (and, in 2026-07-28, the call runs; a
+/// 2025-11-25 session stays its first token's), the reader's step-up is refused by the
+/// provider and nothing runs. A server binary takes the scopes from
+/// `MCP_TOOL_OAUTH_INITIAL_SCOPES` instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_starts_with_the_read_scope_and_steps_up_for_writing() {
+    let (provider, users, port, url) = users_behind_a_provider().await;
+    let issuer = provider.issuer.clone();
+    // On the wire: the 401 of a request without a token names the reading scope.
+    let reply = send(
+        client()
+            .post(&url)
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .body(call(1, "get_user", &json!({"userId": "usr_000000"}))),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::UNAUTHORIZED, "{}", reply.body);
+    assert_eq!(
+        reply.challenge.as_deref(),
+        Some(
+            format!(
+                "Bearer realm=\"mcp\", scope=\"users:read\", \
+                 resource_metadata=\"http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp\""
+            )
+            .as_str()
+        )
+    );
+    for mode in ["legacy", "2026-07-28"] {
+        let (writer, reader) = {
+            let (url, issuer) = (url.clone(), issuer.clone());
+            tokio::task::spawn_blocking(move || {
+                (
+                    python_least(mode, &url, &issuer, "writer", "users:read"),
+                    python_least(mode, &url, &issuer, "reader", "users:read"),
+                )
+            })
+            .await
+            .expect("the Python client ran")
+        };
+        for seen in [&writer, &reader] {
+            // Connected with a reading token, listed the reading tool, and read.
+            assert_eq!(seen["tokenScopes"][0], "users:read", "{mode}: {seen}");
+            assert_eq!(seen["tools"], json!(["get_user"]), "{mode}: {seen}");
+            assert_eq!(seen["get_user"]["isError"], true, "{mode}: {seen}");
+        }
+        // The writer's client stepped up to both scopes (the 403 named `users:write`).
+        assert_eq!(
+            writer["tokenScopes"],
+            json!(["users:read", "users:read users:write"]),
+            "{mode}: {writer}"
+        );
+        assert!(writer.get("exception").is_none(), "{mode}: {writer}");
+        let created = &writer["create_user"];
+        if mode == "2026-07-28" {
+            // Each request stands alone: the stepped-up token's call runs.
+            assert_eq!(created["isError"], false, "{mode}: {writer}");
+            assert_eq!(created["structured"]["name"], "Ada Lovelace", "{mode}");
+        } else {
+            // A 2025-11-25 session stays bound to the identity that opened it, its scopes
+            // included: the stepped-up token is refused in it, and nothing runs.
+            assert_eq!(created["error"]["code"], -32600, "{mode}: {writer}");
+        }
+        // The reader's could not: the provider refuses it `users:write`, which ends the client.
+        assert_eq!(
+            reader["tokenScopes"],
+            json!(["users:read"]),
+            "{mode}: {reader}"
+        );
+        assert!(
+            reader["create_user"].get("isError").is_none(),
+            "{mode}: the reader's create_user ran: {reader}"
+        );
+        assert!(
+            reader["exception"]
+                .as_str()
+                .is_some_and(|e| e.contains("invalid_scope") && e.contains("users:write")),
+            "{mode}: {reader}"
+        );
+    }
+    drop(users);
+    provider.stop();
+
+    // The operator's choice: a server binary's 401 names the scopes of the variable.
+    let calc = tokio::task::spawn_blocking(|| {
+        ExampleHttp::start(
+            "calc",
+            &[],
+            &[
+                (mcp_tool::env::BEARER_TOKENS, "ann:tok-ann"),
+                (mcp_tool::env::OAUTH_INITIAL_SCOPES, "calc:read, calc:list"),
+            ],
+        )
+    })
+    .await
+    .expect("calc starts");
+    let reply = send(
+        client()
+            .post(&calc.url)
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .body(call(1, "add", &json!({"a": 1, "b": 2}))),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::UNAUTHORIZED, "{}", reply.body);
+    let challenge = reply.challenge.unwrap_or_default();
+    assert!(
+        challenge
+            .starts_with("Bearer realm=\"mcp\", scope=\"calc:read calc:list\", resource_metadata="),
+        "{challenge}"
+    );
+}
+
 /// Our client obtains its own tokens from the provider (client credentials, found through
-/// the server's 401 and its metadata), in both versions: the writer sees and runs every
+/// the server's 401 and its metadata), in both versions: the writer, asking for both scopes
+/// (unasked, a client starts with the reading scope the 401 names), sees and runs every
 /// tool; the reader, asking for `users:read` only, sees `get_user`, and its `create_user`'s
 /// step-up is refused by the provider (the reader may not have `users:write`), which the
 /// client reports as such. Then the gateway mounts the same server through a connection that
@@ -854,9 +986,10 @@ async fn our_client_and_the_gateway_obtain_tokens_with_client_credentials() {
     let (provider, users, _, url) = users_behind_a_provider().await;
     for version in [VersionChoice::V2025_11_25, VersionChoice::V2026_07_28] {
         let writer = McpClient::connect(
-            Connect::http(&url)
-                .protocol_version(version)
-                .oauth(Credentials::client_credentials("writer", "writer-secret")),
+            Connect::http(&url).protocol_version(version).oauth(
+                Credentials::client_credentials("writer", "writer-secret")
+                    .scopes(["users:read", "users:write"]),
+            ),
         )
         .await
         .expect("the writer authorizes itself");
@@ -905,7 +1038,7 @@ async fn our_client_and_the_gateway_obtain_tokens_with_client_credentials() {
         &store,
         json!({"users-oidc": {
             "server_url": url, "client_id": "writer", "client_secret": "writer-secret",
-            "issuer": provider.issuer,
+            "issuer": provider.issuer, "scopes": ["users:read", "users:write"],
         }})
         .to_string(),
     )

@@ -607,6 +607,21 @@ async fn bad_uris_are_refused_naming_what_is_wrong() {
             assert!(e.message.starts_with("`id` in "), "{era} {uri}: {e:?}");
             assert_eq!(e.data, Some(json!({ "uri": uri })), "{era}");
         }
+        // An escaped `/` does not let a variable cross a segment: -32602 naming it.
+        for (uri, var) in [
+            ("library://science/..%2Ffiction", "book"),
+            ("library://science%2F..%2Ffiction/dune", "shelf"),
+            ("library://science/cos%2fmos", "book"),
+        ] {
+            let e = read(&client, uri).await.unwrap_err();
+            assert_eq!(e.code, INVALID_PARAMS, "{era} {uri}: {e:?}");
+            assert!(
+                e.message.starts_with(&format!("`{var}` in "))
+                    && e.message.contains("`%2F` decodes to `/`"),
+                "{era} {uri}: {e:?}"
+            );
+            assert_eq!(e.data, Some(json!({ "uri": uri })), "{era}");
+        }
         // No resource and no template: not found (2026-07-28 says it with -32602).
         let not_found = if era == "2026-07-28" {
             INVALID_PARAMS

@@ -28,6 +28,12 @@ pub const AUTHORIZATION_SERVERS: &str = "MCP_TOOL_AUTHORIZATION_SERVERS";
 /// Feature `http`.
 pub const SCOPES: &str = "MCP_TOOL_SCOPES";
 
+/// The scopes a client may start with, named by the HTTP endpoint's `401` challenge
+/// (`scope=`, RFC 6750 §3): separated by commas or spaces. Without it, the scopes the
+/// read-only tools declare: a client asks for reading first, and steps up when a call's
+/// `403` names more (`HttpConfig::initial_scopes`). Feature `http`.
+pub const OAUTH_INITIAL_SCOPES: &str = "MCP_TOOL_OAUTH_INITIAL_SCOPES";
+
 /// The OAuth authorization server whose access tokens the HTTP endpoint accepts (feature
 /// `oauth`): its issuer URL, exactly as its tokens and metadata name it. Its metadata is
 /// discovered and its keys fetched from it; the tokens must be issued for this server's
@@ -137,7 +143,9 @@ pub const AUDIT: &str = "MCP_TOOL_AUDIT";
 pub const CONNECTIONS_PER_ADDRESS: &str = "MCP_TOOL_CONNECTIONS_PER_ADDRESS";
 
 /// CORS for clients that run in a browser (`HttpConfig::cors_origins`): the origins,
-/// separated by commas (`https://app.example,https://other.example`, or `*`).
+/// separated by commas (`https://app.example,https://other.example`, or `*`). `*` lets any
+/// web page call the server: it is taken only with credentials required (`BEARER_TOKENS` or
+/// `OAUTH_ISSUER`), and refused at start without.
 pub const CORS_ORIGINS: &str = "MCP_TOOL_CORS_ORIGINS";
 
 /// The connection store of mounted servers: the path of a JSON file mapping a connection id

@@ -154,11 +154,44 @@ pub(super) async fn serve_http(server: Server, bin: &str, options: HttpOptions) 
                 Err(e) => return Ok(cli_error(bin, &e)),
             }
         }
+        if let Ok(text) = std::env::var(env::OAUTH_INITIAL_SCOPES)
+            && !text.trim().is_empty()
+        {
+            let scopes: Vec<String> = text
+                .split(|c: char| c == ',' || c.is_ascii_whitespace())
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect();
+            if let Some(bad) = scopes
+                .iter()
+                .find(|s| crate::transport::http::scope_value(std::slice::from_ref(*s)).is_empty())
+            {
+                return Ok(cli_error(
+                    bin,
+                    &format!(
+                        "{}: `{bad}` is not a scope (printable ASCII, without a quote or a backslash)",
+                        env::OAUTH_INITIAL_SCOPES
+                    ),
+                ));
+            }
+            config.initial_scopes = Some(scopes);
+        }
         config.resource_metadata = Some(ResourceMetadata {
             resource,
             authorization_servers,
             scopes_supported: list(std::env::var(env::SCOPES).ok()),
         });
+    }
+    if config.any_origin_unauthenticated() {
+        return Ok(cli_error(
+            bin,
+            &format!(
+                "{}: `*` would let any web page a user opens call this server, which takes no credentials; list the origins of its browser clients (such as https://app.example), or require credentials ({} or {})",
+                env::CORS_ORIGINS,
+                env::BEARER_TOKENS,
+                env::OAUTH_ISSUER
+            ),
+        ));
     }
     // Always said (stdout is not the protocol here): where to point a client, with the real
     // port when the address asked for port 0.
@@ -201,7 +234,8 @@ impl At {
             #[cfg(unix)]
             At::Unix(path) => {
                 use std::os::unix::fs::FileTypeExt;
-                // A socket file left by an earlier run is replaced; any other file is not.
+                // A socket file left by an earlier run is replaced; one a server still listens
+                // on is not (connecting tells them apart), nor is any other file.
                 if let Ok(meta) = std::fs::symlink_metadata(&path) {
                     if !meta.file_type().is_socket() {
                         return Err(io::Error::new(
@@ -212,7 +246,34 @@ impl At {
                             ),
                         ));
                     }
-                    let _ = std::fs::remove_file(&path);
+                    let connect = tokio::net::UnixStream::connect(&path);
+                    let answered = tokio::time::timeout(std::time::Duration::from_secs(5), connect)
+                        .await
+                        .unwrap_or_else(|_| Err(io::ErrorKind::TimedOut.into()));
+                    match answered {
+                        Ok(_) => {
+                            return Err(io::Error::new(
+                                io::ErrorKind::AddrInUse,
+                                format!(
+                                    "cannot listen on {}: a server is listening there already (stop it, or choose another path)",
+                                    path.display()
+                                ),
+                            ));
+                        }
+                        // Nobody listens: the file is what a stopped server left.
+                        Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
+                            let _ = std::fs::remove_file(&path);
+                        }
+                        Err(e) => {
+                            return Err(io::Error::new(
+                                e.kind(),
+                                format!(
+                                    "cannot listen on {}: cannot tell whether a server listens there ({e}); it is left as it is",
+                                    path.display()
+                                ),
+                            ));
+                        }
+                    }
                 }
                 tokio::net::UnixListener::bind(&path)
                     .map(|l| Listening::Unix(l, path.clone()))

@@ -3,16 +3,18 @@
 //! arguments and environment. The entry is merged into the file (see `merge`): every other
 //! byte of it is kept, an entry of the same name is replaced, the file as it was is kept
 //! beside it (`FILE.bak`), and the new file replaces it at once (a temporary file renamed).
+//! Installs at once take turns on a lock file beside it (`.FILE.lock`).
 
+mod disk;
 mod merge;
 
 use std::fs;
-use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde::ser::SerializeMap;
 
+use self::disk::{lock, read, write};
 use super::{cli_error, write_out};
 
 /// The MCP hosts `install` writes to.
@@ -335,6 +337,14 @@ fn run(server_name: &str, options: &InstallOptions) -> Result<String, String> {
         _ => file.clone(),
     };
     let shown = serde_json::to_string_pretty(&entry(true)).map_err(|e| e.to_string())?;
+    // Installs at once take turns: each holds the lock beside the file around its read,
+    // merge and write, so that none writes over an entry another has just added. The host
+    // does not take the lock: its own writes are caught by the comparison before the rename.
+    let _lock = if options.dry_run {
+        None
+    } else {
+        Some(lock(&target)?)
+    };
     // The host may rewrite its file meanwhile (Claude Code does, often): the new text is
     // written only if the file is still what it was read as, else it is merged again.
     for _ in 0..5 {
@@ -372,64 +382,6 @@ fn run(server_name: &str, options: &InstallOptions) -> Result<String, String> {
         target.display(),
         host.label()
     ))
-}
-
-/// The largest configuration file read: far beyond any host's (a large `~/.claude.json` is a
-/// few tens of MiB), so that a wrong path cannot take the memory.
-const MAX_CONFIG_BYTES: u64 = 256 << 20;
-
-/// The bytes of a configuration file, `None` when there is none; a file that is not a
-/// regular file (a folder, a FIFO that would block, a device) or is over
-/// [`MAX_CONFIG_BYTES`] is an error, and is not read.
-fn read_bytes(file: &Path) -> io::Result<Option<Vec<u8>>> {
-    use std::io::Read as _;
-    let opened = match fs::metadata(file) {
-        Ok(meta) if !meta.is_file() => {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "it is not a regular file",
-            ));
-        }
-        Ok(meta) if meta.len() > MAX_CONFIG_BYTES => {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("it is over {} MiB", MAX_CONFIG_BYTES >> 20),
-            ));
-        }
-        Ok(_) => fs::File::open(file),
-        Err(e) => Err(e),
-    };
-    let mut bytes = Vec::new();
-    match opened {
-        Ok(f) => {
-            f.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes)?;
-            if bytes.len() as u64 > MAX_CONFIG_BYTES {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!("it is over {} MiB", MAX_CONFIG_BYTES >> 20),
-                ));
-            }
-            Ok(Some(bytes))
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e),
-    }
-}
-
-/// The file's text, `None` when there is none.
-fn read(file: &Path) -> Result<Option<String>, String> {
-    let bytes = read_bytes(file)
-        .map_err(|e| format!("cannot read `{}`: {e}; left untouched", file.display()))?;
-    bytes
-        .map(|bytes| {
-            String::from_utf8(bytes).map_err(|e| {
-                format!(
-                    "`{}` is not UTF-8 text ({e}); left untouched",
-                    file.display()
-                )
-            })
-        })
-        .transpose()
 }
 
 /// `FILE.bak`, beside `file`.
@@ -494,114 +446,12 @@ fn summary(
     out
 }
 
-/// Writes `text` to `file` if the file still holds `before` (returns `false` if it changed),
-/// `before` first kept at `backup`. Each write goes to a temporary file in the same folder,
-/// renamed over the old one, with the old one's permissions.
-fn write(file: &Path, before: Option<&str>, text: &str, backup: Option<&Path>) -> io::Result<bool> {
-    let folder = file.parent().unwrap_or(Path::new("."));
-    let permissions = fs::metadata(file).ok().map(|m| m.permissions());
-    if let (Some(before), Some(backup)) = (before, backup) {
-        replace(folder, backup, before, permissions.clone())?;
-    } else {
-        // Only a host that is installed gets here: its folder is missing no more than a
-        // level or so (VS Code's `User` before its first setting).
-        fs::create_dir_all(folder)?;
-    }
-    let temporary = temporary_file(folder, file, text, permissions)?;
-    let now = match read_bytes(file) {
-        Ok(bytes) => bytes,
-        Err(e) => {
-            let _ = fs::remove_file(&temporary);
-            return Err(e);
-        }
-    };
-    if now.as_deref() != before.map(str::as_bytes) {
-        let _ = fs::remove_file(&temporary);
-        return Ok(false);
-    }
-    fs::rename(&temporary, file).inspect_err(|_| {
-        let _ = fs::remove_file(&temporary);
-    })?;
-    Ok(true)
-}
-
-/// Replaces `file` with `text` at once.
-fn replace(
-    folder: &Path,
-    file: &Path,
-    text: &str,
-    permissions: Option<fs::Permissions>,
-) -> io::Result<()> {
-    let temporary = temporary_file(folder, file, text, permissions)?;
-    fs::rename(&temporary, file).inspect_err(|_| {
-        let _ = fs::remove_file(&temporary);
-    })
-}
-
-/// `text` in a new file `.NAME.PID.tmp` beside `file`, flushed to disk; with `permissions`,
-/// else readable by its owner only (the environment may hold secrets).
-fn temporary_file(
-    folder: &Path,
-    file: &Path,
-    text: &str,
-    permissions: Option<fs::Permissions>,
-) -> io::Result<PathBuf> {
-    let mut name = std::ffi::OsString::from(".");
-    name.push(file.file_name().unwrap_or_default());
-    name.push(format!(".{}.tmp", std::process::id()));
-    let path = folder.join(name);
-    let _ = fs::remove_file(&path);
-    match write_new(&path, text, permissions) {
-        Ok(()) => Ok(path),
-        Err(e) => {
-            let _ = fs::remove_file(&path);
-            Err(e)
-        }
-    }
-}
-
-/// Creates the file `path` with `text`, flushed to disk.
-fn write_new(path: &Path, text: &str, permissions: Option<fs::Permissions>) -> io::Result<()> {
-    let mut options = fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut out = options.open(path)?;
-    out.write_all(text.as_bytes())?;
-    if let Some(permissions) = permissions {
-        out.set_permissions(permissions)?;
-    }
-    out.sync_all()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn args(words: &[&str]) -> Vec<String> {
         words.iter().map(|w| (*w).to_owned()).collect()
-    }
-
-    #[test]
-    fn a_folder_or_a_file_over_the_bound_is_refused_unread() {
-        let dir =
-            std::env::temp_dir().join(format!("mcp-tool-install-read-{}", std::process::id()));
-        fs::create_dir_all(dir.join("folder.json")).unwrap();
-        let e = read(&dir.join("folder.json")).unwrap_err();
-        assert!(e.contains("not a regular file"), "{e}");
-        // Sparse: its length is over the bound, its blocks nothing.
-        let huge = dir.join("huge.json");
-        fs::File::create(&huge)
-            .unwrap()
-            .set_len(MAX_CONFIG_BYTES + 1)
-            .unwrap();
-        let e = read(&huge).unwrap_err();
-        assert!(
-            e.contains("over 256 MiB") && e.contains("left untouched"),
-            "{e}"
-        );
-        assert_eq!(read(&dir.join("absent.json")), Ok(None));
-        let _ = fs::remove_dir_all(&dir);
     }
 
     #[test]

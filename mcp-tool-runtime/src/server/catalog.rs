@@ -281,6 +281,20 @@ impl Catalog {
         scopes
     }
 
+    /// Every scope the read-only tools declare, sorted, each once: what a client reading
+    /// only needs (the scopes a `401` challenge names by default).
+    pub(crate) fn reading_scopes(&self) -> Vec<String> {
+        let mut scopes: Vec<String> = self
+            .entries
+            .iter()
+            .filter(|e| e.def.annotations().read_only == Some(true))
+            .flat_map(|e| e.def.scopes().iter().cloned())
+            .collect();
+        scopes.sort();
+        scopes.dedup();
+        scopes
+    }
+
     /// The deferred tools that best match `query`: entry indexes, best first, with scores.
     pub(crate) fn search(&self, query: &str, limit: usize) -> Vec<(usize, f64)> {
         self.search

@@ -250,6 +250,13 @@ where
         };
         let text = percent_decoded(request.var(name).unwrap_or_default())
             .ok_or_else(|| refuse(&"a `%` is not followed by two hex digits of UTF-8 text"))?;
+        // A variable matches within one segment (never across `/`); an escaped `/` does not
+        // make it cross one after decoding (`..%2F..` is no way up the tree).
+        if text.contains('/') {
+            return Err(refuse(&format!(
+                "`%2F` decodes to `/`, which `{{{name}}}` never holds (it stands for one segment)"
+            )));
+        }
         text.parse().map_err(|e| refuse(&e))
     }
 }

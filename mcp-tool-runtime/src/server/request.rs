@@ -206,7 +206,10 @@ pub(crate) fn answers(
             continue;
         }
         if answers.contains_key(&key) {
-            tracing::debug!(key = %key, "an inputResponses entry names an answer sealed in the request state: the sealed one stands");
+            tracing::debug!(
+                key = key.as_str(),
+                "an inputResponses entry names an answer sealed in the request state: the sealed one stands"
+            );
             continue;
         }
         answers.insert(key, answer);

@@ -68,7 +68,10 @@ impl ResourceRequest {
         &self.uri
     }
 
-    /// A variable of the matched URI template (`{id}` in `test://template/{id}/data`).
+    /// A variable of the matched URI template (`{id}` in `test://template/{id}/data`), as the
+    /// URI writes it: one segment (never a `/`), its `%XX` escapes not decoded. (The
+    /// parameters of a `#[resource_template]` function are decoded, and a `%2F` among them
+    /// refused.)
     pub fn var(&self, name: &str) -> Option<&str> {
         self.vars.get(name).map(String::as_str)
     }

@@ -121,7 +121,8 @@ pub(crate) fn panic_result(panic: Option<Box<dyn Any + Send>>) -> ToolResult {
                 .or_else(|| p.downcast_ref::<String>().cloned())
         })
         .unwrap_or_else(|| "the tool panicked".to_owned());
-    tracing::error!(panic = %why, "tool panicked");
+    // A string value (escaped by the formatter): the message may quote a client's input.
+    tracing::error!(panic = why.as_str(), "tool panicked");
     ToolResult {
         internal_error: true,
         ..ToolResult::error(format!("internal error: the tool panicked: {why}"))

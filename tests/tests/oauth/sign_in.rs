@@ -399,7 +399,11 @@ impl Gateway {
         let store = dir.path().join("connections.json");
         std::fs::write(
             &store,
-            json!({"users-each": {"server_url": url, "grant": "authorization_code"}}).to_string(),
+            // Both scopes asked for: unasked, a sign-in would start with the reading scope the
+            // server's 401 names.
+            json!({"users-each": {"server_url": url, "grant": "authorization_code",
+                                  "scopes": ["users:read", "users:write"]}})
+            .to_string(),
         )
         .expect("write the connection store");
         let mounts = dir.path().join("mounts.json");

@@ -235,7 +235,7 @@ fn shape(entry: &Entry, result: &mut ToolResult, validate: bool) {
                 .map(|e| e.to_string()),
         };
         if let Some(problem) = problem {
-            tracing::error!(tool = %entry.name, %problem, "structured result does not match the output schema");
+            tracing::error!(tool = %entry.name, problem = problem.as_str(), "structured result does not match the output schema");
             *result = ToolResult::error(format!(
                 "internal error: the result of `{}` does not match its output schema:\n{problem}",
                 entry.name

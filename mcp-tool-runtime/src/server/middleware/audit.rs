@@ -11,6 +11,10 @@ use super::{Call, CallFuture, Middleware, Next};
 /// `ToolError`'s code when it has one —, or `input_required`), the field names those of the
 /// OpenTelemetry attributes of the call's span. Arguments and results are not logged: they
 /// may hold what a log must not. `MCP_TOOL_AUDIT=1` switches it on for a server binary.
+///
+/// What comes from outside (the subject a token names, the tool name) is recorded as a string
+/// value, which the log's formatter quotes and escapes (`fmt` writes a line break as `\n`,
+/// JSON as a JSON string): no value can end a line and forge the next.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Audit;
 
@@ -18,6 +22,7 @@ impl Middleware for Audit {
     fn call<'a>(&'a self, call: Call<'a>, next: Next<'a>) -> CallFuture<'a> {
         Box::pin(async move {
             let ctx = call.ctx;
+            let principal = ctx.share_key();
             let started = Instant::now();
             let outcome = next.run(call).await;
             let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
@@ -30,7 +35,7 @@ impl Middleware for Audit {
                 target: "mcp_tool::audit",
                 tracing::Level::INFO,
                 gen_ai.tool.name = ctx.tool(),
-                enduser.id = %ctx.share_key(),
+                enduser.id = principal.as_str(),
                 mcp.protocol.version = ctx.protocol_version().as_str(),
                 duration_ms,
                 outcome = ended,

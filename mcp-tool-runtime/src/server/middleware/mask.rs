@@ -36,7 +36,9 @@ impl Middleware for MaskErrors {
                     tracing::Level::ERROR,
                     error.id = %id,
                     gen_ai.tool.name = ctx.tool(),
-                    error.message = %detail,
+                    // The error's text may quote what a client sent: a string value, escaped by
+                    // the formatter, so that a line break in it cannot forge a log line.
+                    error.message = detail.as_str(),
                     "a tool failed with an internal error; the model was told only its id"
                 );
                 *result = masked(result, &id);

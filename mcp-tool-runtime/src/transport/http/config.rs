@@ -19,13 +19,21 @@ pub struct HttpConfig {
     /// `Host` values accepted (a name, or `name:port`). `None`: loopback names only.
     pub allowed_hosts: Option<Vec<String>>,
     /// `Origin` values accepted (`scheme://host[:port]`). `None`: loopback origins only. A
-    /// request without `Origin` (not from a browser) is not refused for it.
+    /// request without `Origin` (not from a browser) is not refused for it. `*` accepts any
+    /// origin: any web page a user opens may then call the endpoint, so pair it with
+    /// [`auth`](Self::auth).
     pub allowed_origins: Option<Vec<String>>,
     /// CORS for clients that run in a browser (default off): the origins
     /// (`scheme://host[:port]`, or `*`) whose preflights are answered and whose answers carry
     /// `Access-Control-Allow-Origin`, with the MCP request headers allowed and
     /// `Mcp-Session-Id`, `MCP-Protocol-Version` and `WWW-Authenticate` exposed. They are
     /// accepted by the Origin check as well.
+    ///
+    /// `*` (any origin) lifts the Origin check: any web page a user opens may call the
+    /// endpoint from the user's browser. It is taken only with [`auth`](Self::auth), where
+    /// every request still needs its credentials (a browser never adds an `Authorization`
+    /// header by itself); without, `serve_http` refuses to start and
+    /// [`into_router`](crate::server::ServerHandle::into_router) answers no origin for it.
     pub cors_origins: Option<Vec<String>>,
     /// The largest request body accepted (413 beyond).
     pub body_limit: usize,
@@ -40,6 +48,13 @@ pub struct HttpConfig {
     /// RFC 9728 protected-resource metadata, served at
     /// `/.well-known/oauth-protected-resource` and named in `WWW-Authenticate`.
     pub resource_metadata: Option<ResourceMetadata>,
+    /// The scopes a client may start with, named by the `401` challenge (`scope=`, RFC 6750
+    /// §3) of an endpoint with [`resource_metadata`](Self::resource_metadata): a client asks
+    /// for these first, and for more when a call's `403` (`insufficient_scope`) names what it
+    /// needs. `None` (the default): the scopes the read-only tools declare
+    /// (`#[tool(read_only, scopes = […])]`), so that a client starts with reading; no `scope=`
+    /// when they declare none. `Some(list)`: the list (empty: no `scope=`).
+    pub initial_scopes: Option<Vec<String>>,
     /// How long calls still running at shutdown may take.
     pub shutdown_grace: Duration,
     /// Answer every request with an SSE stream, even one whose only message is its response
@@ -85,6 +100,7 @@ impl Default for HttpConfig {
             sessionless: false,
             auth: None,
             resource_metadata: None,
+            initial_scopes: None,
             shutdown_grace: Duration::from_secs(10),
             sse_responses: false,
             header_timeout: Duration::from_secs(30),
@@ -115,6 +131,22 @@ impl HttpConfig {
     }
 }
 
+/// Why an endpoint without authentication is not served with `*` among its CORS origins.
+pub(crate) const ANY_ORIGIN_UNAUTHENTICATED: &str = "`*` among the CORS origins would let any \
+     web page a user opens call this endpoint, which takes no credentials: list the origins of \
+     its browser clients, or require credentials";
+
+impl HttpConfig {
+    /// Whether `*` is among the CORS origins of an endpoint that takes no credentials.
+    pub(crate) fn any_origin_unauthenticated(&self) -> bool {
+        self.auth.is_none()
+            && self
+                .cors_origins
+                .as_ref()
+                .is_some_and(|origins| origins.iter().any(|o| o == "*"))
+    }
+}
+
 impl fmt::Debug for HttpConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HttpConfig")
@@ -135,6 +167,7 @@ impl fmt::Debug for HttpConfig {
             )
             .field("sse_retry", &self.sse_retry)
             .field("auth", &self.auth.is_some())
+            .field("initial_scopes", &self.initial_scopes)
             .finish_non_exhaustive()
     }
 }

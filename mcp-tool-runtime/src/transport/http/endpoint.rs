@@ -200,6 +200,7 @@ impl Endpoint {
             if !error.is_dpop() {
                 value.push_str(described.as_deref().unwrap_or_default());
             }
+            self.name_initial_scopes(&mut value);
             self.name_metadata(&mut value);
             if let Ok(v) = HeaderValue::from_str(&value) {
                 headers.append(header::WWW_AUTHENTICATE, v);
@@ -210,6 +211,7 @@ impl Endpoint {
             if error.is_dpop() {
                 value.push_str(described.as_deref().unwrap_or_default());
             }
+            self.name_initial_scopes(&mut value);
             self.name_metadata(&mut value);
             if let Ok(v) = HeaderValue::from_str(&value) {
                 headers.append(header::WWW_AUTHENTICATE, v);
@@ -242,6 +244,22 @@ impl Endpoint {
         }
     }
 
+    /// Appends the `scope` parameter of a `401` challenge (RFC 6750 §3), when the endpoint
+    /// has metadata: the scopes a client may start with, configured or those the read-only
+    /// tools declare (the catalog may change), none when there are none.
+    fn name_initial_scopes(&self, challenge: &mut String) {
+        if self.config.resource_metadata.is_none() {
+            return;
+        }
+        let scopes = match &self.config.initial_scopes {
+            Some(scopes) => scope_value(scopes),
+            None => scope_value(&self.server.catalog().reading_scopes()),
+        };
+        if !scopes.is_empty() {
+            challenge.push_str(&format!(", scope=\"{scopes}\""));
+        }
+    }
+
     /// The step-up challenge (403, `insufficient_scope`) of request `id`, whose token lacks
     /// some of the scopes the request needs: it names all of them, and answers the request
     /// with the JSON-RPC error a call gets for it.
@@ -251,7 +269,7 @@ impl Endpoint {
         error: &RpcError,
         needed: &[String],
     ) -> Response {
-        let scope = needed.join(" ");
+        let scope = scope_value(needed);
         let (bearer, dpop) = self.schemes();
         let values = [("Bearer", bearer), ("DPoP", dpop)].map(|(scheme, offered)| {
             offered.then(|| {
@@ -585,4 +603,21 @@ fn check_single_headers(headers: &HeaderMap) -> Result<(), Refusal> {
         }
     }
     Ok(())
+}
+
+/// Scopes as a challenge's `scope` value: separated by spaces, each a scope token as RFC 6749
+/// §3.3 allows (`NQCHAR`s: no space, quote or backslash), so that the header stays valid; a
+/// scope that is no token is left out.
+pub(crate) fn scope_value(scopes: &[String]) -> String {
+    let token = |s: &&String| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b == 0x21 || (0x23..=0x5b).contains(&b) || (0x5d..=0x7e).contains(&b))
+    };
+    scopes
+        .iter()
+        .filter(token)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(" ")
 }

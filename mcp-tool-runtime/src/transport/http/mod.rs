@@ -61,6 +61,7 @@ use crate::server::ServerHandle;
 
 pub use auth::{AuthError, AuthFuture, Authenticator, BearerTokens, BearerTokensError, DpopMode};
 pub use config::{HttpConfig, ResourceMetadata};
+pub(crate) use endpoint::scope_value;
 #[cfg(feature = "oauth")]
 #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
 pub use oauth::OAuth;
@@ -126,6 +127,15 @@ impl ServerHandle {
         listener: L,
         config: HttpConfig,
     ) -> std::io::Result<()> {
+        if config.any_origin_unauthenticated() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "{} (HttpConfig::with_auth)",
+                    config::ANY_ORIGIN_UNAUTHENTICATED
+                ),
+            ));
+        }
         self.start_mounts();
         let grace = config.shutdown_grace;
         let bounds = serve::Bounds {

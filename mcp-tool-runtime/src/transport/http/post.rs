@@ -186,7 +186,7 @@ pub(super) async fn handle_post(
                 drop(sessions);
                 tracing::warn!(
                     max = limits.max_sessions_per_client,
-                    %client,
+                    client = &**client,
                     "an initialize was refused: the client holds its most sessions"
                 );
                 return rpc_error(

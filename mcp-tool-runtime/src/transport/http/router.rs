@@ -20,7 +20,17 @@ use super::get::handle_get;
 use super::post::handle_post;
 
 /// The endpoint's router and its shared state.
-pub(super) fn build(server: ServerHandle, config: HttpConfig) -> (Router, Arc<Endpoint>) {
+pub(super) fn build(server: ServerHandle, mut config: HttpConfig) -> (Router, Arc<Endpoint>) {
+    // `serve_http` refuses this configuration; a router given it answers no origin for `*`.
+    if config.any_origin_unauthenticated() {
+        tracing::error!(
+            "{}: `*` is not honoured",
+            super::config::ANY_ORIGIN_UNAUTHENTICATED
+        );
+        if let Some(origins) = &mut config.cors_origins {
+            origins.retain(|o| o != "*");
+        }
+    }
     let endpoint = Endpoint::start(server, config.clone());
     let mut router = Router::new().route(
         &config.path,
