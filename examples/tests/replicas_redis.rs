@@ -75,3 +75,92 @@ async fn of_many_replicas_taking_a_key_one_gets_it() {
     }
     assert_eq!(got, 1);
 }
+
+#[tokio::test]
+async fn a_limit_admits_its_burst_whichever_replica_counts_and_costs_one_call() {
+    use mcp_tool::server::replicas::{Admission, Limit};
+    let redis = Redis::start();
+    let replicas: Vec<RedisReplicaStore> = (0..3).map(|_| store(&redis)).collect();
+    let every = Limit {
+        key: "{alice}".into(),
+        calls: 5,
+        per: Duration::from_secs(60),
+    };
+    let tool = Limit {
+        key: "{alice}:tool:search".into(),
+        calls: 2,
+        per: Duration::from_secs(60),
+    };
+    let mut admitted = 0;
+    for i in 0..15 {
+        let answer = replicas[i % 3]
+            .admit(std::slice::from_ref(&every))
+            .await
+            .unwrap();
+        admitted += usize::from(answer == Admission::Admitted);
+    }
+    assert_eq!(admitted, 5);
+    match replicas[0]
+        .admit(std::slice::from_ref(&every))
+        .await
+        .unwrap()
+    {
+        Admission::Refused { which: 0, wait } => {
+            assert!(
+                wait > Duration::from_secs(11) && wait <= Duration::from_secs(12),
+                "{wait:?}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // A check refused by one limit counts against none.
+    let bob = Limit {
+        key: "{bob}".into(),
+        ..every.clone()
+    };
+    let bob_tool = Limit {
+        key: "{bob}:tool:search".into(),
+        ..tool.clone()
+    };
+    let both = [bob.clone(), bob_tool];
+    for _ in 0..2 {
+        assert_eq!(replicas[1].admit(&both).await.unwrap(), Admission::Admitted);
+    }
+    assert!(matches!(
+        replicas[2].admit(&both).await.unwrap(),
+        Admission::Refused { which: 1, .. }
+    ));
+    for _ in 0..3 {
+        assert_eq!(
+            replicas[0].admit(std::slice::from_ref(&bob)).await.unwrap(),
+            Admission::Admitted
+        );
+    }
+    assert!(matches!(
+        replicas[0].admit(std::slice::from_ref(&bob)).await.unwrap(),
+        Admission::Refused { which: 0, .. }
+    ));
+    // The key expires when the bucket is full again.
+    let pttl: i64 = redis
+        .command("PTTL mcp-tool:rate:{alice}")
+        .trim_start_matches(':')
+        .parse()
+        .unwrap();
+    assert!((59_000..=60_000).contains(&pttl), "{pttl}");
+    // What a check costs, one after another on one connection (printed for the record).
+    let fresh = Limit {
+        key: "{carol}".into(),
+        calls: u32::MAX,
+        per: Duration::from_secs(60),
+    };
+    let n = 2000u32;
+    let started = std::time::Instant::now();
+    for _ in 0..n {
+        replicas[0]
+            .admit(std::slice::from_ref(&fresh))
+            .await
+            .unwrap();
+    }
+    let each = started.elapsed() / n;
+    eprintln!("one rate check against a local Redis, a round trip: {each:?}");
+}

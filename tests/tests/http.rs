@@ -2803,3 +2803,70 @@ async fn a_live_unix_socket_is_never_taken_over() {
     assert!(body.contains("\"calc\""), "{body}");
     let _ = first.kill().await;
 }
+
+/// POSTs `body` over HTTP/1.1 on a Unix socket with `headers`; the answer's body.
+#[cfg(unix)]
+async fn post_over_unix_socket(path: &std::path::Path, headers: &str, body: &Value) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::UnixStream::connect(path)
+        .await
+        .expect("the socket accepts");
+    let body = body.to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(WAIT, stream.read_to_end(&mut answer))
+        .await
+        .expect("an answer in time")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    answer
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default()
+}
+
+/// Over a Unix socket every client is the one local principal, as over stdio: a rate limit
+/// counts all of its 2026-07-28 requests together (each would otherwise be a new principal).
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_unix_sockets_clients_are_one_local_principal() {
+    let dir = mcp_tool_tests::TempDir::new("unix-principal");
+    let path = dir.path().join("mcp.sock");
+    let listener = tokio::net::UnixListener::bind(&path).unwrap();
+    let server = Server::new("t", "0")
+        .only(["hello"])
+        .middleware(mcp_tool::middleware::RateLimit::parse("2/1m").unwrap())
+        .build()
+        .unwrap();
+    let task = tokio::spawn(async move {
+        server
+            .serve_http_unix(listener, HttpConfig::default())
+            .await
+    });
+    let headers =
+        "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: hello\r\n";
+    let mut limited = 0;
+    for id in 0..4 {
+        let body = json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "hello",
+            "arguments": { "name": "a" },
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": { "name": "t", "version": "0" }
+            }
+        }});
+        let answer = post_over_unix_socket(&path, headers, &body).await;
+        assert!(answer.contains("\"result\""), "{answer}");
+        limited += usize::from(answer.contains("RATE_LIMITED"));
+    }
+    assert_eq!(
+        limited, 2,
+        "2 of 4 calls over the socket admitted under 2/1m"
+    );
+    task.abort();
+}

@@ -1057,3 +1057,114 @@ async fn a_subjects_tool_selection_made_on_one_replica_holds_on_the_others() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// State every replica sees alike
+
+/// Whether a tool call's reply was refused by the rate limit (else it must have succeeded).
+fn rate_limited(reply: &Reply) -> bool {
+    let result = reply.result();
+    if result["isError"] == true {
+        assert!(
+            result.to_string().contains("RATE_LIMITED"),
+            "an error other than the rate limit: {result}"
+        );
+        return true;
+    }
+    false
+}
+
+#[tokio::test]
+async fn a_rate_limit_of_l_admits_l_across_replicas() {
+    // Each era calls a tool of its own, so that each counts against a limit of its own.
+    let limit = ("MCP_TOOL_RATE_LIMIT", "multiply=5/1m,divide=5/1m");
+    let anonymous = Cluster::up("calc", 3, &[limit]);
+    let url = anonymous.url();
+    assert_eq!(
+        admitted_2026(&url, None, "multiply").await,
+        5,
+        "anonymous, 2026-07-28"
+    );
+    // An anonymous session is a principal of its own: one session, its requests spread.
+    assert_eq!(
+        admitted_2025(&url, None, "divide", 1).await,
+        5,
+        "anonymous, 2025-11-25"
+    );
+    drop(anonymous);
+    let tokens = ("MCP_TOOL_BEARER_TOKENS", "alice:ta");
+    let subjects = Cluster::up("calc", 3, &[limit, tokens]);
+    let url = subjects.url();
+    let alice = Some("Bearer ta");
+    assert_eq!(
+        admitted_2026(&url, alice, "multiply").await,
+        5,
+        "Alice, 2026-07-28"
+    );
+    assert_eq!(
+        admitted_2025(&url, alice, "divide", 3).await,
+        5,
+        "Alice, 2025-11-25"
+    );
+}
+
+/// Of 15 calls of `tool` through `url` (2026-07-28), how many the rate limit let through.
+async fn admitted_2026(url: &str, token: Option<&str>, tool: &str) -> usize {
+    let mut admitted = 0;
+    for id in 0..15 {
+        let params = json!({
+            "name": tool,
+            "arguments": { "a": 2, "b": 3 },
+            "_meta": meta_2026(json!({})),
+        });
+        let mut headers = vec![
+            ("MCP-Protocol-Version", V2026_07_28),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", tool),
+        ];
+        if let Some(token) = token {
+            headers.push(("Authorization", token));
+        }
+        let body = json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params });
+        let reply = post(&Http, url, &headers, &body).await.expect("an answer");
+        admitted += usize::from(!rate_limited(&reply));
+    }
+    admitted
+}
+
+/// Of 15 calls of `tool` over `n` 2025-11-25 sessions through `url`, how many the rate limit
+/// let through.
+async fn admitted_2025(url: &str, token: Option<&str>, tool: &str, n: usize) -> usize {
+    let auth: Vec<(&str, &str)> = token.map(|t| ("Authorization", t)).into_iter().collect();
+    let mut sessions = Vec::new();
+    for _ in 0..n {
+        let body = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": V2025_11_25,
+            "capabilities": {},
+            "clientInfo": { "name": "replica-tests", "version": "0.0.0" }
+        }});
+        let reply = post(&Http, url, &auth, &body).await.expect("initialize");
+        let session = reply.session.clone().expect("a session id");
+        let mut headers = auth.clone();
+        headers.push(("Mcp-Session-Id", &session));
+        headers.push(("MCP-Protocol-Version", V2025_11_25));
+        let body = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
+        let reply = post(&Http, url, &headers, &body)
+            .await
+            .expect("initialized");
+        assert_eq!(reply.status, 202, "{reply:?}");
+        sessions.push(session);
+    }
+    let mut admitted = 0;
+    for id in 0..15 {
+        let mut headers = auth.clone();
+        headers.push(("Mcp-Session-Id", &sessions[id % n]));
+        headers.push(("MCP-Protocol-Version", V2025_11_25));
+        let params = json!({ "name": tool, "arguments": { "a": 2, "b": 3 } });
+        let body =
+            json!({ "jsonrpc": "2.0", "id": id + 1, "method": "tools/call", "params": params });
+        let reply = post(&Http, url, &headers, &body).await.expect("an answer");
+        admitted += usize::from(!rate_limited(&reply));
+    }
+    admitted
+}

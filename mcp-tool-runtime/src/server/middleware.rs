@@ -36,6 +36,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::protocol::{ProtocolVersion, RpcError, code};
+use crate::server::replicas::ReplicaStore;
 use crate::server::resource::ResourceTemplate;
 use crate::tool::input::Finish;
 use crate::tool::{Ctx, Identity, IntoToolResult, ToolResult};
@@ -94,6 +95,14 @@ pub trait Middleware: Send + Sync + 'static {
     /// to the server's own when it is built. None by default.
     fn resource_templates(&self) -> Vec<ResourceTemplate> {
         Vec::new()
+    }
+
+    /// Called as the server is built, when it shares state with other replicas
+    /// ([`Server::replica_store`](crate::server::Server::replica_store)): a layer that
+    /// counts or keeps across calls does it in `store`, so that every replica counts alike
+    /// ([`RateLimit`], [`ResultBudget`]). Nothing by default.
+    fn shared_state(&self, store: &Arc<dyn ReplicaStore>) {
+        let _ = store;
     }
 }
 

@@ -596,6 +596,9 @@ impl Server {
         tracing::debug!(tools = catalog.entries().len(), "mcp server ready");
         for layer in &self.middleware {
             offerings.templates.extend(layer.resource_templates());
+            if let Some(store) = &self.replica_store {
+                layer.shared_state(store);
+            }
         }
         offerings.add_views(&catalog, self.ui_csp.as_ref())?;
         if let Some(folder) = &self.skills {

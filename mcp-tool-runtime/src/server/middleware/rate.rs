@@ -3,11 +3,12 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
+use crate::server::replicas::{Admission, Limit, ReplicaStore};
 use crate::sync::lock;
 use crate::tool::{IntoToolResult, ToolError, ToolResult};
 
@@ -124,6 +125,14 @@ impl Held {
 /// credentials, or every client counts as the proxy's one address. `MCP_TOOL_RATE_LIMIT=100/1m`
 /// (and `,tool=5/1s` per tool) switches it on for a server binary.
 ///
+/// Replicas sharing state ([`Server::replica_store`](crate::server::Server::replica_store),
+/// `MCP_TOOL_SHARED_STATE`) count in the store, one atomic step per call (GCRA on the
+/// store's clock: a Redis script), so a limit of L admits L in all whichever replicas the
+/// calls reach. The slack: none in the algorithm (it is the same token bucket, counted in one
+/// place); waits are counted in microseconds. While the store does not answer (5 s at most
+/// per call), each replica counts in its own buckets, so N replicas admit up to N × L for
+/// that time. Without shared state the buckets are this process's.
+///
 /// ```
 /// use std::time::Duration;
 /// use mcp_tool::middleware::{Rate, RateLimit};
@@ -136,6 +145,8 @@ pub struct RateLimit {
     every: Option<Rate>,
     tools: HashMap<String, Rate>,
     buckets: Mutex<HashMap<String, Held>>,
+    /// The replicas' store, when they share one: the limits are counted there.
+    shared: OnceLock<Arc<dyn ReplicaStore>>,
 }
 
 impl RateLimit {
@@ -145,6 +156,7 @@ impl RateLimit {
             every: Some(rate),
             tools: HashMap::new(),
             buckets: Mutex::new(HashMap::new()),
+            shared: OnceLock::new(),
         }
     }
 
@@ -154,6 +166,7 @@ impl RateLimit {
             every: None,
             tools: HashMap::new(),
             buckets: Mutex::new(HashMap::new()),
+            shared: OnceLock::new(),
         }
     }
 
@@ -268,10 +281,76 @@ fn make_room(held: &mut HashMap<String, Held>, now: Instant) {
     }
 }
 
+impl RateLimit {
+    /// The limits a call of `tool` by `principal` counts against, with their rates, as the
+    /// store keeps them: `{principal}` and `{principal}:tool:{tool}` (one Redis Cluster slot).
+    fn limits(&self, principal: &str, tool: &str) -> Vec<(Limit, Rate)> {
+        let every = self.every.map(|rate| (format!("{{{principal}}}"), rate));
+        let own = self
+            .tools
+            .get(tool)
+            .map(|rate| (format!("{{{principal}}}:tool:{tool}"), *rate));
+        every
+            .into_iter()
+            .chain(own)
+            .map(|(key, rate)| {
+                let limit = Limit {
+                    key,
+                    calls: rate.calls,
+                    per: rate.per,
+                };
+                (limit, rate)
+            })
+            .collect()
+    }
+
+    /// Takes from the shared limits; from this process's buckets while the store fails.
+    async fn take_shared(
+        &self,
+        store: &Arc<dyn ReplicaStore>,
+        principal: &str,
+        tool: &str,
+    ) -> Result<(), (Duration, Rate)> {
+        let limits = self.limits(principal, tool);
+        let (keys, rates): (Vec<Limit>, Vec<Rate>) = limits.into_iter().unzip();
+        match tokio::time::timeout(STORE_WAIT, store.admit(&keys)).await {
+            Ok(Ok(Admission::Admitted)) => Ok(()),
+            Ok(Ok(Admission::Refused { which, wait })) => match rates.get(which) {
+                Some(rate) => Err((wait.min(FAR), *rate)),
+                None => Ok(()),
+            },
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "rate limits counted by this replica alone");
+                self.take(principal, tool, Instant::now())
+            }
+            Err(_) => {
+                tracing::warn!(
+                    "the shared state did not answer within 5 s: rate limits counted by this replica alone"
+                );
+                self.take(principal, tool, Instant::now())
+            }
+        }
+    }
+}
+
+/// How long a call waits for the store to count it.
+const STORE_WAIT: Duration = Duration::from_secs(5);
+
 impl Middleware for RateLimit {
     // Tool calls only: other requests cost the server little, and a client that lists or
     // reads must not lose the calls it came for.
     fn call<'a>(&'a self, call: Call<'a>, next: Next<'a>) -> CallFuture<'a> {
+        if let Some(store) = self.shared.get() {
+            return Box::pin(async move {
+                match self
+                    .take_shared(store, &call.principal(), call.tool())
+                    .await
+                {
+                    Ok(()) => next.run(call).await,
+                    Err((wait, rate)) => CallOutcome::from(refused(call.tool(), wait, rate)),
+                }
+            });
+        }
         match self.take(&call.principal(), call.tool(), Instant::now()) {
             Ok(()) => next.run(call),
             Err((wait, rate)) => {
@@ -279,6 +358,10 @@ impl Middleware for RateLimit {
                 Box::pin(std::future::ready(CallOutcome::from(result)))
             }
         }
+    }
+
+    fn shared_state(&self, store: &Arc<dyn ReplicaStore>) {
+        let _ = self.shared.set(store.clone());
     }
 }
 
@@ -400,5 +483,38 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("at most 2 per 1s"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn replicas_sharing_a_store_count_one_limit() {
+        let store: Arc<dyn ReplicaStore> =
+            Arc::new(crate::server::replicas::MemoryReplicaStore::default());
+        let replicas: Vec<RateLimit> = (0..3)
+            .map(|_| {
+                let limit = RateLimit::parse("5/1m,search=2/1m").unwrap();
+                limit.shared_state(&store);
+                limit
+            })
+            .collect();
+        let mut admitted = 0;
+        for i in 0..15 {
+            let limit = &replicas[i % 3];
+            let store = limit.shared.get().unwrap();
+            admitted += usize::from(limit.take_shared(store, "alice", "add").await.is_ok());
+        }
+        assert_eq!(admitted, 5);
+        // Bob has his own; a tool's own limit refuses with its rate.
+        let store = replicas[0].shared.get().unwrap();
+        for limit in &replicas[..2] {
+            limit.take_shared(store, "bob", "search").await.unwrap();
+        }
+        let (wait, rate) = replicas[2]
+            .take_shared(store, "bob", "search")
+            .await
+            .unwrap_err();
+        assert_eq!(rate, Rate::parse("2/1m").unwrap());
+        assert!(wait > Duration::from_secs(29), "{wait:?}");
+        // Nothing was counted in any process's own buckets.
+        assert!(replicas.iter().all(|r| lock(&r.buckets).is_empty()));
     }
 }

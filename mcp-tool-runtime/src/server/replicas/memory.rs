@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{broadcast, mpsc};
 
-use super::{ReplicaFuture, ReplicaStore, ReplicaStoreError};
+use super::{Admission, Limit, ReplicaFuture, ReplicaStore, ReplicaStoreError};
 use crate::sync::lock;
 
 /// Replicas in one process: servers built with clones of the same store share through it.
@@ -26,6 +26,8 @@ struct MemoryInner {
     channel: broadcast::Sender<String>,
     sessions: Mutex<HashMap<String, (String, Instant)>>,
     keys: Mutex<Keys>,
+    /// Each limit's theoretical arrival time (`admit`): when its bucket is full again.
+    rates: Mutex<HashMap<String, Instant>>,
 }
 
 /// The keys of a memory store, each with the instant it expires.
@@ -95,6 +97,7 @@ impl MemoryReplicaStore {
                     max,
                     next_purge: Instant::now() + PURGE_EVERY,
                 }),
+                rates: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -210,6 +213,57 @@ impl ReplicaStore for MemoryReplicaStore {
         lock(&self.inner.keys).map.remove(key);
         Box::pin(async { Ok(()) })
     }
+
+    fn admit<'a>(&'a self, limits: &'a [Limit]) -> ReplicaFuture<'a, Admission> {
+        let max = lock(&self.inner.keys).max;
+        let done = admit(&mut lock(&self.inner.rates), max, limits, Instant::now());
+        Box::pin(async move { done })
+    }
+}
+
+/// The longest a limit counts: a year (a rate of one call in ages waits no longer).
+const FAR: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// GCRA over `limits` at `now`, with at most `max` limits held.
+fn admit(
+    rates: &mut HashMap<String, Instant>,
+    max: usize,
+    limits: &[Limit],
+    now: Instant,
+) -> Result<Admission, ReplicaStoreError> {
+    let mut next = Vec::with_capacity(limits.len());
+    for (which, limit) in limits.iter().enumerate() {
+        let per = limit.per.min(FAR);
+        let interval = per / limit.calls.max(1);
+        let tat = rates.get(&limit.key).copied().filter(|t| *t > now);
+        let after = tat
+            .unwrap_or(now)
+            .checked_add(interval)
+            .unwrap_or(now + FAR);
+        let ahead = after.saturating_duration_since(now);
+        if ahead > per {
+            let wait = (ahead - per).min(FAR);
+            return Ok(Admission::Refused { which, wait });
+        }
+        next.push(after);
+    }
+    let new = limits
+        .iter()
+        .filter(|l| !rates.contains_key(&l.key))
+        .count();
+    if rates.len() + new > max {
+        // A limit whose bucket is full again holds nothing a fresh one would not.
+        rates.retain(|_, tat| *tat > now);
+        if rates.len() + new > max {
+            return Err(ReplicaStoreError(format!(
+                "the memory store holds its most limits ({max})"
+            )));
+        }
+    }
+    for (limit, tat) in limits.iter().zip(next) {
+        rates.insert(limit.key.clone(), tat);
+    }
+    Ok(Admission::Admitted)
 }
 
 #[cfg(test)]
@@ -299,5 +353,63 @@ mod tests {
             got += usize::from(taker.await.unwrap().is_some());
         }
         assert_eq!(got, 1);
+    }
+
+    #[tokio::test]
+    async fn limits_admit_their_burst_then_one_per_interval_and_a_refusal_counts_nothing() {
+        let mut rates = HashMap::new();
+        let every = Limit {
+            key: "a".into(),
+            calls: 3,
+            per: Duration::from_secs(3),
+        };
+        let tool = Limit {
+            key: "a:t".into(),
+            calls: 1,
+            per: Duration::from_secs(10),
+        };
+        let t0 = Instant::now();
+        let both = [every.clone(), tool.clone()];
+        assert_eq!(admit(&mut rates, 10, &both, t0), Ok(Admission::Admitted));
+        match admit(&mut rates, 10, &both, t0).unwrap() {
+            Admission::Refused { which: 1, wait } => assert!(wait > Duration::from_secs(9)),
+            other => panic!("{other:?}"),
+        }
+        // The refusal took nothing of the general limit: two more.
+        let one = [every.clone()];
+        for _ in 0..2 {
+            assert_eq!(admit(&mut rates, 10, &one, t0), Ok(Admission::Admitted));
+        }
+        let Ok(Admission::Refused { which: 0, wait }) = admit(&mut rates, 10, &one, t0) else {
+            panic!("a fourth call admitted");
+        };
+        assert_eq!(wait, Duration::from_secs(1));
+        assert_eq!(
+            admit(&mut rates, 10, &one, t0 + wait),
+            Ok(Admission::Admitted)
+        );
+        // Bounded: a full map drops the limits that are full again, else refuses.
+        let other = |k: &str| Limit {
+            key: k.into(),
+            calls: 1,
+            per: Duration::from_secs(60),
+        };
+        assert!(admit(&mut rates, 2, &[other("b")], t0).is_err());
+        let later = t0 + Duration::from_secs(20);
+        assert_eq!(
+            admit(&mut rates, 2, &[other("b")], later),
+            Ok(Admission::Admitted)
+        );
+        // Ages are a year at most, and no panic.
+        let ages = Limit {
+            key: "c".into(),
+            calls: 1,
+            per: Duration::MAX,
+        };
+        admit(&mut rates, 10, std::slice::from_ref(&ages), t0).unwrap();
+        let Ok(Admission::Refused { wait, .. }) = admit(&mut rates, 10, &[ages], t0) else {
+            panic!("admitted");
+        };
+        assert_eq!(wait, FAR);
     }
 }

@@ -104,6 +104,39 @@ pub trait ReplicaStore: Send + Sync + 'static {
 
     /// Forgets `key`.
     fn remove<'a>(&'a self, key: &'a str) -> ReplicaFuture<'a, ()>;
+
+    /// One event against each of `limits`, in one atomic step (GCRA, on the store's clock):
+    /// if every limit admits it, each counts it; if one does not, none does, and the answer
+    /// names the first that refused and how long until it admits one.
+    fn admit<'a>(&'a self, limits: &'a [Limit]) -> ReplicaFuture<'a, Admission>;
+}
+
+/// A limit on how often something happens, under a key: a burst of `calls`, one more every
+/// `per / calls` (a token bucket of `calls` tokens refilled at `calls` per `per`, kept as the
+/// instant it is full again — GCRA's theoretical arrival time). Limits whose keys start
+/// alike up to a `}` share a Redis Cluster slot: keys of one [`ReplicaStore::admit`] should.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limit {
+    /// What is limited (a principal, a principal and a tool).
+    pub key: String,
+    /// The burst, and the events per `per`.
+    pub calls: u32,
+    /// The period.
+    pub per: Duration,
+}
+
+/// What [`ReplicaStore::admit`] answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admission {
+    /// Every limit counted the event.
+    Admitted,
+    /// `limits[which]` refused it; it admits one in `wait`.
+    Refused {
+        /// The index of the limit that refused.
+        which: usize,
+        /// How long until it admits one.
+        wait: Duration,
+    },
 }
 
 /// The store for `url`: `memory` (this process), or `redis://…` (feature `redis`;

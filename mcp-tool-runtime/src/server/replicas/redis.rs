@@ -4,24 +4,57 @@
 //! GETEX PX (Redis 6.2 or later), PEXPIRE, DEL — each touches one key, so a Redis Cluster may
 //! hold them (the channel is cluster-wide). The keys other parts of the server keep
 //! (`ReplicaStore::put` and the rest) are `{prefix}kv:{key}`: SET PX, SET NX PX, GET, GETDEL
-//! (Redis 6.2), DEL. The connection for commands is made as every Redis
+//! (Redis 6.2), DEL. Rate limits (`ReplicaStore::admit`) are one script call per check
+//! (GCRA on Redis's clock, each limit's key `{prefix}rate:{key}` holding its theoretical
+//! arrival time in microseconds, expiring when its bucket is full again). The connection for commands is made as every Redis
 //! store of the crate makes its own (`store::redis`); the subscription has its own.
 
 use std::fmt;
 use std::time::Duration;
 
 use futures_util::StreamExt as _;
-use redis::AsyncCommands;
 use redis::aio::ConnectionManager;
+use redis::{AsyncCommands, Script};
 use tokio::sync::mpsc;
 
-use super::{ReplicaFuture, ReplicaStore, ReplicaStoreError, StoreUrlError};
+use super::{Admission, Limit, ReplicaFuture, ReplicaStore, ReplicaStoreError, StoreUrlError};
 use crate::store::redis::{Redis, millis};
 
 /// Replicas meeting in Redis.
 pub struct RedisReplicaStore {
     redis: Redis,
+    admit: Script,
 }
+
+/// GCRA over every limit of one check, on Redis's clock (microseconds). KEYS: the limits;
+/// ARGV: each one's interval and period. Every limit is looked at before any is written, so
+/// a check one limit refuses counts against none. Answers `{-1, 0}` when admitted, else the
+/// 0-based index of the limit that refused and the microseconds until it admits one.
+const ADMIT: &str = r"
+if redis.replicate_commands then redis.replicate_commands() end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local after = {}
+for i, key in ipairs(KEYS) do
+  local interval = tonumber(ARGV[2 * i - 1])
+  local per = tonumber(ARGV[2 * i])
+  local tat = tonumber(redis.call('GET', key) or '0') or 0
+  if tat < now then tat = now end
+  local next = tat + interval
+  if next - now > per then
+    return {i - 1, string.format('%.0f', next - now - per)}
+  end
+  after[i] = next
+end
+for i, key in ipairs(KEYS) do
+  local ttl = math.max(1, math.ceil((after[i] - now) / 1000))
+  redis.call('SET', key, string.format('%.0f', after[i]), 'PX', string.format('%.0f', ttl))
+end
+return {-1, '0'}
+";
+
+/// The longest period a limit counts: a year, in microseconds.
+const FAR_MICROS: u64 = 365 * 24 * 3600 * 1_000_000;
 
 impl fmt::Debug for RedisReplicaStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -41,7 +74,10 @@ impl RedisReplicaStore {
 
     /// The store in `redis`, whose URL was checked.
     pub(crate) fn on(redis: Redis) -> Self {
-        RedisReplicaStore { redis }
+        RedisReplicaStore {
+            redis,
+            admit: Script::new(ADMIT),
+        }
     }
 
     /// Keys and the channel under `prefix` instead of `mcp-tool:` (several deployments in one
@@ -227,6 +263,33 @@ impl ReplicaStore for RedisReplicaStore {
             con.del::<_, ()>(self.kv_key(key))
                 .await
                 .map_err(redis_error)
+        })
+    }
+
+    fn admit<'a>(&'a self, limits: &'a [Limit]) -> ReplicaFuture<'a, Admission> {
+        Box::pin(async move {
+            let mut con = self.conn().await?;
+            let mut invocation = self.admit.prepare_invoke();
+            for limit in limits {
+                let per = u64::try_from(limit.per.as_micros())
+                    .unwrap_or(u64::MAX)
+                    .min(FAR_MICROS);
+                invocation
+                    .key(self.redis.key(&["rate", &limit.key]))
+                    .arg(per / u64::from(limit.calls.max(1)))
+                    .arg(per);
+            }
+            let (which, wait): (i64, String) = invocation
+                .invoke_async(&mut con)
+                .await
+                .map_err(redis_error)?;
+            Ok(match usize::try_from(which) {
+                Ok(which) => Admission::Refused {
+                    which,
+                    wait: Duration::from_micros(wait.parse::<u64>().unwrap_or(FAR_MICROS)),
+                },
+                Err(_) => Admission::Admitted,
+            })
         })
     }
 }

@@ -48,10 +48,23 @@ pub(super) struct HttpSession {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Peer(pub(crate) std::net::SocketAddr);
 
+/// A request that came over a Unix socket (set by `serve_http_unix`'s accept loop): its
+/// client, like every other on that socket, is the one local principal (as over stdio).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LocalSocket;
+
+/// Whether a request came over a Unix socket.
+pub(super) fn on_local_socket(parts: &Parts) -> bool {
+    parts.extensions.get::<LocalSocket>().is_some()
+}
+
 /// The client a request counts for in per-client shares: its subject when it carries
-/// credentials, else the address it comes from (unknown when served without the accept loop).
+/// credentials, else the address it comes from (unknown when served without the accept loop),
+/// or `local` over a Unix socket.
 pub(super) fn client_of(identity: Option<&Identity>, parts: &Parts) -> Option<Arc<str>> {
-    client_share(identity.map(|i| i.subject.as_str()), peer_address(parts)).map(Into::into)
+    client_share(identity.map(|i| i.subject.as_str()), peer_address(parts))
+        .or_else(|| on_local_socket(parts).then(|| "local".to_owned()))
+        .map(Into::into)
 }
 
 /// The address a request comes from, when `serve_http`'s accept loop told it.
@@ -414,7 +427,7 @@ impl Endpoint {
         if record.subject.as_deref() != identity.map(|i| i.subject.as_str()) {
             return None;
         }
-        let http = self.open_session(id.to_owned(), identity.cloned(), None, None);
+        let http = self.open_session(id.to_owned(), identity.cloned(), None, None, false);
         http.session.restore(record);
         // Two requests of the session may have taken it up at once: the first one kept wins.
         let kept = lock(&self.sessions)
@@ -454,9 +467,10 @@ impl Endpoint {
         identity: Option<Identity>,
         client: Option<Arc<str>>,
         address: Option<std::net::IpAddr>,
+        local: bool,
     ) -> Option<(String, Arc<HttpSession>)> {
         let id = new_session_id()?;
-        let http = self.open_session(id.clone(), identity, client, address);
+        let http = self.open_session(id.clone(), identity, client, address, local);
         Some((id, http))
     }
 
@@ -467,6 +481,7 @@ impl Endpoint {
         identity: Option<Identity>,
         client: Option<Arc<str>>,
         address: Option<std::net::IpAddr>,
+        local: bool,
     ) -> Arc<HttpSession> {
         let owner = resume::owner_of(&id, identity.as_ref());
         Arc::new_cyclic(|me: &Weak<HttpSession>| {
@@ -475,7 +490,7 @@ impl Endpoint {
                 &self.server,
                 crate::server::session::Outbound::Routed(to),
                 Opening {
-                    principal: principal_of(identity.as_ref()),
+                    principal: principal_of(identity.as_ref(), local),
                     identity: identity.clone(),
                     one_shot: None,
                     shared_name: Some(id.into()),
@@ -557,10 +572,12 @@ fn new_session_id() -> Option<String> {
     Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-/// Who a request comes from, for what outlives it in 2026-07-28.
-pub(super) fn principal_of(identity: Option<&Identity>) -> Principal {
+/// Who a request comes from, for what outlives it: its subject; else, over a Unix socket
+/// (`local`), the one local principal; else no one known.
+pub(super) fn principal_of(identity: Option<&Identity>, local: bool) -> Principal {
     match identity {
         Some(i) => Principal::Subject(i.subject.clone()),
+        None if local => Principal::Local,
         None => Principal::Anonymous,
     }
 }

@@ -17,7 +17,9 @@ use crate::protocol::request::Method;
 use crate::protocol::{ProtocolVersion, code};
 use crate::sync::lock;
 
-use super::endpoint::{Endpoint, SESSION_HEADER, accepts_sse, client_of, peer_address};
+use super::endpoint::{
+    Endpoint, SESSION_HEADER, accepts_sse, client_of, on_local_socket, peer_address,
+};
 use super::refusal::{Refusal, refuse, rpc_error};
 use super::resume;
 use super::sse;
@@ -199,8 +201,12 @@ pub(super) async fn handle_post(
                 );
             }
         }
-        let Some((session_id, http)) = endpoint.new_session(identity, client, peer_address(&parts))
-        else {
+        let Some((session_id, http)) = endpoint.new_session(
+            identity,
+            client,
+            peer_address(&parts),
+            on_local_socket(&parts),
+        ) else {
             return rpc_error(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 code::INTERNAL_ERROR,

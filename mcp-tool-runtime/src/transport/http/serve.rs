@@ -25,7 +25,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 
-use super::endpoint::{Endpoint, Peer};
+use super::endpoint::{Endpoint, LocalSocket, Peer};
 use super::post::handle_post;
 use crate::sync::lock;
 
@@ -150,8 +150,14 @@ impl tower_service::Service<axum::http::Request<Incoming>> for WithPeer {
     }
 
     fn call(&mut self, mut request: axum::http::Request<Incoming>) -> Self::Future {
-        if let Some(peer) = self.peer {
-            request.extensions_mut().insert(peer);
+        // Only a Unix socket's connections come without an address.
+        match self.peer {
+            Some(peer) => {
+                request.extensions_mut().insert(peer);
+            }
+            None => {
+                request.extensions_mut().insert(LocalSocket);
+            }
         }
         if let Some(direct) = &self.direct
             && request.method() == axum::http::Method::POST

@@ -14,7 +14,7 @@ use crate::protocol::{ProtocolVersion, code};
 use crate::server::session::{Opening, Outgoing, Session};
 use crate::tool::Identity;
 
-use super::endpoint::{Endpoint, accepts_sse, peer_address, principal_of};
+use super::endpoint::{Endpoint, accepts_sse, on_local_socket, peer_address, principal_of};
 use super::{headers, sse};
 
 /// A request of a stateless version (2026-07-28): its `_meta` and headers checked, then
@@ -42,7 +42,7 @@ pub(super) async fn stateless_request(
         tx,
         Opening {
             address: peer_address(parts),
-            principal: principal_of(identity.as_ref()),
+            principal: principal_of(identity.as_ref(), on_local_socket(parts)),
             identity,
             one_shot: Some(version),
             shared_name: None,
@@ -83,7 +83,7 @@ pub(super) async fn sessionless_post(
         &endpoint.server,
         tx,
         Opening {
-            principal: principal_of(identity.as_ref()),
+            principal: principal_of(identity.as_ref(), false),
             identity,
             one_shot: Some(version.unwrap_or(ProtocolVersion::LATEST_STATEFUL)),
             shared_name: None,
