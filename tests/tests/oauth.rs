@@ -31,6 +31,9 @@ use tokio::net::TcpListener;
 #[path = "oauth/sign_in.rs"]
 mod sign_in;
 
+#[path = "oauth/dpop.rs"]
+mod dpop;
+
 const SETUP_HINT: &str = "run `bash interop/setup.sh` (.ci/run does it)";
 
 /// The longest the provider may take to say it listens, and a script to finish.

@@ -62,12 +62,23 @@ pub(crate) async fn read(
     request: reqwest::RequestBuilder,
     url: &str,
 ) -> Result<(u16, Vec<u8>), FetchError> {
+    read_with_headers(request, url)
+        .await
+        .map(|(status, _, body)| (status, body))
+}
+
+/// [`read`], with the answer's headers.
+pub(crate) async fn read_with_headers(
+    request: reqwest::RequestBuilder,
+    url: &str,
+) -> Result<(u16, reqwest::header::HeaderMap, Vec<u8>), FetchError> {
     let unreachable = |e: reqwest::Error| FetchError::Unreachable {
         url: url.to_owned(),
         reason: e.without_url().to_string(),
     };
     let mut response = request.send().await.map_err(unreachable)?;
     let status = response.status().as_u16();
+    let headers = response.headers().clone();
     if response
         .content_length()
         .is_some_and(|n| n > MAX_BODY as u64)
@@ -85,7 +96,7 @@ pub(crate) async fn read(
         }
         body.extend_from_slice(&chunk);
     }
-    Ok((status, body))
+    Ok((status, headers, body))
 }
 
 /// `body` read as `T`; the error names `url`, and serde's reason (which quotes no value of a

@@ -5,6 +5,7 @@
 //! them: built with one side only, the other's part is unused.
 #![cfg_attr(not(all(feature = "client", feature = "oauth")), allow(dead_code))]
 
+pub(crate) mod dpop;
 pub(crate) mod fetch;
 
 use serde::Deserialize;
@@ -35,6 +36,9 @@ pub(crate) struct AuthServerMetadata {
     pub(crate) client_id_metadata_document_supported: Option<bool>,
     #[serde(default)]
     pub(crate) authorization_response_iss_parameter_supported: Option<bool>,
+    /// The algorithms the server takes DPoP proofs signed with (RFC 9449 §5.1).
+    #[serde(default)]
+    pub(crate) dpop_signing_alg_values_supported: Option<Vec<String>>,
 }
 
 /// Why an authorization server's metadata is not there.
@@ -135,15 +139,21 @@ pub(crate) struct Challenge {
 }
 
 impl Challenge {
-    /// Reads the Bearer challenge of a header's value (the first, when there are several).
+    /// Reads the Bearer (or DPoP, RFC 9449 §7.1) challenge of a header's value (the first,
+    /// when there are several).
     pub(crate) fn parse(header: &str) -> Option<Challenge> {
+        Self::parse_scheme(header, &["bearer", "dpop"])
+    }
+
+    /// Reads the first challenge of one of `schemes` (lower case) in a header's value.
+    pub(crate) fn parse_scheme(header: &str, schemes: &[&str]) -> Option<Challenge> {
         let mut rest = header.trim_start();
         loop {
             let scheme_end = rest
                 .find(|c: char| c.is_ascii_whitespace() || c == ',')
                 .unwrap_or(rest.len());
             let (scheme, after) = rest.split_at(scheme_end);
-            if scheme.eq_ignore_ascii_case("bearer") {
+            if schemes.iter().any(|s| scheme.eq_ignore_ascii_case(s)) {
                 return Some(Challenge {
                     params: params(after).0,
                 });

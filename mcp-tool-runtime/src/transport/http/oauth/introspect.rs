@@ -14,7 +14,7 @@ use crate::sync::lock;
 use crate::tool::Identity;
 
 use super::super::auth::AuthError;
-use super::settings::Settings;
+use super::settings::{Accepted, Settings};
 use crate::protocol::oauth::fetch::{self, FetchError, form_encode};
 
 /// The most answers kept.
@@ -38,6 +38,8 @@ struct Answer {
     iss: Option<String>,
     #[serde(default)]
     aud: Option<Audience>,
+    #[serde(default)]
+    cnf: Option<super::jwt::Confirmation>,
 }
 
 #[derive(Deserialize)]
@@ -56,7 +58,7 @@ impl Audience {
     }
 }
 
-type Verdict = Result<Identity, AuthError>;
+type Verdict = Result<Accepted, AuthError>;
 
 /// The answers kept, by the SHA-256 of the token.
 #[derive(Default)]
@@ -166,7 +168,8 @@ fn judge(answer: Answer, now: u64, settings: &Settings) -> Verdict {
     let Some(subject) = answer.sub.or_else(|| answer.client_id.clone()) else {
         return Err(AuthError::invalid("the token names no subject"));
     };
-    Ok(Identity {
+    let jkt = super::jwt::bound_to(answer.cnf)?;
+    let identity = Identity {
         subject,
         scopes: answer
             .scope
@@ -176,5 +179,6 @@ fn judge(answer: Answer, now: u64, settings: &Settings) -> Verdict {
             .map(str::to_owned)
             .collect(),
         client_id: answer.client_id,
-    })
+    };
+    Ok(Accepted { identity, jkt })
 }

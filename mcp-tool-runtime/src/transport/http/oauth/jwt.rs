@@ -15,7 +15,7 @@ use crate::tool::Identity;
 
 use super::super::auth::AuthError;
 use super::keys::Key;
-use super::settings::Settings;
+use super::settings::{Accepted, Settings};
 
 /// What a token is, from its first segment.
 pub(super) enum Shape {
@@ -98,6 +98,15 @@ struct Claims {
     client_id: Option<String>,
     #[serde(default)]
     azp: Option<String>,
+    #[serde(default)]
+    cnf: Option<Confirmation>,
+}
+
+/// `cnf` (RFC 7800): the key a token is bound to; DPoP's is `jkt` (RFC 9449 §6).
+#[derive(Deserialize)]
+pub(super) struct Confirmation {
+    #[serde(default)]
+    pub(super) jkt: Option<String>,
 }
 
 /// `scp`: a list, or (as some servers write it) one space-separated string.
@@ -115,7 +124,7 @@ pub(super) fn verify(
     header: &Header,
     key: &Key,
     settings: &Settings,
-) -> Result<(Identity, u64), AuthError> {
+) -> Result<(Accepted, u64), AuthError> {
     if let Some(pinned) = key.algorithm
         && format!("{pinned:?}") != format!("{:?}", header.alg)
     {
@@ -132,7 +141,7 @@ pub(super) fn verify_shared(
     header: &Header,
     secret: &[u8],
     settings: &Settings,
-) -> Result<(Identity, u64), AuthError> {
+) -> Result<(Accepted, u64), AuthError> {
     let key = DecodingKey::from_secret(secret)
         .map_err(|_| AuthError::invalid("the configured shared secret is not usable"))?;
     check(token, header.alg, &key, settings)
@@ -143,7 +152,7 @@ fn check(
     alg: Algorithm,
     key: &DecodingKey,
     settings: &Settings,
-) -> Result<(Identity, u64), AuthError> {
+) -> Result<(Accepted, u64), AuthError> {
     let mut validation = Validation::new(alg);
     validation.set_issuer(&[&settings.issuer]);
     validation.set_audience(&settings.audiences);
@@ -176,7 +185,18 @@ fn check(
     let Some(exp) = claims.exp else {
         return Err(AuthError::invalid("the token has no `exp`"));
     };
-    Ok((identity, exp))
+    let jkt = bound_to(claims.cnf)?;
+    Ok((Accepted { identity, jkt }, exp))
+}
+
+/// The DPoP key thumbprint a token's `cnf` names, if it names one.
+pub(super) fn bound_to(cnf: Option<Confirmation>) -> Result<Option<String>, AuthError> {
+    match cnf.and_then(|c| c.jkt) {
+        Some(jkt) if jkt.is_empty() || jkt.len() > 128 => Err(AuthError::invalid(
+            "the token's `cnf.jkt` is not a key thumbprint",
+        )),
+        other => Ok(other),
+    }
 }
 
 /// What a client is told of a token that failed (never the token).
