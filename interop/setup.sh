@@ -5,6 +5,7 @@
 #     tests/tests/client_interop.rs drives our client against (as it does interop/py-server.py);
 #     and `oidc-provider`, the authorization server of tests/tests/oauth.rs (oidc-provider.mjs);
 #   - PyPI: the official Python SDK (`mcp`), from requirements.txt, into the venv interop/.venv;
+#     openapi-spec-validator and schemathesis, for tests/tests/rest_interop.rs;
 #     and, for tests/tests/otel.rs, Rotel (`rotel`), an OpenTelemetry collector.
 # Quiet, and quick when nothing changed: each install is skipped while the lock file it came
 # from is unchanged (a stamp in the installed tree records the lock's hash).

@@ -27,6 +27,13 @@ mod http {
             "this server was built without HTTP (the `http` feature of mcp-tool)",
         ))
     }
+
+    pub(super) fn print_openapi(_: Server, bin: &str) -> Result<i32> {
+        Ok(cli_error(
+            bin,
+            "this server was built without HTTP (the `http` feature of mcp-tool), so it serves no REST API",
+        ))
+    }
 }
 
 #[cfg(feature = "client")]
@@ -90,6 +97,8 @@ struct HttpOptions {
     sse: bool,
     /// Where the replicas share sessions and changes (`--shared-state`).
     shared_state: Option<String>,
+    /// The tools as a REST API with its OpenAPI document too (`--openapi`).
+    openapi: bool,
 }
 
 /// What a command line asks for.
@@ -99,6 +108,7 @@ enum Command {
     List,
     Schema,
     Call(String, Option<String>),
+    OpenApi,
     Install(install::InstallOptions),
     Inspect(inspect::InspectOptions),
     Help,
@@ -112,6 +122,7 @@ fn usage(bin: &str) -> String {
                             unix:PATH for a Unix socket)
         --sessionless        ... without sessions: every POST answered on its own
         --sse                ... every answer as an SSE stream, not JSON
+        --openapi            ... and the tools as REST: POST /tools/NAME, GET /openapi.json
         --task-store URL     keep tasks in `memory` (the default) or Redis (`redis://host:port`)
         --shared-state URL   ... share sessions and change notifications with the other
                              replicas in Redis (`redis://host:port`)
@@ -119,6 +130,8 @@ fn usage(bin: &str) -> String {
   {bin} list                 show the tools
   {bin} call <tool> [json]   call one tool in-process and print its result
   {bin} schema               print the tools/list JSON
+  {bin} openapi              print the OpenAPI 3.1 document of the tools as REST (as --openapi
+                            serves it; its security from the environment below)
   {bin} install <HOST> [--name NAME] [--env KEY=VALUE]… [--dry-run] [-- ARGS…]
                             add this server (this binary, run with ARGS and the variables given)
                             to the MCP configuration of HOST: claude-desktop, claude-code, cursor
@@ -255,14 +268,18 @@ fn parse(args: &[String]) -> std::result::Result<(Command, Option<String>, Vec<S
             },
             "--sessionless" => http.sessionless = true,
             "--sse" => http.sse = true,
+            "--openapi" => http.openapi = true,
             "-h" | "--help" => return Ok((Command::Help, None, Vec::new())),
             flag if flag.starts_with("--") => return Err(format!("unknown option `{flag}`")),
             word => rest.push(word),
         }
         i += 1;
     }
-    if (http.sessionless || http.sse || http.shared_state.is_some()) && !wants_http {
-        return Err("`--sessionless`, `--sse` and `--shared-state` go with `--http`".into());
+    if (http.sessionless || http.sse || http.openapi || http.shared_state.is_some()) && !wants_http
+    {
+        return Err(
+            "`--sessionless`, `--sse`, `--openapi` and `--shared-state` go with `--http`".into(),
+        );
     }
     let command = match rest.as_slice() {
         [] if wants_http => Command::Http(http),
@@ -270,11 +287,14 @@ fn parse(args: &[String]) -> std::result::Result<(Command, Option<String>, Vec<S
         _ if wants_http => return Err("`--http` takes at most one address".into()),
         ["list"] => Command::List,
         ["schema"] => Command::Schema,
+        ["openapi"] => Command::OpenApi,
         ["help"] => Command::Help,
         ["call", tool] => Command::Call((*tool).to_owned(), None),
         ["call", tool, json] => Command::Call((*tool).to_owned(), Some((*json).to_owned())),
         ["call", ..] => return Err("`call` takes a tool name and optional JSON arguments".into()),
-        [other @ ("list" | "schema"), ..] => return Err(format!("`{other}` takes no arguments")),
+        [other @ ("list" | "schema" | "openapi"), ..] => {
+            return Err(format!("`{other}` takes no arguments"));
+        }
         [other, ..] => return Err(format!("unknown command `{other}`")),
     };
     Ok((command, task_store, mounts))
@@ -405,6 +425,7 @@ impl Server {
                 write_out(&format!("{text}\n"))?;
                 Ok(0)
             }
+            Command::OpenApi => http::print_openapi(self, bin),
             Command::Call(name, arguments) => {
                 let arguments = match arguments.as_deref().map(serde_json::from_str::<Value>) {
                     None => Value::Object(serde_json::Map::new()),

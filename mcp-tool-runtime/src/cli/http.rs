@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use super::{HttpOptions, cli_error, env, init_tracing};
 use crate::server::{Result, Server};
 use crate::transport::http::events::event_store_from_url;
-use crate::transport::http::{BearerTokens, HttpConfig, ResourceMetadata};
+use crate::transport::http::{BearerTokens, HttpConfig, OpenApi, ResourceMetadata};
 
 /// Serves Streamable HTTP as the command line and the environment say; returns the exit status.
 pub(super) async fn serve_http(server: Server, bin: &str, options: HttpOptions) -> Result<i32> {
@@ -32,6 +32,7 @@ pub(super) async fn serve_http(server: Server, bin: &str, options: HttpOptions) 
         sse_responses: options.sse,
         // The server's own grace for calls at shutdown, as over stdio.
         shutdown_grace: server.limits.shutdown_grace,
+        openapi: options.openapi.then(OpenApi::default),
         ..HttpConfig::default()
     };
     if let Ok(text) = std::env::var(env::CONNECTIONS_PER_ADDRESS) {
@@ -207,6 +208,54 @@ pub(super) async fn serve_http(server: Server, bin: &str, options: HttpOptions) 
         #[cfg(unix)]
         Listening::Unix(listener, _) => server.serve_http_unix(listener, config).await?,
     }
+    Ok(0)
+}
+
+/// `openapi`: prints the document `--http --openapi` serves, its security as the environment
+/// configures the endpoint's (bearer tokens, or OAuth with its public URL and authorization
+/// servers).
+pub(super) fn print_openapi(server: Server, bin: &str) -> Result<i32> {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let mut config = HttpConfig {
+        openapi: Some(OpenApi::default()),
+        ..HttpConfig::default()
+    };
+    if let Some(text) = var(env::BEARER_TOKENS) {
+        match BearerTokens::parse(&text) {
+            Ok(tokens) if tokens.is_empty() => {}
+            Ok(tokens) => config = config.with_auth(tokens),
+            Err(e) => return Ok(cli_error(bin, &format!("{}: {e}", env::BEARER_TOKENS))),
+        }
+    }
+    let issuer = var(env::OAUTH_ISSUER);
+    if let Some(resource) = var(env::RESOURCE).filter(|_| config.auth.is_some() || issuer.is_some())
+    {
+        let mut authorization_servers: Vec<String> = var(env::AUTHORIZATION_SERVERS)
+            .map(|v| {
+                v.split(',')
+                    .map(|s| s.trim().to_owned())
+                    .filter(|s| !s.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let Some(issuer) = &issuer
+            && authorization_servers.is_empty()
+        {
+            authorization_servers.push(issuer.clone());
+        }
+        config.resource_metadata = Some(ResourceMetadata {
+            resource,
+            authorization_servers,
+            scopes_supported: Vec::new(),
+        });
+    }
+    if issuer.is_some() && config.auth.is_none() {
+        // The document needs to know the endpoint takes tokens, not how it checks them.
+        config = config.with_auth(BearerTokens::new());
+    }
+    let document = server.build()?.openapi_document(&config);
+    let text = serde_json::to_string_pretty(&document).map_err(io::Error::other)?;
+    writeln!(io::stdout(), "{text}")?;
     Ok(0)
 }
 

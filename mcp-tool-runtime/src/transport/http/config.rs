@@ -86,6 +86,11 @@ pub struct HttpConfig {
     /// The `retry:` of resumable streams: how long a client whose stream the server closed
     /// waits before it reconnects (default 1 s).
     pub sse_retry: Duration,
+    /// The tools as a REST API beside the endpoint (default off): each at
+    /// `POST {base}/tools/{name}`, and their OpenAPI 3.1 document at `GET {base}/openapi.json`,
+    /// `{base}` being the path without its last segment (`/mcp` → none). Calls pass the
+    /// endpoint's credentials, scopes, middleware and validation as MCP calls do.
+    pub openapi: Option<OpenApi>,
 }
 
 impl Default for HttpConfig {
@@ -109,6 +114,7 @@ impl Default for HttpConfig {
             max_connections_per_address: 512,
             event_store: Arc::new(MemoryEventStore::new()),
             sse_retry: Duration::from_secs(1),
+            openapi: None,
         }
     }
 }
@@ -119,6 +125,14 @@ impl HttpConfig {
     #[must_use]
     pub fn with_auth(mut self, auth: impl Authenticator) -> Self {
         self.auth = Some(Arc::new(auth));
+        self
+    }
+
+    /// Serves the tools as a REST API with its OpenAPI document too (see
+    /// [`openapi`](Self::openapi)).
+    #[must_use]
+    pub fn with_openapi(mut self, openapi: OpenApi) -> Self {
+        self.openapi = Some(openapi);
         self
     }
 
@@ -166,6 +180,7 @@ impl fmt::Debug for HttpConfig {
                 &self.max_connections_per_address,
             )
             .field("sse_retry", &self.sse_retry)
+            .field("openapi", &self.openapi)
             .field("auth", &self.auth.is_some())
             .field("initial_scopes", &self.initial_scopes)
             .finish_non_exhaustive()
@@ -181,4 +196,33 @@ pub struct ResourceMetadata {
     pub authorization_servers: Vec<String>,
     /// The scopes it understands.
     pub scopes_supported: Vec<String>,
+}
+
+/// Serving the tools as REST ([`HttpConfig::openapi`](HttpConfig::openapi)): which
+/// tools are left out.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OpenApi {
+    /// Tools not served over REST (nor in the document): a call answers 404. MCP clients
+    /// still call them.
+    pub exclude: Vec<String>,
+}
+
+impl OpenApi {
+    /// Every tool served.
+    pub fn new() -> Self {
+        OpenApi::default()
+    }
+
+    /// Leaves the tool `name` out of the REST API (MCP clients still call it).
+    #[must_use]
+    pub fn exclude(mut self, name: impl Into<String>) -> Self {
+        self.exclude.push(name.into());
+        self
+    }
+
+    /// Whether the tool `name` is served over REST.
+    pub(crate) fn serves(&self, name: &str) -> bool {
+        !self.exclude.iter().any(|e| e == name)
+    }
 }

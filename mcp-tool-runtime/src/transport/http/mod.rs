@@ -46,6 +46,7 @@ mod oauth;
 mod origin;
 mod post;
 mod refusal;
+mod rest;
 mod resume;
 mod router;
 mod serve;
@@ -60,11 +61,12 @@ use tokio::sync::watch;
 use crate::server::ServerHandle;
 
 pub use auth::{AuthError, AuthFuture, Authenticator, BearerTokens, BearerTokensError, DpopMode};
-pub use config::{HttpConfig, ResourceMetadata};
+pub use config::{HttpConfig, OpenApi, ResourceMetadata};
 pub(crate) use endpoint::scope_value;
 #[cfg(feature = "oauth")]
 #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
 pub use oauth::OAuth;
+pub use rest::status_of_code;
 
 // The module's cfg again, on the impl itself: a crate that re-exports `ServerHandle` (the
 // facade) shows the feature of these methods only from their own item's attributes.
@@ -75,6 +77,14 @@ impl ServerHandle {
     /// (`app.merge(router)`).
     pub fn into_router(self, config: HttpConfig) -> Router {
         router::build(self, config).0
+    }
+
+    /// The OpenAPI 3.1 document of the tools served as REST with `config`
+    /// ([`HttpConfig::openapi`]; with none, every tool): what `GET {base}/openapi.json` answers.
+    pub fn openapi_document(&self, config: &HttpConfig) -> serde_json::Value {
+        let mut config = config.clone();
+        config.openapi.get_or_insert_with(OpenApi::default);
+        rest::document(self, &config, None)
     }
 
     /// Serves MCP over Streamable HTTP on a listener bound already (port 0 included: its

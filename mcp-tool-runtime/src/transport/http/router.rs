@@ -7,7 +7,7 @@ use axum::Router;
 use axum::extract::{DefaultBodyLimit, RawQuery, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use serde::Serialize;
 
 use crate::protocol::jsonrpc;
@@ -49,6 +49,18 @@ pub(super) fn build(server: ServerHandle, mut config: HttpConfig) -> (Router, Ar
                 get(handle_metadata),
             );
         }
+    }
+    if config.openapi.is_some() {
+        let base = super::rest::base_of(&config.path);
+        router = router
+            .route(
+                &format!("{base}/tools/{{name}}"),
+                post(super::rest::handle_call),
+            )
+            .route(
+                &format!("{base}/openapi.json"),
+                get(super::rest::handle_document),
+            );
     }
     // Users back from signing in to a mounted server (a gateway's per-user mounts).
     for path in endpoint.server.redirect_paths() {
