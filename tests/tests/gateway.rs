@@ -966,9 +966,9 @@ const MULTI_ROUND: &str = "cf__test_input_required_result_multi_round";
 
 /// The conformance example mounted over stdio as `cf`: its tools ask their client questions
 /// in the middle of a call — one after another, or several at once. The gateway's client gets
-/// every one, in both versions: in 2026-07-28 each question is an input request of a round, the
-/// remote call held between rounds and driven on with the answers; a retry carrying a state
-/// whose held call is gone gets a clear, retryable error.
+/// every one, in both versions: in 2026-07-28 each question is an input request of a round;
+/// the remote (speaking 2026-07-28 itself) holds nothing, and its own round travels sealed in
+/// the gateway's request state, so that a round sent again goes on from there again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mounted_servers_questions_reach_the_client_in_both_versions() {
     let dir = TempDir::new("gateway-relay");
@@ -1095,20 +1095,25 @@ async fn a_mounted_servers_questions_reach_the_client_in_both_versions() {
     })))
     .await;
     assert_eq!(text(&third["result"]), "Ada likes red", "{third}");
-    // The first round's state again: its held call has ended.
+    // The first round's state again: the remote speaks 2026-07-28, so nothing was held —
+    // its own round travels in the gateway's state, and goes on from there again.
     let again = post(call(json!({
         "inputResponses": {"cf/1": answer},
         "requestState": state
     })))
     .await;
-    assert!(is_error(&again["result"]), "{again}");
+    assert_eq!(again["result"]["resultType"], "input_required", "{again}");
     assert!(
-        text(&again["result"]).contains("REMOTE_CALL_GONE"),
+        again["result"]["inputRequests"]["cf/2"].is_object(),
         "{again}"
     );
-    // The held call's id travels only in the sealed state: one the client names is not read.
+    // What the gateway keeps travels only in the sealed state: what the client names is not
+    // read.
     let forged = post(call(json!({
-        "inputResponses": {"mcp-tool.memo/relay": "00000000000000000000000000000000"}
+        "inputResponses": {
+            "mcp-tool.memo/relay": {"at": "x", "id": "00000000000000000000000000000000"},
+            "mcp-tool.memo/remote": {"asked": 9, "open": []}
+        }
     })))
     .await;
     assert_eq!(forged["result"]["resultType"], "input_required", "{forged}");
@@ -1208,17 +1213,25 @@ async fn a_gateway_over_stdio_relays_its_mounted_servers_questions_in_both_versi
 // ---------------------------------------------------------------------------------------------
 
 /// A 2025-11-25 server (a session; SSE answers) whose one tool, `ask`, asks its client a
-/// question and then waits for ever; the `notifications/cancelled` it gets are kept.
-async fn asking_server() -> (String, Arc<Mutex<Vec<Value>>>) {
+/// question and then waits for ever; the `notifications/cancelled` it gets are kept, and the
+/// calls it gets counted.
+async fn asking_server() -> (
+    String,
+    Arc<Mutex<Vec<Value>>>,
+    Arc<std::sync::atomic::AtomicUsize>,
+) {
     use axum::body::Body;
     use axum::http::{StatusCode, header};
     use axum::response::IntoResponse;
     use futures_util::StreamExt;
 
     let cancelled: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let calls: Arc<std::sync::atomic::AtomicUsize> = Arc::default();
     let seen = cancelled.clone();
+    let counted = calls.clone();
     let handle = move |body: String| {
         let seen = seen.clone();
+        let counted = counted.clone();
         async move {
             let message: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
             let method = message["method"].as_str().unwrap_or_default().to_owned();
@@ -1253,6 +1266,7 @@ async fn asking_server() -> (String, Arc<Mutex<Vec<Value>>>) {
                     "inputSchema": {"type": "object"}
                 }]})),
                 "tools/call" => {
+                    counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     let question = json!({
                         "jsonrpc": "2.0", "id": "q1", "method": "elicitation/create",
                         "params": {"message": "What is your name?", "requestedSchema": {
@@ -1282,7 +1296,7 @@ async fn asking_server() -> (String, Arc<Mutex<Vec<Value>>>) {
             }
         }
     };
-    (mcp_tool_tests::serve_mcp(handle).await, cancelled)
+    (mcp_tool_tests::serve_mcp(handle).await, cancelled, calls)
 }
 
 /// A gateway mounting the server at `remote` as `r` (with whatever else `configure` sets),
@@ -1291,11 +1305,22 @@ async fn gateway_mounting(
     remote: String,
     configure: impl FnOnce(mcp_tool::Server) -> mcp_tool::Server,
 ) -> String {
+    let mount = mcp_tool::server::mount::McpTool {
+        server_url: Some(remote),
+        ..mcp_tool::server::mount::McpTool::default()
+    };
+    gateway_with(mount, configure).await
+}
+
+/// A gateway mounting `mount` as `r`, served over HTTP; its URL.
+async fn gateway_with(
+    mount: mcp_tool::server::mount::McpTool,
+    configure: impl FnOnce(mcp_tool::Server) -> mcp_tool::Server,
+) -> String {
     let gateway = configure(mcp_tool::Server::new("gw", "0").without_registry())
         .mount(mcp_tool::server::mount::McpTool {
             server_label: "r".into(),
-            server_url: Some(remote),
-            ..mcp_tool::server::mount::McpTool::default()
+            ..mount
         })
         .build()
         .expect("the gateway builds");
@@ -1337,7 +1362,7 @@ impl ClientHandler for Silent {
 /// the remote gets `notifications/cancelled` for it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_held_call_no_round_comes_for_is_cancelled_at_the_remote() {
-    let (remote, cancelled) = asking_server().await;
+    let (remote, cancelled, _) = asking_server().await;
     let url = gateway_mounting(remote, |s| s.request_state_ttl(Duration::from_secs(2))).await;
 
     let client = connect(&url, VersionChoice::V2026_07_28, Arc::new(Silent)).await;
@@ -1593,7 +1618,7 @@ async fn an_unchanged_list_announced_again_and_again_is_listed_rarely() {
 /// everyone got `GATEWAY_BUSY` for up to 10 minutes).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_client_holds_at_most_its_share_of_a_mounts_held_calls() {
-    let (remote, _) = asking_server().await;
+    let (remote, _, _) = asking_server().await;
     let url = gateway_mounting(remote, |s| s).await;
     let client = connect(&url, VersionChoice::V2026_07_28, Arc::new(Silent)).await;
     tools_when(&client, |n| n.iter().any(|n| n == "r__ask")).await;
@@ -1659,5 +1684,113 @@ async fn one_client_holds_at_most_its_share_of_a_mounts_held_calls() {
     assert_eq!(
         other["resultType"], "input_required",
         "another client's call is held: {other}"
+    );
+}
+
+/// Calls `tool` once as 2026-07-28 from `ip`: the result.
+async fn call_from(url: &str, tool: &str, arguments: &Value, ip: [u8; 4], n: usize) -> Value {
+    mcp_tool_tests::install_crypto_provider();
+    let http = reqwest::Client::builder()
+        .local_address(std::net::IpAddr::from(ip))
+        .build()
+        .unwrap();
+    let body = json!({
+        "jsonrpc": "2.0", "id": n, "method": "tools/call",
+        "params": {
+            "name": tool, "arguments": arguments,
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": { "elicitation": { "form": {} } }
+            }
+        }
+    });
+    let reply = http
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", tool)
+        .body(body.to_string())
+        .send()
+        .await
+        .expect("an answer")
+        .text()
+        .await
+        .expect("its body");
+    let json = reply
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("data: ")
+                .or(Some(l))
+                .and_then(|l| serde_json::from_str::<Value>(l).ok())
+                .filter(|v| v.get("id").is_some())
+        })
+        .unwrap_or_else(|| panic!("no answer in {reply}"));
+    json["result"].clone()
+}
+
+/// 100 calls of `tool` by one client (its address), 50 at a time, none answered; then one
+/// of another client. How many of the first were held (input required) and refused
+/// (`GATEWAY_BUSY`), and the other client's result.
+async fn flood(url: &str, tool: &str, arguments: Value) -> (usize, usize, Value) {
+    use futures_util::StreamExt;
+    let results: Vec<Value> = futures_util::stream::iter(0..100)
+        .map(|n| call_from(url, tool, &arguments, [127, 0, 0, 1], n))
+        .buffer_unordered(50)
+        .collect()
+        .await;
+    let held = results
+        .iter()
+        .filter(|r| r["resultType"] == "input_required")
+        .count();
+    let busy = results
+        .iter()
+        .filter(|r| r.to_string().contains("GATEWAY_BUSY"))
+        .count();
+    let other = call_from(url, tool, &arguments, [127, 0, 0, 2], 5000).await;
+    (held, busy, other)
+}
+
+/// One client's many unanswered calls never take a mount from the others. A remote speaking
+/// 2025-11-25 holds each call while it waits for its answer: the client's share (64) is taken
+/// before the remote hears of a call, so that no more reach it. Before, the share was counted
+/// only once the remote had asked: every call reached the remote (the review sent 1,100), past its own limits,
+/// the connection was made again, and other clients got `REMOTE_UNAVAILABLE … not
+/// connected`. A remote speaking 2026-07-28 (the conformance example over stdio) holds
+/// nothing at all: every call gets its round.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_clients_unanswered_calls_leave_the_mount_to_the_others() {
+    use mcp_tool::server::mount::McpTool;
+    use std::sync::atomic::Ordering;
+
+    let (remote, _, reached) = asking_server().await;
+    let url = gateway_mounting(remote, |s| s).await;
+    let client = connect(&url, VersionChoice::V2026_07_28, Arc::new(Silent)).await;
+    tools_when(&client, |n| n.iter().any(|n| n == "r__ask")).await;
+    let (held, busy, other) = flood(&url, "r__ask", json!({})).await;
+    assert_eq!((held, busy), (64, 36));
+    assert_eq!(
+        reached.load(Ordering::SeqCst),
+        65,
+        "the calls that reached the remote: one client's share, and the other client's"
+    );
+    assert_eq!(
+        other["resultType"], "input_required",
+        "another client's call: {other}"
+    );
+
+    let stdio = McpTool {
+        command: Some(vec![example_bin("conformance").to_owned()]),
+        ..McpTool::default()
+    };
+    let url = gateway_with(stdio, |s| s).await;
+    let client = connect(&url, VersionChoice::V2026_07_28, Arc::new(Silent)).await;
+    tools_when(&client, |n| n.iter().any(|n| n == "r__test_elicitation")).await;
+    let (held, busy, other) = flood(&url, "r__test_elicitation", json!({"message": "Who?"})).await;
+    assert_eq!((held, busy), (100, 0));
+    assert_eq!(
+        other["resultType"], "input_required",
+        "another client's call: {other}"
     );
 }

@@ -1168,3 +1168,173 @@ async fn admitted_2025(url: &str, token: Option<&str>, tool: &str, n: usize) -> 
     }
     admitted
 }
+
+// ---------------------------------------------------------------------------------------------
+// A gateway's rounds on any replica
+
+/// The answer a test user gives a form: each field of its schema filled (`name`: Ada,
+/// `color`: green).
+fn fill(params: &Value) -> Value {
+    let mut content = serde_json::Map::new();
+    for field in params["requestedSchema"]["properties"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, _)| k)
+    {
+        let value = match field.as_str() {
+            "name" => "Ada",
+            "color" => "green",
+            _ => "x",
+        };
+        content.insert(field.clone(), json!(value));
+    }
+    json!({ "action": "accept", "content": content })
+}
+
+/// Calls `tool` of the gateway (2026-07-28), each round at the next of `urls` (round robin),
+/// answering every question with [`fill`]: its last result.
+async fn rounds(http: &Http, urls: &[String], ids: &AtomicU64, tool: &str) -> Value {
+    let call = json!({ "name": tool, "arguments": {} });
+    let mut params = call.clone();
+    for round in 0..6 {
+        let url = &urls[round % urls.len()];
+        let id = ids.fetch_add(1, Ordering::Relaxed);
+        let reply = request_2026(
+            http,
+            url,
+            id,
+            "tools/call",
+            params.clone(),
+            json!({"elicitation": {}}),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{tool}, round {round}: {e}"));
+        let result = reply.result().clone();
+        if result["resultType"] != "input_required" {
+            return result;
+        }
+        let answers: serde_json::Map<String, Value> = result["inputRequests"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(key, asked)| (key.clone(), fill(&asked["params"])))
+            .collect();
+        params = call.clone();
+        params["inputResponses"] = Value::Object(answers);
+        params["requestState"] = result["requestState"].clone();
+    }
+    panic!("{tool}: still asking after 6 rounds");
+}
+
+/// A gateway (`calc --mount`) on three replicas, mounting over stdio the conformance example
+/// (it speaks 2026-07-28: its rounds travel sealed in the gateway's request state, nothing is
+/// held) and a server of 2025-11-25 that asks in the middle of its call (`asking`: the call
+/// is held on the replica that started it, and a round reaching another replica is forwarded
+/// to it through Redis). Calls of two rounds each, every round through nginx, complete 6
+/// times of 6 with either remote (before, 2 of 6 did: `REMOTE_CALL_GONE`), and with each
+/// round on another replica named. Once the replica holding a call is killed, a round of it
+/// gets `REMOTE_CALL_GONE` saying so, within seconds.
+#[tokio::test]
+async fn gateway_rounds_complete_on_any_replica_and_a_dead_holder_is_named() {
+    let dir = TempDir::new("replica-mounts");
+    let file = dir.path().join("mounts.json");
+    let mounts = json!([
+        {"type": "mcp", "server_label": "cf", "command": [example_bin("conformance")]},
+        {"type": "mcp", "server_label": "old", "command": [env!("CARGO_BIN_EXE_asking")]}
+    ]);
+    std::fs::write(&file, mounts.to_string()).unwrap();
+    let args = format!("--mount {}", file.display());
+    let cluster = Cluster::up("calc", 3, &[("MCP_SERVER_ARGS", &args)]);
+    let http = &cluster.http;
+    let ids = AtomicU64::new(1);
+    // Each replica lists both mounts' tools before the calls start.
+    for i in 1..=3 {
+        let deadline = Instant::now() + WAIT * 3;
+        loop {
+            let id = ids.fetch_add(1, Ordering::Relaxed);
+            let list = request_2026(
+                http,
+                &cluster.replica(i),
+                id,
+                "tools/list",
+                json!({}),
+                json!({}),
+            )
+            .await
+            .unwrap();
+            let names = list.result()["tools"].to_string();
+            if names.contains("cf__test_input_required_result_multi_round")
+                && names.contains("old__ask")
+            {
+                break;
+            }
+            assert!(Instant::now() < deadline, "replica {i} lists {names}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    let nginx = [cluster.url()];
+    let each: Vec<String> = (1..=3).map(|i| cluster.replica(i)).collect();
+    for tool in ["cf__test_input_required_result_multi_round", "old__ask"] {
+        let mut done = 0;
+        let mut failed = Vec::new();
+        for _ in 0..6 {
+            let result = rounds(http, &nginx, &ids, tool).await;
+            if text(&result) == "Ada likes green" {
+                done += 1;
+            } else {
+                failed.push(result);
+            }
+        }
+        assert_eq!(
+            done,
+            6,
+            "{tool}: {done} of 6 completed; first failure: {:?}",
+            failed.first()
+        );
+        let result = rounds(http, &each, &ids, tool).await;
+        assert_eq!(
+            text(&result),
+            "Ada likes green",
+            "{tool}, replicas 1, 2, 3: {result}"
+        );
+    }
+
+    // A call held on replica 1, which dies: its next round, on replica 2, names that.
+    let id = ids.fetch_add(1, Ordering::Relaxed);
+    let call = json!({ "name": "old__ask", "arguments": {} });
+    let reply = request_2026(
+        http,
+        &cluster.replica(1),
+        id,
+        "tools/call",
+        call.clone(),
+        json!({"elicitation": {}}),
+    )
+    .await
+    .unwrap();
+    let first = reply.result().clone();
+    assert_eq!(first["resultType"], "input_required", "{first}");
+    cluster.kill(1);
+    let mut retry = call;
+    retry["inputResponses"] = json!({ "old/1": fill(&first["inputRequests"]["old/1"]["params"]) });
+    retry["requestState"] = first["requestState"].clone();
+    let asked = Instant::now();
+    let reply = request_2026(
+        http,
+        &cluster.replica(2),
+        id + 1,
+        "tools/call",
+        retry,
+        json!({"elicitation": {}}),
+    )
+    .await
+    .unwrap();
+    let gone = reply.result();
+    assert_eq!(gone["isError"], true, "{gone}");
+    assert!(
+        text(gone).contains("REMOTE_CALL_GONE") && text(gone).contains("stopped"),
+        "{gone}"
+    );
+    assert!(asked.elapsed() < WAIT, "named after {:?}", asked.elapsed());
+}

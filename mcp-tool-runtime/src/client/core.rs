@@ -472,12 +472,15 @@ impl Core {
             .map(|_| ())
     }
 
-    /// `tools/call`, with its progress, its handler and — in 2026-07-28 — its input rounds.
+    /// `tools/call`, with its progress, its handler and — in 2026-07-28 — its input rounds:
+    /// answered here with the handler, or (`round` given) one request whose result is the
+    /// caller's to answer.
     pub(super) async fn call_tool(
         self: &Arc<Self>,
         name: &str,
         arguments: Value,
         options: CallOptions,
+        round: Option<super::Round>,
     ) -> Result<Value, ClientError> {
         let mut params = json!({ "name": name, "arguments": arguments });
         let mut meta = options.meta.clone().unwrap_or_default();
@@ -501,7 +504,15 @@ impl Core {
                 }),
             );
         }
-        let outcome = self.rounds(params, &options).await;
+        let outcome = match round {
+            None => self.rounds(params, &options).await,
+            Some(round) => {
+                if !round.responses.is_empty() || round.state.is_some() {
+                    continue_with(&mut params, round.responses, round.state.as_ref());
+                }
+                self.request("tools/call", &params, Some(&options)).await
+            }
+        };
         if let Some(token) = token {
             lock(&self.progress).remove(&format!("\"{token}\""));
         }
@@ -531,15 +542,7 @@ impl Core {
                     .map_err(ClientError::Rpc)?;
                 answers.insert(key.clone(), answer);
             }
-            params["inputResponses"] = Value::Object(answers);
-            match result.get("requestState") {
-                Some(state) => params["requestState"] = state.clone(),
-                None => {
-                    if let Some(p) = params.as_object_mut() {
-                        p.remove("requestState");
-                    }
-                }
-            }
+            continue_with(&mut params, answers, result.get("requestState"));
         }
         Err(ClientError::Protocol(format!(
             "the call still needed input after {MAX_ROUNDS} rounds"
@@ -662,6 +665,19 @@ impl Drop for Forget<'_> {
 }
 
 /// Hands each message of the server to the client, until the connection ends.
+/// A call's params for its next round: the answers, and the server's state as it came.
+fn continue_with(params: &mut Value, answers: Map<String, Value>, state: Option<&Value>) {
+    params["inputResponses"] = Value::Object(answers);
+    match state {
+        Some(state) => params["requestState"] = state.clone(),
+        None => {
+            if let Some(p) = params.as_object_mut() {
+                p.remove("requestState");
+            }
+        }
+    }
+}
+
 async fn pump(core: Weak<Core>, mut rx: mpsc::UnboundedReceiver<Inbound>) {
     while let Some(inbound) = rx.recv().await {
         let Some(core) = core.upgrade() else { return };

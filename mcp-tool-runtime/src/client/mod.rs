@@ -333,6 +333,17 @@ pub struct CallOptions {
     pub meta: Option<serde_json::Map<String, Value>>,
 }
 
+/// Where a call stands in its input rounds (2026-07-28), for [`McpClient::call_round`]: the
+/// answers to the server's last `inputRequests`, by key, and its `requestState` as it came.
+/// The default is a call's first request.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Round {
+    /// The answers, by the keys of the server's `inputRequests`.
+    pub responses: serde_json::Map<String, Value>,
+    /// The server's `requestState`, if it gave one.
+    pub state: Option<Value>,
+}
+
 /// A connected MCP client. Cheap to clone.
 #[derive(Clone)]
 pub struct McpClient {
@@ -450,7 +461,26 @@ impl McpClient {
         arguments: Value,
         options: CallOptions,
     ) -> Result<Value, ClientError> {
-        self.core.call_tool(name, arguments, options).await
+        self.core.call_tool(name, arguments, options, None).await
+    }
+
+    /// Calls a tool with one request, leaving its input rounds (2026-07-28) to the caller:
+    /// the result is the server's as it came, `"resultType": "input_required"` included. The
+    /// caller answers its `inputRequests` and calls again with a [`Round`] holding the answers
+    /// and the `requestState` — from any process, at any later time, as the server allows
+    /// (a gateway carries the round in its own request state this way). Without a round it
+    /// is the call's first request. A 2025-11-25 server asks its questions in the middle of
+    /// the call instead: `options.handler` answers them.
+    pub async fn call_round(
+        &self,
+        name: &str,
+        arguments: Value,
+        round: Round,
+        options: CallOptions,
+    ) -> Result<Value, ClientError> {
+        self.core
+            .call_tool(name, arguments, options, Some(round))
+            .await
     }
 
     /// Sends any request (`resources/list`, `prompts/get`…) and returns its result.

@@ -76,6 +76,10 @@ pub(crate) trait StartsWith: Send + Sync + fmt::Debug {
     /// A user came back (the redirect's query): whether a sign-in waited for it.
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     fn redirected(&self, query: &str) -> bool;
+
+    /// Another replica's word about a held gateway call (a round forwarded to the replica
+    /// holding it, or the holder's answer).
+    fn held(&self, server: &ServerHandle, event: Event);
 }
 
 /// What every session of a server shares.
@@ -610,6 +614,13 @@ impl ServerHandle {
                     Err(e) => {
                         tracing::warn!(error = %e, "a replica's tool selection does not apply here");
                     }
+                }
+            }
+            event @ (Event::HeldRound { .. }
+            | Event::HeldStep { .. }
+            | Event::HeldCancel { .. }) => {
+                if let Some(mounts) = &self.shared.mounts {
+                    mounts.held(self, event);
                 }
             }
             Event::SessionEnded { session } => {

@@ -15,7 +15,7 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::task::{Context, Poll};
 
 use serde_json::{Map, Value};
@@ -119,8 +119,6 @@ pub(crate) struct InputRound {
     /// A protocol error the request ends with (a capability the client did not declare, an
     /// answer of the wrong shape).
     refusal: Mutex<Option<RpcError>>,
-    /// Whether the tool asked for input this round could not give (the round ended so).
-    waited: AtomicBool,
 }
 
 /// The prefix of the keys under which the server keeps values of its own between rounds (see
@@ -155,7 +153,6 @@ impl InputRound {
             asked: Mutex::new(None),
             unnamed: AtomicU32::new(0),
             refusal: Mutex::new(None),
-            waited: AtomicBool::new(false),
         }
     }
 
@@ -257,7 +254,6 @@ impl InputRound {
                 .get_or_insert_with(Map::new)
                 .insert(key, request);
         }
-        self.waited.store(true, Ordering::SeqCst);
         std::future::pending().await
     }
 }
@@ -278,11 +274,6 @@ impl InputRound {
     /// sealed request state, which the client cannot change.
     pub(crate) fn remember(&self, name: &str, value: Value) {
         self.use_value(format!("{MEMO_PREFIX}{name}"), value);
-    }
-
-    /// Whether the round ended because the tool waits for input (not by a cancellation).
-    pub(crate) fn waited(&self) -> bool {
-        self.waited.load(Ordering::SeqCst)
     }
 }
 
@@ -386,7 +377,7 @@ mod tests {
 
     #[cfg(feature = "client")]
     #[tokio::test]
-    async fn remembered_values_are_carried_to_later_rounds_and_waiting_is_told() {
+    async fn remembered_values_are_carried_to_later_rounds() {
         let first = InputRound::new(Map::new());
         assert_eq!(first.recall("relay"), None);
         first.remember("relay", json!("abc"));
@@ -395,13 +386,11 @@ mod tests {
             UntilInput::new(&mut asking, Some(&first)).await,
             Finish::NeedsInput
         ));
-        assert!(first.waited());
         let used = first.end().used;
         assert_eq!(used[&format!("{MEMO_PREFIX}relay")], json!("abc"));
 
         let second = InputRound::new(used);
         assert_eq!(second.recall("relay"), Some(json!("abc")));
-        assert!(!second.waited());
         assert_eq!(
             second.end().used[&format!("{MEMO_PREFIX}relay")],
             json!("abc"),

@@ -5,6 +5,12 @@
 //! list changes, and reconnects with backoff when the remote goes away — its tools then fail
 //! with a retryable error while local tools keep working.
 //!
+//! A 2026-07-28 client gets the remote's questions as input requests of its rounds, on
+//! whichever replica each round lands: a remote speaking 2026-07-28 holds nothing, its own
+//! round travels sealed in the gateway's request state (`rounds`); a remote of 2025-11-25,
+//! which asks in the middle of its call, has the call held on the replica that started it,
+//! which rounds reaching other replicas are forwarded to (`held`).
+//!
 //! A mount whose connection says `grant: authorization_code` connects once per calling user
 //! instead (`user`): each signs in through URL-mode elicitation and comes back on the
 //! gateway's own HTTP endpoint (`redirect`); their tokens, connection and tool list are theirs.
@@ -14,6 +20,8 @@ mod connection;
 mod held;
 mod list;
 mod redirect;
+mod relay;
+mod rounds;
 mod user;
 
 use list::{RELIST_PAUSE, RELIST_PAUSE_MAX};
@@ -23,7 +31,7 @@ use std::future::Future;
 use std::hash::RandomState;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -31,19 +39,20 @@ use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::{Notify, watch};
 
-use crate::client::{
-    CallOptions, CallProgress, ClientError, ClientFuture, ClientHandler, Connect, McpClient,
-};
-use crate::protocol::{Content, RpcError, code};
+use crate::client::{ClientError, ClientHandler, Connect, McpClient};
+use crate::protocol::Content;
 use crate::tool::{Ctx, DynamicArgs, Elicitation, ToolError, ToolResult};
 
-use super::handle::{ServerHandle, StartsWith};
+use super::handle::{ServerHandle, Shared, StartsWith};
+use super::replicas::Event;
 use connection::Authorization;
 
 pub use config::{
     AllowedTools, Approval, LABEL_SEPARATOR, McpTool, MountFileError, RequireApproval, ToolConfig,
     ToolFilter, read_mounts,
 };
+pub use relay::ORIGIN_META;
+use relay::{CallRelay, Relay, marked};
 pub use user::REDIRECT_PATH;
 
 /// How long a gateway's first `tools/list` (or `tools/call`) waits, at most, for the mounts
@@ -99,8 +108,11 @@ pub(crate) struct Mount {
     /// Set when a call found the remote gone: the connection is remade.
     lost: Notify,
     up: AtomicBool,
-    /// Remote calls held across the input rounds of 2026-07-28 requests.
+    /// Remote calls held across the input rounds of 2026-07-28 requests (remotes that ask in
+    /// the middle of a call).
     held: held::HeldCalls,
+    /// The server this mount serves (set when it starts): its replicas reach held calls.
+    server: OnceLock<Weak<Shared>>,
     /// How long a held call may wait for its next round: as long as a request state lives.
     hold_for: OnceLock<Duration>,
     /// Whether the first sync (or the first failure) was told to the gate.
@@ -209,6 +221,7 @@ impl Mount {
             lost: Notify::new(),
             up: AtomicBool::new(false),
             held: held::HeldCalls::default(),
+            server: OnceLock::new(),
             hold_for: OnceLock::new(),
             settled: AtomicBool::new(false),
             digest: AtomicU64::new(0),
@@ -219,6 +232,18 @@ impl Mount {
 
     fn label(&self) -> &str {
         &self.config.server_label
+    }
+
+    /// The server this mount serves, while it runs.
+    fn shared(&self) -> Option<Arc<Shared>> {
+        self.server.get()?.upgrade()
+    }
+
+    /// This replica's name among the replicas (it names the holder of a held call).
+    fn origin(&self) -> String {
+        self.shared()
+            .map(|s| s.replicas.origin().to_owned())
+            .unwrap_or_default()
     }
 
     fn hold_for(&self) -> Duration {
@@ -247,6 +272,7 @@ impl Mount {
     /// Connects, lists, follows changes, reconnects — for as long as the server runs.
     async fn run(self: Arc<Self>, server: ServerHandle, gate: Arc<Gate>) {
         let _ = self.hold_for.set(server.shared.state_key.ttl());
+        let _ = self.server.set(Arc::downgrade(&server.shared));
         if self.users.is_some() {
             // Each user connects when they sign in: nothing to wait for at start.
             self.start_users(&server);
@@ -388,35 +414,25 @@ impl Mount {
             }
             None => None,
         };
+        // A retry going on with a held call needs no connection here: the call is held.
+        if let Some(round) = ctx.rounds().filter(|r| held::holds(r)) {
+            return self.call_held(remote, arguments, ctx, round, own).await;
+        }
+        let client = match own {
+            Some(client) => client,
+            None => self.connected()?,
+        };
         Ok(match ctx.rounds() {
-            Some(round) => {
-                self.call_in_rounds(remote, arguments, ctx, round, own)
+            // A remote speaking 2026-07-28 ends its call with its questions: nothing held.
+            Some(round) if client.server().protocol_version.is_stateless() => {
+                self.call_in_rounds(&client, remote, arguments, ctx, round)
                     .await?
             }
-            None => {
-                let progress_ctx = ctx.clone();
-                let options = CallOptions {
-                    progress: Some(Box::new(move |p: CallProgress| {
-                        progress_ctx.progress(
-                            p.progress,
-                            p.total,
-                            p.message.as_deref().unwrap_or(""),
-                        );
-                    })),
-                    cancel: Some(ctx.cancellation().clone()),
-                    handler: Some(Arc::new(CallRelay {
-                        ctx: ctx.clone(),
-                        label: self.label().to_owned(),
-                    })),
-                    meta: None,
-                };
-                match own {
-                    Some(client) => client,
-                    None => self.connected()?,
-                }
-                .call_with(remote, arguments, options)
-                .await
+            Some(round) => {
+                self.call_held(remote, arguments, ctx, round, Some(client))
+                    .await?
             }
+            None => client.call_with(remote, arguments, self.options(ctx)).await,
         })
     }
 
@@ -487,68 +503,6 @@ fn to_result(mut result: Value) -> ToolResult {
             _ => None,
         },
         ..ToolResult::default()
-    }
-}
-
-/// Declares what the gateway can pass on; a question that arrives outside any call is refused.
-struct Relay;
-
-impl ClientHandler for Relay {
-    fn capabilities(&self) -> Value {
-        serde_json::json!({ "elicitation": {}, "sampling": {}, "roots": {} })
-    }
-}
-
-/// Passes a remote's questions during one call on to that call's client.
-struct CallRelay {
-    ctx: Ctx,
-    label: String,
-}
-
-/// The key in a relayed question's `_meta` that names the mounted server asking it.
-pub const ORIGIN_META: &str = "io.github.mcp-tool/mount";
-
-/// A mounted server's question as the gateway passes it on, marked with its origin: an
-/// elicitation's message starts with "The `label` server asks: " (so that it can never pass
-/// for the gateway's own approval form, which starts "Allow the …", nor ask for a secret as if
-/// the gateway did), and every question's `_meta` names the mount.
-fn marked(label: &str, method: &str, mut params: Value) -> Value {
-    let Some(object) = params.as_object_mut() else {
-        return params;
-    };
-    if method == "elicitation/create" {
-        let message = object
-            .get("message")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let message = format!("The `{label}` server asks: {message}");
-        object.insert("message".into(), Value::String(message));
-    }
-    let meta = object
-        .entry("_meta")
-        .or_insert_with(|| Value::Object(serde_json::Map::new()));
-    if let Some(meta) = meta.as_object_mut() {
-        meta.insert(ORIGIN_META.into(), Value::String(label.to_owned()));
-    }
-    params
-}
-
-impl ClientHandler for CallRelay {
-    fn capabilities(&self) -> Value {
-        Relay.capabilities()
-    }
-
-    fn request<'a>(
-        &'a self,
-        method: &'a str,
-        params: Value,
-    ) -> ClientFuture<'a, Result<Value, RpcError>> {
-        Box::pin(async move {
-            self.ctx
-                .relay(method, marked(&self.label, method, params))
-                .await
-                .map_err(|e| RpcError::new(code::INTERNAL_ERROR, e.message().to_owned()))
-        })
     }
 }
 
@@ -626,6 +580,32 @@ impl StartsWith for Mounts {
     fn redirected(&self, query: &str) -> bool {
         self.redirects.arrived(query)
     }
+
+    fn held(&self, server: &ServerHandle, event: Event) {
+        let (to, mount) = match &event {
+            Event::HeldRound { to, mount, .. } | Event::HeldCancel { to, mount, .. } => {
+                (to, Some(mount))
+            }
+            Event::HeldStep { to, .. } => (to, None),
+            _ => return,
+        };
+        if *to != server.shared.replicas.origin() {
+            return;
+        }
+        match mount {
+            Some(label) => {
+                if let Some(m) = self.list.iter().find(|m| m.label() == label) {
+                    m.on_held(event);
+                }
+            }
+            // The word on a round this replica forwarded: the mount that waits for it takes it.
+            None => {
+                for m in &self.list {
+                    m.on_held(event.clone());
+                }
+            }
+        }
+    }
 }
 
 impl Mounts {
@@ -665,27 +645,5 @@ impl std::fmt::Debug for Mounts {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let labels: Vec<&str> = self.list.iter().map(|m| m.label()).collect();
         f.debug_struct("Mounts").field("labels", &labels).finish()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::marked;
-
-    #[test]
-    fn a_relayed_question_says_which_server_asks() {
-        let asked = json!({"message": "Allow the `users` server to run `delete_user`?",
-                           "requestedSchema": {"type": "object"}});
-        let relayed = marked("evil", "elicitation/create", asked);
-        assert_eq!(
-            relayed["message"],
-            "The `evil` server asks: Allow the `users` server to run `delete_user`?"
-        );
-        assert_eq!(relayed["_meta"][super::ORIGIN_META], "evil");
-        let sampled = marked("evil", "sampling/createMessage", json!({"messages": []}));
-        assert_eq!(sampled["_meta"][super::ORIGIN_META], "evil");
-        assert!(sampled.get("message").is_none());
     }
 }

@@ -224,6 +224,77 @@ pub(crate) enum Event {
         subject: String,
         batch: SelectionWire,
     },
+    /// A round of gateway call `id` of mount `mount`, held on replica `to` (its remote asks
+    /// in the middle of the call), brought by a retry that reached replica `from`: the
+    /// answers to the remote's open questions, by their keys.
+    #[cfg_attr(not(feature = "client"), allow(dead_code))] // read by the gateway
+    HeldRound {
+        to: String,
+        from: String,
+        mount: String,
+        id: String,
+        round: String,
+        answers: Vec<HeldAnswer>,
+    },
+    /// The holding replica's word on round `round` of replica `to`.
+    #[cfg_attr(not(feature = "client"), allow(dead_code))] // read by the gateway
+    HeldStep {
+        to: String,
+        round: String,
+        step: HeldStep,
+    },
+    /// Replica `to` gives held call `id` of mount `mount` up: its round's request went away.
+    #[cfg_attr(not(feature = "client"), allow(dead_code))] // read by the gateway
+    HeldCancel {
+        to: String,
+        mount: String,
+        id: String,
+    },
+}
+
+/// A client's answer to a held call's question, as it travels to the replica holding it.
+#[cfg_attr(not(feature = "client"), allow(dead_code))] // read by the gateway
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct HeldAnswer {
+    pub(crate) key: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) result: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) error: Option<RpcError>,
+}
+
+/// A question of a held call's remote, under the input key the client sees.
+#[cfg_attr(not(feature = "client"), allow(dead_code))] // read by the gateway
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct HeldQuestion {
+    pub(crate) key: String,
+    pub(crate) method: String,
+    pub(crate) params: Value,
+}
+
+/// What the replica holding a call says of a round forwarded to it.
+#[cfg_attr(not(feature = "client"), allow(dead_code))] // read by the gateway
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "step", rename_all = "snake_case")]
+pub(crate) enum HeldStep {
+    /// It holds the call and drives it on (its outcome follows).
+    Taken,
+    /// It holds no such call (it ended, or expired).
+    Gone,
+    /// The remote call ended: its result, or why it failed (`retryable`: the remote was
+    /// unavailable).
+    Done {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        result: Option<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<RpcError>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        failed: Option<String>,
+        #[serde(default)]
+        retryable: bool,
+    },
+    /// The remote asks these (the round ends waiting for the client's answers).
+    Asks { questions: Vec<HeldQuestion> },
 }
 
 #[derive(Serialize, Deserialize)]
@@ -266,6 +337,12 @@ impl Replicas {
             session_ttl: Mutex::new(Duration::from_secs(600)),
             queue: OnceLock::new(),
         }
+    }
+
+    /// This replica's name among the replicas (random, new at each start).
+    #[cfg_attr(not(feature = "client"), allow(dead_code))] // the gateway's held calls
+    pub(crate) fn origin(&self) -> &str {
+        &self.origin
     }
 
     /// Whether sessions and changes are shared with other replicas.
@@ -499,6 +576,39 @@ mod tests {
         let back: Envelope = serde_json::from_str(text).unwrap();
         match back.event {
             Event::Selection { batch } => assert_eq!(batch.allow, Some(vec!["x".into()])),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_held_calls_round_and_its_outcome_travel_as_json() {
+        let round = Envelope {
+            origin: "b".into(),
+            event: Event::HeldRound {
+                to: "a".into(),
+                from: "b".into(),
+                mount: "cf".into(),
+                id: "h1".into(),
+                round: "r1".into(),
+                answers: vec![HeldAnswer {
+                    key: "cf/1".into(),
+                    result: Some(serde_json::json!({"action": "decline"})),
+                    error: None,
+                }],
+            },
+        };
+        let text = serde_json::to_string(&round).unwrap();
+        assert_eq!(
+            text,
+            r#"{"origin":"b","kind":"held_round","to":"a","from":"b","mount":"cf","id":"h1","round":"r1","answers":[{"key":"cf/1","result":{"action":"decline"}}]}"#
+        );
+        let text = r#"{"origin":"a","kind":"held_step","to":"b","round":"r1","step":{"step":"asks","questions":[{"key":"cf/2","method":"roots/list","params":{}}]}}"#;
+        let back: Envelope = serde_json::from_str(text).unwrap();
+        match back.event {
+            Event::HeldStep {
+                step: HeldStep::Asks { questions },
+                ..
+            } => assert_eq!(questions[0].key, "cf/2"),
             other => panic!("{other:?}"),
         }
     }
