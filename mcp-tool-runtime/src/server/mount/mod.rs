@@ -14,6 +14,7 @@ mod connection;
 mod held;
 mod list;
 mod redirect;
+mod tokens;
 mod user;
 
 use list::{RELIST_PAUSE, RELIST_PAUSE_MAX};
@@ -37,7 +38,7 @@ use crate::client::{
 use crate::protocol::{Content, RpcError, code};
 use crate::tool::{Ctx, DynamicArgs, Elicitation, ToolError, ToolResult};
 
-use super::handle::{ServerHandle, StartsWith};
+use super::handle::{ServerHandle, SignInPage, StartsWith};
 use connection::Authorization;
 
 pub use config::{
@@ -623,8 +624,12 @@ impl StartsWith for Mounts {
         paths
     }
 
-    fn redirected(&self, query: &str) -> bool {
-        self.redirects.arrived(query)
+    fn sign_in_page<'a>(
+        &'a self,
+        query: &'a str,
+        cookies: &'a str,
+    ) -> Pin<Box<dyn Future<Output = SignInPage> + Send + 'a>> {
+        Box::pin(self.redirects.page(query, cookies))
     }
 }
 
