@@ -154,6 +154,8 @@ mod tests {
                 refresh_token: None,
                 expires_at: None,
                 scope: None,
+                obtained_at: None,
+                dpop_jkt: None,
             }),
         );
         key
