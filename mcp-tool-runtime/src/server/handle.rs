@@ -73,13 +73,31 @@ pub(crate) trait StartsWith: Send + Sync + fmt::Debug {
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     fn redirect_paths(&self) -> Vec<String>;
 
-    /// A user came back (the redirect's query): whether a sign-in waited for it.
+    /// A browser on a redirect path (its query and `Cookie` header): a sign-in's start link
+    /// opened, or a user back from the authorization server.
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    fn redirected(&self, query: &str) -> bool;
+    fn sign_in_page<'a>(
+        &'a self,
+        query: &'a str,
+        cookies: &'a str,
+    ) -> Pin<Box<dyn Future<Output = SignInPage> + Send + 'a>>;
 
     /// Another replica's word about a held gateway call (a round forwarded to the replica
     /// holding it, or the holder's answer).
     fn held(&self, server: &ServerHandle, event: Event);
+}
+
+/// What a browser on a redirect path is answered.
+#[cfg_attr(not(all(feature = "http", feature = "client")), allow(dead_code))]
+pub(crate) enum SignInPage {
+    /// Sent on to `location` (the authorization page), with a cookie to set.
+    Redirect { location: String, cookie: String },
+    /// A page saying `text` (HTML-escaped already), and a cookie to set, if any.
+    Page {
+        ok: bool,
+        text: String,
+        cookie: Option<String>,
+    },
 }
 
 /// What every session of a server shares.
@@ -240,14 +258,18 @@ impl ServerHandle {
             .unwrap_or_default()
     }
 
-    /// A user came back from signing in (the redirect's query): whether a sign-in waited for
-    /// it.
+    /// A browser on a redirect path: a sign-in's start link opened, or a user back from
+    /// signing in (the query and the `Cookie` header).
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    pub(crate) fn redirected(&self, query: &str) -> bool {
-        self.shared
-            .mounts
-            .as_ref()
-            .is_some_and(|m| m.redirected(query))
+    pub(crate) async fn sign_in_page(&self, query: &str, cookies: &str) -> SignInPage {
+        match &self.shared.mounts {
+            Some(mounts) => mounts.sign_in_page(query, cookies).await,
+            None => SignInPage::Page {
+                ok: false,
+                text: "No sign-in waits here.".to_owned(),
+                cookie: None,
+            },
+        }
     }
 
     /// Whether a request may still wait for the mounts' first sync (cheap: read before a

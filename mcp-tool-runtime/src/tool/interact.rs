@@ -186,6 +186,16 @@ impl<'a> Input<'a> {
     pub async fn relay(self, method: &str, params: Value) -> Result<Value, ToolError> {
         relay(self.ctx, Some(self.key), method, params).await
     }
+
+    /// Sends the user to `url` (see [`Ctx::elicit_url`]): in 2026-07-28 an answer given under
+    /// another key (for another page) is not taken for this one.
+    pub async fn elicit_url(
+        self,
+        message: impl Into<String>,
+        url: impl Into<String>,
+    ) -> Result<UrlElicitation, ToolError> {
+        elicit_url(self.ctx, Some(self.key), message.into(), url.into()).await
+    }
 }
 
 impl Ctx {
@@ -261,34 +271,7 @@ impl Ctx {
         message: impl Into<String>,
         url: impl Into<String>,
     ) -> Result<UrlElicitation, ToolError> {
-        let client = self.client();
-        if client.capabilities["elicitation"].get("url").is_none() {
-            return Err(missing_capability("elicitation.url"));
-        }
-        let (message, url) = (message.into(), url.into());
-        let elicitation_id = {
-            let mut bytes = [0u8; 16];
-            getrandom::fill(&mut bytes)
-                .map_err(|e| ToolError::new("ELICITATION_FAILED", format!("no randomness: {e}")))?;
-            bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
-        };
-        let params = serde_json::to_value(ElicitUrlParams {
-            mode: "url",
-            message: &message,
-            url: &url,
-            elicitation_id: &elicitation_id,
-        })
-        .map_err(|e| ToolError::new("BAD_ELICITATION", e.to_string()))?;
-        let answer = self.ask(None, InputKind::Elicitation, params).await?;
-        let answer = match answer["action"].as_str() {
-            Some("accept") => Elicitation::Accept(()),
-            Some("decline") => Elicitation::Decline,
-            _ => Elicitation::Cancel,
-        };
-        Ok(UrlElicitation {
-            elicitation_id,
-            answer,
-        })
+        elicit_url(self, None, message.into(), url.into()).await
     }
 
     /// Tells the client that the flow of the URL elicitation `elicitation_id` is over
@@ -363,6 +346,42 @@ fn failure(kind: InputKind) -> &'static str {
         InputKind::Sampling => "SAMPLING_FAILED",
         InputKind::Roots => "ROOTS_FAILED",
     }
+}
+
+/// Sends the user to `url` (see [`Ctx::elicit_url`]), under `key` when given.
+async fn elicit_url(
+    ctx: &Ctx,
+    key: Option<&str>,
+    message: String,
+    url: String,
+) -> Result<UrlElicitation, ToolError> {
+    let client = ctx.client();
+    if client.capabilities["elicitation"].get("url").is_none() {
+        return Err(missing_capability("elicitation.url"));
+    }
+    let elicitation_id = {
+        let mut bytes = [0u8; 16];
+        getrandom::fill(&mut bytes)
+            .map_err(|e| ToolError::new("ELICITATION_FAILED", format!("no randomness: {e}")))?;
+        bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
+    };
+    let params = serde_json::to_value(ElicitUrlParams {
+        mode: "url",
+        message: &message,
+        url: &url,
+        elicitation_id: &elicitation_id,
+    })
+    .map_err(|e| ToolError::new("BAD_ELICITATION", e.to_string()))?;
+    let answer = ctx.ask(key, InputKind::Elicitation, params).await?;
+    let answer = match answer["action"].as_str() {
+        Some("accept") => Elicitation::Accept(()),
+        Some("decline") => Elicitation::Decline,
+        _ => Elicitation::Cancel,
+    };
+    Ok(UrlElicitation {
+        elicitation_id,
+        answer,
+    })
 }
 
 async fn relay(

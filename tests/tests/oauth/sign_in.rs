@@ -50,10 +50,52 @@ impl Browser {
         }
     }
 
+    /// One request, as this browser sends it (its cookies), keeping the cookies it is given:
+    /// the status, where it redirects (if it does), and the text.
+    async fn open(&mut self, page: &str) -> (StatusCode, Option<String>, String) {
+        let cookies: Vec<String> = self
+            .cookies
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let answer = self
+            .http
+            .get(page)
+            .header(COOKIE, cookies.join("; "))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{page}: {e}"));
+        self.keep_cookies(&answer);
+        let status = answer.status();
+        let location = answer
+            .headers()
+            .get(LOCATION)
+            .map(|l| l.to_str().expect("a location").to_owned());
+        (status, location, answer.text().await.unwrap_or_default())
+    }
+
+    fn keep_cookies(&mut self, answer: &reqwest::Response) {
+        for set in answer.headers().get_all(SET_COOKIE) {
+            let pair = set.to_str().unwrap_or_default().split(';').next().unwrap();
+            if let Some((name, value)) = pair.split_once('=') {
+                if value.is_empty() {
+                    self.cookies.remove(name);
+                } else {
+                    self.cookies.insert(name.to_owned(), value.to_owned());
+                }
+            }
+        }
+    }
+
     /// Opens `page` and goes through the provider's sign-in and consent, following every
     /// redirect, until a page that asks nothing more: the last status and text, and the
     /// address it came from.
     async fn sign_in(mut self, page: &str) -> (StatusCode, String, String) {
+        self.walk(page).await
+    }
+
+    /// [`Browser::sign_in`], keeping the browser (its cookies) for more.
+    async fn walk(&mut self, page: &str) -> (StatusCode, String, String) {
         let mut url = reqwest::Url::parse(page).expect("the page is a URL");
         let mut form: Option<Vec<(&str, String)>> = None;
         for _ in 0..20 {
@@ -81,12 +123,7 @@ impl Browser {
                 .send()
                 .await
                 .unwrap_or_else(|e| panic!("{url}: {e}"));
-            for set in answer.headers().get_all(SET_COOKIE) {
-                let pair = set.to_str().unwrap_or_default().split(';').next().unwrap();
-                if let Some((name, value)) = pair.split_once('=') {
-                    self.cookies.insert(name.to_owned(), value.to_owned());
-                }
-            }
+            self.keep_cookies(&answer);
             let status = answer.status();
             if status.is_redirection() {
                 let to = answer.headers()[LOCATION].to_str().expect("a location");
@@ -147,6 +184,29 @@ impl Person {
             pages.push(walk.await.expect("the browser walk"));
         }
         pages
+    }
+}
+
+/// A user's client that accepts to sign in and keeps the page: the test walks it itself.
+struct Holder {
+    pages: Mutex<Vec<String>>,
+}
+
+impl ClientHandler for Holder {
+    fn capabilities(&self) -> Value {
+        json!({ "elicitation": { "form": {}, "url": {} } })
+    }
+
+    fn request<'a>(
+        &'a self,
+        _method: &'a str,
+        params: Value,
+    ) -> ClientFuture<'a, Result<Value, RpcError>> {
+        Box::pin(async move {
+            let page = params["url"].as_str().expect("a URL").to_owned();
+            self.pages.lock().unwrap().push(page);
+            Ok(json!({ "action": "accept" }))
+        })
     }
 }
 
@@ -245,19 +305,15 @@ async fn each_user_of_the_gateway_signs_in_and_acts_with_a_token_of_their_own() 
     // She was sent to the provider's authorization page, for the users server.
     let asked = alice.asked.lock().unwrap().clone();
     assert_eq!(asked.len(), 1, "{asked:?}");
+    // The gateway's own start link, which sends her browser on to the provider's
+    // authorization page (for the users server); it works once only.
     let page = asked[0]["url"].as_str().unwrap();
     assert!(
-        page.starts_with(&format!("{}/auth?", provider.issuer)),
+        page.starts_with(&format!("{gateway_origin}/oauth/callback?start=")),
         "{page}"
     );
-    assert!(page.contains("code_challenge_method=S256"), "{page}");
-    assert!(
-        page.contains(&format!(
-            "redirect_uri={}",
-            urlencode(&format!("{gateway_origin}/oauth/callback"))
-        )),
-        "{page}"
-    );
+    let (status, _, _) = Browser::new("alice").open(page).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "opened a second time");
     // Her browser ended on the gateway's own page.
     let walked = alice.walked().await;
     assert_eq!(walked.len(), 1);
@@ -538,4 +594,287 @@ async fn a_gateway_without_http_says_its_users_cannot_sign_in() {
         "{}",
         answer.text()
     );
+}
+
+/// The query value `name` of `url`.
+fn query_value(url: &str, name: &str) -> Option<String> {
+    reqwest::Url::parse(url)
+        .ok()?
+        .query_pairs()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
+}
+
+/// Someone else's browser cannot finish a user's sign-in: Alice's browser opens the gateway's
+/// start link (which binds it to her sign-in) and is sent to the provider; Bob's browser,
+/// handed that authorization page, logs in as Bob and comes back — refused, and Alice is not
+/// signed in; the start link does nothing a second time; Alice's own browser finishes, and
+/// her calls then act as her (the provider gives Bob read-only tokens, Alice every scope).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_browser_cannot_finish_a_users_sign_in() {
+    let (provider, users, _, url) = users_behind_a_provider_with(&["--read-only", "bob"]).await;
+    let gateway = Gateway::start(&url, "alice:tok-alice,bob:tok-bob").await;
+    let origin = gateway.origin();
+    let alice = Arc::new(Holder {
+        pages: Mutex::new(Vec::new()),
+    });
+    let as_alice = McpClient::connect_with(
+        Connect::http(gateway.url())
+            .protocol_version(VersionChoice::V2025_11_25)
+            .bearer("tok-alice")
+            .timeout(Duration::from_secs(120)),
+        alice.clone(),
+    )
+    .await
+    .expect("connect to the gateway");
+    let signing = tokio::spawn({
+        let as_alice = as_alice.clone();
+        async move { sign_in_tool(&as_alice).await }
+    });
+    let start = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            if let Some(page) = alice.pages.lock().unwrap().first() {
+                return page.clone();
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("Alice is asked to open a page");
+    assert!(
+        start.starts_with(&format!("{origin}/oauth/callback?start=")),
+        "{start}"
+    );
+
+    // Alice's browser opens it: a cookie for the callback path only, and on to the provider.
+    let mut alices = Browser::new("alice");
+    let (status, location, _) = alices.open(&start).await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    let authorize = location.expect("sent on");
+    assert!(
+        authorize.starts_with(&format!("{}/auth?", provider.issuer)),
+        "{authorize}"
+    );
+    assert!(
+        authorize.contains("code_challenge_method=S256"),
+        "{authorize}"
+    );
+    assert!(
+        authorize.contains(&format!(
+            "redirect_uri={}",
+            urlencode(&format!("{origin}/oauth/callback"))
+        )),
+        "{authorize}"
+    );
+    let bound: Vec<&String> = alices
+        .cookies
+        .keys()
+        .filter(|k| k.starts_with("mcp-sign-in-"))
+        .collect();
+    assert_eq!(bound.len(), 1, "{:?}", alices.cookies.keys());
+
+    // Bob's browser follows the authorization page and logs in as Bob: refused at the gateway.
+    let (status, text, at) = Browser::new("bob").sign_in(&authorize).await;
+    assert!(at.starts_with(&format!("{origin}/oauth/callback?")), "{at}");
+    assert!(at.contains("code="), "the provider gave Bob a code: {at}");
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{text}");
+    assert!(text.contains("did not start this sign-in"), "{text}");
+    assert!(!text.contains("You are signed in"), "{text}");
+    // The start link, opened again (by Bob): refused, no cookie, not sent on.
+    let mut bobs = Browser::new("bob");
+    let (status, location, text) = bobs.open(&start).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{text}");
+    assert!(location.is_none());
+    assert!(text.contains("used already"), "{text}");
+    assert!(bobs.cookies.is_empty(), "{:?}", bobs.cookies.keys());
+    // Alice is not signed in: her call still waits, and she sees the sign-in tool only.
+    assert!(!signing.is_finished());
+    assert_eq!(mounted(&listed_by(&as_alice).await), ["users__sign_in"]);
+
+    // Alice's own browser finishes: the page says she is signed in, once she is.
+    let (status, text, at) = alices.walk(&authorize).await;
+    assert!(at.starts_with(&format!("{origin}/oauth/callback?")), "{at}");
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert!(text.contains("You are signed in"), "{text}");
+    assert!(
+        alices
+            .cookies
+            .keys()
+            .all(|k| !k.starts_with("mcp-sign-in-")),
+        "the binding cookie is cleared"
+    );
+    let signed = signing.await.expect("the sign-in call");
+    assert_ne!(signed["isError"], true, "{signed}");
+    // As Alice (every tool), not as Bob (read-only).
+    assert_eq!(
+        mounted(&listed_by(&as_alice).await),
+        [
+            "users__create_user",
+            "users__delete_user",
+            "users__get_user",
+            "users__seed_users"
+        ]
+    );
+    // Her callback, replayed, finds nothing waiting.
+    let (status, _, _) = alices.open(&at).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(alice.pages.lock().unwrap().len(), 1);
+    as_alice.close().await;
+    drop(gateway);
+    drop(users);
+    provider.stop();
+}
+
+/// A user who signed in before and signs in again as another account of the provider is
+/// refused: the page says the sign-in did not succeed (it waits for the exchange and the
+/// check), the call says why, and the stranger's tokens are not used.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn signing_in_again_as_another_account_is_refused_and_the_page_says_so() {
+    // Refresh tokens live 3 s: after them, Alice is asked to sign in again.
+    let (provider, users, _, url) =
+        users_behind_a_provider_with(&["--access-ttl", "20", "--refresh-ttl", "3"]).await;
+    let gateway = Gateway::start(&url, "alice:tok-alice").await;
+    let alice = Person::new("alice");
+    let as_alice = connect(
+        gateway.url(),
+        "tok-alice",
+        VersionChoice::V2025_11_25,
+        &alice,
+    )
+    .await;
+    let signed = sign_in_tool(&as_alice).await;
+    assert_ne!(signed["isError"], true, "{signed}");
+    assert_eq!(alice.walked().await[0].0, StatusCode::OK);
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    // This time the browser logs in as Bob.
+    let as_bob_now = Person::new("bob");
+    let as_alice_again = connect(
+        gateway.url(),
+        "tok-alice",
+        VersionChoice::V2025_11_25,
+        &as_bob_now,
+    )
+    .await;
+    let got = as_alice_again
+        .call("users__get_user", json!({"userId": "usr_000000"}))
+        .await
+        .expect("an answer");
+    assert_eq!(got["isError"], true, "{got}");
+    assert!(text_of(&got).contains("another account"), "{got}");
+    let walked = as_bob_now.walked().await;
+    assert_eq!(walked.len(), 1);
+    let (status, text, _) = &walked[0];
+    assert_eq!(*status, StatusCode::BAD_REQUEST, "{text}");
+    assert!(text.contains("did not succeed"), "{text}");
+    assert!(text.contains("another account"), "{text}");
+    assert!(!text.contains("You are signed in"), "{text}");
+    assert_eq!(
+        mounted(&listed_by(&as_alice_again).await),
+        ["users__sign_in"]
+    );
+    for client in [as_alice, as_alice_again] {
+        client.close().await;
+    }
+    drop(gateway);
+    drop(users);
+    provider.stop();
+}
+
+/// A user's client that, asked to sign in, opens the start link and then turns the provider
+/// down (the provider's answer `access_denied`, as its consent page gives it), before it
+/// answers "accept"; asked again, it declines.
+struct Denier {
+    issuer: String,
+    pages: Mutex<Vec<String>>,
+}
+
+impl ClientHandler for Denier {
+    fn capabilities(&self) -> Value {
+        json!({ "elicitation": { "form": {}, "url": {} } })
+    }
+
+    fn request<'a>(
+        &'a self,
+        _method: &'a str,
+        params: Value,
+    ) -> ClientFuture<'a, Result<Value, RpcError>> {
+        Box::pin(async move {
+            let page = params["url"].as_str().expect("a URL").to_owned();
+            let first = {
+                let mut pages = self.pages.lock().unwrap();
+                pages.push(page.clone());
+                pages.len() == 1
+            };
+            if !first {
+                return Ok(json!({ "action": "decline" }));
+            }
+            let mut browser = Browser::new("alice");
+            let (_, location, _) = browser.open(&page).await;
+            let authorize = location.expect("sent on to the provider");
+            let state = query_value(&authorize, "state").expect("a state");
+            let back = query_value(&authorize, "redirect_uri").expect("a redirect URI");
+            let denied = reqwest::Url::parse_with_params(
+                &back,
+                [
+                    ("error", "access_denied"),
+                    ("state", state.as_str()),
+                    ("iss", self.issuer.as_str()),
+                ],
+            )
+            .expect("a URL");
+            let (status, _, text) = browser.open(denied.as_str()).await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{text}");
+            assert!(text.contains("did not succeed"), "{text}");
+            Ok(json!({ "action": "accept" }))
+        })
+    }
+}
+
+/// After a failed sign-in, a 2026-07-28 client's retry (its "accept" for the page of that
+/// sign-in) is told it failed at once: it is never taken for a new sign-in's page, which the
+/// user has not seen (and would wait for until the sign-in's bound). The next call asks again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_after_a_failed_sign_in_says_so_and_waits_for_no_page_unseen() {
+    let (provider, users, _, url) = users_behind_a_provider_with(&[]).await;
+    let gateway = Gateway::start(&url, "alice:tok-alice").await;
+    let alice = Arc::new(Denier {
+        issuer: provider.issuer.clone(),
+        pages: Mutex::new(Vec::new()),
+    });
+    let as_alice = McpClient::connect_with(
+        Connect::http(gateway.url())
+            .protocol_version(VersionChoice::V2026_07_28)
+            .bearer("tok-alice")
+            .timeout(Duration::from_secs(120)),
+        alice.clone(),
+    )
+    .await
+    .expect("connect to the gateway");
+    let got = tokio::time::timeout(
+        Duration::from_secs(30),
+        as_alice.call("users__sign_in", json!({})),
+    )
+    .await
+    .expect("the retry is answered at once, not held for a page nobody saw")
+    .expect("an answer");
+    assert_eq!(got["isError"], true, "{got}");
+    assert!(text_of(&got).contains("failed"), "{got}");
+    assert!(text_of(&got).contains("access_denied"), "{got}");
+    assert_eq!(alice.pages.lock().unwrap().len(), 1, "no page unseen");
+    // The next call starts a sign-in of its own, and asks for its page.
+    let declined = tokio::time::timeout(
+        Duration::from_secs(30),
+        as_alice.call("users__sign_in", json!({})),
+    )
+    .await
+    .expect("answered")
+    .expect("an answer");
+    assert!(text_of(&declined).contains("did not sign in"), "{declined}");
+    let pages = alice.pages.lock().unwrap().clone();
+    assert_eq!(pages.len(), 2);
+    assert_ne!(pages[0], pages[1]);
+    as_alice.close().await;
+    drop(gateway);
+    drop(users);
+    provider.stop();
 }

@@ -22,6 +22,7 @@ mod list;
 mod redirect;
 mod relay;
 mod rounds;
+mod tokens;
 mod user;
 
 use list::{RELIST_PAUSE, RELIST_PAUSE_MAX};
@@ -43,7 +44,7 @@ use crate::client::{ClientError, ClientHandler, Connect, McpClient};
 use crate::protocol::Content;
 use crate::tool::{Ctx, DynamicArgs, Elicitation, ToolError, ToolResult};
 
-use super::handle::{ServerHandle, Shared, StartsWith};
+use super::handle::{ServerHandle, Shared, SignInPage, StartsWith};
 use super::replicas::Event;
 use connection::Authorization;
 
@@ -577,8 +578,12 @@ impl StartsWith for Mounts {
         paths
     }
 
-    fn redirected(&self, query: &str) -> bool {
-        self.redirects.arrived(query)
+    fn sign_in_page<'a>(
+        &'a self,
+        query: &'a str,
+        cookies: &'a str,
+    ) -> Pin<Box<dyn Future<Output = SignInPage> + Send + 'a>> {
+        Box::pin(self.redirects.page(query, cookies))
     }
 
     fn held(&self, server: &ServerHandle, event: Event) {

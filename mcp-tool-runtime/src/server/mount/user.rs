@@ -26,6 +26,7 @@ use crate::tool::{Ctx, DynamicArgs, DynamicTool, Elicitation, ToolError, ToolRes
 use super::config::LABEL_SEPARATOR;
 use super::connection::UserGrant;
 use super::redirect::{Redirects, SIGN_IN_WAIT, SignInAgent};
+use super::tokens::{UserTokens, new_id};
 use super::{Mount, Relay, ServerHandle};
 
 /// The path the gateway receives its users on, when their connection names no `redirect_uri`.
@@ -42,13 +43,24 @@ const DISCOVERY_WAIT: Duration = Duration::from_secs(30);
 /// closed (their tokens stay: they reconnect without signing in again).
 const MAX_USERS: usize = 1000;
 
+/// The key under which a 2026-07-28 round carries the sign-in its answer was given for.
+const SIGN_IN_MEMO: &str = "sign-in";
+
+/// A sign-in that failed: which one (its random id), and why.
+#[derive(Clone)]
+struct Failed {
+    id: Arc<str>,
+    why: String,
+}
+
 /// Where a user is with a per-user mount.
 #[derive(Clone)]
 enum Phase {
-    /// Not signed in, and no sign-in under way (or the last one failed: why).
-    Out(Option<String>),
-    /// A sign-in is under way; its page, once the authorization server is found.
-    SigningIn(Option<String>),
+    /// Not signed in, and no sign-in under way (or the last one failed).
+    Out(Option<Failed>),
+    /// A sign-in is under way (its random id); its page, once the authorization server is
+    /// found.
+    SigningIn(Arc<str>, Option<String>),
     /// Signed in: the user's connection and the remote tools it lists (as allowed).
     In(McpClient, Arc<BTreeMap<String, Value>>),
 }
@@ -70,8 +82,9 @@ struct User {
 /// The users of one mount, and what their sign-ins share.
 pub(super) struct Users {
     grant: UserGrant,
-    /// Registrations (one per authorization server) and every user's tokens, by user.
-    store: Arc<MemoryTokenStore>,
+    /// Registrations (one per authorization server) and every user's tokens, by user, with
+    /// the account each user signed in as.
+    tokens: Arc<UserTokens>,
     redirects: Arc<Redirects>,
     table: Mutex<HashMap<String, Arc<User>>>,
     clock: AtomicU64,
@@ -81,7 +94,7 @@ impl Users {
     pub(super) fn new(grant: UserGrant, redirects: Arc<Redirects>) -> Self {
         Users {
             grant,
-            store: Arc::new(MemoryTokenStore::default()),
+            tokens: Arc::new(UserTokens::new(Arc::new(MemoryTokenStore::default()))),
             redirects,
             table: Mutex::new(HashMap::new()),
             clock: AtomicU64::new(0),
@@ -138,7 +151,7 @@ impl Users {
         if table.len() >= MAX_USERS {
             let oldest = table
                 .iter()
-                .filter(|(_, u)| !matches!(*u.phase.borrow(), Phase::SigningIn(_)))
+                .filter(|(_, u)| !matches!(*u.phase.borrow(), Phase::SigningIn(..)))
                 .min_by_key(|(_, u)| u.used.load(Ordering::Relaxed))
                 .map(|(k, _)| k.clone());
             let Some(oldest) = oldest else {
@@ -253,13 +266,35 @@ impl Mount {
             )
         })?;
         let user = self.users().user(&key)?;
+        // The sign-in this call has seen under way: in 2026-07-28, the one the round's answer
+        // was given for (carried in the sealed request state).
+        let mut seen: Option<Arc<str>> = ctx
+            .rounds()
+            .and_then(|round| round.recall(SIGN_IN_MEMO))
+            .and_then(|id| id.as_str().map(Arc::from));
         let mut phase = user.phase.subscribe();
         loop {
             let now = phase.borrow_and_update().clone();
             match now {
                 Phase::In(client, tools) => return Ok((client, tools)),
+                // The sign-in this call waited for (or answered) failed: said once, and the
+                // next call starts another (never one whose page the user has not seen).
+                Phase::Out(Some(failed)) if seen.as_deref() == Some(&*failed.id) => {
+                    user.phase.send_if_modified(|p| {
+                        let same = matches!(p, Phase::Out(Some(f)) if f.id == failed.id);
+                        if same {
+                            *p = Phase::Out(None);
+                        }
+                        same
+                    });
+                    return Err(ToolError::new(
+                        "SIGN_IN_FAILED",
+                        format!("signing in to `{label}` failed: {}", failed.why),
+                    ));
+                }
                 Phase::Out(_) => self.start_sign_in(ctx, &key, &user)?,
-                Phase::SigningIn(None) => {
+                Phase::SigningIn(id, None) => {
+                    seen = Some(id);
                     if tokio::time::timeout(DISCOVERY_WAIT, phase.changed())
                         .await
                         .is_err()
@@ -274,13 +309,9 @@ impl Mount {
                         .retryable(true));
                     }
                 }
-                Phase::SigningIn(Some(page)) => return self.ask_user(ctx, &user, &page).await,
-            }
-            if let Phase::Out(Some(why)) = &*phase.borrow() {
-                return Err(ToolError::new(
-                    "SIGN_IN_FAILED",
-                    format!("signing in to `{label}` failed: {why}"),
-                ));
+                Phase::SigningIn(id, Some(page)) => {
+                    return self.ask_user(ctx, &user, &id, &page).await;
+                }
             }
         }
     }
@@ -290,6 +321,7 @@ impl Mount {
         self: &Arc<Self>,
         ctx: &Ctx,
         user: &Arc<User>,
+        id: &Arc<str>,
         page: &str,
     ) -> Result<(McpClient, Arc<BTreeMap<String, Value>>), ToolError> {
         let label = self.label();
@@ -305,7 +337,14 @@ impl Mount {
             ));
         }
         tracing::debug!(mount = %label, "the user is asked to sign in");
+        // In 2026-07-28 the answer is named after this sign-in: an "accept" given for the page
+        // of a sign-in that is over is never taken for another's (which the user has not seen).
+        if let Some(round) = ctx.rounds() {
+            round.remember(SIGN_IN_MEMO, Value::String(id.to_string()));
+        }
+        let key = format!("sign-in-{id}");
         let asked = ctx
+            .input(&key)
             .elicit_url(
                 format!("Sign in to the `{label}` server to use its tools as yourself."),
                 page,
@@ -321,7 +360,7 @@ impl Mount {
         let mut phase = user.phase.subscribe();
         let done = tokio::time::timeout(
             SIGN_IN_WAIT,
-            phase.wait_for(|p| !matches!(p, Phase::SigningIn(_))),
+            phase.wait_for(|p| !matches!(p, Phase::SigningIn(..))),
         )
         .await;
         let now = match done {
@@ -342,14 +381,19 @@ impl Mount {
                 ctx.elicitation_complete(&asked.elicitation_id);
                 Ok((client, tools))
             }
-            Phase::Out(why) => Err(ToolError::new(
+            Phase::Out(failed) => Err(ToolError::new(
                 "SIGN_IN_FAILED",
                 format!(
                     "signing in to `{label}` failed: {}",
-                    why.as_deref().unwrap_or("it was given up")
+                    failed
+                        .as_ref()
+                        .map_or("it was given up", |f| f.why.as_str())
                 ),
             )),
-            Phase::SigningIn(_) => unreachable!("waited for another phase"),
+            Phase::SigningIn(..) => Err(ToolError::new(
+                "SIGN_IN_FAILED",
+                format!("signing in to `{label}` did not end"),
+            )),
         }
     }
 
@@ -363,9 +407,10 @@ impl Mount {
         let users = self.users();
         let server = ctx.state.conn().server().clone();
         let redirect_uri = users.redirect_uri(self.label(), &server)?;
+        let id: Arc<str> = Arc::from(new_id()?);
         let started = user.phase.send_if_modified(|p| {
             if matches!(p, Phase::Out(_)) {
-                *p = Phase::SigningIn(None);
+                *p = Phase::SigningIn(id.clone(), None);
                 true
             } else {
                 false
@@ -380,16 +425,21 @@ impl Mount {
             redirect_uri,
             redirects: users.redirects.clone(),
             show: {
-                let user = user.clone();
+                let (user, id) = (user.clone(), id.clone());
                 Box::new(move |page: &str| {
-                    user.set(generation, Phase::SigningIn(Some(page.to_owned())));
+                    user.set(
+                        generation,
+                        Phase::SigningIn(id.clone(), Some(page.to_owned())),
+                    );
                 })
             },
             open: AtomicBool::new(true),
+            outcome: Mutex::new(None),
         });
+        users.tokens.begin(key);
         let mut oauth = OAuth::authorization_code(agent.clone())
             .principal(key)
-            .store(users.store.clone())
+            .store(users.tokens.clone())
             .client_name(format!("mcp-tool gateway ({})", self.label()));
         if let Some(id) = &users.grant.client_id {
             oauth = oauth.client_id(id);
@@ -404,7 +454,11 @@ impl Mount {
             oauth = oauth.scopes(scopes.iter().cloned());
         }
         let connect = self.connect.clone().oauth(oauth);
-        let (mount, user_now) = (self.clone(), user.clone());
+        let (mount, user_now, key) = (self.clone(), user.clone(), key.to_owned());
+        let failed = {
+            let id = id.clone();
+            move |why: String| Phase::Out(Some(Failed { id, why }))
+        };
         let task = tokio::spawn(async move {
             let handler: Arc<dyn ClientHandler> = Arc::new(Relay);
             let connected = tokio::time::timeout(
@@ -413,19 +467,31 @@ impl Mount {
             )
             .await;
             agent.open.store(false, Ordering::SeqCst);
-            let client = match connected {
-                Ok(Ok(client)) => client,
-                Ok(Err(e)) => {
-                    tracing::info!(mount = %mount.label(), error = %e, "a user's sign-in failed");
-                    user_now.set(generation, Phase::Out(Some(e.to_string())));
-                    return;
-                }
-                Err(_) => {
-                    user_now.set(generation, Phase::Out(Some("it took too long".into())));
-                    return;
-                }
+            // Signed in only once the exchange succeeded and the account is the user's own.
+            let checked = match connected {
+                Ok(Ok(client)) => match mount.users().tokens.check(&key) {
+                    Ok(()) => Ok(client),
+                    Err(why) => {
+                        client.close().await;
+                        Err(why)
+                    }
+                },
+                Ok(Err(e)) => Err(e.to_string()),
+                Err(_) => Err("it took too long".to_owned()),
             };
-            mount.follow(server, user_now, client, generation).await;
+            match checked {
+                Ok(client) => {
+                    agent.finish(Ok(()));
+                    mount
+                        .follow(server, user_now, client, (generation, id))
+                        .await;
+                }
+                Err(why) => {
+                    tracing::info!(mount = %mount.label(), error = %why, "a user's sign-in failed");
+                    agent.finish(Err(why.clone()));
+                    user_now.set(generation, failed(why));
+                }
+            }
         });
         if let Some(before) = lock(&user.task).replace(task.abort_handle()) {
             before.abort();
@@ -440,7 +506,7 @@ impl Mount {
         server: ServerHandle,
         user: Arc<User>,
         client: McpClient,
-        generation: u64,
+        (generation, id): (u64, Arc<str>),
     ) {
         let mut changes = client.tool_changes();
         loop {
@@ -459,7 +525,7 @@ impl Mount {
                 }
                 Err(e) => {
                     tracing::warn!(mount = %self.label(), error = %e, "a user's tools could not be listed");
-                    user.set(generation, Phase::Out(Some(e)));
+                    user.set(generation, Phase::Out(Some(Failed { id, why: e })));
                     break;
                 }
             }
@@ -581,7 +647,7 @@ impl User {
             task.abort();
         }
         self.phase.send_if_modified(|p| {
-            if matches!(p, Phase::SigningIn(_)) {
+            if matches!(p, Phase::SigningIn(..)) {
                 *p = Phase::Out(None);
                 true
             } else {

@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use crate::protocol::jsonrpc;
 use crate::server::ServerHandle;
+use crate::server::handle::SignInPage;
 
 use super::config::HttpConfig;
 use super::delete::handle_delete;
@@ -114,37 +115,59 @@ async fn handle_metadata(State(endpoint): State<Arc<Endpoint>>) -> Response {
         .into_response()
 }
 
-/// A user back from signing in to a mounted server: the redirect goes to the sign-in that
-/// waits for its `state` (the code in it is read by no one else, and logged nowhere).
+/// A browser on a redirect path of a gateway's per-user mounts: a sign-in's start link, which
+/// binds the browser to the sign-in (a cookie) and sends it on to the authorization server, or
+/// a user back from it, whose redirect goes to the sign-in that waits for its `state` from the
+/// browser bound to it only (the code in it is read by no one else, and logged nowhere). The
+/// page says "signed in" once the code exchange succeeded.
 async fn handle_redirect(
     State(endpoint): State<Arc<Endpoint>>,
     RawQuery(query): RawQuery,
+    headers: axum::http::HeaderMap,
 ) -> Response {
-    let page = |status: StatusCode, text: &str| {
-        (
-            status,
-            [
-                (header::CONTENT_TYPE, "text/html; charset=utf-8"),
-                (header::CACHE_CONTROL, "no-store"),
-            ],
-            format!("<!doctype html><title>Sign-in</title><p>{text}</p>"),
-        )
-            .into_response()
-    };
-    if endpoint
+    let cookies: Vec<&str> = headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    let answer = endpoint
         .server
-        .redirected(query.as_deref().unwrap_or_default())
-    {
-        page(
-            StatusCode::OK,
-            "You are signed in. You may close this window and go back to your client.",
-        )
-    } else {
-        page(
-            StatusCode::BAD_REQUEST,
-            "No sign-in waits for this answer: it may have expired. Try again from your client.",
-        )
-    }
+        .sign_in_page(query.as_deref().unwrap_or_default(), &cookies.join("; "))
+        .await;
+    let (status, text, cookie, location) = match answer {
+        SignInPage::Redirect { location, cookie } => (
+            StatusCode::SEE_OTHER,
+            String::new(),
+            Some(cookie),
+            Some(location),
+        ),
+        SignInPage::Page { ok, text, cookie } => {
+            let status = if ok {
+                StatusCode::OK
+            } else {
+                StatusCode::BAD_REQUEST
+            };
+            (status, text, cookie, None)
+        }
+    };
+    let mut response = (
+        status,
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-store"),
+            (header::REFERRER_POLICY, "no-referrer"),
+        ],
+        format!("<!doctype html><title>Sign-in</title><p>{text}</p>"),
+    )
+        .into_response();
+    let set = |response: &mut Response, name, value: Option<String>| {
+        if let Some(value) = value.and_then(|v| header::HeaderValue::try_from(v).ok()) {
+            response.headers_mut().insert(name, value);
+        }
+    };
+    set(&mut response, header::SET_COOKIE, cookie);
+    set(&mut response, header::LOCATION, location);
+    response
 }
 
 /// RFC 9728 protected-resource metadata.

@@ -16,7 +16,7 @@ use crate::protocol::inbound::{self, Inbound};
 use crate::protocol::{ProtocolVersion, jsonrpc};
 use crate::server::session::{Opening, Outgoing, Session};
 
-use super::super::endpoint::{Endpoint, peer_address, principal_of};
+use super::super::endpoint::{Endpoint, on_local_socket, peer_address, principal_of};
 use super::answer::{problem, respond, reword};
 
 /// The `_meta` of the request a REST call becomes: the stateless version, no client
@@ -128,7 +128,7 @@ pub(in super::super) async fn handle_call(
         tx,
         Opening {
             address: peer_address(&parts),
-            principal: principal_of(identity.as_ref()),
+            principal: principal_of(identity.as_ref(), on_local_socket(&parts)),
             identity,
             one_shot: Some(ProtocolVersion::V2026_07_28),
             shared_name: None,
