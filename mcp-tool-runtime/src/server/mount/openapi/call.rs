@@ -42,6 +42,23 @@ pub(super) async fn read_bounded(
     Ok((status, headers, body))
 }
 
+/// A request's task, ended when the call no longer waits for it.
+struct Abort<T>(tokio::task::JoinHandle<Result<T, String>>);
+
+impl<T> Abort<T> {
+    async fn finish(mut self) -> Result<T, String> {
+        (&mut self.0)
+            .await
+            .unwrap_or_else(|e| Err(format!("the request ended without an answer ({e})")))
+    }
+}
+
+impl<T> Drop for Abort<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// A failure to reach the service, without its URL (whose query may hold a key).
 fn describe(e: reqwest::Error) -> String {
     if e.is_timeout() {
@@ -115,8 +132,11 @@ impl ApiMount {
                     .header("Content-Type", "application/json")
                     .body(serde_json::to_vec(body).unwrap_or_default());
             }
+            // Sent from a task of its own: outside the call's scope, the HTTP client's own
+            // log events (URLs, a query's key among them) never reach the calling client.
+            let task = Abort(tokio::spawn(read_bounded(request, MAX_ANSWER)));
             let sent = tokio::select! {
-                read = read_bounded(request, MAX_ANSWER) => read,
+                read = task.finish() => read,
                 () = ctx.cancellation().cancelled() => {
                     return Err(ToolError::new("CANCELLED", "the call was cancelled; the request to the service was dropped"));
                 }

@@ -252,27 +252,33 @@ impl ApiMount {
     /// as long as the server runs.
     async fn run(self: Arc<Self>, server: ServerHandle, gate: Arc<Gate>) {
         let mut seen = Seen::default();
+        let poll = match self.source {
+            Source::File(_) => FILE_POLL,
+            Source::Url(_) => URL_POLL,
+        };
+        // After a failure the document is asked for again sooner: 250 ms, doubling to `poll`.
+        let mut retry = Duration::from_millis(125);
         loop {
-            match self
-                .load(&mut seen, server.shared.limits.max_mount_bytes)
-                .await
-            {
+            let max = server.shared.limits.max_mount_bytes;
+            let pause = match self.load(&mut seen, max).await {
                 Ok(Some(doc)) => {
                     *crate::sync::lock(&self.last_error) = None;
                     self.register(&server, &doc, server.shared.limits.max_mount_tools);
+                    retry = Duration::from_millis(125);
+                    poll
                 }
-                Ok(None) => {}
-                Err(e) => self.failed(
-                    "the OpenAPI document could not be read; its tools stay as they were",
-                    e,
-                ),
-            }
+                Ok(None) => poll,
+                Err(e) => {
+                    self.failed(
+                        "the OpenAPI document could not be read; its tools stay as they were",
+                        e,
+                    );
+                    retry = (retry * 2).min(poll);
+                    retry
+                }
+            };
             self.settle(&gate);
-            tokio::time::sleep(match self.source {
-                Source::File(_) => FILE_POLL,
-                Source::Url(_) => URL_POLL,
-            })
-            .await;
+            tokio::time::sleep(pause).await;
         }
     }
 
@@ -448,5 +454,62 @@ impl ApiMount {
             tool = tool.deferred();
         }
         tool
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn mount(v: Value) -> McpTool {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn tool_configs_hints_replace_the_methods_exact_name_first() {
+        let config = mount(json!({
+            "type": "openapi", "server_label": "s", "spec": "api.json",
+            "tool_configs": {
+                "*": {"annotations": {"openWorldHint": false}},
+                "addPet": {"annotations": {"idempotentHint": true, "openWorldHint": true}}
+            }
+        }));
+        let api = ApiMount::new(config, None).unwrap();
+        let add = api.hints("addPet", operation::annotations("post"));
+        assert_eq!(
+            (add.idempotent, add.open_world, add.read_only),
+            (Some(true), Some(true), Some(false))
+        );
+        let get = api.hints("getPet", operation::annotations("get"));
+        assert_eq!((get.read_only, get.open_world), (Some(true), Some(false)));
+    }
+
+    #[test]
+    fn an_openapi_mount_needs_its_spec_and_takes_no_command() {
+        let bad = mount(json!({"type": "openapi", "server_label": "s", "command": ["x"]}));
+        let text = problems(&bad).join("\n");
+        assert!(
+            text.contains("needs its `spec`") && text.contains("`command` is for `mcp` mounts"),
+            "{text}"
+        );
+        let mut found = Vec::new();
+        assert!(ApiMount::checked(&bad, Vec::new(), None, &mut found).is_none());
+        assert_eq!(found.len(), 2);
+        // `spec` on an MCP mount is named too.
+        let mcp = mount(json!({"server_label": "s", "server_url": "http://x", "spec": "a.json"}));
+        assert!(
+            mcp.problems().join("\n").contains("`spec` is for"),
+            "{:?}",
+            mcp.problems()
+        );
+        let e = ApiMount::new(
+            mount(json!({"type": "openapi", "server_label": "s", "spec": "a.json", "server_url": "ftp://x"})),
+            None,
+        )
+        .err()
+        .unwrap_or_default();
+        assert!(e.contains("is not an http(s) URL"), "{e}");
     }
 }

@@ -44,7 +44,7 @@ pub(crate) fn build(
                 let text = if param.json {
                     json_text(&value)
                 } else {
-                    join(&value, ",", param.explode, false)
+                    join(&value, ",", false)
                 };
                 cookies.push(format!("{}={}", param.name, text));
             }
@@ -139,7 +139,7 @@ fn simple(param: &Param, value: &Value, encode: bool) -> String {
 
 /// An array's items or an object's pairs (`k,v`) joined by `sep`, encoded for a query when
 /// `encode`.
-fn join(value: &Value, sep: &str, _explode: bool, encode: bool) -> String {
+fn join(value: &Value, sep: &str, encode: bool) -> String {
     let piece = |s: &str| if encode { form_encode(s) } else { s.to_owned() };
     match value {
         Value::Array(items) => items
@@ -178,12 +178,12 @@ fn form(param: &Param, value: &Value) -> Vec<String> {
             .map(|(k, v)| format!("{}={}", form_encode(k), form_encode(&scalar(v))))
             .collect(),
         (Style::SpaceDelimited, v @ (Value::Array(_) | Value::Object(_))) => {
-            vec![format!("{name}={}", join(v, "%20", false, true))]
+            vec![format!("{name}={}", join(v, "%20", true))]
         }
         (Style::PipeDelimited, v @ (Value::Array(_) | Value::Object(_))) => {
-            vec![format!("{name}={}", join(v, "|", false, true))]
+            vec![format!("{name}={}", join(v, "|", true))]
         }
-        (_, v) => vec![format!("{name}={}", join(v, ",", false, true))],
+        (_, v) => vec![format!("{name}={}", join(v, ",", true))],
     }
 }
 
