@@ -5,7 +5,7 @@ Usage: python bench-openapi.py <service base URL> <gateway MCP URL> [calls]
 With the FastAPI application of `fastapi-app.py` at the base URL and a gateway mounting it as
 `shop` (`calc --http … --mount FILE`), times, one call at a time on one kept-alive connection
 each: `GET /items/1` sent to the service directly; `tools/call shop__get_item` sent to the
-gateway (one 2025-11-25 session), which sends that same GET; and `tools/call add` (the
+gateway (one 2025-11-25 session), which sends that same GET; and `tools/call multiply` (the
 gateway's own local tool), the MCP floor. Prints the median and 90th percentile of each, in
 microseconds, as one JSON line. Not a test: BENCHMARKS-style figures for a report.
 """
@@ -56,7 +56,7 @@ def main() -> int:
     out = {
         "direct_get": timed(get_direct, calls),
         "through_mount": timed(lambda: call("shop__get_item", {"item_id": 1}), calls),
-        "local_tool": timed(lambda: call("add", {"a": 1, "b": 2}), calls),
+        "local_tool": timed(lambda: call("multiply", {"a": 2, "b": 3}), calls),
         "calls": calls,
     }
     print(json.dumps(out))
