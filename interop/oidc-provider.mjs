@@ -8,6 +8,7 @@
 //                                [--port <port>] [--alg RS256|ES256|EdDSA]
 //                                [--read-only <login>...]
 //                                [--access-ttl <seconds>] [--refresh-ttl <seconds>]
+//                                [--dpop on]
 //       Listens on 127.0.0.1:<port> (--port, else $OIDC_PORT, else any free port), issuer
 //       `http://127.0.0.1:<port>`, and prints `ready <issuer>` on stdout once it listens;
 //       everything else goes to stderr. Runs until killed (or its stdin closes).
@@ -24,6 +25,14 @@
 //       (found in its metadata): the client-credentials grant of <client> (secret
 //       `<client>-secret`, HTTP Basic) for <resource> with <scope>. The benchmarks use it
 //       (`load oauth`).
+//   node oidc-provider.mjs dpop-token <issuer> <client> <resource> <scope>
+//       Makes a new ES256 key and prints, as JSON, `{ access_token, token_type, jwk }`: a
+//       token bound to that key (RFC 9449) by the client-credentials grant, and the key's
+//       private JWK (for `dpop-proof`). Needs `serve --dpop on`.
+//   node oidc-provider.mjs dpop-proof <jwk-json> <claims-json> [header-json]
+//       Prints a DPoP proof of <claims> signed with the private <jwk> (ES256): its header
+//       `typ: dpop+jwt`, `alg`, and the public `jwk`, each member overridden by <header>. A
+//       claim `ath_of: <token>` becomes that token's `ath` (base64url SHA-256).
 //
 // Configuration of `serve`:
 //   - the client-credentials grant, with resource indicators (RFC 8707): the resources are
@@ -35,13 +44,15 @@
 //     access tokens live --access-ttl seconds (600 by default), refresh tokens --refresh-ttl
 //     (14 days by default);
 //   - introspection (RFC 7662), for confidential clients;
+//   - with `--dpop on`, DPoP (RFC 9449): a token request with a proof gets a token bound to
+//     its key (`token_type: DPoP`, `cnf.jkt`), and the metadata says so;
 //   - clients (client_secret_basic, the secret is `<id>-secret`): `reader` (users:read),
 //     `writer` (users:read users:write), `opaque-reader` (users:read), and `mcp-server`, the
 //     resource server itself, which only introspects.
 
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { createPublicKey } from 'node:crypto';
+import { createHash, createPublicKey } from 'node:crypto';
 import * as jose from 'jose';
 
 const SCOPES = 'users:read users:write';
@@ -53,7 +64,9 @@ const usage = () => {
     'usage: node oidc-provider.mjs serve --keys <keys.json> --resource <url>... [--port <port>] [--alg RS256|ES256|EdDSA]\n'
       + '       node oidc-provider.mjs keys <alg>\n'
       + '       node oidc-provider.mjs sign <keys.json> <claims-json> [header-json]\n'
-      + '       node oidc-provider.mjs token <issuer> <client> <resource> <scope> [count]',
+      + '       node oidc-provider.mjs token <issuer> <client> <resource> <scope> [count]\n'
+      + '       node oidc-provider.mjs dpop-token <issuer> <client> <resource> <scope>\n'
+      + '       node oidc-provider.mjs dpop-proof <jwk-json> <claims-json> [header-json]',
   );
   process.exit(2);
 };
@@ -178,6 +191,7 @@ async function serve(list) {
       // Encryption keys in the published set beside the signing keys, as real servers have.
       encryption: { enabled: true },
       clientCredentials: { enabled: true },
+      dPoP: { enabled: opts.dpop === 'on' },
       introspection: {
         enabled: true,
         // Only a confidential client (here, the resource server) learns about tokens.
@@ -244,6 +258,51 @@ async function tokens(issuer, client, resource, scope, count = '1') {
   return out.join('\n');
 }
 
+async function dpopProof(jwkText, claimsText, headerText) {
+  const jwk = JSON.parse(jwkText);
+  const key = await jose.importJWK(jwk, 'ES256');
+  const { d: _private, ...publicJwk } = jwk;
+  const header = { typ: 'dpop+jwt', alg: 'ES256', jwk: publicJwk };
+  for (const [name, value] of Object.entries(JSON.parse(headerText ?? '{}'))) {
+    if (value === null) delete header[name];
+    else header[name] = value;
+  }
+  const claims = JSON.parse(claimsText);
+  if (claims.ath_of !== undefined) {
+    claims.ath = createHash('sha256').update(claims.ath_of, 'ascii').digest('base64url');
+    delete claims.ath_of;
+  }
+  return new jose.SignJWT(claims).setProtectedHeader(header).sign(key);
+}
+
+async function dpopToken(issuer, client, resource, scope) {
+  const metadata = await (await fetch(`${issuer}/.well-known/openid-configuration`)).json();
+  const { privateKey } = await jose.generateKeyPair('ES256', { extractable: true });
+  const jwk = await jose.exportJWK(privateKey);
+  const proof = await dpopProof(
+    JSON.stringify(jwk),
+    JSON.stringify({
+      jti: crypto.randomUUID(),
+      htm: 'POST',
+      htu: metadata.token_endpoint,
+      iat: Math.floor(Date.now() / 1000),
+    }),
+  );
+  const basic = Buffer.from(`${client}:${client}-secret`).toString('base64');
+  const answer = await fetch(metadata.token_endpoint, {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${basic}`,
+      'content-type': 'application/x-www-form-urlencoded',
+      dpop: proof,
+    },
+    body: new URLSearchParams({ grant_type: 'client_credentials', resource, scope }),
+  });
+  const body = await answer.json();
+  if (!body.access_token) throw new Error(`no DPoP token for ${client}: ${JSON.stringify(body)}`);
+  return JSON.stringify({ access_token: body.access_token, token_type: body.token_type, jwk });
+}
+
 try {
   switch (mode) {
     case 'serve':
@@ -260,6 +319,14 @@ try {
     case 'token':
       if (args.length < 4 || args.length > 5) usage();
       console.log(await tokens(...args));
+      break;
+    case 'dpop-token':
+      if (args.length !== 4) usage();
+      console.log(await dpopToken(...args));
+      break;
+    case 'dpop-proof':
+      if (args.length < 2 || args.length > 3) usage();
+      console.log(await dpopProof(...args));
       break;
     default:
       usage();

@@ -138,10 +138,13 @@ environment:
   {scopes:<42}the scopes the endpoint understands
   {issuer:<42}accept OAuth access tokens of this issuer (feature oauth)
   {audience:<42}the audience they must name (default: the public URL)
-  {client:<42}the server's credentials to introspect opaque tokens
+  {client_id}, {client_secret}
+  {empty:<42}the server's credentials to introspect opaque tokens
   {introspection:<42}the introspection endpoint, if not the metadata's
   {leeway:<42}the leeway on exp and nbf (at most 5m)
   {ceiling:<42}the longest an introspection answer is kept
+  {dpop:<42}take DPoP-bound tokens (RFC 9449)
+  {dpop_nonces:<42}ask DPoP clients for server nonces
   {store:<42}where tasks are kept (as --task-store)
   {lease:<42}how long a running task's server vouches for it
   {events:<42}where resumable SSE streams' events are kept
@@ -164,10 +167,14 @@ environment:
         scopes = format!("{}=scope,…", env::SCOPES),
         issuer = format!("{}=https://…", env::OAUTH_ISSUER),
         audience = format!("{}=…", env::OAUTH_AUDIENCE),
-        client = format!("{}, {}", env::OAUTH_CLIENT_ID, env::OAUTH_CLIENT_SECRET),
+        client_id = env::OAUTH_CLIENT_ID,
+        client_secret = env::OAUTH_CLIENT_SECRET,
         introspection = format!("{}=https://…", env::OAUTH_INTROSPECTION),
         leeway = format!("{}=30s", env::OAUTH_LEEWAY),
         ceiling = format!("{}=5m", env::OAUTH_CACHE_CEILING),
+        dpop = format!("{}=off|allowed|required", env::OAUTH_DPOP),
+        dpop_nonces = format!("{}=1", env::OAUTH_DPOP_NONCES),
+        empty = "",
         store = format!("{}=URL", env::TASK_STORE),
         lease = format!("{}=30s", env::TASK_LEASE),
         events = format!("{}=memory|redis://…", env::EVENT_STORE),

@@ -786,6 +786,13 @@ pub mod server {
         pub use mcp_tool_runtime::server::tasks::*;
     }
 
+    /// What the replicas of one server share ([`ReplicaStore`](replicas::ReplicaStore): in
+    /// one process by default, in Redis with the `redis` feature): change messages, session
+    /// records, and keys that expire.
+    pub mod replicas {
+        pub use mcp_tool_runtime::server::replicas::*;
+    }
+
     /// Remote MCP servers mounted beside the local tools (feature `client`): the `MCPTool`
     /// fields, their rules, and the mount file's shape.
     #[cfg(feature = "client")]

@@ -274,3 +274,108 @@ async fn every_examples_tools_are_listed_without_references() {
         }
     }
 }
+
+/// A server on another origin that answers `initialize` (so a client that follows a redirect
+/// there would connect), and records every request's `X-Api-Key` and body.
+type Received = Arc<std::sync::Mutex<Vec<(Option<String>, String)>>>;
+
+fn recording(received: Received) -> axum::routing::MethodRouter {
+    axum::routing::post(move |headers: axum::http::HeaderMap, body: String| {
+        let received = received.clone();
+        async move {
+            let key = headers
+                .get("x-api-key")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            received.lock().unwrap().push((key, body.clone()));
+            let message: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+            if message["id"].is_null() {
+                return StatusCode::ACCEPTED.into_response();
+            }
+            let result = match message["method"].as_str() {
+                Some("initialize") => json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "elsewhere", "version": "1.0.0"}
+                }),
+                _ => json!({"tools": []}),
+            };
+            (
+                [(header::CONTENT_TYPE, "application/json")],
+                json!({"jsonrpc": "2.0", "id": message["id"], "result": result}).to_string(),
+            )
+                .into_response()
+        }
+    })
+    .get(|| async { StatusCode::METHOD_NOT_ALLOWED })
+    .delete(|| async { StatusCode::OK })
+}
+
+/// A redirect of the client's requests to another origin (another loopback port) is not
+/// followed: the other origin receives neither the configured header nor the message, and the
+/// error names where the redirect led. A redirect within the origin is followed. Before, the
+/// client followed any redirect, and a 307 carried the header and the body along.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redirect_to_another_origin_is_not_followed_with_the_headers_and_body() {
+    mcp_tool_tests::install_crypto_provider();
+    let serve = |app: axum::Router| async move {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        base
+    };
+    let elsewhere: Received = Arc::default();
+    let other = serve(axum::Router::new().route("/mcp", recording(elsewhere.clone()))).await;
+    let here: Received = Arc::default();
+    let to = |location: String| {
+        axum::routing::any(move || {
+            let location = location.clone();
+            async move {
+                (
+                    StatusCode::TEMPORARY_REDIRECT,
+                    [(header::LOCATION, location)],
+                )
+            }
+        })
+    };
+    let ours = serve(
+        axum::Router::new()
+            .route("/away", to(format!("{other}/mcp")))
+            .route("/moved", to("/mcp".into()))
+            .route("/mcp", recording(here.clone())),
+    )
+    .await;
+    let connect = |path: &str| {
+        McpClient::connect(
+            Connect::http(format!("{ours}{path}"))
+                .protocol_version(VersionChoice::V2025_11_25)
+                .header("X-Api-Key", "the-api-key")
+                .timeout(Duration::from_secs(10)),
+        )
+    };
+    let refused = connect("/away").await;
+    let Err(e) = refused else {
+        panic!("a client connected through a redirect to another origin");
+    };
+    let said = e.to_string();
+    assert!(
+        said.contains("another origin") && said.contains(&other) && said.contains("307"),
+        "{said}"
+    );
+    assert!(!said.contains("the-api-key"), "{said}");
+    assert!(
+        elsewhere.lock().unwrap().is_empty(),
+        "the other origin received {:?}",
+        elsewhere.lock().unwrap()
+    );
+    // Within the origin, the redirect is followed, header and all.
+    let client = connect("/moved").await.expect("connects through /moved");
+    client.close().await;
+    let here = here.lock().unwrap();
+    assert!(!here.is_empty());
+    assert!(
+        here.iter()
+            .all(|(key, _)| key.as_deref() == Some("the-api-key")),
+        "{here:?}"
+    );
+}

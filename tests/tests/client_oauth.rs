@@ -42,6 +42,8 @@ enum Fault {
     RedirectElsewhere,
     /// It issues tokens the protected server never accepts.
     UselessTokens,
+    /// The resource metadata is JSON of another shape, quoting what a server might hold.
+    LeakyResourceMetadata,
 }
 
 #[derive(Default)]
@@ -51,12 +53,17 @@ struct Seen {
     token_requests: usize,
     authorize_requests: usize,
     issued: Vec<String>,
+    resource_metadata_requests: usize,
 }
 
 struct World {
     fault: Fault,
     base: String,
     seen: Mutex<Seen>,
+    /// The authorization server the resource metadata names, when not this world's own.
+    names: Mutex<Option<String>>,
+    /// The `resource_metadata` the challenge names, when not this world's own.
+    metadata_at: Mutex<Option<String>>,
 }
 
 type Shared = Arc<World>;
@@ -70,6 +77,8 @@ async fn world(fault: Fault) -> Shared {
         fault,
         base,
         seen: Mutex::new(Seen::default()),
+        names: Mutex::new(None),
+        metadata_at: Mutex::new(None),
     });
     let app = axum::Router::new()
         .route("/mcp", post(mcp))
@@ -100,10 +109,13 @@ async fn mcp(State(w): State<Shared>, headers: HeaderMap, body: String) -> Respo
                 .is_some_and(|t| seen.issued.iter().any(|i| i == t))
     };
     if !accepted {
-        let challenge = format!(
-            r#"Bearer error="invalid_token", resource_metadata="{}/.well-known/oauth-protected-resource/mcp""#,
-            w.base
-        );
+        let at = w
+            .metadata_at
+            .lock()
+            .unwrap()
+            .clone()
+            .unwrap_or_else(|| format!("{}/.well-known/oauth-protected-resource/mcp", w.base));
+        let challenge = format!(r#"Bearer error="invalid_token", resource_metadata="{at}""#);
         return (
             StatusCode::UNAUTHORIZED,
             [(header::WWW_AUTHENTICATE, challenge)],
@@ -138,9 +150,18 @@ fn json_body(value: Value) -> Response {
 }
 
 async fn prm(State(w): State<Shared>) -> Response {
+    w.seen.lock().unwrap().resource_metadata_requests += 1;
+    if w.fault == Fault::LeakyResourceMetadata {
+        return json_body(json!({
+            "resource": format!("{}/mcp", w.base),
+            "authorization_servers": "internal-secret-value"
+        }))
+        .into_response();
+    }
+    let names = w.names.lock().unwrap().clone();
     json_body(json!({
         "resource": format!("{}/mcp", w.base),
-        "authorization_servers": [format!("{}/as", w.base)]
+        "authorization_servers": [names.unwrap_or_else(|| format!("{}/as", w.base))]
     }))
     .into_response()
 }
@@ -360,4 +381,80 @@ async fn a_server_that_refuses_every_fresh_token_is_asked_a_bounded_number_of_ti
         "{:?}",
         seen.mcp_authorizations
     );
+}
+
+/// A client with credentials of its own sends them to the authorization server they belong
+/// to and to no other: pinned by `OAuth::issuer`, a server whose metadata names another
+/// authorization server gets an error naming both, and that server is sent nothing; without
+/// it, the first issuer discovered is pinned, and a later move elsewhere is refused the same
+/// way. Before, the secret went to whatever authorization server the metadata named.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_credentials_go_only_to_the_issuer_they_belong_to() {
+    mcp_tool_tests::install_crypto_provider();
+    let (good, evil) = (world(Fault::None).await, world(Fault::None).await);
+    let (ours, theirs) = (format!("{}/as", good.base), format!("{}/as", evil.base));
+    *good.names.lock().unwrap() = Some(theirs.clone());
+    let connect = |oauth: OAuth| {
+        McpClient::connect(
+            Connect::http(format!("{}/mcp", good.base))
+                .protocol_version(VersionChoice::V2026_07_28)
+                .timeout(Duration::from_secs(20))
+                .oauth(oauth),
+        )
+    };
+    let pinned = OAuth::client_credentials("client-1", SECRET).issuer(&ours);
+    let Err(ClientError::Unauthorized(why)) = connect(pinned).await else {
+        panic!("connected through another authorization server");
+    };
+    assert!(why.contains(&ours) && why.contains(&theirs), "{why}");
+    assert!(!why.contains(SECRET), "{why}");
+    assert_eq!(
+        evil.seen.lock().unwrap().token_requests,
+        0,
+        "the secret went to {theirs}"
+    );
+
+    // Without a pin: the first issuer discovered is kept.
+    *good.names.lock().unwrap() = None;
+    let client = connect(OAuth::client_credentials("client-1", SECRET))
+        .await
+        .expect("authorized by its own authorization server");
+    client.list_tools().await.expect("tools/list");
+    // The resource now names another authorization server, and refuses the token it has.
+    *good.names.lock().unwrap() = Some(theirs.clone());
+    good.seen.lock().unwrap().issued.clear();
+    let moved = client.list_tools().await;
+    let Err(ClientError::Unauthorized(why)) = moved else {
+        panic!("not refused: {moved:?}");
+    };
+    assert!(why.contains(&ours) && why.contains(&theirs), "{why}");
+    assert_eq!(
+        evil.seen.lock().unwrap().token_requests,
+        0,
+        "the secret went to {theirs}"
+    );
+    client.close().await;
+}
+
+/// A challenge's `resource_metadata` on another origin than the server's is not fetched (the
+/// client would GET whatever a server names); a body that is not resource metadata is refused
+/// without quoting what it holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resource_metadata_elsewhere_is_not_fetched_and_a_bad_body_is_not_quoted() {
+    let (good, other) = (world(Fault::None).await, world(Fault::None).await);
+    *good.metadata_at.lock().unwrap() = Some(format!(
+        "{}/.well-known/oauth-protected-resource/mcp",
+        other.base
+    ));
+    let outcome = connect(&good, Arc::new(MemoryTokenStore::default())).await;
+    let Err(ClientError::Unauthorized(why)) = outcome else {
+        panic!("not refused: {outcome:?}");
+    };
+    assert!(why.contains("another origin"), "{why}");
+    assert_eq!(other.seen.lock().unwrap().resource_metadata_requests, 0);
+    assert_eq!(good.seen.lock().unwrap().authorize_requests, 0);
+
+    let (why, _) = refused(Fault::LeakyResourceMetadata).await;
+    assert!(why.contains("JSON of another shape"), "{why}");
+    assert!(!why.contains("internal-secret-value"), "{why}");
 }

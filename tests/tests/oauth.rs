@@ -28,8 +28,13 @@ use reqwest::{RequestBuilder, StatusCode};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
+#[path = "oauth/fetches.rs"]
+mod fetches;
 #[path = "oauth/sign_in.rs"]
 mod sign_in;
+
+#[path = "oauth/dpop.rs"]
+mod dpop;
 
 const SETUP_HINT: &str = "run `bash interop/setup.sh` (.ci/run does it)";
 
@@ -898,8 +903,11 @@ async fn our_client_and_the_gateway_obtain_tokens_with_client_credentials() {
     let store = dir.path().join("connections.json");
     std::fs::write(
         &store,
-        json!({"users-oidc": {"server_url": url, "client_id": "writer", "client_secret": "writer-secret"}})
-            .to_string(),
+        json!({"users-oidc": {
+            "server_url": url, "client_id": "writer", "client_secret": "writer-secret",
+            "issuer": provider.issuer,
+        }})
+        .to_string(),
     )
     .expect("write the connection store");
     let mounts = dir.path().join("mounts.json");

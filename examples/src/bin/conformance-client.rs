@@ -19,7 +19,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_tool::client::oauth::{OAuth, UserAgent};
+use mcp_tool::client::oauth::{EnterpriseIdp, OAuth, TokenSource, UserAgent};
 use mcp_tool::client::{
     ClientFuture, ClientHandler, Connect, McpClient, VersionChoice, form_defaults,
 };
@@ -126,6 +126,21 @@ fn oauth(scenario: &str) -> Result<Option<OAuth>, String> {
             field("private_key_pem")?,
             field("signing_algorithm").unwrap_or_else(|_| "ES256".into()),
         ),
+        // SEP-1933: the workload's identity token as a JWT bearer assertion.
+        "auth/wif-jwt-bearer" => {
+            OAuth::workload_identity(field("client_id")?, TokenSource::Value(field("valid_jwt")?))
+        }
+        // SEP-990: the user's ID token exchanged at the IdP for an ID-JAG, then a JWT bearer
+        // grant at the MCP server's authorization server.
+        "auth/enterprise-managed-authorization" => OAuth::enterprise(
+            EnterpriseIdp::new(
+                field("idp_token_endpoint")?,
+                field("idp_client_id")?,
+                TokenSource::Value(field("idp_id_token")?),
+            ),
+            field("client_id")?,
+        )
+        .client_secret(field("client_secret")?),
         _ => {
             let mut oauth = OAuth::authorization_code(Arc::new(Headless))
                 .client_name("mcp-tool-conformance-client");

@@ -57,6 +57,17 @@ pub const OAUTH_LEEWAY: &str = "MCP_TOOL_OAUTH_LEEWAY";
 /// Default `5m`. Feature `oauth`.
 pub const OAUTH_CACHE_CEILING: &str = "MCP_TOOL_OAUTH_CACHE_CEILING";
 
+/// Whether the endpoint takes DPoP-bound access tokens (RFC 9449): `off` (the default),
+/// `allowed` (bearer tokens too; a bound token sent as a bearer token is refused), or
+/// `required` (DPoP only). Replicas sharing state ([`SHARED_STATE`]) share the proofs seen,
+/// so a proof replayed to another replica is refused there too. Feature `oauth`.
+pub const OAUTH_DPOP: &str = "MCP_TOOL_OAUTH_DPOP";
+
+/// `1` or `true` asks DPoP clients for server nonces (RFC 9449 §9), a new one every 5
+/// minutes, made from [`STATE_KEY`] (so that replicas agree; without it, each process makes
+/// its own). Feature `oauth`.
+pub const OAUTH_DPOP_NONCES: &str = "MCP_TOOL_OAUTH_DPOP_NONCES";
+
 /// Where tasks are kept: `memory` (the default), or a Redis URL (`redis://host:port/db`,
 /// `redis+unix:///path`, `rediss://…` for TLS; feature `redis`) shared by replicas.
 /// `--task-store URL` on the command line wins.

@@ -94,9 +94,13 @@ pub(super) async fn serve_http(server: Server, bin: &str, options: HttpOptions) 
             .filter(|v| !v.trim().is_empty())
     });
     let mut server = server;
+    let mut shared_store = None;
     if let Some(url) = shared {
         match crate::server::replicas::replica_store_from_url(&url) {
-            Ok(store) => server = server.replica_store_arc(store),
+            Ok(store) => {
+                shared_store = Some(store.clone());
+                server = server.replica_store_arc(store);
+            }
             Err(e) => return Ok(cli_error(bin, &e.to_string())),
         }
     }
@@ -145,7 +149,7 @@ pub(super) async fn serve_http(server: Server, bin: &str, options: HttpOptions) 
             if authorization_servers.is_empty() {
                 authorization_servers.push(issuer.clone());
             }
-            match oauth::from_environment(issuer, &resource) {
+            match oauth::from_environment(issuer, &resource, shared_store) {
                 Ok(auth) => config.auth = Some(auth),
                 Err(e) => return Ok(cli_error(bin, &e)),
             }
@@ -253,13 +257,16 @@ mod oauth {
     use std::sync::Arc;
 
     use super::env;
+    use crate::server::replicas::ReplicaStore;
     use crate::server::tasks::parse_duration;
-    use crate::transport::http::{Authenticator, OAuth};
+    use crate::transport::http::{Authenticator, DpopMode, OAuth};
 
-    /// The verifier of `issuer`'s tokens for `resource` (or the configured audience).
+    /// The verifier of `issuer`'s tokens for `resource` (or the configured audience); DPoP
+    /// proofs seen are shared through `shared`, when replicas share state.
     pub(super) fn from_environment(
         issuer: &str,
         resource: &str,
+        shared: Option<Arc<dyn ReplicaStore>>,
     ) -> Result<Arc<dyn Authenticator>, String> {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
         let audience = var(env::OAUTH_AUDIENCE).unwrap_or_else(|| resource.to_owned());
@@ -296,6 +303,31 @@ mod oauth {
         if let Some(url) = var(env::OAUTH_INTROSPECTION) {
             oauth = oauth.introspection_endpoint(url);
         }
+        if let Some(text) = var(env::OAUTH_DPOP) {
+            let mode = DpopMode::parse(&text).ok_or_else(|| {
+                format!(
+                    "{}=`{text}` is not `off`, `allowed` or `required`",
+                    env::OAUTH_DPOP
+                )
+            })?;
+            oauth = oauth.dpop(mode);
+        }
+        if var(env::OAUTH_DPOP_NONCES).is_some_and(|v| matches!(v.trim(), "1" | "true")) {
+            // Replicas agree on nonces made from the request-state key they share; without
+            // one, this process's own random key.
+            let key = match var(env::STATE_KEY) {
+                Some(key) => key.into_bytes(),
+                None => {
+                    let mut key = vec![0u8; 32];
+                    getrandom::fill(&mut key).map_err(|e| format!("no randomness: {e}"))?;
+                    key
+                }
+            };
+            oauth = oauth.dpop_nonces(key);
+        }
+        if let Some(store) = shared {
+            oauth = oauth.dpop_replays(store);
+        }
         Ok(Arc::new(oauth))
     }
 }
@@ -309,7 +341,11 @@ mod oauth {
     use super::env;
     use crate::transport::http::Authenticator;
 
-    pub(super) fn from_environment(_: &str, _: &str) -> Result<Arc<dyn Authenticator>, String> {
+    pub(super) fn from_environment(
+        _: &str,
+        _: &str,
+        _: Option<Arc<dyn crate::server::replicas::ReplicaStore>>,
+    ) -> Result<Arc<dyn Authenticator>, String> {
         Err(format!(
             "{} is set, but this server was built without OAuth (the `oauth` feature of mcp-tool)",
             env::OAUTH_ISSUER

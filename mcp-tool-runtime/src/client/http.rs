@@ -88,6 +88,7 @@ impl HttpWire {
         let http = reqwest::Client::builder()
             .tcp_nodelay(true)
             .connect_timeout(Duration::from_secs(10))
+            .redirect(same_origin_only())
             .build()
             .map_err(|e| ClientError::Unavailable(format!("no HTTP client: {e}")))?;
         let mut map = HeaderMap::new();
@@ -237,12 +238,49 @@ impl HttpWire {
             let _ = endpoint
                 .http
                 .delete(&endpoint.url)
-                .headers(endpoint.headers_with(endpoint.held().as_deref()))
+                .headers(endpoint.headers_with("DELETE", endpoint.held().as_deref()))
                 .header(SESSION, session)
                 .send()
                 .await;
         }
     }
+}
+
+/// Redirects followed within the server's origin only (at most 10): every request of the wire
+/// may carry the configured headers, a token and a message, which go to this server and no
+/// other. A redirect elsewhere is not followed; the request fails naming where it led.
+fn same_origin_only() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let from = attempt.previous().first().map(reqwest::Url::origin);
+        if attempt.previous().len() > 10 {
+            attempt.error("more than 10 redirects")
+        } else if from.as_ref() == Some(&attempt.url().origin()) {
+            attempt.follow()
+        } else {
+            attempt.stop()
+        }
+    })
+}
+
+/// The error of a response that redirects (elsewhere: a redirect within the origin was
+/// followed), if it does.
+fn redirected(url: &str, response: &reqwest::Response) -> Option<ClientError> {
+    if !response.status().is_redirection() {
+        return None;
+    }
+    let to = response
+        .headers()
+        .get(reqwest::header::LOCATION)
+        .and_then(|l| l.to_str().ok())
+        .and_then(|l| response.url().join(l).ok())
+        .map_or_else(
+            || "nowhere".to_owned(),
+            |u| u.origin().ascii_serialization(),
+        );
+    Some(ClientError::Unavailable(format!(
+        "`{url}` redirected (HTTP {}) to another origin, `{to}`: not followed, since the request carries this server's headers, token and message",
+        response.status().as_u16()
+    )))
 }
 
 fn unavailable(e: reqwest::Error) -> ClientError {
@@ -270,14 +308,35 @@ struct Post {
 
 impl Endpoint {
     /// The wire's headers, with `Authorization: Bearer token` (marked sensitive) in place of
-    /// any set by hand when the flow has a token: one header, one token.
-    fn headers_with(&self, token: Option<&str>) -> HeaderMap {
+    /// any set by hand when the flow has a token: one header, one token. A token bound to the
+    /// connection's DPoP key goes as `Authorization: DPoP token`, with a fresh proof for this
+    /// `method` request in `DPoP` (RFC 9449 §7.1).
+    fn headers_with(&self, method: &str, token: Option<&str>) -> HeaderMap {
         let mut headers = self.headers.clone();
-        if let Some(token) = token
-            && let Ok(mut value) = HeaderValue::try_from(format!("Bearer {token}"))
+        let Some(token) = token else {
+            return headers;
+        };
+        let proof = match self
+            .auth
+            .as_ref()
+            .map(|a| a.proof(method, &self.url, token))
         {
+            Some(Ok(proof)) => proof,
+            Some(Err(e)) => {
+                tracing::warn!(error = %e, "no DPoP proof could be made");
+                None
+            }
+            None => None,
+        };
+        let scheme = if proof.is_some() { "DPoP" } else { "Bearer" };
+        if let Ok(mut value) = HeaderValue::try_from(format!("{scheme} {token}")) {
             value.set_sensitive(true);
             headers.insert(AUTHORIZATION, value);
+        }
+        if let Some(proof) = proof
+            && let Ok(value) = HeaderValue::try_from(proof)
+        {
+            headers.insert(HeaderName::from_static("dpop"), value);
         }
         headers
     }
@@ -291,7 +350,7 @@ impl Endpoint {
         let mut request = self
             .http
             .post(&self.url)
-            .headers(self.headers_with(token))
+            .headers(self.headers_with("POST", token))
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "application/json, text/event-stream")
             .body(post.text.clone());
@@ -318,14 +377,19 @@ impl Endpoint {
     /// more scopes (at most the flow's step-up limit), each followed by the message again.
     async fn send(&self, shared: &Shared, post: &Post) -> Result<reqwest::Response, ClientError> {
         let Some(auth) = &self.auth else {
-            return self
+            let response = self
                 .post(shared, post, None)
                 .send()
                 .await
-                .map_err(unavailable);
+                .map_err(unavailable)?;
+            return match redirected(&self.url, &response) {
+                Some(e) => Err(e),
+                None => Ok(response),
+            };
         };
         let mut authorizations = 0;
         let mut step_ups = 0;
+        let mut nonce_taken = false;
         loop {
             let token = auth.token().await?;
             let response = self
@@ -333,12 +397,26 @@ impl Endpoint {
                 .send()
                 .await
                 .map_err(unavailable)?;
+            if let Some(e) = redirected(&self.url, &response) {
+                return Err(e);
+            }
             let challenge = response
                 .headers()
                 .get(WWW_AUTHENTICATE)
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned);
             match response.status().as_u16() {
+                // The server wants its nonce in the proof (RFC 9449 §9): once more with it.
+                401 if !nonce_taken
+                    && wants_dpop_nonce(response.headers())
+                    && response
+                        .headers()
+                        .get("dpop-nonce")
+                        .and_then(|v| v.to_str().ok())
+                        .is_some_and(|nonce| auth.dpop_nonce(&self.url, nonce)) =>
+                {
+                    nonce_taken = true;
+                }
                 401 => {
                     if authorizations == AUTHORIZATIONS {
                         return Err(ClientError::Unauthorized(format!(
@@ -371,7 +449,7 @@ impl Endpoint {
         let mut request = self
             .http
             .get(&self.url)
-            .headers(self.headers_with(self.held().as_deref()))
+            .headers(self.headers_with("GET", self.held().as_deref()))
             .header(ACCEPT, "text/event-stream");
         request = shared.session_headers(request);
         if let Some(id) = &events.last_id {
@@ -565,6 +643,17 @@ fn is_answer_to(text: &str, want: u64) -> bool {
 }
 
 /// Whether a 403's challenge says the token lacks scopes.
+/// Whether a 401's challenges ask for a DPoP proof with the server's nonce (a `DPoP`
+/// challenge with `error="use_dpop_nonce"`, RFC 9449 §9), whichever of them says it.
+fn wants_dpop_nonce(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(WWW_AUTHENTICATE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .filter_map(|v| crate::protocol::oauth::Challenge::parse_scheme(v, &["dpop"]))
+        .any(|c| c.get("error") == Some(crate::protocol::oauth::dpop::USE_NONCE))
+}
+
 fn insufficient_scope(challenge: &str) -> bool {
     crate::protocol::oauth::Challenge::parse(challenge)
         .is_some_and(|c| c.get("error") == Some("insufficient_scope"))

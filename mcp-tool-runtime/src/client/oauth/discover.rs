@@ -13,7 +13,7 @@ use crate::protocol::oauth::{
     protected_resource_urls,
 };
 
-use super::{fetch_error, unauthorized};
+use super::{excerpt, fetch_error, unauthorized};
 
 /// The protected resource's metadata (RFC 9728): what the client reads of it.
 #[derive(Debug, Clone, Deserialize)]
@@ -60,21 +60,136 @@ fn resource_covers(resource: &str, server: &str) -> bool {
         && (server_path == resource_path || server_path.starts_with(&format!("{resource_path}/")))
 }
 
+/// What discovery may reach beyond the server's own origin: the issuer the credentials are
+/// pinned to, if any, and the origins trusted by configuration.
+pub(super) struct Trust<'a> {
+    pub(super) issuer: Option<&'a str>,
+    pub(super) origins: &'a [String],
+}
+
+/// The origin of `url` (`scheme://host:port`, the port always said), if it is an http(s) URL.
+fn origin(url: &str) -> Option<String> {
+    let url = reqwest::Url::parse(url).ok()?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return None;
+    }
+    Some(format!(
+        "{}://{}:{}",
+        url.scheme(),
+        url.host_str()?.to_ascii_lowercase(),
+        url.port_or_known_default()?
+    ))
+}
+
+/// Whether `url`'s host is this machine or a private network's: a loopback, private,
+/// link-local, shared or unspecified address, or `localhost`. (A name that resolves to such an
+/// address is not seen here.)
+fn internal(url: &str) -> bool {
+    use std::net::{IpAddr, Ipv4Addr};
+    let Some(host) = reqwest::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
+    else {
+        return true;
+    };
+    let v4 = |ip: Ipv4Addr| {
+        let [a, b, ..] = ip.octets();
+        ip.is_loopback()
+            || ip.is_private()
+            || ip.is_link_local()
+            || ip.is_unspecified()
+            || ip.is_broadcast()
+            || (a == 100 && (b & 0xc0) == 64)
+    };
+    match host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse::<IpAddr>()
+    {
+        Ok(IpAddr::V4(ip)) => v4(ip),
+        Ok(IpAddr::V6(ip)) => {
+            let first = ip.segments()[0];
+            ip.is_loopback()
+                || ip.is_unspecified()
+                || (first & 0xfe00) == 0xfc00
+                || (first & 0xffc0) == 0xfe80
+                || ip.to_ipv4_mapped().is_some_and(v4)
+        }
+        Err(_) => {
+            let name = host.trim_end_matches('.');
+            name == "localhost" || name.ends_with(".localhost")
+        }
+    }
+}
+
+impl Trust<'_> {
+    /// Whether `url`'s origin is trusted by configuration (the pinned issuer's, or one given).
+    fn configured(&self, url: &str) -> bool {
+        let Some(at) = origin(url) else { return false };
+        self.issuer.and_then(origin).as_ref() == Some(&at)
+            || self.origins.iter().any(|o| origin(o).as_ref() == Some(&at))
+    }
+
+    /// Refuses the resource metadata a challenge names on another origin than `server`'s
+    /// (unless trusted): the client would fetch whatever a server names.
+    fn resource_metadata(&self, url: &str, server: &str) -> Result<(), ClientError> {
+        if origin(url).is_none() {
+            return Err(unauthorized(format!(
+                "the resource metadata address `{}` is not an http(s) URL",
+                excerpt(url)
+            )));
+        }
+        if origin(url) == origin(server) || self.configured(url) {
+            return Ok(());
+        }
+        Err(unauthorized(format!(
+            "the server's challenge names resource metadata at `{}`, on another origin than the server's: not fetched (OAuth::trusted_origin allows an origin)",
+            excerpt(url)
+        )))
+    }
+
+    /// Refuses an authorization server at an internal address, unless the server is at one
+    /// too or it is configured; and, with an issuer pinned, any other authorization server.
+    fn authorization_server(&self, issuer: &str, server: &str) -> Result<(), ClientError> {
+        if let Some(pinned) = self.issuer
+            && pinned != issuer
+        {
+            return Err(unauthorized(format!(
+                "the server names the authorization server `{}`, but this client's credentials belong to `{pinned}`: nothing is sent to `{}` (if the server has moved, configure its issuer)",
+                excerpt(issuer),
+                excerpt(issuer)
+            )));
+        }
+        if internal(issuer) && !internal(server) && !self.configured(issuer) {
+            return Err(unauthorized(format!(
+                "the server names the authorization server `{}`, at a loopback or private address while the server is not: not contacted (OAuth::trusted_origin allows an origin)",
+                excerpt(issuer)
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// Discovers where `server`'s tokens come from, after its challenge.
 pub(super) async fn discover(
     http: &reqwest::Client,
     server: &str,
     challenge: &Challenge,
+    trust: &Trust<'_>,
 ) -> Result<Discovered, ClientError> {
     let urls = match challenge.get("resource_metadata") {
-        Some(url) => vec![url.to_owned()],
+        Some(url) => {
+            trust.resource_metadata(url, server)?;
+            vec![url.to_owned()]
+        }
         None => protected_resource_urls(server),
     };
     let mut prm: Option<ResourceMetadata> = None;
     for url in &urls {
         if !url.starts_with("https://") && !url.starts_with("http://") {
             return Err(unauthorized(format!(
-                "the resource metadata address `{url}` is not an http(s) URL"
+                "the resource metadata address `{}` is not an http(s) URL",
+                excerpt(url)
             )));
         }
         if let Some(found) = fetch::json(http.get(url), url, true)
@@ -111,9 +226,11 @@ pub(super) async fn discover(
     };
     if !issuer.starts_with("https://") && !issuer.starts_with("http://") {
         return Err(unauthorized(format!(
-            "the authorization server `{issuer}` is not an http(s) URL"
+            "the authorization server `{}` is not an http(s) URL",
+            excerpt(&issuer)
         )));
     }
+    trust.authorization_server(&issuer, server)?;
     let (metadata, documented) = match discover_authorization_server(http, &issuer).await {
         Ok(metadata) => (metadata, true),
         // Only a server of 2025-03-26 (no resource metadata) may have an authorization server
@@ -145,7 +262,84 @@ pub(super) async fn discover(
 
 #[cfg(test)]
 mod tests {
-    use super::resource_covers;
+    use super::{Trust, internal, resource_covers};
+
+    #[test]
+    fn internal_addresses_are_told_apart() {
+        for url in [
+            "http://127.0.0.1:8080/x",
+            "http://10.1.2.3/",
+            "http://172.16.0.1/",
+            "http://192.168.1.1/",
+            "http://169.254.169.254/latest/meta-data",
+            "http://100.64.0.1/",
+            "http://0.0.0.0/",
+            "http://[::1]:9/",
+            "http://[fd00::1]/",
+            "http://[fe80::1]/",
+            "http://[::ffff:10.0.0.1]/",
+            "http://localhost:3000/",
+            "http://api.localhost/",
+        ] {
+            assert!(internal(url), "{url}");
+        }
+        for url in [
+            "https://auth.example.com/",
+            "http://8.8.8.8/",
+            "http://[2001:db8::1]/",
+            "http://172.32.0.1/",
+        ] {
+            assert!(!internal(url), "{url}");
+        }
+    }
+
+    #[test]
+    fn discovery_reaches_only_the_origins_it_may() {
+        let none = Trust {
+            issuer: None,
+            origins: &[],
+        };
+        let server = "https://mcp.example.com/mcp";
+        let ok = |t: &Trust<'_>, url: &str| t.resource_metadata(url, server).is_ok();
+        assert!(ok(&none, "https://mcp.example.com:443/.well-known/x"));
+        assert!(!ok(&none, "https://other.example.com/.well-known/x"));
+        assert!(!ok(&none, "http://169.254.169.254/latest"));
+        assert!(!ok(&none, "file:///etc/passwd"));
+        let trusted = ["https://other.example.com".to_owned()];
+        let some = Trust {
+            issuer: Some("https://auth.example.com"),
+            origins: &trusted,
+        };
+        assert!(ok(&some, "https://other.example.com/.well-known/x"));
+        assert!(ok(&some, "https://auth.example.com/.well-known/x"));
+        // An authorization server at an internal address: only for a server at one, or
+        // configured; and with an issuer pinned, only that one.
+        assert!(
+            none.authorization_server("http://10.0.0.1", server)
+                .is_err()
+        );
+        assert!(
+            none.authorization_server("http://127.0.0.1:9/as", "http://127.0.0.1:8/mcp")
+                .is_ok()
+        );
+        assert!(
+            none.authorization_server("https://auth.example.com", server)
+                .is_ok()
+        );
+        assert!(
+            some.authorization_server("https://auth.example.com", server)
+                .is_ok()
+        );
+        let e = some
+            .authorization_server("https://evil.example.com", server)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            e.contains("https://evil.example.com") && e.contains("https://auth.example.com"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn a_resource_covers_its_own_url_and_those_under_it() {

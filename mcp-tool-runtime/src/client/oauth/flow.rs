@@ -4,7 +4,7 @@
 //! One flow runs at a time per connection; requests that were refused meanwhile find the new
 //! token when it ends and are sent again with it.
 
-use std::sync::RwLock;
+use std::sync::{OnceLock, RwLock};
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -15,8 +15,11 @@ use sha2::{Digest, Sha256};
 use crate::client::ClientError;
 use crate::protocol::oauth::fetch;
 use crate::protocol::oauth::{AuthServerMetadata, Challenge, origin_and_path};
+use crate::sync::lock;
 
-use super::discover::{Discovered, discover};
+use super::assertion::assertion_form;
+use super::discover::{Discovered, Trust, discover};
+use super::dpop::DpopKey;
 use super::token::{Identity, token_request};
 use super::{
     Credential, Grant, OAuth, Registration, TokenKey, Tokens, excerpt, fetch_error, now,
@@ -45,13 +48,23 @@ pub(crate) struct Authorizer {
     current: RwLock<Option<Tokens>>,
     /// One flow at a time; what it found.
     flow: tokio::sync::Mutex<Option<Discovered>>,
+    /// The connection's DPoP key, made when an authorization server first takes proofs.
+    dpop: OnceLock<DpopKey>,
+    /// The issuer the client's credentials belong to: configured, else (for a client with a
+    /// secret or a key) the first one discovered.
+    pinned: std::sync::Mutex<Option<String>>,
 }
 
-/// Whether `tokens` may still be sent (they do not expire within [`EARLY`]).
+/// Whether `tokens` may still be sent as they are: less than three quarters of their
+/// lifetime gone, and more than [`EARLY`] of it left (past that they are renewed: refreshed,
+/// or granted again when no user is needed).
 fn fresh(tokens: &Tokens) -> bool {
-    tokens
-        .expires_at
-        .is_none_or(|at| now() + EARLY.as_secs() < at)
+    let Some(at) = tokens.expires_at else {
+        return true;
+    };
+    let lifetime = tokens.obtained_at.map_or(0, |from| at.saturating_sub(from));
+    let margin = EARLY.as_secs().max(lifetime / 4);
+    now().saturating_add(margin) < at
 }
 
 /// Who a registration (kept, or made now) says the client is.
@@ -65,10 +78,12 @@ fn registered(registration: Registration) -> Identity {
     }
 }
 
-/// The scopes of a space-separated list, in order, without repeats.
+/// The scopes of a space-separated list, in order, without repeats. Only a space separates
+/// (RFC 6749 §3.3): a tab or a line break is part of the scope it is in, which no
+/// authorization server grants.
 fn scope_list(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for scope in text.split_ascii_whitespace() {
+    for scope in text.split(' ').filter(|s| !s.is_empty()) {
         if !out.iter().any(|s| s == scope) {
             out.push(scope.to_owned());
         }
@@ -79,12 +94,66 @@ fn scope_list(text: &str) -> Vec<String> {
 impl Authorizer {
     pub(crate) fn new(settings: OAuth, server: &str) -> Self {
         Authorizer {
-            settings,
             server: server.split('#').next().unwrap_or(server).to_owned(),
             http: fetch::client(),
             current: RwLock::new(None),
             flow: tokio::sync::Mutex::new(None),
+            dpop: OnceLock::new(),
+            pinned: std::sync::Mutex::new(settings.issuer.clone()),
+            settings,
         }
+    }
+
+    /// The DPoP key token requests to `found`'s authorization server prove: when it takes
+    /// ES256 proofs (`dpop_signing_alg_values_supported`) and the client allows DPoP.
+    fn dpop_for(&self, found: &Discovered) -> Result<Option<&DpopKey>, ClientError> {
+        let takes = found
+            .metadata
+            .dpop_signing_alg_values_supported
+            .as_ref()
+            .is_some_and(|algs| algs.iter().any(|a| a == "ES256"));
+        if !takes || !self.settings.dpop {
+            return Ok(None);
+        }
+        if let Some(key) = self.dpop.get() {
+            return Ok(Some(key));
+        }
+        let key = DpopKey::generate()?;
+        Ok(Some(self.dpop.get_or_init(|| key)))
+    }
+
+    /// Whether `tokens` can be sent by this connection: a bearer token, or one bound to this
+    /// connection's DPoP key (a key of an earlier process is gone with it).
+    fn usable(&self, tokens: &Tokens) -> bool {
+        match &tokens.dpop_jkt {
+            None => true,
+            Some(jkt) => self.dpop.get().is_some_and(|key| key.thumbprint() == jkt),
+        }
+    }
+
+    /// The DPoP proof a `method` request to `url` presenting `token` carries, when the token
+    /// held is bound to this connection's key (it is then sent with the `DPoP` scheme).
+    pub(crate) fn proof(
+        &self,
+        method: &str,
+        url: &str,
+        token: &str,
+    ) -> Result<Option<String>, ClientError> {
+        let bound = self
+            .current()
+            .is_some_and(|t| t.access_token == token && t.dpop_jkt.is_some());
+        match (bound, self.dpop.get()) {
+            (true, Some(key)) => key.proof(method, url, Some(token)).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    /// Keeps the nonce the resource server at `url` gave for the next proofs; whether it is
+    /// new (the refused request is then worth sending again once).
+    pub(crate) fn dpop_nonce(&self, url: &str, nonce: &str) -> bool {
+        self.dpop
+            .get()
+            .is_some_and(|key| key.remember_nonce(url, nonce))
     }
 
     fn current(&self) -> Option<Tokens> {
@@ -99,6 +168,31 @@ impl Authorizer {
             .current
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = tokens;
+    }
+
+    /// Discovers where the server's tokens come from, within what the client trusts; a
+    /// client with credentials of its own pins the issuer it finds first.
+    async fn discover(&self, challenge: &Challenge) -> Result<Discovered, ClientError> {
+        let pinned = lock(&self.pinned).clone();
+        let trust = Trust {
+            issuer: pinned.as_deref(),
+            origins: &self.settings.trusted_origins,
+        };
+        let found = discover(&self.http, &self.server, challenge, &trust).await?;
+        let own_credentials = !matches!(self.settings.credential, Credential::None);
+        let mut pin = lock(&self.pinned);
+        match &*pin {
+            // Pinned meanwhile by another flow: the same check as discovery's.
+            Some(issuer) if *issuer != found.issuer => {
+                return Err(unauthorized(format!(
+                    "the server names the authorization server `{}`, but this client's credentials belong to `{issuer}`: nothing is sent to `{}`",
+                    found.issuer, found.issuer
+                )));
+            }
+            None if own_credentials => *pin = Some(found.issuer.clone()),
+            _ => {}
+        }
+        Ok(found)
     }
 
     fn key(&self, found: &Discovered) -> TokenKey {
@@ -125,7 +219,8 @@ impl Authorizer {
         let Some(tokens) = self.current() else {
             return Ok(None);
         };
-        if fresh(&tokens) || tokens.refresh_token.is_none() {
+        let renews_alone = self.settings.grant.renews_alone();
+        if fresh(&tokens) || (tokens.refresh_token.is_none() && !renews_alone) {
             return Ok(Some(tokens.access_token));
         }
         let flow = self.flow.lock().await;
@@ -138,6 +233,18 @@ impl Authorizer {
         let Some(found) = flow.clone() else {
             return Ok(Some(tokens.access_token));
         };
+        if tokens.refresh_token.is_none() {
+            // A grant of its own (client credentials, an assertion): made again before the
+            // token dies; on failure the old one goes while it lives.
+            let scopes = tokens.scope.as_deref().map(scope_list);
+            return match self.grant(&found, scopes).await {
+                Ok(()) => Ok(self.current().map(|t| t.access_token)),
+                Err(e) => {
+                    tracing::warn!(error = %e, "the token could not be renewed");
+                    Ok(Some(tokens.access_token))
+                }
+            };
+        }
         match self.refresh(&found, &tokens).await {
             Ok(refreshed) => Ok(Some(refreshed.access_token)),
             // Refused: the server will answer 401, and the flow starts over then.
@@ -173,12 +280,12 @@ impl Authorizer {
             return Ok(());
         }
         let challenge = challenge.and_then(Challenge::parse).unwrap_or_default();
-        let found = discover(&self.http, &self.server, &challenge).await?;
+        let found = self.discover(&challenge).await?;
         let key = self.key(&found);
         *flow = Some(found.clone());
         // Only tokens of this resource and issuer are used or refreshed here: a token of
         // another authorization server (the resource moved) is never shown to this one.
-        if let Some(tokens) = self.settings.store.tokens(&key) {
+        if let Some(tokens) = self.settings.store.tokens(&key).filter(|t| self.usable(t)) {
             if Some(tokens.access_token.as_str()) != rejected && fresh(&tokens) {
                 self.set_current(Some(tokens));
                 return Ok(());
@@ -209,7 +316,7 @@ impl Authorizer {
         let challenge = Challenge::parse(challenge).unwrap_or_default();
         let found = match flow.clone() {
             Some(found) => found,
-            None => discover(&self.http, &self.server, &challenge).await?,
+            None => self.discover(&challenge).await?,
         };
         *flow = Some(found.clone());
         // The scopes held (as granted, else as asked for), and the challenge's beside them.
@@ -298,6 +405,7 @@ impl Authorizer {
                     &identity,
                     form,
                     scope.as_deref(),
+                    self.dpop_for(found)?,
                 )
                 .await?
             }
@@ -305,6 +413,22 @@ impl Authorizer {
                 let identity = self.identity(found, agent.redirect_uri()).await?;
                 self.code(found, agent.as_ref(), &identity, &token_endpoint, scope)
                     .await?
+            }
+            Grant::WorkloadIdentity(_) | Grant::Enterprise(_) => {
+                let identity = self.preregistered().ok_or_else(|| {
+                    unauthorized("an assertion grant needs a client id (OAuth::client_id)")
+                })?;
+                let form = assertion_form(&self.settings.grant, &self.http, found, &scope).await?;
+                token_request(
+                    &self.http,
+                    found,
+                    &token_endpoint,
+                    &identity,
+                    form,
+                    scope.as_deref(),
+                    self.dpop_for(found)?,
+                )
+                .await?
             }
         };
         self.keep(found, tokens);
@@ -553,6 +677,7 @@ impl Authorizer {
             identity,
             form,
             scope.as_deref(),
+            self.dpop_for(found)?,
         )
         .await
     }
@@ -565,7 +690,7 @@ impl Authorizer {
         let token_endpoint = self.endpoint(found, "token", |m| m.token_endpoint.as_deref())?;
         let identity = match &self.settings.grant {
             Grant::Code(agent) => self.identity(found, agent.redirect_uri()).await?,
-            Grant::ClientCredentials => self
+            _ => self
                 .preregistered()
                 .ok_or_else(|| unauthorized("no client id"))?,
         };
@@ -581,6 +706,7 @@ impl Authorizer {
             &identity,
             form,
             tokens.scope.as_deref(),
+            self.dpop_for(found)?,
         )
         .await?;
         if fresh.refresh_token.is_none() {
@@ -598,5 +724,6 @@ mod tests {
     #[test]
     fn scope_lists_lose_repeats() {
         assert_eq!(scope_list(" a b  a c"), ["a", "b", "c"]);
+        assert_eq!(scope_list("a\tb c"), ["a\tb", "c"]);
     }
 }

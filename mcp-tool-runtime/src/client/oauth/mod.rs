@@ -14,9 +14,19 @@
 //! - **Grants**: authorization code with PKCE (S256), `state`, the RFC 8707 `resource` and
 //!   RFC 9207's `iss` checked; refresh tokens; client credentials. Token endpoint
 //!   authentication `client_secret_basic`, `client_secret_post`, `none`, `private_key_jwt`.
+//! - **DPoP** (RFC 9449) when the authorization server takes it: tokens bound to the
+//!   connection's own key, a fresh proof on every token and resource request, the servers'
+//!   nonces honoured with one more try ([`OAuth::dpop`]).
 //! - **Scopes**: [`OAuth::scopes`] when given, else the challenge's `scope`, else the resource's
 //!   `scopes_supported`, else none asked; a 403 `insufficient_scope` asks for more (a few
 //!   times per request at most).
+//! - **Credentials pinned to their issuer**: a client secret, a private key's assertions and
+//!   refresh tokens go to the authorization server they belong to ([`OAuth::issuer`], else
+//!   the first one discovered) and to no other.
+//! - **Discovery stays where it belongs**: a challenge's `resource_metadata` is fetched only
+//!   on the server's own origin, the issuer's, or a [trusted](OAuth::trusted_origin) one; an
+//!   authorization server at a loopback or private address only when the server is on one
+//!   too (or it is configured); what a fetched body failed to parse as is never quoted.
 //! - **Tokens** live in a [`TokenStore`] ([`MemoryTokenStore`], [`FileTokenStore`]) keyed by
 //!   resource, issuer and the principal they act for; a token is sent only to the server it
 //!   was obtained for.
@@ -27,7 +37,9 @@
 //! Secrets (tokens, client secrets, keys, codes) never reach a log or an error message.
 
 mod agent;
+mod assertion;
 mod discover;
+mod dpop;
 mod flow;
 mod store;
 mod token;
@@ -44,6 +56,7 @@ use crate::client::ClientError;
 use crate::protocol::oauth::fetch::FetchError;
 
 pub use agent::LoopbackBrowser;
+pub use assertion::{EnterpriseIdp, TokenSource};
 pub(crate) use flow::Authorizer;
 pub use store::{
     FileTokenStore, MAX_REGISTRATIONS, MAX_TOKENS, MemoryTokenStore, Registration, TokenKey,
@@ -82,6 +95,19 @@ enum Grant {
     Code(Arc<dyn UserAgent>),
     /// Client credentials (the client acts for itself).
     ClientCredentials,
+    /// A workload's own identity token as an RFC 7523 assertion (SEP-1933).
+    WorkloadIdentity(TokenSource),
+    /// The user's ID token exchanged at the enterprise's identity provider for an ID-JAG,
+    /// then the ID-JAG as an RFC 7523 assertion (SEP-990).
+    Enterprise(Box<EnterpriseIdp>),
+}
+
+impl Grant {
+    /// Whether a grant may be made again without anyone (no user, no refresh token): tokens
+    /// are then renewed before they expire.
+    fn renews_alone(&self) -> bool {
+        !matches!(self, Grant::Code(_))
+    }
 }
 
 /// How the client obtains access tokens from the authorization server a protected MCP server
@@ -111,6 +137,9 @@ pub struct OAuth {
     store: Arc<dyn TokenStore>,
     principal: String,
     step_ups: usize,
+    dpop: bool,
+    issuer: Option<String>,
+    trusted_origins: Vec<String>,
 }
 
 impl fmt::Debug for OAuth {
@@ -121,6 +150,8 @@ impl fmt::Debug for OAuth {
                 &match self.grant {
                     Grant::Code(_) => "authorization_code",
                     Grant::ClientCredentials => "client_credentials",
+                    Grant::WorkloadIdentity(_) => "jwt_bearer (workload identity)",
+                    Grant::Enterprise(_) => "jwt_bearer (enterprise-managed, ID-JAG)",
                 },
             )
             .field("client_id", &self.client_id)
@@ -135,6 +166,9 @@ impl fmt::Debug for OAuth {
             .field("client_metadata_url", &self.client_metadata_url)
             .field("scopes", &self.scopes)
             .field("principal", &self.principal)
+            .field("dpop", &self.dpop)
+            .field("issuer", &self.issuer)
+            .field("trusted_origins", &self.trusted_origins)
             .finish_non_exhaustive()
     }
 }
@@ -151,6 +185,9 @@ impl OAuth {
             store: Arc::new(MemoryTokenStore::default()),
             principal: String::new(),
             step_ups: 2,
+            dpop: true,
+            issuer: None,
+            trusted_origins: Vec::new(),
         }
     }
 
@@ -179,6 +216,23 @@ impl OAuth {
         Self::new(Grant::ClientCredentials)
             .client_id(client_id)
             .private_key(private_key_pem, algorithm)
+    }
+
+    /// The client acts for a workload, proving it with the workload's own identity token
+    /// (a Kubernetes projected service-account token, say) read from `token` each time one
+    /// is needed: the RFC 7523 JWT bearer grant of workload identity federation (SEP-1933).
+    /// As `client_id` (with [`client_secret`](Self::client_secret) if the authorization
+    /// server wants one).
+    pub fn workload_identity(client_id: impl Into<String>, token: TokenSource) -> Self {
+        Self::new(Grant::WorkloadIdentity(token)).client_id(client_id)
+    }
+
+    /// Enterprise-managed authorization (SEP-990): the user's ID token is exchanged at the
+    /// enterprise's identity provider (`idp`) for an identity assertion grant naming this
+    /// server, which the authorization server takes as an RFC 7523 assertion from this
+    /// client, `client_id` (with [`client_secret`](Self::client_secret)).
+    pub fn enterprise(idp: EnterpriseIdp, client_id: impl Into<String>) -> Self {
+        Self::new(Grant::Enterprise(Box::new(idp))).client_id(client_id)
     }
 
     /// A client id registered beforehand with the authorization server (no registration).
@@ -253,6 +307,36 @@ impl OAuth {
     #[must_use]
     pub fn step_up_limit(mut self, limit: usize) -> Self {
         self.step_ups = limit;
+        self
+    }
+
+    /// Whether tokens are bound to a DPoP key (RFC 9449) when the authorization server takes
+    /// proofs (`dpop_signing_alg_values_supported` with ES256) — default yes. The key is the
+    /// connection's own (P-256), made when first needed, kept across refreshes, never stored.
+    #[must_use]
+    pub fn dpop(mut self, allowed: bool) -> Self {
+        self.dpop = allowed;
+        self
+    }
+
+    /// The authorization server this client's credentials belong to (its issuer, exactly as
+    /// its metadata names it): the client secret, the private key's assertions and the
+    /// refresh tokens are sent to it and to no other. A server whose 401 names another
+    /// authorization server gets nothing from this client but an error naming both (RFC 9207's
+    /// concern, for the client's own credentials). Without it, a client with a secret or a key
+    /// pins the first authorization server it discovers, for as long as it lives.
+    #[must_use]
+    pub fn issuer(mut self, issuer: impl Into<String>) -> Self {
+        self.issuer = Some(issuer.into());
+        self
+    }
+
+    /// An origin (`https://host:port`) discovery may fetch from beside the server's own and
+    /// the issuer's: a `resource_metadata` a challenge names there, or an authorization server
+    /// at a loopback or private address (refused otherwise, unless the server is on one).
+    #[must_use]
+    pub fn trusted_origin(mut self, origin: impl Into<String>) -> Self {
+        self.trusted_origins.push(origin.into());
         self
     }
 

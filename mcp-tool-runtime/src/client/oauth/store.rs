@@ -34,9 +34,17 @@ pub struct Tokens {
     /// When the access token expires (seconds since the Unix epoch), when said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<u64>,
+    /// When it was obtained (seconds since the Unix epoch): with `expires_at`, its lifetime,
+    /// of which the last quarter is not used (it is renewed first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub obtained_at: Option<u64>,
     /// The scopes granted (space-separated), when said; else those asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+    /// The thumbprint of the DPoP key the access token is bound to (RFC 9449), when it is:
+    /// it is sent only with proofs of that key, which lives as long as its connection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_jkt: Option<String>,
 }
 
 impl fmt::Debug for Tokens {
@@ -300,6 +308,8 @@ mod tests {
             refresh_token: refresh.then(|| "rt".into()),
             expires_at,
             scope: None,
+            dpop_jkt: None,
+            obtained_at: None,
         };
         store.set_tokens(&key("expired"), Some(token(Some(1), false)));
         store.set_tokens(&key("refreshable"), Some(token(Some(1), true)));
@@ -339,6 +349,8 @@ mod tests {
             refresh_token: Some("rt-alice".into()),
             expires_at: Some(1),
             scope: Some("read".into()),
+            dpop_jkt: None,
+            obtained_at: None,
         };
         store.set_tokens(&key("alice"), Some(tokens.clone()));
         store.set_registration(

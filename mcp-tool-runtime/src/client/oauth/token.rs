@@ -9,7 +9,9 @@ use crate::client::ClientError;
 use crate::protocol::oauth::fetch::{self, form_encode};
 
 use super::discover::Discovered;
+use super::dpop::DpopKey;
 use super::{Credential, Tokens, excerpt, fetch_error, now, oauth_error, random, unauthorized};
+use crate::protocol::oauth::dpop::{HEADER as DPOP, NONCE_HEADER, USE_NONCE};
 
 /// A token endpoint's answer, success or error (RFC 6749 §5.1, §5.2).
 #[derive(Deserialize)]
@@ -36,15 +38,119 @@ pub(super) struct Identity {
 }
 
 /// A request to the token endpoint, authenticated as `identity`; `asked` is the scope
-/// asked for (kept when the answer does not say what was granted).
+/// asked for (kept when the answer does not say what was granted). With `dpop`, the request
+/// carries a proof of that key (RFC 9449 §5), and is sent once more with the server's nonce
+/// when it asks for one (§8).
 pub(super) async fn token_request(
     http: &reqwest::Client,
     found: &Discovered,
     endpoint: &str,
     identity: &Identity,
-    mut form: Vec<(&'static str, String)>,
+    form: Vec<(&'static str, String)>,
     asked: Option<&str>,
+    dpop: Option<&DpopKey>,
 ) -> Result<Tokens, ClientError> {
+    let mut nonce_asked = false;
+    let (status, bytes) = loop {
+        let mut request = authenticated(http, found, endpoint, identity, form.clone())?;
+        if let Some(key) = dpop {
+            request = request.header(DPOP, key.proof("POST", endpoint, None)?);
+        }
+        let (status, headers, bytes) = fetch::read_with_headers(request, endpoint)
+            .await
+            .map_err(fetch_error)?;
+        if let Some(key) = dpop
+            && status == 400
+            && !nonce_asked
+            && error_code(&bytes).as_deref() == Some(USE_NONCE)
+            && let Some(nonce) = headers.get(NONCE_HEADER).and_then(|v| v.to_str().ok())
+        {
+            nonce_asked = true;
+            key.remember_nonce(endpoint, nonce);
+            continue;
+        }
+        break (status, bytes);
+    };
+    if !(200..300).contains(&status) {
+        return Err(unauthorized(format!(
+            "the token endpoint `{endpoint}` refused (HTTP {status}){}",
+            oauth_error(&bytes)
+        )));
+    }
+    let Ok(answer) = serde_json::from_slice::<TokenAnswer>(&bytes) else {
+        return Err(unauthorized(format!(
+            "the token endpoint `{endpoint}` answered what is not a token response"
+        )));
+    };
+    if let Some(error) = &answer.error {
+        return Err(unauthorized(format!(
+            "the token endpoint `{endpoint}` refused ({})",
+            excerpt(error)
+        )));
+    }
+    let Some(access_token) = answer.access_token.filter(|t| !t.is_empty()) else {
+        return Err(unauthorized(format!(
+            "the token endpoint `{endpoint}` answered without an access_token"
+        )));
+    };
+    let dpop_jkt = match (answer.token_type.as_deref(), dpop) {
+        (Some(t), _) if t.eq_ignore_ascii_case("bearer") => None,
+        (Some(t), Some(key)) if t.eq_ignore_ascii_case("dpop") => Some(key.thumbprint().to_owned()),
+        (Some(t), _) => {
+            return Err(unauthorized(format!(
+                "the token endpoint `{endpoint}` issued a token of type `{}`, not a bearer token{}",
+                excerpt(t),
+                if dpop.is_some() {
+                    " nor a DPoP-bound one"
+                } else {
+                    ""
+                }
+            )));
+        }
+        (None, _) => {
+            return Err(unauthorized(format!(
+                "the token endpoint `{endpoint}` answered without a token_type"
+            )));
+        }
+    };
+    if reqwest::header::HeaderValue::try_from(format!("Bearer {access_token}")).is_err() {
+        return Err(unauthorized(format!(
+            "the token endpoint `{endpoint}` issued a token that cannot be sent in a header"
+        )));
+    }
+    let expires_at = answer
+        .expires_in
+        .as_ref()
+        .and_then(|v| v.as_u64().or_else(|| v.as_str()?.parse().ok()))
+        .map(|seconds| now().saturating_add(seconds));
+    Ok(Tokens {
+        access_token,
+        refresh_token: answer.refresh_token.filter(|t| !t.is_empty()),
+        expires_at,
+        scope: answer.scope.or_else(|| asked.map(str::to_owned)),
+        dpop_jkt,
+        obtained_at: Some(now()),
+    })
+}
+
+/// The `error` of an OAuth error answer.
+fn error_code(body: &[u8]) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Refusal {
+        error: Option<String>,
+    }
+    serde_json::from_slice::<Refusal>(body).ok()?.error
+}
+
+/// A POST of `form` to the token endpoint, the client authenticated as `identity` says
+/// (a fresh client assertion each time).
+fn authenticated(
+    http: &reqwest::Client,
+    found: &Discovered,
+    endpoint: &str,
+    identity: &Identity,
+    mut form: Vec<(&'static str, String)>,
+) -> Result<reqwest::RequestBuilder, ClientError> {
     let method = auth_method(found, identity);
     let mut request = http
         .post(endpoint)
@@ -93,61 +199,7 @@ pub(super) async fn token_request(
         .map(|(name, value)| format!("{name}={}", form_encode(value)))
         .collect::<Vec<_>>()
         .join("&");
-    let (status, bytes) = fetch::read(request.body(body), endpoint)
-        .await
-        .map_err(fetch_error)?;
-    if !(200..300).contains(&status) {
-        return Err(unauthorized(format!(
-            "the token endpoint `{endpoint}` refused (HTTP {status}){}",
-            oauth_error(&bytes)
-        )));
-    }
-    let Ok(answer) = serde_json::from_slice::<TokenAnswer>(&bytes) else {
-        return Err(unauthorized(format!(
-            "the token endpoint `{endpoint}` answered what is not a token response"
-        )));
-    };
-    if let Some(error) = &answer.error {
-        return Err(unauthorized(format!(
-            "the token endpoint `{endpoint}` refused ({})",
-            excerpt(error)
-        )));
-    }
-    let Some(access_token) = answer.access_token.filter(|t| !t.is_empty()) else {
-        return Err(unauthorized(format!(
-            "the token endpoint `{endpoint}` answered without an access_token"
-        )));
-    };
-    match answer.token_type.as_deref() {
-        Some(t) if t.eq_ignore_ascii_case("bearer") => {}
-        Some(t) => {
-            return Err(unauthorized(format!(
-                "the token endpoint `{endpoint}` issued a token of type `{}`, not a bearer token",
-                excerpt(t)
-            )));
-        }
-        None => {
-            return Err(unauthorized(format!(
-                "the token endpoint `{endpoint}` answered without a token_type"
-            )));
-        }
-    }
-    if reqwest::header::HeaderValue::try_from(format!("Bearer {access_token}")).is_err() {
-        return Err(unauthorized(format!(
-            "the token endpoint `{endpoint}` issued a token that cannot be sent in a header"
-        )));
-    }
-    let expires_at = answer
-        .expires_in
-        .as_ref()
-        .and_then(|v| v.as_u64().or_else(|| v.as_str()?.parse().ok()))
-        .map(|seconds| now().saturating_add(seconds));
-    Ok(Tokens {
-        access_token,
-        refresh_token: answer.refresh_token.filter(|t| !t.is_empty()),
-        expires_at,
-        scope: answer.scope.or_else(|| asked.map(str::to_owned)),
-    })
+    Ok(request.body(body))
 }
 
 /// How `identity` authenticates at the token endpoint: as registered; else by its key;

@@ -8,11 +8,23 @@ use serde::de::DeserializeOwned;
 /// The longest an authorization server may take to answer.
 pub(crate) const TIMEOUT: Duration = Duration::from_secs(5);
 
+/// The longest a request waits for a fetch, its own or the one under way that it waits on:
+/// a request never queues behind fetches that each take this long.
+pub(crate) const WAIT: Duration = TIMEOUT;
+
+/// The error of a request that waited [`WAIT`] for an answer from `url`.
+pub(crate) fn waited(url: &str) -> FetchError {
+    FetchError::Unreachable {
+        url: url.to_owned(),
+        reason: format!("no answer within {} s", WAIT.as_secs()),
+    }
+}
+
 /// The largest answer read (metadata, a key set, an introspection answer).
 pub(crate) const MAX_BODY: usize = 1 << 20;
 
 /// Why a fetch failed: the server's fault or the network's, never the token's.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub(crate) enum FetchError {
     #[error("`{url}` could not be reached: {reason}")]
     Unreachable { url: String, reason: String },
@@ -62,12 +74,23 @@ pub(crate) async fn read(
     request: reqwest::RequestBuilder,
     url: &str,
 ) -> Result<(u16, Vec<u8>), FetchError> {
+    read_with_headers(request, url)
+        .await
+        .map(|(status, _, body)| (status, body))
+}
+
+/// [`read`], with the answer's headers.
+pub(crate) async fn read_with_headers(
+    request: reqwest::RequestBuilder,
+    url: &str,
+) -> Result<(u16, reqwest::header::HeaderMap, Vec<u8>), FetchError> {
     let unreachable = |e: reqwest::Error| FetchError::Unreachable {
         url: url.to_owned(),
         reason: e.without_url().to_string(),
     };
     let mut response = request.send().await.map_err(unreachable)?;
     let status = response.status().as_u16();
+    let headers = response.headers().clone();
     if response
         .content_length()
         .is_some_and(|n| n > MAX_BODY as u64)
@@ -85,15 +108,22 @@ pub(crate) async fn read(
         }
         body.extend_from_slice(&chunk);
     }
-    Ok((status, body))
+    Ok((status, headers, body))
 }
 
-/// `body` read as `T`; the error names `url`, and serde's reason (which quotes no value of a
-/// JSON string longer than serde's own excerpts).
+/// `body` read as `T`; the error names `url` and where the body went wrong, never what it
+/// holds (serde's own message may quote a value of it: a fetched body is the server's, and may
+/// be an internal page a server pointed the client at).
 pub(crate) fn parse<T: DeserializeOwned>(body: &[u8], url: &str) -> Result<T, FetchError> {
-    serde_json::from_slice(body).map_err(|e| FetchError::NotJson {
-        url: url.to_owned(),
-        reason: e.to_string(),
+    serde_json::from_slice(body).map_err(|e| {
+        let what = match e.classify() {
+            serde_json::error::Category::Data => "JSON of another shape",
+            _ => "not JSON",
+        };
+        FetchError::NotJson {
+            url: url.to_owned(),
+            reason: format!("{what} (line {}, column {})", e.line(), e.column()),
+        }
     })
 }
 

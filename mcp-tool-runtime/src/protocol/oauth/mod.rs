@@ -5,6 +5,7 @@
 //! them: built with one side only, the other's part is unused.
 #![cfg_attr(not(all(feature = "client", feature = "oauth")), allow(dead_code))]
 
+pub(crate) mod dpop;
 pub(crate) mod fetch;
 
 use serde::Deserialize;
@@ -35,6 +36,9 @@ pub(crate) struct AuthServerMetadata {
     pub(crate) client_id_metadata_document_supported: Option<bool>,
     #[serde(default)]
     pub(crate) authorization_response_iss_parameter_supported: Option<bool>,
+    /// The algorithms the server takes DPoP proofs signed with (RFC 9449 §5.1).
+    #[serde(default)]
+    pub(crate) dpop_signing_alg_values_supported: Option<Vec<String>>,
 }
 
 /// Why an authorization server's metadata is not there.
@@ -135,15 +139,21 @@ pub(crate) struct Challenge {
 }
 
 impl Challenge {
-    /// Reads the Bearer challenge of a header's value (the first, when there are several).
+    /// Reads the Bearer (or DPoP, RFC 9449 §7.1) challenge of a header's value (the first,
+    /// when there are several).
     pub(crate) fn parse(header: &str) -> Option<Challenge> {
+        Self::parse_scheme(header, &["bearer", "dpop"])
+    }
+
+    /// Reads the first challenge of one of `schemes` (lower case) in a header's value.
+    pub(crate) fn parse_scheme(header: &str, schemes: &[&str]) -> Option<Challenge> {
         let mut rest = header.trim_start();
         loop {
             let scheme_end = rest
                 .find(|c: char| c.is_ascii_whitespace() || c == ',')
                 .unwrap_or(rest.len());
             let (scheme, after) = rest.split_at(scheme_end);
-            if scheme.eq_ignore_ascii_case("bearer") {
+            if schemes.iter().any(|s| scheme.eq_ignore_ascii_case(s)) {
                 return Some(Challenge {
                     params: params(after).0,
                 });
@@ -164,6 +174,18 @@ impl Challenge {
             .find(|(n, _)| n == name)
             .map(|(_, v)| v.as_str())
     }
+}
+
+/// The scopes of a scope string (RFC 6749 §3.3): tokens of visible ASCII but `"` and `\\`,
+/// separated by spaces (`%x20`) only; repeated spaces are taken as one. `None` when a
+/// character is neither (a tab, a line break, anything else): such a string is refused whole,
+/// never split at a guessed separator.
+pub(crate) fn scope_tokens(text: &str) -> Option<Vec<&str>> {
+    let valid = |c: char| c == ' ' || (('\x21'..='\x7e').contains(&c) && c != '"' && c != '\\');
+    if !text.chars().all(valid) {
+        return None;
+    }
+    Some(text.split(' ').filter(|s| !s.is_empty()).collect())
 }
 
 /// The `name=value` parameters at the start of `text`, and what follows them (the next
@@ -269,5 +291,16 @@ mod tests {
         let odd = Challenge::parse(r#"Bearer scope="a b"#).unwrap();
         assert_eq!(odd.get("scope"), Some("a b"));
         assert!(Challenge::parse("Bearer ,,,=,=").is_some());
+    }
+
+    #[test]
+    fn scopes_are_split_at_spaces_only_and_odd_characters_refuse_the_string() {
+        use super::scope_tokens;
+        assert_eq!(scope_tokens("a b  c:d"), Some(vec!["a", "b", "c:d"]));
+        assert_eq!(scope_tokens(""), Some(vec![]));
+        assert_eq!(scope_tokens("users:read\tusers:write"), None);
+        assert_eq!(scope_tokens("a\nb"), None);
+        assert_eq!(scope_tokens("a\"b"), None);
+        assert_eq!(scope_tokens("caf\u{e9}"), None);
     }
 }

@@ -37,6 +37,11 @@ pub(crate) struct Connection {
     /// The scopes to ask for (default: those the server suggests).
     #[serde(default)]
     pub(crate) scopes: Option<Vec<String>>,
+    /// The authorization server the connection's credentials belong to (its issuer, exactly as
+    /// its metadata names it): the secret, the key's assertions and the refresh tokens go to
+    /// it and to no other. Required with a `client_secret` or a `private_key`.
+    #[serde(default)]
+    pub(crate) issuer: Option<String>,
     /// How tokens are obtained: `client_credentials` (the gateway acts for itself; the default
     /// with a `client_id`) or `authorization_code` (each calling user signs in and the
     /// gateway acts for them, with tokens of their own).
@@ -77,6 +82,8 @@ pub(crate) struct UserGrant {
     pub(crate) client_secret: Option<String>,
     pub(crate) scopes: Option<Vec<String>>,
     pub(crate) redirect_uri: Option<String>,
+    /// The issuer the sign-ins are pinned to.
+    pub(crate) issuer: Option<String>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -92,6 +99,7 @@ impl std::fmt::Debug for Connection {
             .field("private_key", &hidden(&self.private_key))
             .field("signing_algorithm", &self.signing_algorithm)
             .field("scopes", &self.scopes)
+            .field("issuer", &self.issuer)
             .field("grant", &self.grant)
             .field("redirect_uri", &self.redirect_uri)
             .finish()
@@ -117,11 +125,13 @@ impl Connection {
             if let Some(uri) = &self.redirect_uri {
                 check_redirect_uri(uri).map_err(|why| format!("connection `{id}`: {why}"))?;
             }
+            self.check_issuer(id)?;
             return Ok(Authorization::PerUser(UserGrant {
                 client_id: self.client_id.clone(),
                 client_secret: self.client_secret.clone(),
                 scopes: self.scopes.clone(),
                 redirect_uri: self.redirect_uri.clone(),
+                issuer: self.issuer.clone(),
             }));
         }
         if self.redirect_uri.is_some() {
@@ -140,6 +150,7 @@ impl Connection {
                     "connection `{id}`: `grant: client_credentials` needs a `client_id`"
                 ));
             }
+            self.check_issuer(id)?;
             return Ok(Authorization::Given);
         };
         if self.authorization.is_some() {
@@ -160,10 +171,39 @@ impl Connection {
                 ));
             }
         };
+        self.check_issuer(id)?;
+        let oauth = match &self.issuer {
+            Some(issuer) => oauth.issuer(issuer),
+            None => oauth,
+        };
         Ok(Authorization::Service(match &self.scopes {
             Some(scopes) => oauth.scopes(scopes.iter().cloned()),
             None => oauth,
         }))
+    }
+
+    /// The issuer pin: an http(s) URL; required with a secret or a key (sent nowhere but to
+    /// their own authorization server), and only where tokens are obtained.
+    fn check_issuer(&self, id: &str) -> Result<(), String> {
+        let obtains = self.client_id.is_some() || self.grant.is_some();
+        match &self.issuer {
+            None if self.client_secret.is_some() || self.private_key.is_some() => Err(format!(
+                "connection `{id}`: its `client_secret` or `private_key` is sent only to the authorization server named by `issuer`: give that server's issuer URL (exactly as its metadata names it)"
+            )),
+            Some(_) if !obtains => Err(format!(
+                "connection `{id}`: `issuer` pins the credentials a connection obtains tokens with (`client_id`, or `grant`)"
+            )),
+            Some(issuer)
+                if !(issuer.starts_with("https://") || issuer.starts_with("http://"))
+                    || issuer.chars().any(|c| c.is_whitespace() || c.is_control()) =>
+            {
+                Err(format!(
+                    "connection `{id}`: `issuer` must be an http(s) URL, not `{}`",
+                    crate::tool::validate::short_text(issuer)
+                ))
+            }
+            _ => Ok(()),
+        }
     }
 }
 
@@ -235,6 +275,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    const AS: &str = "https://auth.example.com";
+
     fn entry(value: Value) -> Connection {
         serde_json::from_value(value).unwrap()
     }
@@ -246,14 +288,14 @@ mod tests {
             oauth(json!({"authorization": "t"})),
             Ok(Authorization::Given)
         ));
-        let Ok(Authorization::Service(found)) =
-            oauth(json!({"client_id": "id", "client_secret": "hush", "scopes": ["a"]}))
-        else {
+        let Ok(Authorization::Service(found)) = oauth(
+            json!({"client_id": "id", "client_secret": "hush", "scopes": ["a"], "issuer": AS}),
+        ) else {
             panic!("client credentials")
         };
         assert!(!format!("{found:?}").contains("hush"));
         assert!(matches!(
-            oauth(json!({"client_id": "id", "private_key": "PEM"})),
+            oauth(json!({"client_id": "id", "private_key": "PEM", "issuer": AS})),
             Ok(Authorization::Service(_))
         ));
         for (bad, says) in [
@@ -264,8 +306,29 @@ mod tests {
                 "exactly one of",
             ),
             (
-                json!({"client_id": "id", "client_secret": "s", "authorization": "t"}),
+                json!({"client_id": "id", "client_secret": "s", "authorization": "t", "issuer": AS}),
                 "not both",
+            ),
+            // Credentials are pinned to their authorization server: it must be named.
+            (
+                json!({"client_id": "id", "client_secret": "hush"}),
+                "named by `issuer`",
+            ),
+            (
+                json!({"client_id": "id", "private_key": "PEM"}),
+                "named by `issuer`",
+            ),
+            (
+                json!({"grant": "authorization_code", "client_id": "id", "client_secret": "hush"}),
+                "named by `issuer`",
+            ),
+            (
+                json!({"client_id": "id", "client_secret": "hush", "issuer": "auth.example.com"}),
+                "must be an http(s) URL",
+            ),
+            (
+                json!({"authorization": "t", "issuer": AS}),
+                "pins the credentials",
             ),
         ] {
             let Err(e) = oauth(bad.clone()) else {
@@ -290,12 +353,13 @@ mod tests {
         let auth = |v: Value| entry(v).authorization("c");
         let Ok(Authorization::PerUser(grant)) = auth(json!({
             "server_url": "https://x/mcp", "grant": "authorization_code",
-            "client_id": "gw", "client_secret": "hush",
+            "client_id": "gw", "client_secret": "hush", "issuer": AS,
             "redirect_uri": "https://gw.example.com/oauth/callback"
         })) else {
             panic!("a per-user grant")
         };
         assert_eq!(grant.client_id.as_deref(), Some("gw"));
+        assert_eq!(grant.issuer.as_deref(), Some(AS));
         assert_eq!(
             redirect_path(grant.redirect_uri.as_deref().unwrap()),
             "/oauth/callback"

@@ -397,6 +397,9 @@ impl Mount {
         if let Some(secret) = &users.grant.client_secret {
             oauth = oauth.client_secret(secret);
         }
+        if let Some(issuer) = &users.grant.issuer {
+            oauth = oauth.issuer(issuer);
+        }
         if let Some(scopes) = &users.grant.scopes {
             oauth = oauth.scopes(scopes.iter().cloned());
         }

@@ -4,6 +4,9 @@
 //! made), and the records of 2025-11-25 sessions, so that a session's request reaching a
 //! replica that never saw it is served there.
 //!
+//! Besides these, the store keeps keys that expire ([`ReplicaStore::put`] and the rest): the
+//! state of other parts of the server that every replica must see alike.
+//!
 //! Without a store (the default) nothing leaves the process. [`MemoryReplicaStore`] shares
 //! within one process (servers built with the same store); `redis::RedisReplicaStore`
 //! (feature `redis`) shares among processes and machines: Redis pub/sub for the changes,
@@ -15,20 +18,22 @@
 //! from the store for a moment misses the changes of that moment (`list_changed` is a hint
 //! whose loss costs a client a stale list until the next one).
 
+mod memory;
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub mod redis;
 
-use std::collections::HashMap;
+pub use memory::MemoryReplicaStore;
+
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::mpsc;
 
 use crate::protocol::RpcError;
 use crate::store::{StoreUrl, StoreUrlError, StoreUrlProblem};
@@ -78,6 +83,27 @@ pub trait ReplicaStore: Send + Sync + 'static {
 
     /// Forgets session `id`.
     fn end_session<'a>(&'a self, id: &'a str) -> ReplicaFuture<'a, ()>;
+
+    /// Keeps `value` under `key` for `ttl`, replacing what was there.
+    fn put<'a>(&'a self, key: &'a str, value: &'a str, ttl: Duration) -> ReplicaFuture<'a, ()>;
+
+    /// Keeps `value` under `key` for `ttl` unless `key` holds something: whether it was new
+    /// (and so kept).
+    fn put_new<'a>(
+        &'a self,
+        key: &'a str,
+        value: &'a str,
+        ttl: Duration,
+    ) -> ReplicaFuture<'a, bool>;
+
+    /// What `key` holds, if it has not expired.
+    fn get<'a>(&'a self, key: &'a str) -> ReplicaFuture<'a, Option<String>>;
+
+    /// What `key` holds, removed: of callers taking the same key at once, at most one gets it.
+    fn take<'a>(&'a self, key: &'a str) -> ReplicaFuture<'a, Option<String>>;
+
+    /// Forgets `key`.
+    fn remove<'a>(&'a self, key: &'a str) -> ReplicaFuture<'a, ()>;
 }
 
 /// The store for `url`: `memory` (this process), or `redis://…` (feature `redis`;
@@ -96,99 +122,6 @@ pub fn replica_store_from_url(url: &str) -> Result<Arc<dyn ReplicaStore>, StoreU
 
 /// What a bad store URL is called in errors.
 const STORE: &str = "shared state";
-
-/// Replicas in one process: servers built with clones of the same store share through it.
-#[derive(Clone)]
-pub struct MemoryReplicaStore {
-    inner: Arc<MemoryInner>,
-}
-
-struct MemoryInner {
-    channel: broadcast::Sender<String>,
-    sessions: Mutex<HashMap<String, (String, Instant)>>,
-}
-
-impl Default for MemoryReplicaStore {
-    fn default() -> Self {
-        MemoryReplicaStore {
-            inner: Arc::new(MemoryInner {
-                channel: broadcast::channel(1024).0,
-                sessions: Mutex::new(HashMap::new()),
-            }),
-        }
-    }
-}
-
-impl fmt::Debug for MemoryReplicaStore {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("MemoryReplicaStore").finish_non_exhaustive()
-    }
-}
-
-impl ReplicaStore for MemoryReplicaStore {
-    fn publish<'a>(&'a self, message: &'a str) -> ReplicaFuture<'a, ()> {
-        // No subscriber is no error: nobody to tell.
-        let _ = self.inner.channel.send(message.to_owned());
-        Box::pin(async { Ok(()) })
-    }
-
-    fn subscribe(&self) -> mpsc::UnboundedReceiver<String> {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let mut from = self.inner.channel.subscribe();
-        tokio::spawn(async move {
-            loop {
-                match from.recv().await {
-                    Ok(message) => {
-                        if tx.send(message).is_err() {
-                            return;
-                        }
-                    }
-                    Err(broadcast::error::RecvError::Lagged(n)) => {
-                        tracing::warn!(missed = n, "a replica fell behind its change messages");
-                    }
-                    Err(broadcast::error::RecvError::Closed) => return,
-                }
-            }
-        });
-        rx
-    }
-
-    fn save_session<'a>(
-        &'a self,
-        id: &'a str,
-        record: &'a str,
-        ttl: Duration,
-    ) -> ReplicaFuture<'a, ()> {
-        let mut sessions = lock(&self.inner.sessions);
-        let now = Instant::now();
-        sessions.retain(|_, (_, until)| *until > now);
-        sessions.insert(id.to_owned(), (record.to_owned(), now + ttl));
-        Box::pin(async { Ok(()) })
-    }
-
-    fn load_session<'a>(&'a self, id: &'a str, ttl: Duration) -> ReplicaFuture<'a, Option<String>> {
-        let found = lock(&self.inner.sessions)
-            .get_mut(id)
-            .filter(|(_, until)| *until > Instant::now())
-            .map(|(record, until)| {
-                *until = Instant::now() + ttl;
-                record.clone()
-            });
-        Box::pin(async move { Ok(found) })
-    }
-
-    fn touch_session<'a>(&'a self, id: &'a str, ttl: Duration) -> ReplicaFuture<'a, ()> {
-        if let Some((_, until)) = lock(&self.inner.sessions).get_mut(id) {
-            *until = Instant::now() + ttl;
-        }
-        Box::pin(async { Ok(()) })
-    }
-
-    fn end_session<'a>(&'a self, id: &'a str) -> ReplicaFuture<'a, ()> {
-        lock(&self.inner.sessions).remove(id);
-        Box::pin(async { Ok(()) })
-    }
-}
 
 /// A tool selection as it travels (`Batch` applied to the default selection gives it back).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -278,6 +211,8 @@ enum Op {
 /// This replica's side of the store.
 pub(crate) struct Replicas {
     store: Option<Arc<dyn ReplicaStore>>,
+    /// Where keys live: the shared store, or (without one) this process's memory.
+    keys: Arc<dyn ReplicaStore>,
     /// This process's random name: messages it published come back to it and are dropped.
     origin: String,
     /// How long a session record lives without a request.
@@ -287,8 +222,13 @@ pub(crate) struct Replicas {
 
 impl Replicas {
     pub(crate) fn new(store: Option<Arc<dyn ReplicaStore>>) -> Self {
+        let keys = match &store {
+            Some(store) => store.clone(),
+            None => Arc::new(MemoryReplicaStore::default()) as Arc<dyn ReplicaStore>,
+        };
         Replicas {
             store,
+            keys,
             origin: super::state::new_id(),
             session_ttl: Mutex::new(Duration::from_secs(600)),
             queue: OnceLock::new(),
@@ -430,6 +370,56 @@ impl Replicas {
     }
 }
 
+/// How long a replica waits for the store to answer one operation.
+const STORE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// `operation`'s answer, or an error when the store gave none within [`STORE_TIMEOUT`].
+async fn within<T>(operation: ReplicaFuture<'_, T>) -> Result<T, ReplicaStoreError> {
+    tokio::time::timeout(STORE_TIMEOUT, operation)
+        .await
+        .map_err(|_| ReplicaStoreError("no answer within 5 s".to_owned()))?
+}
+
+/// Keys that expire, in the shared store (or this process's memory without one); each waits
+/// at most 5 s for the store.
+#[allow(dead_code)] // each part of the server uses the keys it needs
+impl Replicas {
+    /// The store keys live in: the shared one, or this process's own.
+    pub(crate) fn keys(&self) -> &Arc<dyn ReplicaStore> {
+        &self.keys
+    }
+
+    pub(crate) async fn put(
+        &self,
+        key: &str,
+        value: &str,
+        ttl: Duration,
+    ) -> Result<(), ReplicaStoreError> {
+        within(self.keys.put(key, value, ttl)).await
+    }
+
+    pub(crate) async fn put_new(
+        &self,
+        key: &str,
+        value: &str,
+        ttl: Duration,
+    ) -> Result<bool, ReplicaStoreError> {
+        within(self.keys.put_new(key, value, ttl)).await
+    }
+
+    pub(crate) async fn get(&self, key: &str) -> Result<Option<String>, ReplicaStoreError> {
+        within(self.keys.get(key)).await
+    }
+
+    pub(crate) async fn take(&self, key: &str) -> Result<Option<String>, ReplicaStoreError> {
+        within(self.keys.take(key)).await
+    }
+
+    pub(crate) async fn remove(&self, key: &str) -> Result<(), ReplicaStoreError> {
+        within(self.keys.remove(key)).await
+    }
+}
+
 /// What a replica keeps of a 2025-11-25 session: enough to serve its next request.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -499,24 +489,21 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn memory_sessions_expire_and_renew() {
-        let store = MemoryReplicaStore::default();
-        store
-            .save_session("s", "{}", Duration::from_millis(50))
-            .await
-            .unwrap();
-        assert_eq!(
-            store
-                .load_session("s", Duration::from_secs(60))
-                .await
-                .unwrap()
-                .as_deref(),
-            Some("{}")
+    async fn replicas_without_a_store_keep_keys_in_memory() {
+        let replicas = Replicas::new(None);
+        let ttl = Duration::from_secs(60);
+        replicas.put("k", "v", ttl).await.unwrap();
+        assert!(!replicas.put_new("k", "w", ttl).await.unwrap());
+        assert_eq!(replicas.get("k").await.unwrap().as_deref(), Some("v"));
+        assert_eq!(replicas.take("k").await.unwrap().as_deref(), Some("v"));
+        replicas.remove("k").await.unwrap();
+        // Two servers sharing a memory store share its keys.
+        let store: Arc<dyn ReplicaStore> = Arc::new(MemoryReplicaStore::default());
+        let (a, b) = (
+            Replicas::new(Some(store.clone())),
+            Replicas::new(Some(store)),
         );
-        store.end_session("s").await.unwrap();
-        assert_eq!(store.load_session("s", Duration::ZERO).await.unwrap(), None);
-        store.save_session("t", "{}", Duration::ZERO).await.unwrap();
-        tokio::time::sleep(Duration::from_millis(5)).await;
-        assert_eq!(store.load_session("t", Duration::ZERO).await.unwrap(), None);
+        a.put("k", "v", ttl).await.unwrap();
+        assert_eq!(b.take("k").await.unwrap().as_deref(), Some("v"));
     }
 }

@@ -2,7 +2,9 @@
 //! channel, `{prefix}replicas`; each session's record in a key, `{prefix}session:{id}`, that
 //! expires when the session has been idle for its time to live. Commands: PUBLISH, SET PX,
 //! GETEX PX (Redis 6.2 or later), PEXPIRE, DEL — each touches one key, so a Redis Cluster may
-//! hold them (the channel is cluster-wide). The connection for commands is made as every Redis
+//! hold them (the channel is cluster-wide). The keys other parts of the server keep
+//! (`ReplicaStore::put` and the rest) are `{prefix}kv:{key}`: SET PX, SET NX PX, GET, GETDEL
+//! (Redis 6.2), DEL. The connection for commands is made as every Redis
 //! store of the crate makes its own (`store::redis`); the subscription has its own.
 
 use std::fmt;
@@ -60,6 +62,10 @@ impl RedisReplicaStore {
 
     fn session_key(&self, id: &str) -> String {
         self.redis.key(&["session", id])
+    }
+
+    fn kv_key(&self, key: &str) -> String {
+        self.redis.key(&["kv", key])
     }
 }
 
@@ -154,6 +160,71 @@ impl ReplicaStore for RedisReplicaStore {
         Box::pin(async move {
             let mut con = self.conn().await?;
             con.del::<_, ()>(self.session_key(id))
+                .await
+                .map_err(redis_error)
+        })
+    }
+
+    fn put<'a>(&'a self, key: &'a str, value: &'a str, ttl: Duration) -> ReplicaFuture<'a, ()> {
+        Box::pin(async move {
+            let mut con = self.conn().await?;
+            redis::cmd("SET")
+                .arg(self.kv_key(key))
+                .arg(value)
+                .arg("PX")
+                .arg(millis(ttl))
+                .query_async::<()>(&mut con)
+                .await
+                .map_err(redis_error)
+        })
+    }
+
+    fn put_new<'a>(
+        &'a self,
+        key: &'a str,
+        value: &'a str,
+        ttl: Duration,
+    ) -> ReplicaFuture<'a, bool> {
+        Box::pin(async move {
+            let mut con = self.conn().await?;
+            // `OK` when set, nil when the key was there.
+            redis::cmd("SET")
+                .arg(self.kv_key(key))
+                .arg(value)
+                .arg("NX")
+                .arg("PX")
+                .arg(millis(ttl))
+                .query_async::<Option<String>>(&mut con)
+                .await
+                .map(|set| set.is_some())
+                .map_err(redis_error)
+        })
+    }
+
+    fn get<'a>(&'a self, key: &'a str) -> ReplicaFuture<'a, Option<String>> {
+        Box::pin(async move {
+            let mut con = self.conn().await?;
+            con.get::<_, Option<String>>(self.kv_key(key))
+                .await
+                .map_err(redis_error)
+        })
+    }
+
+    fn take<'a>(&'a self, key: &'a str) -> ReplicaFuture<'a, Option<String>> {
+        Box::pin(async move {
+            let mut con = self.conn().await?;
+            redis::cmd("GETDEL")
+                .arg(self.kv_key(key))
+                .query_async::<Option<String>>(&mut con)
+                .await
+                .map_err(redis_error)
+        })
+    }
+
+    fn remove<'a>(&'a self, key: &'a str) -> ReplicaFuture<'a, ()> {
+        Box::pin(async move {
+            let mut con = self.conn().await?;
+            con.del::<_, ()>(self.kv_key(key))
                 .await
                 .map_err(redis_error)
         })

@@ -23,6 +23,16 @@ pub struct AuthError {
     pub description: String,
     /// The credentials could not be checked now: 503, to retry after this long.
     pub unavailable: Option<std::time::Duration>,
+    /// The request presented its token with the DPoP scheme (RFC 9449): the challenge
+    /// answers in that scheme, with the nonce the next proof must carry when the server
+    /// asks for one.
+    dpop: Option<DpopRefusal>,
+}
+
+/// What a refusal of a DPoP request adds to its challenge.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct DpopRefusal {
+    nonce: Option<String>,
 }
 
 impl AuthError {
@@ -32,6 +42,7 @@ impl AuthError {
             code: None,
             description: description.into(),
             unavailable: None,
+            dpop: None,
         }
     }
 
@@ -41,6 +52,7 @@ impl AuthError {
             code: Some("invalid_token"),
             description: description.into(),
             unavailable: None,
+            dpop: None,
         }
     }
 
@@ -51,9 +63,71 @@ impl AuthError {
             code: None,
             description: description.into(),
             unavailable: Some(retry_after),
+            dpop: None,
+        }
+    }
+
+    /// A refusal of a request that used the DPoP scheme: its challenge is a `DPoP` one, with
+    /// `code` (`invalid_dpop_proof`, `use_dpop_nonce`, `invalid_token`…).
+    pub fn dpop(code: &'static str, description: impl Into<String>) -> Self {
+        AuthError {
+            code: Some(code),
+            description: description.into(),
+            unavailable: None,
+            dpop: Some(DpopRefusal { nonce: None }),
+        }
+    }
+
+    /// The same refusal, telling the client the nonce its next DPoP proof must carry
+    /// (`DPoP-Nonce`).
+    #[must_use]
+    pub fn with_dpop_nonce(mut self, nonce: impl Into<String>) -> Self {
+        self.dpop = Some(DpopRefusal {
+            nonce: Some(nonce.into()),
+        });
+        self
+    }
+
+    /// Whether the refusal answers a request that used the DPoP scheme.
+    pub fn is_dpop(&self) -> bool {
+        self.dpop.is_some()
+    }
+
+    /// The nonce the client's next DPoP proof must carry, when the server asks for one.
+    pub fn dpop_nonce(&self) -> Option<&str> {
+        self.dpop.as_ref().and_then(|d| d.nonce.as_deref())
+    }
+}
+
+/// Whether an authenticator takes DPoP-bound tokens (RFC 9449), and whether it takes any
+/// other (`MCP_TOOL_OAUTH_DPOP=off|allowed|required`): what the endpoint's challenges offer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DpopMode {
+    /// Bearer tokens only (a token bound to a key is refused: its proof cannot be checked).
+    #[default]
+    Off,
+    /// Bearer tokens, and DPoP-bound tokens with their proofs (the `DPoP` scheme); a bound
+    /// token sent as a bearer token is refused.
+    Allowed,
+    /// DPoP-bound tokens with their proofs only.
+    Required,
+}
+
+impl DpopMode {
+    /// Reads `off`, `allowed` or `required`.
+    pub fn parse(text: &str) -> Option<DpopMode> {
+        match text.trim() {
+            "off" => Some(DpopMode::Off),
+            "allowed" => Some(DpopMode::Allowed),
+            "required" => Some(DpopMode::Required),
+            _ => None,
         }
     }
 }
+
+/// The algorithms DPoP proofs may be signed with, as challenges name them (`DPoP algs="…"`).
+pub(crate) const DPOP_ALGORITHMS: &str = "ES256 ES384 RS256 RS384 RS512 PS256 PS384 PS512";
 
 /// The token of a request's `Authorization: Bearer …` header, if it has one.
 pub(super) fn bearer_token(request: &Parts) -> Option<&str> {
@@ -74,6 +148,12 @@ pub type AuthFuture<'a> = Pin<Box<dyn Future<Output = Result<Identity, AuthError
 pub trait Authenticator: Send + Sync + 'static {
     /// Establishes the identity behind a request, or refuses it.
     fn authenticate<'a>(&'a self, request: &'a Parts) -> AuthFuture<'a>;
+
+    /// Whether it takes DPoP-bound tokens, and bearer tokens beside them: what the
+    /// endpoint's challenges offer (default: bearer tokens only).
+    fn dpop_mode(&self) -> DpopMode {
+        DpopMode::Off
+    }
 }
 
 /// Bearer tokens known in advance (from configuration or the environment), each standing for

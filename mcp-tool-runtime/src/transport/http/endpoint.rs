@@ -21,7 +21,7 @@ use crate::server::session::{Deliver, Opening, Outgoing, Principal, Session, cli
 use crate::sync::lock;
 use crate::tool::Identity;
 
-use super::auth::AuthError;
+use super::auth::{AuthError, DPOP_ALGORITHMS, DpopMode};
 use super::config::HttpConfig;
 use super::origin::check_origin;
 use super::refusal::{Refusal, refuse, rpc_error};
@@ -162,16 +162,13 @@ fn spawn_reaper(endpoint: &Arc<Endpoint>) {
     });
 }
 
+/// Where a server gives the nonce a client's next DPoP proof must carry (RFC 9449 §9).
+const DPOP_NONCE: HeaderName = HeaderName::from_static("dpop-nonce");
+
 impl Endpoint {
-    /// The `WWW-Authenticate` challenge.
+    /// The `WWW-Authenticate` challenge: `Bearer`, `DPoP` (RFC 9449 §7.1) or both, as the
+    /// authenticator takes them, the error on the scheme the request used.
     fn challenge(&self, error: &AuthError) -> Response {
-        let mut value = String::from("Bearer realm=\"mcp\"");
-        if let Some(code) = error.code {
-            value.push_str(&format!(
-                ", error=\"{code}\", error_description=\"{}\"",
-                error.description.replace('"', "'")
-            ));
-        }
         if let Some(retry) = error.unavailable {
             // The fault is ours: no challenge, the client should come back.
             let mut response = rpc_error(
@@ -185,16 +182,54 @@ impl Endpoint {
                 .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
             return response;
         }
-        self.name_metadata(&mut value);
+        let described = error.code.map(|code| {
+            format!(
+                ", error=\"{code}\", error_description=\"{}\"",
+                error.description.replace(['"', '\\'], "'")
+            )
+        });
         let mut response = rpc_error(
             StatusCode::UNAUTHORIZED,
             code::INVALID_REQUEST,
             &format!("Unauthorized: {}", error.description),
         );
-        if let Ok(v) = HeaderValue::from_str(&value) {
-            response.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+        let (bearer, dpop) = self.schemes();
+        let headers = response.headers_mut();
+        if bearer {
+            let mut value = String::from("Bearer realm=\"mcp\"");
+            if !error.is_dpop() {
+                value.push_str(described.as_deref().unwrap_or_default());
+            }
+            self.name_metadata(&mut value);
+            if let Ok(v) = HeaderValue::from_str(&value) {
+                headers.append(header::WWW_AUTHENTICATE, v);
+            }
+        }
+        if dpop || error.is_dpop() {
+            let mut value = format!("DPoP algs=\"{DPOP_ALGORITHMS}\"");
+            if error.is_dpop() {
+                value.push_str(described.as_deref().unwrap_or_default());
+            }
+            self.name_metadata(&mut value);
+            if let Ok(v) = HeaderValue::from_str(&value) {
+                headers.append(header::WWW_AUTHENTICATE, v);
+            }
+        }
+        if let Some(nonce) = error.dpop_nonce()
+            && let Ok(v) = HeaderValue::from_str(nonce)
+        {
+            headers.insert(DPOP_NONCE, v);
         }
         response
+    }
+
+    /// Which schemes the challenges offer: `Bearer`, `DPoP`.
+    fn schemes(&self) -> (bool, bool) {
+        match self.config.auth.as_ref().map(|a| a.dpop_mode()) {
+            Some(DpopMode::Required) => (false, true),
+            Some(DpopMode::Allowed) => (true, true),
+            _ => (true, false),
+        }
     }
 
     /// Appends the `resource_metadata` parameter of a challenge, when there is metadata.
@@ -217,10 +252,19 @@ impl Endpoint {
         needed: &[String],
     ) -> Response {
         let scope = needed.join(" ");
-        let mut value = format!(
-            "Bearer error=\"insufficient_scope\", scope=\"{scope}\", error_description=\"the request needs the scopes {scope}\""
-        );
-        self.name_metadata(&mut value);
+        let (bearer, dpop) = self.schemes();
+        let values = [("Bearer", bearer), ("DPoP", dpop)].map(|(scheme, offered)| {
+            offered.then(|| {
+                let mut value = format!(
+                    "{scheme} error=\"insufficient_scope\", scope=\"{scope}\", error_description=\"the request needs the scopes {scope}\""
+                );
+                if scheme == "DPoP" {
+                    value.push_str(&format!(", algs=\"{DPOP_ALGORITHMS}\""));
+                }
+                self.name_metadata(&mut value);
+                value
+            })
+        });
         let body = jsonrpc::error_response(id, error);
         let mut response = (
             StatusCode::FORBIDDEN,
@@ -228,8 +272,10 @@ impl Endpoint {
             body,
         )
             .into_response();
-        if let Ok(v) = HeaderValue::from_str(&value) {
-            response.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+        for value in values.into_iter().flatten() {
+            if let Ok(v) = HeaderValue::from_str(&value) {
+                response.headers_mut().append(header::WWW_AUTHENTICATE, v);
+            }
         }
         response
     }

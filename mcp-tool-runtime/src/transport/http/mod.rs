@@ -59,7 +59,7 @@ use tokio::sync::watch;
 
 use crate::server::ServerHandle;
 
-pub use auth::{AuthError, AuthFuture, Authenticator, BearerTokens, BearerTokensError};
+pub use auth::{AuthError, AuthFuture, Authenticator, BearerTokens, BearerTokensError, DpopMode};
 pub use config::{HttpConfig, ResourceMetadata};
 #[cfg(feature = "oauth")]
 #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]

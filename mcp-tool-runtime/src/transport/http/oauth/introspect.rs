@@ -1,7 +1,9 @@
 //! Opaque tokens, checked by the authorization server (RFC 7662 introspection), the server
 //! authenticating with its own client credentials. Answers are kept by a hash of the token
 //! (never the token): an active one until its `exp` but no longer than the ceiling, a refusal
-//! briefly; the table is bounded.
+//! briefly; the table is bounded. The requests that carry one token share one introspection,
+//! at most a few run at once, a request waits no longer than its own deadline, and an
+//! endpoint that failed is not asked again within the interval.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -14,8 +16,9 @@ use crate::sync::lock;
 use crate::tool::Identity;
 
 use super::super::auth::AuthError;
-use super::settings::Settings;
+use super::settings::{Accepted, Settings, later};
 use crate::protocol::oauth::fetch::{self, FetchError, form_encode};
+use crate::protocol::oauth::scope_tokens;
 
 /// The most answers kept.
 const MAX_CACHED: usize = 10_000;
@@ -38,6 +41,8 @@ struct Answer {
     iss: Option<String>,
     #[serde(default)]
     aud: Option<Audience>,
+    #[serde(default)]
+    cnf: Option<super::jwt::Confirmation>,
 }
 
 #[derive(Deserialize)]
@@ -56,12 +61,29 @@ impl Audience {
     }
 }
 
-type Verdict = Result<Identity, AuthError>;
+type Verdict = Result<Accepted, AuthError>;
 
-/// The answers kept, by the SHA-256 of the token.
-#[derive(Default)]
+/// How many introspections may be under way at once (one per lane; a token always takes the
+/// same lane, so the requests that carry it share one introspection).
+const LANES: usize = 16;
+
+/// The answers kept, by the SHA-256 of the token; the lanes introspections run in; the last
+/// failure of the endpoint.
 pub(super) struct Introspector {
     cache: Mutex<HashMap<[u8; 32], (Instant, Verdict)>>,
+    lanes: [tokio::sync::Mutex<()>; LANES],
+    /// When the endpoint last failed, and how: it is not asked again within the interval.
+    down: Mutex<Option<(Instant, FetchError)>>,
+}
+
+impl Default for Introspector {
+    fn default() -> Self {
+        Introspector {
+            cache: Mutex::default(),
+            lanes: std::array::from_fn(|_| tokio::sync::Mutex::new(())),
+            down: Mutex::default(),
+        }
+    }
 }
 
 impl Introspector {
@@ -74,10 +96,23 @@ impl Introspector {
         (token, key): (&str, [u8; 32]),
         settings: &Settings,
     ) -> Result<Verdict, FetchError> {
-        if let Some((until, verdict)) = lock(&self.cache).get(&key)
-            && Instant::now() < *until
+        if let Some(verdict) = self.kept(&key) {
+            return Ok(verdict);
+        }
+        // The token's lane, waited for within the request's own deadline; then the answer
+        // another request got meanwhile.
+        let deadline = tokio::time::Instant::now() + fetch::WAIT;
+        let lane = &self.lanes[usize::from(key[0]) % LANES];
+        let Ok(_lane) = tokio::time::timeout_at(deadline, lane.lock()).await else {
+            return Err(fetch::waited(endpoint));
+        };
+        if let Some(verdict) = self.kept(&key) {
+            return Ok(verdict);
+        }
+        if let Some((at, e)) = &*lock(&self.down)
+            && at.elapsed() < settings.refresh_interval
         {
-            return Ok(verdict.clone());
+            return Err(e.clone());
         }
         let mut request = http
             .post(endpoint)
@@ -92,12 +127,23 @@ impl Introspector {
             let basic = base64::engine::general_purpose::STANDARD.encode(credentials);
             request = request.header("authorization", format!("Basic {basic}"));
         }
-        let answer: Answer = fetch::json(request, endpoint, false)
-            .await?
-            .ok_or_else(|| FetchError::Status {
-                url: endpoint.to_owned(),
-                status: 404,
-            })?;
+        let asked = fetch::json::<Answer>(request, endpoint, false);
+        let answer = tokio::time::timeout_at(deadline, asked)
+            .await
+            .unwrap_or_else(|_| Err(fetch::waited(endpoint)))
+            .and_then(|answer| {
+                answer.ok_or_else(|| FetchError::Status {
+                    url: endpoint.to_owned(),
+                    status: 404,
+                })
+            });
+        let answer = match answer {
+            Ok(answer) => answer,
+            Err(e) => {
+                *lock(&self.down) = Some((Instant::now(), e.clone()));
+                return Err(e);
+            }
+        };
         let now = unix_now();
         let exp = answer.exp;
         let verdict = judge(answer, now, settings);
@@ -118,8 +164,18 @@ impl Introspector {
                 cache.clear();
             }
         }
-        cache.insert(key, (Instant::now() + keep, verdict.clone()));
+        cache.insert(key, (later(keep), verdict.clone()));
         Ok(verdict)
+    }
+}
+
+impl Introspector {
+    /// The answer kept for the token whose SHA-256 is `key`, while it holds.
+    fn kept(&self, key: &[u8; 32]) -> Option<Verdict> {
+        match lock(&self.cache).get(key) {
+            Some((until, verdict)) if Instant::now() < *until => Some(verdict.clone()),
+            _ => None,
+        }
     }
 }
 
@@ -163,18 +219,23 @@ fn judge(answer: Answer, now: u64, settings: &Settings) -> Verdict {
             ));
         }
     }
-    let Some(subject) = answer.sub.or_else(|| answer.client_id.clone()) else {
+    let Some(subject) = answer
+        .sub
+        .or_else(|| answer.client_id.clone())
+        .filter(|s| !s.is_empty())
+    else {
         return Err(AuthError::invalid("the token names no subject"));
     };
-    Ok(Identity {
+    let Some(scopes) = scope_tokens(answer.scope.as_deref().unwrap_or("")) else {
+        return Err(AuthError::invalid(
+            "the token's `scope` is not a list of scopes separated by spaces",
+        ));
+    };
+    let jkt = super::jwt::bound_to(answer.cnf)?;
+    let identity = Identity {
         subject,
-        scopes: answer
-            .scope
-            .as_deref()
-            .unwrap_or("")
-            .split_ascii_whitespace()
-            .map(str::to_owned)
-            .collect(),
+        scopes: scopes.into_iter().map(str::to_owned).collect(),
         client_id: answer.client_id,
-    })
+    };
+    Ok(Accepted { identity, jkt })
 }

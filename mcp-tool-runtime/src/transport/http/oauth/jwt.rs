@@ -11,11 +11,12 @@ use jsonwebtoken::{Algorithm, DecodingKey, Header, Validation, decode};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use crate::protocol::oauth::scope_tokens;
 use crate::tool::Identity;
 
 use super::super::auth::AuthError;
 use super::keys::Key;
-use super::settings::Settings;
+use super::settings::{Accepted, Settings};
 
 /// What a token is, from its first segment.
 pub(super) enum Shape {
@@ -88,6 +89,10 @@ struct Claims {
     /// absence is said as such.
     #[serde(default)]
     exp: Option<u64>,
+    /// Read as it is: RFC 7519 makes it a string, which the validation does not insist on (it
+    /// takes a list holding the issuer too).
+    #[serde(default)]
+    iss: Option<Value>,
     #[serde(default)]
     sub: Option<String>,
     #[serde(default)]
@@ -98,6 +103,15 @@ struct Claims {
     client_id: Option<String>,
     #[serde(default)]
     azp: Option<String>,
+    #[serde(default)]
+    cnf: Option<Confirmation>,
+}
+
+/// `cnf` (RFC 7800): the key a token is bound to; DPoP's is `jkt` (RFC 9449 §6).
+#[derive(Deserialize)]
+pub(super) struct Confirmation {
+    #[serde(default)]
+    pub(super) jkt: Option<String>,
 }
 
 /// `scp`: a list, or (as some servers write it) one space-separated string.
@@ -115,7 +129,7 @@ pub(super) fn verify(
     header: &Header,
     key: &Key,
     settings: &Settings,
-) -> Result<(Identity, u64), AuthError> {
+) -> Result<(Accepted, u64), AuthError> {
     if let Some(pinned) = key.algorithm
         && format!("{pinned:?}") != format!("{:?}", header.alg)
     {
@@ -132,7 +146,7 @@ pub(super) fn verify_shared(
     header: &Header,
     secret: &[u8],
     settings: &Settings,
-) -> Result<(Identity, u64), AuthError> {
+) -> Result<(Accepted, u64), AuthError> {
     let key = DecodingKey::from_secret(secret)
         .map_err(|_| AuthError::invalid("the configured shared secret is not usable"))?;
     check(token, header.alg, &key, settings)
@@ -143,7 +157,7 @@ fn check(
     alg: Algorithm,
     key: &DecodingKey,
     settings: &Settings,
-) -> Result<(Identity, u64), AuthError> {
+) -> Result<(Accepted, u64), AuthError> {
     let mut validation = Validation::new(alg);
     validation.set_issuer(&[&settings.issuer]);
     validation.set_audience(&settings.audiences);
@@ -156,18 +170,31 @@ fn check(
     let claims = decode::<Claims>(token, key, &validation)
         .map_err(|e| AuthError::invalid(refusal(e.kind())))?
         .claims;
+    if !matches!(claims.iss, Some(Value::String(_))) {
+        return Err(AuthError::invalid("the token's `iss` is not a string"));
+    }
+    let split = |text: &str, claim: &str| {
+        scope_tokens(text)
+            .map(|scopes| scopes.into_iter().map(str::to_owned).collect::<Vec<_>>())
+            .ok_or_else(|| {
+                AuthError::invalid(format!(
+                    "the token's `{claim}` is not a list of scopes separated by spaces"
+                ))
+            })
+    };
     let mut scopes: Vec<String> = match (&claims.scope, claims.scp) {
-        (Some(scope), _) => scope.split_ascii_whitespace().map(str::to_owned).collect(),
+        (Some(scope), _) => split(scope, "scope")?,
         (None, Some(Scopes::List(list))) => list,
-        (None, Some(Scopes::Text(text))) => {
-            text.split_ascii_whitespace().map(str::to_owned).collect()
-        }
+        (None, Some(Scopes::Text(text))) => split(&text, "scp")?,
         (None, None) => Vec::new(),
     };
     scopes.dedup();
     let Some(subject) = claims.sub else {
         return Err(AuthError::invalid("the token has no `sub`"));
     };
+    if subject.is_empty() {
+        return Err(AuthError::invalid("the token's `sub` is empty"));
+    }
     let identity = Identity {
         subject,
         scopes,
@@ -176,7 +203,18 @@ fn check(
     let Some(exp) = claims.exp else {
         return Err(AuthError::invalid("the token has no `exp`"));
     };
-    Ok((identity, exp))
+    let jkt = bound_to(claims.cnf)?;
+    Ok((Accepted { identity, jkt }, exp))
+}
+
+/// The DPoP key thumbprint a token's `cnf` names, if it names one.
+pub(super) fn bound_to(cnf: Option<Confirmation>) -> Result<Option<String>, AuthError> {
+    match cnf.and_then(|c| c.jkt) {
+        Some(jkt) if jkt.is_empty() || jkt.len() > 128 => Err(AuthError::invalid(
+            "the token's `cnf.jkt` is not a key thumbprint",
+        )),
+        other => Ok(other),
+    }
 }
 
 /// What a client is told of a token that failed (never the token).

@@ -1,7 +1,9 @@
 //! The authorization server's signing keys (its JWKS, fetched from the metadata's `jwks_uri`
 //! only, never from a URL a token names): kept, fetched again when they grow old, and on a
 //! `kid` they do not have — at most once per interval, so a flood of tokens with made-up
-//! `kid`s makes no flood of fetches.
+//! `kid`s makes no flood of fetches. The interval holds before the first success too (a
+//! failure is remembered, and said again, until it is over), one fetch is under way at a time,
+//! and a request waits for it no longer than its own deadline ([`fetch::WAIT`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -34,12 +36,20 @@ pub(super) enum Found {
     Unknown,
 }
 
+/// The last try.
+#[derive(Default)]
+struct Tried {
+    at: Option<Instant>,
+    failed: Option<FetchError>,
+}
+
 /// The key set and when it was last fetched (or tried).
 #[derive(Default)]
 pub(super) struct KeyCache {
     set: tokio::sync::RwLock<Option<Set>>,
-    /// When the set was last fetched or tried: fetches are at least an interval apart.
-    tried: tokio::sync::Mutex<Option<Instant>>,
+    /// When the set was last fetched or tried, and why that try failed: fetches are at least
+    /// an interval apart. Held while a fetch is under way.
+    tried: tokio::sync::Mutex<Tried>,
     /// How many times the set was fetched: what a token was verified with.
     generation: std::sync::atomic::AtomicU64,
 }
@@ -67,23 +77,46 @@ impl KeyCache {
         {
             return Ok(Found::Key(key));
         }
-        // One fetch at a time; the others wait for it and look again.
-        let mut tried = self.tried.lock().await;
+        // One fetch at a time; the others wait for it (within their own deadline) and look
+        // again.
+        let deadline = tokio::time::Instant::now() + fetch::WAIT;
+        let Ok(mut tried) = tokio::time::timeout_at(deadline, self.tried.lock()).await else {
+            return Err(fetch::waited(jwks_uri));
+        };
         let known = self.set.read().await.as_ref().map(|set| {
             let fresh = set.fetched.elapsed() < settings.keys_max_age;
             (pick(set, kid), fresh)
         });
-        let recently = tried.is_some_and(|t| t.elapsed() < settings.refresh_interval);
+        let recently = tried
+            .at
+            .is_some_and(|t| t.elapsed() < settings.refresh_interval);
         match known {
             Some((Some(key), fresh)) if fresh || recently => return Ok(Found::Key(key)),
             Some((None, _)) if recently => return Ok(Found::Unknown),
+            // Never fetched: the last failure stands until the interval is over.
+            None if recently => {
+                return Err(tried
+                    .failed
+                    .clone()
+                    .unwrap_or_else(|| fetch::waited(jwks_uri)));
+            }
             _ => {}
         }
-        *tried = Some(Instant::now());
-        let fetched = match fetch::json::<JwkSet>(http.get(jwks_uri), jwks_uri, false).await {
-            Ok(fetched) => fetched.unwrap_or(JwkSet { keys: Vec::new() }),
+        // Marked before the fetch: a request that gives up waiting leaves a try behind.
+        tried.at = Some(Instant::now());
+        tried.failed = Some(fetch::waited(jwks_uri));
+        let request = fetch::json::<JwkSet>(http.get(jwks_uri), jwks_uri, false);
+        let outcome = tokio::time::timeout_at(deadline, request)
+            .await
+            .unwrap_or_else(|_| Err(fetch::waited(jwks_uri)));
+        let fetched = match outcome {
+            Ok(fetched) => {
+                tried.failed = None;
+                fetched.unwrap_or(JwkSet { keys: Vec::new() })
+            }
             // A key already known stays usable while the set cannot be fetched again.
             Err(e) => {
+                tried.failed = Some(e.clone());
                 return match known {
                     Some((Some(key), _)) => Ok(Found::Key(key)),
                     _ => Err(e),

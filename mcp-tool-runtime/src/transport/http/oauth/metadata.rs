@@ -1,12 +1,13 @@
 //! The authorization server's metadata: RFC 8414's `/.well-known/oauth-authorization-server`,
 //! then OpenID Connect's `/.well-known/openid-configuration` (inserted, then appended, for an
 //! issuer with a path), its `issuer` checked against the one configured. Fetched at the first
-//! request, kept; an unreachable server is tried again at most once per interval.
+//! request, kept; an unreachable server is tried again at most once per interval, one
+//! discovery at a time, waited for no longer than a request's own deadline.
 
 use std::sync::Mutex;
 use std::time::Instant;
 
-use crate::protocol::oauth::discover_authorization_server;
+use crate::protocol::oauth::{discover_authorization_server, fetch};
 use crate::sync::lock;
 
 use super::settings::Settings;
@@ -28,7 +29,11 @@ impl Discovery {
         http: &reqwest::Client,
         settings: &Settings,
     ) -> Result<Metadata, MetadataError> {
-        let mut state = self.state.lock().await;
+        // One discovery at a time; the others wait for it within their own deadline.
+        let deadline = tokio::time::Instant::now() + fetch::WAIT;
+        let Ok(mut state) = tokio::time::timeout_at(deadline, self.state.lock()).await else {
+            return Err(waited());
+        };
         if let Some(metadata) = &*state {
             return Ok(metadata.clone());
         }
@@ -37,7 +42,13 @@ impl Discovery {
         {
             return Err(e.clone());
         }
-        match discover_authorization_server(http, &settings.issuer).await {
+        // Marked before the fetch: a request that gives up waiting leaves a try behind.
+        *lock(&self.failed) = Some((Instant::now(), waited()));
+        let discovery = discover_authorization_server(http, &settings.issuer);
+        let outcome = tokio::time::timeout_at(deadline, discovery)
+            .await
+            .unwrap_or_else(|_| Err(waited()));
+        match outcome {
             Ok(metadata) => {
                 *state = Some(metadata.clone());
                 Ok(metadata)
@@ -48,4 +59,9 @@ impl Discovery {
             }
         }
     }
+}
+
+/// The error of a request that waited its whole deadline for the metadata.
+fn waited() -> MetadataError {
+    MetadataError::Fetch(format!("no answer within {} s", fetch::WAIT.as_secs()))
 }

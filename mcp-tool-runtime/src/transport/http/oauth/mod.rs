@@ -11,12 +11,15 @@
 //!   credentials for it ([`OAuth::introspection`]); answers are kept by a hash of the token.
 //! - **Failure is closed**: an authorization server that cannot be reached refuses the request
 //!   with 503 and `Retry-After` (logged once per interval), never accepts it; every fetch is
-//!   bounded in size and time, and so is the token.
+//!   bounded in size and time, and so is the token. One fetch of a kind is under way at a
+//!   time (an introspection per token), a failure is not tried again within the refresh
+//!   interval, and a request waits for a fetch at most 5 s, its own or another's.
 //!
 //! Inside, the imports go one way: this root uses `jwt` and `introspect`, which use the keys
 //! (`keys`), the metadata (`metadata`) and the leaf `settings`; bounded fetches and the
 //! metadata document are `protocol::oauth`'s, shared with the client.
 
+mod dpop;
 mod introspect;
 mod jwt;
 mod keys;
@@ -32,11 +35,13 @@ use axum::http::request::Parts;
 
 use crate::tool::Identity;
 
-use super::auth::{AuthError, AuthFuture, Authenticator, bearer_token};
+use super::auth::{AuthError, AuthFuture, Authenticator, DpopMode};
+use crate::protocol::oauth::dpop::{INVALID_PROOF, USE_NONCE};
+use crate::server::replicas::ReplicaStore;
 use introspect::Introspector;
 use keys::{Found, KeyCache};
 use metadata::Discovery;
-use settings::{Alarm, MAX_LEEWAY, MAX_TOKEN, RETRY_AFTER, Settings};
+use settings::{Accepted, Alarm, MAX_LEEWAY, MAX_TOKEN, RETRY_AFTER, Settings};
 use verified::Verified;
 
 /// Verifies OAuth access tokens issued by one authorization server for this server (see the
@@ -65,6 +70,9 @@ struct State {
     introspector: Introspector,
     verified: Verified,
     alarm: Alarm,
+    /// The `jti`s of DPoP proofs taken (this process's; the settings' `dpop_replays`
+    /// shares them between replicas).
+    seen: dpop::Seen,
 }
 
 impl fmt::Debug for OAuth {
@@ -93,6 +101,10 @@ impl OAuth {
                 negative_ttl: Duration::from_secs(10),
                 refresh_interval: Duration::from_secs(30),
                 keys_max_age: Duration::from_secs(3600),
+                dpop: DpopMode::Off,
+                dpop_window: dpop::DEFAULT_WINDOW,
+                dpop_nonce_key: None,
+                dpop_replays: None,
             },
             state: Arc::new(State {
                 http: crate::protocol::oauth::fetch::client(),
@@ -101,6 +113,7 @@ impl OAuth {
                 introspector: Introspector::default(),
                 verified: Verified::default(),
                 alarm: Alarm::new(Duration::from_secs(60)),
+                seen: dpop::Seen::default(),
             }),
         }
     }
@@ -157,7 +170,9 @@ impl OAuth {
     }
 
     /// The shortest time between two fetches of the keys (default 30 s): a token signed by a
-    /// key not yet known makes a fetch only this often.
+    /// key not yet known makes a fetch only this often. Also how long a failed fetch (of the
+    /// metadata, the keys, or an introspection) is said again without asking the authorization
+    /// server, before the first success too.
     #[must_use]
     pub fn refresh_interval(mut self, interval: Duration) -> Self {
         self.settings.refresh_interval = interval;
@@ -171,9 +186,49 @@ impl OAuth {
         self
     }
 
+    /// Whether DPoP-bound tokens (RFC 9449) are taken, and whether other tokens are
+    /// (default [`DpopMode::Off`]). A proof's `htu` is compared with this server's public
+    /// URL: the origin of its first audience and the request's path.
+    #[must_use]
+    pub fn dpop(mut self, mode: DpopMode) -> Self {
+        self.settings.dpop = mode;
+        self
+    }
+
+    /// How far a DPoP proof's `iat` may lie from now, either way (default 60 s, at most 5
+    /// minutes); its `jti` is remembered twice as long.
+    #[must_use]
+    pub fn dpop_window(mut self, window: Duration) -> Self {
+        self.settings.dpop_window = window.min(MAX_LEEWAY);
+        self
+    }
+
+    /// Asks DPoP clients for server nonces (RFC 9449 §9), made from `key` and the time
+    /// (a new one every 5 minutes, the last one still taken): replicas given the same key
+    /// make the same nonces.
+    #[must_use]
+    pub fn dpop_nonces(mut self, key: impl Into<Vec<u8>>) -> Self {
+        self.settings.dpop_nonce_key = Some(key.into());
+        self
+    }
+
+    /// Shares the `jti`s of the DPoP proofs taken through `store`, so that a proof replayed
+    /// to another replica is refused there too.
+    #[must_use]
+    pub fn dpop_replays(mut self, store: Arc<dyn ReplicaStore>) -> Self {
+        self.settings.dpop_replays = Some(store);
+        self
+    }
+
     /// The identity behind `token`, or why it is refused (401), or why it cannot be checked
-    /// now (503).
+    /// now (503). A token bound to a DPoP key is checked as a token only here: its proof is
+    /// [`Authenticator::authenticate`]'s.
     pub async fn check(&self, token: &str) -> Result<Identity, AuthError> {
+        self.accept(token).await.map(|accepted| accepted.identity)
+    }
+
+    /// What `token` says, or why it is refused.
+    async fn accept(&self, token: &str) -> Result<Accepted, AuthError> {
         if token.is_empty() {
             return Err(AuthError::missing("a bearer token is required"));
         }
@@ -186,8 +241,8 @@ impl OAuth {
         // again: most requests of a client carry the token of its last one.
         let digest = verified::digest(token);
         let generation = self.state.keys.generation();
-        if let Some(identity) = self.state.verified.get(&digest, generation) {
-            return Ok(identity);
+        if let Some(accepted) = self.state.verified.get(&digest, generation) {
+            return Ok(accepted);
         }
         match jwt::shape(token) {
             jwt::Shape::Jwt(header) => self.check_jwt(token, &header, (digest, generation)).await,
@@ -204,11 +259,11 @@ impl OAuth {
         token: &str,
         header: &jsonwebtoken::Header,
         (digest, generation): ([u8; 32], u64),
-    ) -> Result<Identity, AuthError> {
+    ) -> Result<Accepted, AuthError> {
         let state = &self.state;
         jwt::check_type(header)?;
         let settings = &self.settings;
-        let (identity, exp) = if jwt::is_hmac(header) {
+        let (accepted, exp) = if jwt::is_hmac(header) {
             match &settings.shared_secret {
                 Some(secret) => jwt::verify_shared(token, header, secret, settings)?,
                 None => {
@@ -220,8 +275,8 @@ impl OAuth {
         } else {
             self.verify_published(token, header).await?
         };
-        state.verified.put(digest, &identity, exp, generation);
-        Ok(identity)
+        state.verified.put(digest, &accepted, exp, generation);
+        Ok(accepted)
     }
 
     /// Verifies a token signed with one of the issuer's published keys.
@@ -229,7 +284,7 @@ impl OAuth {
         &self,
         token: &str,
         header: &jsonwebtoken::Header,
-    ) -> Result<(Identity, u64), AuthError> {
+    ) -> Result<(Accepted, u64), AuthError> {
         let (settings, state) = (&self.settings, &self.state);
         let metadata = state
             .discovery
@@ -252,7 +307,7 @@ impl OAuth {
         }
     }
 
-    async fn introspect(&self, token: &str, digest: [u8; 32]) -> Result<Identity, AuthError> {
+    async fn introspect(&self, token: &str, digest: [u8; 32]) -> Result<Accepted, AuthError> {
         let (settings, state) = (&self.settings, &self.state);
         let endpoint = match &settings.introspection_endpoint {
             Some(endpoint) => endpoint.clone(),
@@ -287,12 +342,167 @@ impl OAuth {
 impl Authenticator for OAuth {
     fn authenticate<'a>(&'a self, request: &'a Parts) -> AuthFuture<'a> {
         Box::pin(async move {
-            match bearer_token(request) {
-                None => Err(AuthError::missing("a bearer token is required")),
-                Some(token) => self.check(token).await,
+            let mode = self.settings.dpop;
+            match presented(request) {
+                None => Err(AuthError::missing(match mode {
+                    DpopMode::Required => "a DPoP-bound access token is required",
+                    _ => "a bearer token is required",
+                })),
+                Some(Presented::Bearer(_)) if mode == DpopMode::Required => Err(AuthError::dpop(
+                    "invalid_token",
+                    "this server takes DPoP-bound tokens only (the DPoP scheme, with a proof)",
+                )),
+                Some(Presented::Bearer(token)) => {
+                    let accepted = self.accept(token).await?;
+                    if accepted.jkt.is_some() {
+                        return Err(AuthError::invalid(match mode {
+                            DpopMode::Off => {
+                                "the token is bound to a DPoP key, which this server does not check"
+                            }
+                            _ => {
+                                "the token is bound to a DPoP key: present it with the DPoP scheme and a proof"
+                            }
+                        }));
+                    }
+                    Ok(accepted.identity)
+                }
+                Some(Presented::Dpop(_)) if mode == DpopMode::Off => Err(AuthError::missing(
+                    "this server takes bearer tokens only (no DPoP)",
+                )),
+                Some(Presented::Dpop(token)) => self.authenticate_dpop(request, token).await,
             }
         })
     }
+
+    fn dpop_mode(&self) -> DpopMode {
+        self.settings.dpop
+    }
+}
+
+/// How a request presents its access token.
+enum Presented<'a> {
+    Bearer(&'a str),
+    Dpop(&'a str),
+}
+
+/// The access token of a request's `Authorization` header, and its scheme.
+fn presented(request: &Parts) -> Option<Presented<'_>> {
+    let value = request
+        .headers
+        .get(axum::http::header::AUTHORIZATION)?
+        .to_str()
+        .ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    let token = token.trim();
+    if scheme.eq_ignore_ascii_case("bearer") {
+        Some(Presented::Bearer(token))
+    } else if scheme.eq_ignore_ascii_case("dpop") {
+        Some(Presented::Dpop(token))
+    } else {
+        None
+    }
+}
+
+impl OAuth {
+    /// A request with a DPoP-bound token: the token, then its proof (RFC 9449 §4.3, §7.1).
+    async fn authenticate_dpop(&self, request: &Parts, token: &str) -> Result<Identity, AuthError> {
+        let settings = &self.settings;
+        let refuse = |why: &str| AuthError::dpop(INVALID_PROOF, why);
+        let mut proofs = request
+            .headers
+            .get_all(crate::protocol::oauth::dpop::HEADER)
+            .iter();
+        let (Some(proof), None) = (proofs.next(), proofs.next()) else {
+            return Err(refuse("one DPoP proof is required (the DPoP header)"));
+        };
+        let proof = proof
+            .to_str()
+            .map_err(|_| refuse("the DPoP proof is not text"))?;
+        let accepted = self.accept(token).await.map_err(|mut e| {
+            if e.unavailable.is_none() {
+                e = AuthError::dpop("invalid_token", e.description);
+            }
+            e
+        })?;
+        let Some(jkt) = &accepted.jkt else {
+            return Err(AuthError::dpop(
+                "invalid_token",
+                "the token is not bound to a DPoP key (present it as a bearer token)",
+            ));
+        };
+        let url = format!(
+            "{}{}",
+            public_origin(&settings.audiences),
+            request.uri.path()
+        );
+        let now = dpop::unix_now();
+        let nonce = settings
+            .dpop_nonce_key
+            .as_deref()
+            .map(|key| dpop::nonces(key, now));
+        let check = dpop::Request {
+            method: request.method.as_str(),
+            url: &url,
+            token: Some(token),
+            nonce: nonce.as_ref().map(|n| n.current.as_str()),
+            previous_nonce: nonce.as_ref().map(|n| n.previous.as_str()),
+            now,
+            window: settings.dpop_window,
+        };
+        let taken = match dpop::check(proof, &check) {
+            Ok(taken) => taken,
+            Err(dpop::ProofError::Invalid(why)) => return Err(refuse(why)),
+            Err(dpop::ProofError::UseNonce) => {
+                let current = nonce.map(|n| n.current).unwrap_or_default();
+                return Err(AuthError::dpop(
+                    USE_NONCE,
+                    "the DPoP proof must carry the server's nonce",
+                )
+                .with_dpop_nonce(current));
+            }
+            Err(dpop::ProofError::Busy) => {
+                return Err(self.unavailable("too many DPoP proofs to remember"));
+            }
+        };
+        if !dpop::constant_eq(taken.thumbprint.as_bytes(), jkt.as_bytes()) {
+            return Err(refuse(
+                "the DPoP proof is signed by another key than the token is bound to",
+            ));
+        }
+        let keep = settings.dpop_window.saturating_mul(2);
+        let fresh = match &settings.dpop_replays {
+            Some(store) => {
+                let key = format!("dpop-jti:{}:{}", taken.thumbprint, dpop::digest(&taken.jti));
+                match tokio::time::timeout(Duration::from_secs(5), store.put_new(&key, "1", keep))
+                    .await
+                {
+                    Ok(Ok(fresh)) => fresh,
+                    Ok(Err(e)) => return Err(self.unavailable(&e.to_string())),
+                    Err(_) => {
+                        return Err(self.unavailable("the shared state did not answer within 5 s"));
+                    }
+                }
+            }
+            None => self
+                .state
+                .seen
+                .first(&taken, keep)
+                .map_err(|_| self.unavailable("too many DPoP proofs to remember"))?,
+        };
+        if !fresh {
+            return Err(refuse("the DPoP proof was used before (its `jti`)"));
+        }
+        Ok(accepted.identity)
+    }
+}
+
+/// The origin of this server's public URL: its first audience's.
+fn public_origin(audiences: &[String]) -> String {
+    audiences
+        .first()
+        .and_then(|a| reqwest::Url::parse(a).ok())
+        .map(|u| u.origin().ascii_serialization())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -397,6 +607,18 @@ mod tests {
             (json!({ "sub": null }), "no `sub`"),
             (json!({ "exp": null }), "no `exp`"),
             (json!({ "aud": null }), "no `aud`"),
+            // RFC 7519: `iss` is a string, not a list that holds the issuer.
+            (json!({ "iss": [ISSUER] }), "`iss` is not a string"),
+            (json!({ "sub": "" }), "`sub` is empty"),
+            // RFC 6749 §3.3: only a space separates scopes.
+            (
+                json!({ "scope": "users:read\tusers:write" }),
+                "`scope` is not a list of scopes separated by spaces",
+            ),
+            (
+                json!({ "scope": null, "scp": "a\nb" }),
+                "`scp` is not a list of scopes separated by spaces",
+            ),
         ] {
             let said = refusal(&oauth, &hs256(&claims(change.clone()))).await;
             assert!(said.contains(why), "{change}: {said}");
@@ -404,6 +626,20 @@ mod tests {
         // Within the leeway, an expired token still passes; past it, not.
         let token = hs256(&claims(json!({ "exp": now() - 10 })));
         assert!(oauth.check(&token).await.is_ok());
+    }
+
+    /// A token whose `exp` lies centuries ahead is remembered for a bounded time (adding it to
+    /// the clock once panicked the request).
+    #[tokio::test]
+    async fn a_token_expiring_in_the_far_future_is_taken_without_overflow() {
+        let oauth = verifier();
+        for exp in [u64::MAX, u64::MAX / 2, 1 << 40] {
+            let token = hs256(&claims(json!({ "exp": exp })));
+            let identity = oauth.check(&token).await.expect("accepted");
+            assert_eq!(identity.subject, "alice");
+            // And again, from what was remembered.
+            assert!(oauth.check(&token).await.is_ok());
+        }
     }
 
     #[tokio::test]

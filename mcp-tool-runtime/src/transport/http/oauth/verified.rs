@@ -9,13 +9,14 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use sha2::{Digest, Sha256};
 
 use crate::sync::lock;
-use crate::tool::Identity;
+
+use super::settings::{Accepted, later};
 
 /// The most tokens remembered.
 const MAX_KEPT: usize = 10_000;
 
 struct Kept {
-    identity: Identity,
+    accepted: Accepted,
     until: Instant,
     /// The key set's generation the token was verified with.
     generation: u64,
@@ -33,17 +34,17 @@ pub(super) fn digest(token: &str) -> [u8; 32] {
 }
 
 impl Verified {
-    /// The identity of a token verified with the key set of `generation`, while it is valid.
-    pub(super) fn get(&self, digest: &[u8; 32], generation: u64) -> Option<Identity> {
+    /// What a token verified with the key set of `generation` says, while it is valid.
+    pub(super) fn get(&self, digest: &[u8; 32], generation: u64) -> Option<Accepted> {
         let kept = lock(&self.kept);
         let found = kept.get(digest)?;
         (found.generation == generation && Instant::now() < found.until)
-            .then(|| found.identity.clone())
+            .then(|| found.accepted.clone())
     }
 
     /// Remembers a token verified with the key set of `generation`, until its `exp` (a Unix
     /// time), less the leeway it was given.
-    pub(super) fn put(&self, digest: [u8; 32], identity: &Identity, exp: u64, generation: u64) {
+    pub(super) fn put(&self, digest: [u8; 32], accepted: &Accepted, exp: u64, generation: u64) {
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
@@ -62,8 +63,8 @@ impl Verified {
         kept.insert(
             digest,
             Kept {
-                identity: identity.clone(),
-                until: Instant::now() + left,
+                accepted: accepted.clone(),
+                until: later(left),
                 generation,
             },
         );
