@@ -4,9 +4,11 @@
 #     into interop/node_modules; and the official `server-everything`, which
 #     tests/tests/client_interop.rs drives our client against (as it does interop/py-server.py);
 #     and `oidc-provider`, the authorization server of tests/tests/oauth.rs (oidc-provider.mjs);
+#     and Prism (`@stoplight/prism-cli`), the mock server of tests/tests/openapi_mount.rs;
 #   - PyPI: the official Python SDK (`mcp`), from requirements.txt, into the venv interop/.venv;
 #     openapi-spec-validator and schemathesis, for tests/tests/rest_interop.rs;
-#     and, for tests/tests/otel.rs, Rotel (`rotel`), an OpenTelemetry collector.
+#     and, for tests/tests/otel.rs, Rotel (`rotel`), an OpenTelemetry collector; and FastAPI
+#     (`fastapi`), the real HTTP service of tests/tests/openapi_mount.rs (fastapi-app.py).
 # Quiet, and quick when nothing changed: each install is skipped while the lock file it came
 # from is unchanged (a stamp in the installed tree records the lock's hash).
 set -euo pipefail

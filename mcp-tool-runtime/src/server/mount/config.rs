@@ -16,7 +16,7 @@ pub const LABEL_SEPARATOR: &str = "__";
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct McpTool {
-    /// Always `"mcp"`.
+    /// `"mcp"`, or `"openapi"` for an HTTP service mounted by its OpenAPI document (`spec`).
     #[serde(rename = "type", default = "mcp")]
     pub kind: String,
     /// Names the server in its tools' names (`label__tool`): letters, digits, `_`, `-`.
@@ -58,6 +58,11 @@ pub struct McpTool {
     /// Beside the document's fields: a local server started as this command (stdio).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<Vec<String>>,
+    /// `type: "openapi"`: the service's OpenAPI document (3.0 or 3.1, JSON), a URL or a
+    /// path; its operations are the tools. `server_url` then replaces the document's
+    /// `servers`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<String>,
 }
 
 fn mcp() -> String {
@@ -80,6 +85,7 @@ impl Default for McpTool {
             tool_configs: None,
             defer_loading: None,
             command: None,
+            spec: None,
         }
     }
 }
@@ -157,6 +163,27 @@ pub struct ToolConfig {
     /// The tool's description as the model should read it (replacing the server's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// Behaviour hints replacing those an OpenAPI operation's method gives.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<ToolHints>,
+}
+
+/// A tool's behaviour hints as a mount file gives them (`tool_configs`), in MCP's words.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ToolHints {
+    /// The tool does not change its environment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only_hint: Option<bool>,
+    /// The tool may destroy what it changes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destructive_hint: Option<bool>,
+    /// Calling it again with the same arguments changes nothing more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotent_hint: Option<bool>,
+    /// It reaches entities outside the gateway's world.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_world_hint: Option<bool>,
 }
 
 /// How one remote tool is mounted, once every rule is resolved.
@@ -212,9 +239,10 @@ impl McpTool {
     pub(crate) fn problems(&self) -> Vec<String> {
         let mut problems = Vec::new();
         let label = &self.server_label;
-        if self.kind != "mcp" {
+        // An `openapi` mount's own fields are checked with the rest of its code.
+        if self.kind != "mcp" && self.kind != "openapi" {
             problems.push(format!(
-                "mount `{label}`: `type` must be \"mcp\", not {:?}",
+                "mount `{label}`: `type` must be \"mcp\" or \"openapi\", not {:?}",
                 self.kind
             ));
         }
@@ -239,7 +267,13 @@ impl McpTool {
         ];
         // A project connection may name the server itself (its `server_url`).
         let given = targets.iter().filter(|t| **t).count();
-        if given > 1 || (given == 0 && self.project_connection_id.is_none()) {
+        if self.kind == "openapi" {
+            // Its `spec` is its target; `server_url` only overrides the document's servers.
+        } else if self.spec.is_some() {
+            problems.push(format!(
+                "mount `{label}`: `spec` is for `\"type\": \"openapi\"` mounts"
+            ));
+        } else if given > 1 || (given == 0 && self.project_connection_id.is_none()) {
             problems.push(format!(
                 "mount `{label}`: give exactly one of `server_url`, `connector_id` and `command` (or a `project_connection_id` whose connection has a `server_url`)"
             ));

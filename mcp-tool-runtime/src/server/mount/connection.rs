@@ -20,6 +20,10 @@ pub(crate) struct Connection {
     pub(crate) authorization: Option<String>,
     #[serde(default)]
     pub(crate) headers: BTreeMap<String, String>,
+    /// Query parameters added to every request (an API key a service takes in its query;
+    /// OpenAPI mounts).
+    #[serde(default)]
+    pub(crate) query: BTreeMap<String, String>,
     #[serde(default)]
     pub(crate) client_id: Option<String>,
     #[serde(default)]
@@ -89,6 +93,7 @@ impl std::fmt::Debug for Connection {
             .field("server_url", &self.server_url)
             .field("authorization", &hidden(&self.authorization))
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
+            .field("query", &self.query.keys().collect::<Vec<_>>())
             .field("client_id", &self.client_id)
             .field("client_secret", &hidden(&self.client_secret))
             .field("private_key", &hidden(&self.private_key))

@@ -19,6 +19,7 @@ mod config;
 mod connection;
 mod held;
 mod list;
+mod openapi;
 mod redirect;
 mod relay;
 mod rounds;
@@ -50,7 +51,7 @@ use connection::Authorization;
 
 pub use config::{
     AllowedTools, Approval, LABEL_SEPARATOR, McpTool, MountFileError, RequireApproval, ToolConfig,
-    ToolFilter, read_mounts,
+    ToolFilter, ToolHints, read_mounts,
 };
 pub use relay::ORIGIN_META;
 use relay::{CallRelay, Relay, marked};
@@ -521,6 +522,7 @@ impl Remotes {
     /// what is wrong goes to `problems`.
     pub(crate) fn build(&self, problems: &mut Vec<String>) -> Option<Box<dyn StartsWith>> {
         let mut list = Vec::new();
+        let mut apis = Vec::new();
         let redirects = Arc::new(redirect::Redirects::default());
         let mut labels = BTreeSet::new();
         for remote in &self.list {
@@ -528,7 +530,10 @@ impl Remotes {
             if !labels.insert(remote.server_label.clone()) {
                 problems.push(format!("two mounts are labelled `{}`", remote.server_label));
             }
-            if found.is_empty() {
+            if remote.kind == "openapi" {
+                let store = self.connection_store.as_deref();
+                apis.extend(openapi::ApiMount::checked(remote, found, store, problems));
+            } else if found.is_empty() {
                 match Mount::new(remote.clone(), self.connection_store.as_deref(), &redirects) {
                     Ok(m) => list.push(m),
                     Err(e) => problems.push(e),
@@ -537,7 +542,7 @@ impl Remotes {
                 problems.extend(found);
             }
         }
-        let mut mounts = Mounts::new(list, self.wait.unwrap_or(DEFAULT_MOUNT_WAIT));
+        let mut mounts = Mounts::new(list, self.wait.unwrap_or(DEFAULT_MOUNT_WAIT)).with_apis(apis);
         mounts.redirects = redirects;
         Some(Box::new(mounts))
     }
@@ -546,6 +551,7 @@ impl Remotes {
 /// The mounts of a server, started once.
 pub(crate) struct Mounts {
     pub(crate) list: Vec<Arc<Mount>>,
+    apis: Vec<Arc<openapi::ApiMount>>,
     started: AtomicBool,
     gate: Arc<Gate>,
     /// The sign-ins of per-user mounts waiting for their users to come back.
@@ -618,6 +624,7 @@ impl Mounts {
         let pending = list.len();
         Mounts {
             list,
+            apis: Vec::new(),
             started: AtomicBool::new(false),
             redirects: Arc::default(),
             gate: Arc::new(Gate {
@@ -630,7 +637,8 @@ impl Mounts {
 
     /// Starts every mount's connection (once), if a runtime is at hand.
     pub(crate) fn start(&self, server: &ServerHandle) {
-        if self.list.is_empty() || tokio::runtime::Handle::try_current().is_err() {
+        let none = self.list.is_empty() && self.apis.is_empty();
+        if none || tokio::runtime::Handle::try_current().is_err() {
             return;
         }
         if self.started.swap(true, Ordering::SeqCst) {
@@ -643,6 +651,7 @@ impl Mounts {
         for mount in &self.list {
             tokio::spawn(mount.clone().run(server.clone(), self.gate.clone()));
         }
+        openapi::start(&self.apis, server, &self.gate);
     }
 }
 
