@@ -28,6 +28,33 @@ const V2025_11_25: &str = "2025-11-25";
 const WAIT: Duration = Duration::from_secs(10);
 const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
+/// One cluster at a time: each is a Redis, an nginx and several servers, and killing and
+/// restarting replicas beside another cluster's start made port and timing races on a
+/// two-core machine.
+static BUSY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// A cluster's turn: taken before it starts (waiting for the one before to stop), given back
+/// when dropped.
+struct Turn;
+
+impl Turn {
+    fn take() -> Turn {
+        while BUSY
+            .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
+            .is_err()
+        {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Turn
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        BUSY.store(false, Ordering::SeqCst);
+    }
+}
+
 /// Redis, N replicas of an example and nginx, started by `deploy/replicas.sh`; stopped when
 /// dropped.
 struct Cluster {
@@ -37,6 +64,8 @@ struct Cluster {
     port: u16,
     replica_ports: Vec<u16>,
     http: Http,
+    /// This cluster's turn, given back after it is stopped (fields drop after `Drop::drop`).
+    _turn: Turn,
 }
 
 fn free_ports(n: usize) -> Vec<u16> {
@@ -60,6 +89,7 @@ fn script() -> PathBuf {
 impl Cluster {
     fn up(example: &str, replicas: usize, env: &[(&str, &str)]) -> Cluster {
         let bin = example_bin(example);
+        let turn = Turn::take();
         let ports = free_ports(replicas + 2);
         let cluster = Cluster {
             dir: TempDir::new("replicas"),
@@ -71,6 +101,7 @@ impl Cluster {
             port: ports[0],
             replica_ports: ports[2..].to_vec(),
             http: Http,
+            _turn: turn,
         };
         let redis_port = ports[1].to_string();
         cluster.run(

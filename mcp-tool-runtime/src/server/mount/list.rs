@@ -100,7 +100,9 @@ impl Mount {
             gone
         };
         for problem in server.update_dynamic_tools(add, &gone) {
-            tracing::warn!(mount = %self.label(), %problem, "a remote tool could not be mounted");
+            // The problem names the remote's tool: logged quoted and escaped, as every
+            // value from outside is, so that a name cannot forge a log line.
+            tracing::warn!(mount = %self.label(), problem = ?problem.to_string(), "a remote tool could not be mounted");
         }
         Ok(true)
     }
