@@ -594,7 +594,7 @@ impl Mount {
         let gone: Vec<String> = names.difference(&now).cloned().collect();
         *names = now;
         for problem in server.update_dynamic_tools(add, &gone) {
-            tracing::warn!(mount = %self.label(), %problem, "a remote tool could not be mounted");
+            tracing::warn!(mount = %self.label(), problem = ?problem.to_string(), "a remote tool could not be mounted");
         }
         drop(names);
         // A user who signed in sees tools others had already: their list changed all the same.

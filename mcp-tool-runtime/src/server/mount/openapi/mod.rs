@@ -390,7 +390,7 @@ impl ApiMount {
             gone
         };
         for problem in server.update_dynamic_tools(add, &gone) {
-            tracing::warn!(mount = %self.label(), %problem, "an operation could not be mounted");
+            tracing::warn!(mount = %self.label(), problem = ?problem.to_string(), "an operation could not be mounted");
         }
     }
 
