@@ -340,11 +340,20 @@ impl Authorizer {
     ) -> Result<(), ClientError> {
         let token_endpoint = self.endpoint(found, "token", |m| m.token_endpoint.as_deref())?;
         let scope = scopes.filter(|s| !s.is_empty()).map(|s| s.join(" "));
-        let tokens = match &self.settings.grant {
+        if let Grant::Code(agent) = &self.settings.grant {
+            let identity = self.identity(found, agent.redirect_uri()).await?;
+            let tokens = self
+                .code(found, agent.as_ref(), &identity, &token_endpoint, scope)
+                .await?;
+            self.keep(found, tokens);
+            return Ok(());
+        }
+        // A grant without a user: the client as pre-registered, and the form of its grant.
+        let identity = self.preregistered().ok_or_else(|| {
+            unauthorized("a grant without a user needs a client id (OAuth::client_id)")
+        })?;
+        let form = match &self.settings.grant {
             Grant::ClientCredentials => {
-                let identity = self.preregistered().ok_or_else(|| {
-                    unauthorized("client credentials need a client id (OAuth::client_id)")
-                })?;
                 let mut form = vec![
                     ("grant_type", "client_credentials".to_owned()),
                     ("resource", found.resource.clone()),
@@ -352,39 +361,20 @@ impl Authorizer {
                 if let Some(scope) = &scope {
                     form.push(("scope", scope.clone()));
                 }
-                token_request(
-                    &self.http,
-                    found,
-                    &token_endpoint,
-                    &identity,
-                    form,
-                    scope.as_deref(),
-                    self.dpop_for(found)?,
-                )
-                .await?
+                form
             }
-            Grant::Code(agent) => {
-                let identity = self.identity(found, agent.redirect_uri()).await?;
-                self.code(found, agent.as_ref(), &identity, &token_endpoint, scope)
-                    .await?
-            }
-            Grant::WorkloadIdentity(_) | Grant::Enterprise(_) => {
-                let identity = self.preregistered().ok_or_else(|| {
-                    unauthorized("an assertion grant needs a client id (OAuth::client_id)")
-                })?;
-                let form = assertion_form(&self.settings.grant, &self.http, found, &scope).await?;
-                token_request(
-                    &self.http,
-                    found,
-                    &token_endpoint,
-                    &identity,
-                    form,
-                    scope.as_deref(),
-                    self.dpop_for(found)?,
-                )
-                .await?
-            }
+            grant => assertion_form(grant, &self.http, found, &scope).await?,
         };
+        let tokens = token_request(
+            &self.http,
+            found,
+            &token_endpoint,
+            &identity,
+            form,
+            scope.as_deref(),
+            self.dpop_for(found)?,
+        )
+        .await?;
         self.keep(found, tokens);
         Ok(())
     }
