@@ -87,7 +87,11 @@ impl fmt::Debug for TokenSource {
             TokenSource::Value(_) => f.write_str("Value(hidden)"),
             TokenSource::File(path) => f.debug_tuple("File").field(path).finish(),
             TokenSource::Env(name) => f.debug_tuple("Env").field(name).finish(),
-            TokenSource::Command(argv) => f.debug_tuple("Command").field(argv).finish(),
+            // Only the program: an argument may hold a secret.
+            TokenSource::Command(argv) => f
+                .debug_tuple("Command")
+                .field(&argv.first().map_or("", String::as_str))
+                .finish_non_exhaustive(),
         }
     }
 }
@@ -129,7 +133,9 @@ impl TokenSource {
             TokenSource::Value(_) => "the token given".into(),
             TokenSource::File(path) => format!("the token file `{}`", path.display()),
             TokenSource::Env(name) => format!("the environment variable `{name}`"),
-            TokenSource::Command(argv) => format!("the command `{}`", argv.join(" ")),
+            TokenSource::Command(argv) => {
+                format!("the command `{}`", argv.first().map_or("", String::as_str))
+            }
         }
     }
 }
@@ -332,6 +338,8 @@ mod tests {
         assert!(missing.read().await.is_err());
         let value = TokenSource::Value("secret.jwt".into());
         assert!(!format!("{value:?}").contains("secret"));
+        let with_secret = TokenSource::Command(vec!["printf".into(), "--password=hunter2".into()]);
+        assert!(!format!("{with_secret:?}").contains("hunter2"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
