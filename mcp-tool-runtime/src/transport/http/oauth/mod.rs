@@ -494,11 +494,13 @@ impl OAuth {
     }
 }
 
-/// The origin of this server's public URL: its first audience's.
+/// The origin of this server's public URL: that of its first audience that is an http(s)
+/// URL (an audience may be a name such as `api://mcp`).
 fn public_origin(audiences: &[String]) -> String {
     audiences
-        .first()
-        .and_then(|a| reqwest::Url::parse(a).ok())
+        .iter()
+        .filter_map(|a| reqwest::Url::parse(a).ok())
+        .find(|u| matches!(u.scheme(), "http" | "https"))
         .map(|u| u.origin().ascii_serialization())
         .unwrap_or_default()
 }
