@@ -38,6 +38,9 @@ pub(crate) struct StateKey {
     older: Vec<[u8; 32]>,
     /// How long a token stays valid.
     ttl: Duration,
+    /// Whether the keys were given (not drawn at random by this process).
+    #[cfg_attr(not(feature = "client"), allow(dead_code))] // the gateway's sign-ins
+    given: bool,
 }
 
 impl std::fmt::Debug for StateKey {
@@ -107,6 +110,20 @@ impl StateKey {
         self.ttl
     }
 
+    /// Every key, the sealing one first: what other keys of the server are derived from
+    /// (each for a purpose of its own), so that they rotate with these.
+    #[cfg(feature = "client")]
+    pub(crate) fn keys(&self) -> impl Iterator<Item = &[u8; 32]> {
+        std::iter::once(&self.key).chain(&self.older)
+    }
+
+    /// Whether the keys were given (they are the same after a restart, and on every replica
+    /// given them), not drawn at random by this process.
+    #[cfg(feature = "client")]
+    pub(crate) fn given(&self) -> bool {
+        self.given
+    }
+
     /// Keys of at least 32 bytes each (longer keys are hashed down): the first seals, every
     /// one opens.
     pub(crate) fn new(materials: &[Vec<u8>], ttl: Duration) -> Result<StateKey, String> {
@@ -127,6 +144,7 @@ impl StateKey {
             key,
             older: older.to_vec(),
             ttl,
+            given: true,
         })
     }
 
@@ -155,6 +173,7 @@ impl StateKey {
             key,
             older: Vec::new(),
             ttl,
+            given: false,
         })
     }
 

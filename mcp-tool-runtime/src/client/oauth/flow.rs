@@ -628,6 +628,30 @@ impl Authorizer {
 
     /// A refresh of `tokens`; the new ones kept.
     async fn refresh(&self, found: &Discovered, tokens: &Tokens) -> Result<Tokens, ClientError> {
+        let key = self.key(found);
+        let store = &self.settings.store;
+        let latest = store.begin_refresh(&key).await;
+        let refreshed = match latest.filter(|t| self.usable(t)) {
+            // Another process refreshed them meanwhile: theirs are used, not refreshed again.
+            Some(latest) if latest.access_token != tokens.access_token && fresh(&latest) => {
+                self.set_current(Some(latest.clone()));
+                Ok(latest)
+            }
+            // The refresh token kept last (another process may have rotated it).
+            Some(latest) if latest.refresh_token.is_some() => {
+                self.refresh_now(found, &latest).await
+            }
+            _ => self.refresh_now(found, tokens).await,
+        };
+        store.end_refresh(&key).await;
+        refreshed
+    }
+
+    async fn refresh_now(
+        &self,
+        found: &Discovered,
+        tokens: &Tokens,
+    ) -> Result<Tokens, ClientError> {
         let Some(refresh_token) = &tokens.refresh_token else {
             return Err(unauthorized("no refresh token"));
         };

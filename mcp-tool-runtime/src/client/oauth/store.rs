@@ -104,6 +104,25 @@ pub trait TokenStore: Send + Sync + 'static {
     fn registration(&self, issuer: &str) -> Option<Registration>;
     /// Keeps the registration with `issuer` (`None` forgets it).
     fn set_registration(&self, issuer: &str, registration: Option<Registration>);
+
+    /// Before the tokens under `key` are refreshed: a store shared by several processes waits
+    /// until no other one refreshes them (a short lease), reads them again from where they
+    /// are shared, and answers them — another process may have refreshed them already (a
+    /// refresh token used twice is refused, or revokes its kind). [`Self::end_refresh`]
+    /// follows, whatever came of it. By default: the tokens kept, at once.
+    fn begin_refresh<'a>(
+        &'a self,
+        key: &'a TokenKey,
+    ) -> crate::client::ClientFuture<'a, Option<Tokens>> {
+        Box::pin(std::future::ready(self.tokens(key)))
+    }
+
+    /// After a refresh begun by [`Self::begin_refresh`]: what it kept is where the other
+    /// processes read it, and the lease is given back. By default: nothing.
+    fn end_refresh<'a>(&'a self, key: &'a TokenKey) -> crate::client::ClientFuture<'a, ()> {
+        let _ = key;
+        Box::pin(std::future::ready(()))
+    }
 }
 
 /// The most tokens a store keeps (one per resource, issuer and principal); beyond, the least

@@ -52,6 +52,11 @@ pub(crate) struct Connection {
     /// gateway serves HTTP on, path `/oauth/callback`.
     #[serde(default)]
     pub(crate) redirect_uri: Option<String>,
+    /// A file the users' sign-ins are kept in (`authorization_code`), sealed under a key
+    /// derived from `MCP_TOOL_STATE_KEY`: they stay signed in across a restart. Replicas
+    /// sharing a store keep them there instead. Default: in memory.
+    #[serde(default)]
+    pub(crate) sign_in_store: Option<std::path::PathBuf>,
 }
 
 /// A connection's `grant`.
@@ -84,6 +89,8 @@ pub(crate) struct UserGrant {
     pub(crate) redirect_uri: Option<String>,
     /// The issuer the sign-ins are pinned to.
     pub(crate) issuer: Option<String>,
+    /// The file the sign-ins are kept in, if any.
+    pub(crate) sign_in_store: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -102,6 +109,7 @@ impl std::fmt::Debug for Connection {
             .field("issuer", &self.issuer)
             .field("grant", &self.grant)
             .field("redirect_uri", &self.redirect_uri)
+            .field("sign_in_store", &self.sign_in_store)
             .finish()
     }
 }
@@ -132,11 +140,17 @@ impl Connection {
                 scopes: self.scopes.clone(),
                 redirect_uri: self.redirect_uri.clone(),
                 issuer: self.issuer.clone(),
+                sign_in_store: self.sign_in_store.clone(),
             }));
         }
         if self.redirect_uri.is_some() {
             return Err(format!(
                 "connection `{id}`: `redirect_uri` is for `grant: authorization_code`"
+            ));
+        }
+        if self.sign_in_store.is_some() {
+            return Err(format!(
+                "connection `{id}`: `sign_in_store` is for `grant: authorization_code`"
             ));
         }
         let Some(client_id) = &self.client_id else {

@@ -18,11 +18,13 @@
 mod config;
 mod connection;
 mod held;
+mod kept;
 mod list;
 mod openapi;
 mod redirect;
 mod relay;
 mod rounds;
+mod seal;
 mod tokens;
 mod user;
 
@@ -205,7 +207,7 @@ impl Mount {
                             "mount `{label}`: its connection signs each user in; the mount's `authorization` token does not apply"
                         ));
                     }
-                    users = Some(user::Users::new(grant, redirects.clone()));
+                    users = Some(user::Users::new(&label, grant, redirects.clone()));
                 }
             }
         }
@@ -648,6 +650,7 @@ impl Mounts {
             .gate
             .deadline
             .set(tokio::time::Instant::now() + self.gate.wait);
+        self.redirects.attach(server.shared.replicas.keys().clone());
         for mount in &self.list {
             tokio::spawn(mount.clone().run(server.clone(), self.gate.clone()));
         }

@@ -7,16 +7,21 @@
 //! itself over the connection the gateway made, so it is the authorization server's word (as
 //! OpenID Connect Core §3.1.3.7 lets a client take an ID token from the token endpoint); an
 //! opaque access token names no subject the gateway can read, and then no comparison is made.
+//! The account is kept with the user's tokens ([`super::kept`]): it outlives a restart, and
+//! every replica compares with it.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::{Digest, Sha256};
 
+use crate::client::ClientFuture;
 use crate::client::oauth::{Registration, TokenKey, TokenStore, Tokens};
 use crate::sync::lock;
+
+use super::kept::Kept;
 
 /// The most sign-ins whose tokens are watched at once (beyond, the oldest are no longer
 /// checked: they were abandoned).
@@ -48,20 +53,22 @@ fn jwt_subject(token: &str) -> Option<String> {
 
 /// A mount's token store, watching what each sign-in obtains.
 pub(super) struct UserTokens {
-    inner: Arc<dyn TokenStore>,
-    /// SHA-256 of the subject each user last signed in as.
-    subjects: Mutex<HashMap<String, [u8; 32]>>,
+    inner: Kept,
     /// The sign-ins under way, by user: where their tokens were kept, once they were.
     watched: Mutex<HashMap<String, Option<TokenKey>>>,
 }
 
 impl UserTokens {
-    pub(super) fn new(inner: Arc<dyn TokenStore>) -> Self {
+    pub(super) fn new(inner: Kept) -> Self {
         UserTokens {
             inner,
-            subjects: Mutex::default(),
             watched: Mutex::default(),
         }
+    }
+
+    /// Where the tokens are kept.
+    pub(super) fn kept(&self) -> &Kept {
+        &self.inner
     }
 
     /// A sign-in of `user` starts: the tokens it obtains are checked by [`Self::check`].
@@ -87,20 +94,30 @@ impl UserTokens {
         else {
             return Ok(());
         };
-        let digest: [u8; 32] = Sha256::digest(subject.as_bytes()).into();
-        let mut subjects = lock(&self.subjects);
-        match subjects.get(user) {
-            Some(before) if before != &digest => {
-                drop(subjects);
+        let digest: String = Sha256::digest(subject.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        match self.inner.subject(user) {
+            Some(before) if !same_text(&before, &digest) => {
                 self.inner.set_tokens(&key, None);
                 Err("the authorization server signed in another account than the one this user signed in with before: refused, and its tokens forgotten".to_owned())
             }
             _ => {
-                subjects.insert(user.to_owned(), digest);
+                self.inner.set_subject(user, digest);
                 Ok(())
             }
         }
     }
+}
+
+/// Compares two texts in time that depends only on their lengths.
+fn same_text(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
 }
 
 impl TokenStore for UserTokens {
@@ -124,17 +141,22 @@ impl TokenStore for UserTokens {
     fn set_registration(&self, issuer: &str, registration: Option<Registration>) {
         self.inner.set_registration(issuer, registration);
     }
+
+    fn begin_refresh<'a>(&'a self, key: &'a TokenKey) -> ClientFuture<'a, Option<Tokens>> {
+        self.inner.begin_refresh(key)
+    }
+
+    fn end_refresh<'a>(&'a self, key: &'a TokenKey) -> ClientFuture<'a, ()> {
+        self.inner.end_refresh(key)
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use base64::Engine as _;
     use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
-    use super::{TokenKey, TokenStore, Tokens, UserTokens, jwt_subject};
-    use crate::client::oauth::MemoryTokenStore;
+    use super::{Kept, TokenKey, TokenStore, Tokens, UserTokens, jwt_subject};
 
     fn jwt(sub: &str) -> String {
         let payload = URL_SAFE_NO_PAD.encode(format!(r#"{{"sub":"{sub}","aud":"x"}}"#));
@@ -163,7 +185,7 @@ mod tests {
 
     #[test]
     fn a_user_who_signs_in_again_must_come_back_as_the_same_account() {
-        let store = UserTokens::new(Arc::new(MemoryTokenStore::default()));
+        let store = UserTokens::new(Kept::new("m", None));
         store.begin("alice");
         granted(&store, "alice", jwt("alice-at-as"));
         assert_eq!(store.check("alice"), Ok(()));

@@ -12,20 +12,22 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::client::oauth::{MemoryTokenStore, OAuth};
+use crate::client::oauth::OAuth;
 use crate::client::{ClientHandler, McpClient};
 use crate::sync::lock;
 use crate::tool::{Ctx, DynamicArgs, DynamicTool, Elicitation, ToolError, ToolResult};
 
 use super::config::LABEL_SEPARATOR;
 use super::connection::UserGrant;
+use super::kept::Kept;
 use super::redirect::{Redirects, SIGN_IN_WAIT, SignInAgent};
+use super::seal::SealKey;
 use super::tokens::{UserTokens, new_id};
 use super::{Mount, Relay, ServerHandle};
 
@@ -88,16 +90,20 @@ pub(super) struct Users {
     redirects: Arc<Redirects>,
     table: Mutex<HashMap<String, Arc<User>>>,
     clock: AtomicU64,
+    /// Why nobody can sign in (the sign-ins' file cannot be kept as asked).
+    broken: OnceLock<String>,
 }
 
 impl Users {
-    pub(super) fn new(grant: UserGrant, redirects: Arc<Redirects>) -> Self {
+    pub(super) fn new(label: &str, grant: UserGrant, redirects: Arc<Redirects>) -> Self {
+        let kept = Kept::new(label, grant.sign_in_store.clone());
         Users {
             grant,
-            tokens: Arc::new(UserTokens::new(Arc::new(MemoryTokenStore::default()))),
+            tokens: Arc::new(UserTokens::new(kept)),
             redirects,
             table: Mutex::new(HashMap::new()),
             clock: AtomicU64::new(0),
+            broken: OnceLock::new(),
         }
     }
 
@@ -212,6 +218,17 @@ impl Mount {
 
     /// Registers the sign-in tool, listed to the users not signed in.
     pub(super) fn start_users(self: &Arc<Self>, server: &ServerHandle) {
+        let shared = &server.shared;
+        let key = SealKey::from_state_key(&shared.state_key);
+        if let Err(why) =
+            self.users()
+                .tokens
+                .kept()
+                .attach(shared.replicas.keys(), shared.replicas.shared(), key)
+        {
+            tracing::error!(mount = %self.label(), problem = %why, "nobody can sign in");
+            let _ = self.users().broken.set(why);
+        }
         let name = format!("{}{LABEL_SEPARATOR}{SIGN_IN}", self.label());
         let mount = self.clone();
         let shown = self.clone();
@@ -265,6 +282,9 @@ impl Mount {
                 ),
             )
         })?;
+        if let Some(why) = self.users().broken.get() {
+            return Err(ToolError::new("SIGN_IN_UNAVAILABLE", why.clone()));
+        }
         let user = self.users().user(&key)?;
         // The sign-in this call has seen under way: in 2026-07-28, the one the round's answer
         // was given for (carried in the sealed request state).
@@ -460,6 +480,9 @@ impl Mount {
             move |why: String| Phase::Out(Some(Failed { id, why }))
         };
         let task = tokio::spawn(async move {
+            // What the user signed in with before (here, on another replica, or before a
+            // restart): its tokens are used, and nobody is asked.
+            mount.users().tokens.kept().load(&key).await;
             let handler: Arc<dyn ClientHandler> = Arc::new(Relay);
             let connected = tokio::time::timeout(
                 SIGN_IN_WAIT + DISCOVERY_WAIT,
