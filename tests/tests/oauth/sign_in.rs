@@ -19,7 +19,10 @@ use reqwest::header::{CONTENT_TYPE, COOKIE, LOCATION, SET_COOKIE};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
-use super::{listed_by, users_behind_a_provider_with};
+use super::{listed_by, users_behind_a_provider, users_behind_a_provider_with};
+
+#[path = "kept.rs"]
+mod kept;
 
 /// A person at a browser, signing in on the provider's pages as `login`.
 struct Browser {
@@ -452,16 +455,29 @@ struct Gateway {
 impl Gateway {
     async fn start(url: &str, tokens: &str) -> Gateway {
         let dir = TempDir::new("oauth-sign-in");
+        Gateway::start_with(url, tokens, dir, "127.0.0.1:0", &[], &[]).await
+    }
+
+    /// [`Gateway::start`] in `dir`, on `addr`, its connection given `more` fields and the
+    /// gateway `env`.
+    async fn start_with(
+        url: &str,
+        tokens: &str,
+        dir: TempDir,
+        addr: &str,
+        more: &[(&str, &str)],
+        env: &[(&str, &str)],
+    ) -> Gateway {
         let store = dir.path().join("connections.json");
-        std::fs::write(
-            &store,
-            // Both scopes asked for: unasked, a sign-in would start with the reading scope the
-            // server's 401 names.
-            json!({"users-each": {"server_url": url, "grant": "authorization_code",
-                                  "scopes": ["users:read", "users:write"]}})
-            .to_string(),
-        )
-        .expect("write the connection store");
+        // Both scopes asked for: unasked, a sign-in would start with the reading scope the
+        // server's 401 names.
+        let mut connection = json!({"server_url": url, "grant": "authorization_code",
+                                    "scopes": ["users:read", "users:write"]});
+        for (name, value) in more {
+            connection[*name] = json!(value);
+        }
+        std::fs::write(&store, json!({ "users-each": connection }).to_string())
+            .expect("write the connection store");
         let mounts = dir.path().join("mounts.json");
         std::fs::write(
             &mounts,
@@ -470,24 +486,33 @@ impl Gateway {
             .to_string(),
         )
         .expect("write the mount file");
-        let (store, mounts, tokens) = (
+        let (store, mounts, tokens, addr) = (
             store.to_string_lossy().into_owned(),
             mounts.to_string_lossy().into_owned(),
             tokens.to_owned(),
+            addr.to_owned(),
         );
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
         let http = tokio::task::spawn_blocking(move || {
-            ExampleHttp::start(
-                "calc",
-                &["--mount", &mounts],
-                &[
-                    (mcp_tool::env::CONNECTIONS, store.as_str()),
-                    (mcp_tool::env::BEARER_TOKENS, tokens.as_str()),
-                ],
-            )
+            let mut all = vec![
+                (mcp_tool::env::CONNECTIONS, store.as_str()),
+                (mcp_tool::env::BEARER_TOKENS, tokens.as_str()),
+            ];
+            all.extend(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+            ExampleHttp::start_at("calc", &addr, &["--mount", &mounts], &all)
         })
         .await
         .expect("the gateway starts");
         Gateway { http, _dir: dir }
+    }
+
+    /// Stops the gateway: the folder it kept its files in.
+    fn stop(self) -> TempDir {
+        drop(self.http);
+        self._dir
     }
 
     fn url(&self) -> &str {
