@@ -160,6 +160,8 @@ struct Person {
     url_mode: bool,
     asked: Mutex<Vec<Value>>,
     walks: Mutex<Vec<JoinHandle<(StatusCode, String, String)>>>,
+    /// The start link opened elsewhere: its address's beginning replaced (another replica).
+    open_at: Mutex<Option<(String, String)>>,
 }
 
 impl Person {
@@ -176,6 +178,7 @@ impl Person {
             url_mode,
             asked: Mutex::new(Vec::new()),
             walks: Mutex::new(Vec::new()),
+            open_at: Mutex::new(None),
         })
     }
 
@@ -234,7 +237,11 @@ impl ClientHandler for Person {
             if !self.accept {
                 return Ok(json!({ "action": "decline" }));
             }
-            let page = params["url"].as_str().expect("a URL").to_owned();
+            let mut page = params["url"].as_str().expect("a URL").to_owned();
+            if let Some((from, to)) = &*self.open_at.lock().unwrap() {
+                assert!(page.starts_with(from.as_str()), "{page}");
+                page = page.replacen(from.as_str(), to, 1);
+            }
             let browser = Browser::new(&self.login);
             self.walks
                 .lock()
