@@ -162,25 +162,31 @@ impl Kept {
         )
     }
 
-    /// Reads `(key, name)` from the store and opens it; `None` when absent or unreadable
-    /// (logged, without its contents).
-    async fn read(&self, key: &str, name: &str) -> Option<Vec<u8>> {
-        let (backend, seal) = self.0.at.get()?;
+    /// Reads `(key, name)` from the store and opens it: `None` when absent or unreadable
+    /// (logged, without its contents); an error when the store did not answer (what is
+    /// cached then stays).
+    async fn read(&self, key: &str, name: &str) -> Result<Option<Vec<u8>>, ()> {
+        let Some((backend, seal)) = self.0.at.get() else {
+            return Err(());
+        };
         let sealed = match backend {
             Backend::Store(store) => match within(store.get(key)).await {
-                Ok(found) => found?,
+                Ok(found) => found,
                 Err(e) => {
                     tracing::warn!(mount = %self.0.mount, error = %e, "a sign-in could not be read from the store");
-                    return None;
+                    return Err(());
                 }
             },
-            Backend::File(file) => file.get(key)?,
+            Backend::File(file) => file.get(key),
+        };
+        let Some(sealed) = sealed else {
+            return Ok(None);
         };
         match seal.open(name, &sealed) {
-            Ok(plain) => Some(plain),
+            Ok(plain) => Ok(Some(plain)),
             Err(e) => {
                 tracing::warn!(mount = %self.0.mount, error = %e, "a kept sign-in does not open: ignored");
-                None
+                Ok(None)
             }
         }
     }
@@ -211,10 +217,10 @@ impl Kept {
     pub(super) async fn load(&self, user: &str) {
         let _writing = self.0.writing.lock().await;
         let (key, name) = self.names("user", user);
-        let record = self
-            .read(&key, &name)
-            .await
-            .and_then(|bytes| serde_json::from_slice::<UserRecord>(&bytes).ok());
+        let Ok(record) = self.read(&key, &name).await else {
+            return;
+        };
+        let record = record.and_then(|bytes| serde_json::from_slice::<UserRecord>(&bytes).ok());
         if lock(&self.0.unwritten).get(user).is_none_or(|n| *n == 0) {
             let mut users = lock(&self.0.users);
             match record {
@@ -228,10 +234,8 @@ impl Kept {
             }
         }
         let (key, name) = self.names("registrations", "");
-        if let Some(found) = self
-            .read(&key, &name)
-            .await
-            .and_then(|b| serde_json::from_slice::<BTreeMap<String, Registration>>(&b).ok())
+        if let Ok(Some(bytes)) = self.read(&key, &name).await
+            && let Ok(found) = serde_json::from_slice::<BTreeMap<String, Registration>>(&bytes)
         {
             let mut registrations = lock(&self.0.registrations);
             for (issuer, registration) in found {
