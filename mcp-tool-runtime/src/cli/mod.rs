@@ -663,7 +663,7 @@ fn init_tracing() {
         .with_ansi(false)
         .with_filter(filter);
     // The client-log layer reads events only: were it to take spans too, every request's span
-    // would be built for nobody (see server/dispatch/telemetry.rs).
+    // would be built for nobody (see server/telemetry.rs).
     let client = ClientLogLayer.with_filter(EventsOnly);
     let registry = tracing_subscriber::registry().with(stderr).with(client);
     // Only when exporting: an absent layer (`Option::None`) would say every span is wanted,

@@ -36,8 +36,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::protocol::{ProtocolVersion, RpcError, code};
+use crate::server::offerings::resource::ResourceTemplate;
 use crate::server::replicas::ReplicaStore;
-use crate::server::resource::ResourceTemplate;
 use crate::tool::input::Finish;
 use crate::tool::{Ctx, Identity, IntoToolResult, ToolResult};
 
@@ -316,7 +316,7 @@ impl Stack {
 /// A random id of 16 hex digits (64 bits: the first half of the server's usual id), for what
 /// must be told apart and not guessed.
 fn random_id() -> String {
-    let mut id = super::state::new_id();
+    let mut id = crate::server::state::new_id();
     id.truncate(16);
     id
 }

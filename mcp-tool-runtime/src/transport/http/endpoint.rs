@@ -16,8 +16,8 @@ use tokio::sync::{mpsc, watch};
 
 use crate::protocol::{RpcError, code, jsonrpc};
 use crate::server::ServerHandle;
+use crate::server::core::session::{Deliver, Opening, Outgoing, Principal, Session, client_share};
 use crate::server::replicas::SessionRecord;
-use crate::server::session::{Deliver, Opening, Outgoing, Principal, Session, client_share};
 use crate::sync::lock;
 use crate::tool::Identity;
 
@@ -488,7 +488,7 @@ impl Endpoint {
             let to: Weak<dyn Deliver> = me.clone();
             let session = Session::open(
                 &self.server,
-                crate::server::session::Outbound::Routed(to),
+                crate::server::core::session::Outbound::Routed(to),
                 Opening {
                     principal: principal_of(identity.as_ref(), local),
                     identity: identity.clone(),

@@ -25,7 +25,7 @@ use sha2::{Digest, Sha256};
 use tokio::sync::{mpsc, watch};
 
 use crate::protocol::{ProtocolVersion, RpcError, code, jsonrpc};
-use crate::server::session::Outgoing;
+use crate::server::core::session::Outgoing;
 use crate::sync::lock;
 use crate::tool::Identity;
 

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::protocol::jsonrpc;
 use crate::server::ServerHandle;
-use crate::server::handle::SignInPage;
+use crate::server::core::handle::SignInPage;
 
 use super::config::HttpConfig;
 use super::delete::handle_delete;

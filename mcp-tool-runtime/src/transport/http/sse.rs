@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use tokio::sync::{mpsc, watch};
 
 use crate::protocol::{RpcError, code, jsonrpc};
-use crate::server::session::Outgoing;
+use crate::server::core::session::Outgoing;
 
 /// How often a long stream (a listen stream, a call that takes its time) carries a comment,
 /// so that proxies keep it open and a client that left is noticed.

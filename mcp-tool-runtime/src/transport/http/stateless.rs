@@ -11,7 +11,7 @@ use crate::protocol::inbound::Inbound;
 use crate::protocol::jsonrpc;
 use crate::protocol::request::Request;
 use crate::protocol::{ProtocolVersion, code};
-use crate::server::session::{Opening, Outgoing, Session};
+use crate::server::core::session::{Opening, Outgoing, Session};
 use crate::tool::Identity;
 
 use super::endpoint::{Endpoint, accepts_sse, on_local_socket, peer_address, principal_of};
