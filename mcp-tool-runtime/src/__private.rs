@@ -24,9 +24,9 @@ pub use crate::server::offerings::record::{
 pub use crate::server::offerings::resource::{
     HandlerFuture, Resource, ResourceRequest, ResourceTemplate,
 };
+pub use crate::tool::blocking::{SyncPolicy, run_sync};
 pub use crate::tool::extract::{ViaArgs, ViaArgument, ViaContext};
 pub use crate::tool::result::summary::Summarize;
-pub use crate::tool::sync::{SyncPolicy, run_sync};
 pub use crate::tool::{
     Annotations, BoxFuture, DefBuilder, FromToolCall, IntoToolResult, ParamSpec, Rejection,
     ServiceType, TaskSupport, ToolCall, ToolRecord, ToolResult, ToolSet,

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use super::{HttpOptions, cli_error, env, init_tracing};
 use crate::server::{Result, Server};
-use crate::transport::http::events::event_store_from_url;
+use crate::transport::http::streams::events::event_store_from_url;
 use crate::transport::http::{BearerTokens, HttpConfig, OpenApi, ResourceMetadata};
 
 /// Serves Streamable HTTP as the command line and the environment say; returns the exit status.

@@ -19,7 +19,7 @@ use tokio::sync::mpsc;
 
 use crate::protocol::ProtocolVersion;
 use crate::sync::lock;
-use crate::tool::headers::header_text;
+use crate::tool::definition::headers::header_text;
 
 use super::message::{Inbound, Outbound, TRANSPORT, UNAUTHORIZED};
 use super::oauth::{Authorizer, OAuth};

@@ -199,7 +199,7 @@ impl Connection {
             {
                 Err(format!(
                     "connection `{id}`: `issuer` must be an http(s) URL, not `{}`",
-                    crate::tool::validate::short_text(issuer)
+                    crate::tool::definition::validate::short_text(issuer)
                 ))
             }
             _ => Ok(()),
@@ -224,7 +224,7 @@ fn check_redirect_uri(uri: &str) -> Result<(), String> {
     {
         return Err(format!(
             "`redirect_uri` must be an absolute http(s) URL with a path, no query and no fragment: {:?}",
-            crate::tool::validate::short_text(uri)
+            crate::tool::definition::validate::short_text(uri)
         ));
     }
     Ok(())

@@ -14,7 +14,7 @@ use crate::protocol::jsonrpc;
 use crate::protocol::{ProtocolVersion, RpcError};
 use crate::sync::lock;
 use crate::tool::ParamHeader;
-use crate::tool::headers::{param_headers, param_value};
+use crate::tool::definition::headers::{param_headers, param_value};
 
 mod inbound;
 

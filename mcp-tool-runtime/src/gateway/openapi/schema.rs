@@ -254,7 +254,7 @@ pub(crate) fn resolve<'v>(doc: &'v Value, reference: &str) -> Result<&'v Value, 
     let Some(fragment) = reference.strip_prefix('#') else {
         return Err(format!(
             "`$ref` `{}` leaves the document: only references within it (`#/…`) are followed, none is fetched",
-            crate::tool::validate::short_text(reference)
+            crate::tool::definition::validate::short_text(reference)
         ));
     };
     let pointer = percent_decode(fragment)

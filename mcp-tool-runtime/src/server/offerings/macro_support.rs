@@ -13,7 +13,7 @@
 //! argument the prompt does not declare, one that is not a string or does not parse, a
 //! template variable that does not parse.
 
-use crate::tool::validate::{short, short_text};
+use crate::tool::definition::validate::{short, short_text};
 use std::fmt::Display;
 use std::str::FromStr;
 use std::sync::Arc;

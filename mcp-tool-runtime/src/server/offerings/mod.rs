@@ -30,7 +30,7 @@ use crate::server::offerings::catalog::Catalog;
 use crate::server::offerings::prompt::{Prompt, PromptHandler};
 use crate::server::offerings::resource::{APP_MIME_TYPE, Reader, Resource, ResourceTemplate};
 use crate::server::offerings::views::{UI_EXTENSION, UiCsp, UiResourceMeta};
-use crate::tool::builder::check_scope;
+use crate::tool::definition::builder::check_scope;
 
 /// The resources, templates and prompts of a server.
 #[derive(Clone, Default)]

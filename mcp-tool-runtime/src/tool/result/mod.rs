@@ -7,6 +7,8 @@
 //! `structuredContent` and as its text copy; a [`Summarized`] one has a summary for the model
 //! in place of the copy (`summary`).
 
+pub(crate) mod structured;
+
 use std::borrow::Cow;
 use std::fmt;
 
@@ -14,8 +16,8 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::structured::Structured;
 use crate::protocol::{Content, RpcError};
+use crate::tool::result::structured::Structured;
 
 /// The full result of one tool call: MCP's `CallToolResult`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -302,7 +304,7 @@ impl<T: Serialize + JsonSchema> IntoToolResult for Json<T> {
 
     fn output_schema(generator: &mut SchemaGenerator) -> Option<Schema> {
         let schema = generator.subschema_for::<T>();
-        Some(super::def::resolve_ref(generator, schema))
+        Some(crate::tool::definition::def::resolve_ref(generator, schema))
     }
 }
 

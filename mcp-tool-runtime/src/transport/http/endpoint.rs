@@ -21,11 +21,11 @@ use crate::server::replicas::SessionRecord;
 use crate::sync::lock;
 use crate::tool::Identity;
 
-use super::auth::{AuthError, DPOP_ALGORITHMS, DpopMode};
-use super::config::HttpConfig;
-use super::origin::check_origin;
-use super::refusal::{Refusal, refuse, rpc_error};
-use super::resume::{self, Streams, Tap};
+use crate::transport::http::access::auth::{AuthError, DPOP_ALGORITHMS, DpopMode};
+use crate::transport::http::config::HttpConfig;
+use crate::transport::http::origin::check_origin;
+use crate::transport::http::refusal::{Refusal, refuse, rpc_error};
+use crate::transport::http::streams::resume::{self, Streams, Tap};
 
 pub(super) const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
 

@@ -12,7 +12,7 @@ use crate::server::offerings::catalog::page_index;
 use crate::server::offerings::invalid;
 use crate::server::offerings::resource::HandlerFuture;
 use crate::server::state::Binding;
-use crate::tool::def::missing_scopes;
+use crate::tool::definition::def::missing_scopes;
 use crate::tool::input::{Finish, InputRound, RoundEnd, UntilInput};
 use crate::tool::{Ctx, ToolError, logging};
 

@@ -15,10 +15,11 @@ use crate::server::core::handle::ServerHandle;
 use crate::server::middleware::{CallFuture, CallOutcome};
 use crate::server::offerings::catalog::Entry;
 use crate::server::telemetry;
-use crate::tool::def::format_duration;
+use crate::tool::blocking::{CatchUnwind, panic_result};
+use crate::tool::definition::def::format_duration;
+use crate::tool::definition::integers;
 use crate::tool::input::{Finish, UntilInput};
-use crate::tool::sync::{CatchUnwind, panic_result};
-use crate::tool::{Batch, Ctx, Structured, ToolCall, ToolResult, integers, logging};
+use crate::tool::{Batch, Ctx, Structured, ToolCall, ToolResult, logging};
 
 /// Runs a call through the server's middleware (if any), then [`run_entry`] — through the
 /// conversion of its arguments (`coerced`) where the tool or the server allows one. A call

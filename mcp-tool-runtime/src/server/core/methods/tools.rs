@@ -17,7 +17,7 @@ use crate::protocol::wire::{ListParams, Retry, TaskParams};
 use crate::protocol::{ProtocolVersion, RpcError, code, jsonrpc};
 use crate::tool::call_meta::CallMeta;
 use crate::tool::context::{CallState, ProgressState};
-use crate::tool::def::{missing_scopes, user_key};
+use crate::tool::definition::def::{missing_scopes, user_key};
 use crate::tool::input::{Finish, InputRound};
 use crate::tool::{CancellationToken, Ctx, Identity, ToolResult};
 

@@ -20,7 +20,7 @@
 
 use serde_json::{Map, Number, Value};
 
-use super::integers;
+use crate::tool::definition::integers;
 
 pub(crate) use build::Refusal;
 pub(crate) use explain::{Failure, Kind, Token};

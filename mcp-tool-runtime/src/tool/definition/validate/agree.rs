@@ -5,7 +5,7 @@ use serde_json::{Map, Value, json};
 
 use super::full::Full;
 use super::{Validator, refused};
-use crate::tool::quick::Quick;
+use crate::tool::definition::quick::Quick;
 
 /// The rules' verdict and boon's, for each instance; and the validator's answer (the rules'
 /// words where they decide) against boon's words.

@@ -12,9 +12,9 @@ use serde_json::{Map, Value};
 use crate::protocol::ProtocolVersion;
 use crate::protocol::wire::{self, ToolAnnotations};
 
-use super::coerce::{Coerced, Coercion};
-use super::headers::ParamHeader;
-use super::validate::{ValidationError, Validator};
+use crate::tool::definition::coerce::{Coerced, Coercion};
+use crate::tool::definition::headers::ParamHeader;
+use crate::tool::definition::validate::{ValidationError, Validator};
 
 /// The schema generator settings every tool uses: JSON Schema 2020-12, definitions under
 /// `$defs`, no `$schema` keyword on subschemas.

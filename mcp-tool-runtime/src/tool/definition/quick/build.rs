@@ -7,7 +7,7 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 use super::{ARRAY, BOOLEAN, Bound, INTEGER, NULL, NUMBER, OBJECT, Part, Rules, STRING};
-use crate::tool::integers;
+use crate::tool::definition::integers;
 
 /// Keywords whose meaning reaches beyond the part they sit in: a schema with any of them is
 /// the full validator's alone.

@@ -12,8 +12,8 @@ use std::sync::OnceLock;
 use boon::{Compiler, ErrorKind, SchemaIndex, Schemas};
 use serde_json::Value;
 
-use crate::tool::integers;
-use crate::tool::quick::{Failure, Kind, Quick, Token};
+use crate::tool::definition::integers;
+use crate::tool::definition::quick::{Failure, Kind, Quick, Token};
 
 /// Where the schema sits among boon's resources.
 const LOCATION: &str = "urn:mcp-tool:schema";

@@ -16,8 +16,8 @@ use std::sync::{Arc, LazyLock, Mutex};
 
 use serde_json::Value;
 
-use super::quick::{Failure, Kind, Quick, Token};
 use crate::sync::lock;
+use crate::tool::definition::quick::{Failure, Kind, Quick, Token};
 
 /// Why a value does not fit a tool's schema: every rule it breaks, each at its field. Shown
 /// one [`Violation`] per line, as a tool's caller reads it in the `isError` result.
@@ -163,7 +163,7 @@ impl Validator {
                 at: Vec::new(),
                 kind: Kind::Other(format!(
                     "the value is nested too deeply to check (more than {} schema parts on one path)",
-                    super::quick::MAX_DEPTH
+                    crate::tool::definition::quick::MAX_DEPTH
                 )),
                 causes: Vec::new(),
             }),

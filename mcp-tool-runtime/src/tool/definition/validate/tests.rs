@@ -172,7 +172,7 @@ fn an_invalid_schema_is_refused_when_compiled() {
 
 #[test]
 fn a_schema_without_rules_here_is_refused_by_the_keyword_that_has_none() {
-    use crate::tool::quick::{Quick, Refusal};
+    use crate::tool::definition::quick::{Quick, Refusal};
     let refusal = |schema: Value| Quick::build(&schema, &mut |_| None).err();
     assert_eq!(
         refusal(json!({"properties": {"code": {"type": "string", "pattern": "^x"}}})),

@@ -34,9 +34,9 @@ use axum::http::request::Parts;
 
 use crate::tool::Identity;
 
-use super::auth::{AuthError, AuthFuture, Authenticator, DpopMode};
 use crate::protocol::oauth::dpop::{INVALID_PROOF, USE_NONCE};
 use crate::server::replicas::ReplicaStore;
+use crate::transport::http::access::auth::{AuthError, AuthFuture, Authenticator, DpopMode};
 use introspect::Introspector;
 use keys::{Found, KeyCache};
 use metadata::Discovery;

@@ -11,15 +11,15 @@ use schemars::{Schema, SchemaGenerator};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::coerce::Coercion;
-use super::def::{
+use crate::tool::definition::coerce::Coercion;
+use crate::tool::definition::def::{
     Annotations, ListedSchemas, TaskSupport, ToolDef, generator, reserved_meta_key, resolve_ref,
     retain_referenced,
 };
-use super::headers::param_headers;
-use super::inline::{Kept, inline_definitions};
-use super::integers::bound_integers;
-use super::validate::Validator;
+use crate::tool::definition::headers::param_headers;
+use crate::tool::definition::inline::{Kept, inline_definitions};
+use crate::tool::definition::integers::bound_integers;
+use crate::tool::definition::validate::Validator;
 
 /// What the macros say about one parameter of a tool.
 #[derive(Debug, Clone, Copy)]

@@ -18,8 +18,8 @@ use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use super::logging;
-use super::result::ToolResult;
+use crate::tool::logging;
+use crate::tool::result::ToolResult;
 
 /// Consecutive quick calls on the blocking pool after which a tool runs on the worker.
 const PROBATION: u32 = 16;

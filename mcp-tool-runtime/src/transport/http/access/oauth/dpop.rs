@@ -408,7 +408,7 @@ mod tests {
         let names: Vec<String> = ALGORITHMS.iter().map(|a| format!("{a:?}")).collect();
         assert_eq!(
             names.join(" "),
-            crate::transport::http::auth::DPOP_ALGORITHMS
+            crate::transport::http::access::auth::DPOP_ALGORITHMS
         );
     }
 

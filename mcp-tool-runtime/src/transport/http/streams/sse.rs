@@ -15,13 +15,13 @@ use crate::server::core::session::Outgoing;
 
 /// How often a long stream (a listen stream, a call that takes its time) carries a comment,
 /// so that proxies keep it open and a client that left is noticed.
-pub(super) const KEEP_ALIVE: Duration = Duration::from_secs(25);
+pub(crate) const KEEP_ALIVE: Duration = Duration::from_secs(25);
 
 /// Answers one request (`request`: its id, for the error when its session ends first): JSON
 /// when its response is the first message for it (unless `sse`, and always when `status`
 /// gives the response text a status other than 200); otherwise an SSE stream of everything
 /// that belongs to it, ending with the response.
-pub(super) async fn respond(
+pub(crate) async fn respond(
     mut rx: mpsc::UnboundedReceiver<Outgoing>,
     sse: bool,
     status: impl FnOnce(&Outgoing) -> StatusCode,
@@ -32,7 +32,7 @@ pub(super) async fn respond(
 
 /// [`respond`] for a client that does not accept `text/event-stream`: the messages before the
 /// response (progress, logs) are dropped, and the response is JSON.
-pub(super) async fn respond_json_only(
+pub(crate) async fn respond_json_only(
     mut rx: mpsc::UnboundedReceiver<Outgoing>,
     status: impl FnOnce(&Outgoing) -> StatusCode,
     request: Option<&str>,
@@ -44,7 +44,7 @@ pub(super) async fn respond_json_only(
     respond_as(first, rx, false, status, request).await
 }
 
-pub(super) async fn respond_as(
+pub(crate) async fn respond_as(
     first: Option<Outgoing>,
     rx: mpsc::UnboundedReceiver<Outgoing>,
     sse: bool,
@@ -122,7 +122,7 @@ pub(super) async fn respond_as(
 }
 
 /// An SSE stream's response.
-pub(super) fn sse_response(body: Body) -> Response {
+pub(crate) fn sse_response(body: Body) -> Response {
     let mut response = Response::new(body);
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, EVENT_STREAM);
@@ -133,7 +133,7 @@ pub(super) fn sse_response(body: Body) -> Response {
 }
 
 /// A JSON answer's response.
-pub(super) fn json_response(status: StatusCode, body: String) -> Response {
+pub(crate) fn json_response(status: StatusCode, body: String) -> Response {
     let mut response = Response::new(Body::from(body));
     *response.status_mut() = status;
     response.headers_mut().insert(header::CONTENT_TYPE, JSON);
@@ -146,7 +146,7 @@ const ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering")
 
 /// The GET stream: every message that belongs to no request, with a comment every 25 seconds
 /// to keep proxies from closing it, until the server shuts down.
-pub(super) fn standalone(
+pub(crate) fn standalone(
     rx: mpsc::UnboundedReceiver<Outgoing>,
     shutdown: watch::Receiver<bool>,
 ) -> Response {

@@ -29,9 +29,11 @@ use crate::server::core::session::Outgoing;
 use crate::sync::lock;
 use crate::tool::Identity;
 
-use super::events::{EventStore, StreamKeys, event_id, hex, is_stream_key, parse_event_id};
-use super::refusal::{Refusal, refuse};
-use super::sse;
+use crate::transport::http::refusal::{Refusal, refuse};
+use crate::transport::http::streams::events::{
+    EventStore, StreamKeys, event_id, hex, is_stream_key, parse_event_id,
+};
+use crate::transport::http::streams::sse;
 
 const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 
@@ -40,7 +42,7 @@ const POLL: Duration = Duration::from_millis(100);
 
 /// The resumable streams of one endpoint: where their events are kept, and the writers
 /// running in this process, by stream key.
-pub(super) struct Streams {
+pub(crate) struct Streams {
     store: Arc<dyn EventStore>,
     retry: Duration,
     /// `None` without system randomness: then no stream is resumable.
@@ -51,7 +53,7 @@ pub(super) struct Streams {
 /// A stream's writer as its followers see it: whose stream it is, and where the next event
 /// goes.
 #[derive(Default)]
-pub(super) struct Tap {
+pub(crate) struct Tap {
     owner: String,
     state: Mutex<TapState>,
 }
@@ -84,7 +86,7 @@ impl Tap {
     }
 
     /// Whether a connection follows the stream.
-    pub(super) fn connected(&self) -> bool {
+    pub(crate) fn connected(&self) -> bool {
         lock(&self.state)
             .follower
             .as_ref()
@@ -110,15 +112,15 @@ impl Tap {
 
 /// A new stream, before its writer runs: its key, its owner, its tap, and the first
 /// follower's channel.
-pub(super) struct NewStream {
+pub(crate) struct NewStream {
     key: Arc<str>,
     owner: String,
-    pub(super) tap: Arc<Tap>,
+    pub(crate) tap: Arc<Tap>,
     live: mpsc::UnboundedReceiver<Live>,
 }
 
 impl Streams {
-    pub(super) fn new(store: Arc<dyn EventStore>, retry: Duration) -> Self {
+    pub(crate) fn new(store: Arc<dyn EventStore>, retry: Duration) -> Self {
         Streams {
             store,
             retry,
@@ -128,12 +130,12 @@ impl Streams {
     }
 
     /// Whether the events are kept where every replica reads them.
-    pub(super) fn shared(&self) -> bool {
+    pub(crate) fn shared(&self) -> bool {
         self.store.shared()
     }
 
     /// A new stream of `owner` with its first follower (`None` without system randomness).
-    pub(super) fn create(&self, owner: String) -> Option<NewStream> {
+    pub(crate) fn create(&self, owner: String) -> Option<NewStream> {
         let key: Arc<str> = self.keys.as_ref()?.make().into();
         let tap = Arc::new(Tap {
             owner: owner.clone(),
@@ -152,7 +154,7 @@ impl Streams {
     /// Answers a request of a 2025-11-25 session (`request`: its id): JSON when its response
     /// is its first message (unless `sse`) — the store is not touched — otherwise a
     /// resumable stream of everything that belongs to it, ending with the response.
-    pub(super) async fn respond(
+    pub(crate) async fn respond(
         self: &Arc<Self>,
         mut rx: mpsc::UnboundedReceiver<Outgoing>,
         sse: bool,
@@ -224,7 +226,7 @@ impl Streams {
     /// Opens the stream in the store, starts its writer (`first`: a message taken already;
     /// `ended`: the last event if the session goes first) and answers with the priming event
     /// and whatever the writer hands on. `shutdown` ends the connection (the GET stream).
-    pub(super) async fn serve(
+    pub(crate) async fn serve(
         self: &Arc<Self>,
         stream: NewStream,
         rx: mpsc::UnboundedReceiver<Outgoing>,
@@ -322,7 +324,7 @@ impl Streams {
 
     /// Resumes the stream `Last-Event-ID` names after that event: its missed events, then
     /// the rest of it.
-    pub(super) async fn resume(
+    pub(crate) async fn resume(
         self: &Arc<Self>,
         last_event: &str,
         owner: &str,
@@ -499,13 +501,13 @@ fn event(key: &str, seq: u64, data: &str) -> Bytes {
 
 /// Whether a session's streams are resumable: 2025-11-25 (earlier clients may not expect
 /// the priming event; 2026-07-28 has no resumption).
-pub(super) fn resumable(version: ProtocolVersion) -> bool {
+pub(crate) fn resumable(version: ProtocolVersion) -> bool {
     version == ProtocolVersion::V2025_11_25
 }
 
 /// Who a stream belongs to, as the store keeps it: a digest of the session id (a secret that
 /// is not stored) and the caller's identity.
-pub(super) fn owner_of(session_id: &str, identity: Option<&Identity>) -> String {
+pub(crate) fn owner_of(session_id: &str, identity: Option<&Identity>) -> String {
     let mut hash = Sha256::new();
     hash.update(session_id.as_bytes());
     hash.update([0]);
@@ -514,7 +516,7 @@ pub(super) fn owner_of(session_id: &str, identity: Option<&Identity>) -> String 
 }
 
 /// The `Last-Event-ID` of a request, if it sent one.
-pub(super) fn last_event_id(headers: &HeaderMap) -> Option<&str> {
+pub(crate) fn last_event_id(headers: &HeaderMap) -> Option<&str> {
     headers
         .get(&LAST_EVENT_ID)
         .map(|v| v.to_str().unwrap_or(""))

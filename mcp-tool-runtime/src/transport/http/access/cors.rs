@@ -32,10 +32,10 @@ const EXPOSED: &str = "mcp-session-id, mcp-protocol-version, www-authenticate";
 const MAX_AGE: &str = "600";
 
 /// The origins CORS answers, as configured.
-pub(super) type Origins = Arc<[String]>;
+pub(crate) type Origins = Arc<[String]>;
 
 /// The CORS layer: preflights answered, answers to listed origins marked.
-pub(super) async fn cors(State(origins): State<Origins>, request: Request, next: Next) -> Response {
+pub(crate) async fn cors(State(origins): State<Origins>, request: Request, next: Next) -> Response {
     let origin = request
         .headers()
         .get(header::ORIGIN)

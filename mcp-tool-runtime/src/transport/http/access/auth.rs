@@ -130,7 +130,7 @@ impl DpopMode {
 pub(crate) const DPOP_ALGORITHMS: &str = "ES256 ES384 RS256 RS384 RS512 PS256 PS384 PS512";
 
 /// The token of a request's `Authorization: Bearer …` header, if it has one.
-pub(super) fn bearer_token(request: &Parts) -> Option<&str> {
+pub(crate) fn bearer_token(request: &Parts) -> Option<&str> {
     request
         .headers
         .get(header::AUTHORIZATION)
