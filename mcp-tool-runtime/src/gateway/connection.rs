@@ -69,7 +69,7 @@ pub(crate) enum Authorization {
     /// A token given, or none.
     Given,
     /// Client credentials: one token for the gateway.
-    Service(crate::client::oauth::OAuth),
+    Service(crate::client::oauth::OAuthClient),
     /// Each calling user signs in (authorization code).
     PerUser(UserGrant),
 }
@@ -110,7 +110,7 @@ impl Connection {
     /// How this connection obtains its tokens: given, client credentials, or each user's
     /// sign-in; an error for a connection that says two ways or half of one.
     pub(crate) fn authorization(&self, id: &str) -> Result<Authorization, String> {
-        use crate::client::oauth::OAuth;
+        use crate::client::oauth::OAuthClient;
         if self.grant == Some(Grant::AuthorizationCode) {
             if self.authorization.is_some() || self.private_key.is_some() {
                 return Err(format!(
@@ -159,8 +159,8 @@ impl Connection {
             ));
         }
         let oauth = match (&self.client_secret, &self.private_key) {
-            (Some(secret), None) => OAuth::client_credentials(client_id, secret),
-            (None, Some(key)) => OAuth::client_credentials_with_key(
+            (Some(secret), None) => OAuthClient::client_credentials(client_id, secret),
+            (None, Some(key)) => OAuthClient::client_credentials_with_key(
                 client_id,
                 key,
                 self.signing_algorithm.as_deref().unwrap_or("ES256"),

@@ -18,7 +18,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::client::oauth::{MemoryTokenStore, OAuth};
+use crate::client::oauth::{MemoryTokenStore, OAuthClient};
 use crate::client::{ClientHandler, McpClient};
 use crate::sync::lock;
 use crate::tool::{Ctx, DynamicArgs, DynamicTool, Elicitation, ToolError, ToolResult};
@@ -437,7 +437,7 @@ impl Mount {
             outcome: Mutex::new(None),
         });
         users.tokens.begin(key);
-        let mut oauth = OAuth::authorization_code(agent.clone())
+        let mut oauth = OAuthClient::authorization_code(agent.clone())
             .principal(key)
             .store(users.tokens.clone())
             .client_name(format!("mcp-tool gateway ({})", self.label()));

@@ -100,7 +100,7 @@ struct Credentials {
     headers: Vec<(String, String)>,
     query: Vec<(String, String)>,
     bearer: Option<String>,
-    oauth: Option<crate::client::oauth::OAuth>,
+    oauth: Option<crate::client::oauth::OAuthClient>,
     authorizer: std::sync::OnceLock<Authorizer>,
 }
 

@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 use crate::protocol::meta::RequestMeta;
-use crate::protocol::walk::Json;
+use crate::protocol::walk::JsonText;
 use crate::protocol::{LogLevel, ProtocolVersion};
 use crate::tool::ClientInfo;
 
@@ -50,7 +50,7 @@ impl KnownClients {
         meta: &RequestMeta<'_>,
     ) -> Arc<ClientInfo> {
         let capabilities = meta.capabilities.get();
-        let info = meta.client_info.map_or("", Json::get);
+        let info = meta.client_info.map_or("", JsonText::get);
         let same = |k: &Known| {
             k.version == version && *k.capabilities == *capabilities && *k.info == *info
         };
@@ -97,7 +97,7 @@ impl KnownClients {
         meta: &RequestMeta<'_>,
     ) -> Arc<Stateless> {
         let capabilities = meta.capabilities.get();
-        let info = meta.client_info.map_or("", Json::get);
+        let info = meta.client_info.map_or("", JsonText::get);
         let level = meta.log_level.map_or(0, |l| l as usize + 1);
         if let Some(known) = self
             .known

@@ -7,7 +7,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use crate::protocol::walk::Json;
+use crate::protocol::walk::JsonText;
 use tracing::{Instrument as _, Span};
 
 use crate::protocol::inbound::{self, Inbound};
@@ -256,7 +256,7 @@ impl Session {
     }
 
     /// A request of a session (2025-11-25 and before).
-    fn session_request(self: &Arc<Self>, id: Json<'_>, request: &Request<'_>) {
+    fn session_request(self: &Arc<Self>, id: JsonText<'_>, request: &Request<'_>) {
         let id_text = id.get();
         let route = route_of(request.method);
         // A connection's session serves nothing but `initialize` and `ping` before its
@@ -302,7 +302,7 @@ impl Session {
     /// A stateless (2026-07-28) request: its `_meta` says who asks; the methods the revision
     /// removed (`initialize`, `ping`, `logging/setLevel`, `resources/subscribe`…) do not exist
     /// for it.
-    fn stateless_request(self: &Arc<Self>, id: Json<'_>, request: &Request<'_>, span: &Span) {
+    fn stateless_request(self: &Arc<Self>, id: JsonText<'_>, request: &Request<'_>, span: &Span) {
         let id_text = id.get();
         let checked = request
             .stateless_meta()
@@ -389,7 +389,7 @@ impl Session {
     }
 
     /// A response to a request we made of the client.
-    fn response(&self, id: Json<'_>, outcome: Result<Json<'_>, Json<'_>>) {
+    fn response(&self, id: JsonText<'_>, outcome: Result<JsonText<'_>, JsonText<'_>>) {
         let answer = match outcome {
             Ok(result) => serde_json::from_str(result.get())
                 .map_err(|e| RpcError::new(code::PARSE_ERROR, e.to_string())),

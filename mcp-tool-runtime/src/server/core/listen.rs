@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::protocol::walk::Json;
+use crate::protocol::walk::JsonText;
 
 use crate::protocol::wire::{
     Acknowledged, Empty, ListenResult, ListenResultMeta, SubscriptionFilter, SubscriptionMeta,
@@ -93,7 +93,7 @@ impl Listeners {
         &self,
         session: Arc<dyn Audience>,
         client: String,
-        id: Json<'_>,
+        id: JsonText<'_>,
         filter: SubscriptionFilter,
         limits: &Limits,
     ) -> Result<u64, RpcError> {

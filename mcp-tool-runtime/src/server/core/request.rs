@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 use std::sync::{Arc, OnceLock, Weak};
 
-use crate::protocol::walk::Json;
+use crate::protocol::walk::JsonText;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -28,7 +28,7 @@ use crate::server::telemetry;
 /// stateless (2026-07-28) request — what its `_meta` said about the client.
 pub(crate) struct Cx<'a> {
     pub(crate) session: &'a Arc<Session>,
-    pub(crate) id: Json<'a>,
+    pub(crate) id: JsonText<'a>,
     /// The id's key, made when first asked for (see [`Cx::key`]).
     pub(crate) key: &'a OnceLock<Arc<str>>,
     pub(crate) stateless: Option<Arc<Stateless>>,

@@ -31,7 +31,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use crate::protocol::walk::Json;
+use crate::protocol::walk::JsonText;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
@@ -120,8 +120,8 @@ pub enum Flow {
 /// One request as a middleware sees it.
 pub struct RequestInfo<'a> {
     pub(crate) method: &'a str,
-    pub(crate) id: Json<'a>,
-    pub(crate) params: Option<Json<'a>>,
+    pub(crate) id: JsonText<'a>,
+    pub(crate) params: Option<JsonText<'a>>,
     pub(crate) version: ProtocolVersion,
     pub(crate) identity: Option<&'a Identity>,
     pub(crate) principal: &'a str,
@@ -152,7 +152,7 @@ impl RequestInfo<'_> {
 
     /// The params as the client sent them (JSON text).
     pub fn params_text(&self) -> Option<&str> {
-        self.params.map(Json::get)
+        self.params.map(JsonText::get)
     }
 
     /// The revision of the protocol the request speaks.

@@ -41,7 +41,7 @@ const MAX_REFS: usize = 32;
 
 /// Which arguments of a tool may be converted when a model sent the wrong JSON type (see the
 /// rules above): set by generated code (`#[tool(coerce)]`, `#[arg(coerce)]`) and by
-/// `DynamicTool::coerce` through [`DefBuilder::coercion`](super::DefBuilder::coercion). What
+/// `DynamicTool::coerce` through [`DefBuilder::coercion`](crate::tool::DefBuilder::coercion). What
 /// is not set follows the server's switch.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Coercion {

@@ -61,7 +61,7 @@ pub use access::auth::{
 };
 #[cfg(feature = "oauth")]
 #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
-pub use access::oauth::OAuth;
+pub use access::oauth::OAuthVerifier;
 pub use config::{HttpConfig, OpenApi, ResourceMetadata};
 pub(crate) use endpoint::scope_value;
 pub use rest::status_of_code;

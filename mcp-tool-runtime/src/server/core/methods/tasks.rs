@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use crate::protocol::walk::Json;
+use crate::protocol::walk::JsonText;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -228,7 +228,7 @@ where
         let e = tasks::needs_extension(&format!("`{}`", request.name));
         return cx.refuse(&e);
     }
-    let params: P = match parse(request.params.map(Json::get)) {
+    let params: P = match parse(request.params.map(JsonText::get)) {
         Ok(params) => params,
         Err(e) => return cx.refuse(&e),
     };

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use crate::protocol::jsonrpc::Reply;
 use crate::protocol::request::{Method, Request};
-use crate::protocol::walk::Json;
+use crate::protocol::walk::JsonText;
 use crate::protocol::wire::{ListParams, Retry, TaskParams};
 use crate::protocol::{ProtocolVersion, RpcError, code, jsonrpc};
 use crate::tool::call_meta::CallMeta;
@@ -159,7 +159,7 @@ impl Cx<'_> {
     /// request state is bound to; `None` for a request of a session.
     pub(crate) fn round_of(
         &self,
-        params: Option<Json<'_>>,
+        params: Option<JsonText<'_>>,
         method: &'static str,
         name: &str,
         arguments: &impl serde::Serialize,
@@ -496,7 +496,7 @@ impl ServerHandle {
         let key = std::sync::OnceLock::new();
         let cx = Cx {
             session: &session,
-            id: Json::ZERO,
+            id: JsonText::ZERO,
             key: &key,
             stateless: None,
         };

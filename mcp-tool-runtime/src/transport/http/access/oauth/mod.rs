@@ -1,14 +1,14 @@
-//! An OAuth 2.1 resource server: [`OAuth`], an [`Authenticator`] that accepts access tokens
+//! An OAuth 2.1 resource server: [`OAuthVerifier`], an [`Authenticator`] that accepts access tokens
 //! issued by an authorization server the operator runs (Entra ID, Auth0, Keycloak, Okta, …)
 //! for this server.
 //!
 //! - **JWT access tokens** (RFC 9068, and plain JWTs) are verified here: the issuer's metadata
 //!   is discovered (RFC 8414, then OpenID Connect), its keys fetched from its `jwks_uri` only
 //!   and kept; RS256/384/512, PS256/384/512, ES256/384 and EdDSA signatures; `none` never, and
-//!   HMAC only with a secret configured explicitly ([`OAuth::shared_secret`]); `iss` exact,
+//!   HMAC only with a secret configured explicitly ([`OAuthVerifier::shared_secret`]); `iss` exact,
 //!   `aud` naming this server (RFC 8707), `exp`/`nbf` with a bounded leeway.
 //! - **Opaque tokens** are checked by introspection (RFC 7662), when the server has client
-//!   credentials for it ([`OAuth::introspection`]); answers are kept by a hash of the token.
+//!   credentials for it ([`OAuthVerifier::introspection`]); answers are kept by a hash of the token.
 //! - **Failure is closed**: an authorization server that cannot be reached refuses the request
 //!   with 503 and `Retry-After` (logged once per interval), never accepts it; every fetch is
 //!   bounded in size and time, and so is the token; one fetch of a kind runs at a time (an
@@ -47,15 +47,15 @@ use verified::Verified;
 /// module's documentation).
 ///
 /// ```no_run
-/// use mcp_tool::http::{HttpConfig, OAuth};
+/// use mcp_tool::http::{HttpConfig, OAuthVerifier};
 ///
-/// let oauth = OAuth::new("https://auth.example.com", "https://mcp.example.com/mcp")
+/// let oauth = OAuthVerifier::new("https://auth.example.com", "https://mcp.example.com/mcp")
 ///     // Opaque tokens too, checked with the server's own client credentials.
 ///     .introspection("mcp-server", "its-secret");
 /// let config = HttpConfig::default().with_auth(oauth);
 /// ```
 #[derive(Clone)]
-pub struct OAuth {
+pub struct OAuthVerifier {
     settings: Settings,
     state: Arc<State>,
 }
@@ -74,7 +74,7 @@ struct State {
     seen: dpop::Seen,
 }
 
-impl fmt::Debug for OAuth {
+impl fmt::Debug for OAuthVerifier {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OAuth")
             .field("issuer", &self.settings.issuer)
@@ -84,11 +84,11 @@ impl fmt::Debug for OAuth {
     }
 }
 
-impl OAuth {
+impl OAuthVerifier {
     /// Accepts tokens of `issuer` (exactly as its tokens and metadata name it) issued for
     /// `audience`: this server's resource URL (its endpoint's public URL).
     pub fn new(issuer: impl Into<String>, audience: impl Into<String>) -> Self {
-        OAuth {
+        OAuthVerifier {
             settings: Settings {
                 issuer: issuer.into(),
                 audiences: vec![audience.into()],
@@ -337,7 +337,7 @@ impl OAuth {
     }
 }
 
-impl Authenticator for OAuth {
+impl Authenticator for OAuthVerifier {
     fn authenticate<'a>(&'a self, request: &'a Parts) -> AuthFuture<'a> {
         Box::pin(async move {
             let mode = self.settings.dpop;
@@ -401,7 +401,7 @@ fn presented(request: &Parts) -> Option<Presented<'_>> {
     }
 }
 
-impl OAuth {
+impl OAuthVerifier {
     /// A request with a DPoP-bound token: the token, then its proof (RFC 9449 §4.3, §7.1).
     async fn authenticate_dpop(&self, request: &Parts, token: &str) -> Result<Identity, AuthError> {
         let settings = &self.settings;

@@ -1,4 +1,4 @@
-//! What an [`OAuth`](super::OAuth) verifier was configured with, and the one warning per
+//! What an [`OAuthVerifier`](super::OAuthVerifier) was configured with, and the one warning per
 //! interval it logs while the authorization server cannot be reached.
 
 use std::sync::{Arc, Mutex};

@@ -8,7 +8,7 @@ use base64::Engine as _;
 use jsonwebtoken::{EncodingKey, Header, encode};
 use serde_json::{Value, json};
 
-use super::OAuth;
+use super::OAuthVerifier;
 
 const ISSUER: &str = "https://auth.example.com";
 const AUDIENCE: &str = "https://mcp.example.com/mcp";
@@ -42,11 +42,11 @@ fn hs256(claims: &Value) -> String {
     encode(&Header::default(), claims, &key).expect("signs")
 }
 
-fn verifier() -> OAuth {
-    OAuth::new(ISSUER, AUDIENCE).shared_secret(SECRET)
+fn verifier() -> OAuthVerifier {
+    OAuthVerifier::new(ISSUER, AUDIENCE).shared_secret(SECRET)
 }
 
-async fn refusal(oauth: &OAuth, token: &str) -> String {
+async fn refusal(oauth: &OAuthVerifier, token: &str) -> String {
     let e = oauth.check(token).await.expect_err("refused");
     assert_eq!(e.code, Some("invalid_token"), "{e:?}");
     assert!(e.unavailable.is_none());
@@ -138,7 +138,7 @@ async fn no_algorithm_confusion() {
     // HMAC without a configured secret: refused whatever it says (a public key taken for
     // a secret makes no valid token).
     let token = hs256(&claims(json!({})));
-    let plain = OAuth::new(ISSUER, AUDIENCE);
+    let plain = OAuthVerifier::new(ISSUER, AUDIENCE);
     assert!(refusal(&plain, &token).await.contains("HMAC"));
     // `alg: none`, unsigned.
     let b64 = |v: &Value| {
