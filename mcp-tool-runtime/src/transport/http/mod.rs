@@ -38,6 +38,7 @@ mod cors;
 mod delete;
 mod endpoint;
 pub mod events;
+mod forwarded;
 mod get;
 mod headers;
 #[cfg(feature = "oauth")]
@@ -53,6 +54,7 @@ mod serve;
 mod sse;
 mod stateless;
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use axum::Router;
@@ -63,6 +65,7 @@ use crate::server::ServerHandle;
 pub use auth::{AuthError, AuthFuture, Authenticator, BearerTokens, BearerTokensError, DpopMode};
 pub use config::{HttpConfig, OpenApi, ResourceMetadata};
 pub(crate) use endpoint::scope_value;
+pub use forwarded::{TrustedProxies, TrustedProxiesError};
 #[cfg(feature = "oauth")]
 #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
 pub use oauth::OAuth;
@@ -152,6 +155,7 @@ impl ServerHandle {
             header_timeout: config.header_timeout,
             max_connections: config.max_connections,
             max_per_address: config.max_connections_per_address,
+            trusted: Arc::new(config.trusted_proxies.clone()),
         };
         // Without a layer around the routes, the endpoint's POSTs skip the router.
         let path = config.cors_origins.is_none().then(|| config.path.clone());
