@@ -275,14 +275,24 @@ impl Connection for StatelessConnection {
                 .notify(super::change::Change::Tools(Some(principal)));
         }
         if let Principal::Subject(subject) = principal {
-            // The subject's next request may reach another replica.
-            server
-                .shared
-                .replicas
-                .publish(super::replicas::Event::PrincipalTools {
-                    subject: subject.clone(),
-                    batch: super::replicas::SelectionWire::from(batch),
-                });
+            // The subject's next request may reach another replica, or one started later:
+            // its whole selection is stored before the others are told of the change.
+            let replicas = &server.shared.replicas;
+            if let Some(selection) = server.shared.principals.get(principal)
+                && let Ok(value) = serde_json::to_string(&super::replicas::SelectionWire::from(
+                    &selection.to_batch(),
+                ))
+            {
+                replicas.put_in_order(
+                    super::selection::selection_key(subject),
+                    value,
+                    super::selection::SELECTION_TTL,
+                );
+            }
+            replicas.publish(super::replicas::Event::PrincipalTools {
+                subject: subject.clone(),
+                batch: super::replicas::SelectionWire::from(batch),
+            });
         }
         Ok(active)
     }
