@@ -193,6 +193,7 @@ impl fmt::Debug for HttpConfig {
                 "max_connections_per_address",
                 &self.max_connections_per_address,
             )
+            .field("trusted_proxies", &self.trusted_proxies)
             .field("sse_retry", &self.sse_retry)
             .field("openapi", &self.openapi)
             .field("auth", &self.auth.is_some())
