@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::protocol::{Content, ResourceContents};
+use crate::server::offerings::resource::ResourceTemplate;
 use crate::server::replicas::{MemoryReplicaStore, ReplicaStore, ReplicaStoreError};
-use crate::server::resource::ResourceTemplate;
 use crate::sync::lock;
 use crate::tool::{ToolError, ToolResult};
 

@@ -25,10 +25,10 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 
-use super::endpoint::{Endpoint, LocalSocket, Peer};
-use super::forwarded::TrustedProxies;
-use super::post::handle_post;
 use crate::sync::lock;
+use crate::transport::http::access::forwarded::TrustedProxies;
+use crate::transport::http::endpoint::{Endpoint, LocalSocket, Peer};
+use crate::transport::http::post::handle_post;
 
 /// What the accept loop needs from the configuration.
 pub(super) struct Bounds {
