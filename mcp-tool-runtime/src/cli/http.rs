@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use super::{HttpOptions, cli_error, env, init_tracing};
 use crate::server::{Result, Server};
 use crate::transport::http::streams::events::event_store_from_url;
-use crate::transport::http::{BearerTokens, HttpConfig, OpenApi, ResourceMetadata};
+use crate::transport::http::{BearerTokens, HttpConfig, OpenApi, ResourceMetadata, TrustedProxies};
 
 /// Serves Streamable HTTP as the command line and the environment say; returns the exit status.
 pub(super) async fn serve_http(server: Server, bin: &str, options: HttpOptions) -> Result<i32> {
@@ -86,7 +86,7 @@ fn address(text: &str) -> std::result::Result<At, String> {
 }
 
 /// The endpoint's settings from the command line and the environment: connections per
-/// address, CORS origins, the event store, bearer tokens.
+/// address, trusted proxies, CORS origins, the event store, bearer tokens.
 fn config_from_environment(
     server: &Server,
     options: &HttpOptions,
@@ -108,6 +108,12 @@ fn config_from_environment(
                     env::CONNECTIONS_PER_ADDRESS
                 ));
             }
+        }
+    }
+    if let Ok(text) = std::env::var(env::TRUSTED_PROXIES) {
+        match TrustedProxies::parse(&text) {
+            Ok(proxies) => config.trusted_proxies = proxies,
+            Err(e) => return Err(format!("{}: {e}", env::TRUSTED_PROXIES)),
         }
     }
     if let Ok(text) = std::env::var(env::CORS_ORIGINS) {
