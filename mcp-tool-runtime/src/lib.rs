@@ -23,6 +23,32 @@
 //! (`layers`) enforces all of it, and the same for the macros crate. Users depend on the
 //! `mcp-tool` facade, which re-exports this crate's public surface in modules that mirror the
 //! layers.
+//!
+//! # Where new code goes
+//!
+//! - A new MCP method: its handler is a plain function in `server::core::methods` (one file
+//!   per method family), routed by the one table of `server::core::dispatch`; its wire shapes
+//!   are in `protocol::wire`. What a tool reaches while it runs goes in `tool` (the context,
+//!   an extractor), never in a transport.
+//! - Something the server offers (a kind of resource, a catalog rule): `server::offerings`.
+//!   Code around every request or call: a `Middleware` in `server::middleware`.
+//! - A transport's own concern (HTTP headers, streams, who may connect): `transport`; the
+//!   gateway's: `gateway`. The command line and its environment variables: `cli`.
+//! - A feature adds whole modules (and, where it must, methods of a type in its own module:
+//!   the gateway's builder methods, the transports' entry points), not `#[cfg]` lines inside
+//!   function bodies.
+//! - A helper every layer needs (a lock that survives a panicking holder) is written once, in
+//!   `sync`; an error type derives `thiserror::Error` and says what failed in its text.
+//! - What may import what: a module imports its own layer and those listed before it above;
+//!   two children of a folder do not import each other (a unit split in two files is listed
+//!   in the `layers` test with the reason). A file stays under 700 lines, or says in its `//!`
+//!   why it is long. The `layers` test checks all three.
+//! - Module convention: a folder's own file is its `mod.rs`.
+//! - A type's inherent methods are in its own file, or in the few stated here: `Server`'s in
+//!   `server` (its `mod.rs`), with `run` in `cli` and the mounts in `gateway`; `ServerHandle`'s
+//!   in `server::core::handle`, with the in-process `call` beside the `tools/call` pipeline
+//!   (`server::core::methods::tools`) and the transports' `serve_stdio`, `serve_http` and
+//!   `into_router`. A method one layer adds for its own use is a crate-private trait there.
 
 // docs.rs (nightly, `--cfg docsrs`): each item gated by a feature says which.
 #![cfg_attr(docsrs, feature(doc_cfg))]

@@ -11,89 +11,15 @@ use crate::transport::http::{BearerTokens, HttpConfig, OpenApi, ResourceMetadata
 
 /// Serves Streamable HTTP as the command line and the environment say; returns the exit status.
 pub(super) async fn serve_http(server: Server, bin: &str, options: HttpOptions) -> Result<i32> {
-    let text = options.addr.as_deref().unwrap_or("127.0.0.1:8080");
-    let at = match text.strip_prefix("unix:") {
-        Some(path) if cfg!(unix) && !path.is_empty() => At::Unix(path.into()),
-        _ => match text.parse::<std::net::SocketAddr>() {
-            Ok(addr) => At::Tcp(addr),
-            Err(_) => {
-                return Ok(cli_error(
-                    bin,
-                    &format!(
-                        "`{text}` is not an address such as 127.0.0.1:8080 (or unix:/path/to/socket)"
-                    ),
-                ));
-            }
-        },
+    let at = match address(options.addr.as_deref().unwrap_or("127.0.0.1:8080")) {
+        Ok(at) => at,
+        Err(why) => return Ok(cli_error(bin, &why)),
     };
     init_tracing();
-    let mut config = HttpConfig {
-        sessionless: options.sessionless,
-        sse_responses: options.sse,
-        // The server's own grace for calls at shutdown, as over stdio.
-        shutdown_grace: server.limits.shutdown_grace,
-        openapi: options.openapi.then(OpenApi::default),
-        ..HttpConfig::default()
+    let mut config = match config_from_environment(&server, &options) {
+        Ok(config) => config,
+        Err(why) => return Ok(cli_error(bin, &why)),
     };
-    if let Ok(text) = std::env::var(env::CONNECTIONS_PER_ADDRESS) {
-        match text.trim().parse::<usize>() {
-            Ok(n) if n > 0 => config.max_connections_per_address = n,
-            _ => {
-                return Ok(cli_error(
-                    bin,
-                    &format!(
-                        "{}: `{text}` is not a number of connections (such as 1024)",
-                        env::CONNECTIONS_PER_ADDRESS
-                    ),
-                ));
-            }
-        }
-    }
-    if let Ok(text) = std::env::var(env::TRUSTED_PROXIES) {
-        match TrustedProxies::parse(&text) {
-            Ok(proxies) => config.trusted_proxies = proxies,
-            Err(e) => return Ok(cli_error(bin, &format!("{}: {e}", env::TRUSTED_PROXIES))),
-        }
-    }
-    if let Ok(text) = std::env::var(env::CORS_ORIGINS) {
-        let origins: Vec<String> = text
-            .split(',')
-            .map(str::trim)
-            .filter(|o| !o.is_empty())
-            .map(str::to_owned)
-            .collect();
-        if let Some(bad) = origins
-            .iter()
-            .find(|o| *o != "*" && !o.starts_with("https://") && !o.starts_with("http://"))
-        {
-            return Ok(cli_error(
-                bin,
-                &format!(
-                    "{}: `{bad}` is not an origin such as https://app.example",
-                    env::CORS_ORIGINS
-                ),
-            ));
-        }
-        if !origins.is_empty() {
-            config.cors_origins = Some(origins);
-        }
-    }
-    // Where resumable streams' events are kept: memory unless the environment names Redis.
-    if let Ok(url) = std::env::var(env::EVENT_STORE)
-        && !url.trim().is_empty()
-    {
-        match event_store_from_url(&url) {
-            Ok(store) => config.event_store = store,
-            Err(e) => return Ok(cli_error(bin, &e.to_string())),
-        }
-    }
-    if let Ok(text) = std::env::var(env::BEARER_TOKENS) {
-        match BearerTokens::parse(&text) {
-            Ok(tokens) if tokens.is_empty() => {}
-            Ok(tokens) => config = config.with_auth(tokens),
-            Err(e) => return Ok(cli_error(bin, &format!("{}: {e}", env::BEARER_TOKENS))),
-        }
-    }
     // The operator's choice of shared state: the flag, else the environment.
     let shared = options.shared_state.or_else(|| {
         std::env::var(env::SHARED_STATE)
@@ -113,81 +39,8 @@ pub(super) async fn serve_http(server: Server, bin: &str, options: HttpOptions) 
     }
     let server = server.build()?;
     let listener = at.bind().await?;
-    // RFC 9728 metadata: what a client needs to find the authorization server. Given by the
-    // environment; with tokens but no public URL, the URL this server listens on.
-    let public = std::env::var(env::RESOURCE)
-        .ok()
-        .filter(|v| !v.trim().is_empty());
-    let servers = std::env::var(env::AUTHORIZATION_SERVERS)
-        .ok()
-        .filter(|v| !v.trim().is_empty());
-    let issuer = std::env::var(env::OAUTH_ISSUER)
-        .ok()
-        .filter(|v| !v.trim().is_empty());
-    if issuer.is_some() && config.auth.is_some() {
-        return Ok(cli_error(
-            bin,
-            &format!(
-                "{} and {} are both set: the endpoint takes OAuth access tokens or static ones, not both",
-                env::OAUTH_ISSUER,
-                env::BEARER_TOKENS
-            ),
-        ));
-    }
-    if config.auth.is_some() || public.is_some() || servers.is_some() || issuer.is_some() {
-        let resource = public.unwrap_or_else(|| format!("{}{}", listener.origin(), config.path));
-        if !resource.starts_with("http://") && !resource.starts_with("https://") {
-            return Ok(cli_error(
-                bin,
-                &format!("{}=`{resource}` is not an http(s) URL", env::RESOURCE),
-            ));
-        }
-        let list = |v: Option<String>| -> Vec<String> {
-            v.map(|v| {
-                v.split(',')
-                    .map(|s| s.trim().to_owned())
-                    .filter(|s| !s.is_empty())
-                    .collect()
-            })
-            .unwrap_or_default()
-        };
-        let mut authorization_servers = list(servers);
-        if let Some(issuer) = &issuer {
-            if authorization_servers.is_empty() {
-                authorization_servers.push(issuer.clone());
-            }
-            match oauth::from_environment(issuer, &resource, shared_store) {
-                Ok(auth) => config.auth = Some(auth),
-                Err(e) => return Ok(cli_error(bin, &e)),
-            }
-        }
-        if let Ok(text) = std::env::var(env::OAUTH_INITIAL_SCOPES)
-            && !text.trim().is_empty()
-        {
-            let scopes: Vec<String> = text
-                .split(|c: char| c == ',' || c.is_ascii_whitespace())
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned)
-                .collect();
-            if let Some(bad) = scopes
-                .iter()
-                .find(|s| crate::transport::http::scope_value(std::slice::from_ref(*s)).is_empty())
-            {
-                return Ok(cli_error(
-                    bin,
-                    &format!(
-                        "{}: `{bad}` is not a scope (printable ASCII, without a quote or a backslash)",
-                        env::OAUTH_INITIAL_SCOPES
-                    ),
-                ));
-            }
-            config.initial_scopes = Some(scopes);
-        }
-        config.resource_metadata = Some(ResourceMetadata {
-            resource,
-            authorization_servers,
-            scopes_supported: list(std::env::var(env::SCOPES).ok()),
-        });
+    if let Err(why) = resource_metadata(&mut config, &listener, shared_store) {
+        return Ok(cli_error(bin, &why));
     }
     if config.any_origin_unauthenticated() {
         return Ok(cli_error(
@@ -215,6 +68,165 @@ pub(super) async fn serve_http(server: Server, bin: &str, options: HttpOptions) 
         Listening::Unix(listener, _) => server.serve_http_unix(listener, config).await?,
     }
     Ok(0)
+}
+
+/// Where to listen: `text` as a socket address, or `unix:PATH`.
+fn address(text: &str) -> std::result::Result<At, String> {
+    match text.strip_prefix("unix:") {
+        Some(path) if cfg!(unix) && !path.is_empty() => Ok(At::Unix(path.into())),
+        _ => text
+            .parse::<std::net::SocketAddr>()
+            .map(At::Tcp)
+            .map_err(|_| {
+                format!(
+                    "`{text}` is not an address such as 127.0.0.1:8080 (or unix:/path/to/socket)"
+                )
+            }),
+    }
+}
+
+/// The endpoint's settings from the command line and the environment: connections per
+/// address, trusted proxies, CORS origins, the event store, bearer tokens.
+fn config_from_environment(
+    server: &Server,
+    options: &HttpOptions,
+) -> std::result::Result<HttpConfig, String> {
+    let mut config = HttpConfig {
+        sessionless: options.sessionless,
+        sse_responses: options.sse,
+        // The server's own grace for calls at shutdown, as over stdio.
+        shutdown_grace: server.limits.shutdown_grace,
+        openapi: options.openapi.then(OpenApi::default),
+        ..HttpConfig::default()
+    };
+    if let Ok(text) = std::env::var(env::CONNECTIONS_PER_ADDRESS) {
+        match text.trim().parse::<usize>() {
+            Ok(n) if n > 0 => config.max_connections_per_address = n,
+            _ => {
+                return Err(format!(
+                    "{}: `{text}` is not a number of connections (such as 1024)",
+                    env::CONNECTIONS_PER_ADDRESS
+                ));
+            }
+        }
+    }
+    if let Ok(text) = std::env::var(env::TRUSTED_PROXIES) {
+        match TrustedProxies::parse(&text) {
+            Ok(proxies) => config.trusted_proxies = proxies,
+            Err(e) => return Err(format!("{}: {e}", env::TRUSTED_PROXIES)),
+        }
+    }
+    if let Ok(text) = std::env::var(env::CORS_ORIGINS) {
+        let origins: Vec<String> = text
+            .split(',')
+            .map(str::trim)
+            .filter(|o| !o.is_empty())
+            .map(str::to_owned)
+            .collect();
+        if let Some(bad) = origins
+            .iter()
+            .find(|o| *o != "*" && !o.starts_with("https://") && !o.starts_with("http://"))
+        {
+            return Err(format!(
+                "{}: `{bad}` is not an origin such as https://app.example",
+                env::CORS_ORIGINS
+            ));
+        }
+        if !origins.is_empty() {
+            config.cors_origins = Some(origins);
+        }
+    }
+    // Where resumable streams' events are kept: memory unless the environment names Redis.
+    if let Ok(url) = std::env::var(env::EVENT_STORE)
+        && !url.trim().is_empty()
+    {
+        config.event_store = event_store_from_url(&url).map_err(|e| e.to_string())?;
+    }
+    if let Ok(text) = std::env::var(env::BEARER_TOKENS) {
+        match BearerTokens::parse(&text) {
+            Ok(tokens) if tokens.is_empty() => {}
+            Ok(tokens) => config = config.with_auth(tokens),
+            Err(e) => return Err(format!("{}: {e}", env::BEARER_TOKENS)),
+        }
+    }
+    Ok(config)
+}
+
+/// RFC 9728 metadata: what a client needs to find the authorization server, and the OAuth
+/// verifier of `MCP_TOOL_OAUTH_ISSUER`. Given by the environment; with tokens but no public
+/// URL, the URL this server listens on.
+fn resource_metadata(
+    config: &mut HttpConfig,
+    listener: &Listening,
+    shared_store: Option<std::sync::Arc<dyn crate::server::replicas::ReplicaStore>>,
+) -> std::result::Result<(), String> {
+    let public = std::env::var(env::RESOURCE)
+        .ok()
+        .filter(|v| !v.trim().is_empty());
+    let servers = std::env::var(env::AUTHORIZATION_SERVERS)
+        .ok()
+        .filter(|v| !v.trim().is_empty());
+    let issuer = std::env::var(env::OAUTH_ISSUER)
+        .ok()
+        .filter(|v| !v.trim().is_empty());
+    if issuer.is_some() && config.auth.is_some() {
+        return Err(format!(
+            "{} and {} are both set: the endpoint takes OAuth access tokens or static ones, not both",
+            env::OAUTH_ISSUER,
+            env::BEARER_TOKENS
+        ));
+    }
+    if config.auth.is_none() && public.is_none() && servers.is_none() && issuer.is_none() {
+        return Ok(());
+    }
+    let resource = public.unwrap_or_else(|| format!("{}{}", listener.origin(), config.path));
+    if !resource.starts_with("http://") && !resource.starts_with("https://") {
+        return Err(format!(
+            "{}=`{resource}` is not an http(s) URL",
+            env::RESOURCE
+        ));
+    }
+    let list = |v: Option<String>| -> Vec<String> {
+        v.map(|v| {
+            v.split(',')
+                .map(|s| s.trim().to_owned())
+                .filter(|s| !s.is_empty())
+                .collect()
+        })
+        .unwrap_or_default()
+    };
+    let mut authorization_servers = list(servers);
+    if let Some(issuer) = &issuer {
+        if authorization_servers.is_empty() {
+            authorization_servers.push(issuer.clone());
+        }
+        config.auth = Some(oauth::from_environment(issuer, &resource, shared_store)?);
+    }
+    if let Ok(text) = std::env::var(env::OAUTH_INITIAL_SCOPES)
+        && !text.trim().is_empty()
+    {
+        let scopes: Vec<String> = text
+            .split(|c: char| c == ',' || c.is_ascii_whitespace())
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect();
+        if let Some(bad) = scopes
+            .iter()
+            .find(|s| crate::transport::http::scope_value(std::slice::from_ref(*s)).is_empty())
+        {
+            return Err(format!(
+                "{}: `{bad}` is not a scope (printable ASCII, without a quote or a backslash)",
+                env::OAUTH_INITIAL_SCOPES
+            ));
+        }
+        config.initial_scopes = Some(scopes);
+    }
+    config.resource_metadata = Some(ResourceMetadata {
+        resource,
+        authorization_servers,
+        scopes_supported: list(std::env::var(env::SCOPES).ok()),
+    });
+    Ok(())
 }
 
 /// `openapi`: prints the document `--http --openapi` serves, its security as the environment

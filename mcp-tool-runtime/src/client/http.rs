@@ -52,19 +52,10 @@ struct Shared {
 impl Shared {
     /// `request` with the session's version and id, once `initialize` gave them.
     fn session_headers(&self, mut request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
-        if let Some(version) = *self
-            .version
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-        {
+        if let Some(version) = *crate::sync::read(&self.version) {
             request = request.header("MCP-Protocol-Version", version.as_str());
         }
-        if let Some(session) = self
-            .session
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
-        {
+        if let Some(session) = crate::sync::read(&self.session).clone() {
             request = request.header(SESSION, session);
         }
         request
@@ -120,11 +111,7 @@ impl HttpWire {
     /// The version `initialize` settled on: the session's requests say it (and are no longer
     /// 2026-07-28 requests).
     pub(super) fn set_version(&self, version: ProtocolVersion) {
-        *self
-            .shared
-            .version
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(version);
+        *crate::sync::write(&self.shared.version) = Some(version);
         self.shared.stateless.store(false, Ordering::SeqCst);
     }
 
@@ -227,12 +214,7 @@ impl HttpWire {
         if let Some(task) = lock(&self.standalone).take() {
             task.abort();
         }
-        let session = self
-            .shared
-            .session
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone();
+        let session = crate::sync::read(&self.shared.session).clone();
         if let Some(session) = session {
             let endpoint = &self.endpoint;
             let _ = endpoint
@@ -476,10 +458,7 @@ async fn answer(
             .get(SESSION)
             .and_then(|v| v.to_str().ok())
     {
-        *shared
-            .session
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(session.to_owned());
+        *crate::sync::write(&shared.session) = Some(session.to_owned());
     }
     let content_type = response
         .headers()

@@ -54,44 +54,29 @@ const MAX_MESSAGE: usize = 64 << 20;
 const MAX_TOOLS: usize = 100_000;
 
 /// Why the client failed.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ClientError {
     /// The server could not be reached, or the connection broke (worth retrying).
+    #[error("the server is unavailable: {0}")]
     Unavailable(String),
     /// The server answered with a JSON-RPC error.
+    #[error("the server refused ({}): {}", .0.code, .0.message)]
     Rpc(RpcError),
     /// The server answered something that is not MCP.
+    #[error("the server's answer is not MCP: {0}")]
     Protocol(String),
     /// The call was cancelled.
+    #[error("the call was cancelled")]
     Cancelled,
     /// The server took longer than the client's time limit.
+    #[error("the server did not answer within {} s", .0.as_secs_f64())]
     TimedOut(Duration),
     /// The server wants authorization that the client could not obtain (no
     /// [`Connect::oauth`], or the authorization server refused or misbehaved: the text says
     /// how, and never holds a secret).
+    #[error("not authorized: {0}")]
     Unauthorized(String),
 }
-
-impl fmt::Display for ClientError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ClientError::Unavailable(why) => write!(f, "the server is unavailable: {why}"),
-            ClientError::Rpc(e) => write!(f, "the server refused ({}): {}", e.code, e.message),
-            ClientError::Protocol(why) => write!(f, "the server's answer is not MCP: {why}"),
-            ClientError::Cancelled => f.write_str("the call was cancelled"),
-            ClientError::Unauthorized(why) => write!(f, "not authorized: {why}"),
-            ClientError::TimedOut(after) => {
-                write!(
-                    f,
-                    "the server did not answer within {} s",
-                    after.as_secs_f64()
-                )
-            }
-        }
-    }
-}
-
-impl std::error::Error for ClientError {}
 
 impl ClientError {
     /// Whether trying again later may succeed (the server was down, or slow).
@@ -520,6 +505,37 @@ impl McpClient {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn client_errors_read_as_they_did() {
+        let said = [
+            (
+                ClientError::Unavailable("refused".into()),
+                "the server is unavailable: refused",
+            ),
+            (
+                ClientError::Rpc(RpcError::new(-32601, "no such method")),
+                "the server refused (-32601): no such method",
+            ),
+            (
+                ClientError::Protocol("a list".into()),
+                "the server's answer is not MCP: a list",
+            ),
+            (ClientError::Cancelled, "the call was cancelled"),
+            (
+                ClientError::TimedOut(Duration::from_millis(1500)),
+                "the server did not answer within 1.5 s",
+            ),
+            (
+                ClientError::Unauthorized("no token".into()),
+                "not authorized: no token",
+            ),
+        ];
+        for (error, text) in said {
+            assert_eq!(error.to_string(), text);
+            assert!(std::error::Error::source(&error).is_none());
+        }
+    }
 
     #[test]
     fn a_form_starts_with_the_defaults_of_its_schema() {

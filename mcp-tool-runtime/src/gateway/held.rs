@@ -41,6 +41,7 @@ use crate::client::{
 };
 use crate::protocol::{RpcError, code};
 use crate::server::replicas::{Event, HeldAnswer, HeldQuestion, HeldStep};
+use crate::sync::lock;
 use crate::tool::input::InputRound;
 use crate::tool::{Ctx, ToolError};
 
@@ -684,8 +685,4 @@ fn random_id() -> Result<String, ToolError> {
     getrandom::fill(&mut bytes)
         .map_err(|e| ToolError::new("REMOTE_ERROR", format!("no randomness: {e}")))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

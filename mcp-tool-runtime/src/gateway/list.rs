@@ -91,10 +91,7 @@ impl Mount {
             now.insert(name);
         }
         let gone: Vec<String> = {
-            let mut names = self
-                .names
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut names = crate::sync::lock(&self.names);
             let gone = names.difference(&now).cloned().collect();
             *names = now;
             gone

@@ -259,9 +259,7 @@ impl Mount {
 
     /// The client of the connection now up, or the retryable error that says it is down.
     fn connected(&self) -> Result<McpClient, ToolError> {
-        self.client
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        crate::sync::read(&self.client)
             .clone()
             .filter(|_| self.up.load(Ordering::SeqCst))
             .ok_or_else(|| unavailable(self.label(), "not connected"))
@@ -293,10 +291,7 @@ impl Mount {
                     backoff = Duration::from_millis(250);
                     said = false;
                     tracing::info!(mount = %self.label(), "connected to the mounted server");
-                    *self
-                        .client
-                        .write()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(client.clone());
+                    *crate::sync::write(&self.client) = Some(client.clone());
                     self.up.store(true, Ordering::SeqCst);
                     // Followed from before the first list: a change announced while listing
                     // is not missed.

@@ -1,7 +1,5 @@
 //! JSON-RPC errors: the codes and the error object.
 
-use std::fmt;
-
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -48,7 +46,8 @@ pub mod code {
 }
 
 /// A JSON-RPC error object.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
+#[error("JSON-RPC error {code}: {message}")]
 pub struct RpcError {
     /// The error code.
     pub code: i64,
@@ -106,11 +105,3 @@ impl RpcError {
         })
     }
 }
-
-impl fmt::Display for RpcError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "JSON-RPC error {}: {}", self.code, self.message)
-    }
-}
-
-impl std::error::Error for RpcError {}

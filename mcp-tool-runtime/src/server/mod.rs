@@ -53,7 +53,7 @@ use offerings::record;
 pub use offerings::record::{OfferingKind, OfferingRecord, OfferingSet};
 use offerings::resource::{Resource, ResourceTemplate};
 pub use offerings::skills::SKILLS_EXTENSION;
-use offerings::views::UiCsp;
+use offerings::views::{UiCsp, UiResourceMeta};
 
 /// Builds an MCP server: its identity, its tools and the service instances they run on, what
 /// it offers beside its tools. [`Server::run`] gives a binary its command line (MCP on stdio,
@@ -240,6 +240,16 @@ impl Server {
         S: Into<String>,
     {
         self.only = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// How hosts should show the MCP Apps view `name` (of `#[tool(ui = "name")]`): its CSP
+    /// domains, the browser permissions it asks for, a dedicated origin and whether it
+    /// wants a border, served as its `ui://` resource's `_meta.ui`. A CSP given here
+    /// replaces [`Server::ui_csp`] for this view. A name no tool's view has stops the server
+    /// from starting, as does a domain no CSP can carry.
+    pub fn ui_meta(mut self, name: impl Into<String>, meta: UiResourceMeta) -> Self {
+        self.offerings.views.insert(name.into(), meta);
         self
     }
 
@@ -442,28 +452,9 @@ impl Server {
 
     /// Checks the tools and builds the running server. Every problem (duplicate names,
     /// missing service instances or states, bad schemas) is reported together.
-    pub fn build(self) -> std::result::Result<ServerHandle, StartError> {
-        let mut records = self.tools;
-        if self.use_inventory {
-            records.extend(registered().copied());
-        }
-        if let Some(only) = &self.only {
-            let missing: Vec<String> = only
-                .iter()
-                .filter(|n| !records.iter().any(|r| r.name == n.as_str()))
-                .map(|n| format!("`only` names a tool that does not exist: `{n}`"))
-                .collect();
-            if !missing.is_empty() {
-                return Err(StartError::new(missing));
-            }
-            records.retain(|r| only.iter().any(|n| n == r.name));
-        }
-        let state_key = if self.state_keys.is_empty() {
-            StateKey::random(self.state_ttl)
-        } else {
-            StateKey::new(&self.state_keys, self.state_ttl)
-        }
-        .map_err(|e| StartError::new(vec![e]))?;
+    pub fn build(mut self) -> std::result::Result<ServerHandle, StartError> {
+        let records = self.tool_records()?;
+        let state_key = self.sealing_key()?;
         let info = Arc::new(Implementation {
             name: self.name.clone(),
             version: self.version,
@@ -473,17 +464,10 @@ impl Server {
             icons: self.icons,
             result_meta: std::sync::OnceLock::new(),
         });
-        let search_tool = match offerings::search::search_tool().define(&self.name) {
-            Ok((def, call)) => Some(Arc::new(Entry::new(def, call, None))),
-            Err(problems) => {
-                tracing::error!(?problems, "the built-in tool search is invalid");
-                None
-            }
-        };
         let decor = Arc::new(Decor {
             info: info.clone(),
             hints: self.hints,
-            search_tool,
+            search_tool: search_tool(&self.name),
             keep_refs: self.keep_refs,
         });
         // The prompts and resources of the macros are checked with the tools: every problem
@@ -503,37 +487,13 @@ impl Server {
             decor,
         )
         .map_err(|e| StartError::new([e.problems(), &problems[..]].concat()))?;
-        for tool in &self.dynamic {
-            if catalog.get(tool.name()).is_some() {
-                problems.push(format!(
-                    "two tools are named `{}` (one is dynamic)",
-                    tool.name()
-                ));
-                continue;
-            }
-            match tool.define(&self.name) {
-                Ok((def, call)) => {
-                    catalog = catalog.changed(Some(Arc::new(Entry::new(def, call, None))), None);
-                }
-                Err(errs) => problems.extend(
-                    errs.into_iter()
-                        .map(|e| format!("dynamic tool `{}`: {e}", tool.name())),
-                ),
-            }
-        }
+        add_dynamic(&self.dynamic, &self.name, &mut catalog, &mut problems);
         let mounts = self.mounts.as_ref().and_then(|m| m.build(&mut problems));
         if !problems.is_empty() {
             return Err(StartError::new(problems));
         }
         if !self.keep_refs {
-            for entry in catalog.entries() {
-                if let Some(why) = entry.def.refs_kept() {
-                    tracing::warn!(
-                        tool = %entry.name,
-                        "the tool's schema keeps its `$ref`s, which some clients refuse: {why}"
-                    );
-                }
-            }
+            warn_of_kept_refs(&catalog);
         }
         tracing::debug!(tools = catalog.entries().len(), "mcp server ready");
         for layer in &self.middleware {
@@ -571,5 +531,87 @@ impl Server {
         );
         handle.start_mounts();
         Ok(handle)
+    }
+
+    /// The tools' records: those given, and those registered in the binary unless told
+    /// otherwise, narrowed to the names of [`Server::only`] (each of which must exist).
+    fn tool_records(&mut self) -> std::result::Result<Vec<ToolRecord>, StartError> {
+        let mut records = std::mem::take(&mut self.tools);
+        if self.use_inventory {
+            records.extend(registered().copied());
+        }
+        if let Some(only) = &self.only {
+            let missing: Vec<String> = only
+                .iter()
+                .filter(|n| !records.iter().any(|r| r.name == n.as_str()))
+                .map(|n| format!("`only` names a tool that does not exist: `{n}`"))
+                .collect();
+            if !missing.is_empty() {
+                return Err(StartError::new(missing));
+            }
+            records.retain(|r| only.iter().any(|n| n == r.name));
+        }
+        Ok(records)
+    }
+
+    /// The key that seals request states: the keys given, else a random one.
+    fn sealing_key(&self) -> std::result::Result<StateKey, StartError> {
+        if self.state_keys.is_empty() {
+            StateKey::random(self.state_ttl)
+        } else {
+            StateKey::new(&self.state_keys, self.state_ttl)
+        }
+        .map_err(|e| StartError::new(vec![e]))
+    }
+}
+
+/// The built-in tool search of server `name` (none, with an error logged, if it is invalid).
+fn search_tool(name: &str) -> Option<Arc<Entry>> {
+    match offerings::search::search_tool().define(name) {
+        Ok((def, call)) => Some(Arc::new(Entry::new(def, call, None))),
+        Err(problems) => {
+            tracing::error!(?problems, "the built-in tool search is invalid");
+            None
+        }
+    }
+}
+
+/// Warns of each tool whose schema keeps its `$ref`s.
+fn warn_of_kept_refs(catalog: &Catalog) {
+    for entry in catalog.entries() {
+        if let Some(why) = entry.def.refs_kept() {
+            tracing::warn!(
+                tool = %entry.name,
+                "the tool's schema keeps its `$ref`s, which some clients refuse: {why}"
+            );
+        }
+    }
+}
+
+/// Adds the dynamic tools of server `server` to `catalog`; a name taken or a tool that does not define is a
+/// problem.
+fn add_dynamic(
+    dynamic: &[DynamicTool],
+    server: &str,
+    catalog: &mut Catalog,
+    problems: &mut Vec<String>,
+) {
+    for tool in dynamic {
+        if catalog.get(tool.name()).is_some() {
+            problems.push(format!(
+                "two tools are named `{}` (one is dynamic)",
+                tool.name()
+            ));
+            continue;
+        }
+        match tool.define(server) {
+            Ok((def, call)) => {
+                *catalog = catalog.changed(Some(Arc::new(Entry::new(def, call, None))), None);
+            }
+            Err(errs) => problems.extend(
+                errs.into_iter()
+                    .map(|e| format!("dynamic tool `{}`: {e}", tool.name())),
+            ),
+        }
     }
 }

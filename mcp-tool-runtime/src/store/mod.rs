@@ -44,8 +44,6 @@ mod redis {
     }
 }
 
-use std::fmt;
-
 /// What a store URL names.
 pub(crate) enum StoreUrl {
     /// This process's memory: `memory`, or nothing.
@@ -78,7 +76,8 @@ fn is_redis(url: &str) -> bool {
 
 /// Why a store URL was refused: what it was for, the URL (its password hidden), and what is
 /// wrong with it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{store}{}: {problem}", shown_url(.url))]
 pub struct StoreUrlError {
     store: &'static str,
     url: String,
@@ -86,17 +85,33 @@ pub struct StoreUrlError {
 }
 
 /// What is wrong with a store URL.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreUrlProblem {
     /// Neither `memory` nor a Redis URL.
+    #[error("expected `memory` or a `redis://host:port` URL")]
     Unknown,
     /// A Redis URL, and the server was built without Redis (the `redis` feature).
+    #[error("this server was built without Redis (the `redis` feature of mcp-tool)")]
     NoRedis,
     /// A `rediss://` URL, and the redis crate was built without TLS.
+    #[error(
+        "this server was built without TLS to Redis (`rediss://`): use `redis://` \
+         (through a TLS tunnel where the network needs one)"
+    )]
     NoTls,
     /// A Redis URL the redis crate refuses, and why.
+    #[error("not a Redis URL: {0}")]
     Invalid(String),
+}
+
+/// The URL as an error shows it after what it was for: nothing when there is none.
+fn shown_url(url: &str) -> String {
+    if url.is_empty() {
+        String::new()
+    } else {
+        format!(" `{url}`")
+    }
 }
 
 impl StoreUrlError {
@@ -121,36 +136,6 @@ impl StoreUrlError {
     /// What is wrong with it.
     pub fn problem(&self) -> &StoreUrlProblem {
         &self.problem
-    }
-}
-
-impl fmt::Display for StoreUrlError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.url.is_empty() {
-            write!(f, "{}: {}", self.store, self.problem)
-        } else {
-            write!(f, "{} `{}`: {}", self.store, self.url, self.problem)
-        }
-    }
-}
-
-impl std::error::Error for StoreUrlError {}
-
-impl fmt::Display for StoreUrlProblem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            StoreUrlProblem::Unknown => {
-                f.write_str("expected `memory` or a `redis://host:port` URL")
-            }
-            StoreUrlProblem::NoRedis => {
-                f.write_str("this server was built without Redis (the `redis` feature of mcp-tool)")
-            }
-            StoreUrlProblem::NoTls => f.write_str(
-                "this server was built without TLS to Redis (`rediss://`): use `redis://` \
-                 (through a TLS tunnel where the network needs one)",
-            ),
-            StoreUrlProblem::Invalid(why) => write!(f, "not a Redis URL: {why}"),
-        }
     }
 }
 
@@ -206,6 +191,27 @@ mod tests {
             Ok(_) => panic!("`{url}` was accepted"),
             Err(e) => e,
         }
+    }
+
+    #[test]
+    fn a_refusal_names_the_store_and_the_url_when_there_is_one() {
+        let unknown = StoreUrlError::new("task store", "sqlite://x", StoreUrlProblem::Unknown);
+        assert_eq!(
+            unknown.to_string(),
+            "task store `sqlite://x`: expected `memory` or a `redis://host:port` URL"
+        );
+        let empty = StoreUrlError::new("shared state", "", StoreUrlProblem::NoRedis);
+        assert_eq!(
+            empty.to_string(),
+            "shared state: this server was built without Redis (the `redis` feature of mcp-tool)"
+        );
+        assert_eq!(
+            StoreUrlProblem::Invalid("bad port".into()).to_string(),
+            "not a Redis URL: bad port"
+        );
+        assert!(StoreUrlProblem::NoTls.to_string().starts_with(
+            "this server was built without TLS to Redis (`rediss://`): use `redis://` (through"
+        ));
     }
 
     #[test]

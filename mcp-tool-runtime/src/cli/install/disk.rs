@@ -11,7 +11,7 @@ const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 /// An exclusive lock on `.NAME.lock` beside `file` (created for this, and left there: a lock
 /// file removed while another install waits on it would let a third take a new one at
 /// once), held until the returned file is dropped; waited for at most [`LOCK_WAIT`].
-pub(super) fn lock(file: &Path) -> Result<fs::File, String> {
+pub(super) fn lock_file(file: &Path) -> Result<fs::File, String> {
     let folder = file.parent().unwrap_or(Path::new("."));
     let mut name = std::ffi::OsString::from(".");
     name.push(file.file_name().unwrap_or_default());

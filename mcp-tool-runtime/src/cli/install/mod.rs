@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde::ser::SerializeMap;
 
-use self::disk::{lock, read, write};
+use self::disk::{lock_file, read, write};
 use super::{cli_error, write_out};
 
 /// The MCP hosts `install` writes to.
@@ -343,7 +343,7 @@ fn run(server_name: &str, options: &InstallOptions) -> Result<String, String> {
     let _lock = if options.dry_run {
         None
     } else {
-        Some(lock(&target)?)
+        Some(lock_file(&target)?)
     };
     // The host may rewrite its file meanwhile (Claude Code does, often): the new text is
     // written only if the file is still what it was read as, else it is merged again.

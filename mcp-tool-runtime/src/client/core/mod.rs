@@ -150,16 +150,12 @@ impl Core {
                         .as_array()
                         .is_some_and(|v| v.iter().any(|v| v == "2026-07-28"));
                     if speaks {
-                        *self
-                            .server
-                            .write()
-                            .unwrap_or_else(std::sync::PoisonError::into_inner) =
-                            Some(ServerInfo {
-                                protocol_version: ProtocolVersion::V2026_07_28,
-                                info: found["_meta"]["io.modelcontextprotocol/serverInfo"].clone(),
-                                capabilities: found["capabilities"].clone(),
-                                instructions: found["instructions"].as_str().map(String::from),
-                            });
+                        *crate::sync::write(&self.server) = Some(ServerInfo {
+                            protocol_version: ProtocolVersion::V2026_07_28,
+                            info: found["_meta"]["io.modelcontextprotocol/serverInfo"].clone(),
+                            capabilities: found["capabilities"].clone(),
+                            instructions: found["instructions"].as_str().map(String::from),
+                        });
                         self.start_listening();
                         return Ok(());
                     }
@@ -203,10 +199,7 @@ impl Core {
                     result["protocolVersion"]
                 ))
             })?;
-        *self
-            .server
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(ServerInfo {
+        *crate::sync::write(&self.server) = Some(ServerInfo {
             protocol_version: version,
             info: result["serverInfo"].clone(),
             capabilities: result["capabilities"].clone(),
@@ -223,9 +216,7 @@ impl Core {
     }
 
     pub(super) fn server(&self) -> ServerInfo {
-        self.server
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        crate::sync::read(&self.server)
             .clone()
             .unwrap_or(ServerInfo {
                 protocol_version: ProtocolVersion::LATEST,

@@ -117,17 +117,11 @@ impl Authorizer {
     }
 
     fn current(&self) -> Option<Tokens> {
-        self.current
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+        crate::sync::read(&self.current).clone()
     }
 
     fn set_current(&self, tokens: Option<Tokens>) {
-        *self
-            .current
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = tokens;
+        *crate::sync::write(&self.current) = tokens;
     }
 
     /// Discovers where the server's tokens come from, within what the client trusts; a

@@ -4,7 +4,7 @@
 //! instead of each request building the same values again.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, OnceLock, PoisonError, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use crate::protocol::meta::RequestMeta;
 use crate::protocol::walk::JsonText;
@@ -54,13 +54,7 @@ impl KnownClients {
         let same = |k: &Known| {
             k.version == version && *k.capabilities == *capabilities && *k.info == *info
         };
-        if let Some(known) = self
-            .known
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .find(|k| same(k))
-        {
+        if let Some(known) = crate::sync::read(&self.known).iter().find(|k| same(k)) {
             return known.client.clone();
         }
         let (capabilities_value, info_value) = meta.values();
@@ -70,7 +64,7 @@ impl KnownClients {
             capabilities: capabilities_value,
         });
         if capabilities.len() + info.len() <= LONGEST {
-            let mut known = self.known.write().unwrap_or_else(PoisonError::into_inner);
+            let mut known = crate::sync::write(&self.known);
             if !known.iter().any(same) {
                 if known.len() == REMEMBERED {
                     known.pop_front();
@@ -99,10 +93,7 @@ impl KnownClients {
         let capabilities = meta.capabilities.get();
         let info = meta.client_info.map_or("", JsonText::get);
         let level = meta.log_level.map_or(0, |l| l as usize + 1);
-        if let Some(known) = self
-            .known
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
+        if let Some(known) = crate::sync::read(&self.known)
             .iter()
             .find(|k| k.version == version && *k.capabilities == *capabilities && *k.info == *info)
         {

@@ -19,8 +19,9 @@ use crate::tool::CancellationToken;
 
 use crate::server::core::methods;
 use crate::server::core::request::Cx;
-use crate::server::core::session::{InFlight, Session, lock};
+use crate::server::core::session::{InFlight, Session};
 use crate::server::middleware::{Flow, RequestInfo};
+use crate::sync::lock;
 
 use crate::server::telemetry::{self, Transport};
 

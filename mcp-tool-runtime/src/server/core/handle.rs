@@ -11,6 +11,7 @@ use std::time::Duration;
 use crate::protocol::CacheHints;
 use crate::protocol::request::Method;
 use crate::protocol::wire::{Implementation, ServerCapabilities, TasksCapability, UriParams};
+use crate::sync::{read, write};
 use crate::tool::extract::TypeMap;
 use crate::tool::{Batch, DynamicTool, FromContext, TaskSupport, ToolCall, ToolDef, ToolError};
 
@@ -556,7 +557,7 @@ impl ServerHandle {
     pub(crate) fn resource_updated_here(&self, uri: &str) {
         let params = UriParams { uri: uri.into() };
         for session in self.shared.sessions.all() {
-            if crate::server::core::session::lock(&session.subscriptions).contains(uri) {
+            if crate::sync::lock(&session.subscriptions).contains(uri) {
                 session.notify("notifications/resources/updated", &params);
             }
         }
@@ -597,16 +598,6 @@ impl FromContext for ServerHandle {
 /// The tool layer's port to the running server, filled with this layer's handle.
 impl crate::tool::context::Serves for crate::tool::context::Host {
     type Server = ServerHandle;
-}
-
-fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
-    lock.read()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
-    lock.write()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl ServerHandle {

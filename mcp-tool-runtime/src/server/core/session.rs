@@ -15,6 +15,7 @@ use tokio::sync::{mpsc, oneshot};
 use crate::protocol::jsonrpc::Reply;
 use crate::protocol::wire::Empty;
 use crate::protocol::{LogLevel, ProtocolVersion, RpcError, code, jsonrpc};
+use crate::sync::lock;
 use crate::tool::context::{Answer, Connection};
 use crate::tool::{Batch, CancellationToken, ClientInfo, Identity};
 
@@ -414,17 +415,11 @@ impl Session {
     }
 
     pub(crate) fn client(&self) -> Arc<ClientInfo> {
-        self.client
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+        crate::sync::read(&self.client).clone()
     }
 
     pub(crate) fn set_client(&self, client: ClientInfo) {
-        *self
-            .client
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(client);
+        *crate::sync::write(&self.client) = Arc::new(client);
     }
 
     /// Changes the tool selection; tells the client when the list changed.
@@ -659,9 +654,4 @@ impl Sessions {
             .filter_map(Weak::upgrade)
             .collect()
     }
-}
-
-/// Locks a mutex, ignoring poisoning (no invariant spans a panic here).
-pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

@@ -12,6 +12,7 @@
 use std::collections::BTreeSet;
 use std::sync::RwLock;
 
+use crate::sync::lock;
 use crate::tool::Batch;
 
 use crate::server::offerings::catalog::Catalog;
@@ -137,16 +138,11 @@ impl Selector {
 
     /// Replaces the selection (a session rebuilt from its record).
     pub(crate) fn replace(&self, selection: Selection) {
-        *self
-            .selection
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = selection;
+        *crate::sync::write(&self.selection) = selection;
     }
 
     pub(crate) fn read(&self) -> std::sync::RwLockReadGuard<'_, Selection> {
-        self.selection
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        crate::sync::read(&self.selection)
     }
 
     /// The active tools' names, in order.
@@ -164,10 +160,7 @@ impl Selector {
         check_names(catalog, batch)?;
         let before = self.active(catalog);
         {
-            let mut selection = self
-                .selection
-                .write()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut selection = crate::sync::write(&self.selection);
             selection.apply(batch);
         }
         let after = self.active(catalog);
@@ -407,8 +400,4 @@ fn forget_oldest(map: &mut std::collections::HashMap<Principal, (Selection, u64)
         tracing::warn!(principal = ?oldest, "too many principals' tool selections kept: forgetting the oldest");
         map.remove(&oldest);
     }
-}
-
-fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

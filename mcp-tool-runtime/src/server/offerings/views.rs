@@ -8,8 +8,6 @@ use serde_json::Value;
 
 use crate::protocol::wire::Empty;
 
-use crate::server::Server;
-
 /// The MCP Apps extension's identifier (`capabilities.extensions`).
 pub const UI_EXTENSION: &str = "io.modelcontextprotocol/ui";
 
@@ -70,7 +68,7 @@ struct UiPermissions {
 }
 
 /// How a host should show an MCP Apps view: the `_meta.ui` of its `ui://` resource, as the
-/// extension defines it (`McpUiResourceMeta`), given to [`Server::ui_meta`] for the view of
+/// extension defines it (`McpUiResourceMeta`), given to [`Server::ui_meta`](crate::server::Server::ui_meta) for the view of
 /// `#[tool(ui = "name")]`. It is served both in `resources/list` (for hosts to review when
 /// they connect) and on the contents of `resources/read`.
 ///
@@ -211,17 +209,5 @@ impl UiResourceMeta {
                 )
             })
             .collect()
-    }
-}
-
-impl Server {
-    /// How hosts should show the MCP Apps view `name` (of `#[tool(ui = "name")]`): its CSP
-    /// domains, the browser permissions it asks for, a dedicated origin and whether it
-    /// wants a border, served as its `ui://` resource's `_meta.ui`. A CSP given here
-    /// replaces [`Server::ui_csp`] for this view. A name no tool's view has stops the server
-    /// from starting, as does a domain no CSP can carry.
-    pub fn ui_meta(mut self, name: impl Into<String>, meta: UiResourceMeta) -> Self {
-        self.offerings.views.insert(name.into(), meta);
-        self
     }
 }

@@ -25,7 +25,6 @@ pub mod redis;
 
 pub use memory::MemoryReplicaStore;
 
-use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -46,16 +45,9 @@ pub type ReplicaFuture<'a, T> =
 
 /// A store operation's failure (a lost connection, say). A change not published is lost for
 /// the other replicas; a session not saved is served by this replica only.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the shared state failed: {0}")]
 pub struct ReplicaStoreError(pub String);
-
-impl fmt::Display for ReplicaStoreError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "the shared state failed: {}", self.0)
-    }
-}
-
-impl std::error::Error for ReplicaStoreError {}
 
 /// Where the replicas of a server meet: a channel every replica hears, and session records
 /// that expire.

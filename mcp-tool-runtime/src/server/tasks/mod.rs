@@ -123,7 +123,7 @@ impl Tasks {
         }
     }
 
-    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Local>> {
+    pub(crate) fn local(&self) -> std::sync::MutexGuard<'_, HashMap<String, Local>> {
         lock(&self.local)
     }
 
@@ -161,7 +161,7 @@ impl Tasks {
 
     /// Stops the task if this process runs it (its record says `cancelled` already).
     pub(crate) fn stop_local(&self, id: &str) {
-        if let Some(local) = self.lock().remove(id) {
+        if let Some(local) = self.local().remove(id) {
             local.cancel.cancel();
             local.abort.abort();
             local.wake.notify_waiters();
@@ -171,12 +171,12 @@ impl Tasks {
     /// The signal of a task this process runs: notified when an answer comes for it and when
     /// it ends (so `tasks/result` hears of the end at once).
     pub(crate) fn local_signal(&self, id: &str) -> Option<Arc<Notify>> {
-        self.lock().get(id).map(|local| local.wake.clone())
+        self.local().get(id).map(|local| local.wake.clone())
     }
 
     /// Wakes the task if this process runs it (an answer came).
     pub(crate) fn wake_local(&self, id: &str) {
-        if let Some(local) = self.lock().get(id) {
+        if let Some(local) = self.local().get(id) {
             local.wake.notify_waiters();
         }
     }
@@ -200,7 +200,7 @@ impl Tasks {
         if record.status.is_terminal() || record.lease_until_ms >= now {
             return Ok(record);
         }
-        if self.lock().contains_key(&record.id) {
+        if self.local().contains_key(&record.id) {
             // Running here: the lease is late, not lost.
             return Ok(record);
         }

@@ -163,39 +163,26 @@ pub struct TaskQuota {
 }
 
 /// Why a store refused.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TaskStoreError {
     /// The client holds as many live tasks as it may.
+    #[error(
+        "this client holds {limit} tasks already, the most it may: wait for some to end or expire"
+    )]
     Full {
         /// How many tasks a client may hold.
         limit: usize,
     },
     /// The server holds as many live tasks as it keeps, of all clients together.
+    #[error("the server holds {limit} tasks, the most it keeps: try again once some end or expire")]
     ServerFull {
         /// How many tasks the server keeps.
         limit: usize,
     },
     /// The store itself failed (a lost connection, say).
+    #[error("the task store failed: {0}")]
     Backend(String),
 }
-
-impl fmt::Display for TaskStoreError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            TaskStoreError::Full { limit } => write!(
-                f,
-                "this client holds {limit} tasks already, the most it may: wait for some to end or expire"
-            ),
-            TaskStoreError::ServerFull { limit } => write!(
-                f,
-                "the server holds {limit} tasks, the most it keeps: try again once some end or expire"
-            ),
-            TaskStoreError::Backend(why) => write!(f, "the task store failed: {why}"),
-        }
-    }
-}
-
-impl std::error::Error for TaskStoreError {}
 
 /// The result of a store operation.
 pub type StoreResult<T> = Result<T, TaskStoreError>;
@@ -363,20 +350,20 @@ impl MemoryTaskStore {
         MemoryTaskStore::default()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Memory> {
+    fn memory(&self) -> std::sync::MutexGuard<'_, Memory> {
         lock(&self.inner)
     }
 }
 
 impl fmt::Debug for MemoryTaskStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "MemoryTaskStore({} tasks)", self.lock().tasks.len())
+        write!(f, "MemoryTaskStore({} tasks)", self.memory().tasks.len())
     }
 }
 
 impl TaskStore for MemoryTaskStore {
     fn create(&self, task: TaskRecord, quota: TaskQuota) -> StoreFuture<'_, ()> {
-        let mut memory = self.lock();
+        let mut memory = self.memory();
         memory.prune(now_ms());
         let held = memory.by_share.get(&task.share).copied().unwrap_or(0);
         let outcome = if held >= quota.per_share {
@@ -393,7 +380,7 @@ impl TaskStore for MemoryTaskStore {
     }
 
     fn remove_owner<'a>(&'a self, owner: &'a str) -> StoreFuture<'a, Vec<String>> {
-        let mut memory = self.lock();
+        let mut memory = self.memory();
         let ids: Vec<String> = memory
             .by_owner
             .get(owner)
@@ -406,7 +393,7 @@ impl TaskStore for MemoryTaskStore {
     }
 
     fn get<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<TaskRecord>> {
-        let found = self.lock().live(id, now_ms()).map(|t| t.clone());
+        let found = self.memory().live(id, now_ms()).map(|t| t.clone());
         Box::pin(std::future::ready(Ok(found)))
     }
 
@@ -416,7 +403,7 @@ impl TaskStore for MemoryTaskStore {
         change: TaskChange,
     ) -> StoreFuture<'a, Option<TaskRecord>> {
         let now = now_ms();
-        let found = self.lock().live(id, now).map(|t| {
+        let found = self.memory().live(id, now).map(|t| {
             apply(t, change, now);
             t.clone()
         });
@@ -425,7 +412,7 @@ impl TaskStore for MemoryTaskStore {
 
     fn take_answer<'a>(&'a self, id: &'a str, key: &'a str) -> StoreFuture<'a, Option<Value>> {
         let answer = self
-            .lock()
+            .memory()
             .tasks
             .get_mut(id)
             .and_then(|t| t.answers.remove(key));
@@ -439,7 +426,7 @@ impl TaskStore for MemoryTaskStore {
         limit: usize,
     ) -> StoreFuture<'a, Vec<TaskRecord>> {
         let now = now_ms();
-        let memory = self.lock();
+        let memory = self.memory();
         let page = match (memory.by_owner.get(owner), after) {
             (None, _) => Vec::new(),
             (Some(mine), None) => collect(&memory, mine.iter(), now, limit),
@@ -657,7 +644,7 @@ mod tests {
             .create(record("next", "alice", now_ms()), quota)
             .await
             .unwrap();
-        let memory = store.lock();
+        let memory = store.memory();
         assert_eq!(memory.tasks.len(), 1);
         assert_eq!(memory.expiry.len(), 1);
         assert_eq!(memory.by_share.get("alice"), Some(&1));

@@ -15,6 +15,7 @@ use tokio::sync::mpsc;
 use crate::protocol::inbound::{self, Inbound};
 use crate::protocol::request::Method;
 use crate::protocol::{ProtocolVersion, code};
+use crate::server::core::methods::tools::ScopeCheck;
 use crate::sync::lock;
 
 use crate::transport::http::endpoint::{

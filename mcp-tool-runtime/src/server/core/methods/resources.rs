@@ -8,8 +8,8 @@ use crate::protocol::request::Request;
 use crate::protocol::wire::{Empty, ListParams, Listing, ReadResourceResult, UriParams};
 use crate::protocol::{CacheHints, RpcError, code, jsonrpc};
 use crate::server::core::request::Cx;
-use crate::server::core::session::lock;
 use crate::server::offerings::resource::{Resource, ResourceRequest, ResourceTemplate};
+use crate::sync::lock;
 
 use super::common::{self, needed};
 

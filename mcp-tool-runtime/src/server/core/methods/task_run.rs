@@ -251,7 +251,7 @@ pub(crate) fn start(
     let tasks = &session.server.shared.tasks;
     // The table is locked while spawning, so the task cannot remove its entry before it is
     // inserted.
-    let mut local = tasks.lock();
+    let mut local = tasks.local();
     let runner = tokio::spawn(drive(session.clone(), request_id, version, record, run));
     local.insert(
         task_id,
@@ -274,7 +274,7 @@ async fn drive(
     let tasks = &session.server.shared.tasks;
     let id = record.id.clone();
     if let Err(e) = tasks.store.create(record.clone(), tasks.quota()).await {
-        tasks.lock().remove(&id);
+        tasks.local().remove(&id);
         let e = store_error(e);
         session.respond(&request_id, Reply::error(&request_id, &e));
         return;
@@ -287,7 +287,7 @@ async fn drive(
         finish = run => finish,
         () = watch(tasks, &id) => {
             // Cancelled (or gone) elsewhere: the tool's future is dropped here.
-            tasks.lock().remove(&id);
+            tasks.local().remove(&id);
             return;
         }
     };
@@ -306,7 +306,7 @@ async fn drive(
         Ok(_) => {}
         Err(e) => tracing::error!(task = %id, error = %e, "the task's outcome could not be stored"),
     }
-    if let Some(local) = tasks.lock().remove(&id) {
+    if let Some(local) = tasks.local().remove(&id) {
         // `tasks/result` requests waiting for it.
         local.wake.notify_waiters();
     }

@@ -417,12 +417,22 @@ fn first_round_binding(session: &Session, ctx: &Ctx) -> Binding {
     )
 }
 
-impl ServerHandle {
+/// The scope check of the tools, prompts and resources methods, which the HTTP transport
+/// makes before it dispatches a request (a method the methods add to the running server).
+pub(crate) trait ScopeCheck {
     /// The refusal of a request whose caller (`identity`) lacks a scope it needs: the JSON-RPC
     /// error and every scope the request needs (what a step-up challenge asks for). `None`
     /// when nothing is missing, or the request names no tool, prompt or resource that
     /// declares scopes.
-    pub(crate) fn lacks_scopes(
+    fn lacks_scopes(
+        &self,
+        request: &Request<'_>,
+        identity: Option<&Identity>,
+    ) -> Option<(RpcError, Vec<String>)>;
+}
+
+impl ScopeCheck for ServerHandle {
+    fn lacks_scopes(
         &self,
         request: &Request<'_>,
         identity: Option<&Identity>,
@@ -469,7 +479,11 @@ impl ServerHandle {
         }
         Some((insufficient_scope(entry), entry.def.scopes().to_vec()))
     }
+}
 
+/// The in-process call, here beside the `tools/call` pipeline it runs (the running server's
+/// other methods are in `core::handle`, and the transports' entry points in `transport`).
+impl ServerHandle {
     /// Calls a tool in-process, validating the arguments as `tools/call` does. `Err` is the
     /// JSON-RPC error a client would get (unknown tool). Notifications the tool sends are
     /// dropped and requests it makes of the client fail: there is no client.

@@ -14,6 +14,7 @@ use tokio::sync::mpsc;
 
 use crate::protocol::inbound::{self, Inbound};
 use crate::protocol::{ProtocolVersion, jsonrpc};
+use crate::server::core::methods::tools::ScopeCheck;
 use crate::server::core::session::{Opening, Outgoing, Session};
 
 use super::super::endpoint::{Endpoint, on_local_socket, peer_address, principal_of};

@@ -120,7 +120,7 @@ impl MemoryEventStore {
         self
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
         lock(&self.state)
     }
 
@@ -145,7 +145,7 @@ impl MemoryEventStore {
 
     /// Keeps a whole answer and names it (`None` without system randomness).
     fn keep_answer_now(&self, owner: &str, data: &str) -> Option<String> {
-        let mut state = self.lock();
+        let mut state = self.state();
         self.sweep(&mut state);
         let state = &mut *state;
         // Too large to keep: a resume from before it is refused rather than served a gap.
@@ -160,7 +160,7 @@ impl MemoryEventStore {
     }
 
     fn append_now(&self, stream: &str, owner: &str, seq: u64, data: &str, last: bool) {
-        let mut state = self.lock();
+        let mut state = self.state();
         self.sweep(&mut state);
         let state = &mut *state;
         let s = state
@@ -226,7 +226,7 @@ impl MemoryEventStore {
 
 impl EventStore for MemoryEventStore {
     fn open<'a>(&'a self, stream: &'a str, owner: &'a str) -> EventFuture<'a, ()> {
-        let mut state = self.lock();
+        let mut state = self.state();
         self.sweep(&mut state);
         state.streams.insert(stream.to_owned(), Stream::new(owner));
         Box::pin(std::future::ready(Ok(())))
@@ -249,7 +249,7 @@ impl EventStore for MemoryEventStore {
     }
 
     fn end<'a>(&'a self, stream: &'a str, seq: u64) -> EventFuture<'a, ()> {
-        if let Some(s) = self.lock().streams.get_mut(stream) {
+        if let Some(s) = self.state().streams.get_mut(stream) {
             s.end = Some(seq);
             s.touched = Instant::now();
         }
@@ -257,7 +257,7 @@ impl EventStore for MemoryEventStore {
     }
 
     fn replay<'a>(&'a self, stream: &'a str, after: u64) -> EventFuture<'a, Option<Replay>> {
-        let state = self.lock();
+        let state = self.state();
         let fresh = |at: Instant| at.elapsed() < self.ttl;
         let replay = match state.streams.get(stream) {
             Some(s) => fresh(s.touched).then(|| Replay {
@@ -338,7 +338,7 @@ mod tests {
         assert_eq!(now(store.replay("old", 0)).unwrap().floor, 1);
         let new = now(store.replay("new", 0)).unwrap();
         assert_eq!((new.floor, new.events.len()), (0, 2));
-        assert!(store.lock().bytes <= 2048);
+        assert!(store.state().bytes <= 2048);
         // Larger than the whole store: sent, never kept.
         now(store.append("new", "o", 3, &"w".repeat(4096), false));
         assert_eq!(now(store.replay("new", 0)).unwrap().floor, 3);
@@ -388,7 +388,7 @@ mod tests {
         }
         // An answer the transport names itself is kept as a stream.
         now(store.append("ab", "owner", 1, "b", true));
-        assert!(store.lock().streams.contains_key("ab"));
+        assert!(store.state().streams.contains_key("ab"));
         assert_eq!(
             now(store.replay("ab", 0)).unwrap().events,
             [(1, "b".into())]
@@ -411,12 +411,12 @@ mod tests {
         assert_eq!(now(store.replay(&kept[0], 0)), None);
         assert_eq!(now(store.replay(&kept[1], 0)).unwrap().events.len(), 1);
         assert_eq!(now(store.replay(&fourth, 0)).unwrap().events.len(), 1);
-        assert!(store.lock().bytes <= 2048);
+        assert!(store.state().bytes <= 2048);
         // Larger than the whole store: sent, never kept.
         let large = keep(&store, "o", &"w".repeat(4096));
         let large = now(store.replay(&large, 0)).unwrap();
         assert_eq!((large.floor, large.events.len()), (1, 0));
-        assert!(store.lock().bytes <= 2048);
+        assert!(store.state().bytes <= 2048);
     }
 
     #[test]
@@ -425,7 +425,7 @@ mod tests {
         let names: Vec<String> = (0..1000)
             .map(|n| keep(&store, "owner", &format!("answer {n}")))
             .collect();
-        assert_eq!(store.lock().answers.blocks.len(), 1);
+        assert_eq!(store.state().answers.blocks.len(), 1);
         for n in [0, 499, 999] {
             let r = now(store.replay(&names[n], 0)).unwrap();
             assert_eq!(r.events, [(1, format!("answer {n}"))]);
@@ -437,14 +437,14 @@ mod tests {
         let names: Vec<String> = (0..1000)
             .map(|n| keep(&small, "owner", &format!("answer {n:>40}")))
             .collect();
-        let blocks = small.lock().answers.blocks.len();
+        let blocks = small.state().answers.blocks.len();
         assert!(blocks > 10, "{blocks} blocks");
         for (n, name) in names.iter().enumerate().skip(800) {
             let r = now(small.replay(name, 0)).unwrap();
             assert_eq!(r.events, [(1, format!("answer {n:>40}"))]);
         }
         assert_eq!(now(small.replay(&names[0], 0)), None, "dropped for room");
-        let mut state = store.lock();
+        let mut state = store.state();
         let freed = state.answers.expire(Duration::ZERO);
         assert_eq!(freed, state.bytes);
         assert!(state.answers.blocks.is_empty());
@@ -458,7 +458,7 @@ mod tests {
         let first = keep(&store, "o", "a");
         assert_eq!(now(store.replay(&first, 0)), None);
         keep(&store, "o", "b");
-        let state = store.lock();
+        let state = store.state();
         assert_eq!(state.answers.blocks.len(), 1, "the first answer was swept");
         assert_eq!(state.bytes, 2);
     }

@@ -12,7 +12,6 @@ mod memory;
 #[cfg(feature = "redis")]
 mod redis;
 
-use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -28,16 +27,9 @@ pub use redis::RedisEventStore;
 
 /// A store operation's failure (a lost connection, say). The stream goes on without it; only
 /// a later resume may find events missing, and says so.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the event store failed: {0}")]
 pub struct EventStoreError(pub String);
-
-impl fmt::Display for EventStoreError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "the event store failed: {}", self.0)
-    }
-}
-
-impl std::error::Error for EventStoreError {}
 
 /// A store operation in progress.
 pub type EventFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, EventStoreError>> + Send + 'a>>;
