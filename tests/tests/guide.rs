@@ -41,7 +41,7 @@ fn variables_in(code: &str) -> BTreeSet<String> {
     names
 }
 
-/// The guide's chapters: each `.md` file beside `mcp-tool/src/guide.rs`, by name.
+/// The guide's chapters: each `.md` file beside `mcp-tool/src/guide/mod.rs`, by name.
 fn chapters() -> Vec<String> {
     let dir = root().join("mcp-tool/src/guide");
     let mut names: Vec<String> = fs::read_dir(&dir)
@@ -87,14 +87,14 @@ fn every_variable_the_runtime_reads_has_its_row_in_the_guide() {
 
 #[test]
 fn every_chapter_is_a_module_and_linked_from_the_readme() {
-    let modules = read(&root().join("mcp-tool/src/guide.rs"));
+    let modules = read(&root().join("mcp-tool/src/guide/mod.rs"));
     let readme = read(&root().join("README.md"));
     let chapters = chapters();
     assert!(chapters.len() >= 10, "chapters found: {chapters:?}");
     for chapter in &chapters {
         assert!(
-            modules.contains(&format!("chapter!({chapter}, \"guide/{chapter}.md\");")),
-            "mcp-tool/src/guide/{chapter}.md is no module of mcp-tool/src/guide.rs"
+            modules.contains(&format!("chapter!({chapter}, \"{chapter}.md\");")),
+            "mcp-tool/src/guide/{chapter}.md is no module of mcp-tool/src/guide/mod.rs"
         );
         let docs_rs =
             format!("https://docs.rs/mcp-tool/latest/mcp_tool/guide/{chapter}/index.html");

@@ -32,19 +32,19 @@ macro_rules! chapter {
     };
 }
 
-chapter!(tools, "guide/tools.md");
-chapter!(validation, "guide/validation.md");
-chapter!(prompts_resources, "guide/prompts_resources.md");
-chapter!(versions, "guide/versions.md");
-chapter!(serving, "guide/serving.md");
-chapter!(middleware, "guide/middleware.md");
-chapter!(oauth, "guide/oauth.md");
-chapter!(tasks, "guide/tasks.md");
-chapter!(gateway, "guide/gateway.md");
-chapter!(openapi, "guide/openapi.md");
-chapter!(client, "guide/client.md");
-chapter!(replicas, "guide/replicas.md");
-chapter!(observability, "guide/observability.md");
-chapter!(testing, "guide/testing.md");
-chapter!(cli, "guide/cli.md");
-chapter!(limits, "guide/limits.md");
+chapter!(tools, "tools.md");
+chapter!(validation, "validation.md");
+chapter!(prompts_resources, "prompts_resources.md");
+chapter!(versions, "versions.md");
+chapter!(serving, "serving.md");
+chapter!(middleware, "middleware.md");
+chapter!(oauth, "oauth.md");
+chapter!(tasks, "tasks.md");
+chapter!(gateway, "gateway.md");
+chapter!(openapi, "openapi.md");
+chapter!(client, "client.md");
+chapter!(replicas, "replicas.md");
+chapter!(observability, "observability.md");
+chapter!(testing, "testing.md");
+chapter!(cli, "cli.md");
+chapter!(limits, "limits.md");
