@@ -285,6 +285,7 @@ fn problem_schema() -> Value {
             "status": {"type": "integer"},
             "detail": {"type": "string"},
             "code": {"type": "string", "description": "The tool's error code."},
+            "message": {"type": "string", "description": "The tool error's own message (`detail` without its code and suggestion)."},
             "suggestion": {"type": "string"},
             "retryable": {"type": "boolean"},
             "errors": {
@@ -304,10 +305,12 @@ fn problem_schema() -> Value {
     })
 }
 
-/// MCP content blocks (the answer of a tool without an output schema).
+/// MCP content blocks (the answer of a tool without an output schema), marked
+/// `x-mcp-content` so that an OpenAPI mount of the document makes them a result's content again.
 fn content_schema() -> Value {
     json!({
         "type": "array",
+        "x-mcp-content": true,
         "description": "MCP content blocks: text, images, audio, resource links and embedded resources.",
         "items": {
             "type": "object",
