@@ -193,6 +193,7 @@ pub struct DynamicTool {
     meta: Option<Map<String, Value>>,
     hidden: bool,
     deferred: bool,
+    rest: bool,
     always_visible: bool,
     task_support: TaskSupport,
     scopes: Vec<String>,
@@ -232,6 +233,7 @@ impl DynamicTool {
             meta: None,
             hidden: false,
             deferred: false,
+            rest: true,
             always_visible: false,
             task_support: TaskSupport::Forbidden,
             scopes: Vec::new(),
@@ -326,6 +328,14 @@ impl DynamicTool {
         self
     }
 
+    /// Left out of the REST API (and its OpenAPI document) when the server serves one; MCP
+    /// clients still call it: `rest = false`.
+    #[must_use]
+    pub fn rest(mut self, served: bool) -> Self {
+        self.rest = served;
+        self
+    }
+
     /// Listed whatever a session's allow or block list says (`always_visible`).
     #[must_use]
     pub fn always_visible(mut self) -> Self {
@@ -400,6 +410,7 @@ impl DynamicTool {
             .annotations(self.annotations.clone())
             .hidden(self.hidden)
             .defer_loading(self.deferred)
+            .rest(self.rest)
             .always_visible(self.always_visible)
             .task_support(self.task_support)
             .scopes(&self.scopes);

@@ -43,12 +43,10 @@ pub(in super::super) async fn handle_document(
 }
 
 /// Whether the document lists `def` and REST serves it in full: a tool the model sees, not
-/// hidden, not one user's, not left out, that does not run only as a task.
+/// hidden, not one user's, not left out (`rest = false`, `OpenApi::exclude`), that does not
+/// run only as a task.
 fn documented(def: &ToolDef, config: &HttpConfig, granted: Option<&[String]>) -> bool {
-    config
-        .openapi
-        .as_ref()
-        .is_some_and(|o| o.serves(def.name()))
+    config.openapi.as_ref().is_some_and(|o| o.serves(def))
         && def.for_model()
         && !def.hidden()
         && def.shown_to(None)
