@@ -11,11 +11,14 @@ use crate::protocol::inbound::Inbound;
 use crate::protocol::jsonrpc;
 use crate::protocol::request::Request;
 use crate::protocol::{ProtocolVersion, code};
-use crate::server::session::{Opening, Outgoing, Session};
+use crate::server::core::session::{Opening, Outgoing, Session};
 use crate::tool::Identity;
 
-use super::endpoint::{Endpoint, accepts_sse, on_local_socket, peer_address, principal_of};
-use super::{headers, sse};
+use crate::transport::http::endpoint::{
+    Endpoint, accepts_sse, on_local_socket, peer_address, principal_of,
+};
+use crate::transport::http::headers;
+use crate::transport::http::streams::sse;
 
 /// A request of a stateless version (2026-07-28): its `_meta` and headers checked, then
 /// answered on its own by a session for it alone; closing the response stream cancels it.
@@ -36,13 +39,15 @@ pub(super) async fn stateless_request(
     if let Some(settling) = endpoint.server.settling(request.method) {
         settling.await;
     }
+    let principal = principal_of(identity.as_ref(), on_local_socket(parts));
+    endpoint.server.recall_selection(&principal).await;
     let (tx, rx) = mpsc::unbounded_channel::<Outgoing>();
     let session = Session::open(
         &endpoint.server,
         tx,
         Opening {
             address: peer_address(parts),
-            principal: principal_of(identity.as_ref(), on_local_socket(parts)),
+            principal,
             identity,
             one_shot: Some(version),
             shared_name: None,
