@@ -75,6 +75,8 @@ pub(crate) struct Tool {
     /// Whether arguments sent as the wrong JSON type are converted (`coerce = false`: never,
     /// whatever the server's switch).
     pub(crate) coerce: Option<Setting<bool>>,
+    /// Whether the tool is served over REST beside MCP (`rest = false`: MCP only).
+    pub(crate) rest: Option<Setting<bool>>,
     /// The text for the model in place of the JSON copy of the result.
     pub(crate) summary: Option<Setting<Summary>>,
     pub(crate) krate: Option<Setting<Path>>,
@@ -185,6 +187,10 @@ impl Keys for Tool {
         KeyDef {
             name: "coerce",
             parse: |t, cx, k, v| t.coerce = k.flag(cx, v),
+        },
+        KeyDef {
+            name: "rest",
+            parse: |t, cx, k, v| t.rest = k.flag(cx, v),
         },
         KeyDef {
             name: "summary",
@@ -630,7 +636,7 @@ mod tests {
                  `hidden`, `default_visible`, `always_visible`, `defer_loading`, `timeout`, \
                  `blocking`, `task`, \
                  `input_schema`, `output_schema`, `invoking`, `invoked`, `examples`, `icons`, \
-                 `meta`, `ui`, `visibility`, `scopes`, `coerce`, `summary`, `crate`",
+                 `meta`, `ui`, `visibility`, `scopes`, `coerce`, `rest`, `summary`, `crate`",
                 "expected a positive duration such as `timeout = \"30s\"` (units: `ms`, `s`, \
                  `m`, `h`)",
                 "expected a path: `crate = ::mcp_tool`",

@@ -307,6 +307,11 @@ fn define_fn(tool: &ToolFn<'_>, krate: &TokenStream, ident: &Ident) -> TokenStre
         let on = c.value;
         quote!(__def.coercion().arguments(#on);)
     });
+    let rest = a
+        .rest
+        .as_ref()
+        .filter(|r| !r.value)
+        .map(|_| quote!(__def.rest(false);));
     let params = tool.params.iter().map(|param| {
         let spec = param_spec(param, krate);
         let fns = param_fns(param, krate);
@@ -347,6 +352,7 @@ fn define_fn(tool: &ToolFn<'_>, krate: &TokenStream, ident: &Ident) -> TokenStre
             #visibility
             #scopes
             #coerce
+            #rest
             #input_schema
             #(#params)*
             #output

@@ -85,6 +85,7 @@ use crate::entry::{offering_attr, tool_attr, tools_attr};
 /// | `visibility` | `["model", "app"]` | Who may call the tool; `["app"]` hides it from the model. |
 /// | `scopes` | `["users:write"]` | OAuth scopes a caller needs: without them it does not see the tool, and a call is refused with the HTTP 403 step-up challenge. |
 /// | `coerce` | flag | Convert arguments sent as the wrong JSON type where the schema leaves no doubt (`"3"` for an integer, `"true"` for a boolean, JSON text for an array or object), before validation; `coerce = false` keeps the tool strict when the server converts (`Server::coerce_arguments`). |
+/// | `rest` | flag | `rest = false` leaves the tool out of the REST API (`POST /tools/{name}` answers 404) and its OpenAPI document when the server serves one (`--openapi`); MCP clients call it as before. |
 /// | `summary` | `"{field} …"`, path or closure | The text for the model in place of the JSON copy of a `Json<T>` result: a template of the result's fields (`{count}`, `{user.name}`, `{{` for a brace; checked at start), or a `fn(&T) -> String`. |
 /// | `crate` | path | The path of the `mcp-tool` crate, if not `::mcp_tool`. |
 ///

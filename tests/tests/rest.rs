@@ -96,7 +96,7 @@ fn rest_write(text: String) -> String {
     format!("wrote {text}")
 }
 
-const TOOLS: [&str; 7] = [
+const TOOLS: [&str; 8] = [
     "rest_add",
     "rest_measure",
     "rest_fail",
@@ -104,12 +104,19 @@ const TOOLS: [&str; 7] = [
     "rest_job",
     "rest_write",
     "rest_hidden",
+    "rest_private",
 ];
 
 /// Left out of REST.
 #[tool]
 fn rest_hidden() -> String {
     "only over MCP".into()
+}
+
+/// Leaves itself out of REST.
+#[tool(title = "Private", rest = false)]
+fn rest_private() -> String {
+    "MCP only, by its own word".into()
 }
 
 /// Counts the calls it sees (the middleware of every call, MCP or REST).
@@ -283,14 +290,28 @@ async fn results_and_refusals_have_their_status() {
         .await
         .expect("an answer");
     assert_eq!(text.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
-    // Unknown tools, and one left out of REST (MCP clients still call it).
-    for tool in ["nothing", "rest_hidden"] {
+    // Unknown tools, one left out of REST by the server, one by its own `rest = false` (MCP
+    // clients still call both, and list the latter as it is).
+    for tool in ["nothing", "rest_hidden", "rest_private"] {
         let r = rest(&endpoint, None, tool, "{}").await;
         assert_eq!(r.status, StatusCode::NOT_FOUND, "{tool}: {}", r.body);
         assert!(r.body["detail"].as_str().unwrap_or_default().contains(tool));
     }
     let mcp = endpoint.call_tool(None, "rest_hidden", json!({})).await;
     assert_eq!(mcp.body["result"]["content"][0]["text"], "only over MCP");
+    let mcp = endpoint.call_tool(None, "rest_private", json!({})).await;
+    assert_eq!(
+        mcp.body["result"]["content"][0]["text"],
+        "MCP only, by its own word"
+    );
+    let listed = endpoint
+        .stateless(None, "tools/list", None, json!({}))
+        .await;
+    let private = listed.body["result"]["tools"]
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["name"] == "rest_private"))
+        .unwrap_or_else(|| panic!("rest_private is listed over MCP: {}", listed.body));
+    assert_eq!(private["title"], "Private");
     // What a REST caller cannot do: answer a question, take a task.
     for tool in ["rest_ask", "rest_job"] {
         let r = rest(&endpoint, None, tool, "{}").await;
@@ -485,7 +506,8 @@ async fn the_document_describes_what_is_served() {
         .map(String::as_str)
         .collect();
     paths.sort_unstable();
-    // Left out: the tool excluded, the one that runs only as a task.
+    // Left out: the tool excluded, the one that leaves itself out (`rest = false`), the one
+    // that runs only as a task.
     assert_eq!(
         paths,
         [

@@ -195,6 +195,7 @@ pub struct DynamicTool {
     meta: Option<Map<String, Value>>,
     hidden: bool,
     deferred: bool,
+    rest: bool,
     always_visible: bool,
     task_support: TaskSupport,
     scopes: Vec<String>,
@@ -234,6 +235,7 @@ impl DynamicTool {
             meta: None,
             hidden: false,
             deferred: false,
+            rest: true,
             always_visible: false,
             task_support: TaskSupport::Forbidden,
             scopes: Vec::new(),
@@ -328,6 +330,14 @@ impl DynamicTool {
         self
     }
 
+    /// Left out of the REST API (and its OpenAPI document) when the server serves one; MCP
+    /// clients still call it: `rest = false`.
+    #[must_use]
+    pub fn rest(mut self, served: bool) -> Self {
+        self.rest = served;
+        self
+    }
+
     /// Listed whatever a session's allow or block list says (`always_visible`).
     #[must_use]
     pub fn always_visible(mut self) -> Self {
@@ -402,6 +412,7 @@ impl DynamicTool {
             .annotations(self.annotations.clone())
             .hidden(self.hidden)
             .defer_loading(self.deferred)
+            .rest(self.rest)
             .always_visible(self.always_visible)
             .task_support(self.task_support)
             .scopes(&self.scopes);

@@ -13,7 +13,7 @@ use super::operation::{Operation, is_json};
 use super::{ApiMount, CALL_TIMEOUT, request};
 use crate::client::oauth::Authorizer;
 use crate::protocol::{Content, ResourceContents};
-use crate::tool::{Ctx, DynamicArgs, Elicitation, ToolError, ToolResult};
+use crate::tool::{Ctx, DynamicArgs, ERROR_META_KEY, Elicitation, ToolError, ToolResult};
 
 /// The largest answer read; a larger one is an error.
 pub(super) const MAX_ANSWER: usize = 8 << 20;
@@ -200,18 +200,28 @@ impl ApiMount {
         }
         let text = String::from_utf8_lossy(body);
         if status >= 400 {
-            let mut result = ToolResult::error(format!(
-                "the `{}` service answered HTTP {status}{reason}: {}",
-                self.label(),
-                cut(text.trim(), ERROR_BODY)
-            ));
-            let mut meta = Map::new();
-            meta.insert("status".into(), Value::from(status));
-            result.meta = Some(Map::from_iter([(
-                "io.github.mcp-tool/http".to_owned(),
-                Value::Object(meta),
-            )]));
-            return result;
+            return self.failure(status, &reason, &media, &text);
+        }
+        if op.content_blocks {
+            return match serde_json::from_slice::<Vec<Map<String, Value>>>(body) {
+                Ok(blocks)
+                    if blocks
+                        .iter()
+                        .all(|b| b.get("type").is_some_and(Value::is_string)) =>
+                {
+                    ToolResult {
+                        content: blocks
+                            .into_iter()
+                            .map(|b| Content::Raw(Value::Object(b)))
+                            .collect(),
+                        ..ToolResult::default()
+                    }
+                }
+                _ => ToolResult::error(format!(
+                    "the `{}` service answered HTTP {status}{reason} with a body that is not the MCP content blocks its document says",
+                    self.label()
+                )),
+            };
         }
         if is_json(&media) || (media.is_empty() && op.output_schema.is_some()) {
             return match serde_json::from_slice::<Value>(body) {
@@ -266,6 +276,52 @@ impl ApiMount {
             content: vec![block],
             ..ToolResult::default()
         }
+    }
+
+    /// An error answer as an error result: its status and the start of its body; an RFC 9457
+    /// problem (`application/problem+json`) by its `detail`, and its `code`, `suggestion` and
+    /// `retryable` (as a REST API of tools answers an error) kept as the tool error's.
+    fn failure(&self, status: u16, reason: &str, media: &str, text: &str) -> ToolResult {
+        let problem = media
+            .split(';')
+            .next()
+            .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/problem+json"))
+            .then(|| serde_json::from_str::<Map<String, Value>>(text).ok())
+            .flatten();
+        let detail = problem
+            .as_ref()
+            .and_then(|p| p.get("detail").or_else(|| p.get("title")))
+            .and_then(Value::as_str);
+        let mut result = ToolResult::error(format!(
+            "the `{}` service answered HTTP {status}{reason}: {}",
+            self.label(),
+            cut(detail.unwrap_or(text).trim(), ERROR_BODY)
+        ));
+        let mut meta = Map::from_iter([(
+            "io.github.mcp-tool/http".to_owned(),
+            Value::Object(Map::from_iter([("status".to_owned(), Value::from(status))])),
+        )]);
+        if let Some(problem) = &problem
+            && let Some(code) = problem.get("code").and_then(Value::as_str)
+        {
+            let mut error = Map::new();
+            error.insert("code".into(), Value::from(code));
+            let message = problem.get("message").and_then(Value::as_str);
+            error.insert(
+                "message".into(),
+                Value::from(message.or(detail).unwrap_or_default()),
+            );
+            if let Some(suggestion) = problem.get("suggestion").and_then(Value::as_str) {
+                error.insert("suggestion".into(), Value::from(suggestion));
+            }
+            error.insert(
+                "retryable".into(),
+                Value::Bool(problem.get("retryable") == Some(&Value::Bool(true))),
+            );
+            meta.insert(ERROR_META_KEY.to_owned(), Value::Object(error));
+        }
+        result.meta = Some(meta);
+        result
     }
 
     /// Asks the user whether `name` may be called with `arguments`: an error unless they

@@ -13,11 +13,10 @@ use serde_json::{Map, Value};
 
 use crate::tool::definition::coerce::Coercion;
 use crate::tool::definition::def::{
-    Annotations, ListedSchemas, TaskSupport, ToolDef, generator, reserved_meta_key, resolve_ref,
-    retain_referenced,
+    Annotations, TaskSupport, ToolDef, generator, reserved_meta_key, resolve_ref, retain_referenced,
 };
 use crate::tool::definition::headers::param_headers;
-use crate::tool::definition::inline::{Kept, inline_definitions};
+use crate::tool::definition::inline::listed_schemas;
 use crate::tool::definition::integers::bound_integers;
 use crate::tool::definition::validate::Validator;
 
@@ -54,6 +53,7 @@ pub struct DefBuilder {
     hidden: bool,
     always_visible: bool,
     deferred: bool,
+    rest: bool,
     timeout: Option<Duration>,
     states: Vec<(TypeId, &'static str)>,
     server: String,
@@ -88,6 +88,7 @@ impl DefBuilder {
             hidden: false,
             always_visible: false,
             deferred: false,
+            rest: true,
             timeout: None,
             states: Vec::new(),
             server: String::new(),
@@ -204,6 +205,12 @@ impl DefBuilder {
     /// client (`defer_loading`), which then lists it to that client; callable all along.
     pub fn defer_loading(&mut self, deferred: bool) -> &mut Self {
         self.deferred = deferred;
+        self
+    }
+
+    /// Whether the tool is served over REST, beside MCP (`rest = false`: MCP only).
+    pub fn rest(&mut self, served: bool) -> &mut Self {
+        self.rest = served;
         self
     }
 
@@ -498,6 +505,7 @@ impl DefBuilder {
             hidden: self.hidden,
             always_visible: self.always_visible,
             deferred: self.deferred,
+            rest: self.rest,
             timeout: self.timeout,
             states: self.states,
             for_model,
@@ -661,39 +669,4 @@ pub(crate) fn check_scope(scope: &str) -> Result<(), String> {
             scope.escape_debug()
         ))
     }
-}
-
-/// The schemas as `tools/list` shows them, their `$defs` inlined where they have some (`None`
-/// when neither has), and why one keeps its references if it must.
-fn listed_schemas(
-    input: Option<&Value>,
-    output: Option<&Value>,
-) -> (Option<Box<ListedSchemas>>, Option<String>) {
-    let mut kept = None;
-    let mut inlined = |schema: &Value, which: &str| match inline_definitions(schema) {
-        Ok(found) => found,
-        Err(why) => {
-            kept.get_or_insert(match why {
-                Kept::Recursive(name) => {
-                    format!("its {which} schema's type `{name}` refers to itself")
-                }
-                Kept::Foreign(reference) => {
-                    format!("its {which} schema refers to `{reference}`")
-                }
-                Kept::TooLarge => format!(
-                    "its {which} schema's definitions, inlined, would repeat more than 1,000 times"
-                ),
-            });
-            None
-        }
-    };
-    let input_listed = input.and_then(|i| inlined(i, "input"));
-    let output_listed = output.and_then(|o| inlined(o, "output"));
-    let listed = (input_listed.is_some() || output_listed.is_some()).then(|| {
-        Box::new(ListedSchemas {
-            input: input_listed,
-            output: output_listed,
-        })
-    });
-    (listed, kept)
 }

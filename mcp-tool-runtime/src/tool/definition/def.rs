@@ -112,6 +112,8 @@ pub struct ToolDef {
     pub(crate) hidden: bool,
     pub(crate) always_visible: bool,
     pub(crate) deferred: bool,
+    /// Served over REST too (`rest = false`: MCP only).
+    pub(crate) rest: bool,
     pub(crate) timeout: Option<Duration>,
     pub(crate) states: Vec<(TypeId, &'static str)>,
     pub(crate) for_model: bool,
@@ -246,6 +248,12 @@ impl ToolDef {
     /// search finds it for a client.
     pub fn deferred(&self) -> bool {
         self.deferred
+    }
+
+    /// Whether the tool is served over REST beside MCP, when the server serves REST
+    /// (`#[tool(rest = false)]`: MCP only).
+    pub fn rest(&self) -> bool {
+        self.rest
     }
 
     /// Whether the tool starts out of `tools/list`: hidden (until a tool manager enables

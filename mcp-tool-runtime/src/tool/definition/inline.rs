@@ -4,6 +4,8 @@
 
 use serde_json::{Map, Value};
 
+use super::def::ListedSchemas;
+
 /// The prefix of a reference to one of the schema's own definitions.
 const LOCAL: &str = "#/$defs/";
 
@@ -108,6 +110,41 @@ fn merge(definition: Value, beside: Map<String, Value>) -> Value {
 /// A JSON pointer segment decoded (`~1` is `/`, `~0` is `~`).
 fn decode_pointer(segment: &str) -> String {
     segment.replace("~1", "/").replace("~0", "~")
+}
+
+/// The schemas as `tools/list` shows them, their `$defs` inlined where they have some (`None`
+/// when neither has), and why one keeps its references if it must.
+pub(crate) fn listed_schemas(
+    input: Option<&Value>,
+    output: Option<&Value>,
+) -> (Option<Box<ListedSchemas>>, Option<String>) {
+    let mut kept = None;
+    let mut inlined = |schema: &Value, which: &str| match inline_definitions(schema) {
+        Ok(found) => found,
+        Err(why) => {
+            kept.get_or_insert(match why {
+                Kept::Recursive(name) => {
+                    format!("its {which} schema's type `{name}` refers to itself")
+                }
+                Kept::Foreign(reference) => {
+                    format!("its {which} schema refers to `{reference}`")
+                }
+                Kept::TooLarge => format!(
+                    "its {which} schema's definitions, inlined, would repeat more than 1,000 times"
+                ),
+            });
+            None
+        }
+    };
+    let input_listed = input.and_then(|i| inlined(i, "input"));
+    let output_listed = output.and_then(|o| inlined(o, "output"));
+    let listed = (input_listed.is_some() || output_listed.is_some()).then(|| {
+        Box::new(ListedSchemas {
+            input: input_listed,
+            output: output_listed,
+        })
+    });
+    (listed, kept)
 }
 
 #[cfg(test)]

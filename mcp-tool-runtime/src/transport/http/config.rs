@@ -214,7 +214,8 @@ pub struct ResourceMetadata {
 }
 
 /// Serving the tools as REST ([`HttpConfig::openapi`](HttpConfig::openapi)): which
-/// tools are left out.
+/// tools are left out, besides those that leave themselves out (`#[tool(rest = false)]`,
+/// `DynamicTool::rest(false)`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct OpenApi {
@@ -224,7 +225,7 @@ pub struct OpenApi {
 }
 
 impl OpenApi {
-    /// Every tool served.
+    /// Every tool served (but those marked `rest = false`).
     pub fn new() -> Self {
         OpenApi::default()
     }
@@ -236,8 +237,9 @@ impl OpenApi {
         self
     }
 
-    /// Whether the tool `name` is served over REST.
-    pub(crate) fn serves(&self, name: &str) -> bool {
-        !self.exclude.iter().any(|e| e == name)
+    /// Whether the tool `def` is served over REST: not left out here, nor by its own
+    /// `rest = false`.
+    pub(crate) fn serves(&self, def: &crate::tool::ToolDef) -> bool {
+        def.rest() && !self.exclude.iter().any(|e| e == def.name())
     }
 }

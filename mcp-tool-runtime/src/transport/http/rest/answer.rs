@@ -60,6 +60,9 @@ pub(super) struct Problem<'a> {
     /// The tool's error code, when it gave one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) code: Option<&'a str>,
+    /// The tool error's own message (`detail` without its code and suggestion).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) message: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) suggestion: Option<&'a str>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -267,6 +270,7 @@ fn failed(
         status,
         detail: Cow::Owned(text),
         code,
+        message: detail.and_then(|d| d["message"].as_str()),
         suggestion: detail.and_then(|d| d["suggestion"].as_str()),
         retryable: detail.is_some_and(|d| d["retryable"] == true),
         errors: Vec::new(),

@@ -34,13 +34,9 @@ pub(in super::super) async fn handle_call(
         Ok(i) => i,
         Err(refusal) => return reword(*refusal).await,
     };
-    let served = endpoint
-        .config
-        .openapi
-        .as_ref()
-        .is_some_and(|o| o.serves(&name));
     let entry = endpoint.server.catalog().get(&name).cloned();
-    let Some(entry) = entry.filter(|_| served) else {
+    let openapi = endpoint.config.openapi.as_ref();
+    let Some(entry) = entry.filter(|e| openapi.is_some_and(|o| o.serves(&e.def))) else {
         return problem(
             StatusCode::NOT_FOUND,
             &format!("Unknown tool: `{name}` (no tool of this name is served over REST)"),

@@ -43,12 +43,10 @@ pub(in super::super) async fn handle_document(
 }
 
 /// Whether the document lists `def` and REST serves it in full: a tool the model sees, not
-/// hidden, not one user's, not left out, that does not run only as a task.
+/// hidden, not one user's, not left out (`rest = false`, `OpenApi::exclude`), that does not
+/// run only as a task.
 fn documented(def: &ToolDef, config: &HttpConfig, granted: Option<&[String]>) -> bool {
-    config
-        .openapi
-        .as_ref()
-        .is_some_and(|o| o.serves(def.name()))
+    config.openapi.as_ref().is_some_and(|o| o.serves(def))
         && def.for_model()
         && !def.hidden()
         && def.shown_to(None)
@@ -285,6 +283,7 @@ fn problem_schema() -> Value {
             "status": {"type": "integer"},
             "detail": {"type": "string"},
             "code": {"type": "string", "description": "The tool's error code."},
+            "message": {"type": "string", "description": "The tool error's own message (`detail` without its code and suggestion)."},
             "suggestion": {"type": "string"},
             "retryable": {"type": "boolean"},
             "errors": {
@@ -304,10 +303,12 @@ fn problem_schema() -> Value {
     })
 }
 
-/// MCP content blocks (the answer of a tool without an output schema).
+/// MCP content blocks (the answer of a tool without an output schema), marked
+/// `x-mcp-content` so that an OpenAPI mount of the document makes them a result's content again.
 fn content_schema() -> Value {
     json!({
         "type": "array",
+        "x-mcp-content": true,
         "description": "MCP content blocks: text, images, audio, resource links and embedded resources.",
         "items": {
             "type": "object",

@@ -78,6 +78,9 @@ pub(crate) struct Operation {
     pub(crate) input_schema: Value,
     pub(crate) output_schema: Option<Value>,
     pub(crate) annotations: Annotations,
+    /// Its 2xx answer is MCP content blocks (a schema marked `x-mcp-content`, as the document
+    /// of tools served as REST marks a tool's content): they are the result's content.
+    pub(crate) content_blocks: bool,
 }
 
 /// A document's operations, and what was refused (one line each, naming the operation).
@@ -291,15 +294,19 @@ fn operation(
     if !required.is_empty() {
         input["required"] = Value::Array(required);
     }
-    if let Some((_, Some(extra))) = &body {
-        input["additionalProperties"] = extra.clone();
-    }
-    let body = body.map(|(body, _)| body);
+    let body = body.map(|(body, root)| {
+        match root {
+            Root::Whole(schema) => input = schema,
+            Root::Extra(extra) => input["additionalProperties"] = extra,
+            Root::Built => {}
+        }
+        body
+    });
     let defs = converter.take_defs();
     if !defs.is_empty() {
         input["$defs"] = Value::Object(defs);
     }
-    let output_schema = output(converter, op)?;
+    let (output_schema, content_blocks) = output(converter, op)?;
     let summary = op["summary"]
         .as_str()
         .map(str::trim)
@@ -327,8 +334,21 @@ fn operation(
         description,
         input_schema: input,
         output_schema,
-        annotations: annotations(method),
+        annotations: declared_hints(annotations(method), op),
+        content_blocks,
     })
+}
+
+/// `hints` with those the operation declares in `x-mcp-annotations` (as an OpenAPI document
+/// of tools served as REST writes them) put first.
+fn declared_hints(hints: Annotations, op: &Value) -> Annotations {
+    let declared = |key: &str| op["x-mcp-annotations"][key].as_bool();
+    Annotations {
+        read_only: declared("readOnlyHint").or(hints.read_only),
+        destructive: declared("destructiveHint").or(hints.destructive),
+        idempotent: declared("idempotentHint").or(hints.idempotent),
+        open_world: declared("openWorldHint").or(hints.open_world),
+    }
 }
 
 /// The hints a method gives: GET and HEAD read only and idempotent, PUT and DELETE
@@ -458,15 +478,26 @@ pub(crate) fn is_json(media: &str) -> bool {
         || (essence.starts_with("application/") && essence.ends_with("+json"))
 }
 
-/// The request body: its object's properties beside the parameters when it is an object
-/// whose names they do not take, else one `body` argument.
+/// What the request body makes of the input schema's root.
+enum Root {
+    /// The body's schema is the input schema, whole (a required object body, no parameter).
+    Whole(Value),
+    /// The properties and the parameters' make it, with the body's `additionalProperties`.
+    Extra(Value),
+    /// The properties and the parameters' make it.
+    Built,
+}
+
+/// The request body: the whole input schema when it is a required object and no parameter is
+/// beside it; else its object's properties beside the parameters when it is an object whose
+/// names they do not take, else one `body` argument.
 fn request_body(
     converter: &mut Converter<'_>,
     body: &Value,
     properties: &mut Map<String, Value>,
     required: &mut Vec<Value>,
     alone: bool,
-) -> Result<Option<(Body, Option<Value>)>, String> {
+) -> Result<Option<(Body, Root)>, String> {
     let body = converter.deref(body)?;
     let Some(content) = body["content"].as_object() else {
         return Ok(None);
@@ -485,6 +516,17 @@ fn request_body(
     let schema = converter
         .convert_inline(media.get("schema").unwrap_or(&json!({})))
         .map_err(|e| format!("request body: {e}"))?;
+    if alone && needed && schema["type"] == json!("object") {
+        let fields = schema["properties"]
+            .as_object()
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default();
+        let body = Body::Flat {
+            fields,
+            required: true,
+        };
+        return Ok(Some((body, Root::Whole(schema))));
+    }
     let flat = schema["type"] == json!("object")
         && schema.get("properties").is_some_and(Value::is_object)
         && [
@@ -512,13 +554,16 @@ fn request_body(
             required.extend(schema["required"].as_array().into_iter().flatten().cloned());
         }
         // Alone (no parameter beside it): the body's own rule for other names holds.
-        let extra = schema.get("additionalProperties").cloned();
+        let root = match schema.get("additionalProperties") {
+            Some(extra) => Root::Extra(extra.clone()),
+            None => Root::Built,
+        };
         return Ok(Some((
             Body::Flat {
                 fields,
                 required: needed,
             },
-            extra,
+            root,
         )));
     }
     let mut property = "body".to_owned();
@@ -537,14 +582,15 @@ fn request_body(
             property,
             required: needed,
         },
-        None,
+        Root::Built,
     )))
 }
 
-/// The output schema: that of the one 2xx answer, when it is JSON with a schema.
-fn output(converter: &mut Converter<'_>, op: &Value) -> Result<Option<Value>, String> {
+/// The output schema: that of the one 2xx answer, when it is JSON with a schema; and whether
+/// that schema is MCP content blocks (then no output schema: the blocks are the content).
+fn output(converter: &mut Converter<'_>, op: &Value) -> Result<(Option<Value>, bool), String> {
     let Some(responses) = op["responses"].as_object() else {
-        return Ok(None);
+        return Ok((None, false));
     };
     let success: Vec<&Value> = responses
         .iter()
@@ -552,21 +598,27 @@ fn output(converter: &mut Converter<'_>, op: &Value) -> Result<Option<Value>, St
         .map(|(_, r)| r)
         .collect();
     let [response] = success.as_slice() else {
-        return Ok(None);
+        return Ok((None, false));
     };
     let response = converter.deref(response)?;
     let Some(content) = response["content"].as_object() else {
-        return Ok(None);
+        return Ok((None, false));
     };
     let Some((_, media)) = content.iter().find(|(m, _)| is_json(m)) else {
-        return Ok(None);
+        return Ok((None, false));
     };
     let Some(schema) = media
         .get("schema")
         .filter(|s| s.as_object().is_some_and(|m| !m.is_empty()))
     else {
-        return Ok(None);
+        return Ok((None, false));
     };
+    let target = converter
+        .deref(schema)
+        .map_err(|e| format!("response: {e}"))?;
+    if target["x-mcp-content"] == json!(true) {
+        return Ok((None, true));
+    }
     let mut schema = converter
         .convert_inline(schema)
         .map_err(|e| format!("response: {e}"))?;
@@ -576,99 +628,8 @@ fn output(converter: &mut Converter<'_>, op: &Value) -> Result<Option<Value>, St
     {
         m.insert("$defs".into(), Value::Object(defs));
     }
-    Ok(Some(schema))
+    Ok((Some(schema), false))
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn doc(paths: Value) -> Value {
-        json!({"openapi": "3.0.3", "servers": [{"url": "/api/{v}", "variables": {"v": {"default": "v3"}}}],
-               "paths": paths})
-    }
-
-    #[test]
-    fn names_come_from_operation_ids_else_method_and_path_sanitized_and_unique() {
-        let d = doc(json!({
-            "/pets/{id}": {
-                "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "integer"}}],
-                "get": {"operationId": "get pet!", "responses": {}},
-                "delete": {"responses": {}},
-                "put": {"operationId": "get_pet", "responses": {}}
-            }
-        }));
-        let spec = Url::parse("http://127.0.0.1:8/docs/openapi.json").unwrap();
-        let read = read(&d, Some(&spec), None).unwrap();
-        let names: Vec<&str> = read.operations.iter().map(|o| o.name.as_str()).collect();
-        assert_eq!(names, ["get_pet", "get_pet_2", "delete_pets_id"]);
-        // The relative server, its variable's default, resolved against the document's URL.
-        assert_eq!(
-            read.operations[0].base.as_str(),
-            "http://127.0.0.1:8/api/v3"
-        );
-        let delete = &read.operations[2];
-        assert_eq!(delete.annotations, annotations("delete"));
-        assert_eq!(
-            (
-                delete.annotations.destructive,
-                delete.annotations.idempotent,
-                delete.annotations.read_only
-            ),
-            (Some(true), Some(true), Some(false))
-        );
-        let get = annotations("get");
-        assert_eq!(
-            (get.read_only, get.idempotent, get.destructive),
-            (Some(true), Some(true), None)
-        );
-        let post = annotations("post");
-        assert_eq!(
-            (post.read_only, post.idempotent, post.destructive),
-            (Some(false), Some(false), Some(false))
-        );
-        // A file's relative server needs the mount's `server_url`.
-        let e = read_err(&d);
-        assert!(
-            e.iter()
-                .all(|r| r.contains("give the mount a `server_url`")),
-            "{e:?}"
-        );
-        let given = super::read(&d, None, Some("http://127.0.0.1:7/x")).unwrap();
-        assert_eq!(given.operations[0].base.as_str(), "http://127.0.0.1:7/x");
-    }
-
-    fn read_err(d: &Value) -> Vec<String> {
-        read(d, None, None).unwrap().refused
-    }
-
-    #[test]
-    fn what_is_not_supported_is_refused_by_operation_and_keyword_and_the_rest_mounts() {
-        let d = doc(json!({
-            "/upload": {"post": {"operationId": "upload", "requestBody": {"content": {
-                "multipart/form-data": {"schema": {"type": "object"}}}}, "responses": {}}},
-            "/m/{id}": {"get": {"operationId": "matrix", "parameters": [
-                {"name": "id", "in": "path", "required": true, "style": "matrix", "schema": {}}], "responses": {}}},
-            "/far": {"get": {"operationId": "far", "responses": {"200": {"description": "", "content": {
-                "application/json": {"schema": {"$ref": "other.json#/Pet"}}}}}}},
-            "/ok": {"get": {"operationId": "ok", "responses": {"200": {"description": "", "content": {
-                "application/json": {"schema": {"type": "array", "items": {"type": "string"}}}}}}}}
-        }));
-        let read = read(&d, None, Some("http://127.0.0.1:9")).unwrap();
-        assert_eq!(read.operations.len(), 1);
-        assert_eq!(
-            read.operations[0].output_schema,
-            Some(json!({"type": "array", "items": {"type": "string"}}))
-        );
-        let text = read.refused.join("\n");
-        for expected in [
-            "operation `upload`: its request body is sent as `multipart/form-data`: only JSON request bodies are supported",
-            "operation `matrix`: parameter `id` in path: `style: matrix` is not supported",
-            "operation `far`: response: `$ref` `other.json#/Pet` leaves the document",
-        ] {
-            assert!(text.contains(expected), "{text}");
-        }
-        let e = super::read(&json!({"swagger": "2.0"}), None, None).unwrap_err();
-        assert!(e.contains("Swagger 2.0"), "{e}");
-    }
-}
+mod tests;
