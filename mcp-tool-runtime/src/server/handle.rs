@@ -85,6 +85,10 @@ pub(crate) trait StartsWith: Send + Sync + fmt::Debug {
     /// Another replica's word about a held gateway call (a round forwarded to the replica
     /// holding it, or the holder's answer).
     fn held(&self, server: &ServerHandle, event: Event);
+
+    /// Why `tool`, a name of a mount whose credentials are refused, cannot be called (`None`:
+    /// no such mount).
+    fn refused(&self, tool: &str) -> Option<String>;
 }
 
 /// What a browser on a redirect path is answered.
@@ -270,6 +274,12 @@ impl ServerHandle {
                 cookie: None,
             },
         }
+    }
+
+    /// Why `tool` cannot be called, when it names a tool of a mount whose credentials are
+    /// refused.
+    pub(crate) fn refused_mount(&self, tool: &str) -> Option<String> {
+        self.shared.mounts.as_ref()?.refused(tool)
     }
 
     /// Whether a request may still wait for the mounts' first sync (cheap: read before a

@@ -199,7 +199,13 @@ pub(crate) fn call(cx: &Cx<'_>, request: &Request<'_>) {
         Err(e) => return fail(e),
     };
     let Some(entry) = active_entry(cx, &name) else {
-        return fail(unknown_tool(&name));
+        return fail(match cx.server().refused_mount(&name) {
+            Some(why) => RpcError::new(
+                code::INVALID_PARAMS,
+                format!("`{name}` cannot be called: {why}"),
+            ),
+            None => unknown_tool(&name),
+        });
     };
     if !entry
         .def

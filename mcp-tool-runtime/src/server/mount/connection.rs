@@ -7,6 +7,10 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::client::Connect;
+
+use super::config::McpTool;
+
 /// One connection of the connection store: where the server is, and how to reach it — a
 /// token obtained elsewhere (`authorization`), or the client credentials to obtain tokens
 /// with (`client_id` with `client_secret`, or with `private_key` for `private_key_jwt`).
@@ -268,6 +272,85 @@ pub(crate) fn connection(id: &str, path: Option<&std::path::Path>) -> Result<Con
         .remove(id)
         .ok_or_else(|| format!("connection `{id}` is not in the connection store"))?;
     serde_json::from_value(entry).map_err(|e| format!("connection `{id}`: {}", without_values(&e)))
+}
+
+/// Where `config` connects and with which credentials (its connection in the store at
+/// `connections` read now), and the grant of each user for a mount that signs each in; an
+/// error names what is missing.
+pub(super) fn target(
+    config: &McpTool,
+    connections: Option<&std::path::Path>,
+) -> Result<(Connect, Option<UserGrant>), String> {
+    let label = config.server_label.clone();
+    let store = match config
+        .project_connection_id
+        .as_deref()
+        .or(config.connector_id.as_deref())
+    {
+        Some(id) => Some(connection(id, connections).map_err(|e| format!("mount `{label}`: {e}"))?),
+        None => None,
+    };
+    let mut connect = if let Some(command) = &config.command {
+        Connect::stdio(command[0].clone(), command[1..].iter().cloned())
+    } else {
+        let url = config
+            .server_url
+            .clone()
+            .or_else(|| store.as_ref().and_then(|s| s.server_url.clone()))
+            .ok_or_else(|| {
+                format!(
+                    "mount `{label}`: connection `{}` has no `server_url` in the connection store",
+                    config
+                        .connector_id
+                        .as_deref()
+                        .or(config.project_connection_id.as_deref())
+                        .unwrap_or("?")
+                )
+            })?;
+        Connect::http(url)
+    };
+    connect = connect.client_name(format!("mcp-tool gateway ({label})"));
+    let mut users = None;
+    if let Some(store) = &store {
+        for (name, value) in &store.headers {
+            connect = connect.header(name, value);
+        }
+        if let Some(token) = &store.authorization {
+            connect = connect.bearer(token);
+        }
+        let id = config
+            .project_connection_id
+            .as_deref()
+            .or(config.connector_id.as_deref())
+            .unwrap_or_default();
+        let authorization = store
+            .authorization(id)
+            .map_err(|e| format!("mount `{label}`: {e}"))?;
+        if config.command.is_some() && !matches!(authorization, Authorization::Given) {
+            return Err(format!(
+                "mount `{label}`: connection `{id}` obtains tokens with OAuth, which only a server reached over HTTP takes"
+            ));
+        }
+        match authorization {
+            Authorization::Given => {}
+            Authorization::Service(oauth) => connect = connect.oauth(oauth),
+            Authorization::PerUser(grant) => {
+                if config.authorization.is_some() {
+                    return Err(format!(
+                        "mount `{label}`: its connection signs each user in; the mount's `authorization` token does not apply"
+                    ));
+                }
+                users = Some(grant);
+            }
+        }
+    }
+    for (name, value) in config.headers.iter().flatten() {
+        connect = connect.header(name, value);
+    }
+    if let Some(token) = &config.authorization {
+        connect = connect.bearer(token);
+    }
+    Ok((connect, users))
 }
 
 #[cfg(test)]
