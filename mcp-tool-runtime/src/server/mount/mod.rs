@@ -18,6 +18,7 @@
 //! instead (`user`): each signs in through URL-mode elicitation and comes back on the
 //! gateway's own HTTP endpoint (`redirect`); their tokens, connection and tool list are theirs.
 
+mod assertion;
 mod config;
 mod connection;
 mod held;
