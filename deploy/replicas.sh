@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Runs an mcp-tool server as several replicas on this machine: a Redis, N replicas on loopback
-# ports sharing it (tasks, 2025-11-25 sessions and their SSE events, change notifications) and
-# the request-state key, and nginx in front (deploy/nginx.conf.in), all unprivileged, in a
-# folder of their own.
+# ports sharing it (tasks, 2025-11-25 sessions and their SSE events, change notifications,
+# rate limits, kept results, selections) and the request-state key, and nginx in front
+# (deploy/nginx.conf.in), all unprivileged, in a folder of their own. nginx connects to the
+# replicas from an address of its own (127.0.0.254; with NETNS, NET.0.1), which the replicas
+# trust to name each request's client in X-Forwarded-For (MCP_TOOL_TRUSTED_PROXIES): a
+# client that reaches a replica directly cannot name itself.
 #
 #   deploy/replicas.sh up [N]       start Redis, N replicas (default 3) and nginx; print the URL
 #   deploy/replicas.sh down         stop them all
@@ -73,6 +76,11 @@ redis_url_of() {
     else
         cat "$run/redis-url"
     fi
+}
+
+# The address nginx connects to the replicas from, which they trust to name clients.
+proxy_address() {
+    if [ -n "$netns" ]; then echo "$net.0.1"; else echo 127.0.0.254; fi
 }
 
 # Whether something accepts connections on $1:$2, seen from the hub.
@@ -171,6 +179,7 @@ start_replica() {
         MCP_TOOL_SHARED_STATE="$redis_url" \
         MCP_TOOL_EVENT_STORE="$redis_url" \
         MCP_TOOL_CONNECTIONS_PER_ADDRESS=1024 \
+        MCP_TOOL_TRUSTED_PROXIES="$(proxy_address)" \
         "${inside[@]}" setsid "$MCP_SERVER" ${MCP_SERVER_ARGS:-} --http "$host:$p" \
         </dev/null >>"$run/logs/replica-$i.log" 2>&1 &
     echo $! >"$run/replica-$i.pid"
@@ -251,8 +260,8 @@ up() {
         start_replica "$i"
         upstreams="$upstreams        server $(replica_host "$i"):${ports[$((i - 1))]} max_fails=1 fail_timeout=1s;\n"
     done
-    local bind=""
-    [ -z "$netns" ] || bind="proxy_bind $net.0.1;"
+    local bind
+    bind="proxy_bind $(proxy_address);"
     sed -e "s/@PORT@/$port/" -e "s|@UPSTREAMS@|${upstreams%\\n}|" -e "s/@PROXY_BIND@/$bind/" \
         "$here/nginx.conf.in" >"$run/nginx.conf"
     "${hub[@]}" "$nginx" -p "$run" -c "$run/nginx.conf" -e "$run/logs/error.log" -g "daemon off;" \

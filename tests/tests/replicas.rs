@@ -10,10 +10,14 @@
 //!   log level), and a client's answer to an elicitation reaching the replica that waits for it.
 //! - Load through nginx, both versions, with a replica killed and restarted in the middle: every
 //!   call answered once, or failed in a way the client retries (with a new id), none lost.
+//! - State every replica sees alike: a rate limit of L admits L, and two anonymous clients
+//!   behind nginx (127.0.0.1 and 127.0.0.2) have a share each, which a spoofed
+//!   `X-Forwarded-For` does not change; a subject's tool selection and a kept result read on
+//!   every replica, a restarted one included, the result by its principal only.
 //!
 //! They need `nginx` and `redis-server` (Debian packages; `.ci/run` installs them).
 
-use std::net::TcpListener;
+use std::net::{IpAddr, Ipv4Addr, TcpListener};
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Arc;
@@ -241,12 +245,33 @@ impl Http {
         headers: &[(&str, &str)],
         body: &str,
     ) -> Result<Open, String> {
+        self.request_from(None, method, url, headers, body).await
+    }
+
+    /// A request from the loopback address `source` (another client than 127.0.0.1's).
+    async fn request_from(
+        self,
+        source: Option<IpAddr>,
+        method: &str,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> Result<Open, String> {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let rest = url.strip_prefix("http://").ok_or("an http URL")?;
         let (addr, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-        let mut stream = tokio::net::TcpStream::connect(addr)
-            .await
-            .map_err(|e| e.to_string())?;
+        let mut stream = match source {
+            None => tokio::net::TcpStream::connect(addr).await,
+            Some(source) => {
+                let to: std::net::SocketAddr = addr.parse().map_err(|_| "an address")?;
+                let socket = tokio::net::TcpSocket::new_v4().map_err(|e| e.to_string())?;
+                socket
+                    .bind(std::net::SocketAddr::new(source, 0))
+                    .map_err(|e| e.to_string())?;
+                socket.connect(to).await
+            }
+        }
+        .map_err(|e| e.to_string())?;
         let mut head = format!(
             "{method} {path} HTTP/1.0\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
              Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
@@ -306,8 +331,21 @@ async fn post(
     headers: &[(&str, &str)],
     body: &Value,
 ) -> Result<Reply, String> {
+    post_from(http, None, url, headers, body).await
+}
+
+/// [`post`] from the loopback address `source`.
+async fn post_from(
+    http: &Http,
+    source: Option<IpAddr>,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: &Value,
+) -> Result<Reply, String> {
     use tokio::io::AsyncReadExt;
-    let mut open = http.send(url, headers, &body.to_string()).await?;
+    let mut open = http
+        .request_from(source, "POST", url, headers, &body.to_string())
+        .await?;
     let mut body = std::mem::take(&mut open.rest);
     tokio::time::timeout(WAIT * 3, open.stream.read_to_end(&mut body))
         .await
@@ -1025,68 +1063,141 @@ async fn load_through_nginx_survives_a_replica_killed_and_restarted() {
 }
 
 #[tokio::test]
-async fn a_subjects_tool_selection_made_on_one_replica_holds_on_the_others() {
+async fn a_subjects_selection_and_kept_results_hold_on_every_replica_and_after_a_restart() {
     let root = TempDir::new("replicas-files");
+    std::fs::write(root.path().join("big.txt"), "x".repeat(5000)).expect("a file");
     let args = format!("--root {} --password pw", root.arg());
     let cluster = Cluster::up(
         "files",
         3,
         &[
             ("MCP_SERVER_ARGS", &args),
-            ("MCP_TOOL_BEARER_TOKENS", "alice:ta"),
+            ("MCP_TOOL_BEARER_TOKENS", "alice:ta,bob:tb"),
+            ("MCP_TOOL_RESULT_BUDGET", "1KiB"),
         ],
     );
-    let call = |replica: usize, id: u64, method: &'static str, params: Value| {
-        let url = cluster.replica(replica);
-        async move {
-            let mut params = params;
-            params["_meta"] = meta_2026(json!({}));
-            let name = params["name"].as_str().unwrap_or_default().to_owned();
-            let mut headers = vec![
-                ("MCP-Protocol-Version", V2026_07_28),
-                ("Mcp-Method", method),
-                ("Authorization", "Bearer ta"),
-            ];
-            if !name.is_empty() {
-                headers.push(("Mcp-Name", name.as_str()));
-            }
-            let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
-            let reply = post(&Http, &url, &headers, &body).await.expect("an answer");
-            reply.result().clone()
+    // A 2026-07-28 request at `url` with `token`: its result, or its error.
+    let call = |url: String, token: &'static str, id: u64, method: &'static str, params: Value| async move {
+        let mut params = params;
+        params["_meta"] = meta_2026(json!({}));
+        let name = params["name"]
+            .as_str()
+            .or(params["uri"].as_str())
+            .unwrap_or_default()
+            .to_owned();
+        let auth = format!("Bearer {token}");
+        let mut headers = vec![
+            ("MCP-Protocol-Version", V2026_07_28),
+            ("Mcp-Method", method),
+            ("Authorization", auth.as_str()),
+        ];
+        if !name.is_empty() {
+            headers.push(("Mcp-Name", name.as_str()));
         }
+        let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        let reply = post(&Http, &url, &headers, &body).await.expect("an answer");
+        reply.response().clone()
     };
     let names = |list: &Value| -> Vec<String> {
-        list["tools"]
+        list["result"]["tools"]
             .as_array()
-            .expect("tools")
+            .unwrap_or_else(|| panic!("tools: {list}"))
             .iter()
             .filter_map(|t| t["name"].as_str().map(str::to_owned))
             .collect()
     };
+    let write_file = "write_file".to_owned();
     for replica in 1..=3 {
-        let list = call(replica, 1, "tools/list", json!({})).await;
-        assert!(!names(&list).contains(&"write_file".to_owned()), "{list}");
+        let list = call(cluster.replica(replica), "ta", 1, "tools/list", json!({})).await;
+        assert!(!names(&list).contains(&write_file), "{list}");
     }
     let done = call(
-        1,
+        cluster.replica(1),
+        "ta",
         2,
         "tools/call",
         json!({ "name": "login", "arguments": { "password": "pw" } }),
     )
     .await;
-    assert!(text(&done).starts_with("Authenticated"), "{done}");
+    assert!(text(&done["result"]).starts_with("Authenticated"), "{done}");
     // Alice's next requests reach replicas 2 and 3: they heard of it through Redis.
     for replica in [2, 3] {
         let deadline = Instant::now() + WAIT;
         loop {
-            let list = call(replica, 3, "tools/list", json!({})).await;
-            if names(&list).contains(&"write_file".to_owned()) {
+            let list = call(cluster.replica(replica), "ta", 3, "tools/list", json!({})).await;
+            if names(&list).contains(&write_file) {
                 break;
             }
             assert!(Instant::now() < deadline, "replica {replica}: {list}");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
+    // A result over the budget is cut where it was made; its whole reads on every replica.
+    let cut = call(
+        cluster.url(),
+        "ta",
+        4,
+        "tools/call",
+        json!({ "name": "read_file", "arguments": { "path": "big.txt" } }),
+    )
+    .await;
+    let link = cut["result"]["content"]
+        .as_array()
+        .and_then(|c| c.iter().find(|b| b["type"] == "resource_link"))
+        .and_then(|b| b["uri"].as_str())
+        .unwrap_or_else(|| panic!("no link to the whole: {cut}"))
+        .to_owned();
+    let read = |token: &'static str, id: u64| {
+        let params = json!({ "uri": link });
+        call(cluster.url(), token, id, "resources/read", params)
+    };
+    let mut whole = 0;
+    for id in 0..12 {
+        let reply = read("ta", 10 + id).await;
+        let contents = reply["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        whole += usize::from(contents.contains(&"x".repeat(5000)));
+    }
+    assert_eq!(
+        whole, 12,
+        "reads of the whole through nginx that answered it"
+    );
+    // Another subject is refused on every replica, without the content.
+    for id in 0..3 {
+        let reply = read("tb", 30 + id).await;
+        assert!(reply.get("result").is_none(), "{reply}");
+        assert!(reply.to_string().contains("NOT_FOUND"), "{reply}");
+        assert!(!reply.to_string().contains("xxxx"), "{reply}");
+    }
+    // A replica started again knows alice's selection (from Redis): 6 of 6 lists through
+    // nginx, 2 of which reach it.
+    cluster.kill(2);
+    cluster.start(2);
+    let mut seen = 0;
+    for id in 0..6 {
+        let list = call(cluster.url(), "ta", 40 + id, "tools/list", json!({})).await;
+        seen += usize::from(names(&list).contains(&write_file));
+    }
+    assert_eq!(seen, 6, "lists through nginx showing alice's selection");
+    let list = call(cluster.replica(2), "ta", 50, "tools/list", json!({})).await;
+    assert!(names(&list).contains(&write_file), "{list}");
+    // Bob's selection is his own, there too.
+    let list = call(cluster.replica(2), "tb", 51, "tools/list", json!({})).await;
+    assert!(!names(&list).contains(&write_file), "{list}");
+    // The kept result too.
+    let reply = call(
+        cluster.replica(2),
+        "ta",
+        52,
+        "resources/read",
+        json!({ "uri": link }),
+    )
+    .await;
+    assert!(
+        reply["result"]["contents"][0]["text"].is_string(),
+        "{reply}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1116,6 +1227,27 @@ async fn a_rate_limit_of_l_admits_l_across_replicas() {
         5,
         "anonymous, 2026-07-28"
     );
+    // Another anonymous client behind nginx (nginx names it in X-Forwarded-For, and the
+    // replicas trust nginx's address) has a share of its own; what it writes in the header
+    // itself changes nothing, through nginx or straight to a replica.
+    let other = Some(IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2)));
+    const SPOOF: [(&str, &str); 2] = [
+        ("X-Forwarded-For", "127.0.0.9"),
+        ("Forwarded", "for=127.0.0.9"),
+    ];
+    let calls = |url: String, spoof: &'static [(&'static str, &'static str)]| {
+        admitted_2026_from(url, other, None, spoof, "multiply")
+    };
+    assert_eq!(calls(url.clone(), &[]).await, 5, "the second client");
+    assert_eq!(calls(url.clone(), &SPOOF).await, 0, "spoofed through nginx");
+    for replica in 1..=3 {
+        let direct = anonymous.replica(replica);
+        assert_eq!(
+            calls(direct, &SPOOF).await,
+            0,
+            "spoofed to replica {replica}"
+        );
+    }
     // An anonymous session is a principal of its own: one session, its requests spread.
     assert_eq!(
         admitted_2025(&url, None, "divide", 1).await,
@@ -1141,6 +1273,17 @@ async fn a_rate_limit_of_l_admits_l_across_replicas() {
 
 /// Of 15 calls of `tool` through `url` (2026-07-28), how many the rate limit let through.
 async fn admitted_2026(url: &str, token: Option<&str>, tool: &str) -> usize {
+    admitted_2026_from(url.to_owned(), None, token, &[], tool).await
+}
+
+/// [`admitted_2026`] from the loopback address `source`, with `more` headers.
+async fn admitted_2026_from(
+    url: String,
+    source: Option<IpAddr>,
+    token: Option<&str>,
+    more: &[(&str, &str)],
+    tool: &str,
+) -> usize {
     let mut admitted = 0;
     for id in 0..15 {
         let params = json!({
@@ -1156,8 +1299,11 @@ async fn admitted_2026(url: &str, token: Option<&str>, tool: &str) -> usize {
         if let Some(token) = token {
             headers.push(("Authorization", token));
         }
+        headers.extend_from_slice(more);
         let body = json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params });
-        let reply = post(&Http, url, &headers, &body).await.expect("an answer");
+        let reply = post_from(&Http, source, &url, &headers, &body)
+            .await
+            .expect("an answer");
         admitted += usize::from(!rate_limited(&reply));
     }
     admitted

@@ -142,6 +142,12 @@ pub const AUDIT: &str = "MCP_TOOL_AUDIT";
 /// to the connection limit (1024).
 pub const CONNECTIONS_PER_ADDRESS: &str = "MCP_TOOL_CONNECTIONS_PER_ADDRESS";
 
+/// The reverse proxies whose `Forwarded` / `X-Forwarded-For` headers name the client a
+/// request counts for (`HttpConfig::trusted_proxies`): addresses and CIDR blocks separated by
+/// commas, such as `10.0.0.0/8,127.0.0.254`. A list that does not fit stops the binary,
+/// naming the entry.
+pub const TRUSTED_PROXIES: &str = "MCP_TOOL_TRUSTED_PROXIES";
+
 /// CORS for clients that run in a browser (`HttpConfig::cors_origins`): the origins,
 /// separated by commas (`https://app.example,https://other.example`, or `*`). `*` lets any
 /// web page call the server: it is taken only with credentials required (`BEARER_TOKENS` or

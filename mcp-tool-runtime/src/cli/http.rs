@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use super::{HttpOptions, cli_error, env, init_tracing};
 use crate::server::{Result, Server};
 use crate::transport::http::streams::events::event_store_from_url;
-use crate::transport::http::{BearerTokens, HttpConfig, OpenApi, ResourceMetadata};
+use crate::transport::http::{BearerTokens, HttpConfig, OpenApi, ResourceMetadata, TrustedProxies};
 
 /// Serves Streamable HTTP as the command line and the environment say; returns the exit status.
 pub(super) async fn serve_http(server: Server, bin: &str, options: HttpOptions) -> Result<i32> {
@@ -47,6 +47,12 @@ pub(super) async fn serve_http(server: Server, bin: &str, options: HttpOptions) 
                     ),
                 ));
             }
+        }
+    }
+    if let Ok(text) = std::env::var(env::TRUSTED_PROXIES) {
+        match TrustedProxies::parse(&text) {
+            Ok(proxies) => config.trusted_proxies = proxies,
+            Err(e) => return Ok(cli_error(bin, &format!("{}: {e}", env::TRUSTED_PROXIES))),
         }
     }
     if let Ok(text) = std::env::var(env::CORS_ORIGINS) {

@@ -171,6 +171,7 @@ environment:
   {budget:<42}cut larger results, keep them whole as resources
   {audit:<42}one log line per tool call
   {per_address:<42}connections one address may hold (raise behind a proxy)
+  {proxies:<42}believe these proxies' X-Forwarded-For
   {cors:<42}CORS for browser clients from these origins
   {connections:<42}the connection store of --mount's servers (a JSON file)
   {mount_wait:<42}how long the first tools/list waits for the mounts
@@ -202,6 +203,7 @@ environment:
         budget = format!("{}=64KiB", env::RESULT_BUDGET),
         audit = format!("{}=1", env::AUDIT),
         per_address = format!("{}=512", env::CONNECTIONS_PER_ADDRESS),
+        proxies = format!("{}=CIDR,…", env::TRUSTED_PROXIES),
         cors = format!("{}=https://…,…", env::CORS_ORIGINS),
         connections = format!("{}=FILE", env::CONNECTIONS),
         mount_wait = format!("{}=5s", env::MOUNT_WAIT),

@@ -24,7 +24,9 @@ use crate::server::offerings::catalog::{Catalog, Entry};
 use crate::server::offerings::change::Change;
 use crate::server::offerings::prompt::Prompt;
 use crate::server::offerings::resource::Resource;
-use crate::server::offerings::selection::{Principals, Selection, check_names};
+use crate::server::offerings::selection::{
+    Principal, Principals, Selection, check_names, selection_key,
+};
 use crate::server::replicas::{Event, Replicas, SelectionWire};
 use crate::server::state::StateKey;
 use crate::server::tasks::Tasks;
@@ -437,6 +439,34 @@ impl ServerHandle {
         Ok(active)
     }
 
+    /// Makes sure this replica knows `principal`'s own tool selection before its stateless
+    /// request is served: one the store keeps for a subject this replica holds none for (it
+    /// started after the selection was made, or forgot it).
+    pub(crate) async fn recall_selection(&self, principal: &Principal) {
+        let shared = &self.shared;
+        let Principal::Subject(subject) = principal else {
+            return;
+        };
+        if !shared.replicas.shared() || !shared.principals.unknown(principal) {
+            return;
+        }
+        match shared.replicas.get(&selection_key(subject)).await {
+            Ok(stored) => {
+                let stored = stored
+                    .and_then(|text| serde_json::from_str::<SelectionWire>(&text).ok())
+                    .map(|wire| {
+                        let mut selection = Selection::default();
+                        selection.apply(&Batch::from(wire));
+                        selection
+                    });
+                shared.principals.recalled(principal, stored);
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "a subject's tool selection could not be read: the server's is used");
+            }
+        }
+    }
+
     /// [`change_tools`](Self::change_tools) on this replica alone.
     pub(crate) fn change_tools_here(&self, batch: &Batch) -> Result<Vec<String>, String> {
         let catalog = self.catalog();
@@ -641,8 +671,13 @@ impl ServerHandle {
                 }
             }
             Event::PrincipalTools { subject, batch } => {
-                let principal = crate::server::offerings::selection::Principal::Subject(subject);
+                let principal = Principal::Subject(subject);
                 let shared = &self.shared;
+                if !shared.principals.holds(&principal) {
+                    // Its next request here reads the whole selection from the store.
+                    shared.listeners.notify(Change::Tools(Some(&principal)));
+                    return;
+                }
                 match shared.principals.apply(
                     &principal,
                     &shared.selection(),

@@ -277,14 +277,24 @@ impl Connection for StatelessConnection {
                 )));
         }
         if let Principal::Subject(subject) = principal {
-            // The subject's next request may reach another replica.
-            server
-                .shared
-                .replicas
-                .publish(crate::server::replicas::Event::PrincipalTools {
-                    subject: subject.clone(),
-                    batch: crate::server::replicas::SelectionWire::from(batch),
-                });
+            // The subject's next request may reach another replica, or one started later:
+            // its whole selection is stored before the others are told of the change.
+            let replicas = &server.shared.replicas;
+            if let Some(selection) = server.shared.principals.get(principal)
+                && let Ok(value) = serde_json::to_string(
+                    &crate::server::replicas::SelectionWire::from(&selection.to_batch()),
+                )
+            {
+                replicas.put_in_order(
+                    crate::server::offerings::selection::selection_key(subject),
+                    value,
+                    crate::server::offerings::selection::SELECTION_TTL,
+                );
+            }
+            replicas.publish(crate::server::replicas::Event::PrincipalTools {
+                subject: subject.clone(),
+                batch: crate::server::replicas::SelectionWire::from(batch),
+            });
         }
         Ok(active)
     }

@@ -1,12 +1,17 @@
 //! [`ResultBudget`]: a tool result over a size is cut to fit, with a note saying so, and the
-//! whole of it stays readable for a while as a resource the cut result links to.
+//! whole of it stays readable for a while as a resource the cut result links to, kept in the
+//! replicas' store (this process's memory without one).
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 
 use crate::protocol::{Content, ResourceContents};
 use crate::server::offerings::resource::ResourceTemplate;
+use crate::server::replicas::{MemoryReplicaStore, ReplicaStore, ReplicaStoreError};
 use crate::sync::lock;
 use crate::tool::{ToolError, ToolResult};
 
@@ -29,6 +34,17 @@ const NOTE_ROOM: usize = 512;
 /// before anyone else's —, and a link to one gone says so.
 /// `MCP_TOOL_RESULT_BUDGET=64KiB` switches it on for a server binary.
 ///
+/// Replicas sharing state ([`Server::replica_store`](crate::server::Server::replica_store),
+/// `MCP_TOOL_SHARED_STATE`) keep the whole results in the store, each under a key that
+/// expires with it, so that a link reads alike on every replica (by the same principal only:
+/// another gets `NOT_FOUND`, never the content). The bounds are each replica's: a replica
+/// counts the bytes of the results it kept and pushes out its own oldest, so N replicas keep
+/// at most N × `keep_bytes` in the store (and a replica that restarts forgets its count; what
+/// it kept still expires after `keep_for`). Counting in the store instead would take an
+/// ordered index of every kept result, written in the same atomic step as each result; the
+/// per-replica count costs no more round trips than the result's own write. Without shared
+/// state the results are in this process's memory.
+///
 /// ```
 /// let server = mcp_tool::Server::new("bounded", "1.0.0")
 ///     .middleware(mcp_tool::middleware::ResultBudget::new(64 * 1024));
@@ -46,10 +62,7 @@ impl ResultBudget {
         ResultBudget {
             max_bytes: max_bytes.max(1024),
             keep_for: Duration::from_secs(600),
-            kept: Arc::new(Kept {
-                max_bytes: 64 << 20,
-                whole: Mutex::new(Whole::default()),
-            }),
+            kept: Arc::new(Kept::new(64 << 20)),
         }
     }
 
@@ -63,10 +76,7 @@ impl ResultBudget {
     /// How many bytes of whole results are kept at most, in all.
     #[must_use]
     pub fn keep_bytes(mut self, bytes: usize) -> Self {
-        self.kept = Arc::new(Kept {
-            max_bytes: bytes,
-            whole: Mutex::new(Whole::default()),
-        });
+        self.kept = Arc::new(Kept::new(bytes));
         self
     }
 
@@ -100,7 +110,7 @@ impl ResultBudget {
     }
 
     /// Cuts `result` to the budget if it is over it, keeping the whole for `principal`.
-    fn fit(&self, tool: &str, principal: String, result: &mut ToolResult) {
+    async fn fit(&self, tool: &str, principal: String, result: &mut ToolResult) {
         if most_bytes(result) <= self.max_bytes {
             return;
         }
@@ -113,16 +123,7 @@ impl ResultBudget {
         let size = whole.len();
         let id = random_id();
         let uri = format!("{RESULTS_URI_PREFIX}{id}");
-        let kept = self.kept.keep(
-            id,
-            Entry {
-                principal,
-                json: whole,
-                until: Instant::now()
-                    .checked_add(self.keep_for)
-                    .unwrap_or_else(|| Instant::now() + Duration::from_secs(365 * 24 * 3600)),
-            },
-        );
+        let kept = self.kept.keep(id, principal, &whole, self.keep_for).await;
         let mut room = self.max_bytes.saturating_sub(NOTE_ROOM);
         let mut content = Vec::new();
         for block in std::mem::take(&mut result.content) {
@@ -205,7 +206,7 @@ fn most_bytes(result: &ToolResult) -> usize {
 }
 
 /// The length of a value's JSON, by writing it.
-fn written<T: serde::Serialize>(value: &T) -> usize {
+fn written<T: Serialize>(value: &T) -> usize {
     serde_json::to_vec(value).map_or(usize::MAX, |v| v.len())
 }
 
@@ -224,10 +225,14 @@ impl Middleware for ResultBudget {
             let ctx = call.ctx;
             let mut outcome = next.run(call).await;
             if let Some(result) = outcome.result_mut() {
-                self.fit(ctx.tool(), ctx.share_key(), result);
+                self.fit(ctx.tool(), ctx.share_key(), result).await;
             }
             outcome
         })
+    }
+
+    fn shared_state(&self, store: &Arc<dyn ReplicaStore>) {
+        let _ = self.kept.shared.set(store.clone());
     }
 
     fn resource_templates(&self) -> Vec<ResourceTemplate> {
@@ -241,7 +246,7 @@ impl Middleware for ResultBudget {
                     async move {
                         let id = request.var("id").unwrap_or_default();
                         let principal = request.ctx().share_key();
-                        match kept.get(id, &principal) {
+                        match kept.get(id, &principal).await {
                             Some(json) => Ok(vec![ResourceContents::text(
                                 request.uri(),
                                 "application/json",
@@ -266,12 +271,18 @@ impl Middleware for ResultBudget {
 #[error("`{0}` is not a size such as `65536`, `64KiB` or `1MiB`")]
 pub struct BudgetError(String);
 
-/// The whole results kept, with their bound.
+/// The whole results kept: in the store, with this replica's count of them and its bound.
 struct Kept {
     max_bytes: usize,
     whole: Mutex<Whole>,
+    /// The replicas' store, when they share one.
+    shared: OnceLock<Arc<dyn ReplicaStore>>,
+    /// Where the results are kept without a shared store.
+    own: Arc<dyn ReplicaStore>,
 }
 
+/// What this replica kept: each result's size, principal and expiry (its content is in the
+/// store).
 #[derive(Default)]
 struct Whole {
     entries: HashMap<String, Entry>,
@@ -284,20 +295,40 @@ struct Whole {
 
 struct Entry {
     principal: String,
-    json: String,
+    bytes: usize,
     until: Instant,
 }
 
+/// A kept result as the store holds it.
+#[derive(Serialize, Deserialize)]
+struct Stored<'a> {
+    principal: &'a str,
+    #[serde(borrow)]
+    result: &'a RawValue,
+}
+
+/// The store key of kept result `id`.
+fn key(id: &str) -> String {
+    format!("result:{id}")
+}
+
+/// How long a replica waits for the store to keep or give a result.
+const STORE_WAIT: Duration = Duration::from_secs(5);
+
 impl Whole {
-    /// Removes the entry at `index` of the order.
-    fn remove_at(&mut self, index: usize) {
-        let Some(id) = self.order.remove(index) else {
-            return;
-        };
-        if let Some(gone) = self.entries.remove(&id) {
-            self.bytes -= gone.json.len();
+    /// Removes the entry at `index` of the order; its id.
+    fn remove_at(&mut self, index: usize) -> Option<String> {
+        let id = self.order.remove(index)?;
+        self.forget(&id);
+        Some(id)
+    }
+
+    /// Forgets entry `id` (its place in the order stays, skipped when reached).
+    fn forget(&mut self, id: &str) {
+        if let Some(gone) = self.entries.remove(id) {
+            self.bytes -= gone.bytes;
             if let Some(held) = self.held.get_mut(&gone.principal) {
-                *held -= gone.json.len();
+                *held -= gone.bytes;
                 if *held == 0 {
                     self.held.remove(&gone.principal);
                 }
@@ -326,39 +357,107 @@ impl Whole {
 }
 
 impl Kept {
-    /// Keeps `entry` under `id`, pushing out expired entries, then — while room is short —
-    /// the oldest of whoever holds more than a quarter of the bound, else the oldest of all;
-    /// `false` when it alone is over the bound (then it is not kept).
-    fn keep(&self, id: String, entry: Entry) -> bool {
-        if entry.json.len() > self.max_bytes {
+    fn new(max_bytes: usize) -> Self {
+        Kept {
+            max_bytes,
+            whole: Mutex::new(Whole::default()),
+            shared: OnceLock::new(),
+            own: Arc::new(MemoryReplicaStore::default()),
+        }
+    }
+
+    fn store(&self) -> &Arc<dyn ReplicaStore> {
+        self.shared.get().unwrap_or(&self.own)
+    }
+
+    /// Keeps `json` under `id` for `principal`, for `ttl`, pushing out (here and in the
+    /// store) expired entries, then — while room is short — the oldest of whoever holds more
+    /// than a quarter of the bound, else the oldest of all; `false` when it alone is over the
+    /// bound, or the store did not take it (then it is not kept).
+    async fn keep(&self, id: String, principal: String, json: &str, ttl: Duration) -> bool {
+        let bytes = json.len();
+        if bytes > self.max_bytes {
             return false;
         }
-        let mut whole = lock(&self.whole);
-        let now = Instant::now();
-        while let Some(oldest) = whole.order.front() {
-            let expired = whole.entries.get(oldest).is_none_or(|e| e.until <= now);
-            if expired {
-                whole.remove_at(0);
-            } else if whole.bytes + entry.json.len() > self.max_bytes {
-                let victim = whole.victim(self.max_bytes / 4);
-                whole.remove_at(victim);
-            } else {
-                break;
+        let Ok(result) = serde_json::from_str::<&RawValue>(json) else {
+            return false;
+        };
+        let Ok(value) = serde_json::to_string(&Stored {
+            principal: &principal,
+            result,
+        }) else {
+            return false;
+        };
+        let pushed_out = {
+            let mut whole = lock(&self.whole);
+            let now = Instant::now();
+            let mut pushed_out = Vec::new();
+            while let Some(oldest) = whole.order.front() {
+                let expired = whole.entries.get(oldest).is_none_or(|e| e.until <= now);
+                if expired {
+                    // Expired in the store too: nothing to remove there.
+                    whole.remove_at(0);
+                } else if whole.bytes + bytes > self.max_bytes {
+                    let victim = whole.victim(self.max_bytes / 4);
+                    pushed_out.extend(whole.remove_at(victim));
+                } else {
+                    break;
+                }
+            }
+            whole.bytes += bytes;
+            *whole.held.entry(principal.clone()).or_default() += bytes;
+            whole.order.push_back(id.clone());
+            let until = now.checked_add(ttl).unwrap_or(now + FAR);
+            whole.entries.insert(
+                id.clone(),
+                Entry {
+                    principal,
+                    bytes,
+                    until,
+                },
+            );
+            pushed_out
+        };
+        let store = self.store();
+        for gone in pushed_out {
+            if let Err(e) = within(store.remove(&key(&gone))).await {
+                tracing::warn!(error = %e, "a kept result pushed out stays until it expires");
             }
         }
-        whole.bytes += entry.json.len();
-        *whole.held.entry(entry.principal.clone()).or_default() += entry.json.len();
-        whole.order.push_back(id.clone());
-        whole.entries.insert(id, entry);
-        true
+        match within(store.put(&key(&id), &value, ttl)).await {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!(error = %e, "a cut result could not be kept whole");
+                lock(&self.whole).forget(&id);
+                false
+            }
+        }
     }
 
     /// The whole result `id`, if it is still kept and `principal`'s.
-    fn get(&self, id: &str, principal: &str) -> Option<String> {
-        let whole = lock(&self.whole);
-        let entry = whole.entries.get(id)?;
-        (entry.until > Instant::now() && entry.principal == principal).then(|| entry.json.clone())
+    async fn get(&self, id: &str, principal: &str) -> Option<String> {
+        let text = match within(self.store().get(&key(id))).await {
+            Ok(text) => text?,
+            Err(e) => {
+                tracing::warn!(error = %e, "a kept result could not be read");
+                return None;
+            }
+        };
+        let stored: Stored<'_> = serde_json::from_str(&text).ok()?;
+        (stored.principal == principal).then(|| stored.result.get().to_owned())
     }
+}
+
+/// The longest a result is kept: a year.
+const FAR: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// `operation`'s answer, or an error when the store gave none within [`STORE_WAIT`].
+async fn within<T>(
+    operation: crate::server::replicas::ReplicaFuture<'_, T>,
+) -> Result<T, ReplicaStoreError> {
+    tokio::time::timeout(STORE_WAIT, operation)
+        .await
+        .map_err(|_| ReplicaStoreError("no answer within 5 s".to_owned()))?
 }
 
 #[cfg(test)]
@@ -402,27 +501,108 @@ mod tests {
         }
     }
 
-    #[test]
-    fn one_principal_over_its_share_pushes_out_its_own_results_not_others() {
-        let budget = ResultBudget::new(1024).keep_bytes(8 * 1200);
-        let keep = |principal: &str| {
-            let mut result = ToolResult::text("x".repeat(1000));
-            result.content.push(Content::text("y".repeat(50)));
-            budget.fit("t", principal.into(), &mut result);
-            let Some(Content::ResourceLink(link)) = result.content.last() else {
-                panic!("not cut")
-            };
-            link.uri[RESULTS_URI_PREFIX.len()..].to_owned()
+    /// Cuts a result of a little over 1 KiB for `principal`: the id of its whole.
+    async fn keep(budget: &ResultBudget, principal: &str) -> String {
+        let mut result = ToolResult::text("x".repeat(1000));
+        result.content.push(Content::text("y".repeat(50)));
+        budget.fit("t", principal.into(), &mut result).await;
+        let Some(Content::ResourceLink(link)) = result.content.last() else {
+            panic!("not cut")
         };
-        let bob = keep("subject bob");
-        let flood: Vec<String> = (0..50).map(|_| keep("subject mallory")).collect();
+        link.uri[RESULTS_URI_PREFIX.len()..].to_owned()
+    }
+
+    #[tokio::test]
+    async fn one_principal_over_its_share_pushes_out_its_own_results_not_others() {
+        let budget = ResultBudget::new(1024).keep_bytes(8 * 1200);
+        let bob = keep(&budget, "subject bob").await;
+        let mut flood = Vec::new();
+        for _ in 0..50 {
+            flood.push(keep(&budget, "subject mallory").await);
+        }
         assert!(
-            budget.kept.get(&bob, "subject bob").is_some(),
+            budget.kept.get(&bob, "subject bob").await.is_some(),
             "bob's result was pushed out"
         );
-        assert!(budget.kept.get(&flood[49], "subject mallory").is_some());
-        assert!(budget.kept.get(&flood[0], "subject mallory").is_none());
+        assert!(
+            budget
+                .kept
+                .get(&flood[49], "subject mallory")
+                .await
+                .is_some()
+        );
+        assert!(
+            budget
+                .kept
+                .get(&flood[0], "subject mallory")
+                .await
+                .is_none()
+        );
         assert!(lock(&budget.kept.whole).bytes <= 8 * 1200);
+    }
+
+    #[tokio::test]
+    async fn replicas_sharing_a_store_read_each_others_kept_results_for_their_principal_only() {
+        let store: Arc<dyn ReplicaStore> = Arc::new(MemoryReplicaStore::default());
+        let replicas: Vec<ResultBudget> = (0..3)
+            .map(|_| {
+                let budget = ResultBudget::new(1024).keep_bytes(3 * 1200);
+                budget.shared_state(&store);
+                budget
+            })
+            .collect();
+        let id = keep(&replicas[0], "subject alice").await;
+        let whole = replicas[0].kept.get(&id, "subject alice").await.unwrap();
+        for replica in &replicas {
+            assert_eq!(
+                replica.kept.get(&id, "subject alice").await.as_deref(),
+                Some(&*whole)
+            );
+            assert_eq!(replica.kept.get(&id, "subject mallory").await, None);
+        }
+        // Each replica counts what it kept: pushing out its own oldest, in the store too.
+        let mut more = Vec::new();
+        for _ in 0..3 {
+            more.push(keep(&replicas[0], "subject alice").await);
+        }
+        assert_eq!(replicas[1].kept.get(&id, "subject alice").await, None);
+        assert!(
+            replicas[2]
+                .kept
+                .get(&more[2], "subject alice")
+                .await
+                .is_some()
+        );
+        // Another replica's results count against its own bound, not this one's.
+        let theirs = keep(&replicas[1], "subject alice").await;
+        assert!(
+            replicas[0]
+                .kept
+                .get(&more[0], "subject alice")
+                .await
+                .is_some()
+        );
+        assert!(
+            replicas[0]
+                .kept
+                .get(&theirs, "subject alice")
+                .await
+                .is_some()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_store_that_fails_keeps_nothing_and_the_note_says_so() {
+        // A store full of other keys refuses a new one.
+        let store: Arc<dyn ReplicaStore> = Arc::new(MemoryReplicaStore::with_max_keys(0));
+        let budget = ResultBudget::new(1024);
+        budget.shared_state(&store);
+        let mut result = ToolResult::text("x".repeat(5000));
+        budget.fit("t", "local".into(), &mut result).await;
+        let wire = serde_json::to_string(&result).unwrap();
+        assert!(wire.contains("too large to keep whole"), "{wire}");
+        assert!(!wire.contains(RESULTS_URI_PREFIX), "{wire}");
+        assert_eq!(lock(&budget.kept.whole).bytes, 0);
     }
 
     #[test]
@@ -453,21 +633,21 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_result_within_the_budget_is_left_alone() {
+    #[tokio::test]
+    async fn a_result_within_the_budget_is_left_alone() {
         let budget = ResultBudget::new(4096);
         let mut result = big(100);
         let before = result.clone();
-        budget.fit("t", "local".into(), &mut result);
+        budget.fit("t", "local".into(), &mut result).await;
         assert_eq!(result, before);
     }
 
-    #[test]
-    fn a_result_over_the_budget_is_cut_to_fit_and_kept_whole_for_its_principal() {
+    #[tokio::test]
+    async fn a_result_over_the_budget_is_cut_to_fit_and_kept_whole_for_its_principal() {
         let budget = ResultBudget::new(2048);
         let mut result = big(10_000);
         let whole = serde_json::to_string(&result).unwrap();
-        budget.fit("t", "subject alice".into(), &mut result);
+        budget.fit("t", "subject alice".into(), &mut result).await;
         let wire = serde_json::to_string(&result).unwrap();
         assert!(wire.len() <= 2048, "{} bytes: {wire}", wire.len());
         assert!(result.structured_content.is_none());
@@ -478,29 +658,23 @@ mod tests {
         assert!(wire.contains("[cut: the result of `t` is"), "{wire}");
         let id = &link.uri[RESULTS_URI_PREFIX.len()..];
         assert_eq!(
-            budget.kept.get(id, "subject alice").as_deref(),
+            budget.kept.get(id, "subject alice").await.as_deref(),
             Some(&*whole)
         );
-        assert_eq!(budget.kept.get(id, "subject mallory"), None);
+        assert_eq!(budget.kept.get(id, "subject mallory").await, None);
     }
 
-    #[test]
-    fn kept_results_are_bounded_in_bytes_the_oldest_going_first() {
+    #[tokio::test]
+    async fn kept_results_are_bounded_in_bytes_the_oldest_going_first() {
         let budget = ResultBudget::new(1024).keep_bytes(3 * 1200);
         let mut ids = Vec::new();
         for _ in 0..5 {
-            let mut result = ToolResult::text("x".repeat(1000));
-            result.content.push(Content::text("y".repeat(50)));
-            budget.fit("t", "local".into(), &mut result);
-            let Some(Content::ResourceLink(link)) = result.content.last() else {
-                panic!("not cut")
-            };
-            ids.push(link.uri[RESULTS_URI_PREFIX.len()..].to_owned());
+            ids.push(keep(&budget, "local").await);
         }
-        let held: Vec<bool> = ids
-            .iter()
-            .map(|id| budget.kept.get(id, "local").is_some())
-            .collect();
+        let mut held = Vec::new();
+        for id in &ids {
+            held.push(budget.kept.get(id, "local").await.is_some());
+        }
         assert_eq!(held, [false, false, true, true, true]);
         assert!(lock(&budget.kept.whole).bytes <= 3 * 1200);
     }

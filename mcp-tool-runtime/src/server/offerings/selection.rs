@@ -244,6 +244,31 @@ mod tests {
         });
         assert!(!s.is_active("v", false, true), "an explicit disable wins");
     }
+
+    #[test]
+    fn a_subjects_selection_is_asked_of_the_store_once_and_a_change_heard_first_wins() {
+        let principals = Principals::default();
+        let alice = Principal::Subject("alice".into());
+        assert!(principals.unknown(&alice));
+        assert!(!principals.unknown(&Principal::Anonymous));
+        assert!(!principals.unknown(&Principal::Local));
+        // The store had none: not asked again, until a change is heard of.
+        principals.recalled(&alice, None);
+        assert!(!principals.unknown(&alice));
+        assert!(!principals.holds(&alice));
+        assert!(principals.unknown(&alice));
+        let mut stored = Selection::default();
+        stored.apply(&Batch {
+            enable: vec!["h".into()],
+            ..batch()
+        });
+        principals.recalled(&alice, Some(stored.clone()));
+        assert_eq!(principals.get(&alice), Some(stored.clone()));
+        assert!(principals.holds(&alice));
+        // A later answer from the store does not undo what is held.
+        principals.recalled(&alice, Some(Selection::default()));
+        assert_eq!(principals.get(&alice), Some(stored));
+    }
 }
 
 /// The most principals whose tool selections a server keeps (2026-07-28); beyond, the one
@@ -254,13 +279,76 @@ pub(crate) const MAX_PRINCIPALS: usize = 10_000;
 /// what a tool manager changes belongs to who made the request — the one client of a stdio
 /// connection, or an authenticated subject. An anonymous HTTP client has no selection of its
 /// own: it sees the server's.
+///
+/// Replicas sharing state keep each subject's selection in the store too (under
+/// [`selection_key`], for [`SELECTION_TTL`] from its last change), and tell each other of
+/// changes: a replica that holds none for a subject looks in the store once
+/// (`ServerHandle::recall_selection`), and remembers when there is none.
 #[derive(Default)]
 pub(crate) struct Principals {
     map: std::sync::Mutex<std::collections::HashMap<Principal, (Selection, u64)>>,
+    /// Subjects the store was asked about and had no selection for (cleared when full).
+    none_stored: std::sync::Mutex<std::collections::HashSet<Principal>>,
     clock: std::sync::atomic::AtomicU64,
 }
 
+/// How long a subject's selection stays in the shared store after its last change.
+pub(crate) const SELECTION_TTL: std::time::Duration =
+    std::time::Duration::from_secs(30 * 24 * 3600);
+
+/// The store key of `subject`'s tool selection.
+pub(crate) fn selection_key(subject: &str) -> String {
+    format!("selection:{subject}")
+}
+
 impl Principals {
+    /// Whether the store needs asking for `principal`'s selection: an authenticated subject
+    /// this replica holds none for and has not asked about.
+    pub(crate) fn unknown(&self, principal: &Principal) -> bool {
+        matches!(principal, Principal::Subject(_))
+            && !lock(&self.map).contains_key(principal)
+            && !lock(&self.none_stored).contains(principal)
+    }
+
+    /// Whether this replica holds `principal`'s selection; if not, the store is asked again
+    /// at its next request (a change heard of for a principal held nowhere here is not
+    /// applied to the server's selection: the store has the whole of it).
+    pub(crate) fn holds(&self, principal: &Principal) -> bool {
+        let map = lock(&self.map);
+        if map.contains_key(principal) {
+            return true;
+        }
+        lock(&self.none_stored).remove(principal);
+        false
+    }
+
+    /// What the store said of `principal`'s selection: it, or none. Kept unless a change
+    /// heard meanwhile made one here already.
+    pub(crate) fn recalled(&self, principal: &Principal, stored: Option<Selection>) {
+        let mut map = lock(&self.map);
+        if map.contains_key(principal) {
+            return;
+        }
+        match stored {
+            Some(selection) => {
+                let stamp = self
+                    .clock
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                map.insert(principal.clone(), (selection, stamp));
+                if map.len() > MAX_PRINCIPALS {
+                    forget_oldest(&mut map);
+                }
+            }
+            None => {
+                let mut none = lock(&self.none_stored);
+                if none.len() >= MAX_PRINCIPALS {
+                    none.clear();
+                }
+                none.insert(principal.clone());
+            }
+        }
+    }
+
     /// The selection of `principal`, if it has its own.
     pub(crate) fn get(&self, principal: &Principal) -> Option<Selection> {
         lock(&self.map).get(principal).map(|(s, _)| s.clone())
@@ -286,6 +374,7 @@ impl Principals {
             .clock
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut map = lock(&self.map);
+        lock(&self.none_stored).remove(principal);
         let (selection, changed_at) = map
             .entry(principal.clone())
             .or_insert_with(|| (base.clone(), stamp));
@@ -294,14 +383,8 @@ impl Principals {
         *changed_at = stamp;
         let after = selection.active(catalog);
         let changed = before != after;
-        if map.len() > MAX_PRINCIPALS
-            && let Some(oldest) = map
-                .iter()
-                .min_by_key(|(_, (_, at))| *at)
-                .map(|(p, _)| p.clone())
-        {
-            tracing::warn!(principal = ?oldest, "too many principals' tool selections kept: forgetting the oldest");
-            map.remove(&oldest);
+        if map.len() > MAX_PRINCIPALS {
+            forget_oldest(&mut map);
         }
         Ok((after, changed))
     }
@@ -311,6 +394,18 @@ impl Principals {
         for (selection, _) in lock(&self.map).values_mut() {
             selection.apply(batch);
         }
+    }
+}
+
+/// Forgets the selection changed longest ago (kept in the store, if shared, still).
+fn forget_oldest(map: &mut std::collections::HashMap<Principal, (Selection, u64)>) {
+    if let Some(oldest) = map
+        .iter()
+        .min_by_key(|(_, (_, at))| *at)
+        .map(|(p, _)| p.clone())
+    {
+        tracing::warn!(principal = ?oldest, "too many principals' tool selections kept: forgetting the oldest");
+        map.remove(&oldest);
     }
 }
 

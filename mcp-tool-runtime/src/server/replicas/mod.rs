@@ -310,6 +310,7 @@ enum Op {
     Save(Arc<str>, String),
     Touch(Arc<str>),
     End(Arc<str>),
+    Put(String, String, Duration),
 }
 
 /// This replica's side of the store.
@@ -380,6 +381,7 @@ impl Replicas {
                     Op::Save(id, record) => writer.save_session(id, record, ttl).await,
                     Op::Touch(id) => writer.touch_session(id, ttl).await,
                     Op::End(id) => writer.end_session(id).await,
+                    Op::Put(key, value, ttl) => writer.put(key, value, *ttl).await,
                 };
                 if let Err(e) = done {
                     tracing::warn!(error = %e, "the shared state did not take a change");
@@ -421,6 +423,13 @@ impl Replicas {
         if let Ok(text) = serde_json::to_string(&envelope) {
             self.send(Op::Publish(text));
         }
+    }
+
+    /// Keeps `value` under `key` in the shared store for `ttl`, in order with the other
+    /// writes (a message published after it is heard once it is there). Nothing without a
+    /// shared store.
+    pub(crate) fn put_in_order(&self, key: String, value: String, ttl: Duration) {
+        self.send(Op::Put(key, value, ttl));
     }
 
     /// Saves a session's record (in order with the other writes).

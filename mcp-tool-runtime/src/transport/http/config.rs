@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::transport::http::access::auth::Authenticator;
+use crate::transport::http::access::forwarded::TrustedProxies;
 use crate::transport::http::streams::events::{EventStore, MemoryEventStore};
 
 /// How the HTTP endpoint behaves. The defaults are the safe ones: loopback hosts and origins
@@ -77,8 +78,12 @@ pub struct HttpConfig {
     /// `max_connections`): a connection beyond is answered 503 and closed at once, so that
     /// connections that dribble or idle from one address cannot take every slot. Behind a
     /// reverse proxy, where every client comes from the proxy's address, raise it to
-    /// `max_connections`.
+    /// `max_connections`, or name the proxy in [`trusted_proxies`](Self::trusted_proxies)
+    /// (whose connections it does not count).
     pub max_connections_per_address: usize,
+    /// The reverse proxies whose forwarding headers (`Forwarded`, `X-Forwarded-For`) name the
+    /// client a request counts for (default none; `serve_http`): see [`TrustedProxies`].
+    pub trusted_proxies: TrustedProxies,
     /// Where the events of resumable SSE streams (2025-11-25 sessions) are kept for clients
     /// that reconnect with `Last-Event-ID`: in memory by default (bounded; see
     /// [`MemoryEventStore`]), in Redis to resume on any replica.
@@ -112,6 +117,7 @@ impl Default for HttpConfig {
             body_timeout: Duration::from_secs(30),
             max_connections: 1024,
             max_connections_per_address: 512,
+            trusted_proxies: TrustedProxies::none(),
             event_store: Arc::new(MemoryEventStore::new()),
             sse_retry: Duration::from_secs(1),
             openapi: None,
@@ -133,6 +139,14 @@ impl HttpConfig {
     #[must_use]
     pub fn with_openapi(mut self, openapi: OpenApi) -> Self {
         self.openapi = Some(openapi);
+        self
+    }
+
+    /// Believes the forwarding headers of requests whose connections come from `proxies`
+    /// (see [`trusted_proxies`](Self::trusted_proxies)).
+    #[must_use]
+    pub fn with_trusted_proxies(mut self, proxies: TrustedProxies) -> Self {
+        self.trusted_proxies = proxies;
         self
     }
 
@@ -179,6 +193,7 @@ impl fmt::Debug for HttpConfig {
                 "max_connections_per_address",
                 &self.max_connections_per_address,
             )
+            .field("trusted_proxies", &self.trusted_proxies)
             .field("sse_retry", &self.sse_retry)
             .field("openapi", &self.openapi)
             .field("auth", &self.auth.is_some())

@@ -49,6 +49,7 @@ mod serve;
 mod stateless;
 pub(crate) mod streams;
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use axum::Router;
@@ -59,6 +60,7 @@ use crate::server::ServerHandle;
 pub use access::auth::{
     AuthError, AuthFuture, Authenticator, BearerTokens, BearerTokensError, DpopMode,
 };
+pub use access::forwarded::{TrustedProxies, TrustedProxiesError};
 #[cfg(feature = "oauth")]
 #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
 pub use access::oauth::OAuthVerifier;
@@ -151,6 +153,7 @@ impl ServerHandle {
             header_timeout: config.header_timeout,
             max_connections: config.max_connections,
             max_per_address: config.max_connections_per_address,
+            trusted: Arc::new(config.trusted_proxies.clone()),
         };
         // Without a layer around the routes, the endpoint's POSTs skip the router.
         let path = config.cors_origins.is_none().then(|| config.path.clone());

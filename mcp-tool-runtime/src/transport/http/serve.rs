@@ -26,6 +26,7 @@ use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 
 use crate::sync::lock;
+use crate::transport::http::access::forwarded::TrustedProxies;
 use crate::transport::http::endpoint::{Endpoint, LocalSocket, Peer};
 use crate::transport::http::post::handle_post;
 
@@ -34,6 +35,9 @@ pub(super) struct Bounds {
     pub(super) header_timeout: Duration,
     pub(super) max_connections: usize,
     pub(super) max_per_address: usize,
+    /// The proxies whose forwarding headers name the client (their own connections are not
+    /// counted per address: every client behind them shares it).
+    pub(super) trusted: Arc<TrustedProxies>,
 }
 
 /// Where connections come from: a TCP listener, or a Unix socket.
@@ -126,7 +130,8 @@ pub(super) struct Direct {
     pub(super) endpoint: Arc<Endpoint>,
 }
 
-/// The router, with each request told the address it comes from (per-client shares). A POST
+/// The router, with each request told the address it comes from (per-client shares): the
+/// connection's, or behind a trusted proxy the one its forwarding headers name. A POST
 /// to the endpoint's path — every MCP message — goes straight to its handler (`direct`,
 /// when no layer wraps the routes): the router would hand the same request to the same
 /// handler, after matching its path and through three boxed services of its own.
@@ -134,6 +139,7 @@ pub(super) struct Direct {
 struct WithPeer {
     router: Router,
     peer: Option<Peer>,
+    trusted: Arc<TrustedProxies>,
     direct: Option<Direct>,
 }
 
@@ -152,8 +158,9 @@ impl tower_service::Service<axum::http::Request<Incoming>> for WithPeer {
     fn call(&mut self, mut request: axum::http::Request<Incoming>) -> Self::Future {
         // Only a Unix socket's connections come without an address.
         match self.peer {
-            Some(peer) => {
-                request.extensions_mut().insert(peer);
+            Some(Peer(peer)) => {
+                let client = self.trusted.client(peer, request.headers());
+                request.extensions_mut().insert(Peer(client));
             }
             None => {
                 request.extensions_mut().insert(LocalSocket);
@@ -228,6 +235,7 @@ pub(super) async fn accept_loop<L: Listen>(
         };
         full_said = false;
         let address_slot = match peer {
+            Some(peer) if bounds.trusted.contains(peer.ip()) => None,
             Some(peer) => {
                 let Some(slot) = per_address.take(peer.ip(), bounds.max_per_address.max(1)) else {
                     if address_said != Some(peer.ip()) {
@@ -252,6 +260,7 @@ pub(super) async fn accept_loop<L: Listen>(
         let service = TowerToHyperService::new(WithPeer {
             router: router.clone(),
             peer: peer.map(Peer),
+            trusted: bounds.trusted.clone(),
             direct: direct.clone(),
         });
         let connection = http1.serve_connection(io, service);

@@ -39,13 +39,15 @@ pub(super) async fn stateless_request(
     if let Some(settling) = endpoint.server.settling(request.method) {
         settling.await;
     }
+    let principal = principal_of(identity.as_ref(), on_local_socket(parts));
+    endpoint.server.recall_selection(&principal).await;
     let (tx, rx) = mpsc::unbounded_channel::<Outgoing>();
     let session = Session::open(
         &endpoint.server,
         tx,
         Opening {
             address: peer_address(parts),
-            principal: principal_of(identity.as_ref(), on_local_socket(parts)),
+            principal,
             identity,
             one_shot: Some(version),
             shared_name: None,

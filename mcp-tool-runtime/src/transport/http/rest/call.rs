@@ -122,13 +122,15 @@ pub(in super::super) async fn handle_call(
     if let Some(settling) = endpoint.server.settling(request.method) {
         settling.await;
     }
+    let principal = principal_of(identity.as_ref(), on_local_socket(&parts));
+    endpoint.server.recall_selection(&principal).await;
     let (tx, mut rx) = mpsc::unbounded_channel::<Outgoing>();
     let session = Session::open(
         &endpoint.server,
         tx,
         Opening {
             address: peer_address(&parts),
-            principal: principal_of(identity.as_ref(), on_local_socket(&parts)),
+            principal,
             identity,
             one_shot: Some(ProtocolVersion::V2026_07_28),
             shared_name: None,
