@@ -78,8 +78,7 @@ pub(crate) trait StartsWith: Send + Sync + fmt::Debug {
     /// Whether [`settling`](Self::settling) would give a wait (cheap, allocates nothing).
     fn unsettled(&self) -> bool;
 
-    /// The paths the HTTP endpoint receives users on, back from signing in to a mounted
-    /// server's authorization server (none without per-user mounts).
+    /// The paths the HTTP endpoint receives users on, back from a mount's sign-in (if any).
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     fn redirect_paths(&self) -> Vec<String>;
 
@@ -92,12 +91,9 @@ pub(crate) trait StartsWith: Send + Sync + fmt::Debug {
         cookies: &'a str,
     ) -> Pin<Box<dyn Future<Output = SignInPage> + Send + 'a>>;
 
-    /// Another replica's word about a held gateway call (a round forwarded to the replica
-    /// holding it, or the holder's answer).
+    /// Another replica's word about a held gateway call (a round forwarded, or the holder's answer).
     fn held(&self, server: &ServerHandle, event: Event);
-
-    /// Why `tool`, a name of a mount whose credentials are refused, cannot be called (`None`:
-    /// no such mount).
+    /// Why `tool`, of a mount whose credentials are refused, cannot be called.
     fn refused(&self, tool: &str) -> Option<String>;
 }
 
@@ -284,12 +280,6 @@ impl ServerHandle {
                 cookie: None,
             },
         }
-    }
-
-    /// Why `tool` cannot be called, when it names a tool of a mount whose credentials are
-    /// refused.
-    pub(crate) fn refused_mount(&self, tool: &str) -> Option<String> {
-        self.shared.mounts.as_ref()?.refused(tool)
     }
 
     /// Whether a request may still wait for the mounts' first sync (cheap: read before a
