@@ -35,6 +35,8 @@ mod sign_in;
 
 #[path = "oauth/dpop.rs"]
 mod dpop;
+#[path = "oauth/refused.rs"]
+mod refused;
 
 const SETUP_HINT: &str = "run `bash interop/setup.sh` (.ci/run does it)";
 

@@ -7,6 +7,11 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::client::Connect;
+
+use super::assertion;
+use super::config::McpTool;
+
 /// One connection of the connection store: where the server is, and how to reach it — a
 /// token obtained elsewhere (`authorization`), or the client credentials to obtain tokens
 /// with (`client_id` with `client_secret`, or with `private_key` for `private_key_jwt`).
@@ -57,6 +62,13 @@ pub(crate) struct Connection {
     /// sharing a store keep them there instead. Default: in memory.
     #[serde(default)]
     pub(crate) sign_in_store: Option<std::path::PathBuf>,
+    /// With `grant: workload_identity` or `enterprise`: where the token the grant presents
+    /// comes from (the workload's identity token, or the user's ID token).
+    #[serde(default)]
+    pub(crate) subject_token: Option<assertion::SubjectToken>,
+    /// With `grant: enterprise`: the enterprise's identity provider.
+    #[serde(default)]
+    pub(crate) idp: Option<assertion::Idp>,
 }
 
 /// A connection's `grant`.
@@ -67,6 +79,11 @@ pub(crate) enum Grant {
     ClientCredentials,
     /// Each calling user signs in; their tokens are theirs alone.
     AuthorizationCode,
+    /// The gateway presents a workload's identity token (RFC 7523, SEP-1933).
+    WorkloadIdentity,
+    /// The gateway presents an identity assertion grant from the enterprise's identity
+    /// provider (RFC 8693 then RFC 7523, SEP-990).
+    Enterprise,
 }
 
 /// How a mount is authorized, as its connection says.
@@ -110,6 +127,8 @@ impl std::fmt::Debug for Connection {
             .field("grant", &self.grant)
             .field("redirect_uri", &self.redirect_uri)
             .field("sign_in_store", &self.sign_in_store)
+            .field("subject_token", &self.subject_token)
+            .field("idp", &self.idp)
             .finish()
     }
 }
@@ -153,6 +172,18 @@ impl Connection {
                 "connection `{id}`: `sign_in_store` is for `grant: authorization_code`"
             ));
         }
+        let asserted = matches!(
+            self.grant,
+            Some(Grant::WorkloadIdentity | Grant::Enterprise)
+        );
+        if !asserted && (self.subject_token.is_some() || self.idp.is_some()) {
+            return Err(format!(
+                "connection `{id}`: `subject_token` and `idp` are for `grant: workload_identity` or `enterprise`"
+            ));
+        }
+        if asserted {
+            return self.asserted(id);
+        }
         let Some(client_id) = &self.client_id else {
             if self.client_secret.is_some() || self.private_key.is_some() {
                 return Err(format!(
@@ -190,6 +221,53 @@ impl Connection {
             Some(issuer) => oauth.issuer(issuer),
             None => oauth,
         };
+        Ok(Authorization::Service(match &self.scopes {
+            Some(scopes) => oauth.scopes(scopes.iter().cloned()),
+            None => oauth,
+        }))
+    }
+
+    /// An assertion grant's client (`grant: workload_identity` or `enterprise`): its
+    /// `client_id` (with a secret or key if the authorization server wants one), pinned to
+    /// `issuer`, which the assertion is for.
+    fn asserted(&self, id: &str) -> Result<Authorization, String> {
+        let fail = |why: String| format!("connection `{id}`: {why}");
+        if self.authorization.is_some() {
+            return Err(fail(
+                "an assertion grant obtains its tokens: `authorization` (a token) does not apply"
+                    .into(),
+            ));
+        }
+        let Some(client_id) = &self.client_id else {
+            return Err(fail("an assertion grant needs a `client_id`".into()));
+        };
+        if self.issuer.is_none() {
+            return Err(fail(
+                "an assertion is sent only to the authorization server named by `issuer` (its audience): give that server's issuer URL".into(),
+            ));
+        }
+        self.check_issuer(id)?;
+        let enterprise = self.grant == Some(Grant::Enterprise);
+        let mut oauth = assertion::oauth(
+            client_id,
+            self.subject_token.as_ref(),
+            self.idp.as_ref(),
+            enterprise,
+        )
+        .map_err(fail)?;
+        oauth = match (&self.client_secret, &self.private_key) {
+            (Some(secret), None) => oauth.client_secret(secret),
+            (None, Some(key)) => {
+                oauth.private_key(key, self.signing_algorithm.as_deref().unwrap_or("ES256"))
+            }
+            (None, None) => oauth,
+            (Some(_), Some(_)) => {
+                return Err(fail(
+                    "give at most one of `client_secret` and `private_key`".into(),
+                ));
+            }
+        };
+        oauth = oauth.issuer(self.issuer.clone().unwrap_or_default());
         Ok(Authorization::Service(match &self.scopes {
             Some(scopes) => oauth.scopes(scopes.iter().cloned()),
             None => oauth,
@@ -282,6 +360,85 @@ pub(crate) fn connection(id: &str, path: Option<&std::path::Path>) -> Result<Con
         .remove(id)
         .ok_or_else(|| format!("connection `{id}` is not in the connection store"))?;
     serde_json::from_value(entry).map_err(|e| format!("connection `{id}`: {}", without_values(&e)))
+}
+
+/// Where `config` connects and with which credentials (its connection in the store at
+/// `connections` read now), and the grant of each user for a mount that signs each in; an
+/// error names what is missing.
+pub(super) fn target(
+    config: &McpTool,
+    connections: Option<&std::path::Path>,
+) -> Result<(Connect, Option<UserGrant>), String> {
+    let label = config.server_label.clone();
+    let store = match config
+        .project_connection_id
+        .as_deref()
+        .or(config.connector_id.as_deref())
+    {
+        Some(id) => Some(connection(id, connections).map_err(|e| format!("mount `{label}`: {e}"))?),
+        None => None,
+    };
+    let mut connect = if let Some(command) = &config.command {
+        Connect::stdio(command[0].clone(), command[1..].iter().cloned())
+    } else {
+        let url = config
+            .server_url
+            .clone()
+            .or_else(|| store.as_ref().and_then(|s| s.server_url.clone()))
+            .ok_or_else(|| {
+                format!(
+                    "mount `{label}`: connection `{}` has no `server_url` in the connection store",
+                    config
+                        .connector_id
+                        .as_deref()
+                        .or(config.project_connection_id.as_deref())
+                        .unwrap_or("?")
+                )
+            })?;
+        Connect::http(url)
+    };
+    connect = connect.client_name(format!("mcp-tool gateway ({label})"));
+    let mut users = None;
+    if let Some(store) = &store {
+        for (name, value) in &store.headers {
+            connect = connect.header(name, value);
+        }
+        if let Some(token) = &store.authorization {
+            connect = connect.bearer(token);
+        }
+        let id = config
+            .project_connection_id
+            .as_deref()
+            .or(config.connector_id.as_deref())
+            .unwrap_or_default();
+        let authorization = store
+            .authorization(id)
+            .map_err(|e| format!("mount `{label}`: {e}"))?;
+        if config.command.is_some() && !matches!(authorization, Authorization::Given) {
+            return Err(format!(
+                "mount `{label}`: connection `{id}` obtains tokens with OAuth, which only a server reached over HTTP takes"
+            ));
+        }
+        match authorization {
+            Authorization::Given => {}
+            Authorization::Service(oauth) => connect = connect.oauth(oauth),
+            Authorization::PerUser(grant) => {
+                if config.authorization.is_some() {
+                    return Err(format!(
+                        "mount `{label}`: its connection signs each user in; the mount's `authorization` token does not apply"
+                    ));
+                }
+                users = Some(grant);
+            }
+        }
+    }
+    for (name, value) in config.headers.iter().flatten() {
+        connect = connect.header(name, value);
+    }
+    if let Some(token) = &config.authorization {
+        connect = connect.bearer(token);
+    }
+    Ok((connect, users))
 }
 
 #[cfg(test)]
@@ -457,5 +614,77 @@ mod tests {
         let e = connection("jira", Some(&path)).unwrap_err();
         assert!(e.contains("not in the connection store"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_assertion_grant_names_its_subject_token_its_issuer_and_for_the_enterprise_its_idp() {
+        let auth = |v: Value| entry(v).authorization("c");
+        let Ok(Authorization::Service(found)) = auth(json!({
+            "grant": "workload_identity", "client_id": "wl", "issuer": AS,
+            "subject_token": {"file": "/var/run/secrets/tokens/mcp"},
+        })) else {
+            panic!("workload identity")
+        };
+        assert!(
+            format!("{found:?}").contains("workload identity"),
+            "{found:?}"
+        );
+        let Ok(Authorization::Service(found)) = auth(json!({
+            "grant": "enterprise", "client_id": "agent", "issuer": AS,
+            "subject_token": {"command": ["id-token", "--hush"]},
+            "idp": {"token_endpoint": "https://idp.example.com/token", "client_id": "agent-at-idp", "client_secret": "hush"},
+        })) else {
+            panic!("enterprise")
+        };
+        let shown = format!("{found:?}");
+        assert!(
+            shown.contains("enterprise-managed") && !shown.contains("hush"),
+            "{shown}"
+        );
+        for (bad, says) in [
+            (
+                json!({"grant": "workload_identity", "client_id": "wl", "issuer": AS}),
+                "needs its `subject_token`",
+            ),
+            (
+                json!({"grant": "workload_identity", "client_id": "wl", "subject_token": {"env": "T"}}),
+                "named by `issuer`",
+            ),
+            (
+                json!({"grant": "workload_identity", "issuer": AS, "subject_token": {"env": "T"}}),
+                "needs a `client_id`",
+            ),
+            (
+                json!({"grant": "enterprise", "client_id": "a", "issuer": AS, "subject_token": {"env": "T"}}),
+                "needs the enterprise's identity provider",
+            ),
+            (
+                json!({"grant": "workload_identity", "client_id": "a", "issuer": AS, "subject_token": {"env": "T"},
+                       "idp": {"token_endpoint": "https://idp.example.com/token", "client_id": "x"}}),
+                "`idp` is for `grant: enterprise`",
+            ),
+            (
+                json!({"grant": "workload_identity", "client_id": "a", "issuer": AS, "subject_token": {"command": []}}),
+                "names no program",
+            ),
+            (
+                json!({"client_id": "a", "client_secret": "hush", "issuer": AS, "subject_token": {"env": "T"}}),
+                "are for `grant: workload_identity` or `enterprise`",
+            ),
+        ] {
+            let Err(e) = auth(bad.clone()) else {
+                panic!("{bad} was taken")
+            };
+            assert!(e.contains(says), "{bad}: {e}");
+            assert!(!e.contains("hush"), "{e}");
+        }
+        // A source of another kind is refused by name.
+        let e = serde_json::from_value::<Connection>(
+            json!({"grant": "workload_identity", "subject_token": {"url": "x"}}),
+        )
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+        assert!(e.contains("unknown variant `url`"), "{e}");
     }
 }

@@ -3,7 +3,10 @@
 //! rules allow as `label__tool`, forwards calls (progress, cancellation and the remote's
 //! questions passed through; approval asked first where required), follows the remote's
 //! list changes, and reconnects with backoff when the remote goes away — its tools then fail
-//! with a retryable error while local tools keep working.
+//! with a retryable error while local tools keep working. A mount whose credentials are
+//! refused for good is not retried until its connection store changes; `label__status` tells
+//! its callers why meanwhile (`refused`). The tokens a mount obtains for itself (client
+//! credentials, assertion grants) are renewed once three quarters of their lifetime are gone.
 //!
 //! A 2026-07-28 client gets the remote's questions as input requests of its rounds, on
 //! whichever replica each round lands: a remote speaking 2026-07-28 holds nothing, its own
@@ -15,6 +18,7 @@
 //! instead (`user`): each signs in through URL-mode elicitation and comes back on the
 //! gateway's own HTTP endpoint (`redirect`); their tokens, connection and tool list are theirs.
 
+mod assertion;
 mod config;
 mod connection;
 mod held;
@@ -22,6 +26,7 @@ mod kept;
 mod list;
 mod openapi;
 mod redirect;
+mod refused;
 mod relay;
 mod remotes;
 mod rounds;
@@ -50,7 +55,6 @@ use crate::tool::{Ctx, DynamicArgs, Elicitation, ToolError, ToolResult};
 
 use crate::server::core::handle::{ServerHandle, Shared, SignInPage, StartsWith};
 use crate::server::replicas::Event;
-use connection::Authorization;
 
 pub use config::{
     AllowedTools, Approval, LABEL_SEPARATOR, McpTool, MountFileError, RequireApproval, ToolConfig,
@@ -129,6 +133,8 @@ pub(crate) struct Mount {
     /// The users of a mount that acts for each of them (`grant: authorization_code`); `None`:
     /// one connection for everyone.
     users: Option<user::Users>,
+    /// Whether the mount's credentials are refused for good, and why (`refused`).
+    refusal: refused::Refusal,
 }
 
 /// The user's answer to "run this remote tool?".
@@ -147,77 +153,8 @@ impl Mount {
         redirects: &Arc<redirect::Redirects>,
     ) -> Result<Arc<Mount>, String> {
         let label = config.server_label.clone();
-        let store = match config
-            .project_connection_id
-            .as_deref()
-            .or(config.connector_id.as_deref())
-        {
-            Some(id) => Some(
-                connection::connection(id, connections)
-                    .map_err(|e| format!("mount `{label}`: {e}"))?,
-            ),
-            None => None,
-        };
-        let mut connect = if let Some(command) = &config.command {
-            Connect::stdio(command[0].clone(), command[1..].iter().cloned())
-        } else {
-            let url = config
-                .server_url
-                .clone()
-                .or_else(|| store.as_ref().and_then(|s| s.server_url.clone()))
-                .ok_or_else(|| {
-                    format!(
-                        "mount `{label}`: connection `{}` has no `server_url` in the connection store",
-                        config
-                            .connector_id
-                            .as_deref()
-                            .or(config.project_connection_id.as_deref())
-                            .unwrap_or("?")
-                    )
-                })?;
-            Connect::http(url)
-        };
-        connect = connect.client_name(format!("mcp-tool gateway ({label})"));
-        let mut users = None;
-        if let Some(store) = &store {
-            for (name, value) in &store.headers {
-                connect = connect.header(name, value);
-            }
-            if let Some(token) = &store.authorization {
-                connect = connect.bearer(token);
-            }
-            let id = config
-                .project_connection_id
-                .as_deref()
-                .or(config.connector_id.as_deref())
-                .unwrap_or_default();
-            let authorization = store
-                .authorization(id)
-                .map_err(|e| format!("mount `{label}`: {e}"))?;
-            if config.command.is_some() && !matches!(authorization, Authorization::Given) {
-                return Err(format!(
-                    "mount `{label}`: connection `{id}` obtains tokens with OAuth, which only a server reached over HTTP takes"
-                ));
-            }
-            match authorization {
-                Authorization::Given => {}
-                Authorization::Service(oauth) => connect = connect.oauth(oauth),
-                Authorization::PerUser(grant) => {
-                    if config.authorization.is_some() {
-                        return Err(format!(
-                            "mount `{label}`: its connection signs each user in; the mount's `authorization` token does not apply"
-                        ));
-                    }
-                    users = Some(user::Users::new(&label, grant, redirects.clone()));
-                }
-            }
-        }
-        for (name, value) in config.headers.iter().flatten() {
-            connect = connect.header(name, value);
-        }
-        if let Some(token) = &config.authorization {
-            connect = connect.bearer(token);
-        }
+        let (connect, grant) = connection::target(&config, connections)?;
+        let users = grant.map(|grant| user::Users::new(&label, grant, redirects.clone()));
         Ok(Arc::new(Mount {
             config,
             connect,
@@ -232,6 +169,7 @@ impl Mount {
             digest: AtomicU64::new(0),
             digests: RandomState::new(),
             users,
+            refusal: refused::Refusal::new(connections),
         }))
     }
 
@@ -262,7 +200,10 @@ impl Mount {
         crate::sync::read(&self.client)
             .clone()
             .filter(|_| self.up.load(Ordering::SeqCst))
-            .ok_or_else(|| unavailable(self.label(), "not connected"))
+            .ok_or_else(|| match self.refusal.why() {
+                Some(why) => refused::refused_error(self.label(), &why),
+                None => unavailable(self.label(), "not connected"),
+            })
     }
 
     /// Tells the gate this mount's first sync is done (or failed), once.
@@ -284,13 +225,16 @@ impl Mount {
         }
         let mut backoff = Duration::from_millis(250);
         let mut said = false;
+        // The connection store's, read again when it changes after a refusal.
+        let mut connect = self.connect.clone();
         loop {
             let handler: Arc<dyn ClientHandler> = Arc::new(Relay);
-            match McpClient::connect_with(self.connect.clone(), handler).await {
+            match McpClient::connect_with(connect.clone(), handler).await {
                 Ok(client) => {
                     backoff = Duration::from_millis(250);
                     said = false;
                     tracing::info!(mount = %self.label(), "connected to the mounted server");
+                    self.accepted(&server);
                     *crate::sync::write(&self.client) = Some(client.clone());
                     self.up.store(true, Ordering::SeqCst);
                     // Followed from before the first list: a change announced while listing
@@ -326,6 +270,17 @@ impl Mount {
                     client.close().await;
                 }
                 Err(e) => {
+                    if let Some(why) = refused::permanent(&e) {
+                        // Not tried again with the same credentials (RFC 6749 §5.2): the
+                        // callers are told why until the store gives others.
+                        self.refused(&server, why);
+                        self.settle(&gate);
+                        if let Some(again) = self.until_store_changes(&server).await {
+                            connect = again;
+                        }
+                        (backoff, said) = (Duration::from_millis(250), false);
+                        continue;
+                    }
                     self.settle(&gate);
                     if !said {
                         tracing::warn!(mount = %self.label(), error = %e, "the mounted server is unavailable; retrying");
@@ -548,6 +503,19 @@ impl StartsWith for Mounts {
         cookies: &'a str,
     ) -> Pin<Box<dyn Future<Output = SignInPage> + Send + 'a>> {
         Box::pin(self.redirects.page(query, cookies))
+    }
+
+    fn refused(&self, tool: &str) -> Option<String> {
+        let mount = self.list.iter().find(|m| {
+            tool.strip_prefix(m.label())
+                .is_some_and(|rest| rest.starts_with(LABEL_SEPARATOR))
+        })?;
+        let why = mount.refusal.why()?;
+        Some(
+            refused::refused_error(mount.label(), &why)
+                .message()
+                .to_owned(),
+        )
     }
 
     fn held(&self, server: &ServerHandle, event: Event) {

@@ -190,4 +190,23 @@ mod tests {
         let shown = format!("{a:?}");
         assert!(shown.contains(a.thumbprint()) && !shown.contains("key:"));
     }
+
+    /// The cost of one proof made (a random `jti`, `ath`, ES256 signature), in µs:
+    /// `cargo test -p mcp-tool-runtime --release --lib dpop_proof_cost -- --ignored --nocapture`
+    /// (BENCHMARKS.md, "DPoP").
+    #[test]
+    #[ignore = "a measurement, run by hand"]
+    fn dpop_proof_cost() {
+        const N: u32 = 2000;
+        let key = DpopKey::generate().unwrap();
+        let start = std::time::Instant::now();
+        for _ in 0..N {
+            let proof = key
+                .proof("POST", "https://mcp.example.com/mcp", Some("tok"))
+                .unwrap();
+            assert!(proof.len() > 100);
+        }
+        let each = start.elapsed() / N;
+        println!("DPoP proof made: {:.1} µs", each.as_secs_f64() * 1e6);
+    }
 }

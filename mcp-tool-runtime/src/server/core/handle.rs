@@ -79,8 +79,7 @@ pub(crate) trait StartsWith: Send + Sync + fmt::Debug {
     /// Whether [`settling`](Self::settling) would give a wait (cheap, allocates nothing).
     fn unsettled(&self) -> bool;
 
-    /// The paths the HTTP endpoint receives users on, back from signing in to a mounted
-    /// server's authorization server (none without per-user mounts).
+    /// The paths the HTTP endpoint receives users on, back from a mount's sign-in (if any).
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     fn redirect_paths(&self) -> Vec<String>;
 
@@ -93,9 +92,10 @@ pub(crate) trait StartsWith: Send + Sync + fmt::Debug {
         cookies: &'a str,
     ) -> Pin<Box<dyn Future<Output = SignInPage> + Send + 'a>>;
 
-    /// Another replica's word about a held gateway call (a round forwarded to the replica
-    /// holding it, or the holder's answer).
+    /// Another replica's word about a held gateway call (a round forwarded, or the holder's answer).
     fn held(&self, server: &ServerHandle, event: Event);
+    /// Why `tool`, of a mount whose credentials are refused, cannot be called.
+    fn refused(&self, tool: &str) -> Option<String>;
 }
 
 /// What a browser on a redirect path is answered.

@@ -199,7 +199,21 @@ pub(crate) fn call(cx: &Cx<'_>, request: &Request<'_>) {
         Err(e) => return fail(e),
     };
     let Some(entry) = active_entry(cx, &name) else {
-        return fail(unknown_tool(&name));
+        return fail(
+            match cx
+                .server()
+                .shared
+                .mounts
+                .as_ref()
+                .and_then(|m| m.refused(&name))
+            {
+                Some(why) => RpcError::new(
+                    code::INVALID_PARAMS,
+                    format!("`{name}` cannot be called: {why}"),
+                ),
+                None => unknown_tool(&name),
+            },
+        );
     };
     if !entry
         .def

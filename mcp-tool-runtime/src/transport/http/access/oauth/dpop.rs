@@ -472,4 +472,33 @@ mod tests {
             "forgotten once its time is over"
         );
     }
+
+    /// The cost of one verified proof (its signature, claims and `jti` remembered), in µs:
+    /// `cargo test -p mcp-tool-runtime --release --lib dpop_verify_cost -- --ignored --nocapture`
+    /// (BENCHMARKS.md, "DPoP").
+    #[test]
+    #[ignore = "a measurement, run by hand"]
+    fn dpop_verify_cost() {
+        const N: u32 = 2000;
+        let key = ProofKey::generate().unwrap();
+        let proofs: Vec<String> = (0..N)
+            .map(|i| {
+                let mut c = claims(Some("tok"));
+                c["jti"] = format!("j-{i}").into();
+                key.sign(&c)
+            })
+            .collect();
+        let seen = Seen::default();
+        let r = request(Some("tok"), None);
+        let start = Instant::now();
+        for proof in &proofs {
+            let taken = check(proof, &r).unwrap();
+            assert!(seen.first(&taken, DEFAULT_WINDOW).unwrap());
+        }
+        let each = start.elapsed() / N;
+        println!(
+            "DPoP proof verified (check + jti): {:.1} µs",
+            each.as_secs_f64() * 1e6
+        );
+    }
 }

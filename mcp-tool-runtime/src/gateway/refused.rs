@@ -1,0 +1,205 @@
+//! A mount whose credentials are refused for good — the authorization server answers
+//! `invalid_client`, `invalid_grant`, `unauthorized_client` (RFC 6749 §5.2), or the remote
+//! refuses a token just obtained: one tool, `label__status`, stands for its tools (listed, so
+//! the model sees why) and answers every call with the mount and the reason; a call of any
+//! other `label__…` name is told the same; the log says it once per reason. The connection is
+//! not tried again until the connection store changes (polled each [`STORE_POLL`]), or after
+//! [`REFUSED_PAUSE`]. A failure that may pass (the network, a 5xx, a 429) is retried with
+//! backoff instead, as before.
+
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::client::{ClientError, Connect};
+use crate::sync::lock;
+use crate::tool::{DynamicArgs, DynamicTool, ToolError};
+
+use super::config::LABEL_SEPARATOR;
+use super::{Mount, ServerHandle, connection};
+
+/// The name of the tool standing for a refused mount's tools, after its label.
+pub(super) const STATUS: &str = "status";
+
+/// How long a refused mount waits, at most, before it tries its credentials again when the
+/// connection store does not change.
+pub(super) const REFUSED_PAUSE: Duration = Duration::from_secs(600);
+
+/// How often a refused mount looks at its connection store.
+const STORE_POLL: Duration = Duration::from_secs(1);
+
+/// A mount's refusal, if its credentials are refused now, and the connection store they were
+/// read from.
+pub(super) struct Refusal {
+    store: Option<PathBuf>,
+    /// A digest of the store's text the mount's credentials were read from.
+    read: std::sync::Mutex<u64>,
+    why: std::sync::Mutex<Option<String>>,
+}
+
+impl Refusal {
+    pub(super) fn new(store: Option<&Path>) -> Self {
+        Refusal {
+            store: store.map(Path::to_path_buf),
+            read: std::sync::Mutex::new(digest(store)),
+            why: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// Why the mount's credentials are refused, while they are.
+    pub(super) fn why(&self) -> Option<String> {
+        lock(&self.why).clone()
+    }
+}
+
+/// A digest of the connection store's text (0 when there is none, or it cannot be read).
+fn digest(store: Option<&Path>) -> u64 {
+    let Some(text) = store.and_then(|p| std::fs::read(p).ok()) else {
+        return 0;
+    };
+    let mut hasher = DefaultHasher::new();
+    text.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// The reason of a refusal that trying again with the same credentials cannot change;
+/// `None` for a failure that may pass. The client's texts never hold a secret.
+pub(super) fn permanent(e: &ClientError) -> Option<String> {
+    match e {
+        ClientError::Unauthorized(why) if !passing(why) => Some(why.clone()),
+        // The remote refused the request outright, its token fresh (a 403 that asks for no
+        // scope, or a 401 answered without a challenge the client could follow).
+        ClientError::Protocol(why)
+            if why.starts_with("HTTP 401") || why.starts_with("HTTP 403") =>
+        {
+            Some(why.clone())
+        }
+        _ => None,
+    }
+}
+
+/// Whether an authorization failure may pass: the authorization server unreachable, failing
+/// (5xx) or busy (429).
+fn passing(why: &str) -> bool {
+    why.contains("could not be reached")
+        || why.contains("(HTTP 5")
+        || why.contains("(HTTP 429)")
+        || why.contains("answered 5")
+        || why.contains("answered 429")
+}
+
+/// The error every call of a refused mount is answered with.
+pub(super) fn refused_error(label: &str, why: &str) -> ToolError {
+    ToolError::new(
+        "REMOTE_REFUSED",
+        format!(
+            "the `{label}` server refused the gateway's credentials ({why}); the gateway tries again when its connection store changes, or in {} minutes",
+            REFUSED_PAUSE.as_secs() / 60
+        ),
+    )
+}
+
+impl Mount {
+    /// The mount's credentials are refused for `why`: its tools give way to `label__status`,
+    /// which says so (as does the log, once per reason).
+    pub(super) fn refused(self: &Arc<Self>, server: &ServerHandle, why: String) {
+        let status = format!("{}{LABEL_SEPARATOR}{STATUS}", self.label());
+        let before = lock(&self.refusal.why).replace(why.clone());
+        if before.as_deref() != Some(why.as_str()) {
+            // The reason may quote the authorization server: logged quoted and escaped.
+            tracing::warn!(mount = %self.label(), reason = ?why, pause_s = REFUSED_PAUSE.as_secs(), "the mounted server refused the gateway's credentials: not tried again until the connection store changes, or after the pause");
+        }
+        let gone: Vec<String> = std::mem::take(&mut *lock(&self.names))
+            .into_iter()
+            .filter(|n| *n != status)
+            .collect();
+        // The remote's list, when it comes back, is registered whole again.
+        self.digest.store(0, std::sync::atomic::Ordering::SeqCst);
+        let error = refused_error(self.label(), &why);
+        let answer = error.clone();
+        let tool = DynamicTool::new(
+            status,
+            format!(
+                "Unavailable: {} Calling this tool tells the same.",
+                error.message()
+            ),
+            move |_: DynamicArgs| {
+                let answer = answer.clone();
+                async move { Err::<String, _>(answer) }
+            },
+        );
+        for problem in server.update_dynamic_tools(vec![tool], &gone) {
+            tracing::warn!(mount = %self.label(), problem = ?problem, "the status tool could not be added");
+        }
+    }
+
+    /// The mount's credentials are taken again: `label__status` goes.
+    pub(super) fn accepted(self: &Arc<Self>, server: &ServerHandle) {
+        if lock(&self.refusal.why).take().is_some() {
+            tracing::info!(mount = %self.label(), "the mounted server takes the gateway's credentials again");
+            let status = format!("{}{LABEL_SEPARATOR}{STATUS}", self.label());
+            server.update_dynamic_tools(Vec::new(), &[status]);
+        }
+    }
+
+    /// Waits until the connection store changes, then reads the mount's connection from it
+    /// again (`Some`: connect with it), or until [`REFUSED_PAUSE`] has passed (`None`: try
+    /// the same again). A store changed into one the mount cannot use is a refusal too.
+    pub(super) async fn until_store_changes(
+        self: &Arc<Self>,
+        server: &ServerHandle,
+    ) -> Option<Connect> {
+        let deadline = tokio::time::Instant::now() + REFUSED_PAUSE;
+        loop {
+            let store = self.refusal.store.as_deref();
+            let now = digest(store);
+            if now != *lock(&self.refusal.read) {
+                *lock(&self.refusal.read) = now;
+                match connection::target(&self.config, store) {
+                    Ok((connect, None)) => {
+                        tracing::info!(mount = %self.label(), "the connection store changed: connecting with it");
+                        return Some(connect);
+                    }
+                    Ok((_, Some(_))) => self.refused(
+                        server,
+                        "its connection now signs each user in, which takes a restart of the gateway".to_owned(),
+                    ),
+                    Err(e) => self.refused(server, e),
+                }
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return None;
+            }
+            tokio::time::sleep(STORE_POLL).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refused_credentials_are_permanent_and_an_unreachable_or_failing_server_is_not() {
+        let refused = |why: &str| permanent(&ClientError::Unauthorized(why.to_owned()));
+        for why in [
+            "the token endpoint `http://a/token` refused (HTTP 401): invalid_client: bad secret",
+            "the token endpoint `http://a/token` refused (HTTP 400): invalid_grant",
+            "the server refused 2 fresh authorizations in a row (HTTP 401)",
+        ] {
+            assert_eq!(refused(why).as_deref(), Some(why));
+        }
+        for why in [
+            "the token endpoint `http://a/token` refused (HTTP 503)",
+            "the token endpoint `http://a/token` refused (HTTP 429)",
+            "`http://a/.well-known/oauth-authorization-server` could not be reached: timed out",
+            "`http://a/.well-known/oauth-authorization-server` answered 502",
+        ] {
+            assert_eq!(refused(why), None, "{why}");
+        }
+        assert!(permanent(&ClientError::Protocol("HTTP 403: forbidden".into())).is_some());
+        assert!(permanent(&ClientError::Unavailable("connection refused".into())).is_none());
+        assert!(permanent(&ClientError::Protocol("HTTP 500: oops".into())).is_none());
+    }
+}
