@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use super::{HttpOptions, cli_error, env, init_tracing};
 use crate::server::{Result, Server};
-use crate::transport::http::events::event_store_from_url;
+use crate::transport::http::events::event_store_with_bounds;
 use crate::transport::http::{BearerTokens, HttpConfig, OpenApi, ResourceMetadata};
 
 /// Serves Streamable HTTP as the command line and the environment say; returns the exit status.
@@ -73,12 +73,12 @@ pub(super) async fn serve_http(server: Server, bin: &str, options: HttpOptions) 
         }
     }
     // Where resumable streams' events are kept: memory unless the environment names Redis.
-    if let Ok(url) = std::env::var(env::EVENT_STORE)
-        && !url.trim().is_empty()
-    {
-        match event_store_from_url(&url) {
+    let url = std::env::var(env::EVENT_STORE).unwrap_or_default();
+    let bounds = std::env::var(env::EVENT_STORE_BOUNDS).unwrap_or_default();
+    if !url.trim().is_empty() || !bounds.trim().is_empty() {
+        match event_store_with_bounds(&url, &bounds) {
             Ok(store) => config.event_store = store,
-            Err(e) => return Ok(cli_error(bin, &e.to_string())),
+            Err(e) => return Ok(cli_error(bin, &e)),
         }
     }
     if let Ok(text) = std::env::var(env::BEARER_TOKENS) {
