@@ -1,4 +1,4 @@
-//! The OAuth verifier's reading of a bearer token (`http::OAuth::check`): whatever the bytes,
+//! The OAuth verifier's reading of a bearer token (`http::OAuthVerifier::check`): whatever the bytes,
 //! it must neither panic nor hang, refuse everything but a token really signed with its
 //! secret, and never say the token back in its refusal. The verifier's issuer is a closed
 //! loopback port, so a token that needs the issuer's keys is refused as unavailable at once
@@ -8,9 +8,9 @@
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use mcp_tool::http::OAuth;
+use mcp_tool::http::OAuthVerifier;
 
-static OAUTH: OnceLock<(tokio::runtime::Runtime, OAuth)> = OnceLock::new();
+static OAUTH: OnceLock<(tokio::runtime::Runtime, OAuthVerifier)> = OnceLock::new();
 
 /// The secret of the seeds' HS256 tokens.
 pub const SECRET: &[u8] = b"fuzz-secret-fuzz-secret-fuzz-sec";
@@ -21,7 +21,7 @@ fuzz_target!(|data: &[u8]| {
             .enable_all()
             .build()
             .expect("a runtime");
-        let oauth = OAuth::new("http://127.0.0.1:9", "https://mcp.example.com/mcp")
+        let oauth = OAuthVerifier::new("http://127.0.0.1:9", "https://mcp.example.com/mcp")
             .shared_secret(SECRET)
             .refresh_interval(std::time::Duration::from_secs(3600));
         (runtime, oauth)

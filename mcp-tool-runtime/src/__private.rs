@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
 pub use crate::protocol::{ResourceContents, RpcError};
-pub use crate::server::generated::{
+pub use crate::server::offerings::macro_support::{
     ArgSpec, Complete, CompleteFn, Contents, ContextFns, PromptOutput, PromptParam, PromptParamFns,
     ResourceContext, ResourceOutput, TemplateVar, ViaOptional, ViaRequired, ViaServiceTyped,
     ViaServiceTypedAndKnown, ViaTyped, ViaTypedAndKnown, icons, meta, offering_service,
@@ -17,12 +17,16 @@ pub use crate::server::generated::{
     resource_context, resource_output, resource_read, template_complete, template_read,
     template_var,
 };
-pub use crate::server::prompt::{Prompt, PromptRequest, PromptResult};
-pub use crate::server::registered::{Build, Offering, OfferingKind, OfferingRecord, OfferingSet};
-pub use crate::server::resource::{HandlerFuture, Resource, ResourceRequest, ResourceTemplate};
+pub use crate::server::offerings::prompt::{Prompt, PromptRequest, PromptResult};
+pub use crate::server::offerings::record::{
+    Build, Offering, OfferingKind, OfferingRecord, OfferingSet,
+};
+pub use crate::server::offerings::resource::{
+    HandlerFuture, Resource, ResourceRequest, ResourceTemplate,
+};
+pub use crate::tool::blocking::{SyncPolicy, run_sync};
 pub use crate::tool::extract::{ViaArgs, ViaArgument, ViaContext};
 pub use crate::tool::result::summary::Summarize;
-pub use crate::tool::sync::{SyncPolicy, run_sync};
 pub use crate::tool::{
     Annotations, BoxFuture, DefBuilder, FromToolCall, IntoToolResult, ParamSpec, Rejection,
     ServiceType, TaskSupport, ToolCall, ToolRecord, ToolResult, ToolSet,

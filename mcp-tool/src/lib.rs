@@ -741,13 +741,13 @@ pub mod content {
 
 /// Resources and resource templates a server offers beside its tools.
 pub mod resource {
-    pub use mcp_tool_runtime::server::resource::*;
+    pub use mcp_tool_runtime::server::offerings::resource::*;
 }
 
 /// Prompts a server offers beside its tools.
 pub mod prompt {
     pub use mcp_tool_runtime::protocol::Role;
-    pub use mcp_tool_runtime::server::prompt::*;
+    pub use mcp_tool_runtime::server::offerings::prompt::*;
 }
 
 /// Tools defined at run time, the definition every tool has, and why a value does not fit a
@@ -792,14 +792,14 @@ pub mod server {
     pub mod replicas {
         pub use mcp_tool_runtime::server::replicas::*;
     }
+}
 
-    /// Remote MCP servers mounted beside the local tools (feature `client`): the `MCPTool`
-    /// fields, their rules, and the mount file's shape.
-    #[cfg(feature = "client")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "client")))]
-    pub mod mount {
-        pub use mcp_tool_runtime::server::mount::*;
-    }
+/// The gateway: remote MCP servers mounted beside the local tools (feature `client`): the
+/// `MCPTool` fields, their rules, and the mount file's shape.
+#[cfg(feature = "client")]
+#[cfg_attr(docsrs, doc(cfg(feature = "client")))]
+pub mod gateway {
+    pub use mcp_tool_runtime::gateway::*;
 }
 
 /// An MCP client: connect to a server over Streamable HTTP or stdio, list and call its tools

@@ -17,7 +17,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use mcp_tool::client::oauth::{MemoryTokenStore, OAuth, TokenKey, TokenStore, UserAgent};
+use mcp_tool::client::oauth::{MemoryTokenStore, OAuthClient, TokenKey, TokenStore, UserAgent};
 use mcp_tool::client::{ClientError, ClientFuture, Connect, McpClient, VersionChoice};
 use serde_json::{Value, json};
 
@@ -258,7 +258,7 @@ impl UserAgent for Headless {
 
 async fn connect(w: &World, store: Arc<MemoryTokenStore>) -> Result<McpClient, ClientError> {
     mcp_tool_tests::install_crypto_provider();
-    let oauth = OAuth::authorization_code(Arc::new(Headless)).store(store);
+    let oauth = OAuthClient::authorization_code(Arc::new(Headless)).store(store);
     McpClient::connect(
         Connect::http(format!("{}/mcp", w.base))
             .protocol_version(VersionChoice::V2026_07_28)
@@ -384,7 +384,7 @@ async fn a_server_that_refuses_every_fresh_token_is_asked_a_bounded_number_of_ti
 }
 
 /// A client with credentials of its own sends them to the authorization server they belong
-/// to and to no other: pinned by `OAuth::issuer`, a server whose metadata names another
+/// to and to no other: pinned by `OAuthClient::issuer`, a server whose metadata names another
 /// authorization server gets an error naming both, and that server is sent nothing; without
 /// it, the first issuer discovered is pinned, and a later move elsewhere is refused the same
 /// way. Before, the secret went to whatever authorization server the metadata named.
@@ -394,7 +394,7 @@ async fn client_credentials_go_only_to_the_issuer_they_belong_to() {
     let (good, evil) = (world(Fault::None).await, world(Fault::None).await);
     let (ours, theirs) = (format!("{}/as", good.base), format!("{}/as", evil.base));
     *good.names.lock().unwrap() = Some(theirs.clone());
-    let connect = |oauth: OAuth| {
+    let connect = |oauth: OAuthClient| {
         McpClient::connect(
             Connect::http(format!("{}/mcp", good.base))
                 .protocol_version(VersionChoice::V2026_07_28)
@@ -402,7 +402,7 @@ async fn client_credentials_go_only_to_the_issuer_they_belong_to() {
                 .oauth(oauth),
         )
     };
-    let pinned = OAuth::client_credentials("client-1", SECRET).issuer(&ours);
+    let pinned = OAuthClient::client_credentials("client-1", SECRET).issuer(&ours);
     let Err(ClientError::Unauthorized(why)) = connect(pinned).await else {
         panic!("connected through another authorization server");
     };
@@ -416,7 +416,7 @@ async fn client_credentials_go_only_to_the_issuer_they_belong_to() {
 
     // Without a pin: the first issuer discovered is kept.
     *good.names.lock().unwrap() = None;
-    let client = connect(OAuth::client_credentials("client-1", SECRET))
+    let client = connect(OAuthClient::client_credentials("client-1", SECRET))
         .await
         .expect("authorized by its own authorization server");
     client.list_tools().await.expect("tools/list");

@@ -1305,20 +1305,20 @@ async fn gateway_mounting(
     remote: String,
     configure: impl FnOnce(mcp_tool::Server) -> mcp_tool::Server,
 ) -> String {
-    let mount = mcp_tool::server::mount::McpTool {
+    let mount = mcp_tool::gateway::McpTool {
         server_url: Some(remote),
-        ..mcp_tool::server::mount::McpTool::default()
+        ..mcp_tool::gateway::McpTool::default()
     };
     gateway_with(mount, configure).await
 }
 
 /// A gateway mounting `mount` as `r`, served over HTTP; its URL.
 async fn gateway_with(
-    mount: mcp_tool::server::mount::McpTool,
+    mount: mcp_tool::gateway::McpTool,
     configure: impl FnOnce(mcp_tool::Server) -> mcp_tool::Server,
 ) -> String {
     let gateway = configure(mcp_tool::Server::new("gw", "0").without_registry())
-        .mount(mcp_tool::server::mount::McpTool {
+        .mount(mcp_tool::gateway::McpTool {
             server_label: "r".into(),
             ..mount
         })
@@ -1471,8 +1471,8 @@ async fn lister(
 /// big tools come a few to a page (before, a page held 1,000 of whatever size).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mounted_servers_list_is_bounded_and_the_gateways_pages_are_bounded_in_bytes() {
+    use mcp_tool::gateway::McpTool;
     use mcp_tool::server::Limits;
-    use mcp_tool::server::mount::McpTool;
 
     // 30 tools over pages of 10: more than the 20 a mount may list.
     let (many, many_lists) = lister("m", 30, 10, 10).await;
@@ -1761,7 +1761,7 @@ async fn flood(url: &str, tool: &str, arguments: Value) -> (usize, usize, Value)
 /// nothing at all: every call gets its round.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_clients_unanswered_calls_leave_the_mount_to_the_others() {
-    use mcp_tool::server::mount::McpTool;
+    use mcp_tool::gateway::McpTool;
     use std::sync::atomic::Ordering;
 
     let (remote, _, reached) = asking_server().await;

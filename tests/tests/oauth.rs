@@ -1,4 +1,4 @@
-//! OAuth end to end: our resource server (`mcp_tool::http::OAuth`) against a real
+//! OAuth end to end: our resource server (`mcp_tool::http::OAuthVerifier`) against a real
 //! authorization server, `oidc-provider` (npm), a certified OpenID Connect provider run by
 //! `interop/oidc-provider.mjs` on 127.0.0.1. Tokens come from its token endpoint with the
 //! client-credentials grant and a resource indicator (RFC 8707); they are JWTs signed with
@@ -19,7 +19,7 @@ use std::sync::{Mutex, PoisonError, mpsc};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mcp_tool::client::{ClientError, Connect, McpClient, VersionChoice};
-use mcp_tool::http::{HttpConfig, OAuth, ResourceMetadata};
+use mcp_tool::http::{HttpConfig, OAuthVerifier, ResourceMetadata};
 use mcp_tool::prelude::*;
 use mcp_tool_tests::raw_http::{Endpoint, Reply, send, tool_names};
 use mcp_tool_tests::{ExampleHttp, TempDir, interop_dir, wait_bounded};
@@ -362,7 +362,7 @@ impl Bound {
     }
 
     /// Serves the three tools, checking tokens with `oauth`.
-    fn serve(self, issuer: &str, oauth: OAuth) -> Served {
+    fn serve(self, issuer: &str, oauth: OAuthVerifier) -> Served {
         let mut config = HttpConfig::default().with_auth(oauth);
         config.resource_metadata = Some(ResourceMetadata {
             resource: self.resource(),
@@ -384,8 +384,8 @@ impl Bound {
 
 /// The verifier of `issuer`'s tokens for `resource`: opaque ones by introspection as
 /// `mcp-server`, no leeway, and the keys fetched again for any `kid` not known.
-fn verifier(issuer: &str, resource: &str) -> OAuth {
-    OAuth::new(issuer, resource)
+fn verifier(issuer: &str, resource: &str) -> OAuthVerifier {
+    OAuthVerifier::new(issuer, resource)
         .introspection("mcp-server", "mcp-server-secret")
         .leeway(Duration::ZERO)
         .refresh_interval(Duration::ZERO)
@@ -547,7 +547,10 @@ async fn a_token_s_scopes_decide_what_its_holder_sees_and_calls_in_both_eras() {
     let resource = ours.resource();
     let keys = Keys::new("RS256");
     let provider = Provider::start(&keys, "RS256", &[&resource], 0);
-    let srv = ours.serve(&provider.issuer, OAuth::new(&provider.issuer, &resource));
+    let srv = ours.serve(
+        &provider.issuer,
+        OAuthVerifier::new(&provider.issuer, &resource),
+    );
     let reader = provider.token("reader", &resource, "users:read").await;
     let writer = provider
         .token("writer", &resource, "users:read users:write")
@@ -982,7 +985,7 @@ async fn the_python_sdk_starts_with_the_read_scope_and_steps_up_for_writing() {
 /// mounted tools, and a call runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn our_client_and_the_gateway_obtain_tokens_with_client_credentials() {
-    use mcp_tool::client::oauth::OAuth as Credentials;
+    use mcp_tool::client::oauth::OAuthClient as Credentials;
     let (provider, users, _, url) = users_behind_a_provider().await;
     for version in [VersionChoice::V2025_11_25, VersionChoice::V2026_07_28] {
         let writer = McpClient::connect(
@@ -1098,7 +1101,10 @@ async fn es256_and_eddsa_tokens_are_verified_too() {
         let resource = ours.resource();
         let keys = Keys::new(alg);
         let provider = Provider::start(&keys, alg, &[&resource], 0);
-        let srv = ours.serve(&provider.issuer, OAuth::new(&provider.issuer, &resource));
+        let srv = ours.serve(
+            &provider.issuer,
+            OAuthVerifier::new(&provider.issuer, &resource),
+        );
         let writer = provider
             .token("writer", &resource, "users:read users:write")
             .await;
@@ -1161,7 +1167,10 @@ async fn our_client_sends_the_token_it_is_given() {
     let resource = ours.resource();
     let keys = Keys::new("RS256");
     let provider = Provider::start(&keys, "RS256", &[&resource], 0);
-    let srv = ours.serve(&provider.issuer, OAuth::new(&provider.issuer, &resource));
+    let srv = ours.serve(
+        &provider.issuer,
+        OAuthVerifier::new(&provider.issuer, &resource),
+    );
     let reader = provider.token("reader", &resource, "users:read").await;
     let client = McpClient::connect(Connect::http(srv.url()).bearer(&reader))
         .await
@@ -1382,7 +1391,7 @@ async fn rotated_keys_are_fetched_and_the_old_key_is_dropped() {
     let (issuer, port) = (provider.issuer.clone(), provider.port);
     let eager = eager.serve(&issuer, verifier(&issuer, &eager_resource));
     let slow_oauth =
-        OAuth::new(&issuer, &slow_resource).refresh_interval(Duration::from_secs(3600));
+        OAuthVerifier::new(&issuer, &slow_resource).refresh_interval(Duration::from_secs(3600));
     let slow = slow.serve(&issuer, slow_oauth);
     let old_eager = provider
         .token("writer", &eager_resource, "users:read users:write")

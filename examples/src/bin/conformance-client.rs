@@ -19,7 +19,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_tool::client::oauth::{EnterpriseIdp, OAuth, TokenSource, UserAgent};
+use mcp_tool::client::oauth::{EnterpriseIdp, OAuthClient, TokenSource, UserAgent};
 use mcp_tool::client::{
     ClientFuture, ClientHandler, Connect, McpClient, VersionChoice, form_defaults,
 };
@@ -106,7 +106,7 @@ fn context() -> Result<Value, String> {
 
 /// How the scenario wants the client to authorize, from its name and the context the suite
 /// passes in `MCP_CONFORMANCE_CONTEXT`; `None` for a scenario without authorization.
-fn oauth(scenario: &str) -> Result<Option<OAuth>, String> {
+fn oauth(scenario: &str) -> Result<Option<OAuthClient>, String> {
     if !scenario.starts_with("auth/") {
         return Ok(None);
     }
@@ -119,20 +119,21 @@ fn oauth(scenario: &str) -> Result<Option<OAuth>, String> {
     };
     let oauth = match scenario {
         "auth/client-credentials-basic" => {
-            OAuth::client_credentials(field("client_id")?, field("client_secret")?)
+            OAuthClient::client_credentials(field("client_id")?, field("client_secret")?)
         }
-        "auth/client-credentials-jwt" => OAuth::client_credentials_with_key(
+        "auth/client-credentials-jwt" => OAuthClient::client_credentials_with_key(
             field("client_id")?,
             field("private_key_pem")?,
             field("signing_algorithm").unwrap_or_else(|_| "ES256".into()),
         ),
         // SEP-1933: the workload's identity token as a JWT bearer assertion.
-        "auth/wif-jwt-bearer" => {
-            OAuth::workload_identity(field("client_id")?, TokenSource::Value(field("valid_jwt")?))
-        }
+        "auth/wif-jwt-bearer" => OAuthClient::workload_identity(
+            field("client_id")?,
+            TokenSource::Value(field("valid_jwt")?),
+        ),
         // SEP-990: the user's ID token exchanged at the IdP for an ID-JAG, then a JWT bearer
         // grant at the MCP server's authorization server.
-        "auth/enterprise-managed-authorization" => OAuth::enterprise(
+        "auth/enterprise-managed-authorization" => OAuthClient::enterprise(
             EnterpriseIdp::new(
                 field("idp_token_endpoint")?,
                 field("idp_client_id")?,
@@ -142,7 +143,7 @@ fn oauth(scenario: &str) -> Result<Option<OAuth>, String> {
         )
         .client_secret(field("client_secret")?),
         _ => {
-            let mut oauth = OAuth::authorization_code(Arc::new(Headless))
+            let mut oauth = OAuthClient::authorization_code(Arc::new(Headless))
                 .client_name("mcp-tool-conformance-client");
             if scenario == "auth/pre-registration" {
                 oauth = oauth

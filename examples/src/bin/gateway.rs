@@ -14,9 +14,9 @@
 
 use std::collections::BTreeMap;
 
+use mcp_tool::gateway::{McpTool, RequireApproval, ToolConfig, ToolFilter};
 use mcp_tool::prelude::*;
 use mcp_tool::server::ServerHandle;
-use mcp_tool::server::mount::{McpTool, RequireApproval, ToolConfig, ToolFilter};
 
 /// Say which mounted servers' tools are available now.
 #[tool(read_only, open_world = false)]

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use super::{HttpOptions, cli_error, env, init_tracing};
 use crate::server::{Result, Server};
-use crate::transport::http::events::event_store_with_bounds;
+use crate::transport::http::streams::events::event_store_with_bounds;
 use crate::transport::http::{BearerTokens, HttpConfig, OpenApi, ResourceMetadata};
 
 /// Serves Streamable HTTP as the command line and the environment say; returns the exit status.
@@ -369,7 +369,7 @@ mod oauth {
     use super::env;
     use crate::server::replicas::ReplicaStore;
     use crate::server::tasks::parse_duration;
-    use crate::transport::http::{Authenticator, DpopMode, OAuth};
+    use crate::transport::http::{Authenticator, DpopMode, OAuthVerifier};
 
     /// The verifier of `issuer`'s tokens for `resource` (or the configured audience); DPoP
     /// proofs seen are shared through `shared`, when replicas share state.
@@ -380,7 +380,7 @@ mod oauth {
     ) -> Result<Arc<dyn Authenticator>, String> {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
         let audience = var(env::OAUTH_AUDIENCE).unwrap_or_else(|| resource.to_owned());
-        let mut oauth = OAuth::new(issuer, audience);
+        let mut oauth = OAuthVerifier::new(issuer, audience);
         if let Some(text) = var(env::OAUTH_LEEWAY) {
             let leeway = parse_duration(&text).ok_or_else(|| {
                 format!(

@@ -2,8 +2,8 @@
 //! the connection store `MCP_TOOL_CONNECTIONS` names.
 
 use super::env;
+use crate::gateway::read_mounts;
 use crate::server::Server;
-use crate::server::mount::read_mounts;
 use crate::server::tasks::parse_duration;
 
 /// The server with the connection store and the mounts' wait the environment names, if it

@@ -19,10 +19,10 @@ use tokio::sync::mpsc;
 
 use crate::protocol::ProtocolVersion;
 use crate::sync::lock;
-use crate::tool::headers::header_text;
+use crate::tool::definition::headers::header_text;
 
 use super::message::{Inbound, Outbound, TRANSPORT, UNAUTHORIZED};
-use super::oauth::{Authorizer, OAuth};
+use super::oauth::{Authorizer, OAuthClient};
 use super::sse::{Event, Events};
 use super::{ClientError, MAX_MESSAGE};
 
@@ -75,7 +75,7 @@ impl HttpWire {
     pub(super) fn new(
         url: &str,
         headers: &BTreeMap<String, String>,
-        oauth: Option<&OAuth>,
+        oauth: Option<&OAuthClient>,
         inbox: mpsc::UnboundedSender<Inbound>,
     ) -> Result<Self, ClientError> {
         if !url.starts_with("http://") && !url.starts_with("https://") {

@@ -166,7 +166,7 @@ pub struct Connect {
     pub(crate) version: VersionChoice,
     pub(crate) timeout: Duration,
     pub(crate) client_name: String,
-    pub(crate) oauth: Option<oauth::OAuth>,
+    pub(crate) oauth: Option<oauth::OAuthClient>,
 }
 
 #[derive(Debug, Clone)]
@@ -226,7 +226,7 @@ impl Connect {
     /// Obtains access tokens as `oauth` says when the server asks for them (HTTP 401), and
     /// more scopes when it refuses a request for want of them (403 `insufficient_scope`).
     #[must_use]
-    pub fn oauth(mut self, oauth: oauth::OAuth) -> Self {
+    pub fn oauth(mut self, oauth: oauth::OAuthClient) -> Self {
         self.oauth = Some(oauth);
         self
     }

@@ -7,7 +7,7 @@
 
 use super::jsonrpc::{self, Envelope, Message};
 use super::request::{Members, Request};
-use super::walk::{Json, Object, Seen};
+use super::walk::{JsonText, Object, Seen};
 
 /// An incoming line, read once: a request or a notification (a [`Request`] without an id),
 /// or a response to a request of ours.
@@ -15,8 +15,8 @@ use super::walk::{Json, Object, Seen};
 pub(crate) enum Inbound<'a> {
     Request(Request<'a>),
     Response {
-        id: Json<'a>,
-        outcome: Result<Json<'a>, Json<'a>>,
+        id: JsonText<'a>,
+        outcome: Result<JsonText<'a>, JsonText<'a>>,
     },
 }
 

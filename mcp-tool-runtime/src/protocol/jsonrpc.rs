@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::error::{RpcError, code};
-use super::walk::Json;
+use super::walk::JsonText;
 
 /// One incoming message's envelope, borrowed from the line it was read from (by serde, or by
 /// the walk of [`super::inbound::read_line`]); [`Envelope::message`] checks its shape.
@@ -18,20 +18,20 @@ pub(crate) struct Envelope<'a> {
     #[serde(borrow, default, deserialize_with = "text")]
     pub(crate) jsonrpc: Option<Cow<'a, str>>,
     #[serde(borrow, default, deserialize_with = "raw_present")]
-    pub(crate) id: Option<Json<'a>>,
+    pub(crate) id: Option<JsonText<'a>>,
     #[serde(borrow, default, deserialize_with = "text")]
     pub(crate) method: Option<Cow<'a, str>>,
     #[serde(borrow, default, deserialize_with = "raw_present")]
-    pub(crate) params: Option<Json<'a>>,
+    pub(crate) params: Option<JsonText<'a>>,
     #[serde(borrow, default, deserialize_with = "raw_present")]
-    pub(crate) result: Option<Json<'a>>,
+    pub(crate) result: Option<JsonText<'a>>,
     #[serde(borrow, default, deserialize_with = "raw_present")]
-    pub(crate) error: Option<Json<'a>>,
+    pub(crate) error: Option<JsonText<'a>>,
 }
 
 /// Keeps a present field even when it is `null` (so `"id": null` is not taken for a missing id).
-fn raw_present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Json<'de>>, D::Error> {
-    Json::deserialize(d).map(Some)
+fn raw_present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<JsonText<'de>>, D::Error> {
+    JsonText::deserialize(d).map(Some)
 }
 
 /// A string, or `null` (none), borrowed from the line when it has no escape (serde's own
@@ -85,17 +85,17 @@ fn incoming(line: &[u8]) -> Result<Envelope<'_>, serde_json::Error> {
 /// What an incoming line turned out to be.
 pub(crate) enum Message<'a> {
     Request {
-        id: Json<'a>,
+        id: JsonText<'a>,
         method: Cow<'a, str>,
-        params: Option<Json<'a>>,
+        params: Option<JsonText<'a>>,
     },
     Notification {
         method: Cow<'a, str>,
-        params: Option<Json<'a>>,
+        params: Option<JsonText<'a>>,
     },
     Response {
-        id: Json<'a>,
-        outcome: Result<Json<'a>, Json<'a>>,
+        id: JsonText<'a>,
+        outcome: Result<JsonText<'a>, JsonText<'a>>,
     },
 }
 
@@ -115,9 +115,9 @@ impl<'a> Envelope<'a> {
     /// The message the envelope holds, or the error response to send back: -32600 for one of
     /// the wrong shape.
     pub(crate) fn message(self) -> Result<Message<'a>, String> {
-        let invalid = |id: Option<Json<'_>>, why: &str| {
+        let invalid = |id: Option<JsonText<'_>>, why: &str| {
             error_response(
-                id.filter(|i| valid_id(*i)).map_or("null", Json::get),
+                id.filter(|i| valid_id(*i)).map_or("null", JsonText::get),
                 &RpcError::new(code::INVALID_REQUEST, format!("Invalid Request: {why}")),
             )
         };
@@ -194,7 +194,7 @@ impl Reply {
 }
 
 /// A JSON-RPC id is a string or an integer (MCP forbids `null`).
-fn valid_id(id: Json<'_>) -> bool {
+fn valid_id(id: JsonText<'_>) -> bool {
     let s = id.get();
     s.starts_with('"') || (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit() || b == b'-'))
 }
@@ -229,7 +229,7 @@ fn bad_message(line: &[u8], e: Option<&serde_json::Error>) -> String {
 
 /// Parses a request's params into a handler's own type; a missing `params` is `None`.
 pub(crate) fn parse_params<'a, T: Deserialize<'a>>(
-    params: Option<Json<'a>>,
+    params: Option<JsonText<'a>>,
 ) -> Result<Option<T>, RpcError> {
     match params {
         None => Ok(None),

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::error::{RpcError, code};
 use super::version::ProtocolVersion;
-use super::walk::{Json, Object, Seen};
+use super::walk::{JsonText, Object, Seen};
 
 /// The `_meta` key of the request's protocol version.
 pub(crate) const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
@@ -76,9 +76,9 @@ pub(crate) struct RequestMeta<'a> {
     /// The version the request declares, as written (checked by [`RequestMeta::version`]).
     pub(crate) declared_version: Cow<'a, str>,
     /// The client's capabilities (an object), as sent.
-    pub(crate) capabilities: Json<'a>,
+    pub(crate) capabilities: JsonText<'a>,
     /// The client's name and version (optional), as sent.
-    pub(crate) client_info: Option<Json<'a>>,
+    pub(crate) client_info: Option<JsonText<'a>>,
     /// The level at and above which the request wants log messages; none: no log messages.
     pub(crate) log_level: Option<LogLevel>,
 }
@@ -87,7 +87,7 @@ impl RequestMeta<'_> {
     /// The capabilities and the client info (`null` when not sent) as values.
     pub(crate) fn values(&self) -> (Value, Value) {
         // Both were read as JSON already: building their values cannot fail.
-        let value = |raw: Json<'_>| serde_json::from_str(raw.get()).unwrap_or(Value::Null);
+        let value = |raw: JsonText<'_>| serde_json::from_str(raw.get()).unwrap_or(Value::Null);
         (
             value(self.capabilities),
             self.client_info.map_or(Value::Null, value),
@@ -127,13 +127,13 @@ pub(crate) struct MetaFields<'a> {
     #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
     pub(crate) version: Option<Cow<'a, str>>,
     #[serde(rename = "io.modelcontextprotocol/clientCapabilities", borrow, default)]
-    pub(crate) capabilities: Option<Json<'a>>,
+    pub(crate) capabilities: Option<JsonText<'a>>,
     #[serde(rename = "io.modelcontextprotocol/clientInfo", borrow, default)]
-    pub(crate) client_info: Option<Json<'a>>,
+    pub(crate) client_info: Option<JsonText<'a>>,
     #[serde(rename = "io.modelcontextprotocol/logLevel", borrow, default)]
     pub(crate) log_level: Option<Cow<'a, str>>,
     #[serde(rename = "progressToken", borrow, default)]
-    pub(crate) progress_token: Option<Json<'a>>,
+    pub(crate) progress_token: Option<JsonText<'a>>,
     /// W3C trace context (SEP-414: unprefixed keys), read when spans are exported.
     #[cfg(feature = "otel")]
     #[serde(borrow, default)]
@@ -206,7 +206,7 @@ impl<'a> MetaFields<'a> {
     /// One that cannot be read is refused when it names a stateless version's keys (the
     /// request is of that version all the same); another's is its own business.
     pub(crate) fn parse(
-        meta: Json<'a>,
+        meta: JsonText<'a>,
         stateless: &mut bool,
         malformed: &mut Option<RpcError>,
     ) -> MetaFields<'a> {
@@ -222,7 +222,7 @@ impl<'a> MetaFields<'a> {
                 #[derive(Deserialize)]
                 struct Token<'a> {
                     #[serde(rename = "progressToken", borrow, default)]
-                    token: Option<Json<'a>>,
+                    token: Option<JsonText<'a>>,
                 }
                 MetaFields {
                     progress_token: serde_json::from_str::<Token<'_>>(meta.get())

@@ -18,7 +18,7 @@ use serde::Deserialize;
 use super::error::{RpcError, code};
 use super::jsonrpc;
 use super::meta::{CLIENT_CAPABILITIES, MetaFields, PROTOCOL_VERSION, RequestMeta};
-use super::walk::{Json, Object, Seen};
+use super::walk::{JsonText, Object, Seen};
 
 /// The methods a client may send; [`Method::Other`] is any other name (answered -32601).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -115,22 +115,22 @@ impl Method {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Members<'a> {
     #[serde(rename = "_meta", borrow, default)]
-    pub(crate) meta: Option<Json<'a>>,
+    pub(crate) meta: Option<JsonText<'a>>,
     #[serde(borrow, default)]
-    pub(crate) name: Option<Json<'a>>,
+    pub(crate) name: Option<JsonText<'a>>,
     #[serde(borrow, default)]
-    pub(crate) uri: Option<Json<'a>>,
+    pub(crate) uri: Option<JsonText<'a>>,
     #[serde(borrow, default)]
     #[cfg_attr(not(feature = "http"), allow(dead_code))] // the Mcp-Name header's
-    pub(crate) task_id: Option<Json<'a>>,
+    pub(crate) task_id: Option<JsonText<'a>>,
     #[serde(borrow, default)]
-    pub(crate) arguments: Option<Json<'a>>,
+    pub(crate) arguments: Option<JsonText<'a>>,
     #[serde(borrow, default)]
-    pub(crate) task: Option<Json<'a>>,
+    pub(crate) task: Option<JsonText<'a>>,
     #[serde(borrow, default)]
-    pub(crate) input_responses: Option<Json<'a>>,
+    pub(crate) input_responses: Option<JsonText<'a>>,
     #[serde(borrow, default)]
-    pub(crate) request_state: Option<Json<'a>>,
+    pub(crate) request_state: Option<JsonText<'a>>,
 }
 
 impl<'a> Members<'a> {
@@ -138,7 +138,7 @@ impl<'a> Members<'a> {
     /// fields of their `_meta` when the walk could read those too; `None` when only serde's
     /// derive reads the members as it does: a key written with an escape, a member given
     /// twice (refused, naming it).
-    fn walk(params: Json<'a>) -> Option<Walked<'a>> {
+    fn walk(params: JsonText<'a>) -> Option<Walked<'a>> {
         Members::walk_object(&mut Object::of(params)?)
     }
 
@@ -189,12 +189,12 @@ pub(super) type Walked<'a> = (Members<'a>, Option<MetaFields<'a>>);
 #[derive(Debug)]
 pub(crate) struct Request<'a> {
     /// The id as sent; `None` for a notification.
-    pub(crate) id: Option<Json<'a>>,
+    pub(crate) id: Option<JsonText<'a>>,
     pub(crate) method: Method,
     /// The method's name as sent (for [`Method::Other`], and in messages).
     pub(crate) name: Cow<'a, str>,
     /// The params as sent.
-    pub(crate) params: Option<Json<'a>>,
+    pub(crate) params: Option<JsonText<'a>>,
     /// What the one pass over the params found.
     pub(crate) members: Members<'a>,
     /// `_meta`'s fields (empty without one).
@@ -215,7 +215,7 @@ fn invalid(why: String) -> RpcError {
 
 /// A string member's text: borrowed when it has no escape, else unescaped; -32602 naming
 /// the member when it is not a string.
-pub(crate) fn text<'a>(raw: Json<'a>, member: &str) -> Result<Cow<'a, str>, RpcError> {
+pub(crate) fn text<'a>(raw: JsonText<'a>, member: &str) -> Result<Cow<'a, str>, RpcError> {
     let s = raw.get();
     if let Some(inner) = s.strip_prefix('"').and_then(|s| s.strip_suffix('"'))
         && !inner.contains('\\')
@@ -230,9 +230,9 @@ pub(crate) fn text<'a>(raw: Json<'a>, member: &str) -> Result<Cow<'a, str>, RpcE
 impl<'a> Request<'a> {
     /// Reads a request (`id`) or a notification (no `id`) from its envelope's parts.
     pub(crate) fn read(
-        id: Option<Json<'a>>,
+        id: Option<JsonText<'a>>,
         name: Cow<'a, str>,
-        params: Option<Json<'a>>,
+        params: Option<JsonText<'a>>,
     ) -> Request<'a> {
         Request::read_with(id, name, params, true)
     }
@@ -240,9 +240,9 @@ impl<'a> Request<'a> {
     /// [`Request::read`], with `walk` false reading the params by serde alone (as the walk
     /// leaves them to it when unsure): the two must read any params alike.
     fn read_with(
-        id: Option<Json<'a>>,
+        id: Option<JsonText<'a>>,
         name: Cow<'a, str>,
-        params: Option<Json<'a>>,
+        params: Option<JsonText<'a>>,
         walk: bool,
     ) -> Request<'a> {
         let walked = params.filter(|_| walk).and_then(Members::walk);
@@ -251,9 +251,9 @@ impl<'a> Request<'a> {
 
     /// [`Request::read`], the params walked already (`walked`, when the walk could read them).
     pub(super) fn read_walked(
-        id: Option<Json<'a>>,
+        id: Option<JsonText<'a>>,
         name: Cow<'a, str>,
-        params: Option<Json<'a>>,
+        params: Option<JsonText<'a>>,
         walked: Option<Walked<'a>>,
     ) -> Request<'a> {
         let method = Method::parse(&name);
@@ -304,7 +304,7 @@ impl<'a> Request<'a> {
     /// The id's text (`"null"` for a notification).
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn id_text(&self) -> &'a str {
-        self.id.map_or("null", Json::get)
+        self.id.map_or("null", JsonText::get)
     }
 
     /// The params could be read (-32602 otherwise).
@@ -457,9 +457,9 @@ mod tests {
             "only `_meta`'s own keys count, not an argument's"
         );
         assert_eq!(r.name_member().unwrap().as_deref(), Some("add"));
-        assert_eq!(r.meta.progress_token.map(Json::get), Some("7"));
+        assert_eq!(r.meta.progress_token.map(JsonText::get), Some("7"));
         assert_eq!(
-            r.members.arguments.map(Json::get),
+            r.members.arguments.map(JsonText::get),
             Some(r#"{"a":1,"_meta":{"io.modelcontextprotocol/protocolVersion":"x"}}"#)
         );
         let r = read(

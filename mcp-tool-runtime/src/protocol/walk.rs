@@ -16,21 +16,21 @@ use serde_json::value::RawValue;
 
 /// A JSON value's text, checked already (by serde, as a `RawValue`, or by a walk).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Json<'a>(&'a str);
+pub(crate) struct JsonText<'a>(&'a str);
 
-impl Json<'static> {
+impl JsonText<'static> {
     /// `0`: the id of a request made in process.
-    pub(crate) const ZERO: Json<'static> = Json("0");
+    pub(crate) const ZERO: JsonText<'static> = JsonText("0");
 }
 
-impl<'a> Json<'a> {
+impl<'a> JsonText<'a> {
     /// The value's text.
     pub(crate) fn get(self) -> &'a str {
         self.0
     }
 
     /// The value, `None` when it is `null` (as serde reads an `Option`).
-    pub(crate) fn present(self) -> Option<Json<'a>> {
+    pub(crate) fn present(self) -> Option<JsonText<'a>> {
         (self.0 != "null").then_some(self)
     }
 
@@ -63,15 +63,15 @@ impl Seen {
     }
 }
 
-impl<'a> From<&'a RawValue> for Json<'a> {
+impl<'a> From<&'a RawValue> for JsonText<'a> {
     fn from(raw: &'a RawValue) -> Self {
-        Json(raw.get())
+        JsonText(raw.get())
     }
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for Json<'a> {
+impl<'de: 'a, 'a> Deserialize<'de> for JsonText<'a> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        <&'de RawValue>::deserialize(d).map(Json::from)
+        <&'de RawValue>::deserialize(d).map(JsonText::from)
     }
 }
 
@@ -105,7 +105,7 @@ enum State {
 
 impl<'a> Object<'a> {
     /// The members of `value`, if it is an object.
-    pub(crate) fn of(value: Json<'a>) -> Option<Object<'a>> {
+    pub(crate) fn of(value: JsonText<'a>) -> Option<Object<'a>> {
         Object::at(value.get(), 0)
     }
 
@@ -192,7 +192,7 @@ impl<'a> Object<'a> {
     }
 
     /// The value of the member whose key came last.
-    pub(crate) fn value(&mut self) -> Option<Json<'a>> {
+    pub(crate) fn value(&mut self) -> Option<JsonText<'a>> {
         if self.state != State::Value {
             return None;
         }
@@ -216,7 +216,7 @@ impl<'a> Object<'a> {
     /// The text of the value `inner` walked (see [`Object::nested`]), going on past it; if
     /// `inner` stopped before its end, the rest of the value is skipped (if it broke, so
     /// does this walk).
-    pub(crate) fn after(&mut self, inner: &Object<'a>) -> Option<Json<'a>> {
+    pub(crate) fn after(&mut self, inner: &Object<'a>) -> Option<JsonText<'a>> {
         if self.state != State::Value {
             return None;
         }
@@ -233,7 +233,7 @@ impl<'a> Object<'a> {
     }
 
     /// The value from `start` to `end`, the walk going on past it.
-    fn past(&mut self, start: usize, end: usize) -> Option<Json<'a>> {
+    fn past(&mut self, start: usize, end: usize) -> Option<JsonText<'a>> {
         let bytes = self.text.as_bytes();
         let Some(value) = self.text.get(start..end) else {
             return self.fail();
@@ -250,7 +250,7 @@ impl<'a> Object<'a> {
             }
             _ => return self.fail(),
         }
-        Some(Json(value))
+        Some(JsonText(value))
     }
 }
 
@@ -432,7 +432,7 @@ mod tests {
     /// and whether the walk broke. Objects one level down are walked too, and given as
     /// their members.
     fn members(text: &str) -> (Vec<(String, bool, String)>, bool) {
-        let mut walk = Object::of(Json(text)).expect("an object");
+        let mut walk = Object::of(JsonText(text)).expect("an object");
         let mut found = Vec::new();
         while let Some(key) = walk.key() {
             let value = match walk.nested() {
@@ -484,8 +484,8 @@ mod tests {
 
     #[test]
     fn text_that_is_not_json_is_reported_never_a_panic() {
-        assert!(Object::of(Json("[1]")).is_none());
-        assert!(Object::of(Json("")).is_none());
+        assert!(Object::of(JsonText("[1]")).is_none());
+        assert!(Object::of(JsonText("")).is_none());
         for text in [
             "{",
             "{\"a",

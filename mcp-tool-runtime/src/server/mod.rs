@@ -1,54 +1,28 @@
-//! The server: the [`Server`] builder, the running server ([`ServerHandle`]), sessions (the
-//! state of one connection), dispatch (one function per method group), resources, prompts
-//! and completion, and the tool selection a session's tool manager changes.
+//! The server: the [`Server`] builder and why it may fail to start (`error`), with its parts
+//! grouped by what each is for:
 //!
-//! Layer: imports `protocol`, `tool` and `client` (the gateway's mounts). The transports drive
-//! it through the session's narrow interface (`session`); it knows none of them.
+//! - `core`: the running server ([`ServerHandle`]), sessions (the state of one connection),
+//!   one request as its handler sees it, the dispatch table and the method handlers, the
+//!   limits, the stateless clients remembered, `subscriptions/listen`;
+//! - [`offerings`]: what a server offers — the tools' catalog and its search, the selection a
+//!   session's tool manager changes, prompts, resources, views and skills, and the records the
+//!   macros register;
+//! - [`tasks`], [`replicas`], [`middleware`], `telemetry`, and `state` (the sealed request
+//!   state of a stateless request), which `core` builds on.
+//!
+//! Layer: imports `protocol`, `tool` and `client`; never the gateway, which builds on it and
+//! which the server knows only through `core::handle`'s `Mounting` and `StartsWith`. The
+//! transports drive it through the session's narrow interface (`core::session`); it knows
+//! none of them.
 
-mod bm25;
-pub(crate) mod catalog;
-pub(crate) mod change;
-pub(crate) mod clients;
-pub(crate) mod dispatch;
+pub(crate) mod core;
 pub(crate) mod error;
-pub(crate) mod handle;
-pub(crate) mod limits;
-pub(crate) mod listen;
-pub(crate) mod methods;
 pub mod middleware;
-#[cfg(feature = "client")]
-#[cfg_attr(docsrs, doc(cfg(feature = "client")))]
-pub mod mount;
-/// Without the MCP client (the `client` feature) a server mounts nothing.
-#[cfg(not(feature = "client"))]
-mod mount {
-    use super::handle::StartsWith;
-
-    /// No remote server can be given.
-    #[derive(Default)]
-    pub(crate) struct Remotes;
-
-    impl Remotes {
-        pub(crate) fn build(&self, _: &mut Vec<String>) -> Option<Box<dyn StartsWith>> {
-            None
-        }
-    }
-}
-pub(crate) mod generated;
-pub(crate) mod offerings;
-pub mod prompt;
-pub(crate) mod registered;
+pub mod offerings;
 pub mod replicas;
-pub(crate) mod request;
-pub mod resource;
-pub(crate) mod search;
-pub(crate) mod selection;
-pub(crate) mod session;
-pub(crate) mod skills;
 pub(crate) mod state;
 pub mod tasks;
 pub(crate) mod telemetry;
-pub(crate) mod views;
 
 use std::any::TypeId;
 use std::sync::Arc;
@@ -60,24 +34,26 @@ use crate::tool::record::registered;
 use crate::tool::{DynamicTool, ToolRecord, ToolSet};
 
 use crate::protocol::CacheHints;
-pub use catalog::SEARCH_TOOL;
-use catalog::{Catalog, Decor, Entry};
+pub use offerings::catalog::SEARCH_TOOL;
+use offerings::catalog::{self, Catalog, Decor, Entry};
 use state::StateKey;
 
 /// How long lists stay fresh by default (2026-07-28 cache hints).
 const DEFAULT_LIST_TTL: Duration = Duration::from_secs(300);
 /// How long a sealed request state stays valid by default.
 pub(crate) const DEFAULT_STATE_TTL: Duration = Duration::from_secs(600);
+use self::core::handle;
+pub use self::core::handle::ServerHandle;
+pub use self::core::limits::Limits;
 pub use crate::store::{StoreUrlError, StoreUrlProblem};
 pub use error::{Error, Result, StartError};
-pub use handle::ServerHandle;
-pub use limits::Limits;
 use offerings::Offerings;
-use prompt::Prompt;
-pub use registered::{OfferingKind, OfferingRecord, OfferingSet};
-use resource::{Resource, ResourceTemplate};
-pub use skills::SKILLS_EXTENSION;
-use views::UiCsp;
+use offerings::prompt::Prompt;
+use offerings::record;
+pub use offerings::record::{OfferingKind, OfferingRecord, OfferingSet};
+use offerings::resource::{Resource, ResourceTemplate};
+pub use offerings::skills::SKILLS_EXTENSION;
+use offerings::views::UiCsp;
 
 /// Builds an MCP server: its identity, its tools and the service instances they run on, what
 /// it offers beside its tools. [`Server::run`] gives a binary its command line (MCP on stdio,
@@ -124,8 +100,9 @@ pub struct Server {
     coerce_arguments: bool,
     /// The folder of skills to serve (feature `skills`).
     skills: Option<std::path::PathBuf>,
-    /// The remote servers to mount (feature `client`).
-    mounts: mount::Remotes,
+    /// The remote servers to mount (feature `client`), as the gateway holds them: the
+    /// gateway's own builder methods fill it (`crate::gateway`).
+    pub(crate) mounts: Option<Box<dyn handle::Mounting>>,
     /// Prompts, resources and templates given with [`Server::offerings`].
     offering_records: Vec<OfferingRecord>,
     /// The middleware, in the order registered.
@@ -263,41 +240,6 @@ impl Server {
         S: Into<String>,
     {
         self.only = Some(names.into_iter().map(Into::into).collect());
-        self
-    }
-
-    /// Mounts a remote MCP server beside the local tools (feature `client`): its tools are
-    /// listed as `label__tool` (as `allowed_tools` and `tool_configs` say), calls are
-    /// forwarded (approved by the user first where `require_approval` says so), and its list
-    /// changes followed. The connection is made when the server starts serving, and remade
-    /// when lost. Server binaries also take `--mount FILE` (a list of such objects in JSON).
-    #[cfg(feature = "client")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "client")))]
-    pub fn mount(mut self, remote: mount::McpTool) -> Self {
-        self.mounts.list.push(remote);
-        self
-    }
-
-    /// The connection store (feature `client`): a JSON file of connections by id, each with
-    /// a `server_url`, an `authorization` and `headers`, which a mount's
-    /// `project_connection_id` or `connector_id` names. Server binaries take it from
-    /// `MCP_TOOL_CONNECTIONS`.
-    #[cfg(feature = "client")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "client")))]
-    pub fn connection_store(mut self, path: impl Into<std::path::PathBuf>) -> Self {
-        self.mounts.connection_store = Some(path.into());
-        self
-    }
-
-    /// How long a `tools/list` or `tools/call` that arrives before every mount has listed
-    /// its tools waits for them (feature `client`; default 5 s, [`mount::DEFAULT_MOUNT_WAIT`]):
-    /// the first answer then holds the mounted tools. A mount that fails at start does not
-    /// hold anything up; one still silent after this is left out, logged, and joins later
-    /// with `list_changed`. Server binaries take it from `MCP_TOOL_MOUNT_WAIT`.
-    #[cfg(feature = "client")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "client")))]
-    pub fn mount_wait(mut self, wait: Duration) -> Self {
-        self.mounts.wait = Some(wait);
         self
     }
 
@@ -531,7 +473,7 @@ impl Server {
             icons: self.icons,
             result_meta: std::sync::OnceLock::new(),
         });
-        let search_tool = match search::search_tool().define(&self.name) {
+        let search_tool = match offerings::search::search_tool().define(&self.name) {
             Ok((def, call)) => Some(Arc::new(Entry::new(def, call, None))),
             Err(problems) => {
                 tracing::error!(?problems, "the built-in tool search is invalid");
@@ -547,7 +489,7 @@ impl Server {
         // The prompts and resources of the macros are checked with the tools: every problem
         // is reported together.
         let mut offerings = self.offerings;
-        let given = registered::records(self.offering_records, self.use_inventory);
+        let given = record::records(self.offering_records, self.use_inventory);
         let mut problems = offerings.add_records(given, &self.services, &self.states);
         let mut catalog = Catalog::build(
             &self.name,
@@ -579,7 +521,7 @@ impl Server {
                 ),
             }
         }
-        let mounts = self.mounts.build(&mut problems);
+        let mounts = self.mounts.as_ref().and_then(|m| m.build(&mut problems));
         if !problems.is_empty() {
             return Err(StartError::new(problems));
         }

@@ -7,7 +7,7 @@ use std::sync::{Arc, OnceLock};
 
 use serde_json::{Map, Value};
 
-use crate::protocol::walk::Json;
+use crate::protocol::walk::JsonText;
 
 /// A request's `_meta`, kept as its text: most tools never look at it, so it is read into a
 /// map only when one does (its progress token is read at once, for the call's progress).
@@ -29,9 +29,9 @@ impl CallMeta {
     /// with the request, as text). With `params` (the text `_meta` was read from), the params
     /// are kept whole and `_meta` is found in them: one copy for both.
     pub(crate) fn new(
-        text: Option<Json<'_>>,
-        token: Option<Json<'_>>,
-        params: Option<Json<'_>>,
+        text: Option<JsonText<'_>>,
+        token: Option<JsonText<'_>>,
+        params: Option<JsonText<'_>>,
     ) -> (CallMeta, Option<Value>) {
         if text.is_none() && params.is_none() {
             // The common call of a session: nothing to keep.

@@ -19,8 +19,8 @@ use crate::protocol::wire::{LogParams, ProgressParams, number};
 use crate::protocol::{LogLevel, ProtocolVersion, RpcError, jsonrpc};
 use crate::sync::lock;
 
-use super::call_meta::CallMeta;
-use super::input::InputRound;
+use crate::tool::call_meta::CallMeta;
+use crate::tool::input::InputRound;
 
 /// The answer to a request the server made of the client.
 pub(crate) type Answer<'a> = Pin<Box<dyn Future<Output = Result<Value, RpcError>> + Send + 'a>>;
@@ -246,7 +246,7 @@ impl Ctx {
     /// connections): `subject …` when authenticated, `local` over stdio, none for an
     /// anonymous HTTP caller.
     pub(crate) fn user_key(&self) -> Option<String> {
-        super::def::user_key(
+        crate::tool::definition::def::user_key(
             self.identity().map(|i| i.subject.as_str()),
             self.share_key() == "local",
         )

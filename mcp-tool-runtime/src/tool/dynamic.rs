@@ -24,12 +24,14 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use super::builder::DefBuilder;
-use super::context::Ctx;
-use super::def::{Annotations, TaskSupport, ToolDef, generator, reserved_meta_key};
-use super::extract::ToolCall;
-use super::record::{BoxFuture, Call, check_name};
-use super::result::{IntoToolResult, ToolError};
+use crate::tool::context::Ctx;
+use crate::tool::definition::builder::DefBuilder;
+use crate::tool::definition::def::{
+    Annotations, TaskSupport, ToolDef, generator, reserved_meta_key,
+};
+use crate::tool::extract::ToolCall;
+use crate::tool::record::{BoxFuture, Call, check_name};
+use crate::tool::result::{IntoToolResult, ToolError};
 
 /// The JSON type of a [`ToolProperty`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -197,7 +199,7 @@ pub struct DynamicTool {
     task_support: TaskSupport,
     scopes: Vec<String>,
     coerce: Option<bool>,
-    audience: Option<super::def::Audience>,
+    audience: Option<crate::tool::definition::def::Audience>,
     handler: Arc<dyn Fn(ToolCall) -> BoxFuture + Send + Sync>,
 }
 
@@ -291,7 +293,7 @@ impl DynamicTool {
                 m.remove("$schema");
                 m.remove("title");
             }
-            super::integers::bound_integers(&mut value);
+            crate::tool::definition::integers::bound_integers(&mut value);
             def.input_schema(value);
         }));
         self
@@ -349,7 +351,7 @@ impl DynamicTool {
         mut self,
         shown: impl Fn(Option<&str>) -> bool + Send + Sync + 'static,
     ) -> Self {
-        self.audience = Some(super::def::Audience(Arc::new(shown)));
+        self.audience = Some(crate::tool::definition::def::Audience(Arc::new(shown)));
         self
     }
 

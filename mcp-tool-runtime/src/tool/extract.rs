@@ -16,9 +16,11 @@ use serde::Deserializer;
 use serde::de::{self, DeserializeOwned, Visitor};
 use serde_json::{Map, Value};
 
-use super::builder::{DefBuilder, ParamSpec};
-use super::context::{CancellationToken, ClientInfo, Ctx, Identity, Logger, Progress, ToolManager};
-use super::result::{IntoToolResult, ToolError, ToolResult};
+use crate::tool::context::{
+    CancellationToken, ClientInfo, Ctx, Identity, Logger, Progress, ToolManager,
+};
+use crate::tool::definition::builder::{DefBuilder, ParamSpec};
+use crate::tool::result::{IntoToolResult, ToolError, ToolResult};
 
 /// Values of any type, by type: the service instances and the states given to a server.
 pub(crate) type TypeMap = HashMap<TypeId, Arc<dyn Any + Send + Sync>>;

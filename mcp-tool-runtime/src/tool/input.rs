@@ -24,7 +24,7 @@ use crate::protocol::wire::InputRequest;
 use crate::protocol::{RpcError, code};
 use crate::sync::lock;
 
-use super::result::ToolError;
+use crate::tool::result::ToolError;
 
 /// What a tool can ask the client for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,14 +7,14 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::context::{ClientInfo, Ctx};
-use super::extract::{FromContext, ToolCall};
-use super::input::{InputKind, missing_capability};
-use super::result::ToolError;
 use crate::protocol::wire::{
     ElicitParams, ElicitUrlParams, ElicitationCompleteParams, ListRootsResult,
 };
 use crate::protocol::{Content, Role, Root, RpcError, code, jsonrpc};
+use crate::tool::context::{ClientInfo, Ctx};
+use crate::tool::extract::{FromContext, ToolCall};
+use crate::tool::input::{InputKind, missing_capability};
+use crate::tool::result::ToolError;
 
 /// One message of a sampling request.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -255,7 +255,7 @@ impl Ctx {
     /// request, not a task): the call then ends each time it waits for an answer, and runs
     /// again from the start with it.
     #[cfg(feature = "client")]
-    pub(crate) fn rounds(&self) -> Option<&super::input::InputRound> {
+    pub(crate) fn rounds(&self) -> Option<&crate::tool::input::InputRound> {
         self.state
             .input
             .as_ref()
@@ -447,7 +447,7 @@ async fn elicit<T: DeserializeOwned + JsonSchema>(
     match answer["action"].as_str() {
         Some("accept") => {
             let content = answer.get("content").cloned().unwrap_or(json!({}));
-            super::def::check_against(&schema, &content).map_err(|why| {
+            crate::tool::definition::def::check_against(&schema, &content).map_err(|why| {
                 failed(format!(
                     "the answer does not fit the requested schema:\n{why}"
                 ))
@@ -510,10 +510,10 @@ impl Peer {
 /// primitive (string, number, integer, boolean) or enums, single or multi-select, titled or
 /// not (SEP-1034 defaults, SEP-1330 enums).
 pub fn requested_schema<T: JsonSchema>() -> Result<Value, RequestedSchemaError> {
-    let mut generator = super::def::generator();
+    let mut generator = crate::tool::definition::def::generator();
     let mut root = generator.root_schema_for::<T>().to_value();
     // An answer the type cannot hold is refused as out of range, not by its deserialization.
-    super::integers::bound_integers(&mut root);
+    crate::tool::definition::integers::bound_integers(&mut root);
     let defs = root
         .get("$defs")
         .and_then(Value::as_object)

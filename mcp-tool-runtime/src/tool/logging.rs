@@ -12,8 +12,8 @@ use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::layer::Context;
 
-use super::context::Ctx;
 use crate::protocol::LogLevel;
+use crate::tool::context::Ctx;
 
 tokio::task_local! {
     static CALL: Ctx;

@@ -7,46 +7,38 @@
 //! connection through the `Connection` trait, which the server's
 //! session implements, and the server hands it the states it was given.
 
-pub(crate) mod builder;
+pub(crate) mod blocking;
 pub(crate) mod call_meta;
-pub(crate) mod coerce;
 pub(crate) mod context;
-pub(crate) mod def;
+pub(crate) mod definition;
 pub(crate) mod dynamic;
 pub(crate) mod extract;
-pub(crate) mod headers;
-pub(crate) mod inline;
 pub(crate) mod input;
-pub(crate) mod integers;
 pub(crate) mod interact;
 pub(crate) mod logging;
-pub(crate) mod quick;
 pub(crate) mod record;
 pub(crate) mod result;
-pub(crate) mod structured;
-pub(crate) mod sync;
-pub(crate) mod validate;
 
-pub use builder::{DefBuilder, ParamSpec};
-pub use coerce::{COERCED_META_KEY, Coercion};
 pub use context::{
     Batch, CancellationToken, ClientInfo, Ctx, Identity, Logger, Progress, ToolManager,
 };
-pub use def::{Annotations, ExampleError, TaskSupport, ToolDef};
+pub use definition::builder::{DefBuilder, ParamSpec};
+pub use definition::coerce::{COERCED_META_KEY, Coercion};
+pub use definition::def::{Annotations, ExampleError, TaskSupport, ToolDef};
+pub use definition::headers::ParamHeader;
+pub use definition::validate::{ValidationError, Violation};
 pub use dynamic::{DynamicArgs, DynamicTool, PropertyType, ToolProperty};
 pub use extract::{
     Args, FromContext, FromToolCall, Meta, Rejection, RequestId, Requirements, State, ToolCall,
 };
-pub use headers::ParamHeader;
 pub use interact::{
     Elicitation, Input, Peer, RequestedSchemaError, SamplingMessage, SamplingRequest,
     SamplingResult, UrlElicitation, requested_schema,
 };
 pub use logging::ClientLogLayer;
 pub use record::{BoxFuture, ServiceType, ToolRecord, ToolSet};
+pub use result::structured::Structured;
 pub use result::{
     ERROR_META_KEY, IntoContent, IntoToolError, IntoToolResult, Json, Summarized, ToolError,
     ToolResult,
 };
-pub use structured::Structured;
-pub use validate::{ValidationError, Violation};

@@ -9,9 +9,9 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use super::builder::DefBuilder;
-use super::extract::ToolCall;
-use super::result::ToolResult;
+use crate::tool::definition::builder::DefBuilder;
+use crate::tool::extract::ToolCall;
+use crate::tool::result::ToolResult;
 
 /// The future a tool call runs as.
 pub type BoxFuture = Pin<Box<dyn Future<Output = ToolResult> + Send + 'static>>;

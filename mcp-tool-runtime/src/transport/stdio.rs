@@ -16,7 +16,7 @@ use crate::protocol::lines::{Line, Overlong, buffered_line, read_line};
 use crate::protocol::request::Method;
 use crate::protocol::{RpcError, code, jsonrpc};
 use crate::server::ServerHandle;
-use crate::server::session::{Backlog, Opening, Outbound, Outgoing, Session};
+use crate::server::core::session::{Backlog, Opening, Outbound, Outgoing, Session};
 
 /// Serves one MCP connection over a pair of byte streams until the input ends, then lets the
 /// calls in flight finish (within the shutdown grace) and flushes their answers.

@@ -430,7 +430,8 @@ async fn a_server_that_requires_dpop_refuses_bearer_tokens_and_our_client_binds_
     // Our client: client credentials at a provider that takes proofs bind its token to a key
     // of its own; every request carries a fresh proof, and the server's nonce after it asks.
     for version in [VersionChoice::V2025_11_25, VersionChoice::V2026_07_28] {
-        let oauth = mcp_tool::client::oauth::OAuth::client_credentials("writer", "writer-secret");
+        let oauth =
+            mcp_tool::client::oauth::OAuthClient::client_credentials("writer", "writer-secret");
         let client = McpClient::connect(
             Connect::http(&resource)
                 .protocol_version(version)

@@ -14,7 +14,7 @@ use axum::http::header::CONTENT_TYPE;
 use axum::http::{HeaderName, StatusCode};
 use axum::routing::{get, post};
 use base64::Engine as _;
-use mcp_tool::http::OAuth;
+use mcp_tool::http::OAuthVerifier;
 use serde_json::{Value, json};
 
 /// How the key set and the introspection endpoint answer.
@@ -61,7 +61,7 @@ async fn introspect(State(b): State<Arc<Broken>>) -> StatusCode {
 
 /// The broken authorization server on a loopback port, and a verifier of its tokens
 /// (introspecting opaque ones) with the default refresh interval.
-async fn broken(fault: Fault) -> (Arc<Broken>, OAuth) {
+async fn broken(fault: Fault) -> (Arc<Broken>, OAuthVerifier) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let b = Arc::new(Broken {
@@ -76,8 +76,8 @@ async fn broken(fault: Fault) -> (Arc<Broken>, OAuth) {
         .route("/introspect", post(introspect))
         .with_state(b.clone());
     tokio::spawn(async move { axum::serve(listener, app).await });
-    let oauth =
-        OAuth::new(&base, "http://127.0.0.1:1/mcp").introspection("mcp-server", "its-secret");
+    let oauth = OAuthVerifier::new(&base, "http://127.0.0.1:1/mcp")
+        .introspection("mcp-server", "its-secret");
     (b, oauth)
 }
 
@@ -92,7 +92,7 @@ fn junk_jwt(i: usize) -> String {
 }
 
 /// Checks `token`: it cannot be checked now (503 with `Retry-After`).
-async fn unavailable(oauth: &OAuth, token: &str) {
+async fn unavailable(oauth: &OAuthVerifier, token: &str) {
     let e = oauth.check(token).await.expect_err("not accepted");
     assert!(e.unavailable.is_some(), "{e:?}");
 }

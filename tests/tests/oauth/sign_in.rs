@@ -555,7 +555,7 @@ fn urlencode(text: &str) -> String {
 /// server to send its users back to: the sign-in says so, and starts nothing.
 #[tokio::test]
 async fn a_gateway_without_http_says_its_users_cannot_sign_in() {
-    use mcp_tool::server::mount::McpTool;
+    use mcp_tool::gateway::McpTool;
     let dir = TempDir::new("oauth-sign-in-stdio");
     let store = dir.path().join("connections.json");
     std::fs::write(

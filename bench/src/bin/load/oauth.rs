@@ -2,7 +2,7 @@
 //! server, `oidc-provider` (`interop/oidc-provider.mjs`, installed by `bash interop/setup.sh`),
 //! issues RS256 JWT access tokens for the benchmark's resource by the client-credentials grant.
 //!
-//! - **Verification in process**: `http::OAuth::check` on a current-thread runtime, its keys
+//! - **Verification in process**: `http::OAuthVerifier::check` on a current-thread runtime, its keys
 //!   fetched once before the clock starts (a warm key cache): each of a few hundred tokens the
 //!   provider issued is verified once (signature, issuer, audience, lifetime, scopes), then
 //!   one token again and again (the server keeps what it verified, keyed by the token's hash).
@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
-use mcp_tool::http::OAuth;
+use mcp_tool::http::OAuthVerifier;
 
 use super::http::{HttpMode, http_run};
 use super::process::{ServerCmd, percentile};
@@ -124,14 +124,14 @@ impl Drop for Provider {
     }
 }
 
-/// Median µs of `OAuth::check`: each of `fresh` once (after one check that fetched the keys),
+/// Median µs of `OAuthVerifier::check`: each of `fresh` once (after one check that fetched the keys),
 /// and `fresh[0]` again `CACHED_CHECKS` times.
 fn verify_in_process(issuer: &str, fresh: &[String]) -> Result<(f64, f64)> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     runtime.block_on(async {
-        let oauth = OAuth::new(issuer, RESOURCE);
+        let oauth = OAuthVerifier::new(issuer, RESOURCE);
         let (first, rest) = fresh.split_first().ok_or("no tokens")?;
         oauth
             .check(first)

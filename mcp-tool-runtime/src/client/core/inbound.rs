@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::protocol::walk::Json;
+use crate::protocol::walk::JsonText;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
@@ -59,7 +59,7 @@ impl Core {
         }
     }
 
-    fn heard(&self, method: &str, params: Option<Json<'_>>) {
+    fn heard(&self, method: &str, params: Option<JsonText<'_>>) {
         let params: Value = params
             .and_then(|p| serde_json::from_str(p.get()).ok())
             .unwrap_or(Value::Null);
@@ -89,9 +89,9 @@ impl Core {
     /// request whose stream carried it, or the only call running), else the client's.
     fn answer_request(
         self: &Arc<Self>,
-        id: Json<'_>,
+        id: JsonText<'_>,
         method: &str,
-        params: Option<Json<'_>>,
+        params: Option<JsonText<'_>>,
         via: Option<u64>,
     ) {
         let id_text = id.get().to_owned();

@@ -143,7 +143,7 @@ impl Trust<'_> {
             return Ok(());
         }
         Err(unauthorized(format!(
-            "the server's challenge names resource metadata at `{}`, on another origin than the server's: not fetched (OAuth::trusted_origin allows an origin)",
+            "the server's challenge names resource metadata at `{}`, on another origin than the server's: not fetched (OAuthClient::trusted_origin allows an origin)",
             excerpt(url)
         )))
     }
@@ -158,7 +158,7 @@ impl Trust<'_> {
         }
         if internal(issuer) && !internal(server) && !self.configured(issuer) {
             return Err(unauthorized(format!(
-                "the server names the authorization server `{}`, at a loopback or private address while the server is not: not contacted (OAuth::trusted_origin allows an origin)",
+                "the server names the authorization server `{}`, at a loopback or private address while the server is not: not contacted (OAuthClient::trusted_origin allows an origin)",
                 excerpt(issuer)
             )));
         }

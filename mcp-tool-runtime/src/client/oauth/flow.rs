@@ -19,10 +19,10 @@ use crate::sync::lock;
 use super::assertion::assertion_form;
 use super::discover::{Discovered, Trust, discover, pin};
 use super::dpop::DpopKey;
-use super::token::{Identity, fresh, registered, scope_list, token_request};
+use super::token::{ClientIdentity, fresh, registered, scope_list, token_request};
 use super::{
-    Credential, Grant, OAuth, Registration, TokenKey, Tokens, excerpt, fetch_error, oauth_error,
-    random, unauthorized,
+    Credential, Grant, OAuthClient, Registration, TokenKey, Tokens, excerpt, fetch_error,
+    oauth_error, random, unauthorized,
 };
 
 /// A dynamic registration's answer (RFC 7591 §3.2.1).
@@ -37,7 +37,7 @@ struct RegistrationAnswer {
 
 /// The flow of one connection to `server`.
 pub(crate) struct Authorizer {
-    settings: OAuth,
+    settings: OAuthClient,
     server: String,
     http: reqwest::Client,
     /// The token sent now, and when it expires.
@@ -52,7 +52,7 @@ pub(crate) struct Authorizer {
 }
 
 impl Authorizer {
-    pub(crate) fn new(settings: OAuth, server: &str) -> Self {
+    pub(crate) fn new(settings: OAuthClient, server: &str) -> Self {
         Authorizer {
             server: server.split('#').next().unwrap_or(server).to_owned(),
             http: fetch::client(),
@@ -350,7 +350,7 @@ impl Authorizer {
         }
         // A grant without a user: the client as pre-registered, and the form of its grant.
         let identity = self.preregistered().ok_or_else(|| {
-            unauthorized("a grant without a user needs a client id (OAuth::client_id)")
+            unauthorized("a grant without a user needs a client id (OAuthClient::client_id)")
         })?;
         let form = match &self.settings.grant {
             Grant::ClientCredentials => {
@@ -406,8 +406,8 @@ impl Authorizer {
         Ok(url.to_owned())
     }
 
-    fn preregistered(&self) -> Option<Identity> {
-        Some(Identity {
+    fn preregistered(&self) -> Option<ClientIdentity> {
+        Some(ClientIdentity {
             client_id: self.settings.client_id.clone()?,
             credential: self.settings.credential.clone(),
             method: None,
@@ -420,14 +420,14 @@ impl Authorizer {
         &self,
         found: &Discovered,
         redirect_uri: String,
-    ) -> Result<Identity, ClientError> {
+    ) -> Result<ClientIdentity, ClientError> {
         if let Some(identity) = self.preregistered() {
             return Ok(identity);
         }
         if let Some(url) = &self.settings.client_metadata_url
             && found.metadata.client_id_metadata_document_supported == Some(true)
         {
-            return Ok(Identity {
+            return Ok(ClientIdentity {
                 client_id: url.clone(),
                 credential: Credential::None,
                 method: Some("none".into()),
@@ -443,7 +443,7 @@ impl Authorizer {
             .endpoint(found, "registration", |m| m.registration_endpoint.as_deref())
             .map_err(|_| {
                 unauthorized(format!(
-                    "the authorization server `{}` offers no registration, and this client has no client id for it (OAuth::client_id) nor a metadata document it takes",
+                    "the authorization server `{}` offers no registration, and this client has no client id for it (OAuthClient::client_id) nor a metadata document it takes",
                     found.issuer
                 ))
             })?;
@@ -494,7 +494,7 @@ impl Authorizer {
         &self,
         found: &Discovered,
         agent: &dyn super::UserAgent,
-        identity: &Identity,
+        identity: &ClientIdentity,
         token_endpoint: &str,
         scope: Option<String>,
     ) -> Result<Tokens, ClientError> {

@@ -1,14 +1,14 @@
 //! OAuth 2.1 for the client, as the MCP authorization specification gives it (2025-11-25 and
 //! 2026-07-28): a server that answers 401 is authorized and the request sent again, without
-//! the caller doing anything but saying how ([`OAuth`], given to
+//! the caller doing anything but saying how ([`OAuthClient`], given to
 //! [`Connect::oauth`](super::Connect::oauth)).
 //!
 //! - **Discovery**: the protected resource's metadata (RFC 9728) from the challenge's
 //!   `resource_metadata`, else its well-known URLs (the path's, then the root's), its
 //!   `resource` checked against the server's URL; the authorization server's metadata (RFC
 //!   8414, then OpenID Connect), its `issuer` checked.
-//! - **Who the client is**: a pre-registered client id ([`OAuth::client_id`]), else a client
-//!   ID metadata document ([`OAuth::client_metadata_url`]) when the authorization server
+//! - **Who the client is**: a pre-registered client id ([`OAuthClient::client_id`]), else a client
+//!   ID metadata document ([`OAuthClient::client_metadata_url`]) when the authorization server
 //!   takes one, else dynamic registration (RFC 7591), kept per issuer: a server that moves to
 //!   another authorization server gets a registration of its own there.
 //! - **Grants**: authorization code with PKCE (S256), `state`, the RFC 8707 `resource` and
@@ -16,15 +16,15 @@
 //!   authentication `client_secret_basic`, `client_secret_post`, `none`, `private_key_jwt`.
 //! - **DPoP** (RFC 9449) when the authorization server takes it: tokens bound to the
 //!   connection's own key, a fresh proof on every token and resource request, the servers'
-//!   nonces honoured with one more try ([`OAuth::dpop`]).
-//! - **Scopes**: [`OAuth::scopes`] when given, else the challenge's `scope`, else the resource's
+//!   nonces honoured with one more try ([`OAuthClient::dpop`]).
+//! - **Scopes**: [`OAuthClient::scopes`] when given, else the challenge's `scope`, else the resource's
 //!   `scopes_supported`, else none asked; a 403 `insufficient_scope` asks for more (a few
 //!   times per request at most).
 //! - **Credentials pinned to their issuer**: a client secret, a private key's assertions and
-//!   refresh tokens go to the authorization server they belong to ([`OAuth::issuer`], else
+//!   refresh tokens go to the authorization server they belong to ([`OAuthClient::issuer`], else
 //!   the first one discovered) and to no other.
 //! - **Discovery stays where it belongs**: a challenge's `resource_metadata` is fetched only
-//!   on the server's own origin, the issuer's, or a [trusted](OAuth::trusted_origin) one; an
+//!   on the server's own origin, the issuer's, or a [trusted](OAuthClient::trusted_origin) one; an
 //!   authorization server at a loopback or private address only when the server is on one
 //!   too (or it is configured); what a fetched body failed to parse as is never quoted.
 //! - **Tokens** live in a [`TokenStore`] ([`MemoryTokenStore`], [`FileTokenStore`]) keyed by
@@ -117,17 +117,17 @@ impl Grant {
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 /// use std::sync::Arc;
 /// use mcp_tool::client::{Connect, McpClient};
-/// use mcp_tool::client::oauth::{FileTokenStore, LoopbackBrowser, OAuth};
+/// use mcp_tool::client::oauth::{FileTokenStore, LoopbackBrowser, OAuthClient};
 ///
 /// let browser = LoopbackBrowser::bind(8976)?.open_browser(true);
-/// let oauth = OAuth::authorization_code(Arc::new(browser))
+/// let oauth = OAuthClient::authorization_code(Arc::new(browser))
 ///     .client_name("my-tool")
 ///     .store(Arc::new(FileTokenStore::new("tokens.json")));
 /// let client = McpClient::connect(Connect::http("https://mcp.example.com/mcp").oauth(oauth)).await?;
 /// # Ok(()) }
 /// ```
 #[derive(Clone)]
-pub struct OAuth {
+pub struct OAuthClient {
     grant: Grant,
     client_id: Option<String>,
     credential: Credential,
@@ -142,7 +142,7 @@ pub struct OAuth {
     trusted_origins: Vec<String>,
 }
 
-impl fmt::Debug for OAuth {
+impl fmt::Debug for OAuthClient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OAuth")
             .field(
@@ -173,9 +173,9 @@ impl fmt::Debug for OAuth {
     }
 }
 
-impl OAuth {
+impl OAuthClient {
     fn new(grant: Grant) -> Self {
-        OAuth {
+        OAuthClient {
             grant,
             client_id: None,
             credential: Credential::None,

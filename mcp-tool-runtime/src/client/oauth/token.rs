@@ -35,7 +35,7 @@ struct TokenAnswer {
 }
 
 /// Who the client is at one authorization server.
-pub(super) struct Identity {
+pub(super) struct ClientIdentity {
     pub(super) client_id: String,
     pub(super) credential: Credential,
     pub(super) method: Option<String>,
@@ -49,7 +49,7 @@ pub(super) async fn token_request(
     http: &reqwest::Client,
     found: &Discovered,
     endpoint: &str,
-    identity: &Identity,
+    identity: &ClientIdentity,
     form: Vec<(&'static str, String)>,
     asked: Option<&str>,
     dpop: Option<&DpopKey>,
@@ -152,7 +152,7 @@ fn authenticated(
     http: &reqwest::Client,
     found: &Discovered,
     endpoint: &str,
-    identity: &Identity,
+    identity: &ClientIdentity,
     mut form: Vec<(&'static str, String)>,
 ) -> Result<reqwest::RequestBuilder, ClientError> {
     let method = auth_method(found, identity);
@@ -209,7 +209,7 @@ fn authenticated(
 /// How `identity` authenticates at the token endpoint: as registered; else by its key;
 /// else, with a secret, Basic when the server takes it (its default), else the form, else
 /// as a public client when that is all the server takes; else as a public client.
-fn auth_method(found: &Discovered, identity: &Identity) -> String {
+fn auth_method(found: &Discovered, identity: &ClientIdentity) -> String {
     if let Some(method) = &identity.method {
         return method.clone();
     }
@@ -286,8 +286,8 @@ pub(super) fn fresh(tokens: &Tokens) -> bool {
 }
 
 /// Who a registration (kept, or made now) says the client is.
-pub(super) fn registered(registration: Registration) -> Identity {
-    Identity {
+pub(super) fn registered(registration: Registration) -> ClientIdentity {
+    ClientIdentity {
         client_id: registration.client_id,
         credential: registration
             .client_secret

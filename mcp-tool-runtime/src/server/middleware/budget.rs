@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::protocol::{Content, ResourceContents};
-use crate::server::resource::ResourceTemplate;
+use crate::server::offerings::resource::ResourceTemplate;
 use crate::sync::lock;
 use crate::tool::{ToolError, ToolResult};
 

@@ -333,7 +333,7 @@ impl Replicas {
         Replicas {
             store,
             keys,
-            origin: super::state::new_id(),
+            origin: crate::server::state::new_id(),
             session_ttl: Mutex::new(Duration::from_secs(600)),
             queue: OnceLock::new(),
         }

@@ -296,7 +296,7 @@ pub(crate) fn mode(
     }
 }
 
-pub(crate) use super::state::new_id;
+pub(crate) use crate::server::state::new_id;
 
 /// A time as RFC 3339 (`2026-07-28T10:30:00.123Z`).
 pub(crate) fn rfc3339(ms: u64) -> String {

@@ -6,7 +6,7 @@ use crate::protocol::wire::{
     Implementation, ResultMeta, StatelessCallToolResult, UnstructuredCallToolResult,
 };
 use crate::protocol::{ProtocolVersion, jsonrpc};
-use crate::tool::structured::Structured;
+use crate::tool::result::structured::Structured;
 
 impl ToolResult {
     /// The response to request `id` carrying this result, as a client of `version` reads it: in

@@ -14,8 +14,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{Content, IntoToolError, IntoToolResult, Json, ToolResult};
-use crate::tool::def::{generator, resolve_ref};
-use crate::tool::structured::Structured;
+use crate::tool::definition::def::{generator, resolve_ref};
+use crate::tool::result::structured::Structured;
 
 /// Structured output with a short text for the model instead of the full JSON copy: `T`
 /// becomes `structuredContent` and `T`'s schema the tool's `outputSchema`, exactly as with

@@ -4,8 +4,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::auth::Authenticator;
-use super::events::{EventStore, MemoryEventStore};
+use crate::transport::http::access::auth::Authenticator;
+use crate::transport::http::streams::events::{EventStore, MemoryEventStore};
 
 /// How the HTTP endpoint behaves. The defaults are the safe ones: loopback hosts and origins
 /// only, a 4 MiB body limit, sessions that expire after 10 idle minutes, request heads (and

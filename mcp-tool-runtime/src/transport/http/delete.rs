@@ -6,8 +6,8 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
-use super::endpoint::{Endpoint, SESSION_HEADER};
 use crate::sync::lock;
+use crate::transport::http::endpoint::{Endpoint, SESSION_HEADER};
 
 pub(super) async fn handle_delete(
     State(endpoint): State<Arc<Endpoint>>,

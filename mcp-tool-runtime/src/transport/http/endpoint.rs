@@ -16,16 +16,16 @@ use tokio::sync::{mpsc, watch};
 
 use crate::protocol::{RpcError, code, jsonrpc};
 use crate::server::ServerHandle;
+use crate::server::core::session::{Deliver, Opening, Outgoing, Principal, Session, client_share};
 use crate::server::replicas::SessionRecord;
-use crate::server::session::{Deliver, Opening, Outgoing, Principal, Session, client_share};
 use crate::sync::lock;
 use crate::tool::Identity;
 
-use super::auth::{AuthError, DPOP_ALGORITHMS, DpopMode};
-use super::config::HttpConfig;
-use super::origin::check_origin;
-use super::refusal::{Refusal, refuse, rpc_error};
-use super::resume::{self, Streams, Tap};
+use crate::transport::http::access::auth::{AuthError, DPOP_ALGORITHMS, DpopMode};
+use crate::transport::http::config::HttpConfig;
+use crate::transport::http::origin::check_origin;
+use crate::transport::http::refusal::{Refusal, refuse, rpc_error};
+use crate::transport::http::streams::resume::{self, Streams, Tap};
 
 pub(super) const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
 
@@ -488,7 +488,7 @@ impl Endpoint {
             let to: Weak<dyn Deliver> = me.clone();
             let session = Session::open(
                 &self.server,
-                crate::server::session::Outbound::Routed(to),
+                crate::server::core::session::Outbound::Routed(to),
                 Opening {
                     principal: principal_of(identity.as_ref(), local),
                     identity: identity.clone(),

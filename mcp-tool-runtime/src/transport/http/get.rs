@@ -12,11 +12,11 @@ use tokio::sync::mpsc;
 
 use crate::protocol::code;
 
-use super::endpoint::{Endpoint, SESSION_HEADER};
-use super::refusal::refuse;
-use super::resume;
-use super::sse;
 use crate::sync::lock;
+use crate::transport::http::endpoint::{Endpoint, SESSION_HEADER};
+use crate::transport::http::refusal::refuse;
+use crate::transport::http::streams::resume;
+use crate::transport::http::streams::sse;
 
 /// Opens the session's GET stream (one at a time), or resumes a stream after the event
 /// `Last-Event-ID` names.

@@ -12,7 +12,7 @@ use axum::http::HeaderMap;
 use axum::http::header::HeaderName;
 
 use crate::protocol::request::{Method, Request};
-use crate::protocol::walk::Json;
+use crate::protocol::walk::JsonText;
 use crate::protocol::{ProtocolVersion, RpcError, code};
 use crate::server::ServerHandle;
 
@@ -117,7 +117,7 @@ fn check_params(
     server: &ServerHandle,
     headers: &HeaderMap,
     tool: &str,
-    arguments: Option<Json<'_>>,
+    arguments: Option<JsonText<'_>>,
 ) -> Result<(), RpcError> {
     let catalog = server.catalog();
     let Some(entry) = catalog.get(tool) else {

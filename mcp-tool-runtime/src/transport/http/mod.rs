@@ -28,30 +28,26 @@
 //! Inside, the imports go one way: `router` wires the handlers (`post`, `get`, `delete`, and
 //! `stateless` behind `post`) to the path; the handlers share `endpoint`, the endpoint's state
 //! and sessions and the checks every request passes, which uses only the leaves below it
-//! (`auth`, `config`, `origin`, `refusal`, the resumable streams of `resume`, `events`).
+//! (`access` — who may use it: `auth`, the OAuth verifier `oauth`, `cors` —, `config`,
+//! `origin`, `refusal`, and `streams`: SSE answers, the resumable streams of `resume` and the
+//! `events` they replay).
 //!
 //! Layer: the top one with stdio; imports `protocol`, `tool` and `server`.
 
-mod auth;
+pub(crate) mod access;
 mod config;
-mod cors;
 mod delete;
 mod endpoint;
-pub mod events;
 mod get;
 mod headers;
-#[cfg(feature = "oauth")]
-#[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
-mod oauth;
 mod origin;
 mod post;
 mod refusal;
 mod rest;
-mod resume;
 mod router;
 mod serve;
-mod sse;
 mod stateless;
+pub(crate) mod streams;
 
 use std::sync::atomic::Ordering;
 
@@ -60,13 +56,16 @@ use tokio::sync::watch;
 
 use crate::server::ServerHandle;
 
-pub use auth::{AuthError, AuthFuture, Authenticator, BearerTokens, BearerTokensError, DpopMode};
-pub use config::{HttpConfig, OpenApi, ResourceMetadata};
-pub(crate) use endpoint::scope_value;
+pub use access::auth::{
+    AuthError, AuthFuture, Authenticator, BearerTokens, BearerTokensError, DpopMode,
+};
 #[cfg(feature = "oauth")]
 #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
-pub use oauth::OAuth;
+pub use access::oauth::OAuthVerifier;
+pub use config::{HttpConfig, OpenApi, ResourceMetadata};
+pub(crate) use endpoint::scope_value;
 pub use rest::status_of_code;
+pub use streams::events;
 
 // The module's cfg again, on the impl itself: a crate that re-exports `ServerHandle` (the
 // facade) shows the feature of these methods only from their own item's attributes.

@@ -6,8 +6,8 @@ use axum::http::header::{self, HeaderMap};
 
 use crate::protocol::code;
 
-use super::config::HttpConfig;
-use super::refusal::{Refusal, refuse};
+use crate::transport::http::config::HttpConfig;
+use crate::transport::http::refusal::{Refusal, refuse};
 
 /// Host and Origin checks (DNS rebinding protection).
 pub(super) fn check_origin(config: &HttpConfig, headers: &HeaderMap) -> Result<(), Refusal> {

@@ -17,17 +17,17 @@ use tokio::sync::mpsc;
 use crate::protocol::inbound::{self, Inbound};
 use crate::protocol::request::{Method, Request};
 use crate::protocol::{ProtocolVersion, code};
-use crate::server::session::Outgoing;
+use crate::server::core::session::Outgoing;
 use crate::sync::lock;
 use crate::tool::Identity;
 
-use super::endpoint::{
+use crate::transport::http::endpoint::{
     Endpoint, HttpSession, SESSION_HEADER, accepts_sse, client_of, on_local_socket, peer_address,
 };
-use super::refusal::{Refusal, refuse, rpc_error};
-use super::resume;
-use super::sse;
-use super::stateless::{sessionless_post, stateless_request};
+use crate::transport::http::refusal::{Refusal, refuse, rpc_error};
+use crate::transport::http::stateless::{sessionless_post, stateless_request};
+use crate::transport::http::streams::resume;
+use crate::transport::http::streams::sse;
 
 const VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
 

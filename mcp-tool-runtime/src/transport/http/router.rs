@@ -12,13 +12,13 @@ use serde::Serialize;
 
 use crate::protocol::jsonrpc;
 use crate::server::ServerHandle;
-use crate::server::handle::SignInPage;
+use crate::server::core::handle::SignInPage;
 
-use super::config::HttpConfig;
-use super::delete::handle_delete;
-use super::endpoint::{Endpoint, split_url};
-use super::get::handle_get;
-use super::post::handle_post;
+use crate::transport::http::config::HttpConfig;
+use crate::transport::http::delete::handle_delete;
+use crate::transport::http::endpoint::{Endpoint, split_url};
+use crate::transport::http::get::handle_get;
+use crate::transport::http::post::handle_post;
 
 /// The endpoint's router and its shared state.
 pub(super) fn build(server: ServerHandle, mut config: HttpConfig) -> (Router, Arc<Endpoint>) {
@@ -26,7 +26,7 @@ pub(super) fn build(server: ServerHandle, mut config: HttpConfig) -> (Router, Ar
     if config.any_origin_unauthenticated() {
         tracing::error!(
             "{}: `*` is not honoured",
-            super::config::ANY_ORIGIN_UNAUTHENTICATED
+            crate::transport::http::config::ANY_ORIGIN_UNAUTHENTICATED
         );
         if let Some(origins) = &mut config.cors_origins {
             origins.retain(|o| o != "*");
@@ -52,15 +52,15 @@ pub(super) fn build(server: ServerHandle, mut config: HttpConfig) -> (Router, Ar
         }
     }
     if config.openapi.is_some() {
-        let base = super::rest::base_of(&config.path);
+        let base = crate::transport::http::rest::base_of(&config.path);
         router = router
             .route(
                 &format!("{base}/tools/{{name}}"),
-                post(super::rest::handle_call),
+                post(crate::transport::http::rest::handle_call),
             )
             .route(
                 &format!("{base}/openapi.json"),
-                get(super::rest::handle_document),
+                get(crate::transport::http::rest::handle_document),
             );
     }
     // Users back from signing in to a mounted server (a gateway's per-user mounts).
@@ -78,10 +78,10 @@ pub(super) fn build(server: ServerHandle, mut config: HttpConfig) -> (Router, Ar
         .layer(DefaultBodyLimit::max(config.body_limit))
         .with_state(endpoint.clone());
     if let Some(origins) = &config.cors_origins {
-        let origins: super::cors::Origins = origins.clone().into();
+        let origins: crate::transport::http::access::cors::Origins = origins.clone().into();
         router = router.layer(axum::middleware::from_fn_with_state(
             origins,
-            super::cors::cors,
+            crate::transport::http::access::cors::cors,
         ));
     }
     (router, endpoint)

@@ -25,9 +25,9 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 
-use super::endpoint::{Endpoint, LocalSocket, Peer};
-use super::post::handle_post;
 use crate::sync::lock;
+use crate::transport::http::endpoint::{Endpoint, LocalSocket, Peer};
+use crate::transport::http::post::handle_post;
 
 /// What the accept loop needs from the configuration.
 pub(super) struct Bounds {

@@ -11,11 +11,14 @@ use crate::protocol::inbound::Inbound;
 use crate::protocol::jsonrpc;
 use crate::protocol::request::Request;
 use crate::protocol::{ProtocolVersion, code};
-use crate::server::session::{Opening, Outgoing, Session};
+use crate::server::core::session::{Opening, Outgoing, Session};
 use crate::tool::Identity;
 
-use super::endpoint::{Endpoint, accepts_sse, on_local_socket, peer_address, principal_of};
-use super::{headers, sse};
+use crate::transport::http::endpoint::{
+    Endpoint, accepts_sse, on_local_socket, peer_address, principal_of,
+};
+use crate::transport::http::headers;
+use crate::transport::http::streams::sse;
 
 /// A request of a stateless version (2026-07-28): its `_meta` and headers checked, then
 /// answered on its own by a session for it alone; closing the response stream cancels it.

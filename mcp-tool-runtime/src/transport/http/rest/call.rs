@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 
 use crate::protocol::inbound::{self, Inbound};
 use crate::protocol::{ProtocolVersion, jsonrpc};
-use crate::server::session::{Opening, Outgoing, Session};
+use crate::server::core::session::{Opening, Outgoing, Session};
 
 use super::super::endpoint::{Endpoint, on_local_socket, peer_address, principal_of};
 use super::answer::{problem, respond, reword};
