@@ -680,3 +680,30 @@ async fn a_stream_started_on_one_replica_resumes_on_another() {
     let reply = stranger.get(first.id.as_deref()).await;
     assert_eq!(reply.status(), StatusCode::GONE);
 }
+
+#[tokio::test]
+async fn the_environment_bounds_the_answers_kept_for_a_resume() {
+    // Two events in all: of three answers sent whole as streams, the first is forgotten.
+    const TEXT: &str = "This is a simple text response for testing.";
+    let env = [("MCP_TOOL_EVENT_STORE_BOUNDS", "events=2,age=10m")];
+    let server = ExampleHttp::start("conformance", &["--sse"], &env);
+    let http = client();
+    let session = Session::open(&server.url, &http).await;
+    let mut streams = Vec::new();
+    for id in 2..=4 {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "test_simple_text", "arguments": {}}});
+        let mut sse = Sse::new(within(session.post(&call).send()).await);
+        let priming = sse.next().await.expect("the priming event");
+        streams.push(priming.stream().to_owned());
+        assert_runs_to_the_response(&sse.rest().await, &streams[streams.len() - 1], 1, id, TEXT);
+    }
+    let reply = session.get(Some(&format!("{}.0", streams[0]))).await;
+    assert_eq!(reply.status(), StatusCode::GONE);
+    let again = session
+        .resume(&format!("{}.0", streams[2]))
+        .await
+        .rest()
+        .await;
+    assert_runs_to_the_response(&again, &streams[2], 1, 4, TEXT);
+}

@@ -87,6 +87,11 @@ pub const TASK_LEASE: &str = "MCP_TOOL_TASK_LEASE";
 /// a Redis URL shared by replicas (feature `redis`).
 pub const EVENT_STORE: &str = "MCP_TOOL_EVENT_STORE";
 
+/// The bounds of the in-memory event store (`--http`), any of them left out keeping its
+/// default: `events=4096,bytes=16MiB,age=5m,per_stream=1024` (in all, in all, after a
+/// stream's last event, per stream).
+pub const EVENT_STORE_BOUNDS: &str = "MCP_TOOL_EVENT_STORE_BOUNDS";
+
 /// The key sealing the state of stateless (2026-07-28) requests that need input: at least
 /// 32 bytes, written as hex or base64. Give every replica the same; without it, each process
 /// draws its own, and a retry that reaches another one is refused. Several keys separated by

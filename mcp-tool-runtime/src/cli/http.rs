@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use super::{HttpOptions, cli_error, env, init_tracing};
 use crate::server::{Result, Server};
-use crate::transport::http::streams::events::event_store_from_url;
+use crate::transport::http::streams::events::event_store_with_bounds;
 use crate::transport::http::{BearerTokens, HttpConfig, OpenApi, ResourceMetadata, TrustedProxies};
 
 /// Serves Streamable HTTP as the command line and the environment say; returns the exit status.
@@ -137,10 +137,10 @@ fn config_from_environment(
         }
     }
     // Where resumable streams' events are kept: memory unless the environment names Redis.
-    if let Ok(url) = std::env::var(env::EVENT_STORE)
-        && !url.trim().is_empty()
-    {
-        config.event_store = event_store_from_url(&url).map_err(|e| e.to_string())?;
+    let url = std::env::var(env::EVENT_STORE).unwrap_or_default();
+    let bounds = std::env::var(env::EVENT_STORE_BOUNDS).unwrap_or_default();
+    if !url.trim().is_empty() || !bounds.trim().is_empty() {
+        config.event_store = event_store_with_bounds(&url, &bounds)?;
     }
     if let Ok(text) = std::env::var(env::BEARER_TOKENS) {
         match BearerTokens::parse(&text) {

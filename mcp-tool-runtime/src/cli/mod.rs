@@ -162,6 +162,7 @@ environment:
   {store:<42}where tasks are kept (as --task-store)
   {lease:<42}how long a running task's server vouches for it
   {events:<42}where resumable SSE streams' events are kept
+  {event_bounds:<42}their bounds in memory (also bytes=16MiB,age=5m)
   {key:<42}the key sealing 2026-07-28 request state (the same on every replica)
   {shared:<42}where replicas share sessions and changes (as --shared-state)
   {validate:<42}check every result against its output schema
@@ -194,6 +195,7 @@ environment:
         store = format!("{}=URL", env::TASK_STORE),
         lease = format!("{}=30s", env::TASK_LEASE),
         events = format!("{}=memory|redis://…", env::EVENT_STORE),
+        event_bounds = format!("{}=events=4096", env::EVENT_STORE_BOUNDS),
         key = format!("{}=hex[,older]", env::STATE_KEY),
         shared = format!("{}=URL", env::SHARED_STATE),
         validate = format!("{}=1", env::VALIDATE_OUTPUT),

@@ -6,20 +6,24 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use tokio::sync::mpsc;
 
 use crate::protocol::inbound::{self, Inbound};
-use crate::protocol::request::Method;
+use crate::protocol::request::{Method, Request};
 use crate::protocol::{ProtocolVersion, code};
 use crate::server::core::methods::tools::ScopeCheck;
+use crate::server::core::session::Outgoing;
 use crate::sync::lock;
+use crate::tool::Identity;
 
 use crate::transport::http::endpoint::{
-    Endpoint, SESSION_HEADER, accepts_sse, client_of, on_local_socket, peer_address,
+    Endpoint, HttpSession, SESSION_HEADER, accepts_sse, client_of, on_local_socket, peer_address,
 };
 use crate::transport::http::refusal::{Refusal, refuse, rpc_error};
 use crate::transport::http::stateless::{sessionless_post, stateless_request};
@@ -46,6 +50,9 @@ fn check_version(headers: &HeaderMap) -> Result<Option<ProtocolVersion>, Refusal
     }
 }
 
+/// A POST, in its steps: admitted (credentials), its body read and parsed once, then
+/// answered by a stateless session, a sessionless one, or the session it names (a new one for
+/// `initialize`).
 pub(super) async fn handle_post(
     State(endpoint): State<Arc<Endpoint>>,
     request: axum::extract::Request,
@@ -55,51 +62,9 @@ pub(super) async fn handle_post(
         Ok(i) => i,
         Err(r) => return *r,
     };
-    let content_type = parts
-        .headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    // The media type, without parameters (`application/json; charset=utf-8`).
-    let media_type = content_type.split(';').next().unwrap_or("").trim();
-    if !media_type.eq_ignore_ascii_case("application/json") {
-        return rpc_error(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            code::INVALID_REQUEST,
-            "Unsupported Media Type: the body must be application/json",
-        );
-    }
-    let read = axum::body::to_bytes(body, endpoint.config.body_limit);
-    let Ok(read) = tokio::time::timeout(endpoint.config.body_timeout, read).await else {
-        tracing::debug!(
-            timeout_ms = endpoint.config.body_timeout.as_millis() as u64,
-            "a request body did not arrive in time: 408, connection closed"
-        );
-        let mut response = rpc_error(
-            StatusCode::REQUEST_TIMEOUT,
-            code::INVALID_REQUEST,
-            &format!(
-                "Request Timeout: the body did not arrive within {} s",
-                endpoint.config.body_timeout.as_secs()
-            ),
-        );
-        response
-            .headers_mut()
-            .insert(header::CONNECTION, HeaderValue::from_static("close"));
-        return response;
-    };
-    let body = match read {
-        Ok(b) => b,
-        Err(_) => {
-            return rpc_error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                code::INVALID_REQUEST,
-                &format!(
-                    "Payload Too Large: the limit is {} bytes",
-                    endpoint.config.body_limit
-                ),
-            );
-        }
+    let body = match read_body(&endpoint, &parts.headers, body).await {
+        Ok(body) => body,
+        Err(r) => return *r,
     };
     // Read once: the id and method decide how to answer, the headers are checked against
     // the request, and the session takes it.
@@ -118,21 +83,15 @@ pub(super) async fn handle_post(
         Inbound::Request(r) if r.id.is_some() => Some(r),
         _ => None,
     };
-    // A call the token lacks scopes for is refused before anything runs: the step-up
-    // challenge, in both versions.
-    if let Some(request) = &request
-        && let Some((error, needed)) = endpoint.server.lacks_scopes(request, identity.as_ref())
-    {
-        return endpoint.scope_challenge(request.id_text(), &error, &needed);
-    }
-    let (id, is_initialize) = match &request {
-        Some(r) => (r.key().cloned(), r.method == Method::Initialize),
-        None => (None, false),
-    };
-    if id.is_some()
-        && let Err(r) = endpoint.refuse_if_stopping()
-    {
-        return *r;
+    if let Some(request) = request {
+        // A call the token lacks scopes for is refused before anything runs: the step-up
+        // challenge, in both versions.
+        if let Some((error, needed)) = endpoint.server.lacks_scopes(request, identity.as_ref()) {
+            return endpoint.scope_challenge(request.id_text(), &error, &needed);
+        }
+        if let Err(r) = endpoint.refuse_if_stopping() {
+            return *r;
+        }
     }
     let header_version = parts
         .headers
@@ -141,9 +100,9 @@ pub(super) async fn handle_post(
     let stateless = header_version
         .and_then(ProtocolVersion::parse)
         .is_some_and(ProtocolVersion::is_stateless)
-        || request.as_ref().is_some_and(|r| r.stateless);
+        || request.is_some_and(|r| r.stateless);
     if stateless {
-        let Some(request) = &request else {
+        let Some(request) = request else {
             // The version defines no notification or response a client sends over HTTP.
             return StatusCode::ACCEPTED.into_response();
         };
@@ -156,78 +115,87 @@ pub(super) async fn handle_post(
     if endpoint.config.sessionless {
         return sessionless_post(&endpoint, &inbound, request, version, identity).await;
     }
+    session_post(&endpoint, &parts, &inbound, request, identity).await
+}
+
+/// The body of a POST, once its media type is JSON: read whole within the body limit and the
+/// body timeout, or the answer that refuses it.
+async fn read_body(
+    endpoint: &Endpoint,
+    headers: &HeaderMap,
+    body: axum::body::Body,
+) -> Result<Bytes, Refusal> {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    // The media type, without parameters (`application/json; charset=utf-8`).
+    let media_type = content_type.split(';').next().unwrap_or("").trim();
+    if !media_type.eq_ignore_ascii_case("application/json") {
+        return Err(refuse(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            code::INVALID_REQUEST,
+            "Unsupported Media Type: the body must be application/json",
+        ));
+    }
+    let config = &endpoint.config;
+    let read = axum::body::to_bytes(body, config.body_limit);
+    let Ok(read) = tokio::time::timeout(config.body_timeout, read).await else {
+        tracing::debug!(
+            timeout_ms = config.body_timeout.as_millis() as u64,
+            "a request body did not arrive in time: 408, connection closed"
+        );
+        let mut response = rpc_error(
+            StatusCode::REQUEST_TIMEOUT,
+            code::INVALID_REQUEST,
+            &format!(
+                "Request Timeout: the body did not arrive within {} s",
+                config.body_timeout.as_secs()
+            ),
+        );
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        return Err(Box::new(response));
+    };
+    read.map_err(|_| {
+        refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            code::INVALID_REQUEST,
+            &format!(
+                "Payload Too Large: the limit is {} bytes",
+                config.body_limit
+            ),
+        )
+    })
+}
+
+/// A message of a 2025-11-25 session (or an earlier one): an `initialize` opens the session,
+/// anything else goes to the session it names; a request is answered on its own stream.
+async fn session_post(
+    endpoint: &Endpoint,
+    parts: &Parts,
+    inbound: &Inbound<'_>,
+    request: Option<&Request<'_>>,
+    identity: Option<Identity>,
+) -> Response {
+    let is_initialize = request.is_some_and(|r| r.method == Method::Initialize);
     let (session_id, http) = if is_initialize {
-        if parts.headers.contains_key(&SESSION_HEADER) {
-            return rpc_error(
-                StatusCode::BAD_REQUEST,
-                code::INVALID_REQUEST,
-                "Bad Request: initialize opens a new session; send it without Mcp-Session-Id",
-            );
+        match open_session(endpoint, parts, identity) {
+            Ok((id, http)) => (Some(id), http),
+            Err(r) => return *r,
         }
-        let limits = &endpoint.server.shared.limits;
-        let client = client_of(identity.as_ref(), &parts);
-        // Counted and taken under one lock: concurrent initializes cannot overshoot.
-        let mut sessions = lock(&endpoint.sessions);
-        if sessions.len() >= limits.max_sessions {
-            drop(sessions);
-            tracing::warn!(
-                max = limits.max_sessions,
-                "an initialize was refused: the server holds its most sessions"
-            );
-            return rpc_error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                code::INTERNAL_ERROR,
-                "Service Unavailable: the server holds as many sessions as it may; try again later",
-            );
-        }
-        if let Some(client) = &client {
-            let held = sessions
-                .values()
-                .filter(|s| s.client.as_ref() == Some(client))
-                .count();
-            if held >= limits.max_sessions_per_client {
-                drop(sessions);
-                tracing::warn!(
-                    max = limits.max_sessions_per_client,
-                    client = &**client,
-                    "an initialize was refused: the client holds its most sessions"
-                );
-                return rpc_error(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    code::INTERNAL_ERROR,
-                    &format!(
-                        "Service Unavailable: this client holds as many sessions as one client may ({}); end some (DELETE) or wait for idle ones to expire",
-                        limits.max_sessions_per_client
-                    ),
-                );
-            }
-        }
-        let Some((session_id, http)) = endpoint.new_session(
-            identity,
-            client,
-            peer_address(&parts),
-            on_local_socket(&parts),
-        ) else {
-            return rpc_error(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                code::INTERNAL_ERROR,
-                "no randomness available for a session id",
-            );
-        };
-        sessions.insert(session_id.clone(), http.clone());
-        drop(sessions);
-        (Some(session_id), http)
     } else {
-        match endpoint.session_anywhere(&parts, identity.as_ref()).await {
+        match endpoint.session_anywhere(parts, identity.as_ref()).await {
             // A header naming another supported version than the session's is accepted:
             // the official conformance suite itself sends 2025-03-26 on 2025-11-25 sessions.
             Ok(s) => (None, s),
             Err(r) => return *r,
         }
     };
-    let (Some(id), Some(request)) = (id, &request) else {
+    let Some((request, id)) = request.and_then(|r| Some((r, r.key().cloned()?))) else {
         // A notification or a response: accepted, nothing to say.
-        http.session.dispatch(&inbound);
+        http.session.dispatch(inbound);
         return StatusCode::ACCEPTED.into_response();
     };
     // A gateway's first list holds its mounts' tools.
@@ -246,42 +214,119 @@ pub(super) async fn handle_post(
                 "Conflict: a request with this id is still running in this session",
             );
         }
-        routes.requests.insert(id.clone(), tx);
+        routes.requests.insert(id, tx);
     }
     http.session.dispatch_request(request, false);
-    if let Some(session_id) = &session_id
-        && !http.session.initialized.load(Ordering::Relaxed)
-    {
+    let Some(session_id) = session_id else {
+        return answer(endpoint, &parts.headers, &http, request, rx).await;
+    };
+    if !http.session.initialized.load(Ordering::Relaxed) {
         // A failed initialize opens no session.
-        lock(&endpoint.sessions).remove(session_id);
+        lock(&endpoint.sessions).remove(&session_id);
         http.session.close();
         return sse::respond(rx, false, |_| StatusCode::OK, None).await;
     }
-    if let Some(session_id) = &session_id {
-        // Kept for the other replicas before the client hears of the session: its next
-        // request may reach any of them.
-        let replicas = &endpoint.server.shared.replicas;
-        if replicas.shared()
-            && let Ok(record) = serde_json::to_string(&http.session.record())
-            && let Err(e) = replicas.save_now(session_id, &record).await
-        {
-            tracing::warn!(error = %e, "a new session is not in the shared state: only this replica serves it");
-        }
-    }
-    let raw_id = request.id_text();
-    let sse = endpoint.config.sse_responses;
-    let mut response = if !accepts_sse(&parts.headers) {
-        sse::respond_json_only(rx, |_| StatusCode::OK, Some(raw_id)).await
-    } else if !is_initialize && resume::resumable(http.session.client().protocol_version) {
-        let owner = &http.owner;
-        endpoint.streams.respond(rx, sse, raw_id, owner).await
-    } else {
-        sse::respond(rx, sse, |_| StatusCode::OK, Some(raw_id)).await
-    };
-    if let Some(session_id) = session_id
-        && let Ok(v) = HeaderValue::from_str(&session_id)
+    // Kept for the other replicas before the client hears of the session: its next request
+    // may reach any of them.
+    let replicas = &endpoint.server.shared.replicas;
+    if replicas.shared()
+        && let Ok(record) = serde_json::to_string(&http.session.record())
+        && let Err(e) = replicas.save_now(&session_id, &record).await
     {
+        tracing::warn!(error = %e, "a new session is not in the shared state: only this replica serves it");
+    }
+    let mut response = answer(endpoint, &parts.headers, &http, request, rx).await;
+    if let Ok(v) = HeaderValue::from_str(&session_id) {
         response.headers_mut().insert(SESSION_HEADER, v);
     }
     response
+}
+
+/// A new session for an `initialize`, within the server's bounds of sessions in all and per
+/// client (counted and taken under one lock: concurrent initializes cannot overshoot).
+fn open_session(
+    endpoint: &Endpoint,
+    parts: &Parts,
+    identity: Option<Identity>,
+) -> Result<(String, Arc<HttpSession>), Refusal> {
+    if parts.headers.contains_key(&SESSION_HEADER) {
+        return Err(refuse(
+            StatusCode::BAD_REQUEST,
+            code::INVALID_REQUEST,
+            "Bad Request: initialize opens a new session; send it without Mcp-Session-Id",
+        ));
+    }
+    let limits = &endpoint.server.shared.limits;
+    let client = client_of(identity.as_ref(), parts);
+    let mut sessions = lock(&endpoint.sessions);
+    if sessions.len() >= limits.max_sessions {
+        drop(sessions);
+        tracing::warn!(
+            max = limits.max_sessions,
+            "an initialize was refused: the server holds its most sessions"
+        );
+        return Err(refuse(
+            StatusCode::SERVICE_UNAVAILABLE,
+            code::INTERNAL_ERROR,
+            "Service Unavailable: the server holds as many sessions as it may; try again later",
+        ));
+    }
+    if let Some(client) = &client {
+        let held = sessions
+            .values()
+            .filter(|s| s.client.as_ref() == Some(client))
+            .count();
+        if held >= limits.max_sessions_per_client {
+            drop(sessions);
+            tracing::warn!(
+                max = limits.max_sessions_per_client,
+                client = &**client,
+                "an initialize was refused: the client holds its most sessions"
+            );
+            return Err(refuse(
+                StatusCode::SERVICE_UNAVAILABLE,
+                code::INTERNAL_ERROR,
+                &format!(
+                    "Service Unavailable: this client holds as many sessions as one client may ({}); end some (DELETE) or wait for idle ones to expire",
+                    limits.max_sessions_per_client
+                ),
+            ));
+        }
+    }
+    let Some((session_id, http)) = endpoint.new_session(
+        identity,
+        client,
+        peer_address(parts),
+        on_local_socket(parts),
+    ) else {
+        return Err(refuse(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            code::INTERNAL_ERROR,
+            "no randomness available for a session id",
+        ));
+    };
+    sessions.insert(session_id.clone(), http.clone());
+    Ok((session_id, http))
+}
+
+/// A session's request answered from its stream: JSON when the client takes nothing else,
+/// else JSON or SSE as the first message decides (resumable in 2025-11-25 sessions).
+async fn answer(
+    endpoint: &Endpoint,
+    headers: &HeaderMap,
+    http: &HttpSession,
+    request: &Request<'_>,
+    rx: mpsc::UnboundedReceiver<Outgoing>,
+) -> Response {
+    let raw_id = request.id_text();
+    let sse = endpoint.config.sse_responses;
+    if !accepts_sse(headers) {
+        sse::respond_json_only(rx, |_| StatusCode::OK, Some(raw_id)).await
+    } else if request.method != Method::Initialize
+        && resume::resumable(http.session.client().protocol_version)
+    {
+        endpoint.streams.respond(rx, sse, raw_id, &http.owner).await
+    } else {
+        sse::respond(rx, sse, |_| StatusCode::OK, Some(raw_id)).await
+    }
 }

@@ -95,24 +95,23 @@ impl Block {
 }
 
 impl Answers {
-    /// Keeps an answer (`data`: `None` when it is too large to keep) in blocks of `block`
-    /// bytes, under the name `names` gives it; its name and the bytes it takes (`None`
-    /// without system randomness: nothing is kept).
+    /// Keeps an answer (`data`: `None` when it is too large to keep) in blocks of at most
+    /// `block.0` bytes and `block.1` answers, under the name `names` gives it; its name and
+    /// the bytes it takes (`None` without system randomness: nothing is kept).
     pub(super) fn add(
         &mut self,
         names: &mut Names,
         owner: &str,
         data: Option<&str>,
-        block: usize,
+        (block, per_block): (usize, usize),
     ) -> Option<(String, usize)> {
         let number = self.next;
         let (name, nonce) = names.name(number)?;
         self.next += 1;
         let need = owner.len() + data.map_or(0, str::len);
-        let fits = self
-            .blocks
-            .back()
-            .is_some_and(|b| b.text.len() + need <= b.text.capacity());
+        let fits = self.blocks.back().is_some_and(|b| {
+            b.text.len() + need <= b.text.capacity() && b.answers.len() < per_block
+        });
         if !fits {
             self.blocks.push_back(Block {
                 first: number,
@@ -154,22 +153,33 @@ impl Answers {
         self.blocks.front()?.written()
     }
 
-    /// Forgets the oldest block; the bytes freed.
-    pub(super) fn drop_oldest(&mut self) -> usize {
-        self.blocks.pop_front().map_or(0, |block| block.text.len())
+    /// How many answers are kept.
+    #[cfg(test)]
+    pub(super) fn kept(&self) -> usize {
+        self.blocks.iter().map(|b| b.answers.len()).sum()
     }
 
-    /// Forgets the blocks whose last answer was written `ttl` ago or more; the bytes freed.
-    pub(super) fn expire(&mut self, ttl: Duration) -> usize {
-        let mut freed = 0;
+    /// Forgets the oldest block; the bytes and the answers freed.
+    pub(super) fn drop_oldest(&mut self) -> (usize, usize) {
+        self.blocks
+            .pop_front()
+            .map_or((0, 0), |block| (block.text.len(), block.answers.len()))
+    }
+
+    /// Forgets the blocks whose last answer was written `ttl` ago or more; the bytes and the
+    /// answers freed.
+    pub(super) fn expire(&mut self, ttl: Duration) -> (usize, usize) {
+        let (mut bytes, mut answers) = (0, 0);
         while self
             .blocks
             .front()
             .is_some_and(|b| b.written().is_none_or(|w| w.elapsed() >= ttl))
         {
-            freed += self.drop_oldest();
+            let (b, a) = self.drop_oldest();
+            bytes += b;
+            answers += a;
         }
-        freed
+        (bytes, answers)
     }
 }
 

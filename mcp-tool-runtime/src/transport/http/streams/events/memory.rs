@@ -1,6 +1,6 @@
-//! The in-memory event store: bounded per stream (its oldest events go first) and in total
-//! bytes (the least recently written go first), and every stream expires a while after its
-//! last event.
+//! The in-memory event store: bounded per stream (its oldest events go first), in total
+//! events and in total bytes (the least recently written go first), and every stream expires
+//! a while after its last event.
 //!
 //! Whole answers, most of what a busy endpoint keeps, are kept apart (see `answers`).
 
@@ -17,6 +17,7 @@ use crate::sync::lock;
 #[derive(Debug)]
 pub struct MemoryEventStore {
     max_per_stream: usize,
+    max_events: usize,
     max_bytes: usize,
     ttl: Duration,
     state: Mutex<State>,
@@ -29,6 +30,8 @@ struct State {
     /// `None` without system randomness: answers are then kept as streams.
     names: Option<Names>,
     bytes: usize,
+    /// The events kept, whole answers included.
+    events: usize,
     swept: Instant,
 }
 
@@ -81,21 +84,76 @@ impl Default for MemoryEventStore {
 }
 
 impl MemoryEventStore {
-    /// A store keeping at most 1024 events per stream and 64 MiB of events in all, each
-    /// stream for 5 minutes after its last event.
+    /// A store keeping at most 1024 events per stream, and [`MAX_EVENTS`](Self::MAX_EVENTS)
+    /// events and [`MAX_BYTES`](Self::MAX_BYTES) bytes of events in all, each stream for
+    /// [`TTL`](Self::TTL) after its last event.
     pub fn new() -> Self {
         MemoryEventStore {
             max_per_stream: 1024,
-            max_bytes: 64 << 20,
-            ttl: Duration::from_secs(300),
+            max_events: Self::MAX_EVENTS,
+            max_bytes: Self::MAX_BYTES,
+            ttl: Self::TTL,
             state: Mutex::new(State {
                 streams: HashMap::new(),
                 answers: Answers::default(),
                 names: Names::new(),
                 bytes: 0,
+                events: 0,
                 swept: Instant::now(),
             }),
         }
+    }
+
+    /// The most events kept in all by default: 4096. A busy endpoint answering with SSE
+    /// keeps every answer for a resume; at a few hundred bytes each this holds them to a
+    /// few MiB, however many calls it answers (a resume of an answer dropped for room is told
+    /// its stream is unknown).
+    pub const MAX_EVENTS: usize = 4096;
+
+    /// The most bytes of events kept in all by default: 16 MiB.
+    pub const MAX_BYTES: usize = 16 << 20;
+
+    /// How long a stream is kept after its last event by default: 5 minutes.
+    pub const TTL: Duration = Duration::from_secs(300);
+
+    /// The store with the bounds `text` gives, each as `name=value` and separated by commas,
+    /// any of them left out keeping its default (the form of `MCP_TOOL_EVENT_STORE_BOUNDS`):
+    /// `events=4096` (in all), `bytes=16MiB` (in all: `65536`, `64KiB`, `1MiB`, `1MB`),
+    /// `age=5m` (after a stream's last event: `30s`, `500ms`, `2m`), `per_stream=1024`.
+    pub fn with_bounds(mut self, text: &str) -> Result<Self, String> {
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let bad =
+                || format!("`{part}`: expected events=N, bytes=SIZE, age=DURATION or per_stream=N");
+            let (name, value) = part.split_once('=').ok_or_else(bad)?;
+            let (name, value) = (name.trim(), value.trim());
+            let count = || {
+                value
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or_else(bad)
+            };
+            self = match name {
+                "events" => self.max_events(count()?),
+                "per_stream" => self.max_per_stream(count()?),
+                "bytes" => self.max_bytes(
+                    crate::server::middleware::ResultBudget::parse(value)
+                        .map_err(|_| bad())?
+                        .max_bytes(),
+                ),
+                "age" => self.ttl(crate::server::tasks::parse_duration(value).ok_or_else(bad)?),
+                _ => return Err(bad()),
+            };
+        }
+        Ok(self)
+    }
+
+    /// The most events kept in all (at least 1), whole answers included: beyond, those
+    /// written least recently go.
+    #[must_use]
+    pub fn max_events(mut self, events: usize) -> Self {
+        self.max_events = events.max(1);
+        self
     }
 
     /// The most events kept per stream (at least 1): beyond, its oldest go.
@@ -132,15 +190,17 @@ impl MemoryEventStore {
         }
         state.swept = Instant::now();
         let ttl = self.ttl;
-        let mut freed = state.answers.expire(ttl);
+        let (mut freed, mut events) = state.answers.expire(ttl);
         state.streams.retain(|_, s| {
             let keep = s.touched.elapsed() < ttl;
             if !keep {
                 freed += s.bytes;
+                events += s.events.len();
             }
             keep
         });
         state.bytes -= freed;
+        state.events -= events;
     }
 
     /// Keeps a whole answer and names it (`None` without system randomness).
@@ -150,11 +210,15 @@ impl MemoryEventStore {
         let state = &mut *state;
         // Too large to keep: a resume from before it is refused rather than served a gap.
         let kept = (data.len() <= self.max_bytes).then_some(data);
-        let block = (self.max_bytes / 64).min(BLOCK);
+        let block = (
+            (self.max_bytes / 64).min(BLOCK),
+            (self.max_events / 64).max(1),
+        );
         let (name, bytes) = state
             .answers
             .add(state.names.as_mut()?, owner, kept, block)?;
         state.bytes += bytes;
+        state.events += 1;
         self.make_room(state, Adding::Answer);
         Some(name)
     }
@@ -174,25 +238,27 @@ impl MemoryEventStore {
         if data.len() > self.max_bytes {
             // Too large to keep: a resume from before it is refused rather than served a gap.
             s.floor = seq;
-            let freed = s.bytes;
+            state.bytes -= s.bytes;
+            state.events -= s.events.len();
             s.events.clear();
             s.bytes = 0;
-            state.bytes -= freed;
             return;
         }
         s.events.push_back((seq, data.to_owned()));
         s.bytes += data.len();
         state.bytes += data.len();
+        state.events += 1;
         while s.events.len() > self.max_per_stream {
             state.bytes -= s.drop_oldest();
+            state.events -= 1;
         }
         self.make_room(state, Adding::Stream(stream));
     }
 
-    /// Over the total: the streams and the blocks of answers written least recently lose
+    /// Over a total: the streams and the blocks of answers written least recently lose
     /// their events (what is being added, last).
     fn make_room(&self, state: &mut State, adding: Adding<'_>) {
-        while state.bytes > self.max_bytes {
+        while state.bytes > self.max_bytes || state.events > self.max_events {
             let stream = state
                 .streams
                 .iter()
@@ -202,9 +268,10 @@ impl MemoryEventStore {
                 .min_by_key(|(_, s)| s.touched)
                 .map(|(k, s)| (k.clone(), s.touched));
             let block = state.answers.oldest(matches!(adding, Adding::Answer));
-            let freed = match (stream, block) {
+            let one = |s: &mut Stream| (s.drop_oldest(), 1);
+            let (freed, events) = match (stream, block) {
                 (Some((key, touched)), block) if block.is_none_or(|written| touched < written) => {
-                    state.streams.get_mut(&key).map_or(0, Stream::drop_oldest)
+                    state.streams.get_mut(&key).map_or((0, 0), one)
                 }
                 (_, Some(_)) => state.answers.drop_oldest(),
                 // Nothing else left: what is being added.
@@ -213,13 +280,14 @@ impl MemoryEventStore {
                         state.answers.drop_oldest()
                     }
                     Adding::Stream(key) => match state.streams.get_mut(key) {
-                        Some(s) if !s.events.is_empty() => s.drop_oldest(),
+                        Some(s) if !s.events.is_empty() => one(s),
                         _ => break,
                     },
                     Adding::Answer => break,
                 },
             };
             state.bytes -= freed;
+            state.events -= events;
         }
     }
 }
@@ -228,7 +296,10 @@ impl EventStore for MemoryEventStore {
     fn open<'a>(&'a self, stream: &'a str, owner: &'a str) -> EventFuture<'a, ()> {
         let mut state = self.state();
         self.sweep(&mut state);
-        state.streams.insert(stream.to_owned(), Stream::new(owner));
+        if let Some(old) = state.streams.insert(stream.to_owned(), Stream::new(owner)) {
+            state.bytes -= old.bytes;
+            state.events -= old.events.len();
+        }
         Box::pin(std::future::ready(Ok(())))
     }
 
@@ -421,7 +492,9 @@ mod tests {
 
     #[test]
     fn answers_share_blocks_and_leave_with_them() {
-        let store = MemoryEventStore::new().ttl(Duration::from_secs(3600));
+        let store = MemoryEventStore::new()
+            .max_events(1 << 20)
+            .ttl(Duration::from_secs(3600));
         let names: Vec<String> = (0..1000)
             .map(|n| keep(&store, "owner", &format!("answer {n}")))
             .collect();
@@ -433,6 +506,7 @@ mod tests {
         // Blocks of 256 bytes: the answers spread over many, each found where it is.
         let small = MemoryEventStore::new()
             .max_bytes(16 << 10)
+            .max_events(1 << 20)
             .ttl(Duration::from_secs(3600));
         let names: Vec<String> = (0..1000)
             .map(|n| keep(&small, "owner", &format!("answer {n:>40}")))
@@ -446,8 +520,78 @@ mod tests {
         assert_eq!(now(small.replay(&names[0], 0)), None, "dropped for room");
         let mut state = store.state();
         let freed = state.answers.expire(Duration::ZERO);
-        assert_eq!(freed, state.bytes);
+        assert_eq!(freed, (state.bytes, state.events));
         assert!(state.answers.blocks.is_empty());
+    }
+
+    #[test]
+    fn the_count_bound_drops_the_oldest_answers_and_events_first() {
+        let store = MemoryEventStore::new()
+            .max_events(128)
+            .ttl(Duration::from_secs(3600));
+        let names: Vec<String> = (0..1000)
+            .map(|n| keep(&store, "o", &format!("answer {n}")))
+            .collect();
+        {
+            let state = store.lock();
+            let kept = state.answers.kept();
+            assert!((64..=128).contains(&kept), "{kept} answers kept");
+            assert_eq!(state.events, kept);
+            assert!(state.bytes < 128 * 20, "{} bytes", state.bytes);
+        }
+        assert_eq!(now(store.replay(&names[0], 0)), None, "dropped for room");
+        let last = now(store.replay(&names[999], 0)).unwrap();
+        assert_eq!(last.events, [(1, "answer 999".into())]);
+        // A stream's events count too: the oldest go, the stream being written last.
+        now(store.open("s", "o"));
+        for seq in 1..=200 {
+            now(store.append("s", "o", seq, "e", false));
+        }
+        let s = now(store.replay("s", 0)).unwrap();
+        assert!(s.floor >= 72 && s.events.len() <= 128, "{}", s.floor);
+        assert!(store.lock().events <= 128);
+        assert_eq!(
+            now(store.replay(&names[999], 0)),
+            None,
+            "older than the stream"
+        );
+    }
+
+    #[test]
+    fn bounds_are_read_from_text() {
+        let store = MemoryEventStore::new()
+            .with_bounds("events=10, bytes=64KiB,age=2m , per_stream=3")
+            .unwrap();
+        assert_eq!(
+            (
+                store.max_events,
+                store.max_bytes,
+                store.ttl,
+                store.max_per_stream
+            ),
+            (10, 64 << 10, Duration::from_secs(120), 3)
+        );
+        let defaults = MemoryEventStore::new().with_bounds("").unwrap();
+        assert_eq!(
+            (defaults.max_events, defaults.max_bytes, defaults.ttl),
+            (4096, 16 << 20, Duration::from_secs(300))
+        );
+        for bad in [
+            "events",
+            "events=0",
+            "events=x",
+            "bytes=1GB",
+            "age=soon",
+            "colour=red",
+        ] {
+            let e = MemoryEventStore::new().with_bounds(bad).unwrap_err();
+            assert!(e.contains(bad) && e.contains("events=N"), "{e}");
+        }
+        let e = super::super::event_store_with_bounds("memory", "age=x")
+            .err()
+            .unwrap();
+        assert!(e.contains("age=x"), "{e}");
+        assert!(super::super::event_store_with_bounds("", "events=5").is_ok());
     }
 
     #[test]

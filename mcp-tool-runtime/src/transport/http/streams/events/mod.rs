@@ -104,6 +104,21 @@ pub fn event_store_from_url(url: &str) -> Result<Arc<dyn EventStore>, StoreUrlEr
     })
 }
 
+/// The store `url` names (see [`event_store_from_url`]), an in-memory one with the bounds
+/// `bounds` gives (see [`MemoryEventStore::with_bounds`]; empty: the defaults). Bounds for a
+/// shared store are refused: it keeps its events as its server is configured.
+pub fn event_store_with_bounds(url: &str, bounds: &str) -> Result<Arc<dyn EventStore>, String> {
+    match StoreUrl::parse("event store", url).map_err(|e| e.to_string())? {
+        StoreUrl::Memory => Ok(Arc::new(MemoryEventStore::new().with_bounds(bounds)?)),
+        #[cfg(feature = "redis")]
+        StoreUrl::Redis(_) if !bounds.trim().is_empty() => {
+            Err("event store bounds apply to the in-memory store only".to_owned())
+        }
+        #[cfg(feature = "redis")]
+        StoreUrl::Redis(at) => Ok(Arc::new(RedisEventStore::on(*at))),
+    }
+}
+
 /// The SSE id of event `seq` of `stream`.
 pub(crate) fn event_id(stream: &str, seq: u64) -> String {
     format!("{stream}.{seq}")
