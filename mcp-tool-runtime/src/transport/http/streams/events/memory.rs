@@ -533,7 +533,7 @@ mod tests {
             .map(|n| keep(&store, "o", &format!("answer {n}")))
             .collect();
         {
-            let state = store.lock();
+            let state = store.state();
             let kept = state.answers.kept();
             assert!((64..=128).contains(&kept), "{kept} answers kept");
             assert_eq!(state.events, kept);
@@ -549,7 +549,7 @@ mod tests {
         }
         let s = now(store.replay("s", 0)).unwrap();
         assert!(s.floor >= 72 && s.events.len() <= 128, "{}", s.floor);
-        assert!(store.lock().events <= 128);
+        assert!(store.state().events <= 128);
         assert_eq!(
             now(store.replay(&names[999], 0)),
             None,
