@@ -19,17 +19,15 @@
 //! gateway's own HTTP endpoint (`redirect`); their tokens, connection and tool list are theirs.
 
 mod assertion;
+mod calls;
 mod config;
 mod connection;
-mod held;
 mod kept;
 mod list;
 mod openapi;
 mod redirect;
 mod refused;
-mod relay;
 mod remotes;
-mod rounds;
 mod seal;
 mod tokens;
 mod user;
@@ -56,12 +54,13 @@ use crate::tool::{Ctx, DynamicArgs, Elicitation, ToolError, ToolResult};
 use crate::server::core::handle::{ServerHandle, Shared, SignInPage, StartsWith};
 use crate::server::replicas::Event;
 
+use calls::held;
+pub use calls::relay::ORIGIN_META;
+use calls::relay::Relay;
 pub use config::{
     AllowedTools, Approval, LABEL_SEPARATOR, McpTool, MountFileError, RequireApproval, ToolConfig,
     ToolFilter, ToolHints, read_mounts,
 };
-pub use relay::ORIGIN_META;
-use relay::{CallRelay, Relay, marked};
 pub use user::REDIRECT_PATH;
 
 /// How long a gateway's first `tools/list` (or `tools/call`) waits, at most, for the mounts

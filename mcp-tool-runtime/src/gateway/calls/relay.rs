@@ -9,7 +9,7 @@ use crate::protocol::{RpcError, code};
 use crate::tool::Ctx;
 
 /// Declares what the gateway can pass on; a question that arrives outside any call is refused.
-pub(super) struct Relay;
+pub(in crate::gateway) struct Relay;
 
 impl ClientHandler for Relay {
     fn capabilities(&self) -> Value {
@@ -18,9 +18,9 @@ impl ClientHandler for Relay {
 }
 
 /// Passes a remote's questions during one call on to that call's client.
-pub(super) struct CallRelay {
-    pub(super) ctx: Ctx,
-    pub(super) label: String,
+pub(in crate::gateway) struct CallRelay {
+    pub(in crate::gateway) ctx: Ctx,
+    pub(in crate::gateway) label: String,
 }
 
 /// The key in a relayed question's `_meta` that names the mounted server asking it.
@@ -30,7 +30,7 @@ pub const ORIGIN_META: &str = "io.github.mcp-tool/mount";
 /// elicitation's message starts with "The `label` server asks: " (so that it can never pass
 /// for the gateway's own approval form, which starts "Allow the …", nor ask for a secret as if
 /// the gateway did), and every question's `_meta` names the mount.
-pub(super) fn marked(label: &str, method: &str, mut params: Value) -> Value {
+pub(in crate::gateway) fn marked(label: &str, method: &str, mut params: Value) -> Value {
     let Some(object) = params.as_object_mut() else {
         return params;
     };

@@ -14,7 +14,8 @@ use crate::client::{CallOptions, CallProgress, ClientError, McpClient, Round};
 use crate::tool::input::InputRound;
 use crate::tool::{Ctx, ToolError};
 
-use super::{CallRelay, Mount, marked};
+use super::relay::{CallRelay, marked};
+use crate::gateway::Mount;
 
 /// The name the remote's round is kept under in the request state.
 const MEMO: &str = "remote";
@@ -47,7 +48,7 @@ impl Mount {
     /// Forwards a call of a 2026-07-28 request to a remote speaking 2026-07-28 — or, on a
     /// retry, the answers to the remote's questions with its request state — until the remote
     /// answers, or asks what the round cannot answer (the round then ends waiting for input).
-    pub(super) async fn call_in_rounds(
+    pub(in crate::gateway) async fn call_in_rounds(
         &self,
         client: &McpClient,
         remote: &str,
@@ -137,7 +138,7 @@ impl Mount {
 
     /// A forwarded request's options: its progress and cancellation passed through, and
     /// questions asked during the call (none, in 2026-07-28) relayed.
-    pub(super) fn options(&self, ctx: &Ctx) -> CallOptions {
+    pub(in crate::gateway) fn options(&self, ctx: &Ctx) -> CallOptions {
         let progress_ctx = ctx.clone();
         CallOptions {
             progress: Some(Box::new(move |p: CallProgress| {

@@ -45,7 +45,8 @@ use crate::sync::lock;
 use crate::tool::input::InputRound;
 use crate::tool::{Ctx, ToolError};
 
-use super::{Mount, Relay, marked, unavailable};
+use super::relay::{Relay, marked};
+use crate::gateway::{Mount, unavailable};
 
 /// The most calls of one mount that may wait for their client's answers at once.
 pub(crate) const MAX_HELD: usize = 1024;
@@ -84,7 +85,7 @@ enum Step {
 
 /// The held calls of one mount, by id, and how many each client holds.
 #[derive(Default)]
-pub(super) struct HeldCalls {
+pub(in crate::gateway) struct HeldCalls {
     calls: Mutex<Calls>,
     /// The rounds this replica forwarded to the replicas holding their calls, waiting for
     /// their word (at most [`MAX_HELD`]).
@@ -312,7 +313,7 @@ impl Drop for Away<'_> {
 }
 
 /// Whether a round goes on with a held call (its request state names one).
-pub(super) fn holds(round: &InputRound) -> bool {
+pub(in crate::gateway) fn holds(round: &InputRound) -> bool {
     round.recall(MEMO).is_some()
 }
 
@@ -321,7 +322,7 @@ impl Mount {
     /// call — or, on a retry, goes on with the remote call an earlier round held, wherever it
     /// is held — until the remote answers or asks something the round cannot answer (the
     /// round then ends waiting for input).
-    pub(super) async fn call_held(
+    pub(in crate::gateway) async fn call_held(
         self: &Arc<Self>,
         remote: &str,
         arguments: Value,
@@ -495,7 +496,7 @@ impl Mount {
 
     /// Another replica's word about a held call of this mount (the event is for this
     /// replica): a round to drive, the holder's word on a round forwarded, or a call given up.
-    pub(super) fn on_held(self: &Arc<Self>, event: Event) {
+    pub(in crate::gateway) fn on_held(self: &Arc<Self>, event: Event) {
         match event {
             Event::HeldRound {
                 from,
