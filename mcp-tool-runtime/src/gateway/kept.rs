@@ -12,7 +12,6 @@
 //! before a refresh, and written back after every change, in order.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -515,21 +514,7 @@ impl FileRecords {
             records: records.clone(),
         };
         let text = serde_json::to_vec_pretty(&contents).map_err(std::io::Error::other)?;
-        let mut temporary = self.path.clone().into_os_string();
-        temporary.push(".tmp");
-        let temporary = PathBuf::from(temporary);
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create(true).truncate(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt as _;
-            options.mode(0o600);
-        }
-        let mut file = options.open(&temporary)?;
-        file.write_all(&text)?;
-        file.sync_all()?;
-        drop(file);
-        std::fs::rename(&temporary, &self.path)
+        crate::client::oauth::write_private(&self.path, &text)
     }
 }
 

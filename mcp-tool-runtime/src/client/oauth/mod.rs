@@ -42,6 +42,7 @@ mod discover;
 mod dpop;
 mod flow;
 mod store;
+pub(crate) use store::write_private;
 mod token;
 
 use std::fmt;

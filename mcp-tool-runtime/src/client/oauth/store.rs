@@ -265,28 +265,36 @@ impl FileTokenStore {
 
     fn save(&self, contents: &Contents) -> std::io::Result<()> {
         let text = serde_json::to_vec_pretty(contents).map_err(std::io::Error::other)?;
-        let mut temporary = self.path.clone().into_os_string();
-        temporary.push(".tmp");
-        let temporary = PathBuf::from(temporary);
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create(true).truncate(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt as _;
-            options.mode(0o600);
-        }
-        let mut file = options.open(&temporary)?;
-        #[cfg(unix)]
-        {
-            // A file left by an earlier run may have been created wider.
-            use std::os::unix::fs::PermissionsExt as _;
-            file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-        }
-        file.write_all(&text)?;
-        file.sync_all()?;
-        drop(file);
-        std::fs::rename(&temporary, &self.path)
+        write_private(&self.path, &text)
     }
+}
+
+/// Writes `bytes` to `path` whole or not at all, readable by its owner only: into `path.tmp`
+/// (mode 0600, narrowed too when an earlier run left it wider), synced, then renamed into
+/// place. What keeps tokens on disk (the client's token store, the gateway's sign-ins) writes
+/// through here.
+pub(crate) fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut temporary = path.to_path_buf().into_os_string();
+    temporary.push(".tmp");
+    let temporary = PathBuf::from(temporary);
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(0o600);
+    }
+    let mut file = options.open(&temporary)?;
+    #[cfg(unix)]
+    {
+        // A file left by an earlier run may have been created wider.
+        use std::os::unix::fs::PermissionsExt as _;
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    drop(file);
+    std::fs::rename(&temporary, path)
 }
 
 impl TokenStore for FileTokenStore {
