@@ -1048,28 +1048,7 @@ async fn our_client_and_the_gateway_obtain_tokens_with_client_credentials() {
         .to_string(),
     )
     .expect("write the connection store");
-    let mounts = dir.path().join("mounts.json");
-    std::fs::write(
-        &mounts,
-        json!([{"type": "mcp", "server_label": "users", "project_connection_id": "users-oidc"}])
-            .to_string(),
-    )
-    .expect("write the mount file");
-    let gateway = {
-        let (store, mounts) = (
-            store.to_string_lossy().into_owned(),
-            mounts.to_string_lossy().into_owned(),
-        );
-        tokio::task::spawn_blocking(move || {
-            ExampleHttp::start(
-                "calc",
-                &["--mount", &mounts],
-                &[(mcp_tool::env::CONNECTIONS, store.as_str())],
-            )
-        })
-        .await
-        .expect("the gateway starts")
-    };
+    let gateway = gateway_mounting_users(&dir, &store).await;
     for version in [VersionChoice::V2025_11_25, VersionChoice::V2026_07_28] {
         let client = McpClient::connect(Connect::http(&gateway.url).protocol_version(version))
             .await
@@ -1487,4 +1466,29 @@ async fn an_unreachable_authorization_server_means_503_never_acceptance() {
     fresh_srv
         .assert_accepted("metadata fetched once back", &for_fresh)
         .await;
+}
+
+/// `calc` over HTTP mounting `users` through the connection `users-oidc` of the connection
+/// store at `store` (its mount file written into `dir`).
+async fn gateway_mounting_users(dir: &TempDir, store: &std::path::Path) -> ExampleHttp {
+    let mounts = dir.path().join("mounts.json");
+    std::fs::write(
+        &mounts,
+        json!([{"type": "mcp", "server_label": "users", "project_connection_id": "users-oidc"}])
+            .to_string(),
+    )
+    .expect("write the mount file");
+    let (store, mounts) = (
+        store.to_string_lossy().into_owned(),
+        mounts.to_string_lossy().into_owned(),
+    );
+    tokio::task::spawn_blocking(move || {
+        ExampleHttp::start(
+            "calc",
+            &["--mount", &mounts],
+            &[(mcp_tool::env::CONNECTIONS, store.as_str())],
+        )
+    })
+    .await
+    .expect("the gateway starts")
 }

@@ -54,28 +54,7 @@ async fn a_mount_with_a_wrong_secret_tells_its_callers_why_until_the_store_is_fi
         std::fs::rename(&part, &store).expect("replace the connection store");
     };
     write_store("not-the-secret");
-    let mounts = dir.path().join("mounts.json");
-    std::fs::write(
-        &mounts,
-        json!([{"type": "mcp", "server_label": "users", "project_connection_id": "users-oidc"}])
-            .to_string(),
-    )
-    .expect("write the mount file");
-    let gateway = {
-        let (store, mounts) = (
-            store.to_string_lossy().into_owned(),
-            mounts.to_string_lossy().into_owned(),
-        );
-        tokio::task::spawn_blocking(move || {
-            ExampleHttp::start(
-                "calc",
-                &["--mount", &mounts],
-                &[(mcp_tool::env::CONNECTIONS, store.as_str())],
-            )
-        })
-        .await
-        .expect("the gateway starts")
-    };
+    let gateway = gateway_mounting_users(&dir, &store).await;
     for version in [VersionChoice::V2025_11_25, VersionChoice::V2026_07_28] {
         let (names, status, called) = seen(&gateway.url, version).await;
         // The mount's tools give way to its status, which says why.
