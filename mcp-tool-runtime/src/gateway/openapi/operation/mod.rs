@@ -387,7 +387,16 @@ fn parameter(
         Some("query") => Location::Query,
         Some("header") => Location::Header,
         Some("cookie") => Location::Cookie,
-        other => return Err(format!("parameter `{name}`: `in` is {other:?}")),
+        Some(other) => {
+            return Err(format!(
+                "parameter `{name}`: `in` is {other:?}, not `path`, `query`, `header` or `cookie`"
+            ));
+        }
+        None => {
+            return Err(format!(
+                "parameter `{name}` has no `in` (`path`, `query`, `header` or `cookie`)"
+            ));
+        }
     };
     if location == Location::Header
         && ["accept", "content-type", "authorization"].contains(&name.to_ascii_lowercase().as_str())

@@ -70,6 +70,10 @@ fn what_is_not_supported_is_refused_by_operation_and_keyword_and_the_rest_mounts
             {"name": "id", "in": "path", "required": true, "style": "matrix", "schema": {}}], "responses": {}}},
         "/far": {"get": {"operationId": "far", "responses": {"200": {"description": "", "content": {
             "application/json": {"schema": {"$ref": "other.json#/Pet"}}}}}}},
+        "/b": {"post": {"operationId": "body", "parameters": [
+            {"name": "q", "in": "body", "schema": {}}], "responses": {}}},
+        "/n": {"get": {"operationId": "nowhere", "parameters": [
+            {"name": "q", "schema": {}}], "responses": {}}},
         "/ok": {"get": {"operationId": "ok", "responses": {"200": {"description": "", "content": {
             "application/json": {"schema": {"type": "array", "items": {"type": "string"}}}}}}}}
     }));
@@ -84,6 +88,8 @@ fn what_is_not_supported_is_refused_by_operation_and_keyword_and_the_rest_mounts
         "operation `upload`: its request body is sent as `multipart/form-data`: only JSON request bodies are supported",
         "operation `matrix`: parameter `id` in path: `style: matrix` is not supported",
         "operation `far`: response: `$ref` `other.json#/Pet` leaves the document",
+        "operation `body`: parameter `q`: `in` is \"body\", not `path`, `query`, `header` or `cookie`",
+        "operation `nowhere`: parameter `q` has no `in` (`path`, `query`, `header` or `cookie`)",
     ] {
         assert!(text.contains(expected), "{text}");
     }
