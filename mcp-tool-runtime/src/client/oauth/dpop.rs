@@ -207,6 +207,6 @@ mod tests {
             assert!(proof.len() > 100);
         }
         let each = start.elapsed() / N;
-        println!("DPoP proof made: {:.1} µs", each.as_secs_f64() * 1e6);
+        eprintln!("DPoP proof made: {:.1} µs", each.as_secs_f64() * 1e6);
     }
 }

@@ -496,7 +496,7 @@ mod tests {
             assert!(seen.first(&taken, DEFAULT_WINDOW).unwrap());
         }
         let each = start.elapsed() / N;
-        println!(
+        eprintln!(
             "DPoP proof verified (check + jti): {:.1} µs",
             each.as_secs_f64() * 1e6
         );
