@@ -1,16 +1,23 @@
 #!/usr/bin/env bash
 # Clean-build leg of the benchmark (see BENCHMARKS.md): what a new user waits for and ships.
-# Generates three crates outside the workspace doing the same job — the `calc` example's two
-# tools (`multiply`, and `divide` with a division-by-zero error) over stdio:
-#   calc-stdio   mcp-tool with `default-features = false` (stdio only, the validator's own rules)
-#   calc-default mcp-tool with its default features (stdio and Streamable HTTP)
-#   calc-rmcp    rmcp (`server`, `macros`, `transport-io`), written as its docs show
-# and, one after the other, each in a fresh target directory: a clean release build, then
-# incremental release and debug builds after touching the source (median of REPEAT); the
-# stripped release binary's size; the crates in its dependency tree.
-# Prints a markdown table on stdout; progress goes to stderr.
+# Generates four crates outside the workspace doing the same job — the `calc` example's two
+# tools (`multiply`, and `divide` with a division-by-zero error) — in two pairs of matching
+# features:
+#   calc-default   mcp-tool with its default features: stdio, and Streamable HTTP with `--http ADDR`
+#   calc-rmcp-http rmcp (`server`, `macros`, `transport-io`, `transport-streamable-http-server`)
+#                  and axum serving its service at /mcp with `--http ADDR`, stdio otherwise
+#   calc-stdio     mcp-tool with `default-features = false` (stdio only, the validator's own rules)
+#   calc-rmcp      rmcp (`server`, `macros`, `transport-io`): stdio only
+# each written as its docs show. Clean release builds, each in a fresh target directory, run in
+# turns (all the crates once, then all again, REPEAT rounds) so that the crates of a pair meet
+# the same machine, and the ratio of each pair is taken round by round. Then, crate by crate,
+# incremental release and debug builds after touching the source (median of REPEAT; skipped
+# with INCREMENTAL=0); the stripped release binary's size; the crates in its dependency tree.
+# TIMINGS=1 passes `--timings` to the clean builds (cargo's HTML report of where the time went
+# is kept as WORK/CRATE-timings-ROUND.html).
+# Prints markdown tables on stdout; progress goes to stderr.
 #
-#   bash bench/clean-build.sh        # REPEAT=3 WORK=target/clean-build CRATES="calc-stdio …"
+#   bash bench/clean-build.sh        # REPEAT=3 WORK=target/clean-build CRATES="calc-default …"
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -20,7 +27,9 @@ mkdir -p "$WORK" && WORK="$(cd "$WORK" && pwd)"
 # workspace's .cargo/config.toml (the debug-info settings of its test builds) does not apply.
 cd "${TMPDIR:-/tmp}"
 REPEAT="${REPEAT:-3}"
-CRATES="${CRATES:-calc-stdio calc-default calc-rmcp}"
+CRATES="${CRATES:-calc-default calc-rmcp-http calc-stdio calc-rmcp}"
+INCREMENTAL="${INCREMENTAL:-1}"
+TIMINGS="${TIMINGS:-0}"
 RMCP_VERSION="${RMCP_VERSION:-3.11}"
 
 log() { echo "clean-build: $*" >&2; }
@@ -28,7 +37,8 @@ log() { echo "clean-build: $*" >&2; }
 # The example itself, so the three crates do the same job.
 calc_source() { cat "$ROOT/examples/src/bin/calc.rs"; }
 
-rmcp_source() {
+# The tools, the same in both rmcp crates; each adds its `main`.
+rmcp_tools() {
   cat <<'EOF'
 //! The `calc` example's tools, written with rmcp.
 
@@ -84,11 +94,45 @@ impl Calc {
 
 #[tool_handler]
 impl ServerHandler for Calc {}
+EOF
+}
+
+rmcp_source() {
+  rmcp_tools
+  cat <<'EOF'
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let service = Calc.serve(stdio()).await?;
     service.waiting().await?;
+    Ok(())
+}
+EOF
+}
+
+# stdio, or Streamable HTTP at /mcp with `--http ADDR`: what `Server::run` of calc-default does.
+rmcp_http_source() {
+  rmcp_tools
+  cat <<'EOF'
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+    let mut args = std::env::args().skip(1);
+    if let (Some("--http"), Some(addr)) = (args.next().as_deref(), args.next()) {
+        let service = StreamableHttpService::new(
+            || Ok(Calc),
+            LocalSessionManager::default().into(),
+            StreamableHttpServerConfig::default(),
+        );
+        let router = axum::Router::new().nest_service("/mcp", service);
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        axum::serve(listener, router).await?;
+    } else {
+        let service = Calc.serve(stdio()).await?;
+        service.waiting().await?;
+    }
     Ok(())
 }
 EOF
@@ -152,18 +196,66 @@ schemars = \"1\"" calc_source
 gen calc-rmcp "rmcp = { version = \"$RMCP_VERSION\", features = [\"server\", \"macros\", \"transport-io\"] }
 serde = { version = \"1\", features = [\"derive\"] }
 tokio = { version = \"1\", features = [\"macros\", \"rt-multi-thread\"] }" rmcp_source
+# axum as mcp-tool's `http` feature has it: HTTP/1.1 on tokio, no other default feature.
+gen calc-rmcp-http "rmcp = { version = \"$RMCP_VERSION\", features = [\"server\", \"macros\", \"transport-io\", \"transport-streamable-http-server\"] }
+axum = { version = \"0.8\", default-features = false, features = [\"http1\", \"tokio\"] }
+serde = { version = \"1\", features = [\"derive\"] }
+tokio = { version = \"1\", features = [\"macros\", \"rt-multi-thread\", \"net\"] }" rmcp_http_source
 
-echo "| crate | crates in tree | clean release build s | incremental release s | incremental debug s | stripped binary MiB |"
-echo "|---|---:|---:|---:|---:|---:|"
+for crate in $CRATES; do
+  dir="$WORK/$crate"
+  log "$crate: fetch"
+  cargo fetch --quiet --manifest-path "$dir/Cargo.toml" >&2
+done
+
+# Clean release builds in turns: round k builds every crate once, each in a fresh target dir.
+declare -A clean_runs
+for ((k = 1; k <= REPEAT; k++)); do
+  for crate in $CRATES; do
+    dir="$WORK/$crate"
+    export CARGO_TARGET_DIR="$dir/target"
+    rm -rf "$CARGO_TARGET_DIR"
+    log "$crate: clean release build, round $k"
+    if [ "$TIMINGS" = 1 ]; then
+      clean_runs[$crate]+="$(seconds "$dir" --release --timings) "
+      cp "$CARGO_TARGET_DIR/cargo-timings/cargo-timing.html" "$WORK/$crate-timings-$k.html"
+    else
+      clean_runs[$crate]+="$(seconds "$dir" --release) "
+    fi
+  done
+done
+
+echo "| crate | clean release builds s (round by round) | median s |"
+echo "|---|---|---:|"
+for crate in $CRATES; do
+  printf '| %s | %s | %s |\n' "$crate" "${clean_runs[$crate]:-}" \
+    "$(printf '%s\n' ${clean_runs[$crate]:-} | median)"
+done
+# The pairs of matching features, where both were built: the ratio round by round.
+pair() {
+  [ -n "${clean_runs[$1]:-}" ] && [ -n "${clean_runs[$2]:-}" ] || return 0
+  local a=(${clean_runs[$1]}) b=(${clean_runs[$2]}) ratios=()
+  for ((k = 0; k < ${#a[@]}; k++)); do
+    ratios+=("$(echo "scale=3; ${a[$k]} / ${b[$k]}" | bc)")
+  done
+  printf '| %s ÷ %s | %s | %s |\n' "$1" "$2" "${ratios[*]}" \
+    "$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR+1)/2)]}')"
+}
+echo
+echo "| pair | ratio round by round | median |"
+echo "|---|---|---:|"
+pair calc-default calc-rmcp-http
+pair calc-stdio calc-rmcp
+[ "$INCREMENTAL" = 1 ] || exit 0
+
+echo
+echo "| crate | crates in tree | incremental release s | incremental debug s | stripped binary MiB |"
+echo "|---|---:|---:|---:|---:|"
 for crate in $CRATES; do
   dir="$WORK/$crate"
   export CARGO_TARGET_DIR="$dir/target"
   log "$crate: crates"
   crates=$(cargo tree --manifest-path "$dir/Cargo.toml" -e normal --prefix none 2>/dev/null | sed 's/ (\*)$//' | sort -u | wc -l)
-  log "$crate: fetch"
-  cargo fetch --quiet --manifest-path "$dir/Cargo.toml" >&2
-  log "$crate: clean release build"
-  clean=$(seconds "$dir" --release)
   log "$crate: incremental release builds"
   release=$(incremental "$dir" --release)
   log "$crate: first debug build"
@@ -172,5 +264,5 @@ for crate in $CRATES; do
   debug=$(incremental "$dir")
   strip -o "$dir/stripped" "$CARGO_TARGET_DIR/release/$crate"
   size=$(echo "scale=2; $(stat -c %s "$dir/stripped") / 1048576" | bc)
-  printf '| %s | %s | %.1f | %s | %s | %s |\n' "$crate" "$crates" "$clean" "$release" "$debug" "$size"
+  printf '| %s | %s | %s | %s | %s |\n' "$crate" "$crates" "$release" "$debug" "$size"
 done
