@@ -63,7 +63,7 @@ for ((k = 1; k <= ROUNDS; k++)); do
       "$WORK/$p/src/main.rs"
     grep -q "Hello (edit $k)" "$WORK/$p/src/main.rs" || { log "$p: edit $k not made"; exit 1; }
     log "$p: build after edit $k"
-    runs[$p]+="$(build "$p") "
+    runs[$p]+="$(printf '%.2f' "$(build "$p")") "
   done
 done
 
@@ -79,5 +79,5 @@ for ((k = 0; k < ${#a[@]}; k++)); do ratios+=("$(echo "scale=3; ${a[$k]} / ${b[$
 echo
 echo "| pair | ratio round by round | median |"
 echo "|---|---|---:|"
-printf '| template-mcp-tool ÷ template-rmcp | %s | %s |\n' "${ratios[*]}" \
+printf '| template-mcp-tool ÷ template-rmcp | %s | %s |\n' "$(printf '%.2f ' "${ratios[@]}")" \
   "$(printf '%s\n' "${ratios[@]}" | median)"
