@@ -273,19 +273,21 @@ pub(crate) fn not_a_function(kind: attr::offering::Kind) -> String {
 }
 
 fn receiver_kind(r: &syn::Receiver) -> ReceiverKind {
-    if r.reference.is_some() {
+    let ty = match &r.kind {
         // `&self` / `&mut self`
-        return if r.mutability.is_none() {
-            ReceiverKind::Ref
-        } else {
-            ReceiverKind::Unsupported
-        };
-    }
-    if r.colon_token.is_none() {
-        // `self` / `mut self`
-        return ReceiverKind::Unsupported;
-    }
-    match &*r.ty {
+        syn::ReceiverKind::Reference(_, _, mutability) => {
+            return if mutability.is_none() {
+                ReceiverKind::Ref
+            } else {
+                ReceiverKind::Unsupported
+            };
+        }
+        // `self: Type`
+        syn::ReceiverKind::Typed(_, ty) => ty,
+        // `self` / `mut self`, and any other form
+        _ => return ReceiverKind::Unsupported,
+    };
+    match &**ty {
         Type::Reference(rf) if rf.mutability.is_none() && is_self(&rf.elem) => ReceiverKind::Ref,
         Type::Path(p) if p.qself.is_none() => {
             let last = p.path.segments.last();

@@ -32,7 +32,7 @@ pub(crate) fn free_tool(cx: &Ctxt, tool: &ToolFn<'_>) {
 /// An impl block under `#[tools]`, and each of its tools.
 pub(crate) fn tool_impl(cx: &Ctxt, imp: &ToolImpl<'_>) {
     let item = imp.original;
-    if let Some((_, path, _)) = &item.trait_ {
+    if let Some((path, _)) = &item.trait_ {
         cx.error_spanned_by(
             path,
             "`#[tools]` goes on an inherent impl block (`impl Type { … }`), not on a trait impl",
@@ -291,7 +291,7 @@ fn signature(cx: &Ctxt, tool: &ToolFn<'_>) {
 /// The rules of a `noun`'s (a tool's, a prompt's…) signature: not `unsafe`, `extern`,
 /// variadic or generic (`generic` says why).
 fn fn_signature(cx: &Ctxt, sig: &syn::Signature, noun: &str, generic: &str) {
-    if let Some(unsafety) = &sig.unsafety {
+    if let syn::Safety::Unsafe(unsafety) = &sig.safety {
         cx.error_spanned_by(
             unsafety,
             format!(
