@@ -1024,8 +1024,18 @@ async fn our_client_and_the_gateway_obtain_tokens_with_client_credentials() {
             .await;
         match &refused {
             Err(ClientError::Unauthorized(why)) => {
-                assert!(why.contains("token endpoint"), "{version:?}: {why}");
-                assert!(!why.contains("reader-secret"), "{why}");
+                assert!(
+                    why.message().contains("token endpoint"),
+                    "{version:?}: {why}"
+                );
+                assert!(!why.message().contains("reader-secret"), "{why}");
+                // What the provider answered, typed, through the transport's error.
+                assert_eq!(
+                    why.answer().oauth_error(),
+                    Some("invalid_scope"),
+                    "{version:?}: {why:?}"
+                );
+                assert!(!why.answer().is_transient(), "{why:?}");
             }
             other => panic!("{version:?}: the step-up was not refused: {other:?}"),
         }

@@ -64,29 +64,19 @@ fn digest(store: Option<&Path>) -> u64 {
 }
 
 /// The reason of a refusal that trying again with the same credentials cannot change;
-/// `None` for a failure that may pass. The client's texts never hold a secret.
+/// `None` for a failure that may pass. Decided by what answered, as the client types it: the
+/// token endpoint's OAuth error (`invalid_client`, `invalid_grant`, `unauthorized_client`,
+/// `invalid_scope`…), the remote refusing the credentials it was sent (a token just obtained,
+/// or the configured ones), or anything else that no retry changes are permanent; an
+/// authorization server unreachable, failing (5xx) or busy (429) is not. The client's
+/// messages never hold a secret.
 pub(super) fn permanent(e: &ClientError) -> Option<String> {
     match e {
-        ClientError::Unauthorized(why) if !passing(why) => Some(why.clone()),
-        // The remote refused the request outright, its token fresh (a 403 that asks for no
-        // scope, or a 401 answered without a challenge the client could follow).
-        ClientError::Protocol(why)
-            if why.starts_with("HTTP 401") || why.starts_with("HTTP 403") =>
-        {
-            Some(why.clone())
+        ClientError::Unauthorized(why) if !why.answer().is_transient() => {
+            Some(why.message().to_owned())
         }
         _ => None,
     }
-}
-
-/// Whether an authorization failure may pass: the authorization server unreachable, failing
-/// (5xx) or busy (429).
-fn passing(why: &str) -> bool {
-    why.contains("could not be reached")
-        || why.contains("(HTTP 5")
-        || why.contains("(HTTP 429)")
-        || why.contains("answered 5")
-        || why.contains("answered 429")
 }
 
 /// The error every call of a refused mount is answered with.
@@ -180,25 +170,60 @@ impl Mount {
 mod tests {
     use super::*;
 
+    use crate::client::oauth::{AuthAnswer, AuthFailure};
+
     #[test]
     fn refused_credentials_are_permanent_and_an_unreachable_or_failing_server_is_not() {
-        let refused = |why: &str| permanent(&ClientError::Unauthorized(why.to_owned()));
-        for why in [
-            "the token endpoint `http://a/token` refused (HTTP 401): invalid_client: bad secret",
-            "the token endpoint `http://a/token` refused (HTTP 400): invalid_grant",
-            "the server refused 2 fresh authorizations in a row (HTTP 401)",
+        let refused = |answer: AuthAnswer| {
+            // The message is not read: one that reads as passing changes nothing.
+            let said = "could not be reached (HTTP 503)";
+            permanent(&ClientError::Unauthorized(AuthFailure::new(said, answer)))
+        };
+        for error in [
+            "invalid_client",
+            "invalid_grant",
+            "unauthorized_client",
+            "invalid_scope",
         ] {
-            assert_eq!(refused(why).as_deref(), Some(why));
+            let answer = AuthAnswer::Refused {
+                error: Some(error.into()),
+                status: 400,
+            };
+            assert!(refused(answer).is_some(), "{error}");
         }
-        for why in [
-            "the token endpoint `http://a/token` refused (HTTP 503)",
-            "the token endpoint `http://a/token` refused (HTTP 429)",
-            "`http://a/.well-known/oauth-authorization-server` could not be reached: timed out",
-            "`http://a/.well-known/oauth-authorization-server` answered 502",
+        for permanent_answer in [
+            AuthAnswer::Refused {
+                error: None,
+                status: 401,
+            },
+            AuthAnswer::ServerRefused { status: 401 },
+            AuthAnswer::ServerRefused { status: 403 },
+            AuthAnswer::Other,
         ] {
-            assert_eq!(refused(why), None, "{why}");
+            assert!(
+                refused(permanent_answer.clone()).is_some(),
+                "{permanent_answer:?}"
+            );
         }
-        assert!(permanent(&ClientError::Protocol("HTTP 403: forbidden".into())).is_some());
+        for passing in [
+            AuthAnswer::Unreachable,
+            AuthAnswer::Unavailable { status: 503 },
+            AuthAnswer::Unavailable { status: 429 },
+        ] {
+            assert_eq!(refused(passing.clone()), None, "{passing:?}");
+        }
+        // The reason given is the client's message.
+        let failure = AuthFailure::new(
+            "the token endpoint refused (HTTP 401): invalid_client",
+            AuthAnswer::Refused {
+                error: Some("invalid_client".into()),
+                status: 401,
+            },
+        );
+        assert_eq!(
+            permanent(&ClientError::Unauthorized(failure)).as_deref(),
+            Some("the token endpoint refused (HTTP 401): invalid_client")
+        );
         assert!(permanent(&ClientError::Unavailable("connection refused".into())).is_none());
         assert!(permanent(&ClientError::Protocol("HTTP 500: oops".into())).is_none());
     }
