@@ -434,6 +434,15 @@ async fn a_mount_acts_as_the_workload_its_token_file_names_and_a_forged_one_is_r
             "{version:?}"
         );
     }
+
+    // The refused mount's file given a good token: it is tried again, the store unchanged.
+    let fixer = "system:serviceaccount:ci:fixer";
+    write_whole(
+        &forged_file,
+        &assertion(&workload, WORKLOAD_ISSUER, fixer, &provider.issuer, None),
+    );
+    let said = wait_for_subject(&gateway.url, "forged", fixer).await;
+    assert_eq!(said, format!("{fixer} [users:read]"));
     drop(gateway);
     provider.stop();
 }
