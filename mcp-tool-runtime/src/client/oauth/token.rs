@@ -149,7 +149,7 @@ pub(super) async fn token_request(
 }
 
 /// The `error` of an OAuth error answer.
-fn error_code(body: &[u8]) -> Option<String> {
+pub(super) fn error_code(body: &[u8]) -> Option<String> {
     #[derive(Deserialize)]
     struct Refusal {
         error: Option<String>,
