@@ -336,6 +336,12 @@ impl<'a> MetaFields<'a> {
     }
 }
 
+/// The text of the `_meta` kept on this thread ([`Memo`]), for tests.
+#[cfg(test)]
+pub(crate) fn kept_text() -> Option<String> {
+    MEMO.with(|m| m.borrow().as_ref().map(|m| m.text.to_string()))
+}
+
 impl<'a> RequestMeta<'a> {
     /// Checks a stateless request's `_meta` fields (read with the request): a missing
     /// required field is -32602, naming it.
@@ -386,38 +392,6 @@ fn invalid(why: String) -> RpcError {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn kept() -> Option<String> {
-        MEMO.with(|m| m.borrow().as_ref().map(|m| m.text.to_string()))
-    }
-
-    fn read(params: &str) {
-        let raw: &'static serde_json::value::RawValue =
-            Box::leak(serde_json::from_str(params).unwrap());
-        crate::protocol::request::Request::read(None, "tools/list".into(), Some(raw.into()));
-    }
-
-    #[test]
-    fn only_a_stateless_meta_a_client_repeats_is_kept() {
-        let meta = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
-        read(&format!(r#"{{"_meta":{meta}}}"#));
-        assert_eq!(kept().as_deref(), Some(meta));
-        // A progress token changes from one request to the next; a session's `_meta` has
-        // none of the stateless keys; a long one is not kept.
-        let long = format!(r#"{{"x":"{}"}}"#, "y".repeat(MEMO_LONGEST));
-        for other in [
-            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":1}"#,
-            r#"{"progressToken":1}"#,
-            r#"{}"#,
-            &meta.replace("{}}", &format!("{long}}}")),
-        ] {
-            read(&format!(r#"{{"_meta":{other}}}"#));
-            assert_eq!(kept().as_deref(), Some(meta), "{other}");
-        }
-        let again = meta.replace("{}}", r#"{"sampling":{}}}"#);
-        read(&format!(r#"{{"_meta":{again}}}"#));
-        assert_eq!(kept(), Some(again));
-    }
 
     #[test]
     fn the_required_keys_are_found_where_a_substring_search_finds_them() {

@@ -494,6 +494,32 @@ mod tests {
     }
 
     #[test]
+    fn only_a_stateless_meta_a_client_repeats_is_kept() {
+        use crate::protocol::meta::kept_text as kept;
+        let list = |params: &str| {
+            read("tools/list", params);
+        };
+        let meta = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+        list(&format!(r#"{{"_meta":{meta}}}"#));
+        assert_eq!(kept().as_deref(), Some(meta));
+        // A progress token changes from one request to the next; a session's `_meta` has
+        // none of the stateless keys; a long one is not kept.
+        let long = format!(r#"{{"x":"{}"}}"#, "y".repeat(4096));
+        for other in [
+            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":1}"#,
+            r#"{"progressToken":1}"#,
+            r#"{}"#,
+            &meta.replace("{}}", &format!("{long}}}")),
+        ] {
+            list(&format!(r#"{{"_meta":{other}}}"#));
+            assert_eq!(kept().as_deref(), Some(meta), "{other}");
+        }
+        let again = meta.replace("{}}", r#"{"sampling":{}}}"#);
+        list(&format!(r#"{{"_meta":{again}}}"#));
+        assert_eq!(kept(), Some(again));
+    }
+
+    #[test]
     fn one_pass_finds_the_members_and_the_version() {
         let r = read(
             "tools/call",
