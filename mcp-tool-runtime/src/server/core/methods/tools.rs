@@ -19,7 +19,7 @@ use crate::tool::call_meta::CallMeta;
 use crate::tool::context::{CallState, ProgressState};
 use crate::tool::definition::def::{missing_scopes, user_key};
 use crate::tool::input::{Finish, InputRound};
-use crate::tool::{CancellationToken, Ctx, Identity, ToolResult};
+use crate::tool::{Ctx, Identity, ToolResult};
 
 use super::common::insufficient_scope as insufficient;
 use super::run::run_tool;
@@ -147,7 +147,7 @@ impl Cx<'_> {
             client: self.client(),
             identity: self.identity.cloned(),
             conn: self.connection(),
-            cancel: CancellationToken::default(),
+            cancel: std::sync::OnceLock::new(),
             progress: ProgressState::new(token),
             log: self.log_policy(),
             input,
@@ -282,10 +282,20 @@ pub(crate) fn call(cx: &Cx<'_>, request: &Request<'_>) {
     if mode != TaskMode::Plain {
         return call_as_task(cx, entry, arguments, ctx, mode, binding);
     }
-    let cancel = ctx.cancellation().clone();
+    // The call's own state, for its cancellation token should it go on in a task (a call
+    // answered here needs none).
+    let state = ctx.clone();
     let session = cx.session.clone();
-    let id = id_text.to_owned();
+    // The id as sent, for the response: the key's text when that is the same (no escape to
+    // undo), which is kept already, else a copy of its own.
+    let id: Arc<str> = match cx.key() {
+        key if **key == *id_text => key.clone(),
+        _ => id_text.into(),
+    };
     let (span, request) = (telemetry::tool_span(&entry.name), tracing::Span::current());
+    // The request's span, for its response when the call is answered here (asking the
+    // dispatcher again costs more than a copy).
+    let here_span = request.clone();
     let mut run = Box::pin(async move {
         let call = pin!(run_tool(&session.server, &entry, arguments, ctx.clone()));
         let finish = telemetry::execute(span, Some(request), call).await;
@@ -297,9 +307,11 @@ pub(crate) fn call(cx: &Cx<'_>, request: &Request<'_>) {
     // here wakes nothing).
     let mut here = Context::from_waker(std::task::Waker::noop());
     if let Poll::Ready(response) = run.as_mut().poll(&mut here) {
-        telemetry::record_response(&tracing::Span::current(), &response);
+        telemetry::record_response(&here_span, &response);
         return cx.respond(response);
     }
+    let cancel = state.cancellation().clone();
+    drop(state);
     cx.session.spawn_tracked((id_text, cx.key()), cancel, run);
 }
 
