@@ -4,6 +4,8 @@
 //! version). The fields the server reads of any request's `_meta` are read here too.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
+use std::ops::Range;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -233,6 +235,111 @@ impl<'a> MetaFields<'a> {
             }
         }
     }
+}
+
+/// The `_meta` of the last stateless request read on this thread, and where its fields are in
+/// its text. A client sends the same `_meta` with every request: one that begins with this
+/// text is this `_meta` (a value ends where its text says), and its fields are found here
+/// instead of walked again. Only a `_meta` whose fields the server reads are all of the kind a
+/// client repeats (no progress token, no trace context) is kept, of at most
+/// [`MEMO_LONGEST`] bytes, one a thread.
+struct Memo {
+    text: Box<str>,
+    version: Option<Range<usize>>,
+    capabilities: Option<Range<usize>>,
+    client_info: Option<Range<usize>>,
+    log_level: Option<Range<usize>>,
+}
+
+/// The longest `_meta` kept ([`Memo`]), in bytes.
+const MEMO_LONGEST: usize = 4096;
+
+thread_local! {
+    static MEMO: RefCell<Option<Memo>> = const { RefCell::new(None) };
+}
+
+/// Where `inner`, a part of `outer`, is in it; `None` when it is no part of it.
+fn within(outer: &str, inner: &str) -> Option<Range<usize>> {
+    let start = inner.as_ptr().addr().checked_sub(outer.as_ptr().addr())?;
+    let end = start.checked_add(inner.len())?;
+    (end <= outer.len()).then_some(start..end)
+}
+
+impl<'a> MetaFields<'a> {
+    /// Keeps these fields, walked from `text`, for the next request of this thread whose
+    /// `_meta` is the same text ([`MetaFields::recall`]); not those a client changes from one
+    /// request to the next, nor those of a `_meta` of no stateless request.
+    pub(crate) fn remember(&self, text: JsonText<'_>) {
+        let text = text.get();
+        if self.progress_token.is_some() || !self.speaks_stateless() || text.len() > MEMO_LONGEST {
+            return;
+        }
+        #[cfg(feature = "otel")]
+        if self.traceparent.is_some() || self.tracestate.is_some() || self.baggage.is_some() {
+            return;
+        }
+        // Each field is a part of the text (a walk borrows them all).
+        let at = |part: Option<&str>| match part {
+            None => Some(None),
+            Some(part) => within(text, part).map(Some),
+        };
+        let (Some(version), Some(capabilities), Some(client_info), Some(log_level)) = (
+            at(self.version.as_deref()),
+            at(self.capabilities.map(JsonText::get)),
+            at(self.client_info.map(JsonText::get)),
+            at(self.log_level.as_deref()),
+        ) else {
+            return;
+        };
+        let memo = Memo {
+            text: text.into(),
+            version,
+            capabilities,
+            client_info,
+            log_level,
+        };
+        let _ = MEMO.try_with(|kept| {
+            if let Ok(mut kept) = kept.try_borrow_mut() {
+                *kept = Some(memo);
+            }
+        });
+    }
+
+    /// The `_meta` value `walk` is at and its fields, when its text is the one kept by
+    /// [`MetaFields::remember`]: the walk goes on past it. `None`, the walk unchanged, for
+    /// another text; `Some(None)` when the walk broke past it.
+    pub(crate) fn recall(walk: &mut Object<'a>) -> Option<Option<(JsonText<'a>, MetaFields<'a>)>> {
+        MEMO.try_with(|kept| {
+            let kept = kept.try_borrow().ok()?;
+            let memo = kept.as_ref()?;
+            let Some(value) = walk.value_known(&memo.text)? else {
+                return Some(None);
+            };
+            let part = |at: &Option<Range<usize>>| at.clone().and_then(|at| value.part(at));
+            let text = |at: &Option<Range<usize>>| {
+                let text = value.get();
+                at.clone().and_then(|at| text.get(at)).map(Cow::Borrowed)
+            };
+            Some(Some((
+                value,
+                MetaFields {
+                    version: text(&memo.version),
+                    capabilities: part(&memo.capabilities),
+                    client_info: part(&memo.client_info),
+                    log_level: text(&memo.log_level),
+                    ..MetaFields::default()
+                },
+            )))
+        })
+        .ok()
+        .flatten()
+    }
+}
+
+/// The text of the `_meta` kept on this thread ([`Memo`]), for tests.
+#[cfg(test)]
+pub(crate) fn kept_text() -> Option<String> {
+    MEMO.with(|m| m.borrow().as_ref().map(|m| m.text.to_string()))
 }
 
 impl<'a> RequestMeta<'a> {

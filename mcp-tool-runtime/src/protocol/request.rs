@@ -154,10 +154,22 @@ impl<'a> Members<'a> {
             let (n, slot) = match key.text {
                 "_meta" => {
                     seen.first(0)?;
+                    // A client sends the same `_meta` with each stateless request: one read
+                    // just before is recognized by its text.
+                    if let Some(known) = MetaFields::recall(walk) {
+                        let (value, known) = known?;
+                        fields = Some(known);
+                        members.meta = value.present();
+                        continue;
+                    }
                     let value = match walk.nested() {
                         Some(mut inner) => {
                             fields = MetaFields::walk(&mut inner);
-                            walk.after(&inner)?
+                            let value = walk.after(&inner)?;
+                            if let Some(fields) = &fields {
+                                fields.remember(value);
+                            }
+                            value
                         }
                         None => walk.value()?,
                     };
@@ -444,6 +456,67 @@ mod tests {
         );
         assert_eq!(walked(r#"{"n\u0061me":"a"}"#), None);
         assert_eq!(walked(r#"{"name":"a","name":"b"}"#), None);
+    }
+
+    #[test]
+    fn a_meta_read_before_is_recognized_by_its_text_and_read_as_serde_reads_it() {
+        let meta = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"x":[1]},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/logLevel":"info","other":"}"}"#;
+        let cases = [
+            format!(r#"{{"name":"a","_meta":{meta},"arguments":{{}}}}"#),
+            format!(r#"{{"_meta":{meta}}}"#),
+            format!(r#"{{"_meta":{meta} , "name":"b","_meta":1}}"#),
+            format!(r#"{{"_meta":{meta} , "name":"b","name":"c"}}"#),
+            // The same text and more: another `_meta`, walked.
+            format!(
+                r#"{{"_meta":{},"name":"d"}}"#,
+                meta.replace(r#""}"}"#, r#""}","z":2}"#)
+            ),
+            format!(r#"{{"_meta":{}}}"#, meta.replace("info", "debug")),
+            format!(
+                r#"{{"_meta":{}}}"#,
+                meta.replace("\"}\"}", "\"}\",\"progressToken\":1}")
+            ),
+            format!(r#"{{"_meta":{meta}}}"#),
+        ];
+        // Each read twice: the second (and the next case's first) may find it kept.
+        for text in cases.iter().flat_map(|c| [c, c]) {
+            let raw: &'static RawValue =
+                Box::leak(serde_json::from_str::<Box<RawValue>>(text).unwrap());
+            let read = |walk| {
+                let r = Request::read_with(None, "tools/call".into(), Some(raw.into()), walk);
+                format!(
+                    "{:?} {:?} {:?} {}",
+                    r.members, r.meta, r.malformed, r.stateless
+                )
+            };
+            assert_eq!(read(true), read(false), "{text}");
+        }
+    }
+
+    #[test]
+    fn only_a_stateless_meta_a_client_repeats_is_kept() {
+        use crate::protocol::meta::kept_text as kept;
+        let list = |params: &str| {
+            read("tools/list", params);
+        };
+        let meta = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+        list(&format!(r#"{{"_meta":{meta}}}"#));
+        assert_eq!(kept().as_deref(), Some(meta));
+        // A progress token changes from one request to the next; a session's `_meta` has
+        // none of the stateless keys; a long one is not kept.
+        let long = format!(r#"{{"x":"{}"}}"#, "y".repeat(4096));
+        for other in [
+            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":1}"#,
+            r#"{"progressToken":1}"#,
+            r#"{}"#,
+            &meta.replace("{}}", &format!("{long}}}")),
+        ] {
+            list(&format!(r#"{{"_meta":{other}}}"#));
+            assert_eq!(kept().as_deref(), Some(meta), "{other}");
+        }
+        let again = meta.replace("{}}", r#"{"sampling":{}}}"#);
+        list(&format!(r#"{{"_meta":{again}}}"#));
+        assert_eq!(kept(), Some(again));
     }
 
     #[test]

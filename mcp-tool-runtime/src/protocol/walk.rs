@@ -34,6 +34,12 @@ impl<'a> JsonText<'a> {
         (self.0 != "null").then_some(self)
     }
 
+    /// The part of the text at `range` (a value within this one, found by an earlier read of
+    /// the same text).
+    pub(crate) fn part(self, range: std::ops::Range<usize>) -> Option<JsonText<'a>> {
+        self.0.get(range).map(JsonText)
+    }
+
     /// The value as serde reads an `Option<Cow<str>>` when that is plain: `null` is none, a
     /// string with no escape is its text. `None` for any other value (serde unescapes it, or
     /// refuses it).
@@ -230,6 +236,20 @@ impl<'a> Object<'a> {
             },
         };
         self.past(start, end)
+    }
+
+    /// The value of the member whose key came last, when its text begins with `known`, the
+    /// whole text of a JSON value read before: that value is this one (a value ends where its
+    /// text says), and the walk goes on past it without reading it again. `None`, the walk
+    /// unchanged, when the text there is another; `Some(None)` when what follows the value
+    /// does not read (the walk broke).
+    pub(crate) fn value_known(&mut self, known: &str) -> Option<Option<JsonText<'a>>> {
+        let start = self.at;
+        let rest = self.text.as_bytes().get(start..)?;
+        if self.state != State::Value || !rest.starts_with(known.as_bytes()) {
+            return None;
+        }
+        Some(self.past(start, start + known.len()))
     }
 
     /// The value from `start` to `end`, the walk going on past it.

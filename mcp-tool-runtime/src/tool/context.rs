@@ -123,6 +123,13 @@ impl Identity {
             client_id: None,
         }
     }
+
+    /// Whether `other` is the same principal: the same subject through the same client.
+    /// What each may do (its scopes) is no part of who it is: a token stepped up for more
+    /// scopes (RFC 6750 §3.1, `insufficient_scope`) stands for the same principal.
+    pub(crate) fn same_principal(&self, other: &Identity) -> bool {
+        self.subject == other.subject && self.client_id == other.client_id
+    }
 }
 
 /// Everything about one call that does not change while it runs.
@@ -137,7 +144,9 @@ pub(crate) struct CallState {
     pub(crate) client: Arc<ClientInfo>,
     pub(crate) identity: Option<Arc<Identity>>,
     pub(crate) conn: Arc<dyn Connection>,
-    pub(crate) cancel: CancellationToken,
+    /// The call's cancellation token, made when first asked for: a call answered at once,
+    /// that no one waits on and that never looks, needs none.
+    pub(crate) cancel: std::sync::OnceLock<CancellationToken>,
     pub(crate) progress: ProgressState,
     /// Which log messages go to the client.
     pub(crate) log: LogPolicy,
@@ -149,6 +158,18 @@ pub(crate) struct CallState {
 }
 
 impl CallState {
+    /// The call's cancellation token (made on first use).
+    pub(crate) fn cancel(&self) -> &CancellationToken {
+        self.cancel.get_or_init(CancellationToken::default)
+    }
+
+    /// Whether the call was cancelled (a token never made was never cancelled).
+    pub(crate) fn is_cancelled(&self) -> bool {
+        self.cancel
+            .get()
+            .is_some_and(CancellationToken::is_cancelled)
+    }
+
     /// The connection the call reaches its client through now.
     pub(crate) fn conn(&self) -> &Arc<dyn Connection> {
         self.task.get().unwrap_or(&self.conn)
@@ -270,12 +291,12 @@ impl Ctx {
 
     /// Whether the client cancelled this request (or it timed out).
     pub fn is_cancelled(&self) -> bool {
-        self.state.cancel.is_cancelled()
+        self.state.is_cancelled()
     }
 
     /// The call's cancellation token.
     pub fn cancellation(&self) -> &CancellationToken {
-        &self.state.cancel
+        self.state.cancel()
     }
 
     /// A logger sending `notifications/message` to the client.

@@ -285,7 +285,7 @@ impl FromContext for Progress {
 
 impl FromContext for CancellationToken {
     fn from_context(call: &ToolCall) -> Result<Self, ToolError> {
-        Ok(call.ctx.state.cancel.clone())
+        Ok(call.ctx.state.cancel().clone())
     }
 }
 

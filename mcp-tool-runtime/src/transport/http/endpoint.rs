@@ -36,8 +36,10 @@ pub(super) struct HttpSession {
     last_seen: Mutex<Instant>,
     /// When the session's record in the shared state was last renewed (replicas).
     last_shared: Mutex<Instant>,
+    /// The credentials that opened the session: it is their principal's (their subject
+    /// through their client), whatever scopes that principal's later tokens grant.
     pub(super) identity: Option<Identity>,
-    /// Who the session's resumable streams belong to (a digest of its id and identity).
+    /// Who the session's resumable streams belong to (a digest of its id and principal).
     pub(super) owner: String,
     /// The client whose share of sessions this one counts in (its subject, else its
     /// address), when known.
@@ -370,7 +372,10 @@ impl Endpoint {
         self.session(parts, identity)
     }
 
-    /// The session a request names, checking that it exists and belongs to the same identity.
+    /// The session a request names, checking that it exists and belongs to the principal
+    /// whose credentials the request carries (the same subject through the same client: a
+    /// token stepped up for more scopes is accepted, and each request is granted its own
+    /// token's scopes).
     fn session(
         &self,
         parts: &Parts,
@@ -391,7 +396,7 @@ impl Endpoint {
             session = None;
         }
         match session {
-            Some(s) if s.identity.as_ref() == identity => {
+            Some(s) if same_principal(s.identity.as_ref(), identity) => {
                 s.touch();
                 self.renew_shared(&s);
                 Ok(s)
@@ -399,7 +404,7 @@ impl Endpoint {
             Some(_) => Err(refuse(
                 StatusCode::FORBIDDEN,
                 code::INVALID_REQUEST,
-                "Forbidden: the session belongs to another identity",
+                "Forbidden: the session belongs to another principal (subject or client)",
             )),
             None => Err(refuse(
                 StatusCode::NOT_FOUND,
@@ -410,7 +415,7 @@ impl Endpoint {
     }
 
     /// A session another replica opened, from its record in the shared state (`None`: no
-    /// such session, or it belongs to someone else).
+    /// such session, or it belongs to another principal).
     async fn take_up(&self, id: &str, identity: Option<&Identity>) -> Option<Arc<HttpSession>> {
         let replicas = &self.server.shared.replicas;
         if !replicas.shared() || id.is_empty() || id.len() > 128 {
@@ -424,7 +429,13 @@ impl Endpoint {
                 return None;
             }
         };
-        if record.subject.as_deref() != identity.map(|i| i.subject.as_str()) {
+        let principal = identity.map(|i| (i.subject.as_str(), i.client_id.as_deref()));
+        if record
+            .subject
+            .as_deref()
+            .map(|s| (s, record.client_id.as_deref()))
+            != principal
+        {
             return None;
         }
         let http = self.open_session(id.to_owned(), identity.cloned(), None, None, false);
@@ -570,6 +581,17 @@ fn new_session_id() -> Option<String> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).ok()?;
     Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Whether a session opened with `opened`'s credentials belongs to the principal of a
+/// request carrying `request`'s: both anonymous, or the same subject through the same client
+/// (their scopes may differ).
+fn same_principal(opened: Option<&Identity>, request: Option<&Identity>) -> bool {
+    match (opened, request) {
+        (None, None) => true,
+        (Some(a), Some(b)) => a.same_principal(b),
+        _ => false,
+    }
 }
 
 /// Who a request comes from, for what outlives it: its subject; else, over a Unix socket

@@ -180,13 +180,14 @@ async fn session_post(
     identity: Option<Identity>,
 ) -> Response {
     let is_initialize = request.is_some_and(|r| r.method == Method::Initialize);
+    let identity = identity.map(Arc::new);
     let (session_id, http) = if is_initialize {
-        match open_session(endpoint, parts, identity) {
+        match open_session(endpoint, parts, identity.as_deref().cloned()) {
             Ok((id, http)) => (Some(id), http),
             Err(r) => return *r,
         }
     } else {
-        match endpoint.session_anywhere(parts, identity.as_ref()).await {
+        match endpoint.session_anywhere(parts, identity.as_deref()).await {
             // A header naming another supported version than the session's is accepted:
             // the official conformance suite itself sends 2025-03-26 on 2025-11-25 sessions.
             Ok(s) => (None, s),
@@ -216,7 +217,9 @@ async fn session_post(
         }
         routes.requests.insert(id, tx);
     }
-    http.session.dispatch_request(request, false);
+    // Granted what the request's own token grants: the session is its principal's, and a
+    // later token of the same principal may grant more (stepped up) or less.
+    http.session.dispatch_request_as(request, identity.as_ref());
     let Some(session_id) = session_id else {
         return answer(endpoint, &parts.headers, &http, request, rx).await;
     };

@@ -109,7 +109,7 @@ async fn run_entry(
         })
         .await
         else {
-            ctx.state.cancel.cancel();
+            ctx.state.cancel().cancel();
             return Finish::Done(ToolResult::error(format!(
                 "tool `{}` timed out after {}",
                 entry.name,

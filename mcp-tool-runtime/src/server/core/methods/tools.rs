@@ -19,7 +19,7 @@ use crate::tool::call_meta::CallMeta;
 use crate::tool::context::{CallState, ProgressState};
 use crate::tool::definition::def::{missing_scopes, user_key};
 use crate::tool::input::{Finish, InputRound};
-use crate::tool::{CancellationToken, Ctx, Identity, ToolResult};
+use crate::tool::{Ctx, Identity, ToolResult};
 
 use super::common::insufficient_scope as insufficient;
 use super::run::run_tool;
@@ -91,12 +91,12 @@ fn tools_page(cx: &Cx<'_>, cursor: Option<&str>) -> Reply {
         (None, _) => session.selector.read().clone(),
     };
     // A caller without every scope the catalog's tools declare sees only the tools it may call.
-    let granted = cx.session.identity.as_deref().map(|i| &i.scopes[..]);
+    let granted = cx.identity().map(|i| &i.scopes[..]);
     let scoped = catalog.has_scopes() && granted.is_some();
     // Tools of one user (a gateway's) are listed to that user only.
     let user = catalog.has_personal().then(|| {
         user_key(
-            cx.session.identity.as_deref().map(|i| i.subject.as_str()),
+            cx.identity().map(|i| i.subject.as_str()),
             cx.session.principal == Principal::Local,
         )
     });
@@ -145,9 +145,9 @@ impl Cx<'_> {
             tool: name,
             meta,
             client: self.client(),
-            identity: self.session.identity.clone(),
+            identity: self.identity.cloned(),
             conn: self.connection(),
-            cancel: CancellationToken::default(),
+            cancel: std::sync::OnceLock::new(),
             progress: ProgressState::new(token),
             log: self.log_policy(),
             input,
@@ -217,7 +217,7 @@ pub(crate) fn call(cx: &Cx<'_>, request: &Request<'_>) {
     };
     if !entry
         .def
-        .missing_scopes(cx.session.identity.as_deref().map(|i| &i.scopes[..]))
+        .missing_scopes(cx.identity().map(|i| &i.scopes[..]))
         .is_empty()
     {
         return fail(insufficient_scope(&entry));
@@ -282,10 +282,20 @@ pub(crate) fn call(cx: &Cx<'_>, request: &Request<'_>) {
     if mode != TaskMode::Plain {
         return call_as_task(cx, entry, arguments, ctx, mode, binding);
     }
-    let cancel = ctx.cancellation().clone();
+    // The call's own state, for its cancellation token should it go on in a task (a call
+    // answered here needs none).
+    let state = ctx.clone();
     let session = cx.session.clone();
-    let id = id_text.to_owned();
+    // The id as sent, for the response: the key's text when that is the same (no escape to
+    // undo), which is kept already, else a copy of its own.
+    let id: Arc<str> = match cx.key() {
+        key if **key == *id_text => key.clone(),
+        _ => id_text.into(),
+    };
     let (span, request) = (telemetry::tool_span(&entry.name), tracing::Span::current());
+    // The request's span, for its response when the call is answered here (asking the
+    // dispatcher again costs more than a copy).
+    let here_span = request.clone();
     let mut run = Box::pin(async move {
         let call = pin!(run_tool(&session.server, &entry, arguments, ctx.clone()));
         let finish = telemetry::execute(span, Some(request), call).await;
@@ -297,9 +307,11 @@ pub(crate) fn call(cx: &Cx<'_>, request: &Request<'_>) {
     // here wakes nothing).
     let mut here = Context::from_waker(std::task::Waker::noop());
     if let Poll::Ready(response) = run.as_mut().poll(&mut here) {
-        telemetry::record_response(&tracing::Span::current(), &response);
+        telemetry::record_response(&here_span, &response);
         return cx.respond(response);
     }
+    let cancel = state.cancellation().clone();
+    drop(state);
     cx.session.spawn_tracked((id_text, cx.key()), cancel, run);
 }
 
@@ -527,6 +539,7 @@ impl ServerHandle {
             id: JsonText::ZERO,
             key: &key,
             stateless: None,
+            identity: session.identity.as_ref(),
         };
         let entry = active_entry(&cx, name).ok_or_else(|| unknown_tool(name))?;
         let ctx = cx.call_context(entry.name.clone(), Default::default(), None);
