@@ -41,6 +41,7 @@ mod assertion;
 mod discover;
 mod dpop;
 mod flow;
+pub(crate) mod loopback;
 mod store;
 pub(crate) use store::write_private;
 mod token;
