@@ -38,6 +38,9 @@ mod dpop;
 #[path = "oauth/refused.rs"]
 mod refused;
 
+#[path = "oauth/assertion.rs"]
+mod assertion;
+
 const SETUP_HINT: &str = "run `bash interop/setup.sh` (.ci/run does it)";
 
 /// The longest the provider may take to say it listens, and a script to finish.

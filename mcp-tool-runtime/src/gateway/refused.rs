@@ -3,9 +3,9 @@
 //! refuses a token just obtained: one tool, `label__status`, stands for its tools (listed, so
 //! the model sees why) and answers every call with the mount and the reason; a call of any
 //! other `label__…` name is told the same; the log says it once per reason. The connection is
-//! not tried again until the connection store changes (polled each [`STORE_POLL`]), or after
-//! [`REFUSED_PAUSE`]. A failure that may pass (the network, a 5xx, a 429) is retried with
-//! backoff instead, as before.
+//! not tried again until the connection store changes, or the token file its assertion grant
+//! reads (both polled each [`STORE_POLL`]), or after [`REFUSED_PAUSE`]. A failure that may
+//! pass (the network, a 5xx, a 429) is retried with backoff instead, as before.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -16,6 +16,7 @@ use crate::client::{ClientError, Connect};
 use crate::sync::lock;
 use crate::tool::{DynamicArgs, DynamicTool, ToolError};
 
+use super::assertion::SubjectToken;
 use super::config::LABEL_SEPARATOR;
 use super::{Mount, ServerHandle, connection};
 
@@ -33,16 +34,19 @@ const STORE_POLL: Duration = Duration::from_secs(1);
 /// read from.
 pub(super) struct Refusal {
     store: Option<PathBuf>,
-    /// A digest of the store's text the mount's credentials were read from.
+    /// The mount's connection in the store.
+    connection: Option<String>,
+    /// A digest of what the mount's credentials were read from (see [`digest`]).
     read: std::sync::Mutex<u64>,
     why: std::sync::Mutex<Option<String>>,
 }
 
 impl Refusal {
-    pub(super) fn new(store: Option<&Path>) -> Self {
+    pub(super) fn new(store: Option<&Path>, connection: Option<String>) -> Self {
         Refusal {
+            read: std::sync::Mutex::new(digest(store, connection.as_deref())),
             store: store.map(Path::to_path_buf),
-            read: std::sync::Mutex::new(digest(store)),
+            connection,
             why: std::sync::Mutex::new(None),
         }
     }
@@ -53,13 +57,25 @@ impl Refusal {
     }
 }
 
-/// A digest of the connection store's text (0 when there is none, or it cannot be read).
-fn digest(store: Option<&Path>) -> u64 {
+/// A digest of the connection store's text (0 when there is none, or it cannot be read) and,
+/// when the mount's `connection` there reads its assertion grant's token from a file, of
+/// that file's text: a workload's token rotated on disk (or an ID token renewed) is a change
+/// of credentials as much as an edited store is.
+fn digest(store: Option<&Path>, connection: Option<&str>) -> u64 {
     let Some(text) = store.and_then(|p| std::fs::read(p).ok()) else {
         return 0;
     };
     let mut hasher = DefaultHasher::new();
     text.hash(&mut hasher);
+    let token_file = connection
+        .and_then(|id| connection::connection(id, store).ok())
+        .and_then(|c| match c.subject_token {
+            Some(SubjectToken::File(path)) => Some(path),
+            _ => None,
+        });
+    if let Some(path) = token_file {
+        std::fs::read(path).ok().hash(&mut hasher);
+    }
     hasher.finish()
 }
 
@@ -94,7 +110,7 @@ pub(super) fn refused_error(label: &str, why: &str) -> ToolError {
     ToolError::new(
         "REMOTE_REFUSED",
         format!(
-            "the `{label}` server refused the gateway's credentials ({why}); the gateway tries again when its connection store changes, or in {} minutes",
+            "the `{label}` server refused the gateway's credentials ({why}); the gateway tries again when its connection store (or the token file it reads) changes, or in {} minutes",
             REFUSED_PAUSE.as_secs() / 60
         ),
     )
@@ -143,9 +159,10 @@ impl Mount {
         }
     }
 
-    /// Waits until the connection store changes, then reads the mount's connection from it
-    /// again (`Some`: connect with it), or until [`REFUSED_PAUSE`] has passed (`None`: try
-    /// the same again). A store changed into one the mount cannot use is a refusal too.
+    /// Waits until the connection store (or the token file of the mount's assertion grant)
+    /// changes, then reads the mount's connection from it again (`Some`: connect with it),
+    /// or until [`REFUSED_PAUSE`] has passed (`None`: try the same again). A store changed
+    /// into one the mount cannot use is a refusal too.
     pub(super) async fn until_store_changes(
         self: &Arc<Self>,
         server: &ServerHandle,
@@ -153,12 +170,12 @@ impl Mount {
         let deadline = tokio::time::Instant::now() + REFUSED_PAUSE;
         loop {
             let store = self.refusal.store.as_deref();
-            let now = digest(store);
+            let now = digest(store, self.refusal.connection.as_deref());
             if now != *lock(&self.refusal.read) {
                 *lock(&self.refusal.read) = now;
                 match connection::target(&self.config, store) {
                     Ok((connect, None)) => {
-                        tracing::info!(mount = %self.label(), "the connection store changed: connecting with it");
+                        tracing::info!(mount = %self.label(), "the connection store or its token file changed: connecting with it");
                         return Some(connect);
                     }
                     Ok((_, Some(_))) => self.refused(
