@@ -169,3 +169,8 @@ pub const CONNECTIONS: &str = "MCP_TOOL_CONNECTIONS";
 /// their tools (`Server::mount_wait`; a duration such as `5s` or `500ms`; default 5 s).
 /// Feature `client`.
 pub const MOUNT_WAIT: &str = "MCP_TOOL_MOUNT_WAIT";
+
+/// Whether a gateway serving stdio opens the sign-in page of a per-user mount with the
+/// desktop's browser (`1` or `true`; `Server::open_sign_in_browser`), besides printing it on
+/// stderr. Feature `client`.
+pub const OPEN_BROWSER: &str = "MCP_TOOL_OPEN_BROWSER";

@@ -176,6 +176,7 @@ environment:
   {cors:<42}CORS for browser clients from these origins
   {connections:<42}the connection store of --mount's servers (a JSON file)
   {mount_wait:<42}how long the first tools/list waits for the mounts
+  {open_browser:<42}open a stdio user's sign-in page in the browser
   {log:<42}filter the log on stderr",
         tokens = format!("{}=subject:token,…", env::BEARER_TOKENS),
         resource = format!("{}=https://…/mcp", env::RESOURCE),
@@ -209,6 +210,7 @@ environment:
         cors = format!("{}=https://…,…", env::CORS_ORIGINS),
         connections = format!("{}=FILE", env::CONNECTIONS),
         mount_wait = format!("{}=5s", env::MOUNT_WAIT),
+        open_browser = format!("{}=1", env::OPEN_BROWSER),
         log = "RUST_LOG=debug",
         inspector = inspect::INSPECTOR,
         inspector_version = inspect::INSPECTOR_VERSION,

@@ -6,8 +6,8 @@ use crate::gateway::read_mounts;
 use crate::server::Server;
 use crate::server::tasks::parse_duration;
 
-/// The server with the connection store and the mounts' wait the environment names, if it
-/// names them.
+/// The server with the connection store, the mounts' wait and the opening of sign-in pages
+/// the environment names, if it names them.
 pub(super) fn connection_store(mut server: Server) -> Result<Server, String> {
     if let Some(path) = std::env::var_os(env::CONNECTIONS) {
         server = server.connection_store(path);
@@ -20,6 +20,19 @@ pub(super) fn connection_store(mut server: Server) -> Result<Server, String> {
             )
         })?;
         server = server.mount_wait(wait);
+    }
+    if let Ok(text) = std::env::var(env::OPEN_BROWSER) {
+        let open = match text.as_str() {
+            "1" | "true" => true,
+            "0" | "false" | "" => false,
+            _ => {
+                return Err(format!(
+                    "{}: `{text}` is not `1`, `true`, `0` or `false`",
+                    env::OPEN_BROWSER
+                ));
+            }
+        };
+        server = server.open_sign_in_browser(open);
     }
     Ok(server)
 }

@@ -16,7 +16,8 @@
 //!
 //! A mount whose connection says `grant: authorization_code` connects once per calling user
 //! instead (`user`): each signs in through URL-mode elicitation and comes back on the
-//! gateway's own HTTP endpoint (`redirect`); their tokens, connection and tool list are theirs.
+//! gateway's own HTTP endpoint (`redirect`), or over stdio on a loopback listener of the
+//! sign-in's own (`user::loopback`); their tokens, connection and tool list are theirs.
 
 mod assertion;
 mod calls;

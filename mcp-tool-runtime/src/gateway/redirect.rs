@@ -90,6 +90,8 @@ pub(crate) struct Redirects {
     /// The store until the server gives its own.
     own: Arc<dyn ReplicaStore>,
     waiting: Mutex<HashMap<String, oneshot::Sender<Arrival>>>,
+    /// Whether a stdio user's sign-in page is opened with the desktop's browser.
+    pub(crate) open_browser: AtomicBool,
 }
 
 impl Default for Redirects {
@@ -98,6 +100,7 @@ impl Default for Redirects {
             store: OnceLock::new(),
             own: Arc::new(MemoryReplicaStore::default()),
             waiting: Mutex::default(),
+            open_browser: AtomicBool::new(false),
         }
     }
 }
@@ -190,6 +193,10 @@ impl Redirects {
     /// The store the sign-ins' records live in: the server's, once it gave it.
     pub(crate) fn attach(&self, store: Arc<dyn ReplicaStore>) {
         let _ = self.store.set(store);
+    }
+
+    pub(crate) fn open_browser(&self) -> bool {
+        self.open_browser.load(Ordering::Relaxed)
     }
 
     fn store(&self) -> &Arc<dyn ReplicaStore> {

@@ -19,6 +19,8 @@ pub(crate) struct Remotes {
     pub(crate) connection_store: Option<std::path::PathBuf>,
     /// The bound on the first list's wait for the mounts (default [`DEFAULT_MOUNT_WAIT`]).
     pub(crate) wait: Option<Duration>,
+    /// Whether a stdio user's sign-in page is opened with the desktop's browser.
+    pub(crate) open_browser: bool,
 }
 
 impl Mounting for Remotes {
@@ -28,6 +30,9 @@ impl Mounting for Remotes {
         let mut list = Vec::new();
         let mut apis = Vec::new();
         let redirects = Arc::new(redirect::Redirects::default());
+        redirects
+            .open_browser
+            .store(self.open_browser, std::sync::atomic::Ordering::Relaxed);
         let mut labels = BTreeSet::new();
         for remote in &self.list {
             let found = remote.problems();
@@ -78,6 +83,13 @@ impl Server {
     /// with `list_changed`. Server binaries take it from `MCP_TOOL_MOUNT_WAIT`.
     pub fn mount_wait(self, wait: Duration) -> Self {
         self.remotes(|r| r.wait = Some(wait))
+    }
+
+    /// Whether the sign-in page of a per-user mount's stdio user (who comes back to a loopback
+    /// listener) is also opened with the desktop's browser (feature `client`; default: it is
+    /// printed on stderr only). Server binaries take it from `MCP_TOOL_OPEN_BROWSER`.
+    pub fn open_sign_in_browser(self, open: bool) -> Self {
+        self.remotes(|r| r.open_browser = open)
     }
 
     /// Changes the builder's list of remote servers (made on first use).

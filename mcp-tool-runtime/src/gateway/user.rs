@@ -4,11 +4,13 @@
 //! the connection and the tool list that follow are that user's alone.
 //!
 //! A user is known by [`Ctx::user_key`] (the authenticated subject, or the one local client
-//! of a stdio connection). Until they sign in, they see one tool of the mount, `label__sign_in`;
-//! a call of it (or of any of the mount's tools) asks them to open the authorization page,
-//! and waits for them. The sign-in runs in a task of its own, so that a 2026-07-28 call, which
+//! of a stdio connection, who comes back to a loopback listener instead: `loopback`). Until
+//! they sign in, they see one tool of the mount, `label__sign_in`; a call of it (or of any of
+//! the mount's tools) asks them to open the authorization page, and waits for them. The sign-in runs in a task of its own, so that a 2026-07-28 call, which
 //! ends with its question and runs again with the answer, finds the same sign-in (the same
 //! page) when it comes back.
+
+mod loopback;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -349,6 +351,13 @@ impl Mount {
             .get("url")
             .is_none()
         {
+            // Over stdio the page is the user's own (a loopback listener): given in the error.
+            if loopback::applies(
+                &ctx.user_key().unwrap_or_default(),
+                ctx.state.conn().server(),
+            ) {
+                return Err(loopback::open_and_call_again(label, page));
+            }
             return Err(ToolError::new(
                 "SIGN_IN_UNAVAILABLE",
                 format!(
@@ -426,7 +435,8 @@ impl Mount {
     ) -> Result<(), ToolError> {
         let users = self.users();
         let server = ctx.state.conn().server().clone();
-        let redirect_uri = users.redirect_uri(self.label(), &server)?;
+        // Over stdio, the user comes back to a listener of this sign-in's own.
+        let (redirect_uri, listener) = users.redirect_to(self.label(), key, &server)?;
         let id: Arc<str> = Arc::from(new_id()?);
         let started = user.phase.send_if_modified(|p| {
             if matches!(p, Phase::Out(_)) {
@@ -446,7 +456,12 @@ impl Mount {
             redirects: users.redirects.clone(),
             show: {
                 let (user, id) = (user.clone(), id.clone());
+                let (label, open) = (self.label().to_owned(), users.redirects.open_browser());
+                let stdio = listener.is_some();
                 Box::new(move |page: &str| {
+                    if stdio {
+                        loopback::tell(&label, page, open);
+                    }
                     user.set(
                         generation,
                         Phase::SigningIn(id.clone(), Some(page.to_owned())),
@@ -490,6 +505,8 @@ impl Mount {
             )
             .await;
             agent.open.store(false, Ordering::SeqCst);
+            // The redirect came back, or never will: the loopback listener closes.
+            drop(listener);
             // Signed in only once the exchange succeeded and the account is the user's own.
             let checked = match connected {
                 Ok(Ok(client)) => match mount.users().tokens.check(&key) {

@@ -23,6 +23,8 @@ use super::{listed_by, users_behind_a_provider, users_behind_a_provider_with};
 
 #[path = "kept.rs"]
 mod kept;
+#[path = "stdio_sign_in.rs"]
+mod stdio;
 
 /// A person at a browser, signing in on the provider's pages as `login`.
 struct Browser {
@@ -583,16 +585,18 @@ fn urlencode(text: &str) -> String {
         .to_owned()
 }
 
-/// A gateway with no HTTP endpoint (stdio, here in process) has nowhere for the authorization
-/// server to send its users back to: the sign-in says so, and starts nothing.
+/// A gateway with no HTTP endpoint (stdio, here in process) receives its user back on a
+/// loopback listener: a connection whose `redirect_uri` names another address cannot be
+/// served, and the sign-in says so, and starts nothing.
 #[tokio::test]
-async fn a_gateway_without_http_says_its_users_cannot_sign_in() {
+async fn a_stdio_sign_in_refuses_a_redirect_uri_that_is_not_loopback() {
     use mcp_tool::gateway::McpTool;
     let dir = TempDir::new("oauth-sign-in-stdio");
     let store = dir.path().join("connections.json");
     std::fs::write(
         &store,
-        json!({"users-each": {"server_url": "http://127.0.0.1:9/mcp", "grant": "authorization_code"}})
+        json!({"users-each": {"server_url": "http://127.0.0.1:9/mcp", "grant": "authorization_code",
+                              "redirect_uri": "https://gw.example.com/oauth/callback"}})
             .to_string(),
     )
     .expect("write the connection store");
@@ -622,7 +626,9 @@ async fn a_gateway_without_http_says_its_users_cannot_sign_in() {
         .expect("an answer");
     assert!(answer.is_error(), "{}", answer.text());
     assert!(
-        answer.text().contains("needs the gateway served over HTTP"),
+        answer
+            .text()
+            .contains("over stdio needs a loopback redirect URI"),
         "{}",
         answer.text()
     );

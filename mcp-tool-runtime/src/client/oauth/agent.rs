@@ -1,20 +1,17 @@
 //! The command line's user agent (RFC 8252): the authorization page printed (and opened in a
 //! browser when asked), its redirect received on a loopback port.
 
-use std::net::{Ipv4Addr, SocketAddr, TcpListener as StdListener};
+use std::net::{SocketAddr, TcpListener as StdListener};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpListener;
 
 use crate::client::ClientFuture;
 use crate::sync::lock;
 
 use super::UserAgent;
-
-/// The most a redirect's request head may hold.
-const MAX_HEAD: usize = 16 << 10;
+use super::loopback;
 
 /// Prints the authorization page's address on stderr (and opens it with the desktop's browser
 /// when [`open_browser`](Self::open_browser) says so), then waits for the authorization
@@ -32,9 +29,7 @@ impl LoopbackBrowser {
     /// Listens on `127.0.0.1:port` (0: a port the system picks; a pre-registered client
     /// names its port in its redirect URI).
     pub fn bind(port: u16) -> std::io::Result<Self> {
-        let listener = StdListener::bind((Ipv4Addr::LOCALHOST, port))?;
-        listener.set_nonblocking(true)?;
-        let address = listener.local_addr()?;
+        let (listener, address) = loopback::bind(port)?;
         Ok(LoopbackBrowser {
             listener: Mutex::new(Some(listener)),
             address,
@@ -73,46 +68,26 @@ impl LoopbackBrowser {
             TcpListener::from_std(listener).map_err(|e| format!("the loopback listener: {e}"))?;
         eprintln!("Open this address in a browser to authorize: {url}");
         if self.open {
-            open(url);
+            loopback::open_in_browser(url);
         }
         loop {
-            let (mut stream, _) = listener
-                .accept()
+            let request = loopback::next(&listener)
                 .await
                 .map_err(|e| format!("the loopback listener: {e}"))?;
-            let mut head = Vec::new();
-            let mut buffer = [0u8; 2048];
-            let read = tokio::time::timeout(Duration::from_secs(10), async {
-                while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < MAX_HEAD {
-                    let n = stream.read(&mut buffer).await?;
-                    if n == 0 {
-                        break;
-                    }
-                    head.extend_from_slice(&buffer[..n]);
-                }
-                Ok::<(), std::io::Error>(())
-            })
-            .await;
-            if !matches!(read, Ok(Ok(()))) {
+            if request.path() != "/callback" {
+                request
+                    .answer("404 Not Found", &[], "Not the redirect.")
+                    .await;
                 continue;
             }
-            let line = head.split(|b| *b == b'\n').next().unwrap_or_default();
-            let line = String::from_utf8_lossy(line);
-            let mut parts = line.split_whitespace();
-            let (Some("GET"), Some(target)) = (parts.next(), parts.next()) else {
-                let _ = reply(&mut stream, "405 Method Not Allowed", "Not a redirect.").await;
-                continue;
-            };
-            if !target.starts_with("/callback") {
-                let _ = reply(&mut stream, "404 Not Found", "Not the redirect.").await;
-                continue;
-            }
-            let _ = reply(
-                &mut stream,
-                "200 OK",
-                "The authorization is done; this window may be closed.",
-            )
-            .await;
+            let target = request.target.clone();
+            request
+                .answer(
+                    "200 OK",
+                    &[],
+                    "The authorization is done; this window may be closed.",
+                )
+                .await;
             return Ok(format!("http://{}{target}", self.address));
         }
     }
@@ -130,39 +105,6 @@ impl UserAgent for LoopbackBrowser {
                 .map_err(|_| format!("nobody authorized within {} s", self.timeout.as_secs_f64()))?
         })
     }
-}
-
-async fn reply(
-    stream: &mut tokio::net::TcpStream,
-    status: &str,
-    text: &str,
-) -> std::io::Result<()> {
-    let body = format!("<!doctype html><title>Authorization</title><p>{text}</p>");
-    let head = format!(
-        "HTTP/1.1 {status}\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-        body.len()
-    );
-    stream.write_all(head.as_bytes()).await?;
-    stream.write_all(body.as_bytes()).await?;
-    stream.shutdown().await
-}
-
-/// Opens `url` with the desktop's browser, if there is one; nothing happens otherwise (the
-/// address is printed already).
-fn open(url: &str) {
-    let command = if cfg!(target_os = "macos") {
-        ("open", vec![url])
-    } else if cfg!(windows) {
-        ("cmd", vec!["/C", "start", "", url])
-    } else {
-        ("xdg-open", vec![url])
-    };
-    let _ = std::process::Command::new(command.0)
-        .args(command.1)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn();
 }
 
 #[cfg(test)]

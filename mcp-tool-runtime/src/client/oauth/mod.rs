@@ -42,6 +42,7 @@ mod discover;
 mod dpop;
 mod failure;
 mod flow;
+pub(crate) mod loopback;
 mod store;
 pub(crate) use store::write_private;
 mod token;
