@@ -488,10 +488,11 @@ pub mod raw_http {
         };
         let (challenge, retry_after) = (header(WWW_AUTHENTICATE), header(RETRY_AFTER));
         let text = response.text().await.expect("a body");
-        // An SSE answer carries its message on a `data:` line.
+        // An SSE answer carries its message on a `data:` line (after a resumable stream's
+        // priming event, whose data is empty).
         let json = text
             .lines()
-            .find_map(|l| l.strip_prefix("data: "))
+            .find_map(|l| l.strip_prefix("data: ").filter(|d| !d.trim().is_empty()))
             .unwrap_or(&text);
         Reply {
             status,

@@ -38,6 +38,9 @@ mod dpop;
 #[path = "oauth/refused.rs"]
 mod refused;
 
+#[path = "oauth/assertion.rs"]
+mod assertion;
+
 const SETUP_HINT: &str = "run `bash interop/setup.sh` (.ci/run does it)";
 
 /// The longest the provider may take to say it listens, and a script to finish.
@@ -862,10 +865,11 @@ async fn the_users_example_behind_oauth_shows_and_runs_what_each_token_allows() 
 /// the scope the read-only tools need (`scope="users:read"`, RFC 6750 §3), so the SDK asks for
 /// it alone and connects (without it, it asked for every scope of the metadata and the
 /// provider refused the reader). It lists and reads; for `create_user` the 403 names
-/// `users:write`: the writer's client steps up (and, in 2026-07-28, the call runs; a
-/// 2025-11-25 session stays its first token's), the reader's step-up is refused by the
-/// provider and nothing runs. A server binary takes the scopes from
-/// `MCP_TOOL_OAUTH_INITIAL_SCOPES` instead.
+/// `users:write`: the writer's client steps up and the call runs, in both revisions (a
+/// 2025-11-25 session is its principal's, the writer through its client, and takes the
+/// stepped-up token of that principal in it); the reader's step-up is refused by the provider
+/// and nothing runs. A server binary takes the scopes from `MCP_TOOL_OAUTH_INITIAL_SCOPES`
+/// instead.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_sdk_starts_with_the_read_scope_and_steps_up_for_writing() {
     let (provider, users, port, url) = users_behind_a_provider().await;
@@ -916,16 +920,11 @@ async fn the_python_sdk_starts_with_the_read_scope_and_steps_up_for_writing() {
             "{mode}: {writer}"
         );
         assert!(writer.get("exception").is_none(), "{mode}: {writer}");
+        // The stepped-up token's call runs: a 2026-07-28 request stands alone, and a
+        // 2025-11-25 session takes its principal's stepped-up token.
         let created = &writer["create_user"];
-        if mode == "2026-07-28" {
-            // Each request stands alone: the stepped-up token's call runs.
-            assert_eq!(created["isError"], false, "{mode}: {writer}");
-            assert_eq!(created["structured"]["name"], "Ada Lovelace", "{mode}");
-        } else {
-            // A 2025-11-25 session stays bound to the identity that opened it, its scopes
-            // included: the stepped-up token is refused in it, and nothing runs.
-            assert_eq!(created["error"]["code"], -32600, "{mode}: {writer}");
-        }
+        assert_eq!(created["isError"], false, "{mode}: {writer}");
+        assert_eq!(created["structured"]["name"], "Ada Lovelace", "{mode}");
         // The reader's could not: the provider refuses it `users:write`, which ends the client.
         assert_eq!(
             reader["tokenScopes"],
@@ -1028,8 +1027,18 @@ async fn our_client_and_the_gateway_obtain_tokens_with_client_credentials() {
             .await;
         match &refused {
             Err(ClientError::Unauthorized(why)) => {
-                assert!(why.contains("token endpoint"), "{version:?}: {why}");
-                assert!(!why.contains("reader-secret"), "{why}");
+                assert!(
+                    why.message().contains("token endpoint"),
+                    "{version:?}: {why}"
+                );
+                assert!(!why.message().contains("reader-secret"), "{why}");
+                // What the provider answered, typed, through the transport's error.
+                assert_eq!(
+                    why.answer().oauth_error(),
+                    Some("invalid_scope"),
+                    "{version:?}: {why:?}"
+                );
+                assert!(!why.answer().is_transient(), "{why:?}");
             }
             other => panic!("{version:?}: the step-up was not refused: {other:?}"),
         }

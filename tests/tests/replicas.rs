@@ -13,7 +13,9 @@
 //! - State every replica sees alike: a rate limit of L admits L, and two anonymous clients
 //!   behind nginx (127.0.0.1 and 127.0.0.2) have a share each, which a spoofed
 //!   `X-Forwarded-For` does not change; a subject's tool selection and a kept result read on
-//!   every replica, a restarted one included, the result by its principal only.
+//!   every replica, a restarted one included, the result by its principal only; a 2025-11-25
+//!   session taken up on another replica with another token of its principal's, and served
+//!   there to both its tokens, not to another subject.
 //!
 //! They need `nginx` and `redis-server` (Debian packages; `.ci/run` installs them).
 
@@ -1072,7 +1074,11 @@ async fn a_subjects_selection_and_kept_results_hold_on_every_replica_and_after_a
         3,
         &[
             ("MCP_SERVER_ARGS", &args),
-            ("MCP_TOOL_BEARER_TOKENS", "alice:ta,bob:tb"),
+            // Two tokens of alice's: the second grants a scope the first does not.
+            (
+                "MCP_TOOL_BEARER_TOKENS",
+                "alice:ta,alice[files:admin]:ta-wide,bob:tb",
+            ),
             ("MCP_TOOL_RESULT_BUDGET", "1KiB"),
         ],
     );
@@ -1198,6 +1204,43 @@ async fn a_subjects_selection_and_kept_results_hold_on_every_replica_and_after_a
         reply["result"]["contents"][0]["text"].is_string(),
         "{reply}"
     );
+
+    // A 2025-11-25 session is its principal's on every replica, not its first token's: opened
+    // on replica 1 with one of alice's tokens, it is taken up on replica 3 with another of
+    // hers, and served there to both; bob is refused it where it is held (403) and where it
+    // is not (404, not taken up for him).
+    let in_session = |url: String, token: &'static str, session: Option<String>, id: u64| async move {
+        let auth = format!("Bearer {token}");
+        let mut headers = vec![("Authorization", auth.as_str())];
+        let mut body = json!({ "jsonrpc": "2.0", "id": id, "method": "tools/list" });
+        if session.is_none() {
+            body["method"] = json!("initialize");
+            body["params"] = json!({
+                "protocolVersion": V2025_11_25,
+                "capabilities": {},
+                "clientInfo": { "name": "replica-tests", "version": "0.0.0" },
+            });
+        }
+        if let Some(session) = &session {
+            headers.push(("Mcp-Session-Id", session));
+            headers.push(("MCP-Protocol-Version", V2025_11_25));
+        }
+        post(&Http, &url, &headers, &body).await.expect("an answer")
+    };
+    let opened = in_session(cluster.replica(1), "ta", None, 60).await;
+    let session = opened.session.clone().expect("a session id");
+    for (replica, token, status) in [
+        (3, "ta-wide", 200),
+        (3, "ta", 200),
+        (3, "tb", 403),
+        (2, "tb", 404),
+    ] {
+        let reply = in_session(cluster.replica(replica), token, Some(session.clone()), 61).await;
+        assert_eq!(
+            reply.status, status,
+            "replica {replica}, {token}: {reply:?}"
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -9,8 +9,12 @@
 
 use std::sync::Mutex;
 
+use axum::http::request::Parts;
 use mcp_tool::content::ResourceContents;
-use mcp_tool::http::{BearerTokens, HttpConfig, ResourceMetadata};
+use mcp_tool::extract::Identity;
+use mcp_tool::http::{
+    AuthError, AuthFuture, Authenticator, BearerTokens, HttpConfig, ResourceMetadata,
+};
 use mcp_tool::prelude::*;
 use mcp_tool::prompt::{Prompt, PromptMessage};
 use mcp_tool::resource::{Resource, ResourceTemplate};
@@ -61,22 +65,33 @@ const WRITER: &str = "writer-token";
 /// A server of the three tools; with tokens (`READER`: `users:read`, `WRITER`: both scopes)
 /// and metadata when `auth`.
 async fn serve(auth: bool) -> Endpoint {
+    serve_with(|mut config| {
+        if auth {
+            config.with_auth(
+                BearerTokens::new()
+                    .token_with_scopes(READER, "rita", ["users:read"])
+                    .token_with_scopes(WRITER, "will", ["users:read", "users:write"]),
+            )
+        } else {
+            config.resource_metadata = None;
+            config
+        }
+    })
+    .await
+}
+
+/// A server of the three tools with metadata, configured further by `configure`.
+async fn serve_with(configure: impl FnOnce(HttpConfig) -> HttpConfig) -> Endpoint {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let port = listener.local_addr().expect("addr").port();
     let base = format!("http://127.0.0.1:{port}");
     let mut config = HttpConfig::default();
-    if auth {
-        config.resource_metadata = Some(ResourceMetadata {
-            resource: format!("{base}/mcp"),
-            authorization_servers: vec!["https://auth.example.com".into()],
-            scopes_supported: vec!["openid".into()],
-        });
-        config = config.with_auth(
-            BearerTokens::new()
-                .token_with_scopes(READER, "rita", ["users:read"])
-                .token_with_scopes(WRITER, "will", ["users:read", "users:write"]),
-        );
-    }
+    config.resource_metadata = Some(ResourceMetadata {
+        resource: format!("{base}/mcp"),
+        authorization_servers: vec!["https://auth.example.com".into()],
+        scopes_supported: vec!["openid".into()],
+    });
+    let config = configure(config);
     let router = offering(Server::new("scoped", "0").only(TOOLS))
         .build()
         .expect("the server builds")
@@ -242,6 +257,159 @@ async fn a_stateless_request_sees_and_calls_only_what_its_scopes_allow() {
         .await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
     assert_eq!(reply.body["result"]["content"][0]["text"], "deleted bo");
+}
+
+/// Tokens as an OAuth verifier reads them, each standing for a principal (a subject through
+/// a client) and granting scopes: Rita through the client `desk` with the reading scope,
+/// then stepped up to both; Rita through the client `kiosk`; Will through `desk`.
+const RITA_READS: &str = "rita-desk-read";
+const RITA_WRITES: &str = "rita-desk-read-write";
+const RITA_AT_KIOSK: &str = "rita-kiosk-read-write";
+const WILL: &str = "will-desk-read-write";
+
+/// The authenticator of [`RITA_READS`] and the other tokens of principals.
+struct Principals;
+
+impl Authenticator for Principals {
+    fn authenticate<'a>(&'a self, request: &'a Parts) -> AuthFuture<'a> {
+        let token = request
+            .headers
+            .get(reqwest::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        let both: &[&str] = &["users:read", "users:write"];
+        let found = match token {
+            Some(RITA_READS) => Some(("rita", "desk", &["users:read"][..])),
+            Some(RITA_WRITES) => Some(("rita", "desk", both)),
+            Some(RITA_AT_KIOSK) => Some(("rita", "kiosk", both)),
+            Some(WILL) => Some(("will", "desk", both)),
+            _ => None,
+        };
+        Box::pin(async move {
+            let (subject, client, scopes) =
+                found.ok_or_else(|| AuthError::invalid("an unknown token"))?;
+            Ok(Identity {
+                client_id: Some(client.to_owned()),
+                ..Identity::new(subject, scopes.iter().copied())
+            })
+        })
+    }
+}
+
+/// A step-up inside a 2025-11-25 session: the session is its principal's, not its first
+/// token's. Rita's reading token cannot call the writing tool (the step-up challenge); her
+/// stepped-up token, in the same session, sees and calls it; her reading token afterwards
+/// still cannot (each request is granted its own token's scopes); a stream her reading token
+/// started resumes with her stepped-up one. Another subject's token, or her own through
+/// another client, is refused the session (403) and its streams (410), and nothing runs.
+#[tokio::test]
+async fn a_session_is_its_principal_s_and_each_request_is_granted_its_own_token_s_scopes() {
+    let srv = serve_with(|mut config| {
+        // Answers as streams, so that each has an event id to resume from.
+        config.sse_responses = true;
+        config.with_auth(Principals)
+    })
+    .await;
+    let session = srv.session(Some(RITA_READS)).await;
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string();
+    let lists = |token| send(srv.in_session(Some(token), &session).body(list.clone()));
+    let delete = |token, id, name: &str| {
+        send(srv.in_session(Some(token), &session).body(call(
+            id,
+            "delete_user",
+            json!({ "name": name }),
+        )))
+    };
+
+    assert_eq!(
+        tool_names(&lists(RITA_READS).await.body),
+        ["hello", "list_users"]
+    );
+    assert_step_up(&delete(RITA_READS, 2, "before-step-up").await, &srv.base, 2);
+    assert!(!deleted("before-step-up"), "nothing ran");
+
+    // Stepped up, in the same session.
+    assert_eq!(
+        tool_names(&lists(RITA_WRITES).await.body),
+        ["delete_user", "hello", "list_users"]
+    );
+    let reply = delete(RITA_WRITES, 3, "stepped-up").await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    assert_eq!(
+        reply.body["result"]["content"][0]["text"], "deleted stepped-up",
+        "{}",
+        reply.body
+    );
+
+    // The older, narrower token is granted no more than before.
+    assert_eq!(
+        tool_names(&lists(RITA_READS).await.body),
+        ["hello", "list_users"]
+    );
+    assert_step_up(&delete(RITA_READS, 4, "after-step-up").await, &srv.base, 4);
+    assert!(!deleted("after-step-up"), "nothing ran");
+
+    // Another subject, or the same one through another client, is someone else.
+    for token in [WILL, RITA_AT_KIOSK] {
+        let name = format!("by-{token}");
+        let reply = delete(token, 5, &name).await;
+        assert_eq!(
+            reply.status,
+            StatusCode::FORBIDDEN,
+            "{token}: {}",
+            reply.body
+        );
+        assert!(
+            reply.body["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("belongs to another principal")),
+            "{token}: {}",
+            reply.body
+        );
+        assert!(!deleted(&name), "{token}: nothing ran");
+        assert_eq!(lists(token).await.status, StatusCode::FORBIDDEN, "{token}");
+    }
+
+    // A stream the reading token started resumes with the stepped-up one, not with another
+    // principal's token.
+    let started = srv
+        .in_session(Some(RITA_READS), &session)
+        .body(call(6, "list_users", json!({})))
+        .send()
+        .await
+        .expect("a call");
+    assert_eq!(started.status(), StatusCode::OK);
+    let text = started.text().await.expect("a stream");
+    let priming = text
+        .lines()
+        .find_map(|l| l.strip_prefix("id: "))
+        .unwrap_or_else(|| panic!("an event id: {text}"))
+        .to_owned();
+    let resume = |token| {
+        srv.http
+            .get(srv.url())
+            .header(reqwest::header::AUTHORIZATION, format!("Bearer {token}"))
+            .header(reqwest::header::ACCEPT, "text/event-stream")
+            .header("mcp-session-id", &session)
+            .header("mcp-protocol-version", "2025-11-25")
+            .header("last-event-id", &priming)
+    };
+    let resumed = send(resume(RITA_WRITES)).await;
+    assert_eq!(resumed.status, StatusCode::OK, "{}", resumed.body);
+    assert_eq!(
+        resumed.body["result"]["content"][0]["text"], "ada",
+        "{}",
+        resumed.body
+    );
+    for token in [WILL, RITA_AT_KIOSK] {
+        let refused = send(resume(token)).await;
+        assert_eq!(
+            refused.status,
+            StatusCode::GONE,
+            "{token}: {}",
+            refused.body
+        );
+    }
 }
 
 /// The names in a list result's `key` array, sorted.

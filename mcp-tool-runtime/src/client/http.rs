@@ -22,7 +22,7 @@ use crate::sync::lock;
 use crate::tool::definition::headers::header_text;
 
 use super::message::{Inbound, Outbound, TRANSPORT, UNAUTHORIZED};
-use super::oauth::{Authorizer, OAuthClient};
+use super::oauth::{AuthAnswer, AuthFailure, Authorizer, OAuthClient};
 use super::sse::{Event, Events};
 use super::{ClientError, MAX_MESSAGE};
 
@@ -138,10 +138,13 @@ impl HttpWire {
             let status = response.status();
             if !status.is_success() {
                 let body = body(response).await.unwrap_or_default();
-                return Err(ClientError::Protocol(format!(
-                    "HTTP {status}: {}",
-                    excerpt(&String::from_utf8_lossy(&body))
-                )));
+                return Err(not_mcp(
+                    status,
+                    format!(
+                        "HTTP {status}: {}",
+                        excerpt(&String::from_utf8_lossy(&body))
+                    ),
+                ));
             }
             return Ok(None);
         };
@@ -150,14 +153,18 @@ impl HttpWire {
         let task = tokio::spawn(async move {
             if let Err(e) = answer(&shared, &endpoint, &post, id, is_initialize).await {
                 // The waiting request hears of it as an error from the transport.
-                let (code, message) = match e {
-                    ClientError::Unauthorized(why) => (UNAUTHORIZED, why),
-                    e => (TRANSPORT, e.to_string()),
+                let (code, message, data) = match e {
+                    ClientError::Unauthorized(why) => (
+                        UNAUTHORIZED,
+                        why.message().to_owned(),
+                        why.answer().to_data(),
+                    ),
+                    e => (TRANSPORT, e.to_string(), Value::Null),
                 };
                 let text = serde_json::json!({
                     "jsonrpc": "2.0",
                     "id": id,
-                    "error": { "code": code, "message": message }
+                    "error": { "code": code, "message": message, "data": data }
                 })
                 .to_string();
                 let _ = shared.inbox.send(Inbound::message(text, Some(id)));
@@ -401,8 +408,11 @@ impl Endpoint {
                 }
                 401 => {
                     if authorizations == AUTHORIZATIONS {
-                        return Err(ClientError::Unauthorized(format!(
-                            "the server refused {AUTHORIZATIONS} fresh authorizations in a row (HTTP 401)"
+                        return Err(ClientError::Unauthorized(AuthFailure::new(
+                            format!(
+                                "the server refused {AUTHORIZATIONS} fresh authorizations in a row (HTTP 401)"
+                            ),
+                            AuthAnswer::ServerRefused { status: 401 },
                         )));
                     }
                     authorizations += 1;
@@ -412,8 +422,11 @@ impl Endpoint {
                 403 if challenge.as_deref().is_some_and(insufficient_scope) => {
                     let limit = auth.step_up_limit();
                     if step_ups >= limit {
-                        return Err(ClientError::Unauthorized(format!(
-                            "the server still wants more scopes after {limit} step-ups (HTTP 403 insufficient_scope)"
+                        return Err(ClientError::Unauthorized(AuthFailure::new(
+                            format!(
+                                "the server still wants more scopes after {limit} step-ups (HTTP 403 insufficient_scope)"
+                            ),
+                            AuthAnswer::ServerRefused { status: 403 },
                         )));
                     }
                     step_ups += 1;
@@ -495,19 +508,25 @@ async fn answer(
     } else {
         // JSON: the answer, or an error the server put in the body (any status).
         let body = String::from_utf8(body(response).await?).map_err(|_| {
-            ClientError::Protocol(format!("HTTP {status} with a body that is not UTF-8"))
+            not_mcp(
+                status,
+                format!("HTTP {status} with a body that is not UTF-8"),
+            )
         })?;
         let envelope: Envelope<'_> = serde_json::from_str(&body).map_err(|_| {
-            ClientError::Protocol(format!(
-                "HTTP {status} with a body that is not JSON: {}",
-                excerpt(&body)
-            ))
+            not_mcp(
+                status,
+                format!(
+                    "HTTP {status} with a body that is not JSON: {}",
+                    excerpt(&body)
+                ),
+            )
         })?;
         if envelope.jsonrpc.is_none() {
-            return Err(ClientError::Protocol(format!(
-                "HTTP {status}: {}",
-                excerpt(&body)
-            )));
+            return Err(not_mcp(
+                status,
+                format!("HTTP {status}: {}", excerpt(&body)),
+            ));
         }
         // A refusal before the request was read (a session gone, a bad header) names no id.
         let text = if envelope.id.is_none_or(|id| id.get() == "null") {
@@ -519,6 +538,19 @@ async fn answer(
         };
         let _ = shared.inbox.send(Inbound::message(text, Some(id)));
         Ok(())
+    }
+}
+
+/// The error of an answer with HTTP `status` that holds no JSON-RPC message (`message` says
+/// what it holds): the server refusing the credentials it was sent (401, 403: a token just
+/// obtained, or the configured ones), else an answer that is not MCP.
+fn not_mcp(status: reqwest::StatusCode, message: String) -> ClientError {
+    match status.as_u16() {
+        status @ (401 | 403) => ClientError::Unauthorized(AuthFailure::new(
+            message,
+            AuthAnswer::ServerRefused { status },
+        )),
+        _ => ClientError::Protocol(message),
     }
 }
 

@@ -72,10 +72,12 @@ pub enum ClientError {
     #[error("the server did not answer within {} s", .0.as_secs_f64())]
     TimedOut(Duration),
     /// The server wants authorization that the client could not obtain (no
-    /// [`Connect::oauth`], or the authorization server refused or misbehaved: the text says
-    /// how, and never holds a secret).
+    /// [`Connect::oauth`], or the authorization server refused or misbehaved), or refused
+    /// what it was sent: the message says how, and never holds a secret; the
+    /// [answer](oauth::AuthFailure::answer) says what answered (an OAuth error code and its
+    /// status, a failure that may pass, the server's refusal).
     #[error("not authorized: {0}")]
-    Unauthorized(String),
+    Unauthorized(oauth::AuthFailure),
 }
 
 impl ClientError {

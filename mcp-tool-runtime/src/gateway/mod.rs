@@ -153,6 +153,10 @@ impl Mount {
     ) -> Result<Arc<Mount>, String> {
         let label = config.server_label.clone();
         let (connect, grant) = connection::target(&config, connections)?;
+        let connection_id = config
+            .project_connection_id
+            .clone()
+            .or_else(|| config.connector_id.clone());
         let users = grant.map(|grant| user::Users::new(&label, grant, redirects.clone()));
         Ok(Arc::new(Mount {
             config,
@@ -168,7 +172,7 @@ impl Mount {
             digest: AtomicU64::new(0),
             digests: RandomState::new(),
             users,
-            refusal: refused::Refusal::new(connections),
+            refusal: refused::Refusal::new(connections, connection_id),
         }))
     }
 

@@ -3,9 +3,9 @@
 //! refuses a token just obtained: one tool, `label__status`, stands for its tools (listed, so
 //! the model sees why) and answers every call with the mount and the reason; a call of any
 //! other `label__…` name is told the same; the log says it once per reason. The connection is
-//! not tried again until the connection store changes (polled each [`STORE_POLL`]), or after
-//! [`REFUSED_PAUSE`]. A failure that may pass (the network, a 5xx, a 429) is retried with
-//! backoff instead, as before.
+//! not tried again until the connection store changes, or the token file its assertion grant
+//! reads (both polled each [`STORE_POLL`]), or after [`REFUSED_PAUSE`]. A failure that may
+//! pass (the network, a 5xx, a 429) is retried with backoff instead, as before.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -16,6 +16,7 @@ use crate::client::{ClientError, Connect};
 use crate::sync::lock;
 use crate::tool::{DynamicArgs, DynamicTool, ToolError};
 
+use super::assertion::SubjectToken;
 use super::config::LABEL_SEPARATOR;
 use super::{Mount, ServerHandle, connection};
 
@@ -33,16 +34,19 @@ const STORE_POLL: Duration = Duration::from_secs(1);
 /// read from.
 pub(super) struct Refusal {
     store: Option<PathBuf>,
-    /// A digest of the store's text the mount's credentials were read from.
+    /// The mount's connection in the store.
+    connection: Option<String>,
+    /// A digest of what the mount's credentials were read from (see [`digest`]).
     read: std::sync::Mutex<u64>,
     why: std::sync::Mutex<Option<String>>,
 }
 
 impl Refusal {
-    pub(super) fn new(store: Option<&Path>) -> Self {
+    pub(super) fn new(store: Option<&Path>, connection: Option<String>) -> Self {
         Refusal {
+            read: std::sync::Mutex::new(digest(store, connection.as_deref())),
             store: store.map(Path::to_path_buf),
-            read: std::sync::Mutex::new(digest(store)),
+            connection,
             why: std::sync::Mutex::new(None),
         }
     }
@@ -53,40 +57,42 @@ impl Refusal {
     }
 }
 
-/// A digest of the connection store's text (0 when there is none, or it cannot be read).
-fn digest(store: Option<&Path>) -> u64 {
+/// A digest of the connection store's text (0 when there is none, or it cannot be read) and,
+/// when the mount's `connection` there reads its assertion grant's token from a file, of
+/// that file's text: a workload's token rotated on disk (or an ID token renewed) is a change
+/// of credentials as much as an edited store is.
+fn digest(store: Option<&Path>, connection: Option<&str>) -> u64 {
     let Some(text) = store.and_then(|p| std::fs::read(p).ok()) else {
         return 0;
     };
     let mut hasher = DefaultHasher::new();
     text.hash(&mut hasher);
+    let token_file = connection
+        .and_then(|id| connection::connection(id, store).ok())
+        .and_then(|c| match c.subject_token {
+            Some(SubjectToken::File(path)) => Some(path),
+            _ => None,
+        });
+    if let Some(path) = token_file {
+        std::fs::read(path).ok().hash(&mut hasher);
+    }
     hasher.finish()
 }
 
 /// The reason of a refusal that trying again with the same credentials cannot change;
-/// `None` for a failure that may pass. The client's texts never hold a secret.
+/// `None` for a failure that may pass. Decided by what answered, as the client types it: the
+/// token endpoint's OAuth error (`invalid_client`, `invalid_grant`, `unauthorized_client`,
+/// `invalid_scope`…), the remote refusing the credentials it was sent (a token just obtained,
+/// or the configured ones), or anything else that no retry changes are permanent; an
+/// authorization server unreachable, failing (5xx) or busy (429) is not. The client's
+/// messages never hold a secret.
 pub(super) fn permanent(e: &ClientError) -> Option<String> {
     match e {
-        ClientError::Unauthorized(why) if !passing(why) => Some(why.clone()),
-        // The remote refused the request outright, its token fresh (a 403 that asks for no
-        // scope, or a 401 answered without a challenge the client could follow).
-        ClientError::Protocol(why)
-            if why.starts_with("HTTP 401") || why.starts_with("HTTP 403") =>
-        {
-            Some(why.clone())
+        ClientError::Unauthorized(why) if !why.answer().is_transient() => {
+            Some(why.message().to_owned())
         }
         _ => None,
     }
-}
-
-/// Whether an authorization failure may pass: the authorization server unreachable, failing
-/// (5xx) or busy (429).
-fn passing(why: &str) -> bool {
-    why.contains("could not be reached")
-        || why.contains("(HTTP 5")
-        || why.contains("(HTTP 429)")
-        || why.contains("answered 5")
-        || why.contains("answered 429")
 }
 
 /// The error every call of a refused mount is answered with.
@@ -94,7 +100,7 @@ pub(super) fn refused_error(label: &str, why: &str) -> ToolError {
     ToolError::new(
         "REMOTE_REFUSED",
         format!(
-            "the `{label}` server refused the gateway's credentials ({why}); the gateway tries again when its connection store changes, or in {} minutes",
+            "the `{label}` server refused the gateway's credentials ({why}); the gateway tries again when its connection store (or the token file it reads) changes, or in {} minutes",
             REFUSED_PAUSE.as_secs() / 60
         ),
     )
@@ -143,9 +149,10 @@ impl Mount {
         }
     }
 
-    /// Waits until the connection store changes, then reads the mount's connection from it
-    /// again (`Some`: connect with it), or until [`REFUSED_PAUSE`] has passed (`None`: try
-    /// the same again). A store changed into one the mount cannot use is a refusal too.
+    /// Waits until the connection store (or the token file of the mount's assertion grant)
+    /// changes, then reads the mount's connection from it again (`Some`: connect with it),
+    /// or until [`REFUSED_PAUSE`] has passed (`None`: try the same again). A store changed
+    /// into one the mount cannot use is a refusal too.
     pub(super) async fn until_store_changes(
         self: &Arc<Self>,
         server: &ServerHandle,
@@ -153,12 +160,12 @@ impl Mount {
         let deadline = tokio::time::Instant::now() + REFUSED_PAUSE;
         loop {
             let store = self.refusal.store.as_deref();
-            let now = digest(store);
+            let now = digest(store, self.refusal.connection.as_deref());
             if now != *lock(&self.refusal.read) {
                 *lock(&self.refusal.read) = now;
                 match connection::target(&self.config, store) {
                     Ok((connect, None)) => {
-                        tracing::info!(mount = %self.label(), "the connection store changed: connecting with it");
+                        tracing::info!(mount = %self.label(), "the connection store or its token file changed: connecting with it");
                         return Some(connect);
                     }
                     Ok((_, Some(_))) => self.refused(
@@ -180,25 +187,60 @@ impl Mount {
 mod tests {
     use super::*;
 
+    use crate::client::oauth::{AuthAnswer, AuthFailure};
+
     #[test]
     fn refused_credentials_are_permanent_and_an_unreachable_or_failing_server_is_not() {
-        let refused = |why: &str| permanent(&ClientError::Unauthorized(why.to_owned()));
-        for why in [
-            "the token endpoint `http://a/token` refused (HTTP 401): invalid_client: bad secret",
-            "the token endpoint `http://a/token` refused (HTTP 400): invalid_grant",
-            "the server refused 2 fresh authorizations in a row (HTTP 401)",
+        let refused = |answer: AuthAnswer| {
+            // The message is not read: one that reads as passing changes nothing.
+            let said = "could not be reached (HTTP 503)";
+            permanent(&ClientError::Unauthorized(AuthFailure::new(said, answer)))
+        };
+        for error in [
+            "invalid_client",
+            "invalid_grant",
+            "unauthorized_client",
+            "invalid_scope",
         ] {
-            assert_eq!(refused(why).as_deref(), Some(why));
+            let answer = AuthAnswer::Refused {
+                error: Some(error.into()),
+                status: 400,
+            };
+            assert!(refused(answer).is_some(), "{error}");
         }
-        for why in [
-            "the token endpoint `http://a/token` refused (HTTP 503)",
-            "the token endpoint `http://a/token` refused (HTTP 429)",
-            "`http://a/.well-known/oauth-authorization-server` could not be reached: timed out",
-            "`http://a/.well-known/oauth-authorization-server` answered 502",
+        for permanent_answer in [
+            AuthAnswer::Refused {
+                error: None,
+                status: 401,
+            },
+            AuthAnswer::ServerRefused { status: 401 },
+            AuthAnswer::ServerRefused { status: 403 },
+            AuthAnswer::Other,
         ] {
-            assert_eq!(refused(why), None, "{why}");
+            assert!(
+                refused(permanent_answer.clone()).is_some(),
+                "{permanent_answer:?}"
+            );
         }
-        assert!(permanent(&ClientError::Protocol("HTTP 403: forbidden".into())).is_some());
+        for passing in [
+            AuthAnswer::Unreachable,
+            AuthAnswer::Unavailable { status: 503 },
+            AuthAnswer::Unavailable { status: 429 },
+        ] {
+            assert_eq!(refused(passing.clone()), None, "{passing:?}");
+        }
+        // The reason given is the client's message.
+        let failure = AuthFailure::new(
+            "the token endpoint refused (HTTP 401): invalid_client",
+            AuthAnswer::Refused {
+                error: Some("invalid_client".into()),
+                status: 401,
+            },
+        );
+        assert_eq!(
+            permanent(&ClientError::Unauthorized(failure)).as_deref(),
+            Some("the token endpoint refused (HTTP 401): invalid_client")
+        );
         assert!(permanent(&ClientError::Unavailable("connection refused".into())).is_none());
         assert!(permanent(&ClientError::Protocol("HTTP 500: oops".into())).is_none());
     }

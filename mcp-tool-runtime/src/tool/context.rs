@@ -123,6 +123,13 @@ impl Identity {
             client_id: None,
         }
     }
+
+    /// Whether `other` is the same principal: the same subject through the same client.
+    /// What each may do (its scopes) is no part of who it is: a token stepped up for more
+    /// scopes (RFC 6750 §3.1, `insufficient_scope`) stands for the same principal.
+    pub(crate) fn same_principal(&self, other: &Identity) -> bool {
+        self.subject == other.subject && self.client_id == other.client_id
+    }
 }
 
 /// Everything about one call that does not change while it runs.

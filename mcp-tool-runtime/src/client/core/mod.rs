@@ -22,6 +22,7 @@ use self::inbound::{Questions, within};
 use super::http::HttpWire;
 use super::message::{Inbound, Outbound, TRANSPORT, UNAUTHORIZED};
 use super::meta::WithMeta;
+use super::oauth::{AuthAnswer, AuthFailure};
 use super::stdio::StdioWire;
 use super::{
     CallOptions, CallProgress, ClientError, ClientHandler, Connect, ServerInfo, Target,
@@ -363,7 +364,10 @@ impl Core {
             answer = within(self.connect.timeout, &asking, rx) => match answer {
                 Some(Ok(Ok(result))) => Ok(result),
                 Some(Ok(Err(e))) if e.code == TRANSPORT => Err(ClientError::Unavailable(e.message)),
-                Some(Ok(Err(e))) if e.code == UNAUTHORIZED => Err(ClientError::Unauthorized(e.message)),
+                Some(Ok(Err(e))) if e.code == UNAUTHORIZED => {
+                    let answer = AuthAnswer::from_data(e.data.as_ref());
+                    Err(ClientError::Unauthorized(AuthFailure::new(e.message, answer)))
+                }
                 Some(Ok(Err(e))) => Err(ClientError::Rpc(e)),
                 Some(Err(_)) => Err(ClientError::Unavailable("the connection closed before the answer".into())),
                 None => {

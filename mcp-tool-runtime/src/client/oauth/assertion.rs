@@ -22,7 +22,9 @@ use crate::client::ClientError;
 use crate::protocol::oauth::fetch::{self, form_encode};
 
 use super::discover::Discovered;
-use super::{Grant, excerpt, fetch_error, oauth_error, unauthorized};
+use super::{
+    AuthAnswer, AuthFailure, Grant, excerpt, fetch_error, oauth_error, token, unauthorized,
+};
 
 /// `grant_type` of RFC 7523's JWT bearer grant.
 const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
@@ -271,9 +273,14 @@ impl EnterpriseIdp {
             .await
             .map_err(fetch_error)?;
         if !(200..300).contains(&status) {
-            return Err(unauthorized(format!(
-                "the identity provider's token endpoint `{endpoint}` refused the exchange (HTTP {status}){}",
-                oauth_error(&bytes)
+            let answer =
+                AuthAnswer::of_status(status, token::error_code(&bytes).map(|e| excerpt(&e)));
+            return Err(ClientError::Unauthorized(AuthFailure::new(
+                format!(
+                    "the identity provider's token endpoint `{endpoint}` refused the exchange (HTTP {status}){}",
+                    oauth_error(&bytes)
+                ),
+                answer,
             )));
         }
         #[derive(Deserialize)]

@@ -40,6 +40,7 @@ mod agent;
 mod assertion;
 mod discover;
 mod dpop;
+mod failure;
 mod flow;
 mod store;
 pub(crate) use store::write_private;
@@ -58,6 +59,7 @@ use crate::protocol::oauth::fetch::FetchError;
 
 pub use agent::LoopbackBrowser;
 pub use assertion::{EnterpriseIdp, TokenSource};
+pub use failure::{AuthAnswer, AuthFailure};
 pub(crate) use flow::Authorizer;
 pub use store::{
     FileTokenStore, MAX_REGISTRATIONS, MAX_TOKENS, MemoryTokenStore, Registration, TokenKey,
@@ -346,13 +348,21 @@ impl OAuthClient {
     }
 }
 
-/// The error of a failed authorization (its text never holds a secret).
+/// The error of a failed authorization that no authorization server answered (its text
+/// never holds a secret).
 fn unauthorized(why: impl Into<String>) -> ClientError {
-    ClientError::Unauthorized(why.into())
+    ClientError::Unauthorized(AuthFailure::new(why, AuthAnswer::Other))
 }
 
+/// The error of a fetch from an authorization server that failed: unreachable, failing or
+/// busy (which may pass), or any other answer.
 fn fetch_error(e: FetchError) -> ClientError {
-    unauthorized(e.to_string())
+    let answer = match &e {
+        FetchError::Unreachable { .. } => AuthAnswer::Unreachable,
+        FetchError::Status { status, .. } => AuthAnswer::of_status(*status, None),
+        FetchError::TooLarge { .. } | FetchError::NotJson { .. } => AuthAnswer::Other,
+    };
+    ClientError::Unauthorized(AuthFailure::new(e.to_string(), answer))
 }
 
 /// Seconds since the Unix epoch.

@@ -13,7 +13,8 @@ use crate::protocol::oauth::fetch::{self, form_encode};
 use super::discover::Discovered;
 use super::dpop::DpopKey;
 use super::{
-    Credential, Registration, Tokens, excerpt, fetch_error, now, oauth_error, random, unauthorized,
+    AuthAnswer, AuthFailure, Credential, Registration, Tokens, excerpt, fetch_error, now,
+    oauth_error, random, unauthorized,
 };
 use crate::protocol::oauth::dpop::{HEADER as DPOP, NONCE_HEADER, USE_NONCE};
 
@@ -76,9 +77,13 @@ pub(super) async fn token_request(
         break (status, bytes);
     };
     if !(200..300).contains(&status) {
-        return Err(unauthorized(format!(
-            "the token endpoint `{endpoint}` refused (HTTP {status}){}",
-            oauth_error(&bytes)
+        let answer = AuthAnswer::of_status(status, error_code(&bytes).map(|e| excerpt(&e)));
+        return Err(ClientError::Unauthorized(AuthFailure::new(
+            format!(
+                "the token endpoint `{endpoint}` refused (HTTP {status}){}",
+                oauth_error(&bytes)
+            ),
+            answer,
         )));
     }
     let Ok(answer) = serde_json::from_slice::<TokenAnswer>(&bytes) else {
@@ -87,9 +92,15 @@ pub(super) async fn token_request(
         )));
     };
     if let Some(error) = &answer.error {
-        return Err(unauthorized(format!(
-            "the token endpoint `{endpoint}` refused ({})",
-            excerpt(error)
+        return Err(ClientError::Unauthorized(AuthFailure::new(
+            format!(
+                "the token endpoint `{endpoint}` refused ({})",
+                excerpt(error)
+            ),
+            AuthAnswer::Refused {
+                error: Some(excerpt(error)),
+                status,
+            },
         )));
     }
     let Some(access_token) = answer.access_token.filter(|t| !t.is_empty()) else {
@@ -138,7 +149,7 @@ pub(super) async fn token_request(
 }
 
 /// The `error` of an OAuth error answer.
-fn error_code(body: &[u8]) -> Option<String> {
+pub(super) fn error_code(body: &[u8]) -> Option<String> {
     #[derive(Deserialize)]
     struct Refusal {
         error: Option<String>,

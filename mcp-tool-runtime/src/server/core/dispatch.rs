@@ -15,7 +15,7 @@ use crate::protocol::jsonrpc::{self, Reply};
 use crate::protocol::request::{Method, Request};
 use crate::protocol::wire::CancelledParams;
 use crate::protocol::{RpcError, code};
-use crate::tool::CancellationToken;
+use crate::tool::{CancellationToken, Identity};
 
 use crate::server::core::methods;
 use crate::server::core::request::Cx;
@@ -205,34 +205,54 @@ impl Session {
         self.route(inbound, Transport::Http);
     }
 
-    /// Handles one request read already (HTTP reads it once to check its headers);
-    /// `stateless` when the transport knows it is of a stateless revision (its
-    /// `MCP-Protocol-Version` header says so), whatever its `_meta` says.
+    /// Handles one request read already (HTTP reads it once to check its headers), with the
+    /// session's credentials (a session for that request alone); `stateless` when the
+    /// transport knows it is of a stateless revision (its `MCP-Protocol-Version` header says
+    /// so), whatever its `_meta` says.
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn dispatch_request(self: &Arc<Self>, request: &Request<'_>, stateless: bool) {
-        self.request(request, stateless, Transport::Http);
+        self.request(request, stateless, Transport::Http, self.identity.as_ref());
+    }
+
+    /// Handles one request of a session that came with credentials of its own (HTTP): the
+    /// session is its principal's, and the request is granted what its own token grants.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn dispatch_request_as(
+        self: &Arc<Self>,
+        request: &Request<'_>,
+        identity: Option<&Arc<Identity>>,
+    ) {
+        self.request(request, false, Transport::Http, identity);
     }
 
     /// Handles one message that came over `transport`.
     fn route(self: &Arc<Self>, inbound: &Inbound<'_>, transport: Transport) {
         match inbound {
-            Inbound::Request(request) => self.request(request, false, transport),
+            Inbound::Request(request) => {
+                self.request(request, false, transport, self.identity.as_ref());
+            }
             Inbound::Response { id, outcome } => self.response(*id, *outcome),
         }
     }
 
-    /// A request (or, without an id, a notification), in a span of its own (see
-    /// [`telemetry`]).
-    fn request(self: &Arc<Self>, request: &Request<'_>, stateless: bool, transport: Transport) {
+    /// A request (or, without an id, a notification) made with `identity`'s credentials, in
+    /// a span of its own (see [`telemetry`]).
+    fn request(
+        self: &Arc<Self>,
+        request: &Request<'_>,
+        stateless: bool,
+        transport: Transport,
+        identity: Option<&Arc<Identity>>,
+    ) {
         let span = telemetry::request_span(request, transport);
         let _entered = span.enter();
         let Some(id) = request.id else {
             return self.notification(request);
         };
         if stateless || request.stateless {
-            self.stateless_request(id, request, &span);
+            self.stateless_request(id, request, &span, identity);
         } else {
-            self.session_request(id, request);
+            self.session_request(id, request, identity);
             telemetry::record_version(&span, || self.client().protocol_version);
         }
     }
@@ -257,7 +277,12 @@ impl Session {
     }
 
     /// A request of a session (2025-11-25 and before).
-    fn session_request(self: &Arc<Self>, id: JsonText<'_>, request: &Request<'_>) {
+    fn session_request(
+        self: &Arc<Self>,
+        id: JsonText<'_>,
+        request: &Request<'_>,
+        identity: Option<&Arc<Identity>>,
+    ) {
         let id_text = id.get();
         let route = route_of(request.method);
         // A connection's session serves nothing but `initialize` and `ping` before its
@@ -292,6 +317,7 @@ impl Session {
                     id,
                     key: &request.key,
                     stateless: None,
+                    identity,
                 };
                 if self.server.shared.middleware.is_empty() || self.admitted(&cx, request) {
                     (route.handle)(&cx, request);
@@ -303,7 +329,13 @@ impl Session {
     /// A stateless (2026-07-28) request: its `_meta` says who asks; the methods the revision
     /// removed (`initialize`, `ping`, `logging/setLevel`, `resources/subscribe`…) do not exist
     /// for it.
-    fn stateless_request(self: &Arc<Self>, id: JsonText<'_>, request: &Request<'_>, span: &Span) {
+    fn stateless_request(
+        self: &Arc<Self>,
+        id: JsonText<'_>,
+        request: &Request<'_>,
+        span: &Span,
+        identity: Option<&Arc<Identity>>,
+    ) {
         let id_text = id.get();
         let checked = request
             .stateless_meta()
@@ -336,6 +368,7 @@ impl Session {
             id,
             key: &request.key,
             stateless: Some(self.server.shared.clients.stateless(version, &meta)),
+            identity,
         };
         if self.server.shared.middleware.is_empty() || self.admitted(&cx, request) {
             (route.handle)(&cx, request);
@@ -351,7 +384,7 @@ impl Session {
             id: cx.id,
             params: request.params,
             version: cx.version(),
-            identity: self.identity.as_deref(),
+            identity: cx.identity(),
             principal: &principal,
         };
         match self.server.shared.middleware.request(&info) {

@@ -15,7 +15,7 @@ use crate::protocol::wire::{Complete, Implementation, InputRequiredResult, Resul
 use crate::protocol::{CacheHints, LogLevel, ProtocolVersion, RpcError, jsonrpc};
 use crate::tool::context::{Answer, Connection, LogPolicy};
 use crate::tool::input::{MEMO_PREFIX, RoundEnd};
-use crate::tool::{Batch, ClientInfo};
+use crate::tool::{Batch, ClientInfo, Identity};
 
 use crate::server::core::clients::Stateless;
 use crate::server::core::handle::ServerHandle;
@@ -32,6 +32,11 @@ pub(crate) struct Cx<'a> {
     /// The id's key, made when first asked for (see [`Cx::key`]).
     pub(crate) key: &'a OnceLock<Arc<str>>,
     pub(crate) stateless: Option<Arc<Stateless>>,
+    /// The credentials the request came with: what it is granted (its scopes) and who makes
+    /// it. A request of an HTTP session brings its own (the same principal's token may
+    /// have been stepped up, or be an older, narrower one); any other request has the
+    /// session's ([`Session::identity`]).
+    pub(crate) identity: Option<&'a Arc<Identity>>,
 }
 
 impl Cx<'_> {
@@ -44,6 +49,12 @@ impl Cx<'_> {
     /// the table of requests in flight, the response's route.
     pub(crate) fn key(&self) -> &Arc<str> {
         self.key.get_or_init(|| jsonrpc::id_key(self.id()))
+    }
+
+    /// Who makes the request, and the scopes it is granted, when an authenticator
+    /// established them (HTTP).
+    pub(crate) fn identity(&self) -> Option<&Identity> {
+        self.identity.map(|i| &**i)
     }
 
     /// The running server.

@@ -147,7 +147,8 @@ pub(crate) use crate::server::offerings::selection::Principal;
 /// How a session is opened.
 #[derive(Default)]
 pub(crate) struct Opening {
-    /// Who the session belongs to (HTTP with an authenticator).
+    /// The credentials the session is opened with (HTTP with an authenticator): whose it
+    /// is, and what a request that brings none of its own is granted.
     pub(crate) identity: Option<Identity>,
     /// Who is on the other end, for state that outlives a stateless request.
     pub(crate) principal: Principal,
@@ -195,6 +196,11 @@ pub(crate) struct Session {
     /// The client's minimum log level; `u8::MAX` until it sets one (then everything is sent).
     pub(crate) log_level: AtomicU8,
     pub(crate) selector: Selector,
+    /// The credentials the session was opened with: whose it is (a subject through a
+    /// client, [`Identity::same_principal`]), and what its requests are granted when they
+    /// bring no credentials of their own (a one-shot session's request, stdio). A request of
+    /// an HTTP session brings its own, and is granted what they grant
+    /// ([`Cx::identity`](crate::server::core::request::Cx::identity)).
     pub(crate) identity: Option<Arc<Identity>>,
     pub(crate) principal: Principal,
     /// See [`Opening::address`].
@@ -307,6 +313,7 @@ impl Session {
             selection: SelectionWire::from(&self.selector.read().to_batch()),
             subscriptions: lock(&self.subscriptions).iter().cloned().collect(),
             subject: self.identity.as_ref().map(|i| i.subject.clone()),
+            client_id: self.identity.as_ref().and_then(|i| i.client_id.clone()),
             nonce: self.nonce.get().cloned(),
         }
     }

@@ -546,6 +546,10 @@ pub(crate) struct SessionRecord {
     /// Who the session belongs to (the authenticated subject), if anyone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) subject: Option<String>,
+    /// The OAuth client the subject came through, if known: a session is its subject's
+    /// through that client (its tokens' scopes may change, stepped up; who it is may not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) client_id: Option<String>,
     /// The session's random name (it owns the tasks of an unauthenticated session).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) nonce: Option<String>,

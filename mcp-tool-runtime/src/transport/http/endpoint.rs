@@ -36,8 +36,10 @@ pub(super) struct HttpSession {
     last_seen: Mutex<Instant>,
     /// When the session's record in the shared state was last renewed (replicas).
     last_shared: Mutex<Instant>,
+    /// The credentials that opened the session: it is their principal's (their subject
+    /// through their client), whatever scopes that principal's later tokens grant.
     pub(super) identity: Option<Identity>,
-    /// Who the session's resumable streams belong to (a digest of its id and identity).
+    /// Who the session's resumable streams belong to (a digest of its id and principal).
     pub(super) owner: String,
     /// The client whose share of sessions this one counts in (its subject, else its
     /// address), when known.
@@ -387,7 +389,9 @@ impl Endpoint {
     }
 
     /// The session a request names (`session`: the one held by its id), checking that it
-    /// still exists and belongs to the same identity.
+    /// still exists and belongs to the principal whose credentials the request carries (the
+    /// same subject through the same client: a token stepped up for more scopes is accepted,
+    /// and each request is granted its own token's scopes).
     fn session(
         &self,
         id: &str,
@@ -400,7 +404,7 @@ impl Endpoint {
             session = None;
         }
         match session {
-            Some(s) if s.identity.as_ref() == identity => {
+            Some(s) if same_principal(s.identity.as_ref(), identity) => {
                 s.touch();
                 self.renew_shared(&s);
                 Ok(s)
@@ -408,7 +412,7 @@ impl Endpoint {
             Some(_) => Err(refuse(
                 StatusCode::FORBIDDEN,
                 code::INVALID_REQUEST,
-                "Forbidden: the session belongs to another identity",
+                "Forbidden: the session belongs to another principal (subject or client)",
             )),
             None => Err(refuse(
                 StatusCode::NOT_FOUND,
@@ -419,7 +423,7 @@ impl Endpoint {
     }
 
     /// A session another replica opened, from its record in the shared state (`None`: no
-    /// such session, or it belongs to someone else).
+    /// such session, or it belongs to another principal).
     async fn take_up(&self, id: &str, identity: Option<&Identity>) -> Option<Arc<HttpSession>> {
         let replicas = &self.server.shared.replicas;
         if !replicas.shared() || id.is_empty() || id.len() > 128 {
@@ -433,7 +437,13 @@ impl Endpoint {
                 return None;
             }
         };
-        if record.subject.as_deref() != identity.map(|i| i.subject.as_str()) {
+        let principal = identity.map(|i| (i.subject.as_str(), i.client_id.as_deref()));
+        if record
+            .subject
+            .as_deref()
+            .map(|s| (s, record.client_id.as_deref()))
+            != principal
+        {
             return None;
         }
         let http = self.open_session(id.to_owned(), identity.cloned(), None, None, false);
@@ -603,6 +613,17 @@ fn new_session_id() -> Option<String> {
     Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
+/// Whether a session opened with `opened`'s credentials belongs to the principal of a
+/// request carrying `request`'s: both anonymous, or the same subject through the same client
+/// (their scopes may differ).
+fn same_principal(opened: Option<&Identity>, request: Option<&Identity>) -> bool {
+    match (opened, request) {
+        (None, None) => true,
+        (Some(a), Some(b)) => a.same_principal(b),
+        _ => false,
+    }
+}
+
 /// Who a request comes from, for what outlives it: its subject; else, over a Unix socket
 /// (`local`), the one local principal; else no one known.
 pub(super) fn principal_of(identity: Option<&Identity>, local: bool) -> Principal {
@@ -672,28 +693,4 @@ pub(crate) fn scope_value(scopes: &[String]) -> String {
         .map(String::as_str)
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_accept_header_is_read_for_event_streams() {
-        let accepts = |value: &[u8]| {
-            let mut headers = HeaderMap::new();
-            headers.insert(header::ACCEPT, HeaderValue::from_bytes(value).unwrap());
-            accepts_sse(&headers)
-        };
-        assert!(accepts_sse(&HeaderMap::new()));
-        assert!(accepts(b"application/json, text/event-stream"));
-        assert!(accepts(b"application/json,\tTEXT/Event-Stream ; q=0.5"));
-        assert!(accepts(b"*/*"));
-        assert!(accepts(b"text/*;q=1"));
-        assert!(!accepts(b"application/json"));
-        assert!(!accepts(b"text/event-streams, text/html"));
-        assert!(!accepts(b""));
-        // Not visible ASCII: read as no Accept at all.
-        assert!(accepts(b"application/json, \xe2\x82\xac"));
-    }
 }

@@ -252,13 +252,14 @@ async fn session_post(
     identity: Option<Identity>,
 ) -> Response {
     let is_initialize = request.is_some_and(|r| r.method == Method::Initialize);
+    let identity = identity.map(Arc::new);
     let (session_id, http) = if is_initialize {
-        match open_session(endpoint, parts, identity) {
+        match open_session(endpoint, parts, identity.as_deref().cloned()) {
             Ok((id, http)) => (Some(id), http),
             Err(r) => return *r,
         }
     } else {
-        match endpoint.session_anywhere(parts, identity.as_ref()).await {
+        match endpoint.session_anywhere(parts, identity.as_deref()).await {
             // A header naming another supported version than the session's is accepted:
             // the official conformance suite itself sends 2025-03-26 on 2025-11-25 sessions.
             Ok(s) => (None, s),
@@ -287,7 +288,9 @@ async fn session_post(
             route.insert(RequestRoute::Held(Vec::new()));
         }
     }
-    http.session.dispatch_request(request, false);
+    // Granted what the request's own token grants: the session is its principal's, and a
+    // later token of the same principal may grant more (stepped up) or less.
+    http.session.dispatch_request_as(request, identity.as_ref());
     // Taken before anything awaits: the handler is the one to free the held messages.
     let rx = messages_of(&http, &id);
     let Some(session_id) = session_id else {
@@ -418,5 +421,31 @@ async fn answer(
         endpoint.streams.respond(rx, sse, raw_id, &http.owner).await
     } else {
         sse::respond(rx, sse, |_| StatusCode::OK, Some(raw_id)).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::http::header::{self, HeaderMap, HeaderValue};
+
+    use super::accepts_sse;
+
+    #[test]
+    fn an_accept_header_is_read_for_event_streams() {
+        let accepts = |value: &[u8]| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::ACCEPT, HeaderValue::from_bytes(value).unwrap());
+            accepts_sse(&headers)
+        };
+        assert!(accepts_sse(&HeaderMap::new()));
+        assert!(accepts(b"application/json, text/event-stream"));
+        assert!(accepts(b"application/json,\tTEXT/Event-Stream ; q=0.5"));
+        assert!(accepts(b"*/*"));
+        assert!(accepts(b"text/*;q=1"));
+        assert!(!accepts(b"application/json"));
+        assert!(!accepts(b"text/event-streams, text/html"));
+        assert!(!accepts(b""));
+        // Not visible ASCII: read as no Accept at all.
+        assert!(accepts(b"application/json, \xe2\x82\xac"));
     }
 }

@@ -28,7 +28,7 @@ pub(super) fn list<'o, T>(
 ) {
     let server = cx.server();
     let size = server.catalog().page_size();
-    let granted = cx.session.identity.as_deref().map(|i| &i.scopes[..]);
+    let granted = cx.identity().map(|i| &i.scopes[..]);
     let scoped = granted.is_some() && items.iter().any(|i| !scopes(i).is_empty());
     let visible: Vec<&T> = items
         .iter()
@@ -77,7 +77,7 @@ pub(super) fn check_scopes<'o>(
     scopes: impl FnOnce() -> &'o [String],
     what: impl FnOnce() -> String,
 ) -> Result<(), RpcError> {
-    let Some(identity) = cx.session.identity.as_deref() else {
+    let Some(identity) = cx.identity() else {
         return Ok(());
     };
     let scopes = scopes();

@@ -91,12 +91,12 @@ fn tools_page(cx: &Cx<'_>, cursor: Option<&str>) -> Reply {
         (None, _) => session.selector.read().clone(),
     };
     // A caller without every scope the catalog's tools declare sees only the tools it may call.
-    let granted = cx.session.identity.as_deref().map(|i| &i.scopes[..]);
+    let granted = cx.identity().map(|i| &i.scopes[..]);
     let scoped = catalog.has_scopes() && granted.is_some();
     // Tools of one user (a gateway's) are listed to that user only.
     let user = catalog.has_personal().then(|| {
         user_key(
-            cx.session.identity.as_deref().map(|i| i.subject.as_str()),
+            cx.identity().map(|i| i.subject.as_str()),
             cx.session.principal == Principal::Local,
         )
     });
@@ -145,7 +145,7 @@ impl Cx<'_> {
             tool: name,
             meta,
             client: self.client(),
-            identity: self.session.identity.clone(),
+            identity: self.identity.cloned(),
             conn: self.connection(),
             cancel: CancellationToken::default(),
             progress: ProgressState::new(token),
@@ -217,7 +217,7 @@ pub(crate) fn call(cx: &Cx<'_>, request: &Request<'_>) {
     };
     if !entry
         .def
-        .missing_scopes(cx.session.identity.as_deref().map(|i| &i.scopes[..]))
+        .missing_scopes(cx.identity().map(|i| &i.scopes[..]))
         .is_empty()
     {
         return fail(insufficient_scope(&entry));
@@ -527,6 +527,7 @@ impl ServerHandle {
             id: JsonText::ZERO,
             key: &key,
             stateless: None,
+            identity: session.identity.as_ref(),
         };
         let entry = active_entry(&cx, name).ok_or_else(|| unknown_tool(name))?;
         let ctx = cx.call_context(entry.name.clone(), Default::default(), None);

@@ -506,12 +506,24 @@ pub(crate) fn resumable(version: ProtocolVersion) -> bool {
 }
 
 /// Who a stream belongs to, as the store keeps it: a digest of the session id (a secret that
-/// is not stored) and the caller's identity.
+/// is not stored) and the caller's principal, its subject through its client. Not its scopes:
+/// the same principal's stepped-up token resumes what its narrower one started.
 pub(crate) fn owner_of(session_id: &str, identity: Option<&Identity>) -> String {
     let mut hash = Sha256::new();
-    hash.update(session_id.as_bytes());
-    hash.update([0]);
-    hash.update(identity.map_or("", |i| i.subject.as_str()).as_bytes());
+    // Each part after its length, so that no two principals give the same bytes.
+    let mut part = |text: &str| {
+        hash.update((text.len() as u64).to_be_bytes());
+        hash.update(text.as_bytes());
+    };
+    part(session_id);
+    part(identity.map_or("", |i| i.subject.as_str()));
+    match identity.and_then(|i| i.client_id.as_deref()) {
+        Some(client) => {
+            part("client");
+            part(client);
+        }
+        None => part(""),
+    }
     hex(&hash.finalize())
 }
 
@@ -549,5 +561,26 @@ mod tests {
         assert_ne!(owner_of("s1", None), owner_of("s2", None));
         assert_ne!(owner_of("s1", None), owner_of("s1", Some(&alice)));
         assert_eq!(owner_of("s1", Some(&alice)), owner_of("s1", Some(&alice)));
+    }
+
+    #[test]
+    fn owners_are_principals_whatever_their_scopes() {
+        let client = |subject: &str, client: Option<&str>, scopes: &[&str]| Identity {
+            client_id: client.map(str::to_owned),
+            ..Identity::new(subject, scopes.iter().copied())
+        };
+        let reader = client("alice", Some("app"), &["read"]);
+        let stepped_up = client("alice", Some("app"), &["read", "write"]);
+        assert_eq!(
+            owner_of("s1", Some(&reader)),
+            owner_of("s1", Some(&stepped_up))
+        );
+        for other in [
+            client("alice", Some("other"), &["read"]),
+            client("alice", None, &["read"]),
+            client("bob", Some("app"), &["read"]),
+        ] {
+            assert_ne!(owner_of("s1", Some(&reader)), owner_of("s1", Some(&other)));
+        }
     }
 }
