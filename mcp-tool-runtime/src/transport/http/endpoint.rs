@@ -76,12 +76,21 @@ pub(super) fn peer_address(parts: &Parts) -> Option<std::net::IpAddr> {
 
 #[derive(Default)]
 pub(super) struct Routes {
-    /// The open response stream of each request in flight, by request id (JSON text).
-    pub(super) requests: HashMap<Arc<str>, mpsc::UnboundedSender<Outgoing>>,
+    /// Where the messages of each request in flight go, by request id (JSON text).
+    pub(super) requests: HashMap<Arc<str>, RequestRoute>,
     /// The GET stream, for messages that belong to no request.
     pub(super) standalone: Option<mpsc::UnboundedSender<Outgoing>>,
     /// The GET stream's writer, when it is resumable.
     pub(super) standalone_tap: Option<Arc<Tap>>,
+}
+
+/// Where the messages of one request in flight go.
+pub(super) enum RequestRoute {
+    /// Kept here until its POST handler takes them, right after the request is dispatched:
+    /// a call answered at once (most are) is answered without a channel.
+    Held(Vec<Outgoing>),
+    /// The stream its POST handler answers from.
+    Open(mpsc::UnboundedSender<Outgoing>),
 }
 
 impl HttpSession {
@@ -361,26 +370,6 @@ impl Endpoint {
         parts: &Parts,
         identity: Option<&Identity>,
     ) -> Result<Arc<HttpSession>, Refusal> {
-        if let Some(id) = parts
-            .headers
-            .get(&SESSION_HEADER)
-            .and_then(|v| v.to_str().ok())
-            && !lock(&self.sessions).contains_key(id)
-        {
-            self.take_up(id, identity).await;
-        }
-        self.session(parts, identity)
-    }
-
-    /// The session a request names, checking that it exists and belongs to the principal
-    /// whose credentials the request carries (the same subject through the same client: a
-    /// token stepped up for more scopes is accepted, and each request is granted its own
-    /// token's scopes).
-    fn session(
-        &self,
-        parts: &Parts,
-        identity: Option<&Identity>,
-    ) -> Result<Arc<HttpSession>, Refusal> {
         let Some(id) = parts.headers.get(&SESSION_HEADER) else {
             return Err(refuse(
                 StatusCode::BAD_REQUEST,
@@ -390,6 +379,25 @@ impl Endpoint {
         };
         let id = id.to_str().unwrap_or("");
         let mut session = lock(&self.sessions).get(id).cloned();
+        if session.is_none() && !id.is_empty() {
+            session = match self.take_up(id, identity).await {
+                Some(s) => Some(s),
+                None => lock(&self.sessions).get(id).cloned(),
+            };
+        }
+        self.session(id, session, identity)
+    }
+
+    /// The session a request names (`session`: the one held by its id), checking that it
+    /// still exists and belongs to the principal whose credentials the request carries (the
+    /// same subject through the same client: a token stepped up for more scopes is accepted,
+    /// and each request is granted its own token's scopes).
+    fn session(
+        &self,
+        id: &str,
+        mut session: Option<Arc<HttpSession>>,
+        identity: Option<&Identity>,
+    ) -> Result<Arc<HttpSession>, Refusal> {
         if session.as_ref().is_some_and(|s| s.session.ended()) {
             // Ended by its client on another replica.
             lock(&self.sessions).remove(id);
@@ -526,11 +534,16 @@ impl Deliver for HttpSession {
     fn deliver(&self, message: Outgoing) {
         let mut routes = lock(&self.routes);
         if let Some(related) = message.related.clone()
-            && let Some(stream) = routes.requests.get(&related)
+            && let Some(route) = routes.requests.get_mut(&related)
         {
             let done = message.is_response;
-            if stream.send(message).is_err() || done {
-                routes.requests.remove(&related);
+            match route {
+                RequestRoute::Held(held) => held.push(message),
+                RequestRoute::Open(stream) => {
+                    if stream.send(message).is_err() || done {
+                        routes.requests.remove(&related);
+                    }
+                }
             }
             drop(routes);
             if done {
@@ -566,12 +579,29 @@ pub(super) fn split_url(url: &str) -> (&str, &str) {
 /// Whether the client takes an SSE answer: its `Accept` names `text/event-stream` (or
 /// anything), or it sent none.
 pub(super) fn accepts_sse(headers: &HeaderMap) -> bool {
-    match headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()) {
-        None => true,
-        Some(accept) => accept.split(',').any(|t| {
-            let t = t.split(';').next().unwrap_or("").trim();
-            t.eq_ignore_ascii_case("text/event-stream") || t == "*/*" || t == "text/*"
-        }),
+    let Some(accept) = headers.get(header::ACCEPT) else {
+        return true;
+    };
+    // A value that is not visible ASCII is read as none sent.
+    let Ok(accept) = accept.to_str() else {
+        return true;
+    };
+    // Item by item, in one pass (this runs on every request): each media type without its
+    // parameters.
+    let mut rest = accept.as_bytes();
+    loop {
+        let end = rest.iter().position(|b| *b == b',').unwrap_or(rest.len());
+        let item = &rest[..end];
+        let media = &item[..item.iter().position(|b| *b == b';').unwrap_or(item.len())];
+        let media = media.trim_ascii();
+        if media.eq_ignore_ascii_case(b"text/event-stream") || media == b"*/*" || media == b"text/*"
+        {
+            return true;
+        }
+        match rest.get(end + 1..) {
+            Some(more) => rest = more,
+            None => return false,
+        }
     }
 }
 
@@ -630,6 +660,10 @@ const SINGLE_HEADERS: [&str; 6] = [
 
 /// 400 for a request that repeats one of [`SINGLE_HEADERS`] or an `Mcp-Param-*` header.
 fn check_single_headers(headers: &HeaderMap) -> Result<(), Refusal> {
+    if headers.keys_len() == headers.len() {
+        // No header comes twice.
+        return Ok(());
+    }
     for name in headers.keys() {
         let routed =
             SINGLE_HEADERS.contains(&name.as_str()) || name.as_str().starts_with("mcp-param-");

@@ -68,7 +68,9 @@ pub(super) async fn handle_get(
     match stream {
         Some(stream) => {
             let streams = &endpoint.streams;
-            streams.serve(stream, rx, None, None, Some(shutdown)).await
+            streams
+                .serve(stream, rx.into(), None, None, Some(shutdown))
+                .await
         }
         None => sse::standalone(rx, shutdown),
     }

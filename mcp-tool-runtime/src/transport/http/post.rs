@@ -3,6 +3,8 @@
 //! request answered with JSON or an SSE stream; stateless (2026-07-28) requests, and every
 //! request in the sessionless mode, go to `stateless`.
 
+use std::collections::hash_map::Entry;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -18,17 +20,17 @@ use crate::protocol::inbound::{self, Inbound};
 use crate::protocol::request::{Method, Request};
 use crate::protocol::{ProtocolVersion, code};
 use crate::server::core::methods::tools::ScopeCheck;
-use crate::server::core::session::Outgoing;
 use crate::sync::lock;
 use crate::tool::Identity;
 
 use crate::transport::http::endpoint::{
-    Endpoint, HttpSession, SESSION_HEADER, accepts_sse, client_of, on_local_socket, peer_address,
+    Endpoint, HttpSession, LocalSocket, Peer, RequestRoute, SESSION_HEADER, accepts_sse, client_of,
+    on_local_socket, peer_address,
 };
 use crate::transport::http::refusal::{Refusal, refuse, rpc_error};
 use crate::transport::http::stateless::{sessionless_post, stateless_request};
 use crate::transport::http::streams::resume;
-use crate::transport::http::streams::sse;
+use crate::transport::http::streams::sse::{self, Messages};
 
 const VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
 
@@ -50,6 +52,27 @@ fn check_version(headers: &HeaderMap) -> Result<Option<ProtocolVersion>, Refusal
     }
 }
 
+/// Where a request comes from, for a handler to mark it with when it needs to know (a new
+/// session, a stateless or sessionless request): only those look at it.
+#[derive(Clone, Copy)]
+pub(super) enum Source {
+    Peer(Peer),
+    Local,
+}
+
+impl Source {
+    pub(super) fn mark(self, extensions: &mut axum::http::Extensions) {
+        match self {
+            Source::Peer(peer) => {
+                extensions.insert(peer);
+            }
+            Source::Local => {
+                extensions.insert(LocalSocket);
+            }
+        }
+    }
+}
+
 /// A POST, in its steps: admitted (credentials), its body read and parsed once, then
 /// answered by a stateless session, a sessionless one, or the session it names (a new one for
 /// `initialize`).
@@ -57,7 +80,16 @@ pub(super) async fn handle_post(
     State(endpoint): State<Arc<Endpoint>>,
     request: axum::extract::Request,
 ) -> Response {
-    let (parts, body) = request.into_parts();
+    post(endpoint, request, None).await
+}
+
+/// [`handle_post`] of a request not marked yet with where it comes from (`source`).
+pub(super) async fn post(
+    endpoint: Arc<Endpoint>,
+    request: axum::extract::Request,
+    source: Option<Source>,
+) -> Response {
+    let (mut parts, body) = request.into_parts();
     let identity = match endpoint.admit(&parts).await {
         Ok(i) => i,
         Err(r) => return *r,
@@ -101,6 +133,13 @@ pub(super) async fn handle_post(
         .and_then(ProtocolVersion::parse)
         .is_some_and(ProtocolVersion::is_stateless)
         || request.is_some_and(|r| r.stateless);
+    if let Some(source) = source
+        && (stateless
+            || endpoint.config.sessionless
+            || request.is_some_and(|r| r.method == Method::Initialize))
+    {
+        source.mark(&mut parts.extensions);
+    }
     if stateless {
         let Some(request) = request else {
             // The version defines no notification or response a client sends over HTTP.
@@ -139,7 +178,7 @@ async fn read_body(
         ));
     }
     let config = &endpoint.config;
-    let read = axum::body::to_bytes(body, config.body_limit);
+    let read = body_bytes(body, config.body_limit);
     let Ok(read) = tokio::time::timeout(config.body_timeout, read).await else {
         tracing::debug!(
             timeout_ms = config.body_timeout.as_millis() as u64,
@@ -167,6 +206,39 @@ async fn read_body(
                 config.body_limit
             ),
         )
+    })
+}
+
+/// A body whole, or `Err` past `limit` bytes or when it breaks off. Read frame by frame: a
+/// body that comes in one frame (a small request's does) is that frame's bytes, not a copy.
+async fn body_bytes(mut body: axum::body::Body, limit: usize) -> Result<Bytes, ()> {
+    use axum::body::HttpBody as _;
+    let mut whole: Option<Bytes> = None;
+    let mut more: Vec<u8> = Vec::new();
+    let mut read = 0usize;
+    while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
+        let Ok(data) = frame.map_err(drop)?.into_data() else {
+            // Trailers: nothing of the message.
+            continue;
+        };
+        read = read.saturating_add(data.len());
+        if read > limit {
+            return Err(());
+        }
+        match &whole {
+            None => whole = Some(data),
+            Some(first) => {
+                if more.is_empty() {
+                    more.extend_from_slice(first);
+                }
+                more.extend_from_slice(&data);
+            }
+        }
+    }
+    Ok(match whole {
+        Some(first) if more.is_empty() => first,
+        Some(_) => Bytes::from(more),
+        None => Bytes::new(),
     })
 }
 
@@ -203,23 +275,24 @@ async fn session_post(
     if let Some(settling) = endpoint.server.settling(request.method) {
         settling.await;
     }
-    let (tx, rx) = mpsc::unbounded_channel();
-    {
-        let mut routes = lock(&http.routes);
-        if routes.requests.contains_key(&id) {
-            // Its answer could not tell the two apart.
-            drop(routes);
+    match lock(&http.routes).requests.entry(id.clone()) {
+        // Its answer could not tell the two apart.
+        Entry::Occupied(_) => {
             return rpc_error(
                 StatusCode::CONFLICT,
                 code::INVALID_REQUEST,
                 "Conflict: a request with this id is still running in this session",
             );
         }
-        routes.requests.insert(id, tx);
+        Entry::Vacant(route) => {
+            route.insert(RequestRoute::Held(Vec::new()));
+        }
     }
     // Granted what the request's own token grants: the session is its principal's, and a
     // later token of the same principal may grant more (stepped up) or less.
     http.session.dispatch_request_as(request, identity.as_ref());
+    // Taken before anything awaits: the handler is the one to free the held messages.
+    let rx = messages_of(&http, &id);
     let Some(session_id) = session_id else {
         return answer(endpoint, &parts.headers, &http, request, rx).await;
     };
@@ -243,6 +316,23 @@ async fn session_post(
         response.headers_mut().insert(SESSION_HEADER, v);
     }
     response
+}
+
+/// The messages of request `id`, dispatched just now: those its call sent already and, unless
+/// its response is among them, a channel for the rest (the request's route from now on).
+fn messages_of(http: &HttpSession, id: &Arc<str>) -> Messages {
+    let mut routes = lock(&http.routes);
+    let held = match routes.requests.remove(id) {
+        Some(RequestRoute::Held(held)) => held,
+        // The session ended (DELETE) as the request ran: its answer says so.
+        Some(RequestRoute::Open(_)) | None => return Messages::new(Vec::new(), None),
+    };
+    if held.last().is_some_and(|m| m.is_response) {
+        return Messages::new(held, None);
+    }
+    let (tx, rx) = mpsc::unbounded_channel();
+    routes.requests.insert(id.clone(), RequestRoute::Open(tx));
+    Messages::new(held, Some(rx))
 }
 
 /// A new session for an `initialize`, within the server's bounds of sessions in all and per
@@ -319,7 +409,7 @@ async fn answer(
     headers: &HeaderMap,
     http: &HttpSession,
     request: &Request<'_>,
-    rx: mpsc::UnboundedReceiver<Outgoing>,
+    rx: Messages,
 ) -> Response {
     let raw_id = request.id_text();
     let sse = endpoint.config.sse_responses;
@@ -331,5 +421,31 @@ async fn answer(
         endpoint.streams.respond(rx, sse, raw_id, &http.owner).await
     } else {
         sse::respond(rx, sse, |_| StatusCode::OK, Some(raw_id)).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::http::header::{self, HeaderMap, HeaderValue};
+
+    use super::accepts_sse;
+
+    #[test]
+    fn an_accept_header_is_read_for_event_streams() {
+        let accepts = |value: &[u8]| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::ACCEPT, HeaderValue::from_bytes(value).unwrap());
+            accepts_sse(&headers)
+        };
+        assert!(accepts_sse(&HeaderMap::new()));
+        assert!(accepts(b"application/json, text/event-stream"));
+        assert!(accepts(b"application/json,\tTEXT/Event-Stream ; q=0.5"));
+        assert!(accepts(b"*/*"));
+        assert!(accepts(b"text/*;q=1"));
+        assert!(!accepts(b"application/json"));
+        assert!(!accepts(b"text/event-streams, text/html"));
+        assert!(!accepts(b""));
+        // Not visible ASCII: read as no Accept at all.
+        assert!(accepts(b"application/json, \xe2\x82\xac"));
     }
 }

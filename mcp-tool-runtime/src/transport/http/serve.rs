@@ -14,7 +14,6 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::State;
 use axum::response::Response;
 use futures_util::future::Either;
 use hyper::body::Incoming;
@@ -27,8 +26,8 @@ use tokio::sync::{Semaphore, watch};
 
 use crate::sync::lock;
 use crate::transport::http::access::forwarded::TrustedProxies;
-use crate::transport::http::endpoint::{Endpoint, LocalSocket, Peer};
-use crate::transport::http::post::handle_post;
+use crate::transport::http::endpoint::{Endpoint, Peer};
+use crate::transport::http::post::{Source, post};
 
 /// What the accept loop needs from the configuration.
 pub(super) struct Bounds {
@@ -157,25 +156,22 @@ impl tower_service::Service<axum::http::Request<Incoming>> for WithPeer {
 
     fn call(&mut self, mut request: axum::http::Request<Incoming>) -> Self::Future {
         // Only a Unix socket's connections come without an address.
-        match self.peer {
-            Some(Peer(peer)) => {
-                let client = self.trusted.client(peer, request.headers());
-                request.extensions_mut().insert(Peer(client));
-            }
-            None => {
-                request.extensions_mut().insert(LocalSocket);
-            }
-        }
+        let source = match self.peer {
+            Some(Peer(peer)) => Source::Peer(Peer(self.trusted.client(peer, request.headers()))),
+            None => Source::Local,
+        };
         if let Some(direct) = &self.direct
             && request.method() == axum::http::Method::POST
             && request.uri().path() == &*direct.path
         {
-            let endpoint = State(direct.endpoint.clone());
+            // Marked by the handler, if it needs to know: most requests do not.
+            let endpoint = direct.endpoint.clone();
             let request = request.map(axum::body::Body::new);
-            return Either::Right(Box::pin(
-                async move { Ok(handle_post(endpoint, request).await) },
-            ));
+            return Either::Right(Box::pin(async move {
+                Ok(post(endpoint, request, Some(source)).await)
+            }));
         }
+        source.mark(request.extensions_mut());
         Either::Left(tower_service::Service::call(&mut self.router, request))
     }
 }

@@ -60,9 +60,9 @@ pub(super) async fn stateless_request(
         session.close();
     });
     if accepts_sse(&parts.headers) {
-        sse::respond(rx, endpoint.config.sse_responses, status_of, None).await
+        sse::respond(rx.into(), endpoint.config.sse_responses, status_of, None).await
     } else {
-        sse::respond_json_only(rx, status_of, None).await
+        sse::respond_json_only(rx.into(), status_of, None).await
     }
 }
 

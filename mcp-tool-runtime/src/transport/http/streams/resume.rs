@@ -156,7 +156,7 @@ impl Streams {
     /// resumable stream of everything that belongs to it, ending with the response.
     pub(crate) async fn respond(
         self: &Arc<Self>,
-        mut rx: mpsc::UnboundedReceiver<Outgoing>,
+        mut rx: sse::Messages,
         sse: bool,
         request: &str,
         owner: &str,
@@ -229,7 +229,7 @@ impl Streams {
     pub(crate) async fn serve(
         self: &Arc<Self>,
         stream: NewStream,
-        rx: mpsc::UnboundedReceiver<Outgoing>,
+        rx: sse::Messages,
         first: Option<Outgoing>,
         ended: Option<String>,
         shutdown: Option<watch::Receiver<bool>>,
@@ -272,7 +272,7 @@ impl Streams {
         key: Arc<str>,
         owner: String,
         tap: Arc<Tap>,
-        mut rx: mpsc::UnboundedReceiver<Outgoing>,
+        mut rx: sse::Messages,
         mut first: Option<Outgoing>,
         ended: Option<String>,
     ) {

@@ -17,12 +17,46 @@ use crate::server::core::session::Outgoing;
 /// so that proxies keep it open and a client that left is noticed.
 pub(crate) const KEEP_ALIVE: Duration = Duration::from_secs(25);
 
+/// The messages of one request's answer: those that came before its handler took them
+/// (often the response itself: then there is no channel), then whatever its channel brings.
+pub(crate) struct Messages {
+    held: std::vec::IntoIter<Outgoing>,
+    rx: Option<mpsc::UnboundedReceiver<Outgoing>>,
+}
+
+impl Messages {
+    /// `held`, then the messages `rx` brings (none without it).
+    pub(crate) fn new(held: Vec<Outgoing>, rx: Option<mpsc::UnboundedReceiver<Outgoing>>) -> Self {
+        Messages {
+            held: held.into_iter(),
+            rx,
+        }
+    }
+
+    /// The next message; `None` once they ended.
+    pub(crate) async fn recv(&mut self) -> Option<Outgoing> {
+        if let Some(message) = self.held.next() {
+            return Some(message);
+        }
+        match &mut self.rx {
+            Some(rx) => rx.recv().await,
+            None => None,
+        }
+    }
+}
+
+impl From<mpsc::UnboundedReceiver<Outgoing>> for Messages {
+    fn from(rx: mpsc::UnboundedReceiver<Outgoing>) -> Self {
+        Messages::new(Vec::new(), Some(rx))
+    }
+}
+
 /// Answers one request (`request`: its id, for the error when its session ends first): JSON
 /// when its response is the first message for it (unless `sse`, and always when `status`
 /// gives the response text a status other than 200); otherwise an SSE stream of everything
 /// that belongs to it, ending with the response.
 pub(crate) async fn respond(
-    mut rx: mpsc::UnboundedReceiver<Outgoing>,
+    mut rx: Messages,
     sse: bool,
     status: impl FnOnce(&Outgoing) -> StatusCode,
     request: Option<&str>,
@@ -33,7 +67,7 @@ pub(crate) async fn respond(
 /// [`respond`] for a client that does not accept `text/event-stream`: the messages before the
 /// response (progress, logs) are dropped, and the response is JSON.
 pub(crate) async fn respond_json_only(
-    mut rx: mpsc::UnboundedReceiver<Outgoing>,
+    mut rx: Messages,
     status: impl FnOnce(&Outgoing) -> StatusCode,
     request: Option<&str>,
 ) -> Response {
@@ -46,7 +80,7 @@ pub(crate) async fn respond_json_only(
 
 pub(crate) async fn respond_as(
     first: Option<Outgoing>,
-    rx: mpsc::UnboundedReceiver<Outgoing>,
+    rx: Messages,
     sse: bool,
     status: impl FnOnce(&Outgoing) -> StatusCode,
     request: Option<&str>,
