@@ -1480,13 +1480,17 @@ async fn an_unreachable_authorization_server_means_503_never_acceptance() {
 /// `calc` over HTTP mounting `users` through the connection `users-oidc` of the connection
 /// store at `store` (its mount file written into `dir`).
 async fn gateway_mounting_users(dir: &TempDir, store: &std::path::Path) -> ExampleHttp {
-    let mounts = dir.path().join("mounts.json");
-    std::fs::write(
-        &mounts,
-        json!([{"type": "mcp", "server_label": "users", "project_connection_id": "users-oidc"}])
-            .to_string(),
-    )
-    .expect("write the mount file");
+    let mounts =
+        json!([{"type": "mcp", "server_label": "users", "project_connection_id": "users-oidc"}]);
+    gateway_mounting(dir, store, &mounts).await
+}
+
+/// `calc` over HTTP with the connection store at `store` and the mounts `mounts` (their file
+/// written into `dir`).
+async fn gateway_mounting(dir: &TempDir, store: &std::path::Path, mounts: &Value) -> ExampleHttp {
+    let path = dir.path().join("mounts.json");
+    std::fs::write(&path, mounts.to_string()).expect("write the mount file");
+    let mounts = path;
     let (store, mounts) = (
         store.to_string_lossy().into_owned(),
         mounts.to_string_lossy().into_owned(),

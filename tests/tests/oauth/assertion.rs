@@ -104,21 +104,7 @@ async fn gateway(dir: &TempDir, store: &Value) -> ExampleHttp {
         .keys()
         .map(|id| json!({"type": "mcp", "server_label": id, "project_connection_id": id}))
         .collect();
-    let mounts_path = dir.path().join("mounts.json");
-    std::fs::write(&mounts_path, Value::from(mounts).to_string()).expect("write the mounts");
-    let (store, mounts) = (
-        path.to_string_lossy().into_owned(),
-        mounts_path.to_string_lossy().into_owned(),
-    );
-    tokio::task::spawn_blocking(move || {
-        ExampleHttp::start(
-            "calc",
-            &["--mount", &mounts],
-            &[(mcp_tool::env::CONNECTIONS, store.as_str())],
-        )
-    })
-    .await
-    .expect("the gateway starts")
+    gateway_mounting(dir, &path, &Value::from(mounts)).await
 }
 
 /// What a caller of the gateway in `version` sees: the tools listed (name to description),

@@ -456,6 +456,33 @@ fn mounted(names: &[String]) -> Vec<String> {
 
 /// A gateway (`calc --http`) whose callers are the users of `tokens`
 /// (`MCP_TOOL_BEARER_TOKENS`), mounting the users server at `url` for each user.
+/// The connection store and mount file in `dir` of a gateway mounting `url` per user as
+/// `users`, its connection given `more` fields. Both scopes are asked for: unasked, a sign-in
+/// would start with the reading scope the server's 401 names.
+fn user_mount_files(
+    dir: &TempDir,
+    url: &str,
+    more: &[(&str, &str)],
+) -> (std::path::PathBuf, std::path::PathBuf) {
+    let store = dir.path().join("connections.json");
+    let mut connection = json!({"server_url": url, "grant": "authorization_code",
+                                "scopes": ["users:read", "users:write"]});
+    for (name, value) in more {
+        connection[*name] = json!(value);
+    }
+    std::fs::write(&store, json!({ "users-each": connection }).to_string())
+        .expect("write the connection store");
+    let mounts = dir.path().join("mounts.json");
+    std::fs::write(
+        &mounts,
+        json!([{"type": "mcp", "server_label": "users", "project_connection_id": "users-each",
+                "tool_configs": {"send_email": {"defer_loading": true}}}])
+        .to_string(),
+    )
+    .expect("write the mount file");
+    (store, mounts)
+}
+
 struct Gateway {
     http: ExampleHttp,
     _dir: TempDir,
@@ -477,24 +504,7 @@ impl Gateway {
         more: &[(&str, &str)],
         env: &[(&str, &str)],
     ) -> Gateway {
-        let store = dir.path().join("connections.json");
-        // Both scopes asked for: unasked, a sign-in would start with the reading scope the
-        // server's 401 names.
-        let mut connection = json!({"server_url": url, "grant": "authorization_code",
-                                    "scopes": ["users:read", "users:write"]});
-        for (name, value) in more {
-            connection[*name] = json!(value);
-        }
-        std::fs::write(&store, json!({ "users-each": connection }).to_string())
-            .expect("write the connection store");
-        let mounts = dir.path().join("mounts.json");
-        std::fs::write(
-            &mounts,
-            json!([{"type": "mcp", "server_label": "users", "project_connection_id": "users-each",
-                    "tool_configs": {"send_email": {"defer_loading": true}}}])
-            .to_string(),
-        )
-        .expect("write the mount file");
+        let (store, mounts) = user_mount_files(&dir, url, more);
         let (store, mounts, tokens, addr) = (
             store.to_string_lossy().into_owned(),
             mounts.to_string_lossy().into_owned(),

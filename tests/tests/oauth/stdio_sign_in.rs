@@ -16,7 +16,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use super::super::{listed_by, users_behind_a_provider_with};
-use super::{Browser, Holder, mounted, query_value, text_of};
+use super::{Browser, Holder, mounted, query_value, text_of, user_mount_files};
 
 /// Every tool of `users`, as Alice's token (every scope) lists them; Bob's is read-only.
 const ALICES: [&str; 4] = [
@@ -40,19 +40,7 @@ impl StdioGateway {
         handler: Arc<dyn ClientHandler>,
     ) -> StdioGateway {
         let dir = TempDir::new("oauth-stdio-sign-in");
-        let store = dir.path().join("connections.json");
-        let connection = json!({"server_url": url, "grant": "authorization_code",
-                                "scopes": ["users:read", "users:write"]});
-        std::fs::write(&store, json!({ "users-each": connection }).to_string())
-            .expect("write the connection store");
-        let mounts = dir.path().join("mounts.json");
-        std::fs::write(
-            &mounts,
-            json!([{"type": "mcp", "server_label": "users", "project_connection_id": "users-each",
-                    "tool_configs": {"send_email": {"defer_loading": true}}}])
-            .to_string(),
-        )
-        .expect("write the mount file");
+        let (store, mounts) = user_mount_files(&dir, url, &[]);
         let stderr = dir.path().join("stderr.log");
         let calc = tokio::task::spawn_blocking(|| example_bin("calc"))
             .await
