@@ -430,16 +430,7 @@ mod tests {
             cases.push(meta(fields));
         }
         for text in &cases {
-            let raw: &'static RawValue =
-                Box::leak(serde_json::from_str::<Box<RawValue>>(text).unwrap());
-            let read = |walk| {
-                let r = Request::read_with(None, "tools/call".into(), Some(raw.into()), walk);
-                format!(
-                    "{:?} {:?} {:?} {}",
-                    r.members, r.meta, r.malformed, r.stateless
-                )
-            };
-            assert_eq!(read(true), read(false), "{text}");
+            assert_walked_as_serde_reads(text);
         }
         // The walk reads the common params itself, and leaves the others to serde.
         let walked = |text: &str| {
@@ -456,6 +447,20 @@ mod tests {
         );
         assert_eq!(walked(r#"{"n\u0061me":"a"}"#), None);
         assert_eq!(walked(r#"{"name":"a","name":"b"}"#), None);
+    }
+
+    /// `text`, read as params with the walk and without it, gives the same request.
+    fn assert_walked_as_serde_reads(text: &str) {
+        let raw: &'static RawValue =
+            Box::leak(serde_json::from_str::<Box<RawValue>>(text).unwrap());
+        let read = |walk| {
+            let r = Request::read_with(None, "tools/call".into(), Some(raw.into()), walk);
+            format!(
+                "{:?} {:?} {:?} {}",
+                r.members, r.meta, r.malformed, r.stateless
+            )
+        };
+        assert_eq!(read(true), read(false), "{text}");
     }
 
     #[test]
@@ -480,16 +485,7 @@ mod tests {
         ];
         // Each read twice: the second (and the next case's first) may find it kept.
         for text in cases.iter().flat_map(|c| [c, c]) {
-            let raw: &'static RawValue =
-                Box::leak(serde_json::from_str::<Box<RawValue>>(text).unwrap());
-            let read = |walk| {
-                let r = Request::read_with(None, "tools/call".into(), Some(raw.into()), walk);
-                format!(
-                    "{:?} {:?} {:?} {}",
-                    r.members, r.meta, r.malformed, r.stateless
-                )
-            };
-            assert_eq!(read(true), read(false), "{text}");
+            assert_walked_as_serde_reads(text);
         }
     }
 
