@@ -62,7 +62,6 @@ impl Mount {
         if self.digest.swap(digest, Ordering::SeqCst) == digest {
             return Ok(false);
         }
-        let mut now = BTreeSet::new();
         let remote_names: BTreeSet<String> = tools
             .iter()
             .filter_map(|t| t["name"].as_str().map(String::from))
@@ -88,19 +87,15 @@ impl Mount {
             }
             let name = format!("{}{LABEL_SEPARATOR}{remote}", self.label());
             add.push(self.tool(&name, remote, tool, rules));
-            now.insert(name);
         }
-        let gone: Vec<String> = {
-            let mut names = crate::sync::lock(&self.names);
-            let gone = names.difference(&now).cloned().collect();
-            *names = now;
-            gone
-        };
-        for problem in server.update_dynamic_tools(add, &gone) {
-            // The problem names the remote's tool: logged quoted and escaped, as every
-            // value from outside is, so that a name cannot forge a log line.
-            tracing::warn!(mount = %self.label(), problem = ?problem.to_string(), "a remote tool could not be mounted");
-        }
+        let mut names = crate::sync::lock(&self.names);
+        replace_tools(
+            server,
+            self.label(),
+            &mut names,
+            add,
+            "a remote tool could not be mounted",
+        );
         Ok(true)
     }
 
@@ -171,6 +166,25 @@ fn unique_by_name(tools: &[Value]) -> (Vec<&Value>, Vec<String>) {
         }
     }
     (unique, repeated.into_iter().collect())
+}
+
+/// Puts the tools `add` in place of those a mount had registered (`names`): those no longer
+/// listed go, all in one change of the catalog. A tool the server could not take is logged
+/// with `what`; the problem names a tool from outside, so it is logged quoted and escaped,
+/// and a name cannot forge a log line.
+pub(super) fn replace_tools(
+    server: &ServerHandle,
+    label: &str,
+    names: &mut BTreeSet<String>,
+    add: Vec<DynamicTool>,
+    what: &str,
+) {
+    let now: BTreeSet<String> = add.iter().map(|t| t.name().to_owned()).collect();
+    let gone: Vec<String> = names.difference(&now).cloned().collect();
+    *names = now;
+    for problem in server.update_dynamic_tools(add, &gone) {
+        tracing::warn!(mount = %label, problem = ?problem, "{what}");
+    }
 }
 
 #[cfg(test)]

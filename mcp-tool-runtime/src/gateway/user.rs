@@ -12,7 +12,7 @@
 
 mod loopback;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -28,6 +28,7 @@ use crate::tool::{Ctx, DynamicArgs, DynamicTool, Elicitation, ToolError, ToolRes
 use super::config::LABEL_SEPARATOR;
 use super::connection::UserGrant;
 use super::kept::Kept;
+use super::list::replace_tools;
 use super::redirect::{Redirects, SIGN_IN_WAIT, SignInAgent};
 use super::seal::SealKey;
 use super::tokens::{UserTokens, new_id};
@@ -618,7 +619,6 @@ impl Mount {
         let mut names = lock(&self.names);
         let all = self.users().union();
         let mut add = Vec::new();
-        let mut now = BTreeSet::new();
         for (remote, def) in &all {
             let read_only = def["annotations"]["readOnlyHint"] == Value::Bool(true);
             let rules = self.config.resolve(remote, read_only);
@@ -629,13 +629,14 @@ impl Mount {
                 self.tool(&name, remote, def, rules)
                     .shown_to(move |key| mount.users().lists(key, &remote_name)),
             );
-            now.insert(name);
         }
-        let gone: Vec<String> = names.difference(&now).cloned().collect();
-        *names = now;
-        for problem in server.update_dynamic_tools(add, &gone) {
-            tracing::warn!(mount = %self.label(), problem = ?problem.to_string(), "a remote tool could not be mounted");
-        }
+        replace_tools(
+            server,
+            self.label(),
+            &mut names,
+            add,
+            "a remote tool could not be mounted",
+        );
         drop(names);
         // A user who signed in sees tools others had already: their list changed all the same.
         server.notify_tools_changed();

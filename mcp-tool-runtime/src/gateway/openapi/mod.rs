@@ -22,6 +22,7 @@ use serde_json::Value;
 
 use super::config::{LABEL_SEPARATOR, McpTool, ToolHints};
 use super::connection::{self, Authorization};
+use super::list::replace_tools;
 use super::{Gate, Mounts, ServerHandle};
 use crate::client::oauth::Authorizer;
 use crate::tool::{Annotations, DynamicArgs, DynamicTool};
@@ -371,7 +372,6 @@ impl ApiMount {
                 ),
             );
         }
-        let mut now = BTreeSet::new();
         let mut add = Vec::new();
         for op in read.operations {
             let hints = self.hints(&op.name, op.annotations.clone());
@@ -381,17 +381,15 @@ impl ApiMount {
             }
             let name = format!("{}{LABEL_SEPARATOR}{}", self.label(), op.name);
             add.push(self.tool(&name, op, hints, rules));
-            now.insert(name);
         }
-        let gone: Vec<String> = {
-            let mut names = crate::sync::lock(&self.names);
-            let gone = names.difference(&now).cloned().collect();
-            *names = now;
-            gone
-        };
-        for problem in server.update_dynamic_tools(add, &gone) {
-            tracing::warn!(mount = %self.label(), problem = ?problem.to_string(), "an operation could not be mounted");
-        }
+        let mut names = crate::sync::lock(&self.names);
+        replace_tools(
+            server,
+            self.label(),
+            &mut names,
+            add,
+            "an operation could not be mounted",
+        );
     }
 
     /// The operation's hints, with those `tool_configs` gives (its exact name, else `*`).
