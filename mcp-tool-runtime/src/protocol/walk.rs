@@ -274,6 +274,64 @@ impl<'a> Object<'a> {
     }
 }
 
+/// An array's items, walked in the order written, each as its text: for a value read
+/// already (a slice of a checked text), so a walk that breaks is only text it gave up on.
+pub(crate) struct Items<'a> {
+    text: &'a str,
+    at: usize,
+    done: bool,
+    broken: bool,
+}
+
+impl<'a> Items<'a> {
+    /// The items of `text` (whitespace may stand around it), if it is an array.
+    pub(crate) fn of(text: &'a str) -> Option<Items<'a>> {
+        let bytes = text.as_bytes();
+        let at = skip_space(bytes, 0);
+        if bytes.get(at) != Some(&b'[') {
+            return None;
+        }
+        let first = skip_space(bytes, at + 1);
+        let empty = bytes.get(first) == Some(&b']');
+        Some(Items {
+            text,
+            at: if empty { first + 1 } else { first },
+            done: empty,
+            broken: false,
+        })
+    }
+
+    /// Whether the text did not read as JSON (the items given are not to be trusted).
+    pub(crate) fn broken(&self) -> bool {
+        self.broken
+    }
+}
+
+impl<'a> Iterator for Items<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        if self.done {
+            return None;
+        }
+        let bytes = self.text.as_bytes();
+        let start = self.at;
+        let item = value_end(bytes, start).and_then(|end| {
+            let after = skip_space(bytes, end);
+            match bytes.get(after) {
+                Some(b',') => self.at = skip_space(bytes, after + 1),
+                Some(b']') => self.done = true,
+                _ => return None,
+            }
+            self.text.get(start..end)
+        });
+        if item.is_none() {
+            (self.done, self.broken) = (true, true);
+        }
+        item
+    }
+}
+
 /// The first byte at or after `at` that is not JSON whitespace.
 fn skip_space(bytes: &[u8], mut at: usize) -> usize {
     while let Some(b' ' | b'\n' | b'\r' | b'\t') = bytes.get(at) {
@@ -526,6 +584,31 @@ mod tests {
         ] {
             let (_, broken) = members(text);
             assert!(broken, "{text}");
+        }
+    }
+
+    #[test]
+    fn items_are_found_as_serde_json_finds_them() {
+        for text in [
+            "[]",
+            " [ ] ",
+            "[1]",
+            r#"[ 1 , "a,]" , [2, {"b": [3]}], null, -1.5e3 ]"#,
+        ] {
+            let expected: Vec<serde_json::Value> = serde_json::from_str(text).unwrap();
+            let mut items = Items::of(text).expect("an array");
+            let found: Vec<serde_json::Value> = items
+                .by_ref()
+                .map(|item| serde_json::from_str(item).unwrap())
+                .collect();
+            assert!(!items.broken(), "{text}");
+            assert_eq!(found, expected, "{text}");
+        }
+        assert!(Items::of("{}").is_none());
+        for text in ["[", "[1", "[1,", "[1 2]", "[1,]", "[}"] {
+            let mut items = Items::of(text).expect("an array's start");
+            items.by_ref().for_each(drop);
+            assert!(items.broken(), "{text}");
         }
     }
 }

@@ -243,7 +243,7 @@ impl DynamicTool {
             audience: None,
             handler: Arc::new(move |call: ToolCall| -> BoxFuture {
                 let args = DynamicArgs {
-                    arguments: call.arguments,
+                    arguments: call.arguments.into_map(),
                     ctx: call.ctx,
                 };
                 let run = handler(args);

@@ -16,6 +16,7 @@ use serde::Deserializer;
 use serde::de::{self, DeserializeOwned, Visitor};
 use serde_json::{Map, Value};
 
+use crate::tool::arguments::Arguments;
 use crate::tool::context::{
     CancellationToken, ClientInfo, Ctx, Identity, Logger, Progress, ToolManager,
 };
@@ -28,7 +29,7 @@ pub(crate) type TypeMap = HashMap<TypeId, Arc<dyn Any + Send + Sync>>;
 /// One tool call as generated code sees it: the validated arguments, the service instance, the
 /// server's states and the call's context.
 pub struct ToolCall {
-    pub(crate) arguments: Map<String, Value>,
+    pub(crate) arguments: Arguments,
     pub(crate) service: Option<Arc<dyn Any + Send + Sync>>,
     pub(crate) states: Arc<TypeMap>,
     pub(crate) ctx: Ctx,
@@ -47,7 +48,7 @@ impl ToolCall {
 
     /// The arguments not yet taken by a parameter.
     pub fn arguments(&self) -> &Map<String, Value> {
-        &self.arguments
+        self.arguments.map()
     }
 
     /// The value of type `T` given to the server with `Server::state`.
@@ -158,12 +159,26 @@ impl<T: DeserializeOwned + JsonSchema> FromToolCall<ViaArgument> for T {
     }
 
     fn from_tool_call(call: &mut ToolCall, spec: &ParamSpec) -> Result<Self, Rejection> {
-        let result = match call.arguments.remove(spec.name) {
-            Some(v) => T::deserialize(v).map_err(|e| e.to_string()),
-            None => T::deserialize(Missing).map_err(|_| "required argument is missing".into()),
-        };
-        result.map_err(|e| Box::new(ToolResult::error(format!("{}: {e}", spec.name))))
+        argument(&mut call.arguments, spec.name)
     }
+}
+
+/// Takes argument `name` as a `T`: read from its text where the arguments are kept so,
+/// else from the map.
+pub(crate) fn argument<T: DeserializeOwned>(
+    arguments: &mut Arguments,
+    name: &str,
+) -> Result<T, Rejection> {
+    let value = match arguments.take(name) {
+        Some(Some(value)) => return Ok(value),
+        Some(None) => None,
+        None => arguments.map_mut().remove(name),
+    };
+    let result = match value {
+        Some(v) => T::deserialize(v).map_err(|e| e.to_string()),
+        None => T::deserialize(Missing).map_err(|_| "required argument is missing".into()),
+    };
+    result.map_err(|e| Box::new(ToolResult::error(format!("{name}: {e}"))))
 }
 
 /// Takes an argument that falls back to `T::default()` when missing (`#[arg(default)]`).
@@ -171,9 +186,9 @@ pub(crate) fn argument_or_default<T: DeserializeOwned + JsonSchema + Default>(
     call: &mut ToolCall,
     spec: &ParamSpec,
 ) -> Result<T, Rejection> {
-    match call.arguments.get(spec.name) {
-        None | Some(Value::Null) => Ok(T::default()),
-        Some(_) => <T as FromToolCall<ViaArgument>>::from_tool_call(call, spec),
+    match call.arguments.is_absent(spec.name) {
+        true => Ok(T::default()),
+        false => argument(&mut call.arguments, spec.name),
     }
 }
 
@@ -235,11 +250,19 @@ impl<T: DeserializeOwned + JsonSchema> FromToolCall<ViaArgs> for Args<T> {
     }
 
     fn from_tool_call(call: &mut ToolCall, _spec: &ParamSpec) -> Result<Self, Rejection> {
-        let arguments = Value::Object(std::mem::take(&mut call.arguments));
-        T::deserialize(arguments)
-            .map(Args)
-            .map_err(|e| Box::new(ToolResult::error(format!("arguments: {e}"))))
+        all_arguments(&mut call.arguments).map(Args)
     }
+}
+
+/// Takes all the arguments as one `T`.
+pub(crate) fn all_arguments<T: DeserializeOwned>(
+    arguments: &mut Arguments,
+) -> Result<T, Rejection> {
+    if let Some(all) = arguments.take_all() {
+        return Ok(all);
+    }
+    let all = Value::Object(std::mem::take(arguments.map_mut()));
+    T::deserialize(all).map_err(|e| Box::new(ToolResult::error(format!("arguments: {e}"))))
 }
 
 impl<T: FromContext> sealed::Sealed<ViaContext> for T {}
@@ -353,3 +376,7 @@ impl FromContext for RequestId {
         Ok(RequestId(call.ctx.id().clone()))
     }
 }
+
+#[cfg(test)]
+#[path = "extract_tests.rs"]
+mod tests;

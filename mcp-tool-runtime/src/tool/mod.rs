@@ -7,6 +7,7 @@
 //! connection through the `Connection` trait, which the server's
 //! session implements, and the server hands it the states it was given.
 
+pub(crate) mod arguments;
 pub(crate) mod blocking;
 pub(crate) mod call_meta;
 pub(crate) mod context;

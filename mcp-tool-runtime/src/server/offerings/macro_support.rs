@@ -22,6 +22,7 @@ use serde_json::{Map, Value};
 
 use crate::protocol::wire::{Icon, PromptArgument};
 use crate::protocol::{ResourceContents, RpcError, code};
+use crate::tool::arguments::Arguments;
 use crate::tool::extract::{ToolCall, TypeMap, ViaContext};
 use crate::tool::{Ctx, FromContext, ToolError};
 
@@ -154,7 +155,7 @@ impl<T: FromContext> PromptParam<ViaContext> for T {
 /// fails fails the request as a failing handler does.
 fn context<T: FromContext>(ctx: &Ctx, states: &Arc<TypeMap>) -> Result<T, RpcError> {
     let call = ToolCall {
-        arguments: Map::new(),
+        arguments: Arguments::default(),
         service: None,
         states: states.clone(),
         ctx: ctx.clone(),

@@ -14,6 +14,7 @@ use crate::protocol::wire::{self, ToolAnnotations};
 
 use crate::tool::definition::coerce::{Coerced, Coercion};
 use crate::tool::definition::headers::ParamHeader;
+use crate::tool::definition::quick::Members;
 use crate::tool::definition::validate::{ValidationError, Validator};
 
 /// The schema generator settings every tool uses: JSON Schema 2020-12, definitions under
@@ -396,6 +397,13 @@ impl ToolDef {
     /// with the path of the offending field (one per line when shown).
     pub fn validate(&self, arguments: &Value) -> Result<(), ValidationError> {
         self.validator.check(arguments)
+    }
+
+    /// Whether `text`, a call's arguments as JSON text, is certainly valid and reads as a
+    /// `Value` would, member by member (see `Quick::valid_text`): where its members are.
+    /// `None` when that is not certain, for [`ToolDef::validate`] to decide.
+    pub(crate) fn valid_text(&self, text: &str) -> Option<Members> {
+        self.validator.valid_text(text)
     }
 
     /// Whether some argument of a call may be converted, the server's switch being `server`.

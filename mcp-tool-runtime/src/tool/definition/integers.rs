@@ -119,6 +119,22 @@ pub(crate) fn whole(f: f64) -> Option<Value> {
     }
 }
 
+/// Writes every float with no fraction (`1.0`, `1e19`) as an integer, recursively, when an
+/// integer type can hold it: the schema accepted it as one (an integer format's range
+/// included), and an integer type must deserialize from it.
+pub(crate) fn whole_numbers(value: &mut Value) {
+    match value {
+        Value::Number(n) if n.is_f64() => {
+            if let Some(whole) = n.as_f64().and_then(whole) {
+                *value = whole;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(whole_numbers),
+        Value::Object(fields) => fields.values_mut().for_each(whole_numbers),
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,6 +15,7 @@ use crate::server::core::handle::ServerHandle;
 use crate::server::middleware::{CallFuture, CallOutcome};
 use crate::server::offerings::catalog::Entry;
 use crate::server::telemetry;
+use crate::tool::arguments::Arguments;
 use crate::tool::blocking::{CatchUnwind, panic_result};
 use crate::tool::definition::def::format_duration;
 use crate::tool::definition::integers;
@@ -24,18 +25,19 @@ use crate::tool::{Batch, Ctx, Structured, ToolCall, ToolResult, logging};
 /// Runs a call through the server's middleware (if any), then [`run_entry`] — through the
 /// conversion of its arguments (`coerced`) where the tool or the server allows one. A call
 /// with neither pays one check for each: the other path is a boxed future of its own, so it
-/// adds nothing to the size of this one.
+/// adds nothing to the size of this one. Arguments kept as text (checked already) are for
+/// a call with neither; given to one with either, they become a map.
 pub(crate) async fn run_tool(
     server: &ServerHandle,
     entry: &Entry,
-    arguments: Map<String, Value>,
+    arguments: Arguments,
     ctx: Ctx,
 ) -> Finish<ToolResult> {
     let coerce = entry.def.may_coerce(server.shared.coerce_arguments);
     if server.shared.middleware.is_empty() && !coerce {
         return run_entry(server, entry, arguments, ctx).await;
     }
-    wrapped(server, entry, arguments, ctx, coerce).await
+    wrapped(server, entry, arguments.into_map(), ctx, coerce).await
 }
 
 /// [`run_tool`] with middleware or coercion.
@@ -51,8 +53,8 @@ fn wrapped<'a>(
             let ctx = ctx.clone();
             Box::pin(async move {
                 CallOutcome(match coerce {
-                    true => coerced(server, entry, arguments, ctx, run_entry).await,
-                    false => run_entry(server, entry, arguments, ctx).await,
+                    true => coerced(server, entry, arguments, ctx, run_map).await,
+                    false => run_map(server, entry, arguments, ctx).await,
                 })
             })
         };
@@ -64,29 +66,32 @@ fn wrapped<'a>(
     })
 }
 
-/// Validates the arguments, runs the tool (catching a panic, within its time limit) and
-/// shapes its result; then applies the tool changes the result asks for. A stateless
-/// call that waits for input its round cannot give ends early.
+/// [`run_entry`] of a map.
+fn run_map<'a>(
+    server: &'a ServerHandle,
+    entry: &'a Entry,
+    arguments: Map<String, Value>,
+    ctx: Ctx,
+) -> impl Future<Output = Finish<ToolResult>> + 'a {
+    run_entry(server, entry, Arguments::from(arguments), ctx)
+}
+
+/// Validates the arguments (those kept as text were), runs the tool (catching a panic,
+/// within its time limit) and shapes its result; then applies the tool changes the result
+/// asks for. A stateless call that waits for input its round cannot give ends early.
 async fn run_entry(
     server: &ServerHandle,
     entry: &Entry,
-    arguments: Map<String, Value>,
+    arguments: Arguments,
     ctx: Ctx,
 ) -> Finish<ToolResult> {
-    let arguments = Value::Object(arguments);
-    if let Err(why) = entry.def.validate(&arguments) {
-        return Finish::Done(ToolResult::error(format!(
-            "Invalid arguments for tool `{}`:\n{why}",
-            entry.name
-        )));
-    }
-    let Value::Object(mut arguments) = arguments else {
-        unreachable!("built as an object above")
+    let arguments = match arguments.is_text() {
+        true => arguments,
+        false => match checked(entry, arguments.into_map()) {
+            Ok(arguments) => Arguments::from(arguments),
+            Err(refused) => return Finish::Done(*refused),
+        },
     };
-    // JSON Schema counts `1.0` as an integer; so does deserialization, then.
-    for value in arguments.values_mut() {
-        whole_numbers(value);
-    }
     let call = ToolCall {
         arguments,
         service: entry.service.clone(),
@@ -160,6 +165,29 @@ fn finished(
     result
 }
 
+/// The arguments validated, and every float with no fraction in them made an integer; or
+/// the call's result when they are not valid.
+fn checked(
+    entry: &Entry,
+    arguments: Map<String, Value>,
+) -> Result<Map<String, Value>, Box<ToolResult>> {
+    let arguments = Value::Object(arguments);
+    if let Err(why) = entry.def.validate(&arguments) {
+        return Err(Box::new(ToolResult::error(format!(
+            "Invalid arguments for tool `{}`:\n{why}",
+            entry.name
+        ))));
+    }
+    let Value::Object(mut arguments) = arguments else {
+        unreachable!("built as an object above")
+    };
+    // JSON Schema counts `1.0` as an integer; so does deserialization, then.
+    for value in arguments.values_mut() {
+        integers::whole_numbers(value);
+    }
+    Ok(arguments)
+}
+
 /// A call's future within its time limit, if it has one: `None` when the limit passed first.
 /// The timer is allocated only for a call that has a limit, and the call's future is held
 /// once (an `if`/`else` between awaiting it and awaiting a `Timeout` of it holds it twice).
@@ -179,22 +207,6 @@ impl<F: Future + Unpin> Future for Limited<F> {
             Some(Poll::Ready(())) => Poll::Ready(None),
             _ => Poll::Pending,
         }
-    }
-}
-
-/// Writes every float with no fraction (`1.0`, `1e19`) as an integer, recursively, when an
-/// integer type can hold it: the schema accepted it as one (an integer format's range
-/// included), and an integer type must deserialize from it.
-fn whole_numbers(value: &mut Value) {
-    match value {
-        Value::Number(n) if n.is_f64() => {
-            if let Some(whole) = n.as_f64().and_then(integers::whole) {
-                *value = whole;
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(whole_numbers),
-        Value::Object(fields) => fields.values_mut().for_each(whole_numbers),
-        _ => {}
     }
 }
 

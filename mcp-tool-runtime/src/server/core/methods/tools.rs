@@ -15,6 +15,7 @@ use crate::protocol::request::{Method, Request};
 use crate::protocol::walk::JsonText;
 use crate::protocol::wire::{ListParams, Retry, TaskParams};
 use crate::protocol::{ProtocolVersion, RpcError, code, jsonrpc};
+use crate::tool::arguments::Arguments;
 use crate::tool::call_meta::CallMeta;
 use crate::tool::context::{CallState, ProgressState};
 use crate::tool::definition::def::{missing_scopes, user_key};
@@ -222,15 +223,33 @@ pub(crate) fn call(cx: &Cx<'_>, request: &Request<'_>) {
     {
         return fail(insufficient_scope(&entry));
     }
+    // A plain call (no task, no middleware, no conversion, a first round) whose arguments
+    // are valid on their face keeps them as text, each parameter read from its own; any
+    // other, and any whose text the validator is not sure of, has them read into a map, to
+    // be validated (and a refusal worded) as a value.
+    let retry = members.input_responses.is_some() || members.request_state.is_some();
+    let plain = members.task.is_none()
+        && !retry
+        && cx.server().shared.middleware.is_empty()
+        && !entry.def.may_coerce(cx.server().shared.coerce_arguments);
     let arguments = match members.arguments {
-        None => Map::new(),
-        Some(a) if a.get().starts_with('{') => match serde_json::from_str(a.get()) {
-            Ok(arguments) => arguments,
-            Err(e) => {
-                let e = RpcError::new(code::INVALID_PARAMS, format!("Invalid params: {e}"));
-                return fail(e);
+        None => Arguments::default(),
+        Some(a) if a.get().starts_with('{') => {
+            let text = plain
+                .then(|| entry.def.valid_text(a.get()))
+                .flatten()
+                .map(|members| Arguments::text(a.get(), members));
+            match text {
+                Some(arguments) => arguments,
+                None => match serde_json::from_str::<Map<String, Value>>(a.get()) {
+                    Ok(arguments) => Arguments::from(arguments),
+                    Err(e) => {
+                        let e = RpcError::new(code::INVALID_PARAMS, format!("Invalid params: {e}"));
+                        return fail(e);
+                    }
+                },
             }
-        },
+        }
         Some(_) => {
             return fail(RpcError::new(
                 code::INVALID_PARAMS,
@@ -262,11 +281,11 @@ pub(crate) fn call(cx: &Cx<'_>, request: &Request<'_>) {
     // A stateless call's first round (no retry: it carries neither answers nor a request
     // state) keeps its params with its `_meta`, in one copy: its binding is read from them
     // only if the round ends asking for input (see `first_round_binding`).
-    let retry = members.input_responses.is_some() || members.request_state.is_some();
     let first = cx.stateless.is_some() && !retry;
-    let (round, binding) = match first {
-        true => (Some(InputRound::first()), None),
-        false => match cx.round_of(raw, "tools/call", &entry.name, &arguments) {
+    let (round, binding) = match (first, cx.stateless.is_some()) {
+        (true, _) => (Some(InputRound::first()), None),
+        (false, false) => (None, None),
+        (false, true) => match cx.round_of(raw, "tools/call", &entry.name, arguments.map()) {
             Ok(Some((round, binding))) => (Some(round), Some(binding)),
             Ok(None) => (None, None),
             Err(e) => return fail(e),
@@ -280,7 +299,7 @@ pub(crate) fn call(cx: &Cx<'_>, request: &Request<'_>) {
     let ctx = cx.call_context(entry.name.clone(), meta, round);
     let version = cx.version();
     if mode != TaskMode::Plain {
-        return call_as_task(cx, entry, arguments, ctx, mode, binding);
+        return call_as_task(cx, entry, arguments.into_map(), ctx, mode, binding);
     }
     // The call's own state, for its cancellation token should it go on in a task (a call
     // answered here needs none).
@@ -354,7 +373,12 @@ fn call_as_task(
     // The task's call outlives the request: its span is the request's child all the same.
     let span = telemetry::tool_span(&entry.name);
     let mut run: Run = Box::pin(async move {
-        let call = pin!(run_tool(&server, &entry, arguments, context));
+        let call = pin!(run_tool(
+            &server,
+            &entry,
+            Arguments::from(arguments),
+            context
+        ));
         telemetry::execute(span, None, call).await
     });
     if let TaskMode::Detach { required } = mode {
@@ -543,7 +567,7 @@ impl ServerHandle {
         };
         let entry = active_entry(&cx, name).ok_or_else(|| unknown_tool(name))?;
         let ctx = cx.call_context(entry.name.clone(), Default::default(), None);
-        match run_tool(self, &entry, arguments, ctx).await {
+        match run_tool(self, &entry, Arguments::from(arguments), ctx).await {
             Finish::Done(result) => Ok(result),
             Finish::NeedsInput => Err(RpcError::new(
                 code::INTERNAL_ERROR,

@@ -24,6 +24,7 @@ use crate::tool::definition::integers;
 
 pub(crate) use build::Refusal;
 pub(crate) use explain::{Failure, Kind, Token};
+pub(crate) use raw::Members;
 
 /// How many schema parts one check may enter before it stops ([`TooDeep`]). A schema whose
 /// references loop at one value is refused when built, so only a deep value reaches it.
@@ -187,36 +188,56 @@ struct Walk<'a> {
     elsewhere: Elsewhere<'a>,
 }
 
+/// What a walk checks: a [`Value`], or a value's text ([`raw`]).
+trait Instance {
+    /// Whether the value keeps the part's own rules (its type, values, and the rules of
+    /// its kind: numbers, strings, arrays, objects), its applicators left to the walk.
+    fn own(&self, walk: &Walk<'_>, rules: &Rules, depth: u32) -> Result<bool, TooDeep>;
+
+    /// Whether the value fits a part the full validator checks.
+    fn elsewhere(&self, walk: &Walk<'_>, part: usize) -> Result<bool, TooDeep>;
+}
+
+impl Instance for Value {
+    /// The checks of objects, arrays, values and applicators are functions of their own, so
+    /// that checking a number or a string stays small.
+    fn own(&self, walk: &Walk<'_>, rules: &Rules, depth: u32) -> Result<bool, TooDeep> {
+        if rules.types != 0 && !of_type(self, rules.types) {
+            return Ok(false);
+        }
+        if rules.valued && !values(rules, self) {
+            return Ok(false);
+        }
+        Ok(match self {
+            Value::Number(n) => number_rules(rules, n),
+            Value::String(s) => string_rules(rules, s) && (!rules.email || email::valid(s)),
+            Value::Array(items) => walk.array_rules(rules, items, depth)?,
+            Value::Object(map) => walk.object_rules(rules, map, depth)?,
+            Value::Null | Value::Bool(_) => true,
+        })
+    }
+
+    fn elsewhere(&self, walk: &Walk<'_>, part: usize) -> Result<bool, TooDeep> {
+        Ok((walk.elsewhere)(part, self))
+    }
+}
+
 impl Walk<'_> {
     /// Whether `value` satisfies part `index`; `depth` counts the parts entered so far.
-    fn valid(&self, index: usize, value: &Value, depth: u32) -> Result<bool, TooDeep> {
+    fn valid<I: Instance>(&self, index: usize, value: &I, depth: u32) -> Result<bool, TooDeep> {
         if depth >= MAX_DEPTH {
             return Err(TooDeep);
         }
         match &self.parts[index] {
             Part::Always(b) => Ok(*b),
-            Part::Elsewhere(part) => Ok((self.elsewhere)(*part, value)),
+            Part::Elsewhere(part) => value.elsewhere(self, *part),
             Part::Rules(rules) => self.rules(rules, value, depth + 1),
         }
     }
 
-    /// The rules of a part. The checks of objects, arrays, values and applicators are
-    /// functions of their own, so that checking a number or a string stays small.
-    fn rules(&self, rules: &Rules, value: &Value, depth: u32) -> Result<bool, TooDeep> {
-        if rules.types != 0 && !of_type(value, rules.types) {
-            return Ok(false);
-        }
-        if rules.valued && !values(rules, value) {
-            return Ok(false);
-        }
-        let own = match value {
-            Value::Number(n) => number_rules(rules, n),
-            Value::String(s) => string_rules(rules, s) && (!rules.email || email::valid(s)),
-            Value::Array(items) => self.array_rules(rules, items, depth)?,
-            Value::Object(map) => self.object_rules(rules, map, depth)?,
-            Value::Null | Value::Bool(_) => true,
-        };
-        if !own {
+    /// The rules of a part: the value's own, then its applicators.
+    fn rules<I: Instance>(&self, rules: &Rules, value: &I, depth: u32) -> Result<bool, TooDeep> {
+        if !value.own(self, rules, depth)? {
             return Ok(false);
         }
         if rules.linked {
@@ -227,7 +248,12 @@ impl Walk<'_> {
 
     /// `$ref` and the applicators.
     #[inline(never)]
-    fn applicators(&self, rules: &Rules, value: &Value, depth: u32) -> Result<bool, TooDeep> {
+    fn applicators<I: Instance>(
+        &self,
+        rules: &Rules,
+        value: &I,
+        depth: u32,
+    ) -> Result<bool, TooDeep> {
         if let Some(target) = rules.reference
             && !self.valid(target, value, depth)?
         {
@@ -278,10 +304,10 @@ impl Walk<'_> {
     }
 
     /// The branch of an `if` (its `then` or its `else`) that applies to `value`, if it has one.
-    fn branch(
+    fn branch<I: Instance>(
         &self,
         (condition, then, otherwise): (usize, Option<usize>, Option<usize>),
-        value: &Value,
+        value: &I,
         depth: u32,
     ) -> Result<Option<usize>, TooDeep> {
         Ok(if self.valid(condition, value, depth)? {
@@ -393,3 +419,6 @@ fn string_rules(rules: &Rules, s: &str) -> bool {
 mod build;
 mod email;
 mod explain;
+mod raw;
+#[cfg(test)]
+mod raw_tests;

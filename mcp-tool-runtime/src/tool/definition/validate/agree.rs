@@ -21,6 +21,11 @@ fn verdicts(schema: &Value, instances: &[Value]) -> Vec<(Option<bool>, bool)> {
                 .expect("boon compiles the schema")
                 .map_err(|f| refused(&f, i));
             assert_eq!(validator.check(i), boon, "{i} against {schema}");
+            // Read as text, never valid where the value is not.
+            for text in [i.to_string(), serde_json::to_string_pretty(i).unwrap()] {
+                let valid = quick.valid_text(&text).is_some();
+                assert!(!valid || boon.is_ok(), "{text} against {schema}");
+            }
             (quick.check(i, &|p, v| full.part(p, v)), boon.is_ok())
         })
         .collect()

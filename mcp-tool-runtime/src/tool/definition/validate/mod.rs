@@ -17,7 +17,7 @@ use std::sync::{Arc, LazyLock, Mutex};
 use serde_json::Value;
 
 use crate::sync::lock;
-use crate::tool::definition::quick::{Failure, Kind, Quick, Token};
+use crate::tool::definition::quick::{Failure, Kind, Members, Quick, Token};
 
 /// Why a value does not fit a tool's schema: every rule it breaks, each at its field. Shown
 /// one [`Violation`] per line, as a tool's caller reads it in the `isError` result.
@@ -108,6 +108,11 @@ impl Validator {
         }
         cache.insert(text, validator.clone());
         Ok(validator)
+    }
+
+    /// Whether a value's text is certainly valid and plain (`Quick::valid_text`).
+    pub(crate) fn valid_text(&self, text: &str) -> Option<Members> {
+        self.quick.as_ref()?.valid_text(text)
     }
 
     /// `Ok` when `instance` is valid; otherwise every rule it breaks.

@@ -1,0 +1,155 @@
+//! A call's arguments as its parameters take them: a map of values, or, for a plain call
+//! whose arguments' text the validator found valid and plain (`Quick::valid_text`), that
+//! text, each parameter read from its member's text straight into its type. The map is
+//! built from the text only when something asks for it (a parameter whose type did not read
+//! from its text, `Args<T>` after other parameters, [`Arguments::map`]), with the members
+//! already taken left out: what each parameter receives, and each error's words, are those
+//! of the map.
+
+use std::sync::OnceLock;
+
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use crate::tool::definition::quick::Members;
+
+/// A call's arguments (see the module's documentation).
+#[derive(Default)]
+pub(crate) struct Arguments {
+    /// The arguments, when they are not [`Arguments::text`].
+    map: Map<String, Value>,
+    text: Option<Text>,
+}
+
+/// Arguments kept as their text.
+struct Text {
+    /// An object's text, whose keys have no escape and are distinct.
+    text: Box<str>,
+    /// Where its members are.
+    members: Members,
+    /// The members taken by a parameter, one bit each by their places.
+    taken: u64,
+    /// The map of the members not taken, built when [`Arguments::map`] asked for it.
+    map: OnceLock<Map<String, Value>>,
+}
+
+impl From<Map<String, Value>> for Arguments {
+    fn from(map: Map<String, Value>) -> Self {
+        Arguments { map, text: None }
+    }
+}
+
+impl Arguments {
+    /// Arguments kept as `text`, an object's text that is valid and plain for the tool's
+    /// schema, with its `members` as `Quick::valid_text` found them (at most 64).
+    pub(crate) fn text(text: &str, members: Members) -> Arguments {
+        Arguments {
+            map: Map::new(),
+            text: Some(Text {
+                text: text.into(),
+                members,
+                taken: 0,
+                map: OnceLock::new(),
+            }),
+        }
+    }
+
+    /// Whether the arguments are kept as text (checked against the schema already).
+    pub(crate) fn is_text(&self) -> bool {
+        self.text.is_some()
+    }
+
+    /// The arguments not taken yet, as a map.
+    pub(crate) fn map(&self) -> &Map<String, Value> {
+        match &self.text {
+            Some(text) => text.map.get_or_init(|| text.to_map()),
+            None => &self.map,
+        }
+    }
+
+    /// The arguments not taken yet, as a map that parameters take from from now on.
+    pub(crate) fn map_mut(&mut self) -> &mut Map<String, Value> {
+        if let Some(mut text) = self.text.take() {
+            self.map = text.map.take().unwrap_or_else(|| text.to_map());
+        }
+        &mut self.map
+    }
+
+    /// The arguments not taken yet, as a map.
+    pub(crate) fn into_map(mut self) -> Map<String, Value> {
+        std::mem::take(self.map_mut())
+    }
+
+    /// The text of argument `name` when the arguments are kept as text: `Some(None)` when
+    /// there is no such argument (or it was taken), `None` when they are a map.
+    fn text_of(&self, name: &str) -> Option<Option<(usize, &str)>> {
+        let text = self.text.as_ref().filter(|t| t.map.get().is_none())?;
+        Some(
+            text.find(name)
+                .filter(|(at, _)| text.taken & (1 << at) == 0),
+        )
+    }
+
+    /// Argument `name` read as a `T` from its text, and taken: `Some(None)` when there is no
+    /// such argument; `None` when the arguments are a map or the text does not read as a
+    /// `T` (the map then decides, and words the error).
+    pub(crate) fn take<T: DeserializeOwned>(&mut self, name: &str) -> Option<Option<T>> {
+        let (at, value) = match self.text_of(name)? {
+            None => return Some(None),
+            Some(found) => found,
+        };
+        let value = serde_json::from_str(value).ok()?;
+        if let Some(text) = &mut self.text {
+            text.taken |= 1 << at;
+        }
+        Some(Some(value))
+    }
+
+    /// All the arguments read as a `T` from their text, all taken; `None` when they are a
+    /// map, when some were taken already, or when the text does not read as a `T`.
+    pub(crate) fn take_all<T: DeserializeOwned>(&mut self) -> Option<T> {
+        let text = self
+            .text
+            .as_ref()
+            .filter(|t| t.taken == 0 && t.map.get().is_none())?;
+        let value = serde_json::from_str(&text.text).ok()?;
+        *self = Arguments::default();
+        Some(value)
+    }
+
+    /// Whether argument `name` is missing or `null`.
+    pub(crate) fn is_absent(&self, name: &str) -> bool {
+        match self.text_of(name) {
+            Some(found) => found.is_none_or(|(_, value)| value == "null"),
+            None => self.map().get(name).is_none_or(Value::is_null),
+        }
+    }
+}
+
+impl Text {
+    /// The place and the value's text of the member whose key is `name`.
+    fn find(&self, name: &str) -> Option<(usize, &str)> {
+        let text = &*self.text;
+        let at = self
+            .members
+            .iter()
+            .position(|(key, _)| text.get(key.clone()) == Some(name))?;
+        let value = text.get(self.members.get(at)?.1.clone())?;
+        Some((at, value))
+    }
+
+    /// The members not taken, as a map.
+    fn to_map(&self) -> Map<String, Value> {
+        // The text read as a `Value` when it was checked (`Quick::valid_text`), so this
+        // does not fail.
+        let mut map: Map<String, Value> = serde_json::from_str(&self.text).unwrap_or_default();
+        for (at, (key, _)) in self.members.iter().enumerate() {
+            if self.taken & (1 << at) != 0
+                && let Some(key) = self.text.get(key.clone())
+            {
+                map.remove(key);
+            }
+        }
+        map
+    }
+}

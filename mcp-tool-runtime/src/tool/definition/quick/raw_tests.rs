@@ -1,0 +1,214 @@
+//! The rules on text against the rules on values: never "valid" where the value is not.
+
+use serde_json::{Value, json};
+
+use super::Quick;
+
+impl Quick {
+    fn _valid(&self, text: &str) -> bool {
+        self.valid_text(text).is_some()
+    }
+}
+
+fn quick(schema: &Value) -> Quick {
+    Quick::build(schema, &mut |_| None).expect("a schema the rules take whole")
+}
+
+/// The value's verdict on `text`, which must be JSON.
+fn value_verdict(quick: &Quick, text: &str) -> Option<bool> {
+    let value: Value = serde_json::from_str(text).expect("JSON");
+    quick.check(&value, &|_, _| false)
+}
+
+fn schemas() -> Vec<Value> {
+    vec![
+        // `add`: two integers.
+        json!({
+            "type": "object",
+            "properties": {
+                "a": {"type": "integer", "format": "int64", "minimum": -9_223_372_036_854_775_808_i64, "maximum": 9_223_372_036_854_775_807_i64},
+                "b": {"type": "integer", "format": "uint8", "minimum": 0, "maximum": 255}
+            },
+            "required": ["a", "b"]
+        }),
+        // `create_user`: an email, a name, an optional role.
+        json!({
+            "$defs": {"Role": {"type": "string", "enum": ["user", "admin"]}},
+            "type": "object",
+            "properties": {
+                "email": {"type": "string", "format": "email"},
+                "name": {"type": "string", "minLength": 1, "maxLength": 3},
+                "role": {"anyOf": [{"$ref": "#/$defs/Role"}, {"type": "null"}]},
+                "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 2},
+                "meta": {"type": "object", "additionalProperties": {"type": "number"}, "maxProperties": 2}
+            },
+            "required": ["email", "name"],
+            "additionalProperties": false
+        }),
+        json!({
+            "type": "object",
+            "properties": {
+                "x": {"type": "number", "exclusiveMinimum": 0, "multipleOf": 0.5},
+                "c": {"const": [1, {"k": 2}]},
+                "n": {"not": {"type": "string"}},
+                "i": {"if": {"type": "integer"}, "then": {"minimum": 5}, "else": {"type": "string"}},
+                "o": {"oneOf": [{"type": "integer"}, {"type": "number", "minimum": 1}]}
+            }
+        }),
+        json!({"type": "object", "minProperties": 1, "required": ["q"]}),
+        json!({}),
+    ]
+}
+
+/// Texts of many kinds: plain ones, and each thing a text may hold that its value does not
+/// show (escapes, keys given twice, whole floats, long numbers, deep nesting).
+fn texts() -> Vec<String> {
+    let mut texts: Vec<String> = [
+        r#"{"a":2,"b":3}"#,
+        r#"{ "a" : 2 , "b" : 3 }"#,
+        r#"{"a":-2,"b":255}"#,
+        r#"{"a":2,"b":256}"#,
+        r#"{"a":2.0,"b":3}"#,
+        r#"{"a":2,"b":3.0}"#,
+        r#"{"a":2e0,"b":3}"#,
+        r#"{"a":20E-1,"b":3}"#,
+        r#"{"a":-0,"b":0}"#,
+        r#"{"a":2,"b":3,"a":4}"#,
+        r#"{"a":2,"b":3,"a":"x"}"#,
+        r#"{"\u0061":2,"b":3}"#,
+        r#"{"a":2,"b":3,"z\n":1}"#,
+        r#"{"a":9223372036854775807,"b":1}"#,
+        r#"{"a":9223372036854775808,"b":1}"#,
+        r#"{"a":-9223372036854775808,"b":1}"#,
+        r#"{"a":-9223372036854775809,"b":1}"#,
+        r#"{"a":18446744073709551615,"b":1}"#,
+        r#"{"a":18446744073709551616,"b":1}"#,
+        r#"{"a":1.5,"b":1}"#,
+        r#"{"a":2,"b":3,"extra":{"k":[1,2,{"z":null}]}}"#,
+        r#"{"a":2,"b":3,"extra":{"k":1.0}}"#,
+        r#"{"a":2,"b":3,"extra":{"k":1,"k":2}}"#,
+        r#"{"a":null,"b":3}"#,
+        r#"{"b":3}"#,
+        r#"{}"#,
+        r#"{"email":"jane.doe@example.com","name":"Ann"}"#,
+        r#"{"email":"jane.doe@example.com","name":"Anna"}"#,
+        r#"{"email":"jane.doe@example.com","name":""}"#,
+        r#"{"email":"jane.doe\u0040example.com","name":"Ann"}"#,
+        r#"{"email":"jane.doe@example.com","name":"\u00e4\u00f6\u00fc"}"#,
+        r#"{"email":"jane.doe@example.com","name":"\u00e4\u00f6\u00fc\u00df"}"#,
+        r#"{"email":"jane.doe@example.com","name":"äöü"}"#,
+        r#"{"email":"jane.doe@example.com","name":"\ud83d\ude00"}"#,
+        r#"{"email":"jane.doe@example.com","name":"\ud800"}"#,
+        r#"{"email":"not an email","name":"Ann"}"#,
+        r#"{"email":"jane.doe@example.com","name":"Ann","role":"admin"}"#,
+        r#"{"email":"jane.doe@example.com","name":"Ann","role":"root"}"#,
+        r#"{"email":"jane.doe@example.com","name":"Ann","role":"\u0061dmin"}"#,
+        r#"{"email":"jane.doe@example.com","name":"Ann","role":null}"#,
+        r#"{"email":"jane.doe@example.com","name":"Ann","tags":["a","b"]}"#,
+        r#"{"email":"jane.doe@example.com","name":"Ann","tags":["a","b","c"]}"#,
+        r#"{"email":"jane.doe@example.com","name":"Ann","tags":["a",1]}"#,
+        r#"{"email":"jane.doe@example.com","name":"Ann","tags":[]}"#,
+        r#"{"email":"jane.doe@example.com","name":"Ann","meta":{"x":1,"y":2.5}}"#,
+        r#"{"email":"jane.doe@example.com","name":"Ann","meta":{"x":1,"y":2,"z":3}}"#,
+        r#"{"email":"jane.doe@example.com","name":"Ann","meta":{"x":1,"x":"s"}}"#,
+        r#"{"email":"jane.doe@example.com","name":"Ann","other":1}"#,
+        r#"{"x":1.5,"c":[1,{"k":2}],"n":1,"i":7,"o":2}"#,
+        r#"{"x":1.25}"#,
+        r#"{"x":0}"#,
+        r#"{"c":[1.0,{"k":2}]}"#,
+        r#"{"c":[1,{"k":2,"k":2}]}"#,
+        r#"{"n":"s"}"#,
+        r#"{"i":3}"#,
+        r#"{"i":"s"}"#,
+        r#"{"i":null}"#,
+        r#"{"o":1}"#,
+        r#"{"o":1.5}"#,
+        r#"{"o":0.5}"#,
+        r#"{"x":0.30000000000000004}"#,
+        r#"{"x":1.00000000000000000001}"#,
+        r#"{"x":1e400}"#,
+        r#"{"x":123456789012345678901234567890}"#,
+        r#"{"q":1}"#,
+        r#"{"q":1,"q":2}"#,
+        r#"[1,2]"#,
+        r#""s""#,
+        r#"3"#,
+        r#"null"#,
+    ]
+    .iter()
+    .map(|t| (*t).to_owned())
+    .collect();
+    // Nesting around the depth limit.
+    for depth in [10, 63, 64, 65, 120] {
+        let nested = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+        texts.push(format!(r#"{{"a":2,"b":3,"q":{nested}}}"#));
+    }
+    texts
+}
+
+#[test]
+fn text_is_never_valid_where_its_value_is_not() {
+    let mut valid = 0;
+    for schema in schemas() {
+        let quick = quick(&schema);
+        for text in texts() {
+            if quick._valid(&text) {
+                valid += 1;
+                assert_eq!(
+                    value_verdict(&quick, &text),
+                    Some(true),
+                    "{text} against {schema}"
+                );
+            }
+        }
+    }
+    assert!(valid > 30, "only {valid} texts read as valid");
+}
+
+#[test]
+fn plain_arguments_are_valid_as_text() {
+    let [add, user, ..] = &schemas()[..] else {
+        unreachable!()
+    };
+    let (add, user) = (quick(add), quick(user));
+    for text in [
+        r#"{"a":2,"b":3}"#,
+        r#"{ "a" : -2 , "b" : 255 }"#,
+        r#"{"a":9223372036854775807,"b":0,"extra":{"k":[1,"x\n",{"z":null}]}}"#,
+    ] {
+        assert!(add._valid(text), "{text}");
+    }
+    for text in [
+        r#"{"email":"jane.doe@example.com","name":"Ann"}"#,
+        r#"{"email":"jane.doe\u0040example.com","name":"\u00e4\u00f6\u00fc","role":"admin"}"#,
+        r#"{"email":"jane.doe@example.com","name":"Ann","role":null,"tags":["a"],"meta":{"x":1.5}}"#,
+    ] {
+        assert!(user._valid(text), "{text}");
+    }
+}
+
+#[test]
+fn what_text_does_not_show_plainly_is_left_to_the_value() {
+    let add = quick(&schemas()[0]);
+    let any = quick(&json!({}));
+    for text in [
+        // Valid, but read differently member by member, or not read here.
+        r#"{"a":2.0,"b":3}"#,
+        r#"{"a":2,"b":3,"a":2}"#,
+        r#"{"\u0061":2,"b":3}"#,
+        r#"{"a":2,"b":3,"extra":{"k":1.0}}"#,
+        r#"{"a":2,"b":3,"extra":{"k":1,"k":1}}"#,
+        r#"{"a":2,"b":3,"extra":"\ud800"}"#,
+        // Invalid.
+        r#"{"a":2,"b":256}"#,
+        r#"{"a":2}"#,
+    ] {
+        assert!(!add._valid(text), "{text}");
+    }
+    let deep = format!(r#"{{"q":{}1{}}}"#, "[".repeat(64), "]".repeat(64));
+    assert!(!any._valid(&deep));
+    let shallow = format!(r#"{{"q":{}1{}}}"#, "[".repeat(63), "]".repeat(63));
+    assert!(any._valid(&shallow));
+    // Only an object's text is read so.
+    assert!(!any._valid("[1]"));
+}
