@@ -229,26 +229,106 @@ impl Walk<'_> {
     }
 }
 
-/// The members of an object's text, walked once: `Err` on a key with an escape, or text
-/// the walk gives up on.
-fn list(text: &str) -> Result<Members, TooDeep> {
-    let mut walk = Object::line(text).ok_or(TooDeep)?;
-    let mut members = Members::new();
-    // A part's place in `text`, of which it is a slice.
-    let place = |part: &str| {
-        let start = (part.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
-        start..start + part.len()
-    };
-    while let Some(key) = walk.key() {
-        if key.escaped {
+/// The members of an object's text, found in one pass over text serde_json has read (so
+/// valid JSON: a string ends at its first quote not escaped, a number or a literal at the
+/// first byte that cannot be in one, an array or object at its matching bracket, strings
+/// skipped); `Err` on a key with an escape, or on text that does not read so.
+pub(super) fn list(text: &str) -> Result<Members, TooDeep> {
+    let bytes = text.as_bytes();
+    let mut members = Members::with_capacity(4);
+    let mut at = space(bytes, 0);
+    if bytes.get(at) != Some(&b'{') {
+        return Err(TooDeep);
+    }
+    at = space(bytes, at + 1);
+    if bytes.get(at) == Some(&b'}') {
+        return Ok(members);
+    }
+    loop {
+        if bytes.get(at) != Some(&b'"') {
             return Err(TooDeep);
         }
-        let value = walk.value().ok_or(TooDeep)?.get();
-        members.push((place(key.text), place(value)));
+        let key = at + 1;
+        let close = bytes
+            .get(key..)
+            .and_then(|rest| rest.iter().position(|&b| b == b'"' || b == b'\\'))
+            .ok_or(TooDeep)?
+            + key;
+        if bytes.get(close) != Some(&b'"') {
+            return Err(TooDeep);
+        }
+        at = space(bytes, close + 1);
+        if bytes.get(at) != Some(&b':') {
+            return Err(TooDeep);
+        }
+        let start = space(bytes, at + 1);
+        let end = value_end(bytes, start)?;
+        members.push((key..close, start..end));
+        at = space(bytes, end);
+        match bytes.get(at) {
+            Some(b',') => at = space(bytes, at + 1),
+            Some(b'}') => return Ok(members),
+            _ => return Err(TooDeep),
+        }
     }
-    match walk.broken() {
-        true => Err(TooDeep),
-        false => Ok(members),
+}
+
+/// The first byte at or after `at` that is not JSON whitespace.
+fn space(bytes: &[u8], mut at: usize) -> usize {
+    while let Some(b' ' | b'\n' | b'\r' | b'\t') = bytes.get(at) {
+        at += 1;
+    }
+    at
+}
+
+/// The end (exclusive) of the value that starts at `at` in valid JSON text.
+fn value_end(bytes: &[u8], at: usize) -> Result<usize, TooDeep> {
+    match bytes.get(at) {
+        Some(b'"') => Ok(string_end(bytes, at + 1)? + 1),
+        Some(b'{' | b'[') => {
+            let (mut depth, mut at) = (0_usize, at);
+            loop {
+                match bytes.get(at) {
+                    Some(b'"') => at = string_end(bytes, at + 1)?,
+                    Some(b'{' | b'[') => depth += 1,
+                    Some(b'}' | b']') => {
+                        depth = depth.checked_sub(1).ok_or(TooDeep)?;
+                        if depth == 0 {
+                            return Ok(at + 1);
+                        }
+                    }
+                    Some(_) => {}
+                    None => return Err(TooDeep),
+                }
+                at += 1;
+            }
+        }
+        Some(_) => {
+            let end = bytes[at..]
+                .iter()
+                .position(|b| matches!(b, b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t'))
+                .map_or(bytes.len(), |n| at + n);
+            match end > at {
+                true => Ok(end),
+                false => Err(TooDeep),
+            }
+        }
+        None => Err(TooDeep),
+    }
+}
+
+/// The closing quote of the string whose text starts at `at`, in valid JSON text.
+fn string_end(bytes: &[u8], mut at: usize) -> Result<usize, TooDeep> {
+    loop {
+        let rest = bytes.get(at..).ok_or(TooDeep)?;
+        at += rest
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\')
+            .ok_or(TooDeep)?;
+        match bytes.get(at) {
+            Some(b'"') => return Ok(at),
+            _ => at += 2,
+        }
     }
 }
 
@@ -271,7 +351,7 @@ fn string(text: &str) -> Result<Cow<'_, str>, TooDeep> {
         .strip_prefix('"')
         .and_then(|t| t.strip_suffix('"'))
         .ok_or(TooDeep)?;
-    if !inner.contains('\\') {
+    if !inner.as_bytes().contains(&b'\\') {
         return Ok(Cow::Borrowed(inner));
     }
     serde_json::from_str::<String>(text)

@@ -212,3 +212,31 @@ fn what_text_does_not_show_plainly_is_left_to_the_value() {
     // Only an object's text is read so.
     assert!(!any._valid("[1]"));
 }
+
+#[test]
+fn members_are_listed_as_serde_json_reads_them() {
+    for text in [
+        "{}",
+        " { } ",
+        r#"{"a":1}"#,
+        r#"{ "a" : "x\"y,}" , "b" :{"d":[1,{"e":"]}\\"}],"f":null}, "g": -1.5e3 ,"h":true,"i":[[],{}]}"#,
+        "{\"é\":\"ü\\n\", \"o\" : { \"p\" : { } , \"q\":[ ] } }",
+    ] {
+        let expected: serde_json::Map<String, Value> = serde_json::from_str(text).unwrap();
+        let members = super::raw::list(text).expect("listed");
+        assert_eq!(members.len(), expected.len(), "{text}");
+        for (key, value) in members {
+            let value: Value = serde_json::from_str(&text[value]).unwrap();
+            assert_eq!(expected[&text[key]], value, "{text}");
+        }
+    }
+    for text in [
+        r#"{"a\"b":1}"#,
+        r#"{"a\\":1}"#,
+        "[1]",
+        r#"{"a":1"#,
+        r#"{"a" 1}"#,
+    ] {
+        assert!(super::raw::list(text).is_err(), "{text}");
+    }
+}
