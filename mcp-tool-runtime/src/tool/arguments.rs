@@ -18,7 +18,8 @@ use crate::tool::definition::quick::Members;
 pub(crate) struct Arguments {
     /// The arguments, when they are not [`Arguments::text`].
     map: Map<String, Value>,
-    text: Option<Text>,
+    /// Boxed: arguments move with the call's future, through each of its layers.
+    text: Option<Box<Text>>,
 }
 
 /// Arguments kept as their text.
@@ -45,12 +46,12 @@ impl Arguments {
     pub(crate) fn text(text: &str, members: Members) -> Arguments {
         Arguments {
             map: Map::new(),
-            text: Some(Text {
+            text: Some(Box::new(Text {
                 text: text.into(),
                 members,
                 taken: 0,
                 map: OnceLock::new(),
-            }),
+            })),
         }
     }
 

@@ -415,7 +415,8 @@ impl DynamicTool {
             .rest(self.rest)
             .always_visible(self.always_visible)
             .task_support(self.task_support)
-            .scopes(&self.scopes);
+            .scopes(&self.scopes)
+            .takes_whole();
         if let Some(on) = self.coerce {
             def.coercion().arguments(on);
         }

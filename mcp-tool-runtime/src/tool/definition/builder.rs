@@ -43,6 +43,8 @@ pub struct DefBuilder {
     properties: Map<String, Value>,
     required: Vec<String>,
     whole: Option<Schema>,
+    /// Whether the tool takes its arguments whole (`Args<T>`, a dynamic tool's map).
+    takes_whole: bool,
     output_schema: Option<Schema>,
     /// Whether the output schema was derived (its definitions are ours to inline).
     output_derived: bool,
@@ -79,6 +81,7 @@ impl DefBuilder {
             properties: Map::new(),
             required: Vec::new(),
             whole: None,
+            takes_whole: false,
             output_schema: None,
             output_derived: false,
             input_schema_override: None,
@@ -353,6 +356,14 @@ impl DefBuilder {
                 .push("a tool takes at most one whole-arguments parameter (`Args<T>`)".into());
         }
         self.whole = Some(schema);
+        self.takes_whole = true;
+    }
+
+    /// The tool takes its arguments whole, as a map: they are read into one for it, not
+    /// from their text parameter by parameter (which pays only for named parameters).
+    pub(crate) fn takes_whole(&mut self) -> &mut Self {
+        self.takes_whole = true;
+        self
     }
 
     /// Records a problem found while building; the server refuses to start and names it.
@@ -506,6 +517,7 @@ impl DefBuilder {
             always_visible: self.always_visible,
             deferred: self.deferred,
             rest: self.rest,
+            by_name: !self.takes_whole,
             timeout: self.timeout,
             states: self.states,
             for_model,

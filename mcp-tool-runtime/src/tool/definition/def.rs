@@ -115,6 +115,9 @@ pub struct ToolDef {
     pub(crate) deferred: bool,
     /// Served over REST too (`rest = false`: MCP only).
     pub(crate) rest: bool,
+    /// Whether its parameters take arguments by name (no `Args<T>`, not a dynamic tool's
+    /// map): only then are a call's arguments read from their text.
+    pub(crate) by_name: bool,
     pub(crate) timeout: Option<Duration>,
     pub(crate) states: Vec<(TypeId, &'static str)>,
     pub(crate) for_model: bool,
@@ -401,9 +404,11 @@ impl ToolDef {
 
     /// Whether `text`, a call's arguments as JSON text, is certainly valid and reads as a
     /// `Value` would, member by member (see `Quick::valid_text`): where its members are.
-    /// `None` when that is not certain, for [`ToolDef::validate`] to decide.
+    /// `None` when that is not certain, for [`ToolDef::validate`] to decide, or when the
+    /// tool takes its arguments whole (reading them whole from text costs more than from
+    /// the map a validation builds: its strings are allocated again).
     pub(crate) fn valid_text(&self, text: &str) -> Option<Members> {
-        self.validator.valid_text(text)
+        self.by_name.then(|| self.validator.valid_text(text))?
     }
 
     /// Whether some argument of a call may be converted, the server's switch being `server`.
