@@ -39,6 +39,7 @@ mod config;
 mod delete;
 mod endpoint;
 mod get;
+mod head;
 mod headers;
 mod origin;
 mod post;
