@@ -4,8 +4,10 @@
 //! request in the sessionless mode, go to `stateless`.
 
 use std::collections::hash_map::Entry;
+use std::future::Future as _;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::task::Poll;
 
 use axum::body::{Bytes, HttpBody};
 use axum::extract::State;
@@ -84,7 +86,10 @@ where
         Ok(body) => body,
         Err(r) => return *r,
     };
-    answer_body(&endpoint, &parts, &head, &body, identity, source).await
+    let response = answer_body(&endpoint, &parts, &head, &body, identity, source).await;
+    // Its map's allocation carries a later answer's headers.
+    sse::recycle(parts.headers);
+    response
 }
 
 /// The rest of [`post`], once its body is read (not generic over the body's type).
@@ -158,8 +163,14 @@ where
 {
     let content_type = content_type.and_then(|v| v.to_str().ok()).unwrap_or("");
     // The media type, without parameters (`application/json; charset=utf-8`).
-    let media_type = content_type.split(';').next().unwrap_or("").trim();
-    if !media_type.eq_ignore_ascii_case("application/json") {
+    let media_type = match content_type.bytes().position(|b| b == b';') {
+        Some(end) => &content_type[..end],
+        None => content_type,
+    };
+    if !media_type
+        .trim_ascii()
+        .eq_ignore_ascii_case("application/json")
+    {
         return Err(refuse(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             code::INVALID_REQUEST,
@@ -167,8 +178,14 @@ where
         ));
     }
     let config = &endpoint.config;
-    let read = body_bytes(body, config.body_limit);
-    let Ok(read) = tokio::time::timeout(config.body_timeout, read).await else {
+    let mut read = std::pin::pin!(body_bytes(body, config.body_limit));
+    // A body that came with its head (a small request's does) is read without a timer.
+    let first = std::future::poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx))).await;
+    let read = match first {
+        Poll::Ready(read) => Ok(read),
+        Poll::Pending => tokio::time::timeout(config.body_timeout, read).await,
+    };
+    let Ok(read) = read else {
         tracing::debug!(
             timeout_ms = config.body_timeout.as_millis() as u64,
             "a request body did not arrive in time: 408, connection closed"

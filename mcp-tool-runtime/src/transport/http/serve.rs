@@ -190,7 +190,10 @@ pub(super) async fn accept_loop<L: Listen>(
     http1
         .timer(TokioTimer::new())
         .header_read_timeout(bounds.header_timeout)
-        .keep_alive(true);
+        .keep_alive(true)
+        // An answer's head and body go out in one write, the body copied after the head
+        // (a small JSON answer's is): not queued as a buffer of its own for a vectored write.
+        .writev(false);
     let graceful = GracefulShutdown::new();
     let slots = Arc::new(Semaphore::new(bounds.max_connections.max(1)));
     let per_address = Arc::new(PerAddress::default());
