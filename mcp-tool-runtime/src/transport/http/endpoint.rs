@@ -453,13 +453,7 @@ impl Endpoint {
                 return None;
             }
         };
-        let principal = identity.map(|i| (i.subject.as_str(), i.client_id.as_deref()));
-        if record
-            .subject
-            .as_deref()
-            .map(|s| (s, record.client_id.as_deref()))
-            != principal
-        {
+        if !record.belongs_to(identity) {
             return None;
         }
         let http = self.open_session(id.to_owned(), identity.cloned(), None, None, false);
