@@ -1210,6 +1210,120 @@ async fn protected_resource_metadata_is_served_and_named() {
     assert_eq!(text_of(&alice.call("whoami", json!({})).await), "alice");
 }
 
+/// `serve_http`'s accept loop takes the endpoint's POSTs to their handler itself and hands
+/// every other request to the router: each request below gets from it the answer the router
+/// alone gives (`into_router` under `axum::serve`) — the endpoint's path with a query, another
+/// case or a trailing slash, its other methods, the metadata routes, unknown paths, refusals —
+/// with and without a layer around the routes (CORS, which sends every request to the router).
+#[tokio::test]
+async fn the_accept_loop_answers_every_path_as_the_router_does() {
+    let config = |port: u16, cors: bool| {
+        let mut config = HttpConfig::default();
+        config.resource_metadata = Some(ResourceMetadata {
+            resource: format!("http://127.0.0.1:{port}/mcp"),
+            authorization_servers: vec!["https://auth.example.com".into()],
+            scopes_supported: vec!["mcp:tools".into()],
+        });
+        if cors {
+            config.cors_origins = Some(vec!["http://localhost:3000".into()]);
+        }
+        config
+    };
+    for cors in [false, true] {
+        let (router_listener, router_port) = listen().await;
+        let (loop_listener, loop_port) = listen().await;
+        let router = start(
+            router_listener,
+            router_port,
+            core(&["hello"]).into_router(config(router_port, cors)),
+        );
+        let server = core(&["hello"]);
+        let config_of_loop = config(loop_port, cors);
+        let task =
+            tokio::spawn(async move { server.serve_http(loop_listener, config_of_loop).await });
+        let http = client();
+        let init = initialize(json!({})).to_string();
+        // (method, path and query, content type, Host, body)
+        let cases: Vec<(&str, &str, &str, Option<&str>, String)> = vec![
+            ("POST", "/mcp", "application/json", None, init.clone()),
+            ("POST", "/mcp?x=1", "application/json", None, init.clone()),
+            ("POST", "/mcp/", "application/json", None, init.clone()),
+            ("POST", "/MCP", "application/json", None, init.clone()),
+            ("POST", "/mcp", "text/plain", None, init.clone()),
+            (
+                "POST",
+                "/mcp",
+                "application/json",
+                Some("evil.example"),
+                init.clone(),
+            ),
+            ("POST", "/mcp", "application/json", None, "{".into()),
+            ("POST", "/nope", "application/json", None, init.clone()),
+            ("GET", "/nope", "application/json", None, String::new()),
+            ("GET", "/mcp", "application/json", None, String::new()),
+            ("DELETE", "/mcp", "application/json", None, String::new()),
+            ("PUT", "/mcp", "application/json", None, init.clone()),
+            (
+                "GET",
+                "/.well-known/oauth-protected-resource",
+                "",
+                None,
+                String::new(),
+            ),
+            (
+                "GET",
+                "/.well-known/oauth-protected-resource/mcp",
+                "",
+                None,
+                String::new(),
+            ),
+            (
+                "POST",
+                "/.well-known/oauth-protected-resource",
+                "",
+                None,
+                String::new(),
+            ),
+        ];
+        for (method, path, content_type, host, body) in cases {
+            let mut replies = Vec::new();
+            for port in [router_port, loop_port] {
+                let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+                let mut request = http
+                    .request(method, format!("http://127.0.0.1:{port}{path}"))
+                    .header(ACCEPT, "application/json, text/event-stream")
+                    .body(body.clone());
+                if !content_type.is_empty() {
+                    request = request.header(CONTENT_TYPE, content_type);
+                }
+                if let Some(host) = host {
+                    request = request.header(HOST, host);
+                }
+                replies.push(send(request).await);
+            }
+            let [by_router, by_loop] = <[Reply; 2]>::try_from(replies).unwrap();
+            let what = format!("{method} {path} (CORS layer: {cors})");
+            assert_eq!(by_loop.status, by_router.status, "{what}: {}", by_loop.body);
+            assert_eq!(by_loop.content_type(), by_router.content_type(), "{what}");
+            assert_eq!(by_loop.header("allow"), by_router.header("allow"), "{what}");
+            assert_eq!(
+                by_loop.header(SESSION).is_some(),
+                by_router.header(SESSION).is_some(),
+                "{what}"
+            );
+            // The metadata names each server's own address; everything else is the same.
+            let body = |reply: &Reply, port: u16| reply.body.replace(&port.to_string(), "PORT");
+            assert_eq!(
+                body(&by_loop, loop_port),
+                body(&by_router, router_port),
+                "{what}"
+            );
+        }
+        task.abort();
+        drop(router);
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Responses: JSON, SSE, concurrency, requests of the client, the GET stream
 // ---------------------------------------------------------------------------------------------

@@ -11,6 +11,10 @@ pub mod env;
 
 mod inspect;
 mod install;
+mod log;
+mod runtime;
+
+use log::init_tracing;
 
 #[cfg(feature = "http")]
 mod http;
@@ -87,7 +91,7 @@ use serde_json::Value;
 use crate::protocol::ProtocolVersion;
 use crate::server::tasks::{parse_duration, store_from_url};
 use crate::server::{Result, Server, ServerHandle};
-use crate::tool::{ClientLogLayer, TaskSupport};
+use crate::tool::TaskSupport;
 
 /// The HTTP options the command line gives; ignored without `--http`.
 #[derive(Default)]
@@ -99,6 +103,15 @@ struct HttpOptions {
     shared_state: Option<String>,
     /// The tools as a REST API with its OpenAPI document too (`--openapi`).
     openapi: bool,
+}
+
+/// The settings a command line gives beside its command: the task store (`--task-store`), the
+/// files of servers to mount (`--mount`), the runtime's threads (`--threads`).
+#[derive(Default)]
+struct Settings {
+    task_store: Option<String>,
+    mounts: Vec<String>,
+    threads: Option<String>,
 }
 
 /// What a command line asks for.
@@ -127,6 +140,8 @@ fn usage(bin: &str) -> String {
         --shared-state URL   ... share sessions and change notifications with the other
                              replicas in Redis (`redis://host:port`)
         --mount FILE         mount the remote MCP servers FILE lists (a JSON list of MCPTool objects)
+        --threads N          run on N threads; 1: one thread for everything (default: 1 when the
+                             process may use one CPU, else one per CPU)
   {bin} list                 show the tools
   {bin} call <tool> [json]   call one tool in-process and print its result
   {bin} schema               print the tools/list JSON
@@ -177,6 +192,7 @@ environment:
   {connections:<42}the connection store of --mount's servers (a JSON file)
   {mount_wait:<42}how long the first tools/list waits for the mounts
   {open_browser:<42}open a stdio user's sign-in page in the browser
+  {threads:<42}the runtime's threads (as --threads)
   {log:<42}filter the log on stderr",
         tokens = format!("{}=subject:token,…", env::BEARER_TOKENS),
         resource = format!("{}=https://…/mcp", env::RESOURCE),
@@ -211,15 +227,15 @@ environment:
         connections = format!("{}=FILE", env::CONNECTIONS),
         mount_wait = format!("{}=5s", env::MOUNT_WAIT),
         open_browser = format!("{}=1", env::OPEN_BROWSER),
+        threads = format!("{}=N", env::THREADS),
         log = "RUST_LOG=debug",
         inspector = inspect::INSPECTOR,
         inspector_version = inspect::INSPECTOR_VERSION,
     )
 }
 
-/// Reads a command line (without the program name): the command, and the task store it
-/// names (`--task-store URL`).
-fn parse(args: &[String]) -> std::result::Result<(Command, Option<String>, Vec<String>), String> {
+/// Reads a command line (without the program name): the command, and the settings beside it.
+fn parse(args: &[String]) -> std::result::Result<(Command, Settings), String> {
     // `install` and `inspect` read the rest themselves: after `--` come the server's arguments.
     let (first, rest) = args
         .split_first()
@@ -229,13 +245,12 @@ fn parse(args: &[String]) -> std::result::Result<(Command, Option<String>, Vec<S
         .take_while(|a| *a != "--")
         .any(|a| a == "-h" || a == "--help");
     match first {
-        "install" if asks_help => return Ok((Command::Help, None, Vec::new())),
-        "install" => return Ok((Command::Install(install::parse(rest)?), None, Vec::new())),
-        "inspect" => return Ok((Command::Inspect(inspect::parse(rest)), None, Vec::new())),
+        "install" if asks_help => return Ok((Command::Help, Settings::default())),
+        "install" => return Ok((Command::Install(install::parse(rest)?), Settings::default())),
+        "inspect" => return Ok((Command::Inspect(inspect::parse(rest)), Settings::default())),
         _ => {}
     }
-    let mut task_store = None;
-    let mut mounts = Vec::new();
+    let mut settings = Settings::default();
     let mut http = HttpOptions::default();
     let mut wants_http = false;
     let mut rest: Vec<&str> = Vec::new();
@@ -253,14 +268,14 @@ fn parse(args: &[String]) -> std::result::Result<(Command, Option<String>, Vec<S
             }
             "--task-store" => match args.get(i + 1).filter(|a| !a.starts_with("--")) {
                 Some(url) => {
-                    task_store = Some(url.clone());
+                    settings.task_store = Some(url.clone());
                     i += 1;
                 }
                 None => return Err("`--task-store` needs `memory` or a `redis://` URL".into()),
             },
             "--mount" => match args.get(i + 1).filter(|a| !a.starts_with("--")) {
                 Some(file) => {
-                    mounts.push(file.clone());
+                    settings.mounts.push(file.clone());
                     i += 1;
                 }
                 None => return Err("`--mount` needs a file of remote servers (JSON)".into()),
@@ -272,10 +287,17 @@ fn parse(args: &[String]) -> std::result::Result<(Command, Option<String>, Vec<S
                 }
                 None => return Err("`--shared-state` needs a `redis://` URL".into()),
             },
+            "--threads" => match args.get(i + 1).filter(|a| !a.starts_with("--")) {
+                Some(n) => {
+                    settings.threads = Some(n.clone());
+                    i += 1;
+                }
+                None => return Err("`--threads` needs a number of threads".into()),
+            },
             "--sessionless" => http.sessionless = true,
             "--sse" => http.sse = true,
             "--openapi" => http.openapi = true,
-            "-h" | "--help" => return Ok((Command::Help, None, Vec::new())),
+            "-h" | "--help" => return Ok((Command::Help, Settings::default())),
             flag if flag.starts_with("--") => return Err(format!("unknown option `{flag}`")),
             word => rest.push(word),
         }
@@ -303,7 +325,7 @@ fn parse(args: &[String]) -> std::result::Result<(Command, Option<String>, Vec<S
         }
         [other, ..] => return Err(format!("unknown command `{other}`")),
     };
-    Ok((command, task_store, mounts))
+    Ok((command, settings))
 }
 
 impl Server {
@@ -322,7 +344,9 @@ impl Server {
     /// ```
     ///
     /// It starts a runtime, so call it from a plain `fn main`; inside an async runtime, build
-    /// the server and serve it with `serve_stdio` or `serve_http`.
+    /// the server and serve it with `serve_stdio` or `serve_http`. The runtime has one thread
+    /// when the process may use one CPU, else a worker per CPU; `--threads N` or
+    /// `MCP_TOOL_THREADS=N` choose (1: one thread for everything).
     pub fn run(self) -> Result<()> {
         self.run_with_args(std::env::args())
     }
@@ -335,8 +359,12 @@ impl Server {
             .first()
             .and_then(|a| std::path::Path::new(a).file_name())
             .map_or_else(|| self.name.clone(), |n| n.to_string_lossy().into_owned());
-        let (command, task_store, mount_files) = match parse(args.get(1..).unwrap_or_default()) {
+        let (command, settings) = match parse(args.get(1..).unwrap_or_default()) {
             Ok(parsed) => parsed,
+            Err(message) => std::process::exit(cli_error(&bin, &message)),
+        };
+        let threads = match runtime::threads_asked(settings.threads.as_deref()) {
+            Ok(threads) => threads,
             Err(message) => std::process::exit(cli_error(&bin, &message)),
         };
         // `install` and `inspect` serve nothing here: they need neither the settings the
@@ -349,7 +377,7 @@ impl Server {
             command => command,
         };
         // The operator's choice of task store: the flag, else the environment.
-        let task_store = task_store.or_else(|| {
+        let task_store = settings.task_store.or_else(|| {
             std::env::var(env::TASK_STORE)
                 .ok()
                 .filter(|v| !v.trim().is_empty())
@@ -376,7 +404,7 @@ impl Server {
                 Err(e) => std::process::exit(cli_error(&bin, &e.to_string())),
             }
         }
-        match with_mounts(server, &mount_files) {
+        match with_mounts(server, &settings.mounts) {
             Ok(s) => server = s,
             Err(message) => std::process::exit(cli_error(&bin, &message)),
         }
@@ -386,10 +414,7 @@ impl Server {
             Command::Stdio | Command::Http(_) => otel::install(&server.name),
             _ => None,
         };
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .max_blocking_threads(server.limits.blocking_threads)
-            .build()?;
+        let runtime = runtime::build(threads, server.limits.blocking_threads)?;
         let outcome = runtime.block_on(server.execute(&bin, command));
         // A blocking tool stuck for ever (a read that never returns) must not hold the exit:
         // the threads still running are left behind.
@@ -607,76 +632,4 @@ fn tool_table(server: &ServerHandle) -> String {
     }
     out.push('\n');
     out
-}
-
-/// A layer filter that takes events and never spans, decided once per callsite.
-struct EventsOnly;
-
-impl<S> tracing_subscriber::layer::Filter<S> for EventsOnly {
-    fn enabled(
-        &self,
-        meta: &tracing::Metadata<'_>,
-        _: &tracing_subscriber::layer::Context<'_, S>,
-    ) -> bool {
-        meta.is_event()
-    }
-
-    fn callsite_enabled(
-        &self,
-        meta: &'static tracing::Metadata<'static>,
-    ) -> tracing::subscriber::Interest {
-        if meta.is_span() {
-            tracing::subscriber::Interest::never()
-        } else {
-            tracing::subscriber::Interest::always()
-        }
-    }
-}
-
-/// Sends `tracing` output to stderr (stdout carries the protocol), filtered by `RUST_LOG`
-/// (default `warn`), events inside tool calls to their clients too, and (feature `otel`, when
-/// exporting) spans to OpenTelemetry. Does nothing if the application installed a subscriber
-/// already.
-fn init_tracing() {
-    use tracing_subscriber::Layer as _;
-    use tracing_subscriber::layer::SubscriberExt as _;
-    use tracing_subscriber::util::SubscriberInitExt as _;
-
-    // `RUST_LOG` as a list of `target=level` directives with an optional default level
-    // (`debug`, `warn,mcp_tool=debug`); without it, or unreadable, warnings and errors.
-    let filter = std::env::var("RUST_LOG")
-        .ok()
-        .and_then(|directives| {
-            directives
-                .parse::<tracing_subscriber::filter::Targets>()
-                .ok()
-        })
-        .unwrap_or_else(|| {
-            tracing_subscriber::filter::Targets::new().with_default(tracing::Level::WARN)
-        });
-    // The audit's lines are `info` events: asked for with `MCP_TOOL_AUDIT`, they are shown
-    // whatever the default level, unless `RUST_LOG` names their target itself.
-    let audit = "mcp_tool::audit";
-    let names_audit = std::env::var("RUST_LOG").is_ok_and(|d| d.contains(audit));
-    let filter = if std::env::var(env::AUDIT).is_ok_and(|v| v == "1" || v == "true") && !names_audit
-    {
-        filter.with_target(audit, tracing::Level::INFO)
-    } else {
-        filter
-    };
-    let stderr = tracing_subscriber::fmt::layer()
-        .with_writer(io::stderr)
-        .with_ansi(false)
-        .with_filter(filter);
-    // The client-log layer reads events only: were it to take spans too, every request's span
-    // would be built for nobody (see server/telemetry.rs).
-    let client = ClientLogLayer.with_filter(EventsOnly);
-    let registry = tracing_subscriber::registry().with(stderr).with(client);
-    // Only when exporting: an absent layer (`Option::None`) would say every span is wanted,
-    // and each request's span would be built for nobody (2 µs a call, BENCHMARKS.md).
-    if let Some(otel) = otel::layer() {
-        let _ = registry.with(otel).try_init();
-        return;
-    }
-    let _ = registry.try_init();
 }

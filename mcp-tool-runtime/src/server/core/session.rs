@@ -313,7 +313,7 @@ impl Session {
             selection: SelectionWire::from(&self.selector.read().to_batch()),
             subscriptions: lock(&self.subscriptions).iter().cloned().collect(),
             subject: self.identity.as_ref().map(|i| i.subject.clone()),
-            client_id: self.identity.as_ref().and_then(|i| i.client_id.clone()),
+            client_id: self.identity.as_ref().map(|i| i.client_id.clone()),
             nonce: self.nonce.get().cloned(),
         }
     }

@@ -19,11 +19,13 @@
 //! whose loss costs a client a stale list until the next one).
 
 mod memory;
+mod record;
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub mod redis;
 
 pub use memory::MemoryReplicaStore;
+pub(crate) use record::SessionRecord;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -529,30 +531,6 @@ impl Replicas {
     pub(crate) async fn remove(&self, key: &str) -> Result<(), ReplicaStoreError> {
         within(self.keys.remove(key)).await
     }
-}
-
-/// What a replica keeps of a 2025-11-25 session: enough to serve its next request.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct SessionRecord {
-    pub(crate) protocol_version: String,
-    pub(crate) client_info: Value,
-    pub(crate) capabilities: Value,
-    /// The minimum log level (`u8::MAX`: none set).
-    pub(crate) log_level: u8,
-    pub(crate) selection: SelectionWire,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) subscriptions: Vec<String>,
-    /// Who the session belongs to (the authenticated subject), if anyone.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) subject: Option<String>,
-    /// The OAuth client the subject came through, if known: a session is its subject's
-    /// through that client (its tokens' scopes may change, stepped up; who it is may not).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) client_id: Option<String>,
-    /// The session's random name (it owns the tasks of an unauthenticated session).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) nonce: Option<String>,
 }
 
 #[cfg(test)]

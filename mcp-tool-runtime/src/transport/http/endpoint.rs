@@ -23,11 +23,12 @@ use crate::tool::Identity;
 
 use crate::transport::http::access::auth::{AuthError, DPOP_ALGORITHMS, DpopMode};
 use crate::transport::http::config::HttpConfig;
+use crate::transport::http::head::Head;
+use crate::transport::http::head::Source;
+pub(super) use crate::transport::http::head::{SESSION_HEADER, accepts_sse};
 use crate::transport::http::origin::check_origin;
 use crate::transport::http::refusal::{Refusal, refuse, rpc_error};
 use crate::transport::http::streams::resume::{self, Streams, Tap};
-
-pub(super) const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
 
 /// One session of the HTTP transport: the protocol session and where its messages go.
 pub(super) struct HttpSession {
@@ -46,32 +47,27 @@ pub(super) struct HttpSession {
     pub(super) client: Option<Arc<str>>,
 }
 
-/// The address a connection comes from (set by `serve_http`'s accept loop on each request).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Peer(pub(crate) std::net::SocketAddr);
-
-/// A request that came over a Unix socket (set by `serve_http_unix`'s accept loop): its
-/// client, like every other on that socket, is the one local principal (as over stdio).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct LocalSocket;
-
-/// Whether a request came over a Unix socket.
+/// Whether a request came over a Unix socket (as its extensions are marked).
 pub(super) fn on_local_socket(parts: &Parts) -> bool {
-    parts.extensions.get::<LocalSocket>().is_some()
+    Source::local(Source::marked(&parts.extensions))
 }
 
-/// The client a request counts for in per-client shares: its subject when it carries
-/// credentials, else the address it comes from (unknown when served without the accept loop),
-/// or `local` over a Unix socket.
-pub(super) fn client_of(identity: Option<&Identity>, parts: &Parts) -> Option<Arc<str>> {
-    client_share(identity.map(|i| i.subject.as_str()), peer_address(parts))
-        .or_else(|| on_local_socket(parts).then(|| "local".to_owned()))
-        .map(Into::into)
+/// The client a request from `source` counts for in per-client shares: its subject when it
+/// carries credentials, else the address it comes from (unknown when served without the
+/// accept loop), or `local` over a Unix socket.
+pub(super) fn client_of(identity: Option<&Identity>, source: Option<Source>) -> Option<Arc<str>> {
+    client_share(
+        identity.map(|i| i.subject.as_str()),
+        Source::address(source),
+    )
+    .or_else(|| Source::local(source).then(|| "local".to_owned()))
+    .map(Into::into)
 }
 
-/// The address a request comes from, when `serve_http`'s accept loop told it.
+/// The address a request comes from, when `serve_http`'s accept loop told it (as its
+/// extensions are marked).
 pub(super) fn peer_address(parts: &Parts) -> Option<std::net::IpAddr> {
-    parts.extensions.get::<Peer>().map(|p| p.0.ip())
+    Source::address(Source::marked(&parts.extensions))
 }
 
 #[derive(Default)]
@@ -338,8 +334,17 @@ impl Endpoint {
     /// The checks every method of the endpoint shares: one value for each header that routes
     /// or authenticates the request, Host/Origin, credentials.
     pub(super) async fn admit(&self, parts: &Parts) -> Result<Option<Identity>, Refusal> {
+        self.admit_with(parts, &Head::of(&parts.headers)).await
+    }
+
+    /// [`admit`](Self::admit), with the request's `head` read already.
+    pub(super) async fn admit_with(
+        &self,
+        parts: &Parts,
+        head: &Head<'_>,
+    ) -> Result<Option<Identity>, Refusal> {
         check_single_headers(&parts.headers)?;
-        check_origin(&self.config, &parts.headers)?;
+        check_origin(&self.config, head.host, head.origin)?;
         match &self.config.auth {
             None => Ok(None),
             Some(auth) => match auth.authenticate(parts).await {
@@ -370,7 +375,18 @@ impl Endpoint {
         parts: &Parts,
         identity: Option<&Identity>,
     ) -> Result<Arc<HttpSession>, Refusal> {
-        let Some(id) = parts.headers.get(&SESSION_HEADER) else {
+        self.session_named(parts.headers.get(&SESSION_HEADER), identity)
+            .await
+    }
+
+    /// [`session_anywhere`](Self::session_anywhere) of the session `id` names (the request's
+    /// `Mcp-Session-Id`, if it sent one).
+    pub(super) async fn session_named(
+        &self,
+        id: Option<&HeaderValue>,
+        identity: Option<&Identity>,
+    ) -> Result<Arc<HttpSession>, Refusal> {
+        let Some(id) = id else {
             return Err(refuse(
                 StatusCode::BAD_REQUEST,
                 code::INVALID_REQUEST,
@@ -437,13 +453,7 @@ impl Endpoint {
                 return None;
             }
         };
-        let principal = identity.map(|i| (i.subject.as_str(), i.client_id.as_deref()));
-        if record
-            .subject
-            .as_deref()
-            .map(|s| (s, record.client_id.as_deref()))
-            != principal
-        {
+        if !record.belongs_to(identity) {
             return None;
         }
         let http = self.open_session(id.to_owned(), identity.cloned(), None, None, false);
@@ -573,35 +583,6 @@ pub(super) fn split_url(url: &str) -> (&str, &str) {
     match url[after_scheme..].find('/') {
         Some(i) => url.split_at(after_scheme + i),
         None => (url, ""),
-    }
-}
-
-/// Whether the client takes an SSE answer: its `Accept` names `text/event-stream` (or
-/// anything), or it sent none.
-pub(super) fn accepts_sse(headers: &HeaderMap) -> bool {
-    let Some(accept) = headers.get(header::ACCEPT) else {
-        return true;
-    };
-    // A value that is not visible ASCII is read as none sent.
-    let Ok(accept) = accept.to_str() else {
-        return true;
-    };
-    // Item by item, in one pass (this runs on every request): each media type without its
-    // parameters.
-    let mut rest = accept.as_bytes();
-    loop {
-        let end = rest.iter().position(|b| *b == b',').unwrap_or(rest.len());
-        let item = &rest[..end];
-        let media = &item[..item.iter().position(|b| *b == b';').unwrap_or(item.len())];
-        let media = media.trim_ascii();
-        if media.eq_ignore_ascii_case(b"text/event-stream") || media == b"*/*" || media == b"text/*"
-        {
-            return true;
-        }
-        match rest.get(end + 1..) {
-            Some(more) => rest = more,
-            None => return false,
-        }
     }
 }
 

@@ -28,8 +28,9 @@
 //! Inside, the imports go one way: `router` wires the handlers (`post`, `get`, `delete`, and
 //! `stateless` behind `post`) to the path; the handlers share `endpoint`, the endpoint's state
 //! and sessions and the checks every request passes, which uses only the leaves below it
-//! (`access` — who may use it: `auth`, the OAuth verifier `oauth`, `cors` —, `config`,
-//! `origin`, `refusal`, and `streams`: SSE answers, the resumable streams of `resume` and the
+//! (`access` — who may use it: `auth`, the OAuth verifier `oauth`, `cors` —, `config`, `head`
+//! — the headers every POST reads, in one pass, and where a request comes from —, `origin`,
+//! `refusal`, and `streams`: SSE answers, the resumable streams of `resume` and the
 //! `events` they replay).
 //!
 //! Layer: the top one with stdio; imports `protocol`, `tool` and `server`.
@@ -39,6 +40,7 @@ mod config;
 mod delete;
 mod endpoint;
 mod get;
+mod head;
 mod headers;
 mod origin;
 mod post;

@@ -2,16 +2,21 @@
 //! accepted in `Host` and `Origin`; a configured list replaces that (`*` accepts any).
 
 use axum::http::StatusCode;
-use axum::http::header::{self, HeaderMap};
+use axum::http::header::HeaderValue;
 
 use crate::protocol::code;
 
 use crate::transport::http::config::HttpConfig;
 use crate::transport::http::refusal::{Refusal, refuse};
 
-/// Host and Origin checks (DNS rebinding protection).
-pub(super) fn check_origin(config: &HttpConfig, headers: &HeaderMap) -> Result<(), Refusal> {
-    if let Some(host) = headers.get(header::HOST) {
+/// Host and Origin checks (DNS rebinding protection), of a request's `Host` and `Origin`
+/// values (`None`: not sent).
+pub(super) fn check_origin(
+    config: &HttpConfig,
+    host: Option<&HeaderValue>,
+    origin: Option<&HeaderValue>,
+) -> Result<(), Refusal> {
+    if let Some(host) = host {
         let host = host.to_str().unwrap_or("");
         let allowed = match &config.allowed_hosts {
             None => is_loopback_host(host),
@@ -25,7 +30,7 @@ pub(super) fn check_origin(config: &HttpConfig, headers: &HeaderMap) -> Result<(
             ));
         }
     }
-    if let Some(origin) = headers.get(header::ORIGIN) {
+    if let Some(origin) = origin {
         let origin = origin.to_str().unwrap_or("");
         let listed = |list: &[String]| {
             list.iter()
@@ -61,10 +66,10 @@ fn strip_port(host: &str) -> &str {
             None => host,
         };
     }
-    match host.rsplit_once(':') {
-        Some((name, port)) if port_ok(port) && !name.contains(':') => name,
-        Some(_) => host,
-        None => host,
+    // One colon, then digits only (a second colon is no digit).
+    match host.bytes().position(|b| b == b':') {
+        Some(colon) if port_ok(&host[colon + 1..]) => &host[..colon],
+        _ => host,
     }
 }
 
@@ -102,6 +107,9 @@ mod tests {
         assert_eq!(strip_port("[::1]evil.com"), "[::1]evil.com");
         assert_eq!(strip_port("[::1]:80evil"), "[::1]:80evil");
         assert_eq!(strip_port("host:abc"), "host:abc");
+        assert_eq!(strip_port("host:80:80"), "host:80:80");
+        assert_eq!(strip_port("::1"), "::1");
+        assert_eq!(strip_port("host:"), "host:");
         assert!(is_loopback_host("[::1]:8080"));
         assert!(!is_loopback_host("[::1]evil.com"));
         assert!(!is_loopback_host("[::1].evil.com"));

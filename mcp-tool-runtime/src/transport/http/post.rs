@@ -4,14 +4,15 @@
 //! request in the sessionless mode, go to `stateless`.
 
 use std::collections::hash_map::Entry;
-use std::pin::Pin;
+use std::future::Future as _;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::task::Poll;
 
-use axum::body::Bytes;
+use axum::body::{Bytes, HttpBody};
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use axum::http::header::{self, HeaderValue};
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use tokio::sync::mpsc;
@@ -23,53 +24,35 @@ use crate::server::core::methods::tools::ScopeCheck;
 use crate::sync::lock;
 use crate::tool::Identity;
 
-use crate::transport::http::endpoint::{
-    Endpoint, HttpSession, LocalSocket, Peer, RequestRoute, SESSION_HEADER, accepts_sse, client_of,
-    on_local_socket, peer_address,
-};
+use crate::transport::http::endpoint::{Endpoint, HttpSession, RequestRoute, client_of};
+use crate::transport::http::head::{Head, SESSION_HEADER, Source, accepts_sse_value};
 use crate::transport::http::refusal::{Refusal, refuse, rpc_error};
 use crate::transport::http::stateless::{sessionless_post, stateless_request};
 use crate::transport::http::streams::resume;
 use crate::transport::http::streams::sse::{self, Messages};
 
-const VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
-
-fn check_version(headers: &HeaderMap) -> Result<Option<ProtocolVersion>, Refusal> {
-    match headers.get(&VERSION_HEADER) {
-        None => Ok(None),
-        Some(v) => match v.to_str().ok().and_then(ProtocolVersion::parse) {
-            Some(version) => Ok(Some(version)),
-            None => Err(refuse(
-                StatusCode::BAD_REQUEST,
-                code::INVALID_REQUEST,
-                &format!(
-                    "Bad Request: unsupported MCP-Protocol-Version `{}`; supported: {}",
-                    v.to_str().unwrap_or("?"),
-                    ProtocolVersion::supported_list()
-                ),
-            )),
-        },
-    }
+/// The protocol version a request's header names: `None` without the header, `Some(None)` for
+/// one no version of which is supported.
+fn version_of(value: Option<&HeaderValue>) -> Option<Option<ProtocolVersion>> {
+    value.map(|v| v.to_str().ok().and_then(ProtocolVersion::parse))
 }
 
-/// Where a request comes from, for a handler to mark it with when it needs to know (a new
-/// session, a stateless or sessionless request): only those look at it.
-#[derive(Clone, Copy)]
-pub(super) enum Source {
-    Peer(Peer),
-    Local,
-}
-
-impl Source {
-    pub(super) fn mark(self, extensions: &mut axum::http::Extensions) {
-        match self {
-            Source::Peer(peer) => {
-                extensions.insert(peer);
-            }
-            Source::Local => {
-                extensions.insert(LocalSocket);
-            }
-        }
+/// 400 for a version header that names no supported version.
+fn check_version(
+    value: Option<&HeaderValue>,
+    version: Option<Option<ProtocolVersion>>,
+) -> Result<Option<ProtocolVersion>, Refusal> {
+    match (value, version) {
+        (Some(v), Some(None)) => Err(refuse(
+            StatusCode::BAD_REQUEST,
+            code::INVALID_REQUEST,
+            &format!(
+                "Bad Request: unsupported MCP-Protocol-Version `{}`; supported: {}",
+                v.to_str().unwrap_or("?"),
+                ProtocolVersion::supported_list()
+            ),
+        )),
+        (_, version) => Ok(version.flatten()),
     }
 }
 
@@ -83,24 +66,44 @@ pub(super) async fn handle_post(
     post(endpoint, request, None).await
 }
 
-/// [`handle_post`] of a request not marked yet with where it comes from (`source`).
-pub(super) async fn post(
+/// [`handle_post`] of a request not marked yet with where it comes from (`source`), with its
+/// body as it came (hyper's, when the accept loop hands the request over itself).
+pub(super) async fn post<B>(
     endpoint: Arc<Endpoint>,
-    request: axum::extract::Request,
+    request: axum::http::Request<B>,
     source: Option<Source>,
-) -> Response {
-    let (mut parts, body) = request.into_parts();
-    let identity = match endpoint.admit(&parts).await {
+) -> Response
+where
+    B: HttpBody<Data = Bytes>,
+{
+    let (parts, body) = request.into_parts();
+    let head = Head::of(&parts.headers);
+    let identity = match endpoint.admit_with(&parts, &head).await {
         Ok(i) => i,
         Err(r) => return *r,
     };
-    let body = match read_body(&endpoint, &parts.headers, body).await {
+    let body = match read_body(&endpoint, head.content_type, body).await {
         Ok(body) => body,
         Err(r) => return *r,
     };
+    let response = answer_body(&endpoint, &parts, &head, &body, identity, source).await;
+    // Its map's allocation carries a later answer's headers.
+    sse::recycle(parts.headers);
+    response
+}
+
+/// The rest of [`post`], once its body is read (not generic over the body's type).
+async fn answer_body(
+    endpoint: &Endpoint,
+    parts: &Parts,
+    head: &Head<'_>,
+    body: &[u8],
+    identity: Option<Identity>,
+    source: Option<Source>,
+) -> Response {
     // Read once: the id and method decide how to answer, the headers are checked against
     // the request, and the session takes it.
-    let inbound = match inbound::read_line(&body) {
+    let inbound = match inbound::read_line(body) {
         Ok(inbound) => inbound,
         Err(response) => {
             return (
@@ -125,52 +128,49 @@ pub(super) async fn post(
             return *r;
         }
     }
-    let header_version = parts
-        .headers
-        .get(&VERSION_HEADER)
-        .map(|v| v.to_str().unwrap_or("?"));
-    let stateless = header_version
-        .and_then(ProtocolVersion::parse)
-        .is_some_and(ProtocolVersion::is_stateless)
+    let header_version = head.version.map(|v| v.to_str().unwrap_or("?"));
+    let version = version_of(head.version);
+    let stateless = version.flatten().is_some_and(ProtocolVersion::is_stateless)
         || request.is_some_and(|r| r.stateless);
-    if let Some(source) = source
-        && (stateless
-            || endpoint.config.sessionless
-            || request.is_some_and(|r| r.method == Method::Initialize))
-    {
-        source.mark(&mut parts.extensions);
-    }
+    // Where it comes from: told by the accept loop, else by the mark it put on the request.
+    let source = source.or_else(|| Source::marked(&parts.extensions));
     if stateless {
         let Some(request) = request else {
             // The version defines no notification or response a client sends over HTTP.
             return StatusCode::ACCEPTED.into_response();
         };
-        return stateless_request(&endpoint, &parts, request, header_version, identity).await;
+        return stateless_request(endpoint, parts, source, request, header_version, identity).await;
     }
-    let version = match check_version(&parts.headers) {
+    let version = match check_version(head.version, version) {
         Ok(v) => v,
         Err(r) => return *r,
     };
     if endpoint.config.sessionless {
-        return sessionless_post(&endpoint, &inbound, request, version, identity).await;
+        return sessionless_post(endpoint, &inbound, request, version, identity).await;
     }
-    session_post(&endpoint, &parts, &inbound, request, identity).await
+    session_post(endpoint, head, source, &inbound, request, identity).await
 }
 
-/// The body of a POST, once its media type is JSON: read whole within the body limit and the
-/// body timeout, or the answer that refuses it.
-async fn read_body(
+/// The body of a POST, once its media type (`content_type`) is JSON: read whole within the
+/// body limit and the body timeout, or the answer that refuses it.
+async fn read_body<B>(
     endpoint: &Endpoint,
-    headers: &HeaderMap,
-    body: axum::body::Body,
-) -> Result<Bytes, Refusal> {
-    let content_type = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
+    content_type: Option<&HeaderValue>,
+    body: B,
+) -> Result<Bytes, Refusal>
+where
+    B: HttpBody<Data = Bytes>,
+{
+    let content_type = content_type.and_then(|v| v.to_str().ok()).unwrap_or("");
     // The media type, without parameters (`application/json; charset=utf-8`).
-    let media_type = content_type.split(';').next().unwrap_or("").trim();
-    if !media_type.eq_ignore_ascii_case("application/json") {
+    let media_type = match content_type.bytes().position(|b| b == b';') {
+        Some(end) => &content_type[..end],
+        None => content_type,
+    };
+    if !media_type
+        .trim_ascii()
+        .eq_ignore_ascii_case("application/json")
+    {
         return Err(refuse(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             code::INVALID_REQUEST,
@@ -178,8 +178,14 @@ async fn read_body(
         ));
     }
     let config = &endpoint.config;
-    let read = body_bytes(body, config.body_limit);
-    let Ok(read) = tokio::time::timeout(config.body_timeout, read).await else {
+    let mut read = std::pin::pin!(body_bytes(body, config.body_limit));
+    // A body that came with its head (a small request's does) is read without a timer.
+    let first = std::future::poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx))).await;
+    let read = match first {
+        Poll::Ready(read) => Ok(read),
+        Poll::Pending => tokio::time::timeout(config.body_timeout, read).await,
+    };
+    let Ok(read) = read else {
         tracing::debug!(
             timeout_ms = config.body_timeout.as_millis() as u64,
             "a request body did not arrive in time: 408, connection closed"
@@ -211,12 +217,15 @@ async fn read_body(
 
 /// A body whole, or `Err` past `limit` bytes or when it breaks off. Read frame by frame: a
 /// body that comes in one frame (a small request's does) is that frame's bytes, not a copy.
-async fn body_bytes(mut body: axum::body::Body, limit: usize) -> Result<Bytes, ()> {
-    use axum::body::HttpBody as _;
+async fn body_bytes<B>(body: B, limit: usize) -> Result<Bytes, ()>
+where
+    B: HttpBody<Data = Bytes>,
+{
+    let mut body = std::pin::pin!(body);
     let mut whole: Option<Bytes> = None;
     let mut more: Vec<u8> = Vec::new();
     let mut read = 0usize;
-    while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
+    while let Some(frame) = std::future::poll_fn(|cx| body.as_mut().poll_frame(cx)).await {
         let Ok(data) = frame.map_err(drop)?.into_data() else {
             // Trailers: nothing of the message.
             continue;
@@ -246,7 +255,8 @@ async fn body_bytes(mut body: axum::body::Body, limit: usize) -> Result<Bytes, (
 /// anything else goes to the session it names; a request is answered on its own stream.
 async fn session_post(
     endpoint: &Endpoint,
-    parts: &Parts,
+    head: &Head<'_>,
+    source: Option<Source>,
     inbound: &Inbound<'_>,
     request: Option<&Request<'_>>,
     identity: Option<Identity>,
@@ -254,12 +264,15 @@ async fn session_post(
     let is_initialize = request.is_some_and(|r| r.method == Method::Initialize);
     let identity = identity.map(Arc::new);
     let (session_id, http) = if is_initialize {
-        match open_session(endpoint, parts, identity.as_deref().cloned()) {
+        match open_session(endpoint, head, source, identity.as_deref().cloned()) {
             Ok((id, http)) => (Some(id), http),
             Err(r) => return *r,
         }
     } else {
-        match endpoint.session_anywhere(parts, identity.as_deref()).await {
+        match endpoint
+            .session_named(head.session, identity.as_deref())
+            .await
+        {
             // A header naming another supported version than the session's is accepted:
             // the official conformance suite itself sends 2025-03-26 on 2025-11-25 sessions.
             Ok(s) => (None, s),
@@ -294,7 +307,7 @@ async fn session_post(
     // Taken before anything awaits: the handler is the one to free the held messages.
     let rx = messages_of(&http, &id);
     let Some(session_id) = session_id else {
-        return answer(endpoint, &parts.headers, &http, request, rx).await;
+        return answer(endpoint, head, &http, request, rx).await;
     };
     if !http.session.initialized.load(Ordering::Relaxed) {
         // A failed initialize opens no session.
@@ -311,7 +324,7 @@ async fn session_post(
     {
         tracing::warn!(error = %e, "a new session is not in the shared state: only this replica serves it");
     }
-    let mut response = answer(endpoint, &parts.headers, &http, request, rx).await;
+    let mut response = answer(endpoint, head, &http, request, rx).await;
     if let Ok(v) = HeaderValue::from_str(&session_id) {
         response.headers_mut().insert(SESSION_HEADER, v);
     }
@@ -339,10 +352,11 @@ fn messages_of(http: &HttpSession, id: &Arc<str>) -> Messages {
 /// client (counted and taken under one lock: concurrent initializes cannot overshoot).
 fn open_session(
     endpoint: &Endpoint,
-    parts: &Parts,
+    head: &Head<'_>,
+    source: Option<Source>,
     identity: Option<Identity>,
 ) -> Result<(String, Arc<HttpSession>), Refusal> {
-    if parts.headers.contains_key(&SESSION_HEADER) {
+    if head.session.is_some() {
         return Err(refuse(
             StatusCode::BAD_REQUEST,
             code::INVALID_REQUEST,
@@ -350,7 +364,7 @@ fn open_session(
         ));
     }
     let limits = &endpoint.server.shared.limits;
-    let client = client_of(identity.as_ref(), parts);
+    let client = client_of(identity.as_ref(), source);
     let mut sessions = lock(&endpoint.sessions);
     if sessions.len() >= limits.max_sessions {
         drop(sessions);
@@ -389,8 +403,8 @@ fn open_session(
     let Some((session_id, http)) = endpoint.new_session(
         identity,
         client,
-        peer_address(parts),
-        on_local_socket(parts),
+        Source::address(source),
+        Source::local(source),
     ) else {
         return Err(refuse(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -406,14 +420,14 @@ fn open_session(
 /// else JSON or SSE as the first message decides (resumable in 2025-11-25 sessions).
 async fn answer(
     endpoint: &Endpoint,
-    headers: &HeaderMap,
+    head: &Head<'_>,
     http: &HttpSession,
     request: &Request<'_>,
     rx: Messages,
 ) -> Response {
     let raw_id = request.id_text();
     let sse = endpoint.config.sse_responses;
-    if !accepts_sse(headers) {
+    if !accepts_sse_value(head.accept) {
         sse::respond_json_only(rx, |_| StatusCode::OK, Some(raw_id)).await
     } else if request.method != Method::Initialize
         && resume::resumable(http.session.client().protocol_version)
@@ -421,31 +435,5 @@ async fn answer(
         endpoint.streams.respond(rx, sse, raw_id, &http.owner).await
     } else {
         sse::respond(rx, sse, |_| StatusCode::OK, Some(raw_id)).await
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use axum::http::header::{self, HeaderMap, HeaderValue};
-
-    use super::accepts_sse;
-
-    #[test]
-    fn an_accept_header_is_read_for_event_streams() {
-        let accepts = |value: &[u8]| {
-            let mut headers = HeaderMap::new();
-            headers.insert(header::ACCEPT, HeaderValue::from_bytes(value).unwrap());
-            accepts_sse(&headers)
-        };
-        assert!(accepts_sse(&HeaderMap::new()));
-        assert!(accepts(b"application/json, text/event-stream"));
-        assert!(accepts(b"application/json,\tTEXT/Event-Stream ; q=0.5"));
-        assert!(accepts(b"*/*"));
-        assert!(accepts(b"text/*;q=1"));
-        assert!(!accepts(b"application/json"));
-        assert!(!accepts(b"text/event-streams, text/html"));
-        assert!(!accepts(b""));
-        // Not visible ASCII: read as no Accept at all.
-        assert!(accepts(b"application/json, \xe2\x82\xac"));
     }
 }

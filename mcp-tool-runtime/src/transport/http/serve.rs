@@ -5,12 +5,12 @@
 //! the same machine, whose connections have no address to share by.
 
 use std::collections::HashMap;
+use std::convert::Infallible;
 use std::future::Future;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
@@ -19,15 +19,15 @@ use futures_util::future::Either;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
-use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 
 use crate::sync::lock;
 use crate::transport::http::access::forwarded::TrustedProxies;
-use crate::transport::http::endpoint::{Endpoint, Peer};
-use crate::transport::http::post::{Source, post};
+use crate::transport::http::endpoint::Endpoint;
+use crate::transport::http::head::{Peer, Source};
+use crate::transport::http::post::post;
 
 /// What the accept loop needs from the configuration.
 pub(super) struct Bounds {
@@ -132,9 +132,10 @@ pub(super) struct Direct {
 /// The router, with each request told the address it comes from (per-client shares): the
 /// connection's, or behind a trusted proxy the one its forwarding headers name. A POST
 /// to the endpoint's path — every MCP message — goes straight to its handler (`direct`,
-/// when no layer wraps the routes): the router would hand the same request to the same
-/// handler, after matching its path and through three boxed services of its own.
-#[derive(Clone)]
+/// when no layer wraps the routes), with hyper's body as it came: the router would hand the
+/// same request to the same handler, after matching its path, boxing its body and going
+/// through three boxed services of its own. Served to hyper as its own service: one for the
+/// connection, called by reference (tower's adapter clones the service for each request).
 struct WithPeer {
     router: Router,
     peer: Option<Peer>,
@@ -143,18 +144,14 @@ struct WithPeer {
 }
 
 type RouterFuture = <Router as tower_service::Service<axum::http::Request<Incoming>>>::Future;
-type PostFuture = Pin<Box<dyn Future<Output = Result<Response, std::convert::Infallible>> + Send>>;
+type PostFuture = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
 
-impl tower_service::Service<axum::http::Request<Incoming>> for WithPeer {
+impl hyper::service::Service<axum::http::Request<Incoming>> for WithPeer {
     type Response = Response;
-    type Error = std::convert::Infallible;
+    type Error = Infallible;
     type Future = Either<RouterFuture, PostFuture>;
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        tower_service::Service::<axum::http::Request<Incoming>>::poll_ready(&mut self.router, cx)
-    }
-
-    fn call(&mut self, mut request: axum::http::Request<Incoming>) -> Self::Future {
+    fn call(&self, mut request: axum::http::Request<Incoming>) -> Self::Future {
         // Only a Unix socket's connections come without an address.
         let source = match self.peer {
             Some(Peer(peer)) => Source::Peer(Peer(self.trusted.client(peer, request.headers()))),
@@ -166,13 +163,17 @@ impl tower_service::Service<axum::http::Request<Incoming>> for WithPeer {
         {
             // Marked by the handler, if it needs to know: most requests do not.
             let endpoint = direct.endpoint.clone();
-            let request = request.map(axum::body::Body::new);
             return Either::Right(Box::pin(async move {
                 Ok(post(endpoint, request, Some(source)).await)
             }));
         }
         source.mark(request.extensions_mut());
-        Either::Left(tower_service::Service::call(&mut self.router, request))
+        // axum's router is always ready (its `poll_ready` returns at once): no readiness to
+        // wait for before calling a clone of it (a reference count).
+        Either::Left(tower_service::Service::call(
+            &mut self.router.clone(),
+            request,
+        ))
     }
 }
 
@@ -189,7 +190,10 @@ pub(super) async fn accept_loop<L: Listen>(
     http1
         .timer(TokioTimer::new())
         .header_read_timeout(bounds.header_timeout)
-        .keep_alive(true);
+        .keep_alive(true)
+        // An answer's head and body go out in one write, the body copied after the head
+        // (a small JSON answer's is): not queued as a buffer of its own for a vectored write.
+        .writev(false);
     let graceful = GracefulShutdown::new();
     let slots = Arc::new(Semaphore::new(bounds.max_connections.max(1)));
     let per_address = Arc::new(PerAddress::default());
@@ -253,12 +257,12 @@ pub(super) async fn accept_loop<L: Listen>(
         L::tune(&stream);
         let io = TokioIo::new(stream);
         // Each request knows the address it comes from (per-client shares).
-        let service = TowerToHyperService::new(WithPeer {
+        let service = WithPeer {
             router: router.clone(),
             peer: peer.map(Peer),
             trusted: bounds.trusted.clone(),
             direct: direct.clone(),
-        });
+        };
         let connection = http1.serve_connection(io, service);
         let connection = graceful.watch(connection);
         tokio::spawn(async move {

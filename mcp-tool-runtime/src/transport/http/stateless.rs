@@ -14,17 +14,18 @@ use crate::protocol::{ProtocolVersion, code};
 use crate::server::core::session::{Opening, Outgoing, Session};
 use crate::tool::Identity;
 
-use crate::transport::http::endpoint::{
-    Endpoint, accepts_sse, on_local_socket, peer_address, principal_of,
-};
+use crate::transport::http::endpoint::{Endpoint, accepts_sse, principal_of};
+use crate::transport::http::head::Source;
 use crate::transport::http::headers;
 use crate::transport::http::streams::sse;
 
 /// A request of a stateless version (2026-07-28): its `_meta` and headers checked, then
-/// answered on its own by a session for it alone; closing the response stream cancels it.
+/// answered on its own by a session for it alone (`source`: where it comes from); closing the
+/// response stream cancels it.
 pub(super) async fn stateless_request(
     endpoint: &Endpoint,
     parts: &Parts,
+    source: Option<Source>,
     request: &Request<'_>,
     header_version: Option<&str>,
     identity: Option<Identity>,
@@ -39,14 +40,14 @@ pub(super) async fn stateless_request(
     if let Some(settling) = endpoint.server.settling(request.method) {
         settling.await;
     }
-    let principal = principal_of(identity.as_ref(), on_local_socket(parts));
+    let principal = principal_of(identity.as_ref(), Source::local(source));
     endpoint.server.recall_selection(&principal).await;
     let (tx, rx) = mpsc::unbounded_channel::<Outgoing>();
     let session = Session::open(
         &endpoint.server,
         tx,
         Opening {
-            address: peer_address(parts),
+            address: Source::address(source),
             principal,
             identity,
             one_shot: Some(version),

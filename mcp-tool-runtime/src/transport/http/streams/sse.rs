@@ -2,11 +2,12 @@
 //! its result (or always, with `sse_responses`), and the GET stream of messages that belong to
 //! no request.
 
+use std::cell::Cell;
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::http::StatusCode;
-use axum::http::header::{self, HeaderName, HeaderValue};
+use axum::http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use tokio::sync::{mpsc, watch};
 
@@ -158,6 +159,7 @@ pub(crate) async fn respond_as(
 /// An SSE stream's response.
 pub(crate) fn sse_response(body: Body) -> Response {
     let mut response = Response::new(body);
+    *response.headers_mut() = spare_headers();
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, EVENT_STREAM);
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
@@ -170,8 +172,34 @@ pub(crate) fn sse_response(body: Body) -> Response {
 pub(crate) fn json_response(status: StatusCode, body: String) -> Response {
     let mut response = Response::new(Body::from(body));
     *response.status_mut() = status;
+    *response.headers_mut() = spare_headers();
     response.headers_mut().insert(header::CONTENT_TYPE, JSON);
     response
+}
+
+/// The most headers a map kept for a later answer may have room for.
+const SPARE_CAPACITY: usize = 64;
+
+thread_local! {
+    /// A request's header map, emptied, whose allocation the next answer made on this thread
+    /// takes (hyper then keeps that answer's map to read its connection's next request into):
+    /// one a thread, of at most [`SPARE_CAPACITY`] headers.
+    static SPARE: Cell<Option<HeaderMap>> = const { Cell::new(None) };
+}
+
+/// Keeps `headers` (a request's, done with) emptied for the next answer made on this thread,
+/// unless it has room for more than [`SPARE_CAPACITY`] headers.
+pub(crate) fn recycle(mut headers: HeaderMap) {
+    if headers.capacity() > SPARE_CAPACITY {
+        return;
+    }
+    headers.clear();
+    SPARE.set(Some(headers));
+}
+
+/// An empty header map: the one kept by [`recycle`], if any (no allocation), else a new one.
+fn spare_headers() -> HeaderMap {
+    SPARE.take().unwrap_or_default()
 }
 
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
