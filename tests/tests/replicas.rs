@@ -5,7 +5,8 @@
 //! - 2026-07-28: the input-required rounds of one request answered by three different replicas
 //!   (sealed `requestState` under the shared key); a task made on one replica fetched after that
 //!   replica was killed; a `subscriptions/listen` stream hearing changes raised on another
-//!   replica, and reconnecting to another replica when its own dies.
+//!   replica, and reconnecting to another replica when its own dies; a 2025-11-25 session's task
+//!   found on a replica that took the session up before the task was made.
 //! - 2025-11-25: a session outliving the replica it was opened on (taken up from Redis with its
 //!   log level), and a client's answer to an elicitation reaching the replica that waits for it.
 //! - Load through nginx, both versions, with a replica killed and restarted in the middle: every
@@ -575,6 +576,58 @@ async fn a_task_is_fetched_after_the_replica_that_ran_it_was_killed() {
         assert!(Instant::now() < deadline, "not done in time: {got}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
+    // 2025-11-25: a session's tasks are its own whichever replica holds it. Replica 2 takes
+    // the session up before its first task is made on replica 1, and finds that task all the
+    // same: the session's random name, which owns its tasks, is made when it opens and
+    // travels with its record (made by each replica on first use, the two names differed).
+    let session = session_2025(http, &cluster.replica(1), json!({ "tasks": {} })).await;
+    let listed = request_2025(
+        http,
+        &cluster.replica(2),
+        Some(&session),
+        Some(1),
+        "tools/list",
+        json!({}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(listed.status, 200, "taken up: {listed:?}");
+    let call = json!({
+        "name": "sales_report",
+        "arguments": { "year": 2043, "pace_ms": 10 },
+        "task": { "ttl": 60_000 }
+    });
+    let created = request_2025(
+        http,
+        &cluster.replica(1),
+        Some(&session),
+        Some(2),
+        "tools/call",
+        call,
+    )
+    .await
+    .unwrap();
+    let made = created.result()["task"]["taskId"]
+        .as_str()
+        .expect("a task id")
+        .to_owned();
+    for (n, replica) in [2, 3, 1].into_iter().enumerate() {
+        let got = request_2025(
+            http,
+            &cluster.replica(replica),
+            Some(&session),
+            Some(3 + n as u64),
+            "tasks/get",
+            json!({ "taskId": made }),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            got.result()["taskId"],
+            made.as_str(),
+            "replica {replica}: {got:?}"
+        );
+    }
     cluster.kill(1);
     for n in 0..3 {
         let reply = request_2026(

@@ -500,6 +500,13 @@ impl Endpoint {
     ) -> Option<(String, Arc<HttpSession>)> {
         let id = new_session_id()?;
         let http = self.open_session(id.clone(), identity, client, address, local);
+        if self.server.shared.replicas.shared() {
+            // The session's random name (it owns the tasks of a client without credentials)
+            // is made now, so that its first record carries it: a replica that took the
+            // session up before the name was needed would make a name of its own, and not
+            // find the session's tasks.
+            http.session.nonce();
+        }
         Some((id, http))
     }
 
