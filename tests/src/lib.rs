@@ -3,8 +3,8 @@
 //! diagnostic. This library holds what several of those test files share.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader as StdBufReader, Read};
-use std::net::SocketAddr;
+use std::io::{BufRead, BufReader as StdBufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -122,6 +122,53 @@ pub struct ExampleHttp {
     pub addr: SocketAddr,
     /// Its MCP endpoint.
     pub url: String,
+}
+
+impl ExampleHttp {
+    /// Sends one JSON-RPC message as an HTTP POST to the endpoint (`Connection: close`) and
+    /// leaves the answer unread: with `session`, as that 2025-11-25 session's; without, an
+    /// `initialize` as it is and any other message as a 2026-07-28 request (its `Mcp-Method`
+    /// and `Mcp-Name`). Reading the answer times out after `bound`.
+    pub fn send_raw(&self, session: Option<&str>, body: &str, bound: Duration) -> TcpStream {
+        let mut stream = TcpStream::connect(self.addr).expect("connects");
+        stream
+            .set_read_timeout(Some(bound))
+            .expect("a read timeout");
+        let message: Value = serde_json::from_str(body).expect("JSON");
+        let headers = match session {
+            Some(s) => format!("Mcp-Session-Id: {s}\r\nMCP-Protocol-Version: 2025-11-25\r\n"),
+            None if message["method"] == "initialize" => String::new(),
+            None => format!(
+                "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: {}\r\nMcp-Name: {}\r\n",
+                message["method"].as_str().unwrap_or(""),
+                message["params"]["name"].as_str().unwrap_or("")
+            ),
+        };
+        write!(
+            stream,
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\n{headers}Content-Length: {}\r\n\
+             Connection: close\r\n\r\n{body}",
+            self.addr,
+            body.len()
+        )
+        .expect("sent");
+        stream
+    }
+
+    /// [`ExampleHttp::send_raw`], then the whole answer (head and body) as text, which must be
+    /// a success.
+    pub fn post_raw(&self, session: Option<&str>, body: &str, bound: Duration) -> String {
+        let mut answer = String::new();
+        StdBufReader::new(self.send_raw(session, body, bound))
+            .read_to_string(&mut answer)
+            .expect("an answer");
+        assert!(
+            answer.lines().next().is_some_and(|l| l.contains(" 20")),
+            "{answer}"
+        );
+        answer
+    }
 }
 
 impl ExampleHttp {

@@ -3,8 +3,7 @@
 //! shutdown grace, then exits, leaving the stuck thread behind. The bound is generous: it
 //! tells "exits" from "hangs", it does not time the exit.
 
-use std::io::{BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::Write;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -71,7 +70,7 @@ fn http_exits_on_sigterm_while_a_blocking_tool_is_stuck() {
     let marker_env = marker.to_str().expect("a UTF-8 path");
     let mut server = ExampleHttp::start_bin(STUCK, "stuck", &[], &[("STUCK_MARKER", marker_env)]);
 
-    let initialized = post(&server, None, INITIALIZE);
+    let initialized = server.post_raw(None, INITIALIZE, EXIT_BOUND);
     let session = initialized
         .lines()
         .find_map(|l| {
@@ -80,9 +79,9 @@ fn http_exits_on_sigterm_while_a_blocking_tool_is_stuck() {
                 .map(|v| v.trim().to_owned())
         })
         .unwrap_or_else(|| panic!("no session id: {initialized}"));
-    post(&server, Some(&session), INITIALIZED);
+    server.post_raw(Some(&session), INITIALIZED, EXIT_BOUND);
     // The call's connection stays open, its answer never read.
-    let _call = send(&server, Some(&session), CALL);
+    let _call = server.send_raw(Some(&session), CALL, EXIT_BOUND);
     wait_for(&marker);
 
     let pid = server.child.id().to_string();
@@ -107,39 +106,4 @@ fn http_exits_on_sigterm_while_a_blocking_tool_is_stuck() {
 
 fn exited(child: &mut Child) -> Option<std::process::ExitStatus> {
     child.try_wait().expect("try_wait")
-}
-
-/// Sends a JSON-RPC message as an HTTP POST to the server's endpoint, and leaves the answer
-/// unread.
-fn send(server: &ExampleHttp, session: Option<&str>, body: &str) -> TcpStream {
-    let mut stream = TcpStream::connect(server.addr).expect("connects");
-    stream
-        .set_read_timeout(Some(EXIT_BOUND))
-        .expect("a read timeout");
-    let session = session.map_or(String::new(), |s| {
-        format!("Mcp-Session-Id: {s}\r\nMCP-Protocol-Version: 2025-11-25\r\n")
-    });
-    write!(
-        stream,
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\n{session}Content-Length: {}\r\n\
-         Connection: close\r\n\r\n{body}",
-        server.addr,
-        body.len()
-    )
-    .expect("sent");
-    stream
-}
-
-/// [`send`], then the whole answer (head and body) as text.
-fn post(server: &ExampleHttp, session: Option<&str>, body: &str) -> String {
-    let mut answer = String::new();
-    BufReader::new(send(server, session, body))
-        .read_to_string(&mut answer)
-        .expect("an answer");
-    assert!(
-        answer.lines().next().is_some_and(|l| l.contains(" 20")),
-        "{answer}"
-    );
-    answer
 }

@@ -5,8 +5,7 @@
 //! exits when its input closes or on SIGTERM. The bounds are generous: they tell "answers"
 //! from "hangs", they time nothing.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
@@ -157,8 +156,8 @@ fn http_serves_beside_hung_tools(threads: &str) {
     let mut server = ExampleHttp::start_bin(STUCK, "stuck", &args, &markers);
     let (a, b, c) = (session(&server), session(&server), session(&server));
     // Their answers never come: the connections stay open, unread.
-    let _hung = send(&server, Some(&a), &call(2, "stuck", json!({}), false));
-    let _waiting = send(&server, Some(&b), &call(2, "waits", json!({}), false));
+    let _hung = server.send_raw(Some(&a), &call(2, "stuck", json!({}), false), BOUND);
+    let _waiting = server.send_raw(Some(&b), &call(2, "waits", json!({}), false), BOUND);
     wait_for(&stuck);
     wait_for(&waits);
     let routes = [(Some(&c), 1), (Some(&b), 2), (None, 3)];
@@ -168,7 +167,7 @@ fn http_serves_beside_hung_tools(threads: &str) {
     {
         let stateless = session.is_none();
         let request = call(3, tool, json!({"a": a}), stateless);
-        let answer = post(&server, session.map(String::as_str), &request);
+        let answer = server.post_raw(session.map(String::as_str), &request, BOUND);
         let body = answer.split("\r\n\r\n").nth(1).unwrap_or("");
         let json = body
             .lines()
@@ -281,7 +280,7 @@ fn a_number_of_threads_that_does_not_fit_is_refused_naming_where_it_came_from() 
 
 /// A 2025-11-25 session: its id.
 fn session(server: &ExampleHttp) -> String {
-    let answer = post(server, None, INITIALIZE);
+    let answer = server.post_raw(None, INITIALIZE, BOUND);
     let id = answer
         .lines()
         .find_map(|l| {
@@ -290,48 +289,6 @@ fn session(server: &ExampleHttp) -> String {
                 .map(|v| v.trim().to_owned())
         })
         .unwrap_or_else(|| panic!("no session id: {answer}"));
-    post(server, Some(&id), INITIALIZED);
+    server.post_raw(Some(&id), INITIALIZED, BOUND);
     id
-}
-
-/// Sends a JSON-RPC message as an HTTP POST to the server's endpoint (in `session`, or a
-/// 2026-07-28 request without), and leaves the answer unread.
-fn send(server: &ExampleHttp, session: Option<&str>, body: &str) -> TcpStream {
-    let mut stream = TcpStream::connect(server.addr).expect("connects");
-    stream
-        .set_read_timeout(Some(BOUND))
-        .expect("a read timeout");
-    let message: Value = serde_json::from_str(body).expect("JSON");
-    let headers = match session {
-        Some(s) => format!("Mcp-Session-Id: {s}\r\nMCP-Protocol-Version: 2025-11-25\r\n"),
-        None if message["method"] == "initialize" => String::new(),
-        None => format!(
-            "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: {}\r\nMcp-Name: {}\r\n",
-            message["method"].as_str().unwrap_or(""),
-            message["params"]["name"].as_str().unwrap_or("")
-        ),
-    };
-    write!(
-        stream,
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\n{headers}Content-Length: {}\r\n\
-         Connection: close\r\n\r\n{body}",
-        server.addr,
-        body.len()
-    )
-    .expect("sent");
-    stream
-}
-
-/// [`send`], then the whole answer (head and body) as text, which must be a success.
-fn post(server: &ExampleHttp, session: Option<&str>, body: &str) -> String {
-    let mut answer = String::new();
-    BufReader::new(send(server, session, body))
-        .read_to_string(&mut answer)
-        .expect("an answer");
-    assert!(
-        answer.lines().next().is_some_and(|l| l.contains(" 20")),
-        "{answer}"
-    );
-    answer
 }

@@ -98,6 +98,25 @@ struct Rules {
     valued: bool,
 }
 
+impl Rules {
+    /// The part that checks the property `name` (its own, else `additionalProperties`), if
+    /// any; a property of its own is marked in `seen` (by its place, for `required_bits`).
+    fn part_of(&self, name: &str, seen: &mut u64) -> Option<usize> {
+        match self
+            .properties
+            .binary_search_by(|(p, _)| p.as_str().cmp(name))
+        {
+            Ok(at) => {
+                if at < 64 {
+                    *seen |= 1 << at;
+                }
+                Some(self.properties[at].1)
+            }
+            Err(_) => self.additional_properties,
+        }
+    }
+}
+
 /// The walk entered more than [`MAX_DEPTH`] parts on one path.
 #[derive(Debug)]
 pub(crate) struct TooDeep;
@@ -351,20 +370,8 @@ impl Walk<'_> {
         }
         let mut seen = 0_u64;
         for (name, value) in map {
-            let part = match rules
-                .properties
-                .binary_search_by(|(p, _)| p.as_str().cmp(name))
-            {
-                Ok(at) => {
-                    if at < 64 {
-                        seen |= 1 << at;
-                    }
-                    rules.properties[at].1
-                }
-                Err(_) => match rules.additional_properties {
-                    Some(part) => part,
-                    None => continue,
-                },
+            let Some(part) = rules.part_of(name, &mut seen) else {
+                continue;
             };
             if !self.valid(part, value, depth)? {
                 return Ok(false);

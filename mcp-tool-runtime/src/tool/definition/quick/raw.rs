@@ -206,20 +206,8 @@ impl Walk<'_> {
         let mut seen = 0_u64;
         for (k, v) in members {
             let name = key(k)?;
-            let part = match rules
-                .properties
-                .binary_search_by(|(p, _)| p.as_str().cmp(name))
-            {
-                Ok(at) => {
-                    if at < 64 {
-                        seen |= 1 << at;
-                    }
-                    rules.properties[at].1
-                }
-                Err(_) => match rules.additional_properties {
-                    Some(part) => part,
-                    None => continue,
-                },
+            let Some(part) = rules.part_of(name, &mut seen) else {
+                continue;
             };
             if !self.valid(part, &Text(key(v)?), depth)? {
                 return Ok(false);
