@@ -156,6 +156,23 @@ impl ExampleHttp {
         stream
     }
 
+    /// Opens a 2025-11-25 session with `initialize` (its text) and `notifications/initialized`
+    /// through [`ExampleHttp::post_raw`]: the session's id.
+    pub fn session_raw(&self, initialize: &str, bound: Duration) -> String {
+        let answer = self.post_raw(None, initialize, bound);
+        let id = answer
+            .lines()
+            .find_map(|l| {
+                l.to_ascii_lowercase()
+                    .strip_prefix("mcp-session-id:")
+                    .map(|v| v.trim().to_owned())
+            })
+            .unwrap_or_else(|| panic!("no session id: {answer}"));
+        let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        self.post_raw(Some(&id), initialized, bound);
+        id
+    }
+
     /// [`ExampleHttp::send_raw`], then the whole answer (head and body) as text, which must be
     /// a success.
     pub fn post_raw(&self, session: Option<&str>, body: &str, bound: Duration) -> String {

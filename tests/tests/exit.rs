@@ -70,16 +70,7 @@ fn http_exits_on_sigterm_while_a_blocking_tool_is_stuck() {
     let marker_env = marker.to_str().expect("a UTF-8 path");
     let mut server = ExampleHttp::start_bin(STUCK, "stuck", &[], &[("STUCK_MARKER", marker_env)]);
 
-    let initialized = server.post_raw(None, INITIALIZE, EXIT_BOUND);
-    let session = initialized
-        .lines()
-        .find_map(|l| {
-            l.to_ascii_lowercase()
-                .strip_prefix("mcp-session-id:")
-                .map(|v| v.trim().to_owned())
-        })
-        .unwrap_or_else(|| panic!("no session id: {initialized}"));
-    server.post_raw(Some(&session), INITIALIZED, EXIT_BOUND);
+    let session = server.session_raw(INITIALIZE, EXIT_BOUND);
     // The call's connection stays open, its answer never read.
     let _call = server.send_raw(Some(&session), CALL, EXIT_BOUND);
     wait_for(&marker);

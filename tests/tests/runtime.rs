@@ -280,15 +280,5 @@ fn a_number_of_threads_that_does_not_fit_is_refused_naming_where_it_came_from() 
 
 /// A 2025-11-25 session: its id.
 fn session(server: &ExampleHttp) -> String {
-    let answer = server.post_raw(None, INITIALIZE, BOUND);
-    let id = answer
-        .lines()
-        .find_map(|l| {
-            l.to_ascii_lowercase()
-                .strip_prefix("mcp-session-id:")
-                .map(|v| v.trim().to_owned())
-        })
-        .unwrap_or_else(|| panic!("no session id: {answer}"));
-    server.post_raw(Some(&id), INITIALIZED, BOUND);
-    id
+    server.session_raw(INITIALIZE, BOUND)
 }

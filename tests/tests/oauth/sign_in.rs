@@ -200,6 +200,23 @@ struct Holder {
     pages: Mutex<Vec<String>>,
 }
 
+impl Holder {
+    /// The first page the user was asked to open, once there is one (within 30 s); `what`
+    /// says who waits for it.
+    async fn first_page(&self, what: &str) -> String {
+        tokio::time::timeout(Duration::from_secs(30), async {
+            loop {
+                if let Some(page) = self.pages.lock().unwrap().first() {
+                    return page.clone();
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("{what}"))
+    }
+}
+
 impl ClientHandler for Holder {
     fn capabilities(&self) -> Value {
         json!({ "elicitation": { "form": {}, "url": {} } })
@@ -679,16 +696,7 @@ async fn another_browser_cannot_finish_a_users_sign_in() {
         let as_alice = as_alice.clone();
         async move { sign_in_tool(&as_alice).await }
     });
-    let start = tokio::time::timeout(Duration::from_secs(30), async {
-        loop {
-            if let Some(page) = alice.pages.lock().unwrap().first() {
-                return page.clone();
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await
-    .expect("Alice is asked to open a page");
+    let start = alice.first_page("Alice is asked to open a page").await;
     assert!(
         start.starts_with(&format!("{origin}/oauth/callback?start=")),
         "{start}"

@@ -131,16 +131,7 @@ async fn a_stdio_gateway_signs_its_user_in_on_a_loopback_listener() {
             let client = gateway.client.clone();
             async move { client.call("users__sign_in", json!({})).await }
         });
-        let start = tokio::time::timeout(Duration::from_secs(30), async {
-            loop {
-                if let Some(page) = alice.pages.lock().unwrap().first() {
-                    return page.clone();
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        })
-        .await
-        .expect("the user is asked to open a page");
+        let start = alice.first_page("the user is asked to open a page").await;
         assert!(start.starts_with("http://127.0.0.1:"), "{start}");
         assert!(start.contains("/callback?start="), "{start}");
         gateway.said(&start).await;
@@ -194,13 +185,7 @@ async fn a_stdio_gateway_signs_its_user_in_on_a_loopback_listener() {
             text_of(&signed).starts_with("Signed in to `users`."),
             "{signed}"
         );
-        let got = gateway
-            .client
-            .call("users__get_user", json!({"userId": "usr_000000"}))
-            .await
-            .expect("get_user through the gateway");
-        assert!(text_of(&got).contains("NOT_FOUND"), "{got}");
-        assert_eq!(mounted(&listed_by(&gateway.client).await), ALICES);
+        acts_as_alice(&gateway.client).await;
         assert_eq!(alice.pages.lock().unwrap().len(), 1);
         // The sign-in is over: its listener is closed.
         assert!(!listens(port), "the loopback listener is closed");
@@ -208,6 +193,16 @@ async fn a_stdio_gateway_signs_its_user_in_on_a_loopback_listener() {
     }
     drop(users);
     provider.stop();
+}
+
+/// Alice's call runs through the gateway (as her: every tool of hers), which lists her tools.
+async fn acts_as_alice(client: &McpClient) {
+    let got = client
+        .call("users__get_user", json!({"userId": "usr_000000"}))
+        .await
+        .expect("get_user through the gateway");
+    assert!(text_of(&got).contains("NOT_FOUND"), "{got}");
+    assert_eq!(mounted(&listed_by(client).await), ALICES);
 }
 
 /// A client that shows no pages (no `elicitation.url`).
@@ -270,13 +265,7 @@ async fn a_stdio_gateway_gives_the_sign_in_link_in_the_error_to_a_client_without
             .expect("the sign-in tool answers");
         assert!(!text_of(&got).contains(&start), "{got}");
         assert_ne!(got["isError"], true, "{got}");
-        let got = gateway
-            .client
-            .call("users__get_user", json!({"userId": "usr_000000"}))
-            .await
-            .expect("get_user through the gateway");
-        assert!(text_of(&got).contains("NOT_FOUND"), "{got}");
-        assert_eq!(mounted(&listed_by(&gateway.client).await), ALICES);
+        acts_as_alice(&gateway.client).await;
         assert!(!listens(port_of(&start)), "the loopback listener is closed");
         gateway.client.close().await;
     }
