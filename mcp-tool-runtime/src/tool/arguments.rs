@@ -11,7 +11,9 @@ use std::sync::OnceLock;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::tool::definition::quick::Members;
+use crate::tool::definition::quick::{Member, Members};
+
+mod read;
 
 /// A call's arguments (see the module's documentation).
 #[derive(Default)]
@@ -22,16 +24,58 @@ pub(crate) struct Arguments {
     text: Option<Box<Text>>,
 }
 
-/// Arguments kept as their text.
+/// Arguments kept as their text: one allocation for the usual call, whose text is short and
+/// whose members are few.
 struct Text {
     /// An object's text, whose keys have no escape and are distinct.
-    text: Box<str>,
+    text: Stored,
     /// Where its members are.
     members: Members,
     /// The members taken by a parameter, one bit each by their places.
     taken: u64,
+    /// The place after the member taken last: where the next parameter is looked for first
+    /// (parameters are most often given in their order).
+    next: usize,
     /// The map of the members not taken, built when [`Arguments::map`] asked for it.
     map: OnceLock<Map<String, Value>>,
+}
+
+/// How long a text [`Stored`] keeps in place.
+const INLINE: usize = 96;
+
+/// The arguments' text, in place when it is short.
+enum Stored {
+    Inline { len: u8, bytes: [u8; INLINE] },
+    Heap(Box<str>),
+}
+
+/// A part of the text (kept from a `str`, cut where its members begin and end: so `Some`).
+fn part(part: Option<&[u8]>) -> Option<&str> {
+    std::str::from_utf8(part?).ok()
+}
+
+impl Stored {
+    fn new(text: &str) -> Stored {
+        let mut bytes = [0; INLINE];
+        match (bytes.get_mut(..text.len()), u8::try_from(text.len())) {
+            (Some(place), Ok(len)) => {
+                place.copy_from_slice(text.as_bytes());
+                Stored::Inline { len, bytes }
+            }
+            _ => Stored::Heap(text.into()),
+        }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Stored::Inline { len, bytes } => &bytes[..usize::from(*len)],
+            Stored::Heap(text) => text.as_bytes(),
+        }
+    }
+
+    fn whole(&self) -> &str {
+        part(Some(self.bytes())).unwrap_or_default()
+    }
 }
 
 impl From<Map<String, Value>> for Arguments {
@@ -41,18 +85,21 @@ impl From<Map<String, Value>> for Arguments {
 }
 
 impl Arguments {
-    /// Arguments kept as `text`, an object's text that is valid and plain for the tool's
-    /// schema, with its `members` as `Quick::valid_text` found them (at most 64).
-    pub(crate) fn text(text: &str, members: Members) -> Arguments {
-        Arguments {
+    /// Arguments kept as `text`, an object's text, when `valid` finds it valid and plain
+    /// for the tool's schema (`Quick::valid_text`), putting its members (at most 64) in
+    /// place; `None` when it does not.
+    pub(crate) fn text(text: &str, valid: impl FnOnce(&mut Members) -> bool) -> Option<Arguments> {
+        let mut kept = Box::new(Text {
+            text: Stored::new(text),
+            members: Members::default(),
+            taken: 0,
+            next: 0,
+            map: OnceLock::new(),
+        });
+        valid(&mut kept.members).then(|| Arguments {
             map: Map::new(),
-            text: Some(Box::new(Text {
-                text: text.into(),
-                members,
-                taken: 0,
-                map: OnceLock::new(),
-            })),
-        }
+            text: Some(kept),
+        })
     }
 
     /// Whether the arguments are kept as text (checked against the schema already).
@@ -83,7 +130,7 @@ impl Arguments {
 
     /// The text of argument `name` when the arguments are kept as text: `Some(None)` when
     /// there is no such argument (or it was taken), `None` when they are a map.
-    fn text_of(&self, name: &str) -> Option<Option<(usize, &str)>> {
+    fn text_of(&self, name: &str) -> Option<Option<(usize, &[u8])>> {
         let text = self.text.as_ref().filter(|t| t.map.get().is_none())?;
         Some(
             text.find(name)
@@ -99,9 +146,10 @@ impl Arguments {
             None => return Some(None),
             Some(found) => found,
         };
-        let value = serde_json::from_str(value).ok()?;
+        let value = T::deserialize(read::Value(value)).ok()?;
         if let Some(text) = &mut self.text {
             text.taken |= 1 << at;
+            text.next = at + 1;
         }
         Some(Some(value))
     }
@@ -113,7 +161,13 @@ impl Arguments {
             .text
             .as_ref()
             .filter(|t| t.taken == 0 && t.map.get().is_none())?;
-        let value = serde_json::from_str(&text.text).ok()?;
+        let bytes = text.text.bytes();
+        let member = |m: Member| Some((m.key(bytes)?, m.value(bytes)?));
+        let object = read::Object {
+            text: bytes,
+            members: text.members.iter().map(member),
+        };
+        let value = T::deserialize(object).ok()?;
         *self = Arguments::default();
         Some(value)
     }
@@ -121,21 +175,25 @@ impl Arguments {
     /// Whether argument `name` is missing or `null`.
     pub(crate) fn is_absent(&self, name: &str) -> bool {
         match self.text_of(name) {
-            Some(found) => found.is_none_or(|(_, value)| value == "null"),
+            Some(found) => found.is_none_or(|(_, value)| value == b"null"),
             None => self.map().get(name).is_none_or(Value::is_null),
         }
     }
 }
 
 impl Text {
-    /// The place and the value's text of the member whose key is `name`.
-    fn find(&self, name: &str) -> Option<(usize, &str)> {
-        let text = &*self.text;
-        let at = self
-            .members
-            .iter()
-            .position(|(key, _)| text.get(key.clone()) == Some(name))?;
-        let value = text.get(self.members.get(at)?.1.clone())?;
+    /// The place and the value's text of the member whose key is `name`: looked for from
+    /// the place after the member taken last, then from the start.
+    fn find(&self, name: &str) -> Option<(usize, &[u8])> {
+        let bytes = self.text.bytes();
+        let members = self.members.as_slice();
+        let is = |m: &Member| m.key(bytes) == Some(name.as_bytes());
+        let next = self.next.min(members.len());
+        let at = match members[next..].iter().position(is) {
+            Some(at) => next + at,
+            None => members[..next].iter().position(is)?,
+        };
+        let value = self.members.get(at)?.value(bytes)?;
         Some((at, value))
     }
 
@@ -143,10 +201,11 @@ impl Text {
     fn to_map(&self) -> Map<String, Value> {
         // The text read as a `Value` when it was checked (`Quick::valid_text`), so this
         // does not fail.
-        let mut map: Map<String, Value> = serde_json::from_str(&self.text).unwrap_or_default();
-        for (at, (key, _)) in self.members.iter().enumerate() {
+        let mut map: Map<String, Value> =
+            serde_json::from_str(self.text.whole()).unwrap_or_default();
+        for (at, member) in self.members.iter().enumerate() {
             if self.taken & (1 << at) != 0
-                && let Some(key) = self.text.get(key.clone())
+                && let Some(key) = part(member.key(self.text.bytes()))
             {
                 map.remove(key);
             }

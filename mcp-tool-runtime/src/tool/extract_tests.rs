@@ -19,9 +19,7 @@ fn both(schema: &Value, text: &str) -> (Arguments, Option<Arguments>) {
     let mut map: Map<String, Value> = serde_json::from_str(text).expect("an object");
     map.values_mut().for_each(whole_numbers);
     let validator = Validator::compile(schema).expect("a schema");
-    let plain = validator
-        .valid_text(text)
-        .map(|members| Arguments::text(text, members));
+    let plain = Arguments::text(text, |members| validator.valid_text(text, members));
     (Arguments::from(map), plain)
 }
 
@@ -79,6 +77,12 @@ const TEXTS: &[&str] = &[
     r#"{"a":2,"extra":{"k":1,"k":2}}"#,
     r#"{"a":300,"b":["x"]}"#,
     r#"{}"#,
+    // Longer than a text kept in place, and more members than are listed in place.
+    r#"{"b":"a string long enough that the arguments' text is kept apart from their members, past ninety-six bytes","a":7}"#,
+    r#"{"z":1,"y":2,"x":3,"w":4,"v":5,"u":6,"t":7,"s":8,"b":"x","a":-3,"r":[1.5]}"#,
+    r#"{"a":-0,"b":"x"}"#,
+    r#"{"a":1e2,"b":"x"}"#,
+    r#"{"a":-9223372036854775809}"#,
 ];
 
 #[test]

@@ -402,13 +402,18 @@ impl ToolDef {
         self.validator.check(arguments)
     }
 
+    /// Whether the tool's arguments may be read from their text: not when the tool takes
+    /// them whole (reading them whole from text costs more than from the map a validation
+    /// builds: its strings are allocated again).
+    pub(crate) fn reads_text(&self) -> bool {
+        self.by_name
+    }
+
     /// Whether `text`, a call's arguments as JSON text, is certainly valid and reads as a
-    /// `Value` would, member by member (see `Quick::valid_text`): where its members are.
-    /// `None` when that is not certain, for [`ToolDef::validate`] to decide, or when the
-    /// tool takes its arguments whole (reading them whole from text costs more than from
-    /// the map a validation builds: its strings are allocated again).
-    pub(crate) fn valid_text(&self, text: &str) -> Option<Members> {
-        self.by_name.then(|| self.validator.valid_text(text))?
+    /// `Value` would, member by member (see `Quick::valid_text`), its members put in
+    /// `members`; `false` when that is not certain, for [`ToolDef::validate`] to decide.
+    pub(crate) fn valid_text(&self, text: &str, members: &mut Members) -> bool {
+        self.validator.valid_text(text, members)
     }
 
     /// Whether some argument of a call may be converted, the server's switch being `server`.

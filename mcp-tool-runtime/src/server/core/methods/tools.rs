@@ -235,10 +235,9 @@ pub(crate) fn call(cx: &Cx<'_>, request: &Request<'_>) {
     let arguments = match members.arguments {
         None => Arguments::default(),
         Some(a) if a.get().starts_with('{') => {
-            let text = plain
-                .then(|| entry.def.valid_text(a.get()))
-                .flatten()
-                .map(|members| Arguments::text(a.get(), members));
+            let text = (plain && entry.def.reads_text())
+                .then(|| Arguments::text(a.get(), |m| entry.def.valid_text(a.get(), m)))
+                .flatten();
             match text {
                 Some(arguments) => arguments,
                 None => match serde_json::from_str::<Map<String, Value>>(a.get()) {

@@ -24,7 +24,7 @@ use crate::tool::definition::integers;
 
 pub(crate) use build::Refusal;
 pub(crate) use explain::{Failure, Kind, Token};
-pub(crate) use raw::Members;
+pub(crate) use raw::{Member, Members};
 
 /// How many schema parts one check may enter before it stops ([`TooDeep`]). A schema whose
 /// references loop at one value is refused when built, so only a deep value reaches it.
@@ -101,12 +101,18 @@ struct Rules {
 impl Rules {
     /// The part that checks the property `name` (its own, else `additionalProperties`), if
     /// any; a property of its own is marked in `seen` (by its place, for `required_bits`).
-    fn part_of(&self, name: &str, seen: &mut u64) -> Option<usize> {
-        match self
-            .properties
-            .binary_search_by(|(p, _)| p.as_str().cmp(name))
-        {
+    /// The property after the one found last (`next`) is tried first: members often come
+    /// in the order of their names.
+    fn part_of(&self, name: &str, seen: &mut u64, next: &mut usize) -> Option<usize> {
+        let found = match self.properties.get(*next) {
+            Some((p, _)) if p == name => Ok(*next),
+            _ => self
+                .properties
+                .binary_search_by(|(p, _)| p.as_str().cmp(name)),
+        };
+        match found {
             Ok(at) => {
+                *next = at + 1;
                 if at < 64 {
                     *seen |= 1 << at;
                 }
@@ -368,9 +374,9 @@ impl Walk<'_> {
         if rules.required_bits.is_none() && rules.required.iter().any(|n| !map.contains_key(n)) {
             return Ok(false);
         }
-        let mut seen = 0_u64;
+        let (mut seen, mut next) = (0_u64, 0);
         for (name, value) in map {
-            let Some(part) = rules.part_of(name, &mut seen) else {
+            let Some(part) = rules.part_of(name, &mut seen, &mut next) else {
                 continue;
             };
             if !self.valid(part, value, depth)? {

@@ -11,7 +11,6 @@
 //! decides and words its refusal.
 
 use std::borrow::Cow;
-use std::ops::Range;
 
 use serde_json::{Number, Value};
 
@@ -29,40 +28,123 @@ const DEPTH: u32 = 64;
 /// marks one taken).
 pub(crate) const MEMBERS: usize = 64;
 
-/// Where each member of an object's text is: its key's text (no escape) and its value's.
-pub(crate) type Members = Vec<(Range<usize>, Range<usize>)>;
+/// How many members [`Members`] keeps in place (more go to a list).
+const FEW: usize = 8;
+
+/// Where one member of an object's text is: its key's text (no escape, no quotes) and its
+/// value's, as ranges of bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Member {
+    key: (u32, u32),
+    value: (u32, u32),
+}
+
+impl Member {
+    /// The key's text, out of the object's `text`.
+    pub(crate) fn key<'a>(&self, text: &'a [u8]) -> Option<&'a [u8]> {
+        text.get(self.key.0 as usize..self.key.1 as usize)
+    }
+
+    /// The value's text, out of the object's `text`.
+    pub(crate) fn value<'a>(&self, text: &'a [u8]) -> Option<&'a [u8]> {
+        text.get(self.value.0 as usize..self.value.1 as usize)
+    }
+
+    pub(super) fn key_str<'a>(&self, text: &'a str) -> Option<&'a str> {
+        text.get(self.key.0 as usize..self.key.1 as usize)
+    }
+
+    pub(super) fn value_str<'a>(&self, text: &'a str) -> Option<&'a str> {
+        text.get(self.value.0 as usize..self.value.1 as usize)
+    }
+}
+
+/// Where each member of an object's text is, in their order: up to [`FEW`] kept in place (no
+/// allocation for the objects calls have), all of them in a list past that.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Members {
+    few: [Member; FEW],
+    len: usize,
+    more: Vec<Member>,
+}
+
+impl Members {
+    fn push(&mut self, member: Member) {
+        if let Some(slot) = self.few.get_mut(self.len) {
+            *slot = member;
+        } else {
+            if self.more.is_empty() {
+                self.more.extend_from_slice(&self.few);
+            }
+            self.more.push(member);
+        }
+        self.len += 1;
+    }
+
+    /// Forgets the members.
+    fn clear(&mut self) {
+        self.len = 0;
+        self.more.clear();
+    }
+
+    /// The members, in their order.
+    pub(crate) fn as_slice(&self) -> &[Member] {
+        match self.few.get(..self.len) {
+            Some(few) => few,
+            None => &self.more,
+        }
+    }
+
+    /// How many members there are.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The member at place `at`.
+    pub(crate) fn get(&self, at: usize) -> Option<Member> {
+        self.as_slice().get(at).copied()
+    }
+
+    /// The members, in their order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = Member> + '_ {
+        self.as_slice().iter().copied()
+    }
+}
 
 impl Quick {
-    /// Where the members of `text`, an object's JSON text (a slice of text serde_json has
-    /// read), are, when it is certainly valid and plain (see the module's documentation);
-    /// `None` when it is not, or when that is not certain. Its members are walked once.
-    pub(crate) fn valid_text(&self, text: &str) -> Option<Members> {
+    /// Whether `text`, an object's JSON text (a slice of text serde_json has read), is
+    /// certainly valid and plain (see the module's documentation): `false` when it is not,
+    /// or when that is not certain. Its members are walked once, and put in `members`
+    /// (which are left as they are found when the answer is `false`).
+    pub(crate) fn valid_text(&self, text: &str, members: &mut Members) -> bool {
+        self.check_text(text, members).is_some()
+    }
+
+    fn check_text(&self, text: &str, members: &mut Members) -> Option<()> {
         if !self.complete {
             return None;
         }
-        let members = list(text).ok()?;
+        list(text, members).ok()?;
         if members.len() > MEMBERS {
             return None;
         }
-        for (at, (key, value)) in members.iter().enumerate() {
-            let key = text.get(key.clone())?;
-            if members[..at]
+        for (at, member) in members.iter().enumerate() {
+            let key = member.key_str(text)?;
+            if members
                 .iter()
-                .any(|(k, _)| text.get(k.clone()) == Some(key))
+                .take(at)
+                .any(|other| other.key_str(text) == Some(key))
             {
                 return None;
             }
-            plain(text.get(value.clone())?, 1).ok()?;
+            plain(member.value_str(text)?, 1).ok()?;
         }
         let walk = Walk {
             parts: &self.parts,
             elsewhere: &|_, _| false,
         };
-        let object = Listed {
-            text,
-            members: &members,
-        };
-        matches!(walk.valid(0, &object, 0), Ok(true)).then_some(members)
+        let object = Listed { text, members };
+        matches!(walk.valid(0, &object, 0), Ok(true)).then_some(())
     }
 }
 
@@ -135,7 +217,8 @@ impl Instance for Text<'_> {
             }
             (ARRAY, _) => walk.array_text(rules, text, depth)?,
             (OBJECT, _) => {
-                let members = list(text)?;
+                let mut members = Members::default();
+                list(text, &mut members)?;
                 walk.object_text(
                     rules,
                     &Listed {
@@ -192,24 +275,21 @@ impl Walk<'_> {
         {
             return Ok(false);
         }
-        let key = |k: &Range<usize>| text.get(k.clone()).ok_or(TooDeep);
         if rules.required_bits.is_none() {
             for name in &rules.required {
-                if !members
-                    .iter()
-                    .any(|(k, _)| text.get(k.clone()) == Some(name))
-                {
+                if !members.iter().any(|m| m.key_str(text) == Some(name)) {
                     return Ok(false);
                 }
             }
         }
-        let mut seen = 0_u64;
-        for (k, v) in members {
-            let name = key(k)?;
-            let Some(part) = rules.part_of(name, &mut seen) else {
+        let (mut seen, mut next) = (0_u64, 0);
+        for member in members.iter() {
+            let name = member.key_str(text).ok_or(TooDeep)?;
+            let Some(part) = rules.part_of(name, &mut seen, &mut next) else {
                 continue;
             };
-            if !self.valid(part, &Text(key(v)?), depth)? {
+            let value = member.value_str(text).ok_or(TooDeep)?;
+            if !self.valid(part, &Text(value), depth)? {
                 return Ok(false);
             }
         }
@@ -220,17 +300,21 @@ impl Walk<'_> {
 /// The members of an object's text, found in one pass over text serde_json has read (so
 /// valid JSON: a string ends at its first quote not escaped, a number or a literal at the
 /// first byte that cannot be in one, an array or object at its matching bracket, strings
-/// skipped); `Err` on a key with an escape, or on text that does not read so.
-pub(super) fn list(text: &str) -> Result<Members, TooDeep> {
+/// skipped), into `members`; `Err` on a key with an escape, or on text that does not read
+/// so.
+pub(super) fn list(text: &str, members: &mut Members) -> Result<(), TooDeep> {
+    members.clear();
     let bytes = text.as_bytes();
-    let mut members = Members::with_capacity(4);
+    if u32::try_from(bytes.len()).is_err() {
+        return Err(TooDeep);
+    }
     let mut at = space(bytes, 0);
     if bytes.get(at) != Some(&b'{') {
         return Err(TooDeep);
     }
     at = space(bytes, at + 1);
     if bytes.get(at) == Some(&b'}') {
-        return Ok(members);
+        return Ok(());
     }
     loop {
         if bytes.get(at) != Some(&b'"') {
@@ -251,11 +335,16 @@ pub(super) fn list(text: &str) -> Result<Members, TooDeep> {
         }
         let start = space(bytes, at + 1);
         let end = value_end(bytes, start)?;
-        members.push((key..close, start..end));
+        // Within `text`, whose length fits a `u32`.
+        let place = |at: usize| at as u32;
+        members.push(Member {
+            key: (place(key), place(close)),
+            value: (place(start), place(end)),
+        });
         at = space(bytes, end);
         match bytes.get(at) {
             Some(b',') => at = space(bytes, at + 1),
-            Some(b'}') => return Ok(members),
+            Some(b'}') => return Ok(()),
             _ => return Err(TooDeep),
         }
     }

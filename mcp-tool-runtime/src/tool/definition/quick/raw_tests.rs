@@ -6,7 +6,7 @@ use super::Quick;
 
 impl Quick {
     fn _valid(&self, text: &str) -> bool {
-        self.valid_text(text).is_some()
+        self.valid_text(text, &mut super::Members::default())
     }
 }
 
@@ -221,14 +221,20 @@ fn members_are_listed_as_serde_json_reads_them() {
         r#"{"a":1}"#,
         r#"{ "a" : "x\"y,}" , "b" :{"d":[1,{"e":"]}\\"}],"f":null}, "g": -1.5e3 ,"h":true,"i":[[],{}]}"#,
         "{\"é\":\"ü\\n\", \"o\" : { \"p\" : { } , \"q\":[ ] } }",
+        // More members than are kept in place.
+        r#"{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":[10],"k":{"l":11}}"#,
     ] {
         let expected: serde_json::Map<String, Value> = serde_json::from_str(text).unwrap();
-        let members = super::raw::list(text).expect("listed");
+        let mut members = super::Members::default();
+        super::raw::list(text, &mut members).expect("listed");
         assert_eq!(members.len(), expected.len(), "{text}");
-        for (key, value) in members {
-            let value: Value = serde_json::from_str(&text[value]).unwrap();
-            assert_eq!(expected[&text[key]], value, "{text}");
+        assert_eq!(members.iter().count(), expected.len(), "{text}");
+        for (at, member) in members.iter().enumerate() {
+            assert_eq!(members.get(at), Some(member));
+            let value: Value = serde_json::from_str(member.value_str(text).unwrap()).unwrap();
+            assert_eq!(expected[member.key_str(text).unwrap()], value, "{text}");
         }
+        assert_eq!(members.get(members.len()), None);
     }
     for text in [
         r#"{"a\"b":1}"#,
@@ -237,6 +243,9 @@ fn members_are_listed_as_serde_json_reads_them() {
         r#"{"a":1"#,
         r#"{"a" 1}"#,
     ] {
-        assert!(super::raw::list(text).is_err(), "{text}");
+        assert!(
+            super::raw::list(text, &mut super::Members::default()).is_err(),
+            "{text}"
+        );
     }
 }

@@ -110,9 +110,12 @@ impl Validator {
         Ok(validator)
     }
 
-    /// Whether a value's text is certainly valid and plain (`Quick::valid_text`).
-    pub(crate) fn valid_text(&self, text: &str) -> Option<Members> {
-        self.quick.as_ref()?.valid_text(text)
+    /// Whether a value's text is certainly valid and plain (`Quick::valid_text`), its
+    /// members put in `members`.
+    pub(crate) fn valid_text(&self, text: &str, members: &mut Members) -> bool {
+        self.quick
+            .as_ref()
+            .is_some_and(|quick| quick.valid_text(text, members))
     }
 
     /// `Ok` when `instance` is valid; otherwise every rule it breaks.

@@ -1,0 +1,388 @@
+//! Deserializers over arguments' text checked already (`Quick::valid_text`): a value's text
+//! read as serde_json reads it, the plain scalars (`null`, booleans, integers, strings with
+//! no escape) here without setting up a parser, anything else by serde_json itself; and the
+//! arguments' object, its members found already, read member by member so.
+//!
+//! Each gives exactly the values serde_json gives for the same text: where this reading
+//! could differ (`-0`, an integer past 64 bits, a float, an escape) serde_json reads it.
+//! Their errors are not shown to anyone: a parameter that does not read here is read from
+//! the map, which words the error.
+
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde_json::Error;
+use serde_json::de::SliceRead;
+
+/// serde_json's reading of `text`, whole.
+fn json<'de, T>(
+    text: &'de [u8],
+    read: impl FnOnce(&mut serde_json::Deserializer<SliceRead<'de>>) -> Result<T, Error>,
+) -> Result<T, Error> {
+    let mut de = serde_json::Deserializer::from_slice(text);
+    let value = read(&mut de)?;
+    de.end()?;
+    Ok(value)
+}
+
+/// An integer as serde_json reads it into a visitor.
+#[derive(Debug, PartialEq)]
+enum Integer {
+    Unsigned(u64),
+    Signed(i64),
+}
+
+/// The integer `text` is, when serde_json reads it as one: `None` for any other text (a
+/// fraction, an exponent, `-0` and a negative past `i64`, which serde_json reads as floats,
+/// a positive past `u64`).
+fn integer(text: &[u8]) -> Option<Integer> {
+    let (negative, digits) = match text.split_first()? {
+        (b'-', rest) => (true, rest),
+        _ => (false, text),
+    };
+    if digits.is_empty() || digits.len() > 20 || (digits.len() > 1 && digits[0] == b'0') {
+        return None;
+    }
+    let mut n = 0_u64;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        n = n.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
+    }
+    if !negative {
+        return Some(Integer::Unsigned(n));
+    }
+    // As serde_json does: a negative that wraps to zero or above is a float.
+    let negated = (n as i64).wrapping_neg();
+    (negated < 0).then_some(Integer::Signed(negated))
+}
+
+/// A string's contents when its text has no escape.
+fn unescaped(text: &[u8]) -> Option<&str> {
+    let inner = text.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
+    match inner.contains(&b'\\') {
+        true => None,
+        false => std::str::from_utf8(inner).ok(),
+    }
+}
+
+/// A value's text (cut out of a `str`), valid JSON with no whitespace around it.
+pub(super) struct Value<'de>(pub(super) &'de [u8]);
+
+impl<'de> Deserializer<'de> for Value<'de> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        let text = self.0;
+        match text.first() {
+            Some(b'n') if text == b"null" => visitor.visit_unit(),
+            Some(b't') if text == b"true" => visitor.visit_bool(true),
+            Some(b'f') if text == b"false" => visitor.visit_bool(false),
+            Some(b'"') => match unescaped(text) {
+                Some(s) => visitor.visit_borrowed_str(s),
+                None => json(text, |de| de.deserialize_any(visitor)),
+            },
+            Some(b'-' | b'0'..=b'9') => match integer(text) {
+                Some(Integer::Unsigned(n)) => visitor.visit_u64(n),
+                Some(Integer::Signed(n)) => visitor.visit_i64(n),
+                None => json(text, |de| de.deserialize_any(visitor)),
+            },
+            _ => json(text, |de| de.deserialize_any(visitor)),
+        }
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.0 {
+            b"null" => visitor.visit_none(),
+            _ => visitor.visit_some(self),
+        }
+    }
+
+    fn deserialize_unit<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.0 {
+            b"null" => visitor.visit_unit(),
+            text => json(text, |de| de.deserialize_unit(visitor)),
+        }
+    }
+
+    /// serde_json skips a number without reading it (`1e400` included).
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        json(self.0, |de| de.deserialize_ignored_any(visitor))
+    }
+
+    fn deserialize_i128<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        json(self.0, |de| de.deserialize_i128(visitor))
+    }
+
+    fn deserialize_u128<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        json(self.0, |de| de.deserialize_u128(visitor))
+    }
+
+    fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        json(self.0, |de| de.deserialize_bytes(visitor))
+    }
+
+    fn deserialize_byte_buf<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        json(self.0, |de| de.deserialize_byte_buf(visitor))
+    }
+
+    fn deserialize_unit_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        json(self.0, |de| de.deserialize_unit_struct(name, visitor))
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        json(self.0, |de| de.deserialize_newtype_struct(name, visitor))
+    }
+
+    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        json(self.0, |de| de.deserialize_seq(visitor))
+    }
+
+    fn deserialize_tuple<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value, Error> {
+        json(self.0, |de| de.deserialize_tuple(len, visitor))
+    }
+
+    fn deserialize_tuple_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        len: usize,
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        json(self.0, |de| de.deserialize_tuple_struct(name, len, visitor))
+    }
+
+    fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        json(self.0, |de| de.deserialize_map(visitor))
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        json(self.0, |de| de.deserialize_struct(name, fields, visitor))
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        json(self.0, |de| de.deserialize_enum(name, variants, visitor))
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 u8 u16 u32 u64 f32 f64 char str string identifier
+    }
+}
+
+/// An object's text and its members' keys and values (keys with no escape, distinct), in
+/// their order: read as a map whose values are [`Value`]s. A member given as `None` (its
+/// text could not be cut out) fails the reading.
+pub(super) struct Object<'de, I> {
+    pub(super) text: &'de [u8],
+    pub(super) members: I,
+}
+
+impl<'de, I: Iterator<Item = Option<(&'de [u8], &'de [u8])>>> Deserializer<'de> for Object<'de, I> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        let mut access = Entries {
+            members: self.members,
+            value: None,
+        };
+        let value = visitor.visit_map(&mut access)?;
+        // serde_json refuses a map its visitor left unread.
+        match access.members.next() {
+            None => Ok(value),
+            Some(_) => Err(de::Error::custom("members left unread")),
+        }
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_some(self)
+    }
+
+    fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.deserialize_any(visitor)
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        _: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        self.deserialize_any(visitor)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        json(self.text, |de| de.deserialize_newtype_struct(name, visitor))
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        json(self.text, |de| de.deserialize_enum(name, variants, visitor))
+    }
+
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        json(self.text, |de| de.deserialize_ignored_any(visitor))
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        unit unit_struct seq tuple tuple_struct identifier
+    }
+}
+
+/// The entries of an [`Object`].
+struct Entries<'de, I> {
+    members: I,
+    value: Option<&'de [u8]>,
+}
+
+impl<'de, I: Iterator<Item = Option<(&'de [u8], &'de [u8])>>> MapAccess<'de> for Entries<'de, I> {
+    type Error = Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, Error> {
+        let (key, value) = match self.members.next() {
+            None => return Ok(None),
+            Some(Some(member)) => member,
+            Some(None) => return Err(de::Error::custom("a member not cut out")),
+        };
+        self.value = Some(value);
+        let key = std::str::from_utf8(key).map_err(de::Error::custom)?;
+        seed.deserialize(Key(key)).map(Some)
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
+        match self.value.take() {
+            Some(value) => seed.deserialize(Value(value)),
+            None => Err(de::Error::custom("a value asked for before its key")),
+        }
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        self.members.size_hint().1
+    }
+}
+
+/// A key with no escape, as serde_json gives a key to a string or a field name; a key read
+/// as anything else (a number, as serde_json reads some) is not read here.
+struct Key<'de>(&'de str);
+
+impl<'de> Deserializer<'de> for Key<'de> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_borrowed_str(self.0)
+    }
+
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_unit()
+    }
+
+    fn deserialize_bool<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
+        Err(not_here())
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
+        Err(not_here())
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        _: V,
+    ) -> Result<V::Value, Error> {
+        Err(not_here())
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        _: &'static [&'static str],
+        _: V,
+    ) -> Result<V::Value, Error> {
+        Err(not_here())
+    }
+
+    fn deserialize_bytes<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
+        Err(not_here())
+    }
+
+    fn deserialize_byte_buf<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
+        Err(not_here())
+    }
+
+    serde::forward_to_deserialize_any! {
+        char str string identifier unit unit_struct seq tuple tuple_struct map struct
+    }
+
+    fn deserialize_i8<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
+        Err(not_here())
+    }
+    fn deserialize_i16<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
+        Err(not_here())
+    }
+    fn deserialize_i32<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
+        Err(not_here())
+    }
+    fn deserialize_i64<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
+        Err(not_here())
+    }
+    fn deserialize_i128<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
+        Err(not_here())
+    }
+    fn deserialize_u8<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
+        Err(not_here())
+    }
+    fn deserialize_u16<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
+        Err(not_here())
+    }
+    fn deserialize_u32<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
+        Err(not_here())
+    }
+    fn deserialize_u64<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
+        Err(not_here())
+    }
+    fn deserialize_u128<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
+        Err(not_here())
+    }
+    fn deserialize_f32<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
+        Err(not_here())
+    }
+    fn deserialize_f64<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
+        Err(not_here())
+    }
+}
+
+/// What a key read as anything but a string gets: the map then reads it.
+fn not_here() -> Error {
+    de::Error::custom("a key read as other than a string")
+}
+
+#[cfg(test)]
+#[path = "read_tests.rs"]
+mod tests;
