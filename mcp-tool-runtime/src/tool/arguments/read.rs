@@ -12,6 +12,8 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde_json::Error;
 use serde_json::de::SliceRead;
 
+use crate::tool::definition::quick::{Integer, integer};
+
 /// serde_json's reading of `text`, whole.
 fn json<'de, T>(
     text: &'de [u8],
@@ -21,39 +23,6 @@ fn json<'de, T>(
     let value = read(&mut de)?;
     de.end()?;
     Ok(value)
-}
-
-/// An integer as serde_json reads it into a visitor.
-#[derive(Debug, PartialEq)]
-enum Integer {
-    Unsigned(u64),
-    Signed(i64),
-}
-
-/// The integer `text` is, when serde_json reads it as one: `None` for any other text (a
-/// fraction, an exponent, `-0` and a negative past `i64`, which serde_json reads as floats,
-/// a positive past `u64`).
-fn integer(text: &[u8]) -> Option<Integer> {
-    let (negative, digits) = match text.split_first()? {
-        (b'-', rest) => (true, rest),
-        _ => (false, text),
-    };
-    if digits.is_empty() || digits.len() > 20 || (digits.len() > 1 && digits[0] == b'0') {
-        return None;
-    }
-    let mut n = 0_u64;
-    for &d in digits {
-        if !d.is_ascii_digit() {
-            return None;
-        }
-        n = n.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
-    }
-    if !negative {
-        return Some(Integer::Unsigned(n));
-    }
-    // As serde_json does: a negative that wraps to zero or above is a float.
-    let negated = (n as i64).wrapping_neg();
-    (negated < 0).then_some(Integer::Signed(negated))
 }
 
 /// A string's contents when its text has no escape.

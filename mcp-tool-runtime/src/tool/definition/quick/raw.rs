@@ -128,13 +128,11 @@ impl Quick {
         if members.len() > MEMBERS {
             return None;
         }
-        for (at, member) in members.iter().enumerate() {
-            let key = member.key_str(text)?;
-            if members
-                .iter()
-                .take(at)
-                .any(|other| other.key_str(text) == Some(key))
-            {
+        let bytes = text.as_bytes();
+        let listed = members.as_slice();
+        for (at, member) in listed.iter().enumerate() {
+            let key = member.key(bytes);
+            if listed[..at].iter().any(|other| other.key(bytes) == key) {
                 return None;
             }
             plain(member.value_str(text)?, 1).ok()?;
@@ -411,15 +409,45 @@ fn string_end(bytes: &[u8], mut at: usize) -> Result<usize, TooDeep> {
 
 /// A number's text as serde_json reads it into a `Value`: a plain run of digits (at most
 /// 19, which a `u64` holds) is read here, any other by serde_json itself.
-fn number(text: &str) -> Result<Number, TooDeep> {
-    let bytes = text.as_bytes();
-    if !bytes.is_empty() && bytes.len() <= 19 && bytes.iter().all(u8::is_ascii_digit) {
-        let n = bytes
-            .iter()
-            .fold(0_u64, |n, d| n * 10 + u64::from(d - b'0'));
-        return Ok(Number::from(n));
+pub(super) fn number(text: &str) -> Result<Number, TooDeep> {
+    match integer(text.as_bytes()) {
+        Some(Integer::Unsigned(n)) => Ok(Number::from(n)),
+        Some(Integer::Signed(n)) => Ok(Number::from(n)),
+        None => serde_json::from_str(text).map_err(|_| TooDeep),
     }
-    serde_json::from_str(text).map_err(|_| TooDeep)
+}
+
+/// An integer as serde_json reads it (into a `Value` or a visitor).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Integer {
+    Unsigned(u64),
+    Signed(i64),
+}
+
+/// The integer `text` is, when serde_json reads it as one: `None` for any other text (a
+/// fraction, an exponent, `-0` and a negative past `i64`, which serde_json reads as floats,
+/// a positive past `u64`, text that is not a number).
+pub(crate) fn integer(text: &[u8]) -> Option<Integer> {
+    let (negative, digits) = match text.split_first()? {
+        (b'-', rest) => (true, rest),
+        _ => (false, text),
+    };
+    if digits.is_empty() || digits.len() > 20 || (digits.len() > 1 && digits[0] == b'0') {
+        return None;
+    }
+    let mut n = 0_u64;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        n = n.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
+    }
+    if !negative {
+        return Some(Integer::Unsigned(n));
+    }
+    // As serde_json does: a negative that wraps to zero or above is a float.
+    let negated = (n as i64).wrapping_neg();
+    (negated < 0).then_some(Integer::Signed(negated))
 }
 
 /// A string's text, its escapes undone.
@@ -473,6 +501,8 @@ fn plain(text: &str, depth: u32) -> Result<(), TooDeep> {
         }
         Some(b'"') => string(text).map(drop),
         Some(b'n' | b't' | b'f') => Ok(()),
+        // An integer is plain (only a float with no fraction is not).
+        Some(_) if integer(text.as_bytes()).is_some() => Ok(()),
         Some(_) => {
             let n = number(text)?;
             match n.as_f64().filter(|_| n.is_f64()).and_then(integers::whole) {

@@ -249,3 +249,27 @@ fn members_are_listed_as_serde_json_reads_them() {
         );
     }
 }
+
+#[test]
+fn numbers_are_read_as_serde_json_reads_them() {
+    for text in [
+        "0",
+        "-0",
+        "7",
+        "-7",
+        "9223372036854775807",
+        "-9223372036854775808",
+        "-9223372036854775809",
+        "18446744073709551615",
+        "18446744073709551616",
+        "-18446744073709551616",
+        "1e5",
+        "-1.0",
+        "2.5",
+    ] {
+        let number = super::raw::number(text).expect("a number");
+        let json: serde_json::Number = serde_json::from_str(text).unwrap();
+        assert_eq!(number, json, "{text}");
+        assert_eq!(number.is_f64(), json.is_f64(), "{text}");
+    }
+}
