@@ -153,6 +153,24 @@ const CASES: &[(&str, &str, bool, &str)] = &[
     ("person", r#"{"name":"Ann"}"#, false, "Ann None"),
     (
         "person",
+        r#"{"age":30,"name":"Ann"}"#,
+        false,
+        "Ann Some(30)",
+    ),
+    (
+        "person",
+        r#"{"name":"A\u006en","age":null}"#,
+        false,
+        "Ann None",
+    ),
+    (
+        "person",
+        r#"{"name":"Ann, whose name is written long enough that the arguments' text is over a hundred bytes","age":4294967295}"#,
+        false,
+        "Ann, whose name is written long enough that the arguments' text is over a hundred bytes Some(4294967295)",
+    ),
+    (
+        "person",
         r#"{"name":"Ann","x":1}"#,
         true,
         "Invalid arguments for tool `person`:\nx: unknown argument (not in the input schema)",

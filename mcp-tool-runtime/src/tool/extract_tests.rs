@@ -158,3 +158,25 @@ fn a_whole_float_or_a_repeated_key_is_never_read_from_text() {
     // Whereas a plain call's are.
     assert!(both(&any, r#"{"a":2,"b":3}"#).1.is_some());
 }
+
+/// A tool that takes `Args<T>` has its arguments read from their text (which costs less
+/// than the map); a dynamic tool, which takes the map itself, does not.
+#[test]
+fn whole_arguments_are_read_from_text_but_a_dynamic_tools_map_is_not() {
+    use crate::tool::definition::builder::DefBuilder;
+    use crate::tool::extract::FromToolCall;
+
+    let spec = crate::tool::definition::builder::ParamSpec {
+        name: "p",
+        description: None,
+        default: false,
+        header: None,
+    };
+    let mut whole = DefBuilder::new("whole");
+    whole.description("Takes a pair.");
+    <super::Args<Pair> as FromToolCall<super::ViaArgs>>::describe(&mut whole, &spec);
+    assert!(whole.finish().expect("a definition").reads_text());
+    let mut dynamic = DefBuilder::new("dynamic");
+    dynamic.description("Takes a map.").takes_whole();
+    assert!(!dynamic.finish().expect("a definition").reads_text());
+}

@@ -356,7 +356,6 @@ impl DefBuilder {
                 .push("a tool takes at most one whole-arguments parameter (`Args<T>`)".into());
         }
         self.whole = Some(schema);
-        self.takes_whole = true;
     }
 
     /// The tool takes its arguments whole, as a map: they are read into one for it, not

@@ -115,8 +115,8 @@ pub struct ToolDef {
     pub(crate) deferred: bool,
     /// Served over REST too (`rest = false`: MCP only).
     pub(crate) rest: bool,
-    /// Whether its parameters take arguments by name (no `Args<T>`, not a dynamic tool's
-    /// map): only then are a call's arguments read from their text.
+    /// Whether its parameters take arguments by name or whole as a type (`Args<T>`), not as
+    /// a dynamic tool's map: only then are a call's arguments read from their text.
     pub(crate) by_name: bool,
     pub(crate) timeout: Option<Duration>,
     pub(crate) states: Vec<(TypeId, &'static str)>,
@@ -402,9 +402,9 @@ impl ToolDef {
         self.validator.check(arguments)
     }
 
-    /// Whether the tool's arguments may be read from their text: not when the tool takes
-    /// them whole (reading them whole from text costs more than from the map a validation
-    /// builds: its strings are allocated again).
+    /// Whether the tool's arguments may be read from their text: not when a dynamic tool
+    /// takes them as a map (reading one from text costs more than the map a validation
+    /// builds).
     pub(crate) fn reads_text(&self) -> bool {
         self.by_name
     }
