@@ -304,28 +304,60 @@ pub(crate) fn raw_result_response(id: &str, result: &str) -> String {
 }
 
 /// Appends `s` as a JSON string, escaped as serde_json escapes it: `"` and `\\`, the control
-/// characters as `\\b`, `\\t`, `\\n`, `\\f`, `\\r` or `\\u00XX`, nothing else. Byte by
-/// byte: the text copy of structured content has an escape every few bytes, where copying the
-/// runs between them costs more than the bytes.
+/// characters as `\\b`, `\\t`, `\\n`, `\\f`, `\\r` or `\\u00XX`, nothing else.
+///
+/// Byte by byte into room made for it first: the text copy of structured content has an
+/// escape every few bytes, where copying the runs between them (as serde_json does) costs
+/// more than the bytes, and pushing each byte checks the capacity each time. The room is
+/// that of two bytes a byte (a quote or backslash escaped), grown at a control character
+/// escaped as six (rare) for six bytes each byte after it.
 pub(crate) fn push_json_string(out: &mut Vec<u8>, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.reserve(s.len() + 2);
-    out.push(b'"');
-    for &b in s.as_bytes() {
-        match ESCAPES[usize::from(b)] {
-            0 => out.push(b),
-            b'u' => {
-                out.extend_from_slice(b"\\u00");
-                out.push(HEX[usize::from(b >> 4)]);
-                out.push(HEX[usize::from(b & 0xf)]);
-            }
-            escape => {
-                out.push(b'\\');
-                out.push(escape);
-            }
+    let bytes = s.as_bytes();
+    let start = out.len();
+    out.resize(start + 2 * bytes.len() + 2, 0);
+    out[start] = b'"';
+    // Where the next byte goes, and the next byte to write.
+    let (mut w, mut i) = (start + 1, 0);
+    loop {
+        let (read, written) = escape_until_control(&bytes[i..], out, w);
+        (i, w) = (i + read, written);
+        let Some(&b) = bytes.get(i) else { break };
+        // Six bytes, four more than counted: when the room is short, room for six for
+        // each byte left (once, so never more than six bytes a byte in all).
+        let left = bytes.len() - i;
+        if out.len() < w + 2 * left + 5 {
+            out.resize(out.len() + 4 * left, 0);
+        }
+        out[w..w + 4].copy_from_slice(b"\\u00");
+        out[w + 4] = HEX[usize::from(b >> 4)];
+        out[w + 5] = HEX[usize::from(b & 0xf)];
+        w += 6;
+        i += 1;
+    }
+    out[w] = b'"';
+    out.truncate(w + 1);
+}
+
+/// Escapes `src` into `dst` from `w` on, up to its first control character escaped as
+/// `\\u00XX` (for which `dst` may have no room): how many bytes were read, and where the
+/// next byte goes. Through a slice, not the vector: a byte stored through the vector could
+/// change its length, which would then be read again for each byte.
+fn escape_until_control(src: &[u8], dst: &mut [u8], mut w: usize) -> (usize, usize) {
+    for (i, &b) in src.iter().enumerate() {
+        let escape = ESCAPES[usize::from(b)];
+        if escape == 0 {
+            dst[w] = b;
+            w += 1;
+        } else if escape == b'u' {
+            return (i, w);
+        } else {
+            dst[w] = b'\\';
+            dst[w + 1] = escape;
+            w += 2;
         }
     }
-    out.push(b'"');
+    (src.len(), w)
 }
 
 /// For each byte, what follows the backslash of its escape in a JSON string; 0 for a byte
@@ -452,17 +484,26 @@ mod tests {
     fn strings_are_escaped_as_serde_json_escapes_them() {
         let mut all: String = (0u8..0x80).map(char::from).collect();
         all.push_str("é\u{2028}\u{1F600}\\\"end");
+        // Control characters escaped as six bytes, late in the text and all through it.
+        let late = format!("{}{}", "\"".repeat(40), "\u{1}".repeat(40));
+        let controls = "\u{1f}".repeat(100);
+        let json = r#"{"id":"usr_1","email":"a\"b@example.com","n":[1,null]}"#;
         for s in [
             all.as_str(),
+            late.as_str(),
+            controls.as_str(),
+            json,
             "",
             "plain",
             "\"",
             "a\"b\\c\nd",
             "\u{7f}\u{0}x",
         ] {
-            let mut out = Vec::new();
+            // After what the buffer holds already.
+            let mut out = b"[1,".to_vec();
             push_json_string(&mut out, s);
-            assert_eq!(out, serde_json::to_vec(s).unwrap());
+            assert_eq!(out[..3], *b"[1,");
+            assert_eq!(out[3..], serde_json::to_vec(s).unwrap(), "{s:?}");
         }
     }
 
