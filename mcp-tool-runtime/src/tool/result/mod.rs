@@ -275,49 +275,9 @@ macro_rules! display_results {
         }
     )*};
 }
-display_results!(bool, char, i128, u128, f32, f64);
-
-macro_rules! integer_results {
-    ($($t:ty),*; $($u:ty),*) => {
-        $(
-            impl IntoToolResult for $t {
-                fn into_tool_result(self) -> ToolResult {
-                    // At most 64 bits: the magnitude fits.
-                    ToolResult::text(decimal(self < 0, self.unsigned_abs() as u64))
-                }
-            }
-        )*
-        $(
-            impl IntoToolResult for $u {
-                fn into_tool_result(self) -> ToolResult {
-                    ToolResult::text(decimal(false, self as u64))
-                }
-            }
-        )*
-    };
-}
-integer_results!(i8, i16, i32, i64, isize; u8, u16, u32, u64, usize);
-
-/// The decimal text of an integer (as `Display` writes it), without the formatting machinery.
-fn decimal(negative: bool, mut n: u64) -> String {
-    let mut digits = [0_u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        // A digit: below 10.
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    let mut text = String::with_capacity(21 - i);
-    if negative {
-        text.push('-');
-    }
-    text.extend(digits[i..].iter().map(|&d| char::from(d)));
-    text
-}
+display_results!(
+    bool, char, i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, f32, f64
+);
 
 /// Structured output: `T` becomes `structuredContent` (with a JSON text copy) and `T`'s JSON
 /// Schema becomes the tool's `outputSchema`.
@@ -564,22 +524,6 @@ pub use summary::Summarized;
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn integers_are_written_as_display_writes_them() {
-        fn text(result: ToolResult) -> String {
-            result.text_content()
-        }
-        for n in [0, 7, -7, 10, -10, 1234567890, i64::MAX, i64::MIN] {
-            assert_eq!(text(n.into_tool_result()), n.to_string());
-        }
-        assert_eq!(text(u64::MAX.into_tool_result()), u64::MAX.to_string());
-        assert_eq!(text(i8::MIN.into_tool_result()), "-128");
-        assert_eq!(text(u8::MAX.into_tool_result()), "255");
-        assert_eq!(text(isize::MIN.into_tool_result()), isize::MIN.to_string());
-        assert_eq!(text(usize::MAX.into_tool_result()), usize::MAX.to_string());
-        assert_eq!(text((-5_i128).into_tool_result()), "-5");
-    }
 
     #[test]
     fn results_serialize_as_call_tool_results() {
