@@ -108,7 +108,9 @@ fn walk_line(line: &[u8]) -> Option<Result<Inbound<'_>, String>> {
 
 /// The value the walk is at, read as serde reads an `Option<Cow<str>>` when that is plain
 /// ([`JsonText::plain_text`]): the string `common` found by comparing it, any other value
-/// scanned. `None` when the walk broke or serde is to read the value.
+/// scanned. `None` when the walk broke or serde is to read the value. Inlined, so that
+/// `common` is compared as a constant.
+#[inline(always)]
 fn plain_or<'a>(walk: &mut Object<'a>, common: &'static str) -> Option<Option<Cow<'a, str>>> {
     match walk.value_string(common) {
         Some(found) => found.map(|_| Some(Cow::Borrowed(common))),

@@ -277,7 +277,9 @@ impl<'a> Request<'a> {
     }
 
     /// [`Request::read`], the params walked already: their `members` when the walk could
-    /// read them, and their `_meta`'s `fields` when it could read those too.
+    /// read them, and their `_meta`'s `fields` when it could read those too. Inlined, so the
+    /// request is built where the caller keeps it, not built then copied there.
+    #[inline(always)]
     pub(super) fn read_walked(
         id: Option<JsonText<'a>>,
         name: Cow<'a, str>,

@@ -162,7 +162,9 @@ impl<'a> Object<'a> {
     /// comparing it, not by scanning it (none may be empty or hold a quote, a backslash or a
     /// control character), and its text is the known one. A key found so is plain: any
     /// other is scanned, and is none of them unless written with an escape. The stateless
-    /// revision's `_meta` keys are forty bytes long.
+    /// revision's `_meta` keys are forty bytes long. Inlined, so that the known keys' bytes
+    /// and lengths are constants where they are.
+    #[inline(always)]
     pub(crate) fn key_of(&mut self, known: &[&'static str]) -> Option<Key<'a>> {
         if self.state == State::Value {
             self.value()?;
@@ -268,6 +270,7 @@ impl<'a> Object<'a> {
     /// The value of the member whose key came last, when it is the string `common` (none of
     /// whose bytes is a quote, a backslash or a control character), found by comparing it:
     /// as [`Object::value_known`] for the string's text.
+    #[inline(always)]
     pub(crate) fn value_string(&mut self, common: &str) -> Option<Option<JsonText<'a>>> {
         let start = self.at;
         let Some([b'"', rest @ ..]) = self.text.as_bytes().get(start..) else {
