@@ -8,6 +8,7 @@
 use std::borrow::Cow;
 
 use super::jsonrpc::{self, Envelope, Message};
+use super::meta::MetaFields;
 use super::request::{Members, Request};
 use super::walk::{JsonText, Object, Seen};
 
@@ -42,8 +43,42 @@ impl<'a> From<Message<'a>> for Inbound<'a> {
 /// then. Both read any line alike; only serde words the errors.
 pub(crate) fn read_line(line: &[u8]) -> Result<Inbound<'_>, String> {
     match walk_line(line) {
-        Some(read) => read,
+        Some(walked) => walked.inbound(),
         None => jsonrpc::parse(line).map(Inbound::from),
+    }
+}
+
+/// What a walk of a line found: its envelope, and the members of its params and the fields
+/// of their `_meta` when the walk could read those.
+struct Walked<'a> {
+    envelope: Envelope<'a>,
+    members: Option<Members<'a>>,
+    fields: Option<MetaFields<'a>>,
+}
+
+impl<'a> Walked<'a> {
+    /// The message the line holds, read (or the error response to send back). Inlined, so
+    /// that the message is built in [`read_line`]'s result, not built and then copied there.
+    #[inline(always)]
+    fn inbound(self) -> Result<Inbound<'a>, String> {
+        let Walked {
+            envelope,
+            members,
+            fields,
+        } = self;
+        Ok(match envelope.message()? {
+            Message::Request { id, method, params } => Inbound::Request(Request::read_walked(
+                Some(id),
+                method,
+                params,
+                members,
+                fields,
+            )),
+            Message::Notification { method, params } => {
+                Inbound::Request(Request::read_walked(None, method, params, members, fields))
+            }
+            Message::Response { id, outcome } => Inbound::Response { id, outcome },
+        })
     }
 }
 
@@ -53,7 +88,7 @@ const ENVELOPE: [&str; 6] = ["jsonrpc", "id", "method", "params", "result", "err
 /// [`read_line`] by a walk: `None` when the walk leaves the line to serde (text that is not
 /// UTF-8 or not JSON, a key written with an escape, a member given twice, a text field that is
 /// no plain string).
-fn walk_line(line: &[u8]) -> Option<Result<Inbound<'_>, String>> {
+fn walk_line(line: &[u8]) -> Option<Walked<'_>> {
     let mut walk = Object::line(std::str::from_utf8(line).ok()?)?;
     let mut envelope = Envelope::default();
     let mut members = None;
@@ -91,19 +126,11 @@ fn walk_line(line: &[u8]) -> Option<Result<Inbound<'_>, String>> {
     if !walk.ended() {
         return None;
     }
-    Some(envelope.message().map(|message| match message {
-        Message::Request { id, method, params } => Inbound::Request(Request::read_walked(
-            Some(id),
-            method,
-            params,
-            members,
-            fields,
-        )),
-        Message::Notification { method, params } => {
-            Inbound::Request(Request::read_walked(None, method, params, members, fields))
-        }
-        Message::Response { id, outcome } => Inbound::Response { id, outcome },
-    }))
+    Some(Walked {
+        envelope,
+        members,
+        fields,
+    })
 }
 
 /// The value the walk is at, read as serde reads an `Option<Cow<str>>` when that is plain
@@ -137,6 +164,7 @@ mod tests {
         let serde = described(jsonrpc::parse(line).map(Inbound::from));
         match walk_line(line) {
             Some(walked) => {
+                let walked = walked.inbound();
                 assert_eq!(
                     described(walked),
                     serde,
