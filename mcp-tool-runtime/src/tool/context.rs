@@ -402,16 +402,13 @@ impl ProgressState {
         );
     }
 
-    /// Waits until the last progress notification is [`PROGRESS_SETTLE`] old.
-    pub(crate) async fn settle(&self) {
-        let sent = lock(&self.last).map(|(_, at)| at);
-        if let Some(at) = sent {
-            let elapsed = at.elapsed();
-            if elapsed < PROGRESS_SETTLE {
-                // Boxed: most calls send no progress, and every call's future holds this one.
-                Box::pin(tokio::time::sleep(PROGRESS_SETTLE - elapsed)).await;
-            }
-        }
+    /// How long until the last progress notification is [`PROGRESS_SETTLE`] old; `None`
+    /// when it is, or none was sent.
+    pub(crate) fn unsettled(&self) -> Option<Duration> {
+        let at = lock(&self.last).map(|(_, at)| at)?;
+        PROGRESS_SETTLE
+            .checked_sub(at.elapsed())
+            .filter(|d| !d.is_zero())
     }
 }
 
