@@ -333,7 +333,7 @@ fn finished(
         if let Err(e) = ctx
             .state
             .conn()
-            .change_tools(Some(&ctx.state.related), &batch)
+            .change_tools(Some(ctx.state.related()), &batch)
         {
             // The result claims what did not happen: the client must hear it failed.
             tracing::warn!(tool = %entry.name, error = %e, "the result's tool changes were refused");

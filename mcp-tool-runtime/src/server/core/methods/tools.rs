@@ -17,7 +17,7 @@ use crate::protocol::wire::{ListParams, Retry, TaskParams};
 use crate::protocol::{ProtocolVersion, RpcError, code, jsonrpc};
 use crate::tool::arguments::Arguments;
 use crate::tool::call_meta::CallMeta;
-use crate::tool::context::{CallState, ProgressState};
+use crate::tool::context::{CallState, ProgressState, RelatedId};
 use crate::tool::definition::def::{missing_scopes, user_key};
 use crate::tool::input::{Finish, InputRound};
 use crate::tool::{Ctx, Identity, ToolResult};
@@ -61,10 +61,10 @@ pub(crate) fn active_entry(cx: &Cx<'_>, name: &str) -> Option<Arc<Entry>> {
     let (hidden, always) = (entry.def.hidden(), entry.def.always_visible());
     let active = match &cx.stateless {
         None => session.selector.read().is_active(name, hidden, always),
-        Some(_) => match shared.principals.get(&session.principal) {
-            Some(selection) => selection.is_active(name, hidden, always),
-            None => shared.selection().is_active(name, hidden, always),
-        },
+        Some(_) => shared
+            .principals
+            .is_active(&session.principal, name, hidden, always)
+            .unwrap_or_else(|| shared.is_active(name, hidden, always)),
     };
     active.then(|| entry.clone())
 }
@@ -141,7 +141,13 @@ impl Cx<'_> {
         input: Option<InputRound>,
     ) -> Ctx {
         Ctx::new(CallState {
-            related: self.key().clone(),
+            // The key when the request has it already, else the id as sent, when short.
+            related: match self.key.get() {
+                Some(key) => RelatedId::key(key.clone()),
+                None => {
+                    RelatedId::sent(self.id()).unwrap_or_else(|| RelatedId::key(self.key().clone()))
+                }
+            },
             id: std::sync::OnceLock::new(),
             tool: name,
             meta,
