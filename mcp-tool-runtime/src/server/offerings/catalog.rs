@@ -55,12 +55,14 @@ impl Entry {
 }
 
 /// The lookup key of a tool's name: its length, then its first eight bytes (big-endian,
-/// zero-padded). Names with different keys differ; names with the same one are compared.
-fn name_key(name: &str) -> (usize, u64) {
+/// zero-padded), as one integer. Names with different keys differ, and order by them; names
+/// with the same one are compared.
+fn name_key(name: &str) -> u128 {
     let mut head = [0u8; 8];
     let n = name.len().min(8);
     head[..n].copy_from_slice(&name.as_bytes()[..n]);
-    (name.len(), u64::from_be_bytes(head))
+    // Tool names are short (the specification allows 128 characters).
+    (name.len() as u128) << 64 | u128::from(u64::from_be_bytes(head))
 }
 
 /// How lists are cut into pages: at most `size` items, and at most about `bytes` bytes of
@@ -110,7 +112,7 @@ pub(crate) struct Catalog {
     /// The entries by [`name_key`] then name: what a call finds its tool in, by a binary
     /// search that compares names (no hash of a name a client chose, so no collisions it
     /// could choose either), mostly as two integers.
-    index: Vec<((usize, u64), usize)>,
+    index: Vec<(u128, usize)>,
     /// The `tools/list` pages of the default selection, rendered once per shape of protocol
     /// version: for clients without the MCP Apps extension (`[0]`) and with it (`[1]`).
     pages: [[Vec<String>; 4]; 2],
@@ -347,11 +349,22 @@ impl Catalog {
     /// The tool `name` (the last of the name, should two have it).
     pub(crate) fn get(&self, name: &str) -> Option<&Arc<Entry>> {
         let key = name_key(name);
-        let after = self
-            .index
-            .partition_point(|&(k, i)| k < key || (k == key && *self.entries[i].name <= *name));
-        let &(_, i) = self.index[..after].last()?;
-        Some(&self.entries[i]).filter(|e| *e.name == *name)
+        // Two names of one key have the same length and first eight bytes: the rest of them
+        // (if any) tells them apart.
+        let tail = |i: usize| self.entries[i].name.as_bytes().get(8..).unwrap_or_default();
+        let own = name.as_bytes().get(8..).unwrap_or_default();
+        // The first place in the index after every name up to `name`.
+        let (mut low, mut high) = (0, self.index.len());
+        while low < high {
+            let middle = low + (high - low) / 2;
+            let (k, i) = self.index[middle];
+            match k < key || (k == key && tail(i) <= own) {
+                true => low = middle + 1,
+                false => high = middle,
+            }
+        }
+        let &(k, i) = self.index[..low].last()?;
+        (k == key && tail(i) == own).then(|| &self.entries[i])
     }
 
     /// Whether schemas are listed with their `$ref`s.

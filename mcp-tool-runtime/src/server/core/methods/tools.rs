@@ -18,7 +18,7 @@ use crate::protocol::{ProtocolVersion, RpcError, code, jsonrpc};
 use crate::tool::arguments::Arguments;
 use crate::tool::call_meta::CallMeta;
 use crate::tool::context::{CallState, ProgressState, RelatedId};
-use crate::tool::definition::def::{missing_scopes, user_key};
+use crate::tool::definition::def::{TaskSupport, missing_scopes, user_key};
 use crate::tool::input::{Finish, InputRound};
 use crate::tool::{Ctx, Identity, ToolResult};
 
@@ -278,7 +278,8 @@ pub(crate) fn call(cx: &Cx<'_>, request: &Request<'_>) {
         &entry.name,
         entry.def.task_support(),
         task.as_ref().map(|t| t.ttl),
-        tasks_methods::declares_tasks(cx),
+        // What the client declared matters only to a tool that may run as a task.
+        entry.def.task_support() != TaskSupport::Forbidden && tasks_methods::declares_tasks(cx),
         cx.stateless.is_some(),
     ) {
         Ok(mode) => mode,
