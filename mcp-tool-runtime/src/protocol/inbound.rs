@@ -5,7 +5,10 @@
 //! UTF-8) is read by serde ([`jsonrpc::parse`]), as it always was: the two read any line
 //! alike, and only serde words the errors.
 
+use std::borrow::Cow;
+
 use super::jsonrpc::{self, Envelope, Message};
+use super::meta::MetaFields;
 use super::request::{Members, Request};
 use super::walk::{JsonText, Object, Seen};
 
@@ -40,67 +43,106 @@ impl<'a> From<Message<'a>> for Inbound<'a> {
 /// then. Both read any line alike; only serde words the errors.
 pub(crate) fn read_line(line: &[u8]) -> Result<Inbound<'_>, String> {
     match walk_line(line) {
-        Some(read) => read,
+        Some(walked) => walked.inbound(),
         None => jsonrpc::parse(line).map(Inbound::from),
     }
 }
 
+/// What a walk of a line found: its envelope, and the members of its params and the fields
+/// of their `_meta` when the walk could read those.
+struct Walked<'a> {
+    envelope: Envelope<'a>,
+    members: Option<Members<'a>>,
+    fields: Option<MetaFields<'a>>,
+}
+
+impl<'a> Walked<'a> {
+    /// The message the line holds, read (or the error response to send back). Inlined, so
+    /// that the message is built in [`read_line`]'s result, not built and then copied there.
+    #[inline(always)]
+    fn inbound(self) -> Result<Inbound<'a>, String> {
+        let Walked {
+            envelope,
+            members,
+            fields,
+        } = self;
+        Ok(match envelope.message()? {
+            Message::Request { id, method, params } => Inbound::Request(Request::read_walked(
+                Some(id),
+                method,
+                params,
+                members,
+                fields,
+            )),
+            Message::Notification { method, params } => {
+                Inbound::Request(Request::read_walked(None, method, params, members, fields))
+            }
+            Message::Response { id, outcome } => Inbound::Response { id, outcome },
+        })
+    }
+}
+
+/// The envelope's keys, found by comparing them (numbered so in [`walk_line`]).
+const ENVELOPE: [&str; 6] = ["jsonrpc", "id", "method", "params", "result", "error"];
+
 /// [`read_line`] by a walk: `None` when the walk leaves the line to serde (text that is not
 /// UTF-8 or not JSON, a key written with an escape, a member given twice, a text field that is
 /// no plain string).
-fn walk_line(line: &[u8]) -> Option<Result<Inbound<'_>, String>> {
+fn walk_line(line: &[u8]) -> Option<Walked<'_>> {
     let mut walk = Object::line(std::str::from_utf8(line).ok()?)?;
     let mut envelope = Envelope::default();
-    let mut walked = None;
+    let mut members = None;
+    let mut fields = None;
     let mut seen = Seen::default();
-    while let Some(key) = walk.key() {
-        if key.escaped {
-            return None;
-        }
-        let (n, slot) = match key.text {
-            "jsonrpc" => {
-                seen.first(0)?;
-                envelope.jsonrpc = walk.value()?.plain_text()?;
-                continue;
+    while let Some(key) = walk.key_of(&ENVELOPE) {
+        let Some(n) = key.known else {
+            if key.escaped {
+                return None;
             }
-            "method" => {
-                seen.first(1)?;
-                envelope.method = walk.value()?.plain_text()?;
-                continue;
-            }
-            "params" => {
-                seen.first(2)?;
+            // Skipped by the next key.
+            continue;
+        };
+        seen.first(n)?;
+        match n {
+            0 => envelope.jsonrpc = plain_or(&mut walk, "2.0")?,
+            1 => envelope.id = Some(walk.value()?),
+            2 => envelope.method = plain_or(&mut walk, "tools/call")?,
+            3 => {
                 let value = match walk.nested() {
                     Some(mut inner) => {
-                        walked = Some(Members::walk_object(&mut inner)?);
+                        let mut walked = Members::default();
+                        fields = Members::walk_object(&mut inner, &mut walked)?;
+                        members = Some(walked);
                         walk.after(&inner)?
                     }
                     None => walk.value()?,
                 };
                 envelope.params = Some(value);
-                continue;
             }
-            "id" => (3, &mut envelope.id),
-            "result" => (4, &mut envelope.result),
-            "error" => (5, &mut envelope.error),
-            // Skipped by the next key.
-            _ => continue,
-        };
-        seen.first(n)?;
-        *slot = Some(walk.value()?);
+            4 => envelope.result = Some(walk.value()?),
+            _ => envelope.error = Some(walk.value()?),
+        }
     }
     if !walk.ended() {
         return None;
     }
-    Some(envelope.message().map(|message| match message {
-        Message::Request { id, method, params } => {
-            Inbound::Request(Request::read_walked(Some(id), method, params, walked))
-        }
-        Message::Notification { method, params } => {
-            Inbound::Request(Request::read_walked(None, method, params, walked))
-        }
-        Message::Response { id, outcome } => Inbound::Response { id, outcome },
-    }))
+    Some(Walked {
+        envelope,
+        members,
+        fields,
+    })
+}
+
+/// The value the walk is at, read as serde reads an `Option<Cow<str>>` when that is plain
+/// ([`JsonText::plain_text`]): the string `common` found by comparing it, any other value
+/// scanned. `None` when the walk broke or serde is to read the value. Inlined, so that
+/// `common` is compared as a constant.
+#[inline(always)]
+fn plain_or<'a>(walk: &mut Object<'a>, common: &'static str) -> Option<Option<Cow<'a, str>>> {
+    match walk.value_string(common) {
+        Some(found) => found.map(|_| Some(Cow::Borrowed(common))),
+        None => walk.value()?.plain_text(),
+    }
 }
 
 #[cfg(test)]
@@ -122,6 +164,7 @@ mod tests {
         let serde = described(jsonrpc::parse(line).map(Inbound::from));
         match walk_line(line) {
             Some(walked) => {
+                let walked = walked.inbound();
                 assert_eq!(
                     described(walked),
                     serde,
@@ -165,6 +208,12 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"result":1,"error":{}}"#,
             r#"{"jsonrpc":"2.0"}"#,
             r#"{"jsonrpc":null,"method":null,"id":null}"#,
+            // Keys and values near the ones found by comparing them.
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/callx","params":{"taskIdx":1,"tas":2,"task":3,"name":"tools/call"}}"#,
+            r#"{"jsonrpc" :"2.0" ,"id":1,"method" : "tools/call" ,"jsonrpcx":1,"i":2,"":3,"params":{"argument":{},"arguments":[], "_met":1,"":{}}}"#,
+            r#"{"jsonrpc":"2.0 ","id":1,"method":"tools/call"}"#,
+            r#"{"jsonrpc":"2.","id":1,"method":"tools/cal"}"#,
+            r#"{"jsonrpc":"2.0","id":"1","method":"tools/call","params":{"name":"tools/call","taskId":"t","inputResponses":{},"requestState":"s","uri":"u"}}"#,
         ] {
             assert!(read_alike(line.as_bytes()), "the walk left {line} to serde");
         }
@@ -184,6 +233,14 @@ mod tests {
             br#"{"jsonrpc":"2.0","method":"m","params":{"a":1e}}"#,
             br#"{"jsonrpc":"2.0","method":"m","params":{"a":tru}}"#,
             br#"[{"jsonrpc":"2.0","method":"m"}]"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"n\u0061me":"a"}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","name":"a"}}"#,
+            br#"{"jsonrpc":"2.0","jsonrpc":"2.0","method":"m"}"#,
+            br#"{"json\u0072pc":"2.0","method":"m"}"#,
+            br#"{"jsonrpc":"2.0"x,"method":"m"}"#,
+            br#"{"jsonrpc":"2.0\n","id":1,"method":"tools/call\n"}"#,
+            br#"{"jsonrpc":"2.0","method":"tools/call"1}"#,
+            br#"{"jsonrpc":"2.0","method":"tools/call","params":{"task":1,"task":2}}"#,
         ] {
             assert!(!read_alike(line), "{}", String::from_utf8_lossy(line));
         }
@@ -193,6 +250,21 @@ mod tests {
             "]".repeat(200)
         );
         assert!(!read_alike(deep.as_bytes()));
+    }
+
+    /// A byte that is not UTF-8, or the start of a character cut short, anywhere in a line:
+    /// the walk leaves it to serde.
+    #[test]
+    fn lines_that_are_not_utf8_are_left_to_serde() {
+        for line in &LINES[..3] {
+            for at in 0..=line.len() {
+                for bad in [&b"\xff"[..], b"\xc3", b"\xe2\x82", b"\xc3\xa9\x80"] {
+                    let mut bytes = line.as_bytes().to_vec();
+                    bytes.splice(at..at, bad.iter().copied());
+                    assert!(!read_alike(&bytes), "{}", String::from_utf8_lossy(&bytes));
+                }
+            }
+        }
     }
 
     /// Lines a byte or a few away from the common ones: the walk must never take text serde

@@ -113,7 +113,9 @@ pub(crate) fn parse(line: &[u8]) -> Result<Message<'_>, String> {
 
 impl<'a> Envelope<'a> {
     /// The message the envelope holds, or the error response to send back: -32600 for one of
-    /// the wrong shape.
+    /// the wrong shape. Inlined, so that what its caller knows of the fields already (a
+    /// walk that found `"2.0"` by comparing it) is not checked again.
+    #[inline(always)]
     pub(crate) fn message(self) -> Result<Message<'a>, String> {
         let invalid = |id: Option<JsonText<'_>>, why: &str| {
             error_response(
@@ -304,28 +306,102 @@ pub(crate) fn raw_result_response(id: &str, result: &str) -> String {
 }
 
 /// Appends `s` as a JSON string, escaped as serde_json escapes it: `"` and `\\`, the control
-/// characters as `\\b`, `\\t`, `\\n`, `\\f`, `\\r` or `\\u00XX`, nothing else. Byte by
-/// byte: the text copy of structured content has an escape every few bytes, where copying the
-/// runs between them costs more than the bytes.
+/// characters as `\\b`, `\\t`, `\\n`, `\\f`, `\\r` or `\\u00XX`, nothing else.
+///
+/// Byte by byte into room made for it first: the text copy of structured content has an
+/// escape every few bytes, where copying the runs between them (as serde_json does) costs
+/// more than the bytes, and pushing each byte checks the capacity each time. The room is
+/// that of two bytes a byte (a quote or backslash escaped), grown at a control character
+/// escaped as six (rare) for six bytes each byte after it.
 pub(crate) fn push_json_string(out: &mut Vec<u8>, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.reserve(s.len() + 2);
-    out.push(b'"');
-    for &b in s.as_bytes() {
-        match ESCAPES[usize::from(b)] {
-            0 => out.push(b),
-            b'u' => {
-                out.extend_from_slice(b"\\u00");
-                out.push(HEX[usize::from(b >> 4)]);
-                out.push(HEX[usize::from(b & 0xf)]);
-            }
-            escape => {
-                out.push(b'\\');
-                out.push(escape);
-            }
+    let bytes = s.as_bytes();
+    let start = out.len();
+    out.resize(start + 2 * bytes.len() + 2, 0);
+    out[start] = b'"';
+    // Where the next byte goes, and the next byte to write.
+    let (mut w, mut i) = (start + 1, 0);
+    loop {
+        let (read, written) = escape_until_control(&bytes[i..], out, w);
+        (i, w) = (i + read, written);
+        let Some(&b) = bytes.get(i) else { break };
+        // Six bytes, four more than counted: when the room is short, room for six for
+        // each byte left (once, so never more than six bytes a byte in all).
+        let left = bytes.len() - i;
+        if out.len() < w + 2 * left + 5 {
+            out.resize(out.len() + 4 * left, 0);
+        }
+        out[w..w + 4].copy_from_slice(b"\\u00");
+        out[w + 4] = HEX[usize::from(b >> 4)];
+        out[w + 5] = HEX[usize::from(b & 0xf)];
+        w += 6;
+        i += 1;
+    }
+    out[w] = b'"';
+    out.truncate(w + 1);
+}
+
+/// Escapes `src` into `dst` from `w` on, up to its first control character escaped as
+/// `\\u00XX` (for which `dst` may have no room): how many bytes were read, and where the
+/// next byte goes. `dst` has room for two bytes a byte of `src` and one more.
+///
+/// Eight bytes at a time: the eight are written as they are, and the write moves on past
+/// those before the first that needs an escape (found in the eight at once), which is
+/// then escaped; the bytes written past it are written again. Through a slice, not the
+/// vector: a byte stored through the vector could change its length, which would then be
+/// read again for each byte.
+fn escape_until_control(src: &[u8], dst: &mut [u8], mut w: usize) -> (usize, usize) {
+    let mut i = 0;
+    while let Some(eight) = src.get(i..).and_then(<[u8]>::first_chunk::<8>) {
+        // Room: at least eight bytes are left, two bytes each.
+        dst[w..w + 8].copy_from_slice(eight);
+        let plain = first_to_escape(u64::from_le_bytes(*eight));
+        w += plain;
+        i += plain;
+        if plain == 8 {
+            continue;
+        }
+        let b = src[i];
+        let escape = ESCAPES[usize::from(b)];
+        if escape == b'u' {
+            return (i, w);
+        }
+        dst[w] = b'\\';
+        dst[w + 1] = escape;
+        w += 2;
+        i += 1;
+    }
+    for (j, &b) in src[i..].iter().enumerate() {
+        let escape = ESCAPES[usize::from(b)];
+        if escape == 0 {
+            dst[w] = b;
+            w += 1;
+        } else if escape == b'u' {
+            return (i + j, w);
+        } else {
+            dst[w] = b'\\';
+            dst[w + 1] = escape;
+            w += 2;
         }
     }
-    out.push(b'"');
+    (src.len(), w)
+}
+
+/// How many of the eight bytes of `x` (the first in its lowest byte) come before the first
+/// that JSON escapes (a control character, `"` or `\\`); 8 when none does.
+///
+/// Each test sets the high bit of the bytes it finds: exactly for the lowest one found (a
+/// subtraction borrows only upwards), perhaps also for some above it, so the lowest bit
+/// set is the first byte to escape.
+fn first_to_escape(x: u64) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let quote = x ^ (ONES * u64::from(b'"'));
+    let backslash = x ^ (ONES * u64::from(b'\\'));
+    let control = x.wrapping_sub(ONES * 0x20) & !x;
+    let quote = quote.wrapping_sub(ONES) & !quote;
+    let backslash = backslash.wrapping_sub(ONES) & !backslash;
+    ((control | quote | backslash) & HIGH).trailing_zeros() as usize / 8
 }
 
 /// For each byte, what follows the backslash of its escape in a JSON string; 0 for a byte
@@ -437,6 +513,53 @@ mod tests {
     use super::*;
 
     #[test]
+    fn strings_of_every_mix_and_length_are_escaped_as_serde_json_escapes_them() {
+        let alphabet = [
+            "a",
+            "\"",
+            "\\",
+            "\n",
+            "\u{1}",
+            "\u{1f}",
+            " ",
+            "é",
+            "\u{7f}",
+            "\u{1F600}",
+            "z",
+        ];
+        let mut seed = 7_u64;
+        for len in 0..48 {
+            for _ in 0..40 {
+                let mut s = String::new();
+                for _ in 0..len {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    // Mostly plain text, as answers are.
+                    let pick = (seed >> 33) as usize % (alphabet.len() * 2);
+                    s.push_str(alphabet.get(pick).unwrap_or(&"x"));
+                }
+                let mut out = Vec::new();
+                push_json_string(&mut out, &s);
+                assert_eq!(out, serde_json::to_vec(&s).unwrap(), "{s:?}");
+            }
+        }
+        for x in [
+            0_u64,
+            u64::MAX,
+            0x2020_2020_2020_2020,
+            0x8080_8080_8080_8022,
+        ] {
+            let bytes = x.to_le_bytes();
+            let first = bytes
+                .iter()
+                .position(|&b| b < 0x20 || b == b'"' || b == b'\\')
+                .unwrap_or(8);
+            assert_eq!(first_to_escape(x), first, "{x:#x}");
+        }
+    }
+
+    #[test]
     fn ids_have_one_key_however_they_are_written() {
         assert_eq!(&*id_key("\"caf\\u00e9\""), "\"café\"");
         assert_eq!(&*id_key("\"café\""), "\"café\"");
@@ -452,17 +575,26 @@ mod tests {
     fn strings_are_escaped_as_serde_json_escapes_them() {
         let mut all: String = (0u8..0x80).map(char::from).collect();
         all.push_str("é\u{2028}\u{1F600}\\\"end");
+        // Control characters escaped as six bytes, late in the text and all through it.
+        let late = format!("{}{}", "\"".repeat(40), "\u{1}".repeat(40));
+        let controls = "\u{1f}".repeat(100);
+        let json = r#"{"id":"usr_1","email":"a\"b@example.com","n":[1,null]}"#;
         for s in [
             all.as_str(),
+            late.as_str(),
+            controls.as_str(),
+            json,
             "",
             "plain",
             "\"",
             "a\"b\\c\nd",
             "\u{7f}\u{0}x",
         ] {
-            let mut out = Vec::new();
+            // After what the buffer holds already.
+            let mut out = b"[1,".to_vec();
             push_json_string(&mut out, s);
-            assert_eq!(out, serde_json::to_vec(s).unwrap());
+            assert_eq!(out[..3], *b"[1,");
+            assert_eq!(out[3..], serde_json::to_vec(s).unwrap(), "{s:?}");
         }
     }
 

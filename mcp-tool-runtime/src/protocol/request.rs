@@ -133,27 +133,51 @@ pub(crate) struct Members<'a> {
     pub(crate) request_state: Option<JsonText<'a>>,
 }
 
+/// The params' keys, found by comparing them (numbered so in [`Members::walk_object`]).
+const PARAMS: [&str; 8] = [
+    "name",
+    "arguments",
+    "_meta",
+    "uri",
+    "taskId",
+    "task",
+    "inputResponses",
+    "requestState",
+];
+
 impl<'a> Members<'a> {
     /// The members of `params`, walked (the envelope's parse checked their text), and the
     /// fields of their `_meta` when the walk could read those too; `None` when only serde's
     /// derive reads the members as it does: a key written with an escape, a member given
     /// twice (refused, naming it).
-    fn walk(params: JsonText<'a>) -> Option<Walked<'a>> {
-        Members::walk_object(&mut Object::of(params)?)
+    fn walk(params: JsonText<'a>) -> Option<(Members<'a>, Option<MetaFields<'a>>)> {
+        let mut members = Members::default();
+        let fields = Members::walk_object(&mut Object::of(params)?, &mut members)?;
+        Some((members, fields))
     }
 
-    /// [`Members::walk`], of the params' object being walked.
-    pub(super) fn walk_object(walk: &mut Object<'a>) -> Option<Walked<'a>> {
-        let mut members = Members::default();
+    /// [`Members::walk`], of the params' object being walked, into `members` (a default
+    /// value): the fields of their `_meta` when the walk could read those too; `None` when
+    /// serde is to read the params.
+    pub(super) fn walk_object(
+        walk: &mut Object<'a>,
+        members: &mut Members<'a>,
+    ) -> Option<Option<MetaFields<'a>>> {
         let mut fields = None;
         let mut seen = Seen::default();
-        while let Some(key) = walk.key() {
-            if key.escaped {
-                return None;
-            }
-            let (n, slot) = match key.text {
-                "_meta" => {
-                    seen.first(0)?;
+        while let Some(key) = walk.key_of(&PARAMS) {
+            let Some(n) = key.known else {
+                if key.escaped {
+                    return None;
+                }
+                // Skipped by the next key.
+                continue;
+            };
+            seen.first(n)?;
+            let slot = match n {
+                0 => &mut members.name,
+                1 => &mut members.arguments,
+                2 => {
                     // A client sends the same `_meta` with each stateless request: one read
                     // just before is recognized by its text.
                     if let Some(known) = MetaFields::recall(walk) {
@@ -176,26 +200,17 @@ impl<'a> Members<'a> {
                     members.meta = value.present();
                     continue;
                 }
-                "name" => (1, &mut members.name),
-                "uri" => (2, &mut members.uri),
-                "taskId" => (3, &mut members.task_id),
-                "arguments" => (4, &mut members.arguments),
-                "task" => (5, &mut members.task),
-                "inputResponses" => (6, &mut members.input_responses),
-                "requestState" => (7, &mut members.request_state),
-                // Skipped by the next key.
-                _ => continue,
+                3 => &mut members.uri,
+                4 => &mut members.task_id,
+                5 => &mut members.task,
+                6 => &mut members.input_responses,
+                _ => &mut members.request_state,
             };
-            seen.first(n)?;
             *slot = walk.value()?.present();
         }
-        (!walk.broken()).then_some((members, fields))
+        (!walk.broken()).then_some(fields)
     }
 }
-
-/// What a walk of the params found: their members, and their `_meta`'s fields when the walk
-/// could read those too.
-pub(super) type Walked<'a> = (Members<'a>, Option<MetaFields<'a>>);
 
 /// One request (or notification), read once.
 #[derive(Debug)]
@@ -257,27 +272,29 @@ impl<'a> Request<'a> {
         params: Option<JsonText<'a>>,
         walk: bool,
     ) -> Request<'a> {
-        let walked = params.filter(|_| walk).and_then(Members::walk);
-        Request::read_walked(id, name, params, walked)
+        let (members, fields) = params.filter(|_| walk).and_then(Members::walk).unzip();
+        Request::read_walked(id, name, params, members, fields.flatten())
     }
 
-    /// [`Request::read`], the params walked already (`walked`, when the walk could read them).
+    /// [`Request::read`], the params walked already: their `members` when the walk could
+    /// read them, and their `_meta`'s `fields` when it could read those too. Inlined, so the
+    /// request is built where the caller keeps it, not built then copied there.
+    #[inline(always)]
     pub(super) fn read_walked(
         id: Option<JsonText<'a>>,
         name: Cow<'a, str>,
         params: Option<JsonText<'a>>,
-        walked: Option<Walked<'a>>,
+        members: Option<Members<'a>>,
+        walked: Option<MetaFields<'a>>,
     ) -> Request<'a> {
         let method = Method::parse(&name);
         let mut malformed = None;
-        let (members, walked) = match params {
-            None => (Members::default(), None),
-            Some(p) => walked.unwrap_or_else(|| {
-                let members = serde_json::from_str::<Members<'_>>(p.get()).unwrap_or_else(|e| {
-                    malformed = Some(invalid(format!("Invalid params: {e}")));
-                    Members::default()
-                });
-                (members, None)
+        let members = match (params, members) {
+            (None, _) => Members::default(),
+            (Some(_), Some(members)) => members,
+            (Some(p), None) => serde_json::from_str::<Members<'_>>(p.get()).unwrap_or_else(|e| {
+                malformed = Some(invalid(format!("Invalid params: {e}")));
+                Members::default()
             }),
         };
         let mut stateless = method.only_stateless();

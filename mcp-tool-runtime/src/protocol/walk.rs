@@ -159,9 +159,13 @@ impl<'a> Object<'a> {
     }
 
     /// [`Object::key`], trying the `known` keys first: a key that is one of them is found by
-    /// comparing it, not by scanning it (none may hold a quote, a backslash or a control
-    /// character). The stateless revision's `_meta` keys are forty bytes long.
-    pub(crate) fn key_of(&mut self, known: &[&str]) -> Option<Key<'a>> {
+    /// comparing it, not by scanning it (none may be empty or hold a quote, a backslash or a
+    /// control character), and its text is the known one. A key found so is plain: any
+    /// other is scanned, and is none of them unless written with an escape. The stateless
+    /// revision's `_meta` keys are forty bytes long. Inlined, so that the known keys' bytes
+    /// and lengths are constants where they are.
+    #[inline(always)]
+    pub(crate) fn key_of(&mut self, known: &[&'static str]) -> Option<Key<'a>> {
         if self.state == State::Value {
             self.value()?;
         }
@@ -169,25 +173,36 @@ impl<'a> Object<'a> {
             return None;
         }
         let bytes = self.text.as_bytes();
-        if bytes.get(self.at) != Some(&b'"') {
+        let Some([b'"', rest @ ..]) = bytes.get(self.at..) else {
             return self.fail();
-        }
+        };
         let start = self.at + 1;
-        let rest = &bytes[start.min(bytes.len())..];
-        let found = known
-            .iter()
-            .position(|k| rest.get(k.len()) == Some(&b'"') && rest.starts_with(k.as_bytes()));
-        let end = match found {
-            Some(n) => Some((start + known[n].len(), false)),
-            None => string_end(bytes, start),
+        // The first byte rules most out; the quote after the key's length, all but one.
+        let first = rest.first();
+        let found = known.iter().position(|k| {
+            let k = k.as_bytes();
+            k.first() == first && rest.get(k.len()) == Some(&b'"') && rest.get(..k.len()) == Some(k)
+        });
+        let (text, close, escaped) = match found {
+            Some(n) => (known[n], start + known[n].len(), false),
+            None => {
+                let Some((close, escaped)) = string_end(bytes, start) else {
+                    return self.fail();
+                };
+                let Some(text) = self.text.get(start..close) else {
+                    return self.fail();
+                };
+                (text, close, escaped)
+            }
         };
-        let Some((close, escaped)) = end else {
-            return self.fail();
-        };
-        let at = skip_space(bytes, close + 1);
-        let (Some(text), Some(b':')) = (self.text.get(start..close), bytes.get(at)) else {
-            return self.fail();
-        };
+        // The colon mostly follows the key at once.
+        let mut at = close + 1;
+        if bytes.get(at) != Some(&b':') {
+            at = skip_space(bytes, at);
+            if bytes.get(at) != Some(&b':') {
+                return self.fail();
+            }
+        }
         self.at = skip_space(bytes, at + 1);
         self.state = State::Value;
         Some(Key {
@@ -250,6 +265,25 @@ impl<'a> Object<'a> {
             return None;
         }
         Some(self.past(start, start + known.len()))
+    }
+
+    /// The value of the member whose key came last, when it is the string `common` (none of
+    /// whose bytes is a quote, a backslash or a control character), found by comparing it:
+    /// as [`Object::value_known`] for the string's text.
+    #[inline(always)]
+    pub(crate) fn value_string(&mut self, common: &str) -> Option<Option<JsonText<'a>>> {
+        let start = self.at;
+        let Some([b'"', rest @ ..]) = self.text.as_bytes().get(start..) else {
+            return None;
+        };
+        let end = common.len();
+        if self.state != State::Value
+            || rest.get(end) != Some(&b'"')
+            || rest.get(..end) != Some(common.as_bytes())
+        {
+            return None;
+        }
+        Some(self.past(start, start + end + 2))
     }
 
     /// The value from `start` to `end`, the walk going on past it.
@@ -584,6 +618,38 @@ mod tests {
         ] {
             let (_, broken) = members(text);
             assert!(broken, "{text}");
+        }
+    }
+
+    #[test]
+    fn known_keys_and_strings_are_found_by_comparing_them_as_a_scan_finds_them() {
+        const KNOWN: [&str; 4] = ["task", "taskId", "a", "jsonrpc"];
+        let text = r#"{"taskId":"2.0","task" : "2.0x","tas":1,"taskIdx":"2.0" ,"t\u0061sk":2,"a":"2.","jsonrpc":"2.0"}"#;
+        let (mut known, mut scanned) = (Object::of(JsonText(text)).unwrap(), members(text).0);
+        scanned.reverse();
+        while let Some(key) = known.key_of(&KNOWN) {
+            let (text, escaped, value) = scanned.pop().expect("as many keys");
+            assert_eq!((key.text, key.escaped), (text.as_str(), escaped));
+            let plain = !escaped && KNOWN.contains(&key.text);
+            assert_eq!(
+                key.known.map(|n| KNOWN[usize::from(n)]),
+                plain.then_some(key.text)
+            );
+            let found = match known.value_string("2.0") {
+                Some(found) => found.expect("a value").get(),
+                None => known.value().expect("a value").get(),
+            };
+            assert_eq!(found, value);
+        }
+        assert!(scanned.is_empty() && known.ended());
+        for broken in [r#"{"a":"2.0"x}"#, r#"{"a" x:1}"#, r#"{"a"}"#, r#"{"a""#] {
+            let mut walk = Object::line(broken).unwrap();
+            while walk.key_of(&KNOWN).is_some() {
+                if let Some(None) = walk.value_string("2.0") {
+                    break;
+                }
+            }
+            assert!(walk.broken(), "{broken}");
         }
     }
 

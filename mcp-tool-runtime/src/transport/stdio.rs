@@ -8,15 +8,15 @@ use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
-use tokio::sync::{Notify, mpsc, oneshot};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::{Notify, oneshot};
 
 use crate::protocol::jsonrpc::Message;
-use crate::protocol::lines::{Line, Overlong, buffered_line, read_line};
+use crate::protocol::lines::{Line, Outbox, Overlong, buffered_line, read_line};
 use crate::protocol::request::Method;
 use crate::protocol::{RpcError, code, jsonrpc};
 use crate::server::ServerHandle;
-use crate::server::core::session::{Backlog, Opening, Outbound, Outgoing, Session};
+use crate::server::core::session::{Opening, Outbound, Session};
 
 /// Serves one MCP connection over a pair of byte streams until the input ends, then lets the
 /// calls in flight finish (within the shutdown grace) and flushes their answers.
@@ -56,20 +56,18 @@ where
         }
     });
     let limits = server.shared.limits.clone();
-    let (tx, rx) = mpsc::unbounded_channel::<Outgoing>();
-    let backlog = Arc::new(Backlog::default());
+    let backlog = Arc::new(Outbox::default());
     let low = limits.outbound_queue / 2;
     let (stop_writing, writing_stopped) = oneshot::channel();
     let writer = tokio::spawn(write_messages(
-        rx,
-        output,
         backlog.clone(),
+        output,
         low,
         writing_stopped,
     ));
     let session = Session::open(
         &server,
-        Outbound::Metered(tx, backlog.clone()),
+        Outbound::Lines(backlog.clone()),
         Opening::default(),
     );
     let mut reader = BufReader::with_capacity(64 * 1024, input);
@@ -167,53 +165,53 @@ struct Stopping {
     wake: Notify,
 }
 
-/// Writes each message on its own line, flushing only when no more messages are waiting.
-/// Writes the messages of `rx` until every sender is gone, or until `stop`: then what is
-/// queued is written and nothing more is taken.
+/// Writes the lines of `outbox` as they come, each batch (all that is queued) at once and
+/// flushed: messages sent while a batch is being written go in the next one. Writes until
+/// the sender is gone and every line is written, or until `stop`: then what is queued is
+/// written and nothing more is taken. Once it ends (or fails), no more lines are taken.
 async fn write_messages<W: AsyncWrite + Unpin>(
-    mut rx: mpsc::UnboundedReceiver<Outgoing>,
-    output: W,
-    backlog: Arc<Backlog>,
+    outbox: Arc<Outbox>,
+    mut out: W,
     low: usize,
     mut stop: oneshot::Receiver<()>,
 ) -> io::Result<()> {
-    let mut out = BufWriter::with_capacity(64 * 1024, output);
+    /// Refuses lines once the writer is gone, however it ends.
+    struct Gone<'a>(&'a Outbox);
+    impl Drop for Gone<'_> {
+        fn drop(&mut self) {
+            self.0.refuse();
+        }
+    }
+    let _gone = Gone(&outbox);
+    let mut batch = Vec::new();
     let mut stopping = false;
     loop {
-        let message = tokio::select! {
+        let more = tokio::select! {
             biased;
-            message = rx.recv() => match message {
-                Some(message) => message,
-                None => break,
-            },
+            more = outbox.take(&mut batch) => more,
             stopped = &mut stop, if !stopping => {
                 stopping = true;
                 // A stop dropped unsent (the serving future was dropped) is no stop.
                 if stopped.is_ok() {
-                    rx.close();
+                    outbox.refuse();
                 }
                 continue;
             }
         };
-        write_message(&mut out, &message).await?;
-        backlog.written(message.text.len(), low);
-        while let Ok(message) = rx.try_recv() {
-            write_message(&mut out, &message).await?;
-            backlog.written(message.text.len(), low);
+        if !more {
+            break;
         }
+        out.write_all(&batch).await?;
         out.flush().await?;
+        outbox.written(batch.len(), low);
+        batch.clear();
+        // A burst's buffer does not stay for ever.
+        if batch.capacity() > 1 << 20 {
+            batch = Vec::new();
+        }
     }
     out.flush().await?;
     out.shutdown().await
-}
-
-async fn write_message<W: AsyncWrite + Unpin>(out: &mut W, message: &Outgoing) -> io::Result<()> {
-    // An empty message only marks the end of a cancelled request.
-    if message.text.is_empty() {
-        return Ok(());
-    }
-    out.write_all(message.text.as_bytes()).await?;
-    out.write_all(b"\n").await
 }
 
 impl ServerHandle {
@@ -289,4 +287,77 @@ fn stdio_pipes() -> Option<(
     let input = tokio::net::unix::pipe::Receiver::from_file(input).ok()?;
     let output = tokio::net::unix::pipe::Sender::from_file(output).ok()?;
     Some((input, output))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::pin::Pin;
+    use std::sync::Mutex;
+    use std::task::{Context, Poll};
+
+    use super::*;
+
+    /// An output that records what each write got, and each flush.
+    #[derive(Clone, Default)]
+    struct Recorder(Arc<Mutex<Vec<String>>>);
+
+    impl AsyncWrite for Recorder {
+        fn poll_write(
+            self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            buf: &[u8],
+        ) -> Poll<io::Result<usize>> {
+            let mut log = self.0.lock().unwrap();
+            log.push(String::from_utf8_lossy(buf).into_owned());
+            Poll::Ready(Ok(buf.len()))
+        }
+
+        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            self.0.lock().unwrap().push("flush".into());
+            Poll::Ready(Ok(()))
+        }
+
+        fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    #[tokio::test]
+    async fn messages_queued_together_are_written_and_flushed_together_in_order() {
+        let outbox = Arc::new(Outbox::default());
+        let output = Recorder::default();
+        let (_stop, stopped) = oneshot::channel();
+        // Three answers queued before the writer runs (pipelined requests), then a lone one.
+        outbox.push("1");
+        outbox.push("2");
+        outbox.push("3");
+        let writer = tokio::spawn(write_messages(outbox.clone(), output.clone(), 0, stopped));
+        while output.0.lock().unwrap().len() < 2 {
+            tokio::task::yield_now().await;
+        }
+        outbox.push("4");
+        outbox.end();
+        writer.await.unwrap().unwrap();
+        assert_eq!(
+            *output.0.lock().unwrap(),
+            ["1\n2\n3\n", "flush", "4\n", "flush", "flush"]
+        );
+        // The writer is gone: nothing more is taken.
+        assert!(outbox.is_refused());
+        assert!(outbox.at_most(0));
+    }
+
+    #[tokio::test]
+    async fn a_stop_writes_what_is_queued_and_takes_nothing_more() {
+        let outbox = Arc::new(Outbox::default());
+        let output = Recorder::default();
+        let (stop, stopped) = oneshot::channel();
+        outbox.push("queued");
+        stop.send(()).unwrap();
+        write_messages(outbox.clone(), output.clone(), 0, stopped)
+            .await
+            .unwrap();
+        outbox.push("late");
+        assert_eq!(*output.0.lock().unwrap(), ["queued\n", "flush", "flush"]);
+    }
 }

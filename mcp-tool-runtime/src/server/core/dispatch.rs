@@ -193,8 +193,9 @@ impl Session {
     /// Handles one incoming line. Everything but a tool call that must wait is answered in
     /// order, before the next line is read.
     pub(crate) fn handle_line(self: &Arc<Self>, line: &[u8]) {
+        // Read where it lies, not moved out first.
         match inbound::read_line(line) {
-            Ok(inbound) => self.route(&inbound, Transport::Pipe),
+            Ok(ref inbound) => self.route(inbound, Transport::Pipe),
             Err(response) => self.send(response),
         }
     }

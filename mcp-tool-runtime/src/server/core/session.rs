@@ -13,6 +13,7 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::protocol::jsonrpc::Reply;
+use crate::protocol::lines::Outbox;
 use crate::protocol::wire::Empty;
 use crate::protocol::{LogLevel, ProtocolVersion, RpcError, code, jsonrpc};
 use crate::sync::lock;
@@ -40,57 +41,17 @@ pub(crate) struct Outgoing {
 }
 
 /// Where a session's outgoing messages go: a channel to the one stream of a connection
-/// (stdio, one-shot sessions), or a transport that puts each message on its stream at once
-/// (HTTP sessions, whose messages belong to different requests' streams).
+/// (one-shot sessions), the lines of a connection's one stream (stdio), or a transport that
+/// puts each message on its stream at once (HTTP sessions, whose messages belong to different
+/// requests' streams).
 #[cfg_attr(not(feature = "http"), allow(dead_code))] // only HTTP routes
 pub(crate) enum Outbound {
     Channel(mpsc::UnboundedSender<Outgoing>),
-    /// A channel whose queued bytes are counted, so the reader can stop while the writer is
-    /// behind (stdio).
-    Metered(mpsc::UnboundedSender<Outgoing>, Arc<Backlog>),
+    /// Each message a line of the buffer the connection's writer takes whole, its bytes
+    /// counted so the reader can stop while the writer is behind (stdio). The writer ends
+    /// once this is dropped and the buffer written.
+    Lines(Arc<Outbox>),
     Routed(Weak<dyn Deliver>),
-}
-
-/// The bytes a connection's writer has yet to write, and a signal when they drop.
-#[derive(Default)]
-pub(crate) struct Backlog {
-    bytes: std::sync::atomic::AtomicUsize,
-    drained: tokio::sync::Notify,
-}
-
-impl Backlog {
-    /// Counts a message written (or dropped). The waiters are woken when the queue drops to
-    /// `low` or below: a reader waits only while more than `high` (at least `low`) are
-    /// queued, so a write that leaves the queue at `low` or below and found it above is the
-    /// one that wakes it.
-    pub(crate) fn written(&self, bytes: usize, low: usize) {
-        let before = self.bytes.fetch_sub(bytes, Ordering::AcqRel);
-        if before > low && before.saturating_sub(bytes) <= low {
-            self.drained.notify_waiters();
-        }
-    }
-
-    /// Whether at most `high` bytes are queued now.
-    pub(crate) fn at_most(&self, high: usize) -> bool {
-        self.bytes.load(Ordering::Acquire) <= high
-    }
-
-    /// Waits until at most `high` bytes are queued.
-    pub(crate) async fn below(&self, high: usize) {
-        // Nearly always so: then no waiter is set up (a lock of the waiters' list, twice).
-        if self.at_most(high) {
-            return;
-        }
-        loop {
-            let drained = self.drained.notified();
-            tokio::pin!(drained);
-            drained.as_mut().enable();
-            if self.bytes.load(Ordering::Acquire) <= high {
-                return;
-            }
-            drained.await;
-        }
-    }
 }
 
 /// A transport that routes a session's messages itself.
@@ -106,13 +67,7 @@ impl Outbound {
             Outbound::Channel(tx) => {
                 let _ = tx.send(message);
             }
-            Outbound::Metered(tx, backlog) => {
-                let bytes = message.text.len();
-                backlog.bytes.fetch_add(bytes, Ordering::AcqRel);
-                if tx.send(message).is_err() {
-                    backlog.bytes.fetch_sub(bytes, Ordering::AcqRel);
-                }
-            }
+            Outbound::Lines(lines) => lines.push(&message.text),
             Outbound::Routed(to) => {
                 if let Some(to) = to.upgrade() {
                     to.deliver(message);
@@ -124,13 +79,22 @@ impl Outbound {
     /// Whether the messages go to the streams of the requests they belong to, and so need
     /// a request's key: not on stdio, whose writer puts every message on its one stream.
     fn routes(&self) -> bool {
-        !matches!(self, Outbound::Metered(..))
+        !matches!(self, Outbound::Lines(..))
     }
 
     pub(crate) fn is_closed(&self) -> bool {
         match self {
-            Outbound::Channel(tx) | Outbound::Metered(tx, _) => tx.is_closed(),
+            Outbound::Channel(tx) => tx.is_closed(),
+            Outbound::Lines(lines) => lines.is_refused(),
             Outbound::Routed(to) => to.strong_count() == 0,
+        }
+    }
+}
+
+impl Drop for Outbound {
+    fn drop(&mut self) {
+        if let Outbound::Lines(lines) = self {
+            lines.end();
         }
     }
 }
@@ -362,7 +326,8 @@ impl Session {
     /// response stream was dropped.
     pub(crate) async fn out_gone(&self) {
         match &self.out {
-            Outbound::Channel(tx) | Outbound::Metered(tx, _) => tx.closed().await,
+            Outbound::Channel(tx) => tx.closed().await,
+            Outbound::Lines(lines) => lines.refused().await,
             Outbound::Routed(to) => {
                 while to.strong_count() > 0 {
                     tokio::time::sleep(std::time::Duration::from_secs(1)).await;

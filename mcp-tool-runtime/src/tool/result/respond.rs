@@ -27,7 +27,8 @@ impl ToolResult {
     /// annotations or `_meta`, the structured content as its text, no `_meta` of its own, to
     /// a client of a version with structured content. The bytes are those serde writes (a test
     /// compares them), without serde's per-field machinery and with the text escaped byte by
-    /// byte into a buffer sized for it. `None` for any other result.
+    /// byte into a buffer sized for it (grown only for a control character, escaped as six
+    /// bytes). `None` for any other result.
     fn respond_plain(
         &self,
         id: &str,
@@ -40,8 +41,9 @@ impl ToolResult {
         let mut size = 96 + id.len();
         for block in &self.content {
             match block {
+                // The room `push_json_string` makes: two bytes a byte.
                 Content::Text(t) if t.annotations.is_none() && t.meta.is_none() => {
-                    size += t.text.len() + t.text.len() / 8 + 32;
+                    size += 2 * t.text.len() + 32;
                 }
                 _ => return None,
             }

@@ -479,7 +479,9 @@ fn call_response(
     finish: Finish<ToolResult>,
 ) -> Reply {
     let round = ctx.state.input.as_ref();
-    let result = match (finish, round, binding) {
+    // The result is read where it lies, not moved out (a large move), and dropped with
+    // `finish`.
+    let result = match (&finish, round, binding) {
         (Finish::NeedsInput, Some(round), Some(binding)) => {
             return input_required(session, id, binding, round.end());
         }
