@@ -27,10 +27,9 @@
 //! read for them) only when a subscriber wants the span.
 
 use std::borrow::Cow;
-use std::future::Future;
 
+use tracing::Span;
 use tracing::field::Empty;
-use tracing::{Instrument as _, Span};
 
 use crate::protocol::jsonrpc::Reply;
 use crate::protocol::request::{Method, Request};
@@ -148,7 +147,7 @@ pub(crate) fn record_response(span: &Span, response: &Reply) {
 }
 
 /// Records a result with `isError`.
-fn record_tool_error(span: &Span) {
+pub(crate) fn record_tool_error(span: &Span) {
     if !span.is_disabled() {
         span.record("error.type", "tool_error");
         span.record("otel.status_code", "error");
@@ -184,30 +183,23 @@ pub(crate) fn record_coerced(span: &Span, coerced: impl FnOnce() -> serde_json::
     }
 }
 
-/// Runs a tool call in its span (`tool`), then records how it ended there and, when the call
-/// answers the request itself (not a task's), on the request's span (`request`) too. The call
-/// comes pinned by its caller: taken by value, it would be held twice (as the argument and as
-/// what is awaited), and every call's future is allocated once.
-pub(crate) async fn execute<F: Future<Output = Finish<ToolResult>>>(
-    tool: Span,
-    request: Option<Span>,
-    run: std::pin::Pin<&mut F>,
-) -> Finish<ToolResult> {
-    let finish = run.instrument(tool.clone()).await;
-    if let Finish::Done(result) = &finish {
-        match &result.protocol_error {
-            // The request's span takes it from the response.
-            Some(e) => record_error(&tool, e),
-            None if result.is_error => {
-                record_tool_error(&tool);
-                if let Some(request) = &request {
-                    record_tool_error(request);
-                }
-            }
-            None => {}
+/// Records on a tool call's span (`tool`) how it ended; true when it ended as a tool error
+/// (`isError`), which the request's span records too ([`record_tool_error`]) when the call
+/// answers the request itself (not a task's).
+pub(crate) fn record_finish(tool: &Span, finish: &Finish<ToolResult>) -> bool {
+    let Finish::Done(result) = finish else {
+        return false;
+    };
+    match &result.protocol_error {
+        // The request's span takes it from the response.
+        Some(e) => record_error(tool, e),
+        None if result.is_error => {
+            record_tool_error(tool);
+            return true;
         }
+        None => {}
     }
-    finish
+    false
 }
 
 #[cfg(feature = "otel")]

@@ -13,10 +13,6 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use std::any::Any;
-use std::future::Future;
-use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 
 use crate::tool::logging;
 use crate::tool::result::ToolResult;
@@ -126,22 +122,6 @@ pub(crate) fn panic_result(panic: Option<Box<dyn Any + Send>>) -> ToolResult {
     ToolResult {
         internal_error: true,
         ..ToolResult::error(format!("internal error: the tool panicked: {why}"))
-    }
-}
-
-/// Polls a boxed future, turning a panic into an `Err`.
-pub(crate) struct CatchUnwind<F>(pub(crate) F);
-
-impl<F: Future + Unpin> Future for CatchUnwind<F> {
-    type Output = Result<F::Output, Box<dyn Any + Send>>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let inner = &mut self.get_mut().0;
-        match std::panic::catch_unwind(AssertUnwindSafe(|| Pin::new(inner).poll(cx))) {
-            Ok(Poll::Pending) => Poll::Pending,
-            Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
-            Err(panic) => Poll::Ready(Err(panic)),
-        }
     }
 }
 

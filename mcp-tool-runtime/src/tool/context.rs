@@ -20,6 +20,7 @@ use crate::protocol::{LogLevel, ProtocolVersion, RpcError, jsonrpc};
 use crate::sync::lock;
 
 use crate::tool::call_meta::CallMeta;
+pub(crate) use crate::tool::context_id::RelatedId;
 use crate::tool::input::InputRound;
 
 /// The answer to a request the server made of the client.
@@ -137,7 +138,7 @@ pub(crate) struct CallState {
     /// The JSON-RPC id as a value, read from `related` when a tool first asks for it (few do).
     pub(crate) id: std::sync::OnceLock<Value>,
     /// The id's canonical JSON text: what the call's own messages are routed by.
-    pub(crate) related: Arc<str>,
+    pub(crate) related: RelatedId,
     pub(crate) tool: Arc<str>,
     /// The request's `_meta`, read into a map when a tool first asks for it.
     pub(crate) meta: CallMeta,
@@ -158,6 +159,11 @@ pub(crate) struct CallState {
 }
 
 impl CallState {
+    /// The id's canonical JSON text: what the call's own messages are routed by.
+    pub(crate) fn related(&self) -> &Arc<str> {
+        self.related.get()
+    }
+
     /// The call's cancellation token (made on first use).
     pub(crate) fn cancel(&self) -> &CancellationToken {
         self.cancel.get_or_init(CancellationToken::default)
@@ -229,7 +235,7 @@ impl Ctx {
         let state = &self.state;
         state
             .id
-            .get_or_init(|| serde_json::from_str(&state.related).unwrap_or(Value::Null))
+            .get_or_init(|| serde_json::from_str(state.related()).unwrap_or(Value::Null))
     }
 
     /// The name of the tool being called.
@@ -282,7 +288,7 @@ impl Ctx {
     pub fn progress(&self, done: f64, total: impl Into<Option<f64>>, message: &str) {
         self.state.progress.report(
             &**self.state.conn(),
-            &self.state.related,
+            self.state.related(),
             done,
             total.into(),
             message,
@@ -303,7 +309,7 @@ impl Ctx {
     pub fn logger(&self) -> Logger {
         Logger {
             conn: self.state.conn().clone(),
-            related: Some(self.state.related.clone()),
+            related: Some(self.state.related().clone()),
             name: None,
             policy: self.state.log,
         }
@@ -318,7 +324,7 @@ impl Ctx {
             // An empty message is no message: the transport reads it as this request.
             self.state
                 .conn
-                .send(Some(&self.state.related), String::new());
+                .send(Some(self.state.related()), String::new());
         }
     }
 
@@ -326,7 +332,7 @@ impl Ctx {
     pub fn tools(&self) -> ToolManager {
         ToolManager {
             conn: self.state.conn().clone(),
-            related: Some(self.state.related.clone()),
+            related: Some(self.state.related().clone()),
         }
     }
 }
@@ -402,16 +408,13 @@ impl ProgressState {
         );
     }
 
-    /// Waits until the last progress notification is [`PROGRESS_SETTLE`] old.
-    pub(crate) async fn settle(&self) {
-        let sent = lock(&self.last).map(|(_, at)| at);
-        if let Some(at) = sent {
-            let elapsed = at.elapsed();
-            if elapsed < PROGRESS_SETTLE {
-                // Boxed: most calls send no progress, and every call's future holds this one.
-                Box::pin(tokio::time::sleep(PROGRESS_SETTLE - elapsed)).await;
-            }
-        }
+    /// How long until the last progress notification is [`PROGRESS_SETTLE`] old; `None`
+    /// when it is, or none was sent.
+    pub(crate) fn unsettled(&self) -> Option<Duration> {
+        let at = lock(&self.last).map(|(_, at)| at)?;
+        PROGRESS_SETTLE
+            .checked_sub(at.elapsed())
+            .filter(|d| !d.is_zero())
     }
 }
 

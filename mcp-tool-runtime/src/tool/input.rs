@@ -109,16 +109,23 @@ pub(crate) struct InputRound {
     /// Answers from earlier rounds (in the sealed request state) and from this retry (none
     /// for a first round: most requests make no other, and an empty map costs its drop).
     answers: Option<Map<String, Value>>,
-    /// The answers the tool used, carried to the next round's state (made on first use).
-    used: Mutex<Option<Map<String, Value>>>,
-    /// The input requests the tool made that are not answered yet, by key (made on first
-    /// use).
-    asked: Mutex<Option<Map<String, Value>>>,
+    /// What the round gathered, made on first use (most rounds gather nothing, and every
+    /// call's context holds this).
+    gathered: Mutex<Option<Box<Gathered>>>,
     /// The number of input requests made without a key of their own (they get `kind-n`).
     unnamed: AtomicU32,
+}
+
+/// What a round gathered while the tool ran.
+#[derive(Default)]
+struct Gathered {
+    /// The answers the tool used, carried to the next round's state.
+    used: Map<String, Value>,
+    /// The input requests the tool made that are not answered yet, by key.
+    asked: Map<String, Value>,
     /// A protocol error the request ends with (a capability the client did not declare, an
     /// answer of the wrong shape).
-    refusal: Mutex<Option<RpcError>>,
+    refusal: Option<RpcError>,
 }
 
 /// The prefix of the keys under which the server keeps values of its own between rounds (see
@@ -149,10 +156,8 @@ impl InputRound {
     pub(crate) fn first() -> Self {
         InputRound {
             answers: None,
-            used: Mutex::new(None),
-            asked: Mutex::new(None),
+            gathered: Mutex::new(None),
             unnamed: AtomicU32::new(0),
-            refusal: Mutex::new(None),
         }
     }
 
@@ -163,29 +168,37 @@ impl InputRound {
 
     /// Whether the tool is waiting for input this round cannot give.
     pub(crate) fn blocked(&self) -> bool {
-        lock(&self.asked).as_ref().is_some_and(|a| !a.is_empty())
+        lock(&self.gathered)
+            .as_ref()
+            .is_some_and(|g| !g.asked.is_empty())
     }
 
     /// How the round ended: what it asks, what it used, and its refusal.
     pub(crate) fn end(&self) -> RoundEnd {
+        let gathered = lock(&self.gathered)
+            .take()
+            .map_or_else(Gathered::default, |g| *g);
         RoundEnd {
-            asked: lock(&self.asked).take().unwrap_or_default(),
-            used: lock(&self.used).take().unwrap_or_default(),
-            refusal: self.refusal(),
+            asked: gathered.asked,
+            used: gathered.used,
+            refusal: gathered.refusal,
         }
     }
 
     /// The protocol error the round ends with, if any (all a round that finished needs of
     /// [`InputRound::end`]).
     pub(crate) fn refusal(&self) -> Option<RpcError> {
-        lock(&self.refusal).take()
+        lock(&self.gathered).as_mut()?.refusal.take()
+    }
+
+    /// What the round gathered so far, to add to.
+    fn gather<R>(&self, add: impl FnOnce(&mut Gathered) -> R) -> R {
+        add(lock(&self.gathered).get_or_insert_with(Box::default))
     }
 
     /// Records a used answer, or a value kept for the next round.
     fn use_value(&self, key: String, value: Value) {
-        lock(&self.used)
-            .get_or_insert_with(Map::new)
-            .insert(key, value);
+        self.gather(|g| g.used.insert(key, value));
     }
 
     /// The answer under `key`, if the request came with one.
@@ -194,7 +207,9 @@ impl InputRound {
     }
 
     fn refuse(&self, error: RpcError) {
-        lock(&self.refusal).get_or_insert(error);
+        self.gather(|g| {
+            g.refusal.get_or_insert(error);
+        });
     }
 
     /// Asks for input: the answer when this round has it; otherwise the request is recorded
@@ -250,9 +265,7 @@ impl InputRound {
             params,
         };
         if let Ok(request) = serde_json::to_value(request) {
-            lock(&self.asked)
-                .get_or_insert_with(Map::new)
-                .insert(key, request);
+            self.gather(|g| g.asked.insert(key, request));
         }
         std::future::pending().await
     }

@@ -278,7 +278,7 @@ impl Ctx {
     /// (`notifications/elicitation/complete`), so it can retry what waited for it.
     pub fn elicitation_complete(&self, elicitation_id: &str) {
         self.state.conn().send(
-            Some(&self.state.related),
+            Some(self.state.related()),
             jsonrpc::notification(
                 "notifications/elicitation/complete",
                 &ElicitationCompleteParams { elicitation_id },
@@ -302,7 +302,7 @@ impl Ctx {
                     return Err(missing_capability(kind.capability()));
                 }
                 task.ask(
-                    Some(&state.related),
+                    Some(state.related()),
                     key,
                     kind.method(),
                     jsonrpc::json_string(&params),
@@ -318,7 +318,7 @@ impl Ctx {
                 state
                     .conn()
                     .request(
-                        Some(&state.related),
+                        Some(state.related()),
                         kind.method(),
                         jsonrpc::json_string(&params),
                     )
@@ -486,7 +486,7 @@ impl Peer {
         }
         state
             .conn()
-            .request(Some(&state.related), method, jsonrpc::json_string(params))
+            .request(Some(state.related()), method, jsonrpc::json_string(params))
             .await
     }
 

@@ -28,6 +28,11 @@ pub(crate) fn scope<F: Future>(ctx: Ctx, future: F) -> impl Future<Output = F::O
     CALL.scope(ctx, future)
 }
 
+/// Runs `f` (one poll of a call) with the call's context in scope.
+pub(crate) fn in_scope<R>(ctx: &Ctx, f: impl FnOnce() -> R) -> R {
+    CALL.sync_scope(ctx.clone(), f)
+}
+
 /// The context of the call running here, if any.
 pub(crate) fn current() -> Option<Ctx> {
     CALL.try_with(Ctx::clone)

@@ -11,6 +11,7 @@ pub(crate) mod arguments;
 pub(crate) mod blocking;
 pub(crate) mod call_meta;
 pub(crate) mod context;
+pub(crate) mod context_id;
 pub(crate) mod definition;
 pub(crate) mod dynamic;
 pub(crate) mod extract;

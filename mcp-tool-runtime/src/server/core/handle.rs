@@ -180,6 +180,12 @@ impl Shared {
     pub(crate) fn selection(&self) -> Selection {
         read(&self.selection).clone()
     }
+
+    /// Whether the tool `name` is active in the selection every new session starts from
+    /// (read in place).
+    pub(crate) fn is_active(&self, name: &str, hidden: bool, always_visible: bool) -> bool {
+        read(&self.selection).is_active(name, hidden, always_visible)
+    }
 }
 
 impl fmt::Debug for ServerHandle {

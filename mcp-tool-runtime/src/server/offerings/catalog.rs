@@ -5,7 +5,6 @@
 //! removing a tool while serving builds a new one.
 
 use std::any::Any;
-use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use crate::protocol::ProtocolVersion;
@@ -55,6 +54,17 @@ impl Entry {
     }
 }
 
+/// The lookup key of a tool's name: its length, then its first eight bytes (big-endian,
+/// zero-padded), as one integer. Names with different keys differ, and order by them; names
+/// with the same one are compared.
+fn name_key(name: &str) -> u128 {
+    let mut head = [0u8; 8];
+    let n = name.len().min(8);
+    head[..n].copy_from_slice(&name.as_bytes()[..n]);
+    // Tool names are short (the specification allows 128 characters).
+    (name.len() as u128) << 64 | u128::from(u64::from_be_bytes(head))
+}
+
 /// How lists are cut into pages: at most `size` items, and at most about `bytes` bytes of
 /// them (a single item larger than that has a page of its own).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,7 +109,10 @@ pub const SEARCH_TOOL: &str = "search_tools";
 /// The tools of a running server, sorted by name.
 pub(crate) struct Catalog {
     entries: Vec<Arc<Entry>>,
-    index: HashMap<Arc<str>, usize>,
+    /// The entries by [`name_key`] then name: what a call finds its tool in, by a binary
+    /// search that compares names (no hash of a name a client chose, so no collisions it
+    /// could choose either), mostly as two integers.
+    index: Vec<(u128, usize)>,
     /// The `tools/list` pages of the default selection, rendered once per shape of protocol
     /// version: for clients without the MCP Apps extension (`[0]`) and with it (`[1]`).
     pages: [[Vec<String>; 4]; 2],
@@ -203,11 +216,15 @@ impl Catalog {
             entries.extend(decor.search_tool.clone());
         }
         entries.sort_by(|a, b| a.name.cmp(&b.name));
-        let index = entries
+        let mut index: Vec<_> = entries
             .iter()
             .enumerate()
-            .map(|(i, e)| (e.name.clone(), i))
+            .map(|(i, e)| (name_key(&e.name), i))
             .collect();
+        index.sort_by(|(a, i), (b, j)| {
+            a.cmp(b)
+                .then_with(|| entries[*i].name.cmp(&entries[*j].name))
+        });
         let paging = Paging {
             size: paging.size.max(1),
             bytes: paging.bytes,
@@ -249,8 +266,8 @@ impl Catalog {
         });
         Catalog {
             entries,
-            index,
             pages,
+            index,
             paging,
             decor,
             search: OnceLock::new(),
@@ -329,8 +346,25 @@ impl Catalog {
         Catalog::from_entries(entries, self.paging, self.decor.clone())
     }
 
+    /// The tool `name` (the last of the name, should two have it).
     pub(crate) fn get(&self, name: &str) -> Option<&Arc<Entry>> {
-        self.index.get(name).map(|&i| &self.entries[i])
+        let key = name_key(name);
+        // Two names of one key have the same length and first eight bytes: the rest of them
+        // (if any) tells them apart.
+        let tail = |i: usize| self.entries[i].name.as_bytes().get(8..).unwrap_or_default();
+        let own = name.as_bytes().get(8..).unwrap_or_default();
+        // The first place in the index after every name up to `name`.
+        let (mut low, mut high) = (0, self.index.len());
+        while low < high {
+            let middle = low + (high - low) / 2;
+            let (k, i) = self.index[middle];
+            match k < key || (k == key && tail(i) <= own) {
+                true => low = middle + 1,
+                false => high = middle,
+            }
+        }
+        let &(k, i) = self.index[..low].last()?;
+        (k == key && tail(i) == own).then(|| &self.entries[i])
     }
 
     /// Whether schemas are listed with their `$ref`s.
@@ -424,5 +458,58 @@ fn render(
         })
     } else {
         json_string(&list)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::server::Server;
+    use crate::tool::DynamicTool;
+
+    #[test]
+    fn tools_are_found_by_their_exact_name_only() {
+        // Names alike in length and in their first eight bytes, and prefixes of each other.
+        let names = [
+            "b",
+            "a.b",
+            "ab",
+            "a",
+            "a-b",
+            "b_c",
+            "zz",
+            "abcdefgh",
+            "abcdefgh1",
+            "abcdefgh2",
+            "abcdefgi1",
+            "abcdefg",
+        ];
+        let mut server = Server::new("catalog", "1").without_registry();
+        for name in names {
+            server = server.dynamic_tool(DynamicTool::new(name, name, |_| async { "ok" }));
+        }
+        let handle = server.build().unwrap();
+        let catalog = handle.catalog();
+        for name in names {
+            assert_eq!(catalog.get(name).map(|e| &*e.name), Some(name));
+        }
+        for unknown in [
+            "",
+            "0",
+            "A",
+            "a.",
+            "aa",
+            "a-bc",
+            "b_",
+            "c",
+            "zzz",
+            "~",
+            "abcdefgh0",
+            "abcdefgh3",
+            "abcdefgh12",
+            "abcdef",
+            "abcdefgi",
+        ] {
+            assert!(catalog.get(unknown).is_none(), "{unknown:?} is no tool");
+        }
     }
 }

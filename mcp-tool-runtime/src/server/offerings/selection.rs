@@ -347,6 +347,20 @@ impl Principals {
         lock(&self.map).get(principal).map(|(s, _)| s.clone())
     }
 
+    /// Whether the tool `name` is active in `principal`'s own selection (read in place);
+    /// `None` when it has none.
+    pub(crate) fn is_active(
+        &self,
+        principal: &Principal,
+        name: &str,
+        hidden: bool,
+        always_visible: bool,
+    ) -> Option<bool> {
+        lock(&self.map)
+            .get(principal)
+            .map(|(s, _)| s.is_active(name, hidden, always_visible))
+    }
+
     /// Applies a batch to `principal`'s selection (starting from `base`, the server's);
     /// returns the active tools afterwards and whether that list changed.
     pub(crate) fn apply(

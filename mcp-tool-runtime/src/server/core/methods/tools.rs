@@ -4,9 +4,9 @@
 //! the tool changes it asks for.
 
 use std::future::Future;
-use std::pin::pin;
+use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 
 use serde_json::{Map, Value};
 
@@ -17,13 +17,13 @@ use crate::protocol::wire::{ListParams, Retry, TaskParams};
 use crate::protocol::{ProtocolVersion, RpcError, code, jsonrpc};
 use crate::tool::arguments::Arguments;
 use crate::tool::call_meta::CallMeta;
-use crate::tool::context::{CallState, ProgressState};
-use crate::tool::definition::def::{missing_scopes, user_key};
+use crate::tool::context::{CallState, ProgressState, RelatedId};
+use crate::tool::definition::def::{TaskSupport, missing_scopes, user_key};
 use crate::tool::input::{Finish, InputRound};
 use crate::tool::{Ctx, Identity, ToolResult};
 
 use super::common::insufficient_scope as insufficient;
-use super::run::run_tool;
+use super::run::{ToolRun, run_tool};
 use super::task_run::{self, Run};
 use super::tasks as tasks_methods;
 use crate::server::core::handle::ServerHandle;
@@ -61,10 +61,10 @@ pub(crate) fn active_entry(cx: &Cx<'_>, name: &str) -> Option<Arc<Entry>> {
     let (hidden, always) = (entry.def.hidden(), entry.def.always_visible());
     let active = match &cx.stateless {
         None => session.selector.read().is_active(name, hidden, always),
-        Some(_) => match shared.principals.get(&session.principal) {
-            Some(selection) => selection.is_active(name, hidden, always),
-            None => shared.selection().is_active(name, hidden, always),
-        },
+        Some(_) => shared
+            .principals
+            .is_active(&session.principal, name, hidden, always)
+            .unwrap_or_else(|| shared.is_active(name, hidden, always)),
     };
     active.then(|| entry.clone())
 }
@@ -141,7 +141,13 @@ impl Cx<'_> {
         input: Option<InputRound>,
     ) -> Ctx {
         Ctx::new(CallState {
-            related: self.key().clone(),
+            // The key when the request has it already, else the id as sent, when short.
+            related: match self.key.get() {
+                Some(key) => RelatedId::key(key.clone()),
+                None => {
+                    RelatedId::sent(self.id()).unwrap_or_else(|| RelatedId::key(self.key().clone()))
+                }
+            },
             id: std::sync::OnceLock::new(),
             tool: name,
             meta,
@@ -271,7 +277,8 @@ pub(crate) fn call(cx: &Cx<'_>, request: &Request<'_>) {
         &entry.name,
         entry.def.task_support(),
         task.as_ref().map(|t| t.ttl),
-        tasks_methods::declares_tasks(cx),
+        // What the client declared matters only to a tool that may run as a task.
+        entry.def.task_support() != TaskSupport::Forbidden && tasks_methods::declares_tasks(cx),
         cx.stateless.is_some(),
     ) {
         Ok(mode) => mode,
@@ -300,37 +307,102 @@ pub(crate) fn call(cx: &Cx<'_>, request: &Request<'_>) {
     if mode != TaskMode::Plain {
         return call_as_task(cx, entry, arguments.into_map(), ctx, mode, binding);
     }
-    // The call's own state, for its cancellation token should it go on in a task (a call
-    // answered here needs none).
-    let state = ctx.clone();
-    let session = cx.session.clone();
+    // Most calls finish without waiting for anything: answer those right here, polled where
+    // they were made, sparing a task, a box and a hand-off between threads. A call that is
+    // not done yet is moved into a task of its own, whose first poll registers the wakers it
+    // really needs (the one used here wakes nothing).
+    let mut run = ToolRun::new(
+        cx.server(),
+        &entry,
+        arguments,
+        ctx,
+        telemetry::tool_span(&entry.name),
+    );
+    let mut here = Context::from_waker(std::task::Waker::noop());
+    if let Poll::Ready(finish) = run.poll_run(cx.server(), &entry, &mut here) {
+        // The request's span is the current one here.
+        if telemetry::record_finish(run.span(), &finish) {
+            telemetry::record_tool_error(&tracing::Span::current());
+        }
+        let response = call_response(
+            cx.session,
+            id_text,
+            run.ctx(),
+            version,
+            binding.as_ref(),
+            finish,
+        );
+        return cx.respond(response);
+    }
     // The id as sent, for the response: the key's text when that is the same (no escape to
     // undo), which is kept already, else a copy of its own.
     let id: Arc<str> = match cx.key() {
         key if **key == *id_text => key.clone(),
         _ => id_text.into(),
     };
-    let (span, request) = (telemetry::tool_span(&entry.name), tracing::Span::current());
-    // The request's span, for its response when the call is answered here (asking the
-    // dispatcher again costs more than a copy).
-    let here_span = request.clone();
-    let mut run = Box::pin(async move {
-        let call = pin!(run_tool(&session.server, &entry, arguments, ctx.clone()));
-        let finish = telemetry::execute(span, Some(request), call).await;
-        call_response(&session, &id, &ctx, version, binding.as_ref(), finish)
-    });
-    // Most calls finish without waiting for anything: answer those right here, sparing a
-    // task and a hand-off between threads. A call that is not done yet goes on in a task
-    // of its own, whose first poll registers the wakers it really needs (the one used
-    // here wakes nothing).
-    let mut here = Context::from_waker(std::task::Waker::noop());
-    if let Poll::Ready(response) = run.as_mut().poll(&mut here) {
-        telemetry::record_response(&here_span, &response);
-        return cx.respond(response);
+    let cancel = run.ctx().cancellation().clone();
+    let going = Going {
+        run,
+        session: cx.session.clone(),
+        entry,
+        id,
+        version,
+        binding,
+        request: tracing::Span::current(),
+    };
+    cx.session.spawn_tracked((id_text, cx.key()), cancel, going);
+}
+
+/// A call that did not finish at once, going on in a task: it owns what its run borrows,
+/// and answers the request when the run ends.
+struct Going {
+    run: ToolRun,
+    session: Arc<Session>,
+    entry: Arc<Entry>,
+    id: Arc<str>,
+    version: ProtocolVersion,
+    binding: Option<Binding>,
+    /// The request's span (the task's poll is not in it).
+    request: tracing::Span,
+}
+
+impl Future for Going {
+    type Output = Reply;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Reply> {
+        let this = self.get_mut();
+        let finish = ready!(this.run.poll_run(&this.session.server, &this.entry, cx));
+        if telemetry::record_finish(this.run.span(), &finish) {
+            telemetry::record_tool_error(&this.request);
+        }
+        Poll::Ready(call_response(
+            &this.session,
+            &this.id,
+            this.run.ctx(),
+            this.version,
+            this.binding.as_ref(),
+            finish,
+        ))
     }
-    let cancel = state.cancellation().clone();
-    drop(state);
-    cx.session.spawn_tracked((id_text, cx.key()), cancel, run);
+}
+
+/// A task's call: it owns what its run borrows. How it ended is recorded on the call's span
+/// only (the task's answer is not the request's).
+struct TaskCall {
+    run: ToolRun,
+    server: ServerHandle,
+    entry: Arc<Entry>,
+}
+
+impl Future for TaskCall {
+    type Output = Finish<ToolResult>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let finish = ready!(this.run.poll_run(&this.server, &this.entry, cx));
+        telemetry::record_finish(this.run.span(), &finish);
+        Poll::Ready(finish)
+    }
 }
 
 /// A call that runs as a task: at once (2025-11-25), or once it waits (2026-07-28: until
@@ -367,19 +439,16 @@ fn call_as_task(
         answers: Map::new(),
         outcome: None,
     };
-    let server = cx.server().clone();
-    let context = ctx.clone();
     // The task's call outlives the request: its span is the request's child all the same.
-    let span = telemetry::tool_span(&entry.name);
-    let mut run: Run = Box::pin(async move {
-        let call = pin!(run_tool(
-            &server,
-            &entry,
-            Arguments::from(arguments),
-            context
-        ));
-        telemetry::execute(span, None, call).await
-    });
+    let server = cx.server().clone();
+    let run = ToolRun::new(
+        &server,
+        &entry,
+        Arguments::from(arguments),
+        ctx.clone(),
+        telemetry::tool_span(&entry.name),
+    );
+    let mut run: Run = Box::pin(TaskCall { run, server, entry });
     if let TaskMode::Detach { required } = mode {
         // Until the tool waits on something, this is a plain request.
         let mut here = Context::from_waker(std::task::Waker::noop());
