@@ -40,6 +40,16 @@ async fn ask_then_act(ctx: Ctx, counter: State<Arc<Counter>>) -> Result<String, 
     })
 }
 
+/// Waits for something else first (so it goes on past its first poll), then asks.
+#[tool]
+async fn wait_then_ask(ctx: Ctx, note: String) -> Result<String, ToolError> {
+    tokio::task::yield_now().await;
+    Ok(match ctx.elicit::<Confirm>("Go ahead?").await? {
+        Elicitation::Accept(Confirm { confirm: true }) => format!("done: {note}"),
+        _ => "not done".into(),
+    })
+}
+
 /// Asks the user and the model at once.
 #[tool]
 async fn ask_both(ctx: Ctx) -> Result<String, ToolError> {
@@ -127,8 +137,9 @@ fn make_user(Args(user): Args<NewUser>) -> Json<Made> {
     Json(Made { email: user.email })
 }
 
-const TOOLS: [&str; 10] = [
+const TOOLS: [&str; 11] = [
     "ask_then_act",
+    "wait_then_ask",
     "ask_both",
     "ask_twice",
     "show_roots",
@@ -401,6 +412,37 @@ async fn a_state_opens_only_for_its_own_request_unchanged() {
         .await
         .unwrap_err();
     assert_eq!(e.code, -32602, "{e:?}");
+}
+
+/// A first round that waited before it asked (so it went on past the request's own text) is
+/// bound to its arguments all the same: its retry with them goes on, one with others is refused.
+#[tokio::test]
+async fn a_round_that_waited_before_asking_is_bound_to_its_arguments() {
+    let c = stateless();
+    let first = c
+        .call("wait_then_ask", json!({ "note": "n1" }))
+        .await
+        .unwrap()
+        .0;
+    let key = first["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    let retry = |note: &str| {
+        json!({
+            "name": "wait_then_ask",
+            "arguments": { "note": note },
+            "inputResponses": { key.as_str(): accept(true) },
+            "requestState": first["requestState"],
+        })
+    };
+    let e = c.request("tools/call", retry("n2")).await.unwrap_err();
+    assert_eq!(e.code, -32602, "{e:?}");
+    let done = c.request("tools/call", retry("n1")).await.unwrap();
+    assert_eq!(done["content"][0]["text"], "done: n1", "{done}");
 }
 
 /// An answer sealed in the request state is the one the tool gets: a later round's

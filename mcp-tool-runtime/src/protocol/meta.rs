@@ -6,6 +6,7 @@
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::ops::Range;
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -244,7 +245,7 @@ impl<'a> MetaFields<'a> {
 /// client repeats (no progress token, no trace context) is kept, of at most
 /// [`MEMO_LONGEST`] bytes, one a thread.
 struct Memo {
-    text: Box<str>,
+    text: Arc<str>,
     version: Option<Range<usize>>,
     capabilities: Option<Range<usize>>,
     client_info: Option<Range<usize>>,
@@ -334,6 +335,18 @@ impl<'a> MetaFields<'a> {
         .ok()
         .flatten()
     }
+}
+
+/// The `_meta` kept on this thread ([`Memo`]) when `text` is it: a call keeps it so, shared,
+/// instead of a copy of its own (a client sends the same `_meta` with every request).
+pub(crate) fn shared_text(text: &str) -> Option<Arc<str>> {
+    MEMO.try_with(|kept| {
+        let kept = kept.try_borrow().ok()?;
+        let memo = kept.as_ref()?;
+        (*memo.text == *text).then(|| memo.text.clone())
+    })
+    .ok()
+    .flatten()
 }
 
 /// The text of the `_meta` kept on this thread ([`Memo`]), for tests.

@@ -529,7 +529,13 @@ mod tests {
         }
         let again = meta.replace("{}}", r#"{"sampling":{}}}"#);
         list(&format!(r#"{{"_meta":{again}}}"#));
-        assert_eq!(kept(), Some(again));
+        assert_eq!(kept(), Some(again.clone()));
+        // A call whose `_meta` is the kept one shares it; another `_meta` is not given it.
+        use crate::protocol::meta::shared_text;
+        let (a, b) = (shared_text(&again).unwrap(), shared_text(&again).unwrap());
+        assert!(Arc::ptr_eq(&a, &b));
+        assert_eq!(*a, *again);
+        assert!(shared_text(meta).is_none());
     }
 
     #[test]

@@ -285,8 +285,9 @@ pub(crate) fn call(cx: &Cx<'_>, request: &Request<'_>) {
         Err(e) => return fail(e),
     };
     // A stateless call's first round (no retry: it carries neither answers nor a request
-    // state) keeps its params with its `_meta`, in one copy: its binding is read from them
-    // only if the round ends asking for input (see `first_round_binding`).
+    // state) has its binding read from its params only if the round ends asking for input
+    // (see `first_round_binding`): from the request's own text when it is answered here, from
+    // a copy made when it goes on in a task.
     let first = cx.stateless.is_some() && !retry;
     let (round, binding) = match (first, cx.stateless.is_some()) {
         (true, _) => (Some(InputRound::first()), None),
@@ -297,15 +298,13 @@ pub(crate) fn call(cx: &Cx<'_>, request: &Request<'_>) {
             Err(e) => return fail(e),
         },
     };
-    let meta = CallMeta::new(
-        members.meta,
-        request.meta.progress_token,
-        raw.filter(|_| first),
-    );
+    let first_params = raw.filter(|_| first).map(JsonText::get);
+    let meta = CallMeta::new(members.meta, request.meta.progress_token);
     let ctx = cx.call_context(entry.name.clone(), meta, round);
     let version = cx.version();
     if mode != TaskMode::Plain {
-        return call_as_task(cx, entry, arguments.into_map(), ctx, mode, binding);
+        let bound = (binding, first_params);
+        return call_as_task(cx, entry, arguments.into_map(), ctx, mode, bound);
     }
     // Most calls finish without waiting for anything: answer those right here, polled where
     // they were made, sparing a task, a box and a hand-off between threads. A call that is
@@ -324,14 +323,8 @@ pub(crate) fn call(cx: &Cx<'_>, request: &Request<'_>) {
         if telemetry::record_finish(run.span(), &finish) {
             telemetry::record_tool_error(&tracing::Span::current());
         }
-        let response = call_response(
-            cx.session,
-            id_text,
-            run.ctx(),
-            version,
-            binding.as_ref(),
-            finish,
-        );
+        let bound = Bound::of(binding.as_ref(), first_params);
+        let response = call_response(cx.session, id_text, run.ctx(), version, bound, finish);
         return cx.respond(response);
     }
     // The id as sent, for the response: the key's text when that is the same (no escape to
@@ -348,6 +341,7 @@ pub(crate) fn call(cx: &Cx<'_>, request: &Request<'_>) {
         id,
         version,
         binding,
+        first_params: first_params.map(Box::from),
         request: tracing::Span::current(),
     };
     cx.session.spawn_tracked((id_text, cx.key()), cancel, going);
@@ -362,6 +356,8 @@ struct Going {
     id: Arc<str>,
     version: ProtocolVersion,
     binding: Option<Binding>,
+    /// A first round's params (see `first_round_binding`).
+    first_params: Option<Box<str>>,
     /// The request's span (the task's poll is not in it).
     request: tracing::Span,
 }
@@ -380,7 +376,7 @@ impl Future for Going {
             &this.id,
             this.run.ctx(),
             this.version,
-            this.binding.as_ref(),
+            Bound::of(this.binding.as_ref(), this.first_params.as_deref()),
             finish,
         ))
     }
@@ -413,7 +409,7 @@ fn call_as_task(
     arguments: Map<String, Value>,
     ctx: Ctx,
     mode: TaskMode,
-    binding: Option<Binding>,
+    (binding, first_params): (Option<Binding>, Option<&str>),
 ) {
     let (id, version) = (cx.id(), cx.version());
     let tasks = &cx.server().shared.tasks;
@@ -455,8 +451,8 @@ fn call_as_task(
         if let Poll::Ready(finish) = run.as_mut().poll(&mut here) {
             let needs_input = matches!(finish, Finish::NeedsInput);
             if needs_input || !required {
-                let response =
-                    call_response(cx.session, id, &ctx, version, binding.as_ref(), finish);
+                let bound = Bound::of(binding.as_ref(), first_params);
+                let response = call_response(cx.session, id, &ctx, version, bound, finish);
                 telemetry::record_response(&tracing::Span::current(), &response);
                 return cx.respond(response);
             }
@@ -467,6 +463,26 @@ fn call_as_task(
     task_run::start(cx.session, id, version, record, &ctx, run);
 }
 
+/// What a stateless call's request state is bound to, should its round end asking for input.
+enum Bound<'a> {
+    /// A retry's binding, made when it came.
+    Retry(&'a Binding),
+    /// A first round's: made from its params (`first_round_binding`) only if it asks.
+    First(&'a str),
+    /// A call of a session.
+    None,
+}
+
+impl<'a> Bound<'a> {
+    fn of(binding: Option<&'a Binding>, first_params: Option<&'a str>) -> Self {
+        match (binding, first_params) {
+            (Some(binding), _) => Bound::Retry(binding),
+            (None, Some(params)) => Bound::First(params),
+            (None, None) => Bound::None,
+        }
+    }
+}
+
 /// The response to a call: its result in the version's shape, the input it needs, or the
 /// protocol error its round ended with.
 fn call_response(
@@ -474,18 +490,18 @@ fn call_response(
     id: &str,
     ctx: &Ctx,
     version: ProtocolVersion,
-    binding: Option<&Binding>,
+    bound: Bound<'_>,
     finish: Finish<ToolResult>,
 ) -> Reply {
     let round = ctx.state.input.as_ref();
     // The result is read where it lies, not moved out (a large move), and dropped with
     // `finish`.
-    let result = match (&finish, round, binding) {
-        (Finish::NeedsInput, Some(round), Some(binding)) => {
+    let result = match (&finish, round, bound) {
+        (Finish::NeedsInput, Some(round), Bound::Retry(binding)) => {
             return input_required(session, id, binding, round.end());
         }
-        (Finish::NeedsInput, Some(round), None) => {
-            let binding = first_round_binding(session, ctx);
+        (Finish::NeedsInput, Some(round), Bound::First(params)) => {
+            let binding = first_round_binding(session, ctx, params);
             return input_required(session, id, &binding, round.end());
         }
         (Finish::NeedsInput, _, _) => {
@@ -513,20 +529,17 @@ fn call_response(
 }
 
 /// What the request state of a call's first round is bound to, made when the round ends
-/// asking for input: from the request's params, kept with its `_meta`, which give the
-/// arguments the tool was called with (digesting the arguments of every call cost as much as
-/// the rest of a plain call).
-fn first_round_binding(session: &Session, ctx: &Ctx) -> Binding {
+/// asking for input: from the request's `params`, which give the arguments the tool was
+/// called with (digesting the arguments of every call cost as much as the rest of a plain
+/// call).
+fn first_round_binding(session: &Session, ctx: &Ctx, params: &str) -> Binding {
     #[derive(serde::Deserialize)]
     struct ArgumentsOf {
         #[serde(default)]
         arguments: Option<Map<String, Value>>,
     }
-    let arguments = ctx
-        .state
-        .meta
-        .params()
-        .and_then(|p| serde_json::from_str::<ArgumentsOf>(p).ok())
+    let arguments = serde_json::from_str::<ArgumentsOf>(params)
+        .ok()
         .and_then(|a| a.arguments)
         .unwrap_or_default();
     Binding::new(
