@@ -4,9 +4,9 @@
 //! instead of each request building the same values again.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
-use crate::protocol::meta::RequestMeta;
+use crate::protocol::meta::{self, RequestMeta};
 use crate::protocol::walk::JsonText;
 use crate::protocol::{LogLevel, ProtocolVersion};
 use crate::tool::ClientInfo;
@@ -30,6 +30,10 @@ const LONGEST: usize = 4096;
 #[derive(Default)]
 pub(crate) struct KnownClients {
     known: RwLock<VecDeque<Known>>,
+    /// The `_meta` of the last stateless request, when it was the thread's kept one
+    /// (`meta::shared_text`: shared, not copied), and what it said. A client sends the same
+    /// `_meta` with every request: the next one that does is not checked and looked up again.
+    last: Mutex<Option<(Arc<str>, Arc<Stateless>)>>,
 }
 
 struct Known {
@@ -83,6 +87,22 @@ impl KnownClients {
 }
 
 impl KnownClients {
+    /// What the stateless request whose `_meta` is `text` says about itself, when that is the
+    /// text the last one came with ([`KnownClients::remember`]), checked then.
+    pub(crate) fn repeated(&self, text: &str) -> Option<Arc<Stateless>> {
+        let last = crate::sync::lock(&self.last);
+        let (kept, stateless) = last.as_ref()?;
+        (**kept == *text).then(|| stateless.clone())
+    }
+
+    /// Keeps what a stateless request whose `_meta` is `text` said (checked), for the next
+    /// that comes with the same text; only a `_meta` the thread keeps, shared with it.
+    pub(crate) fn remember(&self, text: &str, stateless: &Arc<Stateless>) {
+        if let Some(shared) = meta::shared_text(text) {
+            *crate::sync::lock(&self.last) = Some((shared, stateless.clone()));
+        }
+    }
+
     /// What a stateless request says about itself: the one kept for a known client and the
     /// log level it asks for, else one made now.
     pub(crate) fn stateless(
@@ -177,5 +197,25 @@ mod tests {
                 .iter()
                 .all(|k| k.capabilities.len() < LONGEST)
         );
+    }
+    #[test]
+    fn a_repeated_kept_meta_is_answered_as_the_last_request_was() {
+        let known = KnownClients::default();
+        let v = ProtocolVersion::V2026_07_28;
+        let text = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+        // Read with a request, so the thread keeps it.
+        let said = known.stateless(v, &meta(&format!(r#"{{"_meta":{text}}}"#)));
+        assert!(known.repeated(text).is_none());
+        known.remember(text, &said);
+        assert!(Arc::ptr_eq(&known.repeated(text).unwrap(), &said));
+        // Another text is not the last one; one the thread does not keep (a progress token
+        // changes from one request to the next) is not remembered.
+        let other = text.replace("{}}", r#"{"sampling":{}}}"#);
+        assert!(known.repeated(&other).is_none());
+        let token = text.replace("{}}", r#"{},"progressToken":1}"#);
+        let with_token = known.stateless(v, &meta(&format!(r#"{{"_meta":{token}}}"#)));
+        known.remember(&token, &with_token);
+        assert!(known.repeated(&token).is_none());
+        assert!(Arc::ptr_eq(&known.repeated(text).unwrap(), &said));
     }
 }

@@ -338,13 +338,28 @@ impl Session {
         identity: Option<&Arc<Identity>>,
     ) {
         let id_text = id.get();
-        let checked = request
-            .stateless_meta()
-            .and_then(|meta| meta.version().map(|v| (meta, v)));
-        let (meta, version) = match checked {
-            Ok(checked) => checked,
+        let clients = &self.server.shared.clients;
+        let text = request.members.meta.map(JsonText::get);
+        // A `_meta` the last request came with was checked then.
+        let repeated = text.and_then(|t| clients.repeated(t));
+        let checked = match repeated {
+            Some(stateless) => request.check().map(|()| stateless),
+            None => request
+                .stateless_meta()
+                .and_then(|meta| meta.version().map(|v| (meta, v)))
+                .map(|(meta, version)| {
+                    let stateless = clients.stateless(version, &meta);
+                    if let Some(text) = text {
+                        clients.remember(text, &stateless);
+                    }
+                    stateless
+                }),
+        };
+        let stateless = match checked {
+            Ok(stateless) => stateless,
             Err(e) => return self.refuse(id_text, &e),
         };
+        let version = stateless.version;
         telemetry::record_version(span, || version);
         let route = match route_of(request.method) {
             None => return self.refuse(id_text, &method_not_found(&request.name, None)),
@@ -368,7 +383,7 @@ impl Session {
             session: self,
             id,
             key: &request.key,
-            stateless: Some(self.server.shared.clients.stateless(version, &meta)),
+            stateless: Some(stateless),
             identity,
         };
         if self.server.shared.middleware.is_empty() || self.admitted(&cx, request) {
