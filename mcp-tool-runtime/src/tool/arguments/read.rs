@@ -149,8 +149,19 @@ impl<'de> Deserializer<'de> for Value<'de> {
         json(self.0, |de| de.deserialize_enum(name, variants, visitor))
     }
 
+    /// A float is serde_json's to read whole: how it reads one for an `f32` hangs on its
+    /// features (`float_roundtrip` refuses a number past `f32::MAX`, the default makes it
+    /// infinite), which another crate of the build may turn on.
+    fn deserialize_f32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        json(self.0, |de| de.deserialize_f32(visitor))
+    }
+
+    fn deserialize_f64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        json(self.0, |de| de.deserialize_f64(visitor))
+    }
+
     serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 u8 u16 u32 u64 f32 f64 char str string identifier
+        bool i8 i16 i32 i64 u8 u16 u32 u64 char str string identifier
     }
 }
 
