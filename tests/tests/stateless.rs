@@ -165,6 +165,12 @@ fn stateless() -> Client {
     Client::stateless(server(), all_capabilities()).unwrap()
 }
 
+/// The key of the first input a round's result asks for.
+fn first_input_key(result: &Value) -> String {
+    let requests = result["inputRequests"].as_object().expect("input requests");
+    requests.keys().next().expect("an input request").clone()
+}
+
 fn accept(confirm: bool) -> Value {
     json!({ "action": "accept", "content": { "confirm": confirm } })
 }
@@ -365,13 +371,7 @@ async fn roots_are_asked_for_like_any_input() {
 async fn a_state_opens_only_for_its_own_request_unchanged() {
     let c = stateless();
     let first = c.call("ask_then_act", json!({})).await.unwrap().0;
-    let key = first["inputRequests"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .next()
-        .unwrap()
-        .clone();
+    let key = first_input_key(&first);
     let state = first["requestState"].as_str().unwrap().to_owned();
     let retry = |name: &str, arguments: Value, state: &str| {
         json!({
@@ -424,13 +424,7 @@ async fn a_round_that_waited_before_asking_is_bound_to_its_arguments() {
         .await
         .unwrap()
         .0;
-    let key = first["inputRequests"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .next()
-        .unwrap()
-        .clone();
+    let key = first_input_key(&first);
     let retry = |note: &str| {
         json!({
             "name": "wait_then_ask",
@@ -511,13 +505,7 @@ fn replica(keys: &[[u8; 32]]) -> Client {
 /// The first round of `ask_then_act` on `c`, and the retry that answers its question.
 async fn first_round_and_retry(c: &Client) -> Value {
     let first = c.call("ask_then_act", json!({})).await.unwrap().0;
-    let key_name = first["inputRequests"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .next()
-        .unwrap()
-        .clone();
+    let key_name = first_input_key(&first);
     json!({
         "name": "ask_then_act",
         "arguments": {},
@@ -565,13 +553,7 @@ async fn an_expired_state_is_refused() {
     )
     .unwrap();
     let first = c.call("ask_then_act", json!({})).await.unwrap().0;
-    let key = first["inputRequests"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .next()
-        .unwrap()
-        .clone();
+    let key = first_input_key(&first);
     tokio::time::sleep(Duration::from_millis(20)).await;
     let e = c
         .request(
