@@ -50,15 +50,17 @@ async fn a_user_stays_signed_in_across_a_restart_with_a_sign_in_store() {
     assert_ne!(signed["isError"], true, "{signed}");
     assert_eq!(alice.walked().await.len(), 1);
     as_alice.close().await;
-    // Kept sealed: no token (a JWT starts `eyJ`), no user's name.
+    // Kept sealed: no token (a JWT starts `eyJ`), no user's name. The user's record is
+    // written after the mount's registration (which the flow writes first): wait for it.
     let mut kept = String::new();
     for _ in 0..100 {
         kept = std::fs::read_to_string(&file).unwrap_or_default();
-        if kept.contains("\"sealed\"") {
+        if kept.contains("\"sign-in:user:") {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    assert!(kept.contains("\"sign-in:user:"), "{kept}");
     assert!(kept.contains("\"sealed\""), "{kept}");
     assert!(!kept.contains("eyJ") && !kept.contains("alice"), "{kept}");
 
