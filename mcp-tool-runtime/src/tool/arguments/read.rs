@@ -272,6 +272,15 @@ impl<'de, I: Iterator<Item = Option<(&'de [u8], &'de [u8])>>> MapAccess<'de> for
 /// as anything else (a number, as serde_json reads some) is not read here.
 struct Key<'de>(&'de str);
 
+/// `Key`'s methods for a key read as other than a string: left to the map (`not_here()`).
+macro_rules! not_here {
+    ($($method:ident)*) => {$(
+        fn $method<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
+            Err(not_here())
+        }
+    )*};
+}
+
 impl<'de> Deserializer<'de> for Key<'de> {
     type Error = Error;
 
@@ -281,14 +290,6 @@ impl<'de> Deserializer<'de> for Key<'de> {
 
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         visitor.visit_unit()
-    }
-
-    fn deserialize_bool<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
-        Err(not_here())
-    }
-
-    fn deserialize_option<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
-        Err(not_here())
     }
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(
@@ -308,53 +309,15 @@ impl<'de> Deserializer<'de> for Key<'de> {
         Err(not_here())
     }
 
-    fn deserialize_bytes<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
-        Err(not_here())
-    }
-
-    fn deserialize_byte_buf<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
-        Err(not_here())
+    not_here! {
+        deserialize_bool deserialize_option deserialize_bytes deserialize_byte_buf
+        deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64 deserialize_i128
+        deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64 deserialize_u128
+        deserialize_f32 deserialize_f64
     }
 
     serde::forward_to_deserialize_any! {
         char str string identifier unit unit_struct seq tuple tuple_struct map struct
-    }
-
-    fn deserialize_i8<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
-        Err(not_here())
-    }
-    fn deserialize_i16<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
-        Err(not_here())
-    }
-    fn deserialize_i32<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
-        Err(not_here())
-    }
-    fn deserialize_i64<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
-        Err(not_here())
-    }
-    fn deserialize_i128<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
-        Err(not_here())
-    }
-    fn deserialize_u8<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
-        Err(not_here())
-    }
-    fn deserialize_u16<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
-        Err(not_here())
-    }
-    fn deserialize_u32<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
-        Err(not_here())
-    }
-    fn deserialize_u64<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
-        Err(not_here())
-    }
-    fn deserialize_u128<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
-        Err(not_here())
-    }
-    fn deserialize_f32<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
-        Err(not_here())
-    }
-    fn deserialize_f64<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
-        Err(not_here())
     }
 }
 

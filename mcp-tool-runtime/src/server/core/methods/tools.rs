@@ -470,7 +470,7 @@ enum Bound<'a> {
     /// A first round's: made from its params (`first_round_binding`) only if it asks.
     First(&'a str),
     /// A call of a session.
-    None,
+    Session,
 }
 
 impl<'a> Bound<'a> {
@@ -478,7 +478,7 @@ impl<'a> Bound<'a> {
         match (binding, first_params) {
             (Some(binding), _) => Bound::Retry(binding),
             (None, Some(params)) => Bound::First(params),
-            (None, None) => Bound::None,
+            (None, None) => Bound::Session,
         }
     }
 }
