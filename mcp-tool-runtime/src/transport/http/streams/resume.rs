@@ -45,6 +45,9 @@ const POLL: Duration = Duration::from_millis(100);
 pub(crate) struct Streams {
     store: Arc<dyn EventStore>,
     retry: Duration,
+    /// What comes between a whole answer's stream key and the key again: the end of its
+    /// priming event's id, its `retry:` and its empty data, and the start of its message's id.
+    primed: String,
     /// `None` without system randomness: then no stream is resumable.
     keys: Option<StreamKeys>,
     taps: Mutex<HashMap<Arc<str>, Arc<Tap>>>,
@@ -124,6 +127,7 @@ impl Streams {
         Streams {
             store,
             retry,
+            primed: format!(".0\nretry: {}\ndata: \n\nid: ", retry.as_millis()),
             keys: StreamKeys::new(),
             taps: Mutex::new(HashMap::new()),
         }
@@ -212,14 +216,13 @@ impl Streams {
 
     /// The body of a stream sent whole: its priming event, then its one message.
     fn whole(&self, key: &str, text: &str) -> String {
-        let mut body = String::with_capacity(text.len() + 2 * key.len() + 64);
-        let _ = write!(
-            body,
-            "id: {key}.0\nretry: {}\ndata: \n\nid: {key}.1\nevent: message\ndata: ",
-            self.retry.as_millis()
+        const MESSAGE: &str = ".1\nevent: message\ndata: ";
+        let mut body = String::with_capacity(
+            "id: ".len() + 2 * key.len() + self.primed.len() + MESSAGE.len() + text.len() + 2,
         );
-        body.push_str(text);
-        body.push_str("\n\n");
+        for part in ["id: ", key, &self.primed, key, MESSAGE, text, "\n\n"] {
+            body.push_str(part);
+        }
         body
     }
 
@@ -553,6 +556,18 @@ mod tests {
         tap.close();
         assert!(!tap.connected());
         assert!(tap.follow().is_none());
+    }
+
+    #[test]
+    fn a_whole_answer_is_its_priming_event_then_its_message() {
+        let streams = Streams::new(
+            Arc::new(crate::transport::http::streams::events::MemoryEventStore::new()),
+            Duration::from_millis(1500),
+        );
+        assert_eq!(
+            streams.whole("ab12", r#"{"id":1}"#),
+            "id: ab12.0\nretry: 1500\ndata: \n\nid: ab12.1\nevent: message\ndata: {\"id\":1}\n\n"
+        );
     }
 
     #[test]
