@@ -98,14 +98,15 @@ impl Block {
 
 impl Answers {
     /// Keeps an answer (`data`: `None` when it is too large to keep) in blocks of at most
-    /// `block.0` bytes and `block.1` answers, under the name `names` gives it; its name and
-    /// the bytes it takes.
+    /// `block.0` bytes and `block.1` answers, under the name `names` gives it, as written
+    /// `now`; its name and the bytes it takes.
     pub(super) fn add(
         &mut self,
         names: &Names,
         owner: &str,
         data: Option<&str>,
         (block, per_block): (usize, usize),
+        now: Instant,
     ) -> Option<(String, usize)> {
         let number = self.next;
         let name = names.name(number);
@@ -126,7 +127,7 @@ impl Answers {
         block.text.push_str(owner);
         block.text.push_str(data.unwrap_or(""));
         block.answers.push(Answer {
-            written: Instant::now(),
+            written: now,
             start,
             owner_len: owner.len(),
             data_len: data.map(str::len),
@@ -204,7 +205,16 @@ impl Names {
         let mut block = Array([0; 16]);
         block[..8].copy_from_slice(&number.to_be_bytes());
         self.key.encrypt_block(&mut block);
-        super::hex(&block)
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut text = [0; 32];
+        for (pair, byte) in text.chunks_exact_mut(2).zip(block.iter()) {
+            pair.copy_from_slice(&[
+                DIGITS[usize::from(byte >> 4)],
+                DIGITS[usize::from(byte & 15)],
+            ]);
+        }
+        // Hex digits are ASCII: the bytes are text.
+        String::from_utf8(text.to_vec()).unwrap_or_default()
     }
 
     /// The number a name of ours holds.

@@ -184,11 +184,11 @@ impl MemoryEventStore {
 
     /// Drops expired streams (at most once a second: it walks the streams that are not
     /// whole answers).
-    fn sweep(&self, state: &mut State) {
-        if state.swept.elapsed() < Duration::from_secs(1).min(self.ttl) {
+    fn sweep(&self, state: &mut State, now: Instant) {
+        if now.saturating_duration_since(state.swept) < Duration::from_secs(1).min(self.ttl) {
             return;
         }
-        state.swept = Instant::now();
+        state.swept = now;
         let ttl = self.ttl;
         let (mut freed, mut events) = state.answers.expire(ttl);
         state.streams.retain(|_, s| {
@@ -206,7 +206,8 @@ impl MemoryEventStore {
     /// Keeps a whole answer and names it (`None` without system randomness).
     fn keep_answer_now(&self, owner: &str, data: &str) -> Option<String> {
         let mut state = self.state();
-        self.sweep(&mut state);
+        let now = Instant::now();
+        self.sweep(&mut state, now);
         let state = &mut *state;
         // Too large to keep: a resume from before it is refused rather than served a gap.
         let kept = (data.len() <= self.max_bytes).then_some(data);
@@ -216,7 +217,7 @@ impl MemoryEventStore {
         );
         let (name, bytes) = state
             .answers
-            .add(state.names.as_ref()?, owner, kept, block)?;
+            .add(state.names.as_ref()?, owner, kept, block, now)?;
         state.bytes += bytes;
         state.events += 1;
         self.make_room(state, Adding::Answer);
@@ -225,7 +226,7 @@ impl MemoryEventStore {
 
     fn append_now(&self, stream: &str, owner: &str, seq: u64, data: &str, last: bool) {
         let mut state = self.state();
-        self.sweep(&mut state);
+        self.sweep(&mut state, Instant::now());
         let state = &mut *state;
         let s = state
             .streams
@@ -295,7 +296,7 @@ impl MemoryEventStore {
 impl EventStore for MemoryEventStore {
     fn open<'a>(&'a self, stream: &'a str, owner: &'a str) -> EventFuture<'a, ()> {
         let mut state = self.state();
-        self.sweep(&mut state);
+        self.sweep(&mut state, Instant::now());
         if let Some(old) = state.streams.insert(stream.to_owned(), Stream::new(owner)) {
             state.bytes -= old.bytes;
             state.events -= old.events.len();
