@@ -146,7 +146,7 @@ impl Arguments {
             None => return Some(None),
             Some(found) => found,
         };
-        let value = T::deserialize(read::Value(value)).ok()?;
+        let value = T::deserialize(read::Value(value, None)).ok()?;
         if let Some(text) = &mut self.text {
             text.taken |= 1 << at;
             text.next = at + 1;
@@ -161,10 +161,10 @@ impl Arguments {
             .text
             .as_ref()
             .filter(|t| t.taken == 0 && t.map.get().is_none())?;
-        let bytes = text.text.bytes();
-        let member = |m: Member| Some((m.key(bytes)?, m.value(bytes)?));
+        let whole = text.text.whole();
+        let member = |m: Member| Some((m.key_str(whole)?, m.value_str(whole)?));
         let object = read::Object {
-            text: bytes,
+            text: whole.as_bytes(),
             members: text.members.iter().map(member),
         };
         let value = T::deserialize(object).ok()?;
