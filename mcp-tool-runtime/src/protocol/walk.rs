@@ -213,7 +213,9 @@ impl<'a> Object<'a> {
         })
     }
 
-    /// The value of the member whose key came last.
+    /// The value of the member whose key came last. Inlined: an incoming line's walk calls
+    /// it for each member.
+    #[inline]
     pub(crate) fn value(&mut self) -> Option<JsonText<'a>> {
         if self.state != State::Value {
             return None;

@@ -35,9 +35,14 @@ fn unescaped(text: &str) -> Option<&str> {
     }
 }
 
-/// A value's text (cut out of a `str`), valid JSON with no whitespace around it; and the
-/// same text as a `str` when it is at hand (else it is checked where one is needed).
-pub(super) struct Value<'de>(pub(super) &'de [u8], pub(super) Option<&'de str>);
+/// A value's text (cut out of a `str`), valid JSON with no whitespace around it; the same
+/// text as a `str` when it is at hand (else it is checked where one is needed); and, for an
+/// object whose members were found already, those members and the text of their places.
+pub(super) struct Value<'de>(
+    pub(super) &'de [u8],
+    pub(super) Option<&'de str>,
+    pub(super) Option<(&'de str, &'de Members)>,
+);
 
 impl<'de> Value<'de> {
     /// The text as a `str`.
@@ -163,8 +168,11 @@ impl<'de> Deserializer<'de> for Value<'de> {
 
     /// An object whose keys have no escape is read member by member, as the arguments are.
     fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        if let Some((text, members)) = self.2 {
+            return object(text, self.0, members).deserialize_map(visitor);
+        }
         match self.nested() {
-            Some((text, members)) => object(text, &members).deserialize_map(visitor),
+            Some((text, members)) => object(text, self.0, &members).deserialize_map(visitor),
             None => json(self.0, |de| de.deserialize_map(visitor)),
         }
     }
@@ -177,9 +185,12 @@ impl<'de> Deserializer<'de> for Value<'de> {
         fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, Error> {
+        if let Some((text, members)) = self.2 {
+            return object(text, self.0, members).deserialize_struct(name, fields, visitor);
+        }
         match self.nested() {
             Some((text, members)) => {
-                object(text, &members).deserialize_struct(name, fields, visitor)
+                object(text, self.0, &members).deserialize_struct(name, fields, visitor)
             }
             None => json(self.0, |de| de.deserialize_struct(name, fields, visitor)),
         }
@@ -215,19 +226,21 @@ impl<'de> Deserializer<'de> for Value<'de> {
     }
 }
 
-/// The object `text` whose members are `members`, to read.
+/// The object `own` whose members are `members`, in places of `text`, to read.
 fn object<'de, 'm>(
     text: &'de str,
+    own: &'de [u8],
     members: &'m Members,
-) -> Object<'de, impl Iterator<Item = Option<(&'de str, &'de str)>> + 'm>
+) -> Object<'de, impl Iterator<Item = Option<(&'de str, Value<'de>)>> + 'm>
 where
     'de: 'm,
 {
     Object {
-        text: text.as_bytes(),
-        members: members
-            .iter()
-            .map(move |m: Member| Some((m.key_str(text)?, m.value_str(text)?))),
+        text: own,
+        members: members.iter().map(move |m: Member| {
+            let value = m.value_str(text)?;
+            Some((m.key_str(text)?, Value(value.as_bytes(), Some(value), None)))
+        }),
     }
 }
 
@@ -239,7 +252,7 @@ pub(super) struct Object<'de, I> {
     pub(super) members: I,
 }
 
-impl<'de, I: Iterator<Item = Option<(&'de str, &'de str)>>> Deserializer<'de> for Object<'de, I> {
+impl<'de, I: Iterator<Item = Option<(&'de str, Value<'de>)>>> Deserializer<'de> for Object<'de, I> {
     type Error = Error;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
@@ -302,10 +315,10 @@ impl<'de, I: Iterator<Item = Option<(&'de str, &'de str)>>> Deserializer<'de> fo
 /// The entries of an [`Object`].
 struct Entries<'de, I> {
     members: I,
-    value: Option<&'de str>,
+    value: Option<Value<'de>>,
 }
 
-impl<'de, I: Iterator<Item = Option<(&'de str, &'de str)>>> MapAccess<'de> for Entries<'de, I> {
+impl<'de, I: Iterator<Item = Option<(&'de str, Value<'de>)>>> MapAccess<'de> for Entries<'de, I> {
     type Error = Error;
 
     fn next_key_seed<K: DeserializeSeed<'de>>(
@@ -323,7 +336,7 @@ impl<'de, I: Iterator<Item = Option<(&'de str, &'de str)>>> MapAccess<'de> for E
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
         match self.value.take() {
-            Some(value) => seed.deserialize(Value(value.as_bytes(), Some(value))),
+            Some(value) => seed.deserialize(value),
             None => Err(de::Error::custom("a value asked for before its key")),
         }
     }

@@ -12,9 +12,9 @@ use super::{Integer, Object, Value, integer};
 /// whether each failed).
 fn both<T: DeserializeOwned + Debug>(text: &str) -> (String, String) {
     let json = serde_json::from_str::<T>(text).map_err(drop);
-    let here = T::deserialize(Value(text.as_bytes(), Some(text))).map_err(drop);
+    let here = T::deserialize(Value(text.as_bytes(), Some(text), None)).map_err(drop);
     // The text as bytes only (as a parameter's is read).
-    let bytes = T::deserialize(Value(text.as_bytes(), None)).map_err(drop);
+    let bytes = T::deserialize(Value(text.as_bytes(), None, None)).map_err(drop);
     let (json, here, bytes) = (
         format!("{json:?}"),
         format!("{here:?}"),
@@ -29,7 +29,7 @@ fn both<T: DeserializeOwned + Debug>(text: &str) -> (String, String) {
 /// Floats compared by their bits, so that `-0.0` and `0.0` differ.
 fn floats(text: &str) -> (Option<u64>, Option<u64>) {
     let json = serde_json::from_str::<f64>(text).ok().map(f64::to_bits);
-    let here = f64::deserialize(Value(text.as_bytes(), None))
+    let here = f64::deserialize(Value(text.as_bytes(), None, None))
         .ok()
         .map(f64::to_bits);
     (json, here)
@@ -244,7 +244,9 @@ fn whole<T: DeserializeOwned + Debug>(text: &str) -> (String, String) {
     ordered.sort();
     let object = Object {
         text: text.as_bytes(),
-        members: ordered.iter().map(|&(_, k, v)| Some((k, v))),
+        members: ordered
+            .iter()
+            .map(|&(_, k, v)| Some((k, Value(v.as_bytes(), Some(v), None)))),
     };
     let here = T::deserialize(object).map_err(drop);
     (format!("{json:?}"), format!("{here:?}"))

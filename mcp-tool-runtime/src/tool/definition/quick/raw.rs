@@ -47,24 +47,29 @@ const UNESCAPED: u32 = 1 << 31;
 
 impl Member {
     /// The key's text, out of the object's `text`.
+    #[inline]
     pub(crate) fn key<'a>(&self, text: &'a [u8]) -> Option<&'a [u8]> {
         text.get(self.key.0 as usize..self.key.1 as usize)
     }
 
     /// The value's text, out of the object's `text`.
+    #[inline]
     pub(crate) fn value<'a>(&self, text: &'a [u8]) -> Option<&'a [u8]> {
         text.get(self.value.0 as usize..(self.value.1 & !UNESCAPED) as usize)
     }
 
     /// Whether the value is a string with no escape.
+    #[inline]
     pub(super) fn unescaped(&self) -> bool {
         self.value.1 & UNESCAPED != 0
     }
 
+    #[inline]
     pub(crate) fn key_str<'a>(&self, text: &'a str) -> Option<&'a str> {
         text.get(self.key.0 as usize..self.key.1 as usize)
     }
 
+    #[inline]
     pub(crate) fn value_str<'a>(&self, text: &'a str) -> Option<&'a str> {
         text.get(self.value.0 as usize..(self.value.1 & !UNESCAPED) as usize)
     }
@@ -77,6 +82,10 @@ pub(crate) struct Members {
     few: [Member; FEW],
     len: usize,
     more: Vec<Member>,
+    /// The members of the first member whose value is an object, and that member's place,
+    /// when they were listed with the object's ([`Quick::valid_text`]): in places of the
+    /// same text, so that the object is walked once, and read member by member.
+    inner: Option<(usize, Box<Members>)>,
 }
 
 impl Members {
@@ -96,6 +105,16 @@ impl Members {
     fn clear(&mut self) {
         self.len = 0;
         self.more.clear();
+        self.inner = None;
+    }
+
+    /// The members of the value of the member at place `at`, an object, when they were
+    /// listed with these (in places of the same text).
+    pub(crate) fn inner(&self, at: usize) -> Option<&Members> {
+        match &self.inner {
+            Some((place, members)) if *place == at => Some(members),
+            _ => None,
+        }
     }
 
     /// The members, in their order.
@@ -141,16 +160,20 @@ impl Quick {
         if !self.complete {
             return None;
         }
-        list(text.as_bytes(), members).ok()?;
+        let bytes = text.as_bytes();
+        list_at(bytes, space(bytes, 0), members, true).ok()?;
         if members.len() > MEMBERS {
             return None;
         }
-        let bytes = text.as_bytes();
         let listed = members.as_slice();
         distinct(bytes, listed).ok()?;
-        for member in listed {
-            if !member.unescaped() {
-                plain(member.value_str(text)?, 1).ok()?;
+        for (at, member) in listed.iter().enumerate() {
+            if member.unescaped() {
+                continue;
+            }
+            match members.inner(at) {
+                Some(inner) => plain_members(text, inner, 1).ok()?,
+                None => plain(member.value_str(text)?, 1).ok()?,
             }
         }
         let walk = Walk {
@@ -162,7 +185,8 @@ impl Quick {
     }
 }
 
-/// An object's text and its members, found already.
+/// An object's text and its members, found already (in places of that text).
+#[derive(Clone, Copy)]
 struct Listed<'a> {
     text: &'a str,
     members: &'a Members,
@@ -188,10 +212,12 @@ impl Instance for Listed<'_> {
 }
 
 /// A value's text: exactly its text, with no whitespace around it; `unescaped` when it is
-/// known to be a string with no escape.
+/// known to be a string with no escape, `inner` when it is an object whose members were
+/// found already.
 struct Text<'a> {
     text: &'a str,
     unescaped: bool,
+    inner: Option<Listed<'a>>,
 }
 
 impl<'a> Text<'a> {
@@ -200,6 +226,7 @@ impl<'a> Text<'a> {
         Text {
             text,
             unescaped: false,
+            inner: None,
         }
     }
 
@@ -254,18 +281,21 @@ impl Instance for Text<'_> {
                 }
             }
             (ARRAY, _) => walk.array_text(rules, text, depth)?,
-            (OBJECT, _) => {
-                let mut members = Members::default();
-                list(text.as_bytes(), &mut members)?;
-                walk.object_text(
-                    rules,
-                    &Listed {
-                        text,
-                        members: &members,
-                    },
-                    depth,
-                )?
-            }
+            (OBJECT, _) => match &self.inner {
+                Some(listed) => walk.object_text(rules, listed, depth)?,
+                None => {
+                    let mut members = Members::default();
+                    list(text.as_bytes(), &mut members)?;
+                    walk.object_text(
+                        rules,
+                        &Listed {
+                            text,
+                            members: &members,
+                        },
+                        depth,
+                    )?
+                }
+            },
             _ => true,
         })
     }
@@ -349,7 +379,7 @@ impl Walk<'_> {
             }
         }
         let (mut seen, mut next) = (0_u64, 0);
-        for member in members.iter() {
+        for (at, member) in members.iter().enumerate() {
             let name = member.key_str(text).ok_or(TooDeep)?;
             let Some(part) = rules.part_of(name, &mut seen, &mut next) else {
                 continue;
@@ -357,6 +387,7 @@ impl Walk<'_> {
             let value = Text {
                 text: member.value_str(text).ok_or(TooDeep)?,
                 unescaped: member.unescaped(),
+                inner: members.inner(at).map(|members| Listed { text, members }),
             };
             if !self.valid(part, &value, depth)? {
                 return Ok(false);
@@ -372,24 +403,40 @@ impl Walk<'_> {
 /// skipped), into `members`; `Err` on a key with an escape, or on text that does not read
 /// so.
 pub(super) fn list(bytes: &[u8], members: &mut Members) -> Result<(), TooDeep> {
+    list_at(bytes, space(bytes, 0), members, false).map(drop)
+}
+
+/// [`list`] of the object at `at` in `bytes`, its members' places those of `bytes`; with
+/// `inner`, the members of the first member whose value is an object too
+/// ([`Members::inner`]). The end of the object.
+fn list_at(
+    bytes: &[u8],
+    mut at: usize,
+    members: &mut Members,
+    inner: bool,
+) -> Result<usize, TooDeep> {
     members.clear();
     if bytes.len() >= UNESCAPED as usize {
         return Err(TooDeep);
     }
-    let mut at = space(bytes, 0);
     if bytes.get(at) != Some(&b'{') {
         return Err(TooDeep);
     }
     at = space(bytes, at + 1);
     if bytes.get(at) == Some(&b'}') {
-        return Ok(());
+        return Ok(at + 1);
     }
     loop {
         if bytes.get(at) != Some(&b'"') {
             return Err(TooDeep);
         }
         let key = at + 1;
-        let close = quote_or_backslash(bytes, key).ok_or(TooDeep)?;
+        // Keys are short: looked through a byte at a time.
+        let close = bytes
+            .get(key..)
+            .and_then(|rest| rest.iter().position(|&b| b == b'"' || b == b'\\'))
+            .ok_or(TooDeep)?
+            + key;
         if bytes.get(close) != Some(&b'"') {
             return Err(TooDeep);
         }
@@ -403,6 +450,12 @@ pub(super) fn list(bytes: &[u8], members: &mut Members) -> Result<(), TooDeep> {
                 let (close, escaped) = string_close(bytes, start + 1)?;
                 (close + 1, !escaped)
             }
+            Some(b'{') if inner && members.inner.is_none() => {
+                let mut listed = Box::<Members>::default();
+                let end = list_at(bytes, start, &mut listed, false)?;
+                members.inner = Some((members.len(), listed));
+                (end, false)
+            }
             _ => (value_end(bytes, start)?, false),
         };
         // Within `text`, shorter than `UNESCAPED`.
@@ -415,7 +468,7 @@ pub(super) fn list(bytes: &[u8], members: &mut Members) -> Result<(), TooDeep> {
         at = space(bytes, end);
         match bytes.get(at) {
             Some(b',') => at = space(bytes, at + 1),
-            Some(b'}') => return Ok(()),
+            Some(b'}') => return Ok(at + 1),
             _ => return Err(TooDeep),
         }
     }
@@ -578,6 +631,19 @@ fn string(text: &str) -> Result<Cow<'_, str>, TooDeep> {
         .map_err(|_| TooDeep)
 }
 
+/// [`plain`] of an object (at `depth`) whose `members` (in places of `text`) are found: its
+/// keys distinct and at most [`MEMBERS`], its values plain.
+fn plain_members(text: &str, members: &Members, depth: u32) -> Result<(), TooDeep> {
+    if members.len() > MEMBERS {
+        return Err(TooDeep);
+    }
+    distinct(text.as_bytes(), members.as_slice())?;
+    for member in members.iter().filter(|m| !m.unescaped()) {
+        plain(member.value_str(text).ok_or(TooDeep)?, depth + 1)?;
+    }
+    Ok(())
+}
+
 /// Checks that reading `text`'s parts on their own gives what reading it whole as a `Value`
 /// gives, at every depth: `Err` on a key with an escape or given twice, a float with no
 /// fraction, a string serde_json refuses, nesting deeper than [`DEPTH`].
@@ -589,14 +655,7 @@ fn plain(text: &str, depth: u32) -> Result<(), TooDeep> {
             }
             let mut members = Members::default();
             list(text.as_bytes(), &mut members)?;
-            if members.len() > MEMBERS {
-                return Err(TooDeep);
-            }
-            distinct(text.as_bytes(), members.as_slice())?;
-            for member in members.iter().filter(|m| !m.unescaped()) {
-                plain(member.value_str(text).ok_or(TooDeep)?, depth + 1)?;
-            }
-            Ok(())
+            plain_members(text, &members, depth)
         }
         Some(b'[') => {
             if depth >= DEPTH {

@@ -389,3 +389,59 @@ fn names_alike_are_told_apart() {
         assert_eq!(value_verdict(quick, text), Some(valid), "{text}");
     }
 }
+
+#[test]
+fn an_object_member_is_listed_with_the_arguments() {
+    let any = quick(&json!({}));
+    for text in [
+        r#"{"a":1,"m":{"k":"v","j":[1,{"x":2}]},"n":{"z":1}}"#,
+        r#"{ "m" : { } , "b" : "x" }"#,
+        r#"{"a":[{"k":1}],"m":{"k":{"l":null}}}"#,
+    ] {
+        let mut members = super::Members::default();
+        assert!(any.valid_text(text, &mut members), "{text}");
+        let at = members
+            .iter()
+            .position(|m| m.key_str(text) == Some("m"))
+            .expect("m");
+        let inner = members.inner(at).expect("m's members");
+        let value: Value =
+            serde_json::from_str(members.get(at).unwrap().value_str(text).unwrap()).unwrap();
+        let value = value.as_object().unwrap();
+        assert_eq!(inner.len(), value.len(), "{text}");
+        for member in inner.iter() {
+            let found: Value = serde_json::from_str(member.value_str(text).unwrap()).unwrap();
+            assert_eq!(value[member.key_str(text).unwrap()], found, "{text}");
+        }
+        // Only the first object member's are.
+        assert!(
+            (0..members.len())
+                .filter(|&at| members.inner(at).is_some())
+                .count()
+                == 1
+        );
+    }
+    // An inner object's key given twice, or with an escape, is left to the value.
+    for text in [
+        r#"{"m":{"k":1,"k":2}}"#,
+        r#"{"m":{"k\n":1}}"#,
+        r#"{"m":{"k":1.0}}"#,
+    ] {
+        assert!(!any._valid(text), "{text}");
+    }
+    // The rules of the inner object's part are checked on its members.
+    let typed = quick(&json!({
+        "type": "object",
+        "properties": {"m": {"type": "object", "additionalProperties": {"type": "string"}, "maxProperties": 2}}
+    }));
+    for (text, valid) in [
+        (r#"{"m":{"k":"v","j":"w"}}"#, true),
+        (r#"{"m":{"k":"v","j":1}}"#, false),
+        (r#"{"m":{"k":"v","j":"w","i":"x"}}"#, false),
+        (r#"{"m":null}"#, false),
+        (r#"{"m":{}}"#, true),
+    ] {
+        assert_eq!(typed._valid(text), valid, "{text}");
+        assert_eq!(value_verdict(&typed, text), Some(valid), "{text}");
+    }
+}
