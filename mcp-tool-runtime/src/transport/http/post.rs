@@ -216,7 +216,8 @@ where
 }
 
 /// A body whole, or `Err` past `limit` bytes or when it breaks off. Read frame by frame: a
-/// body that comes in one frame (a small request's does) is that frame's bytes, not a copy.
+/// body that comes in one frame (a small request's does) is that frame's bytes, not a copy,
+/// and once its declared length came, no frame is asked for to learn that none follows.
 async fn body_bytes<B>(body: B, limit: usize) -> Result<Bytes, ()>
 where
     B: HttpBody<Data = Bytes>,
@@ -242,6 +243,9 @@ where
                 }
                 more.extend_from_slice(&data);
             }
+        }
+        if body.is_end_stream() {
+            break;
         }
     }
     Ok(match whole {
