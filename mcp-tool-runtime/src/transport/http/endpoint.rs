@@ -30,6 +30,7 @@ use crate::transport::http::origin::check_origin;
 use crate::transport::http::refusal::{Refusal, refuse, rpc_error};
 use crate::transport::http::session_id::{SessionIds, new_session_id};
 use crate::transport::http::streams::resume::{self, Streams, Tap};
+use crate::transport::http::streams::sse::Held;
 
 /// One session of the HTTP transport: the protocol session and where its messages go.
 pub(super) struct HttpSession {
@@ -85,7 +86,7 @@ pub(super) struct Routes {
 pub(super) enum RequestRoute {
     /// Kept here until its POST handler takes them, right after the request is dispatched:
     /// a call answered at once (most are) is answered without a channel.
-    Held(Vec<Outgoing>),
+    Held(Held),
     /// The stream its POST handler answers from.
     Open(mpsc::UnboundedSender<Outgoing>),
 }
