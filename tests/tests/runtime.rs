@@ -1,5 +1,6 @@
 //! The runtime a server binary runs on (`--threads N`, `MCP_TOOL_THREADS`): one thread when
-//! asked (or when the process may use one CPU), several otherwise; and on one thread as on
+//! asked (or when the process may use one CPU), several otherwise (over HTTP each serving its
+//! share of the connections); and on one thread as on
 //! several, a synchronous tool stuck on the blocking pool and an async tool awaiting for ever
 //! hold no other call, session or protocol era, over stdio and HTTP, and the process still
 //! exits when its input closes or on SIGTERM. The bounds are generous: they tell "answers"
@@ -221,8 +222,8 @@ fn the_setting_and_the_cpus_choose_one_thread_or_several() {
     session(&three);
     assert_eq!(
         threads_of(three.child.id()),
-        4,
-        "--threads 3: three workers and main"
+        3,
+        "--threads 3 over HTTP: main and two more, each serving its connections"
     );
     // Asked in the environment.
     let env = ExampleHttp::start_bin(STUCK, "stuck", &[], &[("MCP_TOOL_THREADS", "1")]);
@@ -239,10 +240,34 @@ fn the_setting_and_the_cpus_choose_one_thread_or_several() {
         session(&all);
         assert_eq!(
             threads_of(all.child.id()),
-            cpus + 1,
-            "a worker per CPU and main"
+            cpus,
+            "a thread per CPU, main one of them"
         );
     }
+}
+
+/// Over HTTP on three threads, the connections are shared between them in turn, and a
+/// connection's call runs on the thread serving it: six calls, each on a connection of its
+/// own, ran twice on each thread.
+#[cfg(target_os = "linux")]
+#[test]
+fn http_connections_are_shared_between_the_threads_in_turn() {
+    let server = ExampleHttp::start_bin(STUCK, "stuck", &["--threads", "3"], &[]);
+    let mut seen = std::collections::BTreeMap::<String, usize>::new();
+    for id in 0..6 {
+        let answer = server.post_raw(None, &call(id, "thread", json!({}), true), BOUND);
+        let body = answer.split("\r\n\r\n").nth(1).unwrap_or("");
+        let message: Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {answer}"));
+        let name = message["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("a thread's name: {answer}"));
+        *seen.entry(name.to_owned()).or_default() += 1;
+    }
+    let want = [("http-1", 2), ("http-2", 2), ("main", 2)]
+        .map(|(name, n)| (name.to_owned(), n))
+        .into();
+    assert_eq!(seen, want);
+    assert_eq!(threads_of(server.child.id()), 3);
 }
 
 #[test]

@@ -175,9 +175,10 @@ pub const MOUNT_WAIT: &str = "MCP_TOOL_MOUNT_WAIT";
 /// stderr. Feature `client`.
 pub const OPEN_BROWSER: &str = "MCP_TOOL_OPEN_BROWSER";
 
-/// The worker threads of the runtime a server binary runs on, as `--threads N` (which wins):
-/// `1` runs every connection, session and call on one thread (a current-thread runtime, the
-/// least CPU per call); `N` > 1 a multi-thread runtime with N workers. Without either, one
-/// thread when the process may use one CPU (`taskset`, a cgroup quota), else a worker per
-/// CPU. At most 1024. Synchronous tools that may block run on the blocking pool either way.
+/// The threads a server binary runs on, as `--threads N` (which wins): `1` runs every
+/// connection, session and call on one thread (a current-thread runtime, the least CPU per
+/// call); `N` > 1 over HTTP N current-thread runtimes, each on a thread of its own serving its
+/// share of the connections, and over stdio a multi-thread runtime with N workers. Without
+/// either, one thread when the process may use one CPU (`taskset`, a cgroup quota), else one
+/// per CPU. At most 1024. Synchronous tools that may block run on the blocking pool either way.
 pub const THREADS: &str = "MCP_TOOL_THREADS";

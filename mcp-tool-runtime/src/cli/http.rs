@@ -37,6 +37,7 @@ pub(super) async fn serve_http(server: Server, bin: &str, options: HttpOptions) 
             Err(e) => return Ok(cli_error(bin, &e.to_string())),
         }
     }
+    config = config.with_connection_runtimes(options.other_threads);
     let server = server.build()?;
     let listener = at.bind().await?;
     if let Err(why) = resource_metadata(&mut config, &listener, shared_store) {

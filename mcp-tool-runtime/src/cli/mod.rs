@@ -103,6 +103,8 @@ struct HttpOptions {
     shared_state: Option<String>,
     /// The tools as a REST API with its OpenAPI document too (`--openapi`).
     openapi: bool,
+    /// The runtimes of the other threads that serve connections (`--threads`).
+    other_threads: Vec<tokio::runtime::Handle>,
 }
 
 /// The settings a command line gives beside its command: the task store (`--task-store`), the
@@ -141,7 +143,8 @@ fn usage(bin: &str) -> String {
                              replicas in Redis (`redis://host:port`)
         --mount FILE         mount the remote MCP servers FILE lists (a JSON list of MCPTool objects)
         --threads N          run on N threads; 1: one thread for everything (default: 1 when the
-                             process may use one CPU, else one per CPU)
+                             process may use one CPU, else one per CPU; over HTTP each thread
+                             serves its share of the connections)
   {bin} list                 show the tools
   {bin} call <tool> [json]   call one tool in-process and print its result
   {bin} schema               print the tools/list JSON
@@ -345,7 +348,8 @@ impl Server {
     ///
     /// It starts a runtime, so call it from a plain `fn main`; inside an async runtime, build
     /// the server and serve it with `serve_stdio` or `serve_http`. The runtime has one thread
-    /// when the process may use one CPU, else a worker per CPU; `--threads N` or
+    /// when the process may use one CPU, else a thread per CPU (over HTTP each a runtime of its
+    /// own serving its share of the connections); `--threads N` or
     /// `MCP_TOOL_THREADS=N` choose (1: one thread for everything).
     pub fn run(self) -> Result<()> {
         self.run_with_args(std::env::args())
@@ -414,11 +418,20 @@ impl Server {
             Command::Stdio | Command::Http(_) => otel::install(&server.name),
             _ => None,
         };
-        let runtime = runtime::build(threads, server.limits.blocking_threads)?;
-        let outcome = runtime.block_on(server.execute(&bin, command));
+        let runtimes = runtime::build(
+            threads,
+            server.limits.blocking_threads,
+            matches!(command, Command::Http(_)),
+            std::time::Duration::from_secs(1),
+        )?;
+        let mut command = command;
+        if let Command::Http(options) = &mut command {
+            options.other_threads = runtimes.others();
+        }
+        let outcome = runtimes.main.block_on(server.execute(&bin, command));
         // A blocking tool stuck for ever (a read that never returns) must not hold the exit:
         // the threads still running are left behind.
-        runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+        runtimes.shutdown(std::time::Duration::from_secs(1));
         if let Some(telemetry) = telemetry {
             telemetry.shutdown();
         }

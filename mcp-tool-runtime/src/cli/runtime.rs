@@ -1,11 +1,18 @@
-//! The Tokio runtime a server binary runs on: `--threads N` or `MCP_TOOL_THREADS=N`, where 1
-//! is a current-thread runtime (every connection, session and call on the thread that runs
-//! `main`) and N > 1 a multi-thread one with N workers. Without either, the CPUs this process
-//! may run on decide (`std::thread::available_parallelism`, which follows the CPU affinity
-//! `taskset` sets and the cgroup's CPU quota): one CPU, a current-thread runtime, since a
-//! second worker could only take turns with the first and every hand-off between them costs;
-//! more, a multi-thread runtime with a worker per CPU (Tokio's default, which
-//! `TOKIO_WORKER_THREADS` still sets).
+//! The Tokio runtime a server binary runs on: `--threads N` or `MCP_TOOL_THREADS=N`. Without
+//! either, the CPUs this process may run on decide (`std::thread::available_parallelism`, which
+//! follows the CPU affinity `taskset` sets and the cgroup's CPU quota; `TOKIO_WORKER_THREADS`
+//! when set).
+//!
+//! - One thread: a current-thread runtime, every connection, session and call on the thread
+//!   that runs `main`, since a second worker could only take turns with the first and every
+//!   hand-off between them costs.
+//! - `--http` on N > 1: N threads, each a current-thread runtime of its own (the one running
+//!   `main` and N − 1 more), the connections shared between them in turn. A connection, and
+//!   the calls it carries, stay on the thread it was given: a short call is read, run and
+//!   answered without a hand-off between threads, which on a multi-thread runtime (a worker
+//!   waking another to steal the connection's task) cost half as much CPU again as the call.
+//! - stdio (and the other commands) on N > 1: a multi-thread runtime with N workers, so that
+//!   the calls of the one connection run on every CPU.
 //!
 //! Either way synchronous tools that may block run on the blocking pool
 //! (`Limits::blocking_threads`), and an async tool that awaits holds only its own call: on
@@ -45,25 +52,118 @@ pub(super) fn threads_asked(flag: Option<&str>) -> Result<Option<NonZeroUsize>, 
     }
 }
 
-/// Builds the runtime: `threads` workers if asked, else as the CPUs this process may use say;
-/// at most `blocking` threads in the blocking pool.
+/// The threads the CPUs (or `TOKIO_WORKER_THREADS`) give when none are asked for.
+fn threads_available() -> usize {
+    std::env::var("TOKIO_WORKER_THREADS")
+        .ok()
+        .and_then(|text| parse_threads(&text).ok())
+        .map_or_else(
+            || std::thread::available_parallelism().map_or(1, NonZeroUsize::get),
+            NonZeroUsize::get,
+        )
+}
+
+/// The runtime `main` blocks on, and for `--http` on several threads the others' runtimes.
+pub(super) struct Runtimes {
+    pub(super) main: tokio::runtime::Runtime,
+    others: Vec<ConnectionThread>,
+}
+
+/// A thread running a current-thread runtime of its own, for its share of the connections,
+/// until told to stop.
+struct ConnectionThread {
+    handle: tokio::runtime::Handle,
+    stop: tokio::sync::oneshot::Sender<()>,
+    stopped: std::sync::mpsc::Receiver<()>,
+}
+
+impl Runtimes {
+    /// The other threads' runtimes, to share connections with (none: every connection on
+    /// `main`'s).
+    pub(super) fn others(&self) -> Vec<tokio::runtime::Handle> {
+        self.others.iter().map(|t| t.handle.clone()).collect()
+    }
+
+    /// Stops every runtime, waiting at most `grace` for each (a blocking tool stuck for ever
+    /// must not hold the exit: the threads still running are left behind).
+    pub(super) fn shutdown(self, grace: std::time::Duration) {
+        let Runtimes { main, others } = self;
+        let waits: Vec<_> = others
+            .into_iter()
+            .map(|thread| {
+                // Sent to a thread already gone: nothing to stop.
+                let _ = thread.stop.send(());
+                thread.stopped
+            })
+            .collect();
+        main.shutdown_timeout(grace);
+        for stopped in waits {
+            // Each thread stops its runtime within `grace` of being told; a little more for
+            // the thread itself.
+            let _ = stopped.recv_timeout(grace + std::time::Duration::from_millis(500));
+        }
+    }
+}
+
+/// Builds the runtimes: `threads` if asked, else as the CPUs this process may use say; at most
+/// `blocking` threads in the blocking pool (shared out between the threads of `--http`).
+/// `connections`: the command serves HTTP connections, which then get threads of their own.
 pub(super) fn build(
     threads: Option<NonZeroUsize>,
     blocking: usize,
-) -> std::io::Result<tokio::runtime::Runtime> {
-    let one = match threads {
-        Some(n) => n.get() == 1,
-        None => std::thread::available_parallelism().map_or(1, NonZeroUsize::get) == 1,
-    };
-    let mut builder = if one {
-        tokio::runtime::Builder::new_current_thread()
-    } else {
-        tokio::runtime::Builder::new_multi_thread()
-    };
-    if let Some(n) = threads.filter(|_| !one) {
-        builder.worker_threads(n.get());
+    connections: bool,
+    grace: std::time::Duration,
+) -> std::io::Result<Runtimes> {
+    let n = threads.map_or_else(threads_available, NonZeroUsize::get);
+    if n == 1 || connections {
+        let blocking = blocking.div_ceil(n).max(1);
+        let current = || {
+            let mut builder = tokio::runtime::Builder::new_current_thread();
+            builder.enable_all().max_blocking_threads(blocking);
+            builder
+        };
+        let main = current().build()?;
+        let others = (1..n)
+            .map(|i| connection_thread(i, current().build()?, grace))
+            .collect::<std::io::Result<_>>()?;
+        return Ok(Runtimes { main, others });
     }
-    builder.enable_all().max_blocking_threads(blocking).build()
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.worker_threads(n);
+    let main = builder
+        .enable_all()
+        .max_blocking_threads(blocking)
+        .build()?;
+    Ok(Runtimes {
+        main,
+        others: Vec::new(),
+    })
+}
+
+/// Runs `runtime` on a thread of its own (`http-I`) until told to stop.
+fn connection_thread(
+    i: usize,
+    runtime: tokio::runtime::Runtime,
+    grace: std::time::Duration,
+) -> std::io::Result<ConnectionThread> {
+    let handle = runtime.handle().clone();
+    let (stop, told) = tokio::sync::oneshot::channel::<()>();
+    let (done, stopped) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name(format!("http-{i}"))
+        .spawn(move || {
+            // Told to stop, or the sender dropped: either way the serving is over.
+            runtime.block_on(async {
+                let _ = told.await;
+            });
+            runtime.shutdown_timeout(grace);
+            let _ = done.send(());
+        })?;
+    Ok(ConnectionThread {
+        handle,
+        stop,
+        stopped,
+    })
 }
 
 #[cfg(test)]

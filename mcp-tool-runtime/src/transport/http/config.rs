@@ -96,6 +96,9 @@ pub struct HttpConfig {
     /// `{base}` being the path without its last segment (`/mcp` → none). Calls pass the
     /// endpoint's credentials, scopes, middleware and validation as MCP calls do.
     pub openapi: Option<OpenApi>,
+    /// Other runtimes to serve connections on (`serve_http`; default none): see
+    /// [`with_connection_runtimes`](Self::with_connection_runtimes).
+    pub(crate) connection_runtimes: Vec<tokio::runtime::Handle>,
 }
 
 impl Default for HttpConfig {
@@ -121,11 +124,24 @@ impl Default for HttpConfig {
             event_store: Arc::new(MemoryEventStore::new()),
             sse_retry: Duration::from_secs(1),
             openapi: None,
+            connection_runtimes: Vec::new(),
         }
     }
 }
 
 impl HttpConfig {
+    /// Shares the connections `serve_http` accepts, in turn, between the runtime it runs on
+    /// and `runtimes` (each typically a current-thread runtime on a thread of its own, as a
+    /// server binary's `--threads N` makes them): a connection, and the calls it carries, stay
+    /// on the runtime it was given, so that a short call is read, run and answered without a
+    /// hand-off between threads. Empty (the default): every connection on `serve_http`'s
+    /// runtime.
+    #[must_use]
+    pub fn with_connection_runtimes(mut self, runtimes: Vec<tokio::runtime::Handle>) -> Self {
+        self.connection_runtimes = runtimes;
+        self
+    }
+
     /// Guards the endpoint with an authenticator, such as
     /// [`BearerTokens`](super::BearerTokens).
     #[must_use]

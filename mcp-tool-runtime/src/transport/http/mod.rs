@@ -157,6 +157,7 @@ impl ServerHandle {
             max_connections: config.max_connections,
             max_per_address: config.max_connections_per_address,
             trusted: Arc::new(config.trusted_proxies.clone()),
+            others: config.connection_runtimes.clone(),
         };
         // Without a layer around the routes, the endpoint's POSTs skip the router.
         let path = config.cors_origins.is_none().then(|| config.path.clone());

@@ -23,6 +23,7 @@ use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
+use tokio::runtime::Handle;
 use tokio::sync::{Semaphore, watch};
 
 use crate::sync::lock;
@@ -39,6 +40,9 @@ pub(super) struct Bounds {
     /// The proxies whose forwarding headers name the client (their own connections are not
     /// counted per address: every client behind them shares it).
     pub(super) trusted: Arc<TrustedProxies>,
+    /// Other runtimes the connections are shared with, in turn
+    /// ([`HttpConfig::with_connection_runtimes`](super::HttpConfig::with_connection_runtimes)).
+    pub(super) others: Vec<Handle>,
 }
 
 /// Where connections come from: a TCP listener, or a Unix socket.
@@ -53,6 +57,9 @@ pub(super) trait Listen: Send + 'static {
 
     /// Tells a refused connection why, if that can be done without waiting.
     fn refuse(_io: &Self::Io) {}
+
+    /// The connection moved to the reactor of `home`, the runtime that will serve it.
+    fn rehome(io: Self::Io, home: &Handle) -> io::Result<Self::Io>;
 }
 
 impl Listen for TcpListener {
@@ -75,6 +82,12 @@ impl Listen for TcpListener {
             b"HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
         );
     }
+
+    fn rehome(io: Self::Io, home: &Handle) -> io::Result<Self::Io> {
+        let io = io.into_std()?;
+        let _entered = home.enter();
+        Self::Io::from_std(io)
+    }
 }
 
 #[cfg(unix)]
@@ -83,6 +96,12 @@ impl Listen for tokio::net::UnixListener {
 
     async fn next(&self) -> io::Result<(Self::Io, Option<SocketAddr>)> {
         self.accept().await.map(|(io, _)| (io, None))
+    }
+
+    fn rehome(io: Self::Io, home: &Handle) -> io::Result<Self::Io> {
+        let io = io.into_std()?;
+        let _entered = home.enter();
+        Self::Io::from_std(io)
     }
 }
 
@@ -285,6 +304,8 @@ pub(super) async fn accept_loop<L: Listen>(
     let slots = Arc::new(Semaphore::new(bounds.max_connections.max(1)));
     let per_address = Arc::new(PerAddress::default());
     let mut full_said = false;
+    // Whose turn it is: 0 this runtime, i > 0 `others[i - 1]`.
+    let mut turn: usize = 0;
     let mut address_said: Option<IpAddr> = None;
     loop {
         let permit = match slots.clone().try_acquire_owned() {
@@ -342,6 +363,18 @@ pub(super) async fn accept_loop<L: Listen>(
             None => None,
         };
         L::tune(&stream);
+        let home = bounds.others.get(turn.wrapping_sub(1)).cloned();
+        turn = (turn + 1) % (bounds.others.len() + 1);
+        let stream = match &home {
+            Some(home) => match L::rehome(stream, home) {
+                Ok(stream) => stream,
+                Err(e) => {
+                    tracing::warn!(error = %e, "a connection could not be moved to its thread");
+                    continue;
+                }
+            },
+            None => stream,
+        };
         let io = TokioIo::new(stream);
         // Each request knows the address it comes from (per-client shares).
         let service = WithPeer {
@@ -357,13 +390,17 @@ pub(super) async fn accept_loop<L: Listen>(
             .timer(HeadClock::default())
             .serve_connection(io, service);
         let connection = graceful.watch(connection);
-        tokio::spawn(async move {
+        let served = async move {
             if let Err(e) = connection.await {
                 tracing::debug!(error = %e, "connection ended with an error");
             }
             drop(address_slot);
             drop(permit);
-        });
+        };
+        match home {
+            Some(home) => drop(home.spawn(served)),
+            None => drop(tokio::spawn(served)),
+        }
     }
     drop(listener);
     if tokio::time::timeout(grace, graceful.shutdown())
