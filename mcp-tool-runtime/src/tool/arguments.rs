@@ -146,7 +146,7 @@ impl Arguments {
             None => return Some(None),
             Some(found) => found,
         };
-        let value = T::deserialize(read::Value(value)).ok()?;
+        let value = T::deserialize(read::Value(value, None, None)).ok()?;
         if let Some(text) = &mut self.text {
             text.taken |= 1 << at;
             text.next = at + 1;
@@ -161,11 +161,18 @@ impl Arguments {
             .text
             .as_ref()
             .filter(|t| t.taken == 0 && t.map.get().is_none())?;
-        let bytes = text.text.bytes();
-        let member = |m: Member| Some((m.key(bytes)?, m.value(bytes)?));
+        let (whole, members) = (text.text.whole(), &text.members);
+        let member = |(at, m): (usize, Member)| {
+            let value = m.value_str(whole)?;
+            let inner = members.inner(at).map(|inner| (whole, inner));
+            Some((
+                m.key_str(whole)?,
+                read::Value(value.as_bytes(), Some(value), inner),
+            ))
+        };
         let object = read::Object {
-            text: bytes,
-            members: text.members.iter().map(member),
+            text: whole.as_bytes(),
+            members: members.iter().enumerate().map(member),
         };
         let value = T::deserialize(object).ok()?;
         *self = Arguments::default();

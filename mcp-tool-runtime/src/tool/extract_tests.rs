@@ -180,3 +180,35 @@ fn whole_arguments_are_read_from_text_but_a_dynamic_tools_map_is_not() {
     dynamic.description("Takes a map.").takes_whole();
     assert!(!dynamic.finish().expect("a definition").reads_text());
 }
+
+#[derive(Debug, Deserialize)]
+#[allow(dead_code)]
+struct Nested {
+    a: i64,
+    pair: Option<Pair>,
+    tags: Option<std::collections::BTreeMap<String, String>>,
+}
+
+/// An object member (listed with the arguments) and the rest are read from the text, as
+/// the map reads them.
+#[test]
+fn nested_objects_are_read_from_text_as_from_the_map() {
+    let any = json!({});
+    for text in [
+        r#"{"a":1,"pair":{"a":2,"b":"x"},"tags":{"k":"v"}}"#,
+        r#"{"a":1,"tags":{"k":"v","j":"w"},"pair":{"b":null,"a":3}}"#,
+        r#"{"a":1,"pair":null,"tags":{}}"#,
+        r#"{"a":1,"pair":{"a":2,"b":"x\n"},"tags":{"k":"\u00e4"}}"#,
+        r#"{"a":1,"pair":{"a":"2"}}"#,
+        r#"{"a":1,"tags":{"k":1}}"#,
+        r#"{"a":1,"pair":{"a":2,"c":[{"d":1}]}}"#,
+    ] {
+        let (_, raw) = both(&any, text);
+        let mut raw = raw.expect("plain");
+        let read = raw.take_all::<Nested>().map(|n| format!("{n:?}"));
+        let json = serde_json::from_str::<Nested>(text)
+            .ok()
+            .map(|n| format!("{n:?}"));
+        assert_eq!(read, json, "{text}");
+    }
+}

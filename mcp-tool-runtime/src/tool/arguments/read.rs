@@ -8,11 +8,12 @@
 //! Their errors are not shown to anyone: a parameter that does not read here is read from
 //! the map, which words the error.
 
+use serde::de::value::BorrowedStrDeserializer;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde_json::Error;
 use serde_json::de::SliceRead;
 
-use crate::tool::definition::quick::{Integer, integer};
+use crate::tool::definition::quick::{Integer, Member, Members, integer, members_of};
 
 /// serde_json's reading of `text`, whole.
 fn json<'de, T>(
@@ -26,16 +27,54 @@ fn json<'de, T>(
 }
 
 /// A string's contents when its text has no escape.
-fn unescaped(text: &[u8]) -> Option<&str> {
-    let inner = text.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
-    match inner.contains(&b'\\') {
+fn unescaped(text: &str) -> Option<&str> {
+    let inner = text.strip_prefix('"')?.strip_suffix('"')?;
+    match inner.contains('\\') {
         true => None,
-        false => std::str::from_utf8(inner).ok(),
+        false => Some(inner),
     }
 }
 
-/// A value's text (cut out of a `str`), valid JSON with no whitespace around it.
-pub(super) struct Value<'de>(pub(super) &'de [u8]);
+/// A value's text (cut out of a `str`), valid JSON with no whitespace around it; the same
+/// text as a `str` when it is at hand (else it is checked where one is needed); and, for an
+/// object whose members were found already, those members and the text of their places.
+pub(super) struct Value<'de>(
+    pub(super) &'de [u8],
+    pub(super) Option<&'de str>,
+    pub(super) Option<(&'de str, &'de Members)>,
+);
+
+impl<'de> Value<'de> {
+    /// The text as a `str`.
+    fn text(&self) -> Option<&'de str> {
+        self.1.or_else(|| std::str::from_utf8(self.0).ok())
+    }
+
+    /// A string's contents when its text has no escape.
+    fn unescaped(&self) -> Option<&'de str> {
+        match self.1 {
+            Some(text) => unescaped(text),
+            None => {
+                let inner = self.0.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
+                match inner.contains(&b'\\') {
+                    true => None,
+                    false => std::str::from_utf8(inner).ok(),
+                }
+            }
+        }
+    }
+
+    /// The object's text and where its members are, when it is an object whose keys have
+    /// no escape.
+    fn nested(&self) -> Option<(&'de str, Members)> {
+        if self.0.first() != Some(&b'{') {
+            return None;
+        }
+        let mut members = Members::default();
+        members_of(self.0, &mut members).then_some(())?;
+        Some((self.text()?, members))
+    }
+}
 
 impl<'de> Deserializer<'de> for Value<'de> {
     type Error = Error;
@@ -46,7 +85,7 @@ impl<'de> Deserializer<'de> for Value<'de> {
             Some(b'n') if text == b"null" => visitor.visit_unit(),
             Some(b't') if text == b"true" => visitor.visit_bool(true),
             Some(b'f') if text == b"false" => visitor.visit_bool(false),
-            Some(b'"') => match unescaped(text) {
+            Some(b'"') => match self.unescaped() {
                 Some(s) => visitor.visit_borrowed_str(s),
                 None => json(text, |de| de.deserialize_any(visitor)),
             },
@@ -127,26 +166,48 @@ impl<'de> Deserializer<'de> for Value<'de> {
         json(self.0, |de| de.deserialize_tuple_struct(name, len, visitor))
     }
 
+    /// An object whose keys have no escape is read member by member, as the arguments are.
     fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        json(self.0, |de| de.deserialize_map(visitor))
+        if let Some((text, members)) = self.2 {
+            return object(text, self.0, members).deserialize_map(visitor);
+        }
+        match self.nested() {
+            Some((text, members)) => object(text, self.0, &members).deserialize_map(visitor),
+            None => json(self.0, |de| de.deserialize_map(visitor)),
+        }
     }
 
+    /// An object whose keys have no escape is read member by member (an array, which
+    /// serde_json reads as a struct's fields in order, is serde_json's).
     fn deserialize_struct<V: Visitor<'de>>(
         self,
         name: &'static str,
         fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, Error> {
-        json(self.0, |de| de.deserialize_struct(name, fields, visitor))
+        if let Some((text, members)) = self.2 {
+            return object(text, self.0, members).deserialize_struct(name, fields, visitor);
+        }
+        match self.nested() {
+            Some((text, members)) => {
+                object(text, self.0, &members).deserialize_struct(name, fields, visitor)
+            }
+            None => json(self.0, |de| de.deserialize_struct(name, fields, visitor)),
+        }
     }
 
+    /// A string with no escape is a unit variant's name, as serde_json reads it (a variant
+    /// with content then fails as it does there).
     fn deserialize_enum<V: Visitor<'de>>(
         self,
         name: &'static str,
         variants: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, Error> {
-        json(self.0, |de| de.deserialize_enum(name, variants, visitor))
+        match self.unescaped() {
+            Some(s) => visitor.visit_enum(BorrowedStrDeserializer::<Error>::new(s)),
+            None => json(self.0, |de| de.deserialize_enum(name, variants, visitor)),
+        }
     }
 
     /// A float is serde_json's to read whole: how it reads one for an `f32` hangs on its
@@ -165,6 +226,24 @@ impl<'de> Deserializer<'de> for Value<'de> {
     }
 }
 
+/// The object `own` whose members are `members`, in places of `text`, to read.
+fn object<'de, 'm>(
+    text: &'de str,
+    own: &'de [u8],
+    members: &'m Members,
+) -> Object<'de, impl Iterator<Item = Option<(&'de str, Value<'de>)>> + 'm>
+where
+    'de: 'm,
+{
+    Object {
+        text: own,
+        members: members.iter().map(move |m: Member| {
+            let value = m.value_str(text)?;
+            Some((m.key_str(text)?, Value(value.as_bytes(), Some(value), None)))
+        }),
+    }
+}
+
 /// An object's text and its members' keys and values (keys with no escape, distinct), in
 /// their order: read as a map whose values are [`Value`]s. A member given as `None` (its
 /// text could not be cut out) fails the reading.
@@ -173,7 +252,7 @@ pub(super) struct Object<'de, I> {
     pub(super) members: I,
 }
 
-impl<'de, I: Iterator<Item = Option<(&'de [u8], &'de [u8])>>> Deserializer<'de> for Object<'de, I> {
+impl<'de, I: Iterator<Item = Option<(&'de str, Value<'de>)>>> Deserializer<'de> for Object<'de, I> {
     type Error = Error;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
@@ -236,10 +315,10 @@ impl<'de, I: Iterator<Item = Option<(&'de [u8], &'de [u8])>>> Deserializer<'de> 
 /// The entries of an [`Object`].
 struct Entries<'de, I> {
     members: I,
-    value: Option<&'de [u8]>,
+    value: Option<Value<'de>>,
 }
 
-impl<'de, I: Iterator<Item = Option<(&'de [u8], &'de [u8])>>> MapAccess<'de> for Entries<'de, I> {
+impl<'de, I: Iterator<Item = Option<(&'de str, Value<'de>)>>> MapAccess<'de> for Entries<'de, I> {
     type Error = Error;
 
     fn next_key_seed<K: DeserializeSeed<'de>>(
@@ -252,13 +331,12 @@ impl<'de, I: Iterator<Item = Option<(&'de [u8], &'de [u8])>>> MapAccess<'de> for
             Some(None) => return Err(de::Error::custom("a member not cut out")),
         };
         self.value = Some(value);
-        let key = std::str::from_utf8(key).map_err(de::Error::custom)?;
         seed.deserialize(Key(key)).map(Some)
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
         match self.value.take() {
-            Some(value) => seed.deserialize(Value(value)),
+            Some(value) => seed.deserialize(value),
             None => Err(de::Error::custom("a value asked for before its key")),
         }
     }

@@ -12,14 +12,24 @@ use super::{Integer, Object, Value, integer};
 /// whether each failed).
 fn both<T: DeserializeOwned + Debug>(text: &str) -> (String, String) {
     let json = serde_json::from_str::<T>(text).map_err(drop);
-    let here = T::deserialize(Value(text.as_bytes())).map_err(drop);
-    (format!("{json:?}"), format!("{here:?}"))
+    let here = T::deserialize(Value(text.as_bytes(), Some(text), None)).map_err(drop);
+    // The text as bytes only (as a parameter's is read).
+    let bytes = T::deserialize(Value(text.as_bytes(), None, None)).map_err(drop);
+    let (json, here, bytes) = (
+        format!("{json:?}"),
+        format!("{here:?}"),
+        format!("{bytes:?}"),
+    );
+    match here == bytes {
+        true => (json, here),
+        false => (here, bytes),
+    }
 }
 
 /// Floats compared by their bits, so that `-0.0` and `0.0` differ.
 fn floats(text: &str) -> (Option<u64>, Option<u64>) {
     let json = serde_json::from_str::<f64>(text).ok().map(f64::to_bits);
-    let here = f64::deserialize(Value(text.as_bytes()))
+    let here = f64::deserialize(Value(text.as_bytes(), None, None))
         .ok()
         .map(f64::to_bits);
     (json, here)
@@ -224,17 +234,19 @@ fn whole<T: DeserializeOwned + Debug>(text: &str) -> (String, String) {
     let members = serde_json::from_str::<BTreeMap<String, Box<serde_json::value::RawValue>>>(text)
         .expect("an object");
     // In the text's order: a `BTreeMap` sorts them, so they are found again.
-    let mut ordered: Vec<(usize, &[u8], &[u8])> = members
+    let mut ordered: Vec<(usize, &str, &str)> = members
         .iter()
         .map(|(k, v)| {
             let at = text.find(&format!("\"{k}\":")).expect("the key");
-            (at, k.as_bytes(), v.get().as_bytes())
+            (at, k.as_str(), v.get())
         })
         .collect();
     ordered.sort();
     let object = Object {
         text: text.as_bytes(),
-        members: ordered.iter().map(|&(_, k, v)| Some((k, v))),
+        members: ordered
+            .iter()
+            .map(|&(_, k, v)| Some((k, Value(v.as_bytes(), Some(v), None)))),
     };
     let here = T::deserialize(object).map_err(drop);
     (format!("{json:?}"), format!("{here:?}"))
@@ -275,4 +287,72 @@ fn whole_arguments_are_serde_jsons() {
     }
     // Keys read as numbers are not read here (the map reads them).
     assert_eq!(whole::<HashMap<u32, u32>>(r#"{"1":2}"#).1, "Err(())");
+}
+
+#[derive(Debug, Deserialize)]
+#[allow(dead_code)]
+enum Shape {
+    Dot,
+    Circle(u32),
+    Rect { w: u32, h: u32 },
+}
+
+#[derive(Debug, Deserialize)]
+#[allow(dead_code)]
+struct Inner {
+    a: i64,
+    #[serde(default)]
+    b: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[allow(dead_code)]
+struct Outer {
+    inner: Inner,
+    tags: BTreeMap<String, String>,
+    shape: Shape,
+}
+
+#[test]
+fn nested_objects_and_variants_are_serde_jsons() {
+    let texts = [
+        r#"{"a":1}"#,
+        r#"{"a":1,"b":"x"}"#,
+        r#"{"b":"x","a":1}"#,
+        r#"{"a":1,"a":2}"#,
+        r#"{"a\u0062":1}"#,
+        r#"{"a":1,"b":"x\ny"}"#,
+        r#"{"a":1,"c":[1,{"d":2}]}"#,
+        r#"{ "a" : 1 , "b" : null }"#,
+        r#"[1,"x"]"#,
+        "[1]",
+        "{}",
+        r#"{"k":"v"}"#,
+        r#"{"k":1}"#,
+        r#"{"k\"":"v"}"#,
+        r#"{"é":"ü"}"#,
+        r#""Dot""#,
+        r#""Circle""#,
+        r#""Rect""#,
+        r#""D\u006ft""#,
+        r#"{"Circle":3}"#,
+        r#"{"Rect":{"w":1,"h":2}}"#,
+        r#"{"Dot":null}"#,
+        r#""Nope""#,
+        "3",
+        "null",
+        r#"{"inner":{"a":1},"tags":{"x":"y"},"shape":"Dot"}"#,
+        r#"{"inner":{"a":1,"b":null},"tags":{},"shape":{"Rect":{"w":1,"h":2}}}"#,
+        r#"{"inner":[2],"tags":{"x":"y","x":"z"},"shape":"Circle"}"#,
+        r#"{"inner":{"a":1},"tags":{"x":2},"shape":"Dot"}"#,
+    ];
+    agree!(
+        texts,
+        Inner,
+        Option<Inner>,
+        BTreeMap<String, String>,
+        BTreeMap<String, serde_json::Value>,
+        Shape,
+        Outer,
+    );
 }

@@ -7,6 +7,7 @@
 //! `structuredContent` and as its text copy; a [`Summarized`] one has a summary for the model
 //! in place of the copy (`summary`).
 
+mod copy;
 pub(crate) mod structured;
 
 use std::borrow::Cow;
@@ -289,12 +290,13 @@ pub struct Json<T>(pub T);
 
 impl<T: Serialize + JsonSchema> IntoToolResult for Json<T> {
     fn into_tool_result(self) -> ToolResult {
-        // Serialized once: the text copy is the structured content's own text. Wrapping a
-        // non-object value as `{"result": …}` is decided once per tool from its output
-        // schema, by the dispatcher; here the value is given as it is.
-        match Structured::new(&self.0) {
-            Ok(structured) => ToolResult {
-                content: vec![Content::text(structured.get())],
+        // Serialized once: the text copy is the structured content's own text, written
+        // escaped beside it for the response. Wrapping a non-object value as
+        // `{"result": …}` is decided once per tool from its output schema, by the
+        // dispatcher; here the value is given as it is.
+        match Structured::with_copy(&self.0) {
+            Ok((structured, json)) => ToolResult {
+                content: vec![Content::text(json)],
                 structured_content: Some(structured),
                 ..ToolResult::default()
             },

@@ -6,7 +6,6 @@ use crate::protocol::wire::{
     Implementation, ResultMeta, StatelessCallToolResult, UnstructuredCallToolResult,
 };
 use crate::protocol::{ProtocolVersion, jsonrpc};
-use crate::tool::result::structured::Structured;
 
 impl ToolResult {
     /// The response to request `id` carrying this result, as a client of `version` reads it: in
@@ -38,6 +37,10 @@ impl ToolResult {
         if self.meta.is_some() || !version.has_structured() {
             return None;
         }
+        let meta = version.is_stateless().then(|| info.result_meta().get());
+        if let Some(text) = self.respond_copy(id, meta) {
+            return Some(text);
+        }
         let mut size = 96 + id.len();
         for block in &self.content {
             match block {
@@ -48,7 +51,6 @@ impl ToolResult {
                 _ => return None,
             }
         }
-        let meta = version.is_stateless().then(|| info.result_meta().get());
         size += self
             .structured_content
             .as_ref()
@@ -83,6 +85,39 @@ impl ToolResult {
         String::from_utf8(out).ok()
     }
 
+    /// [`ToolResult::respond_plain`] for a `Json<T>` result as it came: one text block that
+    /// is the structured content's text, whose escaped form was written beside it (see
+    /// `Structured::with_copy`), so nothing is escaped or checked here. `None` for any other
+    /// (a block changed since, or another one added, or structured content replaced).
+    fn respond_copy(&self, id: &str, meta: Option<&str>) -> Option<String> {
+        let structured = self.structured_content.as_ref()?;
+        let escaped = structured.escaped()?;
+        let [Content::Text(block)] = &self.content[..] else {
+            return None;
+        };
+        let json = structured.get();
+        if block.annotations.is_some() || block.meta.is_some() || block.text != json {
+            return None;
+        }
+        let meta_len = meta.map_or(0, str::len);
+        let mut out = String::with_capacity(128 + id.len() + escaped.len() + json.len() + meta_len);
+        out.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+        out.push_str(id);
+        out.push_str(",\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"");
+        out.push_str(escaped);
+        out.push_str("\"}],\"structuredContent\":");
+        out.push_str(json);
+        if self.is_error {
+            out.push_str(",\"isError\":true");
+        }
+        if let Some(meta) = meta {
+            out.push_str(",\"resultType\":\"complete\",\"_meta\":");
+            out.push_str(meta);
+        }
+        out.push_str("}}");
+        Some(out)
+    }
+
     /// [`ToolResult::respond`] through serde: any result, to a client of any version.
     fn respond_serialized(
         &self,
@@ -96,7 +131,7 @@ impl ToolResult {
                 id,
                 &StatelessCallToolResult {
                     content: &self.content,
-                    structured_content: self.structured_content.as_ref().map(Structured::raw),
+                    structured_content: self.structured_content.as_ref().and_then(|s| s.raw().ok()),
                     is_error: self.is_error,
                     result_type: "complete",
                     meta: ResultMeta {
@@ -194,6 +229,17 @@ mod tests {
                 ..ToolResult::default()
             },
             Json(json!({"id": "x\"y"})).into_tool_result(),
+            Json(json!({"a\\": ["\n\u{1}é", 1.5, null, {"b": true}]})).into_tool_result(),
+            ToolResult {
+                is_error: true,
+                ..Json(json!({"id": 2})).into_tool_result()
+            },
+            // A copy's block changed after the call: the text is the block's.
+            changed_copy(),
+            ToolResult {
+                structured_content: Some(json!({"id": 3}).into()),
+                ..Json(json!({"id": 3})).into_tool_result()
+            },
             ToolResult {
                 structured_content: Some(json!({"n": 1}).into()),
                 is_error: true,
@@ -221,9 +267,29 @@ mod tests {
             }
         }
         assert_eq!(
-            plain, 12,
-            "the first six results, in the two shapes with structured content"
+            plain, 20,
+            "the first ten results, in the two shapes with structured content"
         );
+    }
+
+    /// A `Json` result whose text block was changed after it was made (as middleware may).
+    fn changed_copy() -> ToolResult {
+        let mut result = Json(json!({"id": "x"})).into_tool_result();
+        result.content = vec![Content::text("{\"id\":\"y\"}")];
+        result
+    }
+
+    #[test]
+    fn a_changed_copy_is_written_as_it_now_is() {
+        let result = changed_copy();
+        let text = result.respond(
+            "1",
+            ProtocolVersion::V2025_11_25,
+            &Implementation::default(),
+        );
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["result"]["content"][0]["text"], "{\"id\":\"y\"}");
+        assert_eq!(v["result"]["structuredContent"], json!({"id": "x"}));
     }
 
     #[test]

@@ -81,6 +81,7 @@ struct Running {
 }
 
 /// What one poll of the tool came to.
+#[allow(clippy::large_enum_variant)] // one per poll, on the stack: boxing the result would cost a call an allocation
 enum Polled {
     Pending,
     Finished(Result<ToolResult, Box<dyn Any + Send>>),

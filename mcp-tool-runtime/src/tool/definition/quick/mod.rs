@@ -24,7 +24,7 @@ use crate::tool::definition::integers;
 
 pub(crate) use build::Refusal;
 pub(crate) use explain::{Failure, Kind, Token};
-pub(crate) use raw::{Integer, Member, Members, integer};
+pub(crate) use raw::{Integer, Member, Members, integer, members_of};
 
 /// How many schema parts one check may enter before it stops ([`TooDeep`]). A schema whose
 /// references loop at one value is refused when built, so only a deep value reaches it.

@@ -18,7 +18,7 @@ use super::{
     ARRAY, BOOLEAN, INTEGER, Instance, NULL, NUMBER, OBJECT, Quick, Rules, STRING, TooDeep, Walk,
     email, is_integer, number_rules, string_rules, values,
 };
-use crate::protocol::walk::{Items, Object};
+use crate::protocol::walk::Items;
 use crate::tool::definition::integers;
 
 /// How deep arrays and objects may nest in text read so (serde_json's own limit is 128).
@@ -36,26 +36,42 @@ const FEW: usize = 8;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Member {
     key: (u32, u32),
+    /// The value's start, and its end with [`UNESCAPED`] added when the value is a string
+    /// with no escape (found so when it was listed).
     value: (u32, u32),
 }
 
+/// A [`Member`]'s value is a string with no escape: a bit of its end's place (a text read so
+/// is shorter).
+const UNESCAPED: u32 = 1 << 31;
+
 impl Member {
     /// The key's text, out of the object's `text`.
+    #[inline]
     pub(crate) fn key<'a>(&self, text: &'a [u8]) -> Option<&'a [u8]> {
         text.get(self.key.0 as usize..self.key.1 as usize)
     }
 
     /// The value's text, out of the object's `text`.
+    #[inline]
     pub(crate) fn value<'a>(&self, text: &'a [u8]) -> Option<&'a [u8]> {
-        text.get(self.value.0 as usize..self.value.1 as usize)
+        text.get(self.value.0 as usize..(self.value.1 & !UNESCAPED) as usize)
     }
 
-    pub(super) fn key_str<'a>(&self, text: &'a str) -> Option<&'a str> {
+    /// Whether the value is a string with no escape.
+    #[inline]
+    pub(super) fn unescaped(&self) -> bool {
+        self.value.1 & UNESCAPED != 0
+    }
+
+    #[inline]
+    pub(crate) fn key_str<'a>(&self, text: &'a str) -> Option<&'a str> {
         text.get(self.key.0 as usize..self.key.1 as usize)
     }
 
-    pub(super) fn value_str<'a>(&self, text: &'a str) -> Option<&'a str> {
-        text.get(self.value.0 as usize..self.value.1 as usize)
+    #[inline]
+    pub(crate) fn value_str<'a>(&self, text: &'a str) -> Option<&'a str> {
+        text.get(self.value.0 as usize..(self.value.1 & !UNESCAPED) as usize)
     }
 }
 
@@ -66,6 +82,10 @@ pub(crate) struct Members {
     few: [Member; FEW],
     len: usize,
     more: Vec<Member>,
+    /// The members of the first member whose value is an object, and that member's place,
+    /// when they were listed with the object's ([`Quick::valid_text`]): in places of the
+    /// same text, so that the object is walked once, and read member by member.
+    inner: Option<(usize, Box<Members>)>,
 }
 
 impl Members {
@@ -85,6 +105,16 @@ impl Members {
     fn clear(&mut self) {
         self.len = 0;
         self.more.clear();
+        self.inner = None;
+    }
+
+    /// The members of the value of the member at place `at`, an object, when they were
+    /// listed with these (in places of the same text).
+    pub(crate) fn inner(&self, at: usize) -> Option<&Members> {
+        match &self.inner {
+            Some((place, members)) if *place == at => Some(members),
+            _ => None,
+        }
     }
 
     /// The members, in their order.
@@ -111,6 +141,12 @@ impl Members {
     }
 }
 
+/// The members of an object's valid JSON text, in their order, into `members`: `false` when
+/// a key has an escape (or the text is not an object's).
+pub(crate) fn members_of(text: &[u8], members: &mut Members) -> bool {
+    list(text, members).is_ok()
+}
+
 impl Quick {
     /// Whether `text`, an object's JSON text (a slice of text serde_json has read), is
     /// certainly valid and plain (see the module's documentation): `false` when it is not,
@@ -124,18 +160,21 @@ impl Quick {
         if !self.complete {
             return None;
         }
-        list(text, members).ok()?;
+        let bytes = text.as_bytes();
+        list_at(bytes, space(bytes, 0), members, true).ok()?;
         if members.len() > MEMBERS {
             return None;
         }
-        let bytes = text.as_bytes();
         let listed = members.as_slice();
+        distinct(bytes, listed).ok()?;
         for (at, member) in listed.iter().enumerate() {
-            let key = member.key(bytes);
-            if listed[..at].iter().any(|other| other.key(bytes) == key) {
-                return None;
+            if member.unescaped() {
+                continue;
             }
-            plain(member.value_str(text)?, 1).ok()?;
+            match members.inner(at) {
+                Some(inner) => plain_members(text, inner, 1).ok()?,
+                None => plain(member.value_str(text)?, 1).ok()?,
+            }
         }
         let walk = Walk {
             parts: &self.parts,
@@ -146,7 +185,8 @@ impl Quick {
     }
 }
 
-/// An object's text and its members, found already.
+/// An object's text and its members, found already (in places of that text).
+#[derive(Clone, Copy)]
 struct Listed<'a> {
     text: &'a str,
     members: &'a Members,
@@ -171,12 +211,42 @@ impl Instance for Listed<'_> {
     }
 }
 
-/// A value's text: exactly its text, with no whitespace around it.
-struct Text<'a>(&'a str);
+/// A value's text: exactly its text, with no whitespace around it; `unescaped` when it is
+/// known to be a string with no escape, `inner` when it is an object whose members were
+/// found already.
+struct Text<'a> {
+    text: &'a str,
+    unescaped: bool,
+    inner: Option<Listed<'a>>,
+}
+
+impl<'a> Text<'a> {
+    /// A value's text, not looked into yet.
+    fn of(text: &'a str) -> Text<'a> {
+        Text {
+            text,
+            unescaped: false,
+            inner: None,
+        }
+    }
+
+    /// The string the text is, its escapes undone (the text between its quotes when it has
+    /// none).
+    fn string(&self) -> Result<Cow<'a, str>, TooDeep> {
+        match self.unescaped {
+            true => self
+                .text
+                .get(1..self.text.len().saturating_sub(1))
+                .map(Cow::Borrowed)
+                .ok_or(TooDeep),
+            false => string(self.text),
+        }
+    }
+}
 
 impl Instance for Text<'_> {
     fn own(&self, walk: &Walk<'_>, rules: &Rules, depth: u32) -> Result<bool, TooDeep> {
-        let text = self.0;
+        let text = self.text;
         let (bit, number) = match text.as_bytes().first() {
             Some(b'n') => (NULL, None),
             Some(b't' | b'f') => (BOOLEAN, None),
@@ -197,11 +267,8 @@ impl Instance for Text<'_> {
                 return Ok(false);
             }
         }
-        if rules.valued {
-            let value: Value = serde_json::from_str(text).map_err(|_| TooDeep)?;
-            if !values(rules, &value) {
-                return Ok(false);
-            }
+        if rules.valued && !text_values(rules, self, bit, number.as_ref())? {
+            return Ok(false);
         }
         Ok(match (bit, number) {
             (_, Some(n)) => number_rules(rules, &n),
@@ -209,23 +276,26 @@ impl Instance for Text<'_> {
                 if rules.min_length.is_none() && rules.max_length.is_none() && !rules.email {
                     true
                 } else {
-                    let s = string(text)?;
+                    let s = self.string()?;
                     string_rules(rules, &s) && (!rules.email || email::valid(&s))
                 }
             }
             (ARRAY, _) => walk.array_text(rules, text, depth)?,
-            (OBJECT, _) => {
-                let mut members = Members::default();
-                list(text, &mut members)?;
-                walk.object_text(
-                    rules,
-                    &Listed {
-                        text,
-                        members: &members,
-                    },
-                    depth,
-                )?
-            }
+            (OBJECT, _) => match &self.inner {
+                Some(listed) => walk.object_text(rules, listed, depth)?,
+                None => {
+                    let mut members = Members::default();
+                    list(text.as_bytes(), &mut members)?;
+                    walk.object_text(
+                        rules,
+                        &Listed {
+                            text,
+                            members: &members,
+                        },
+                        depth,
+                    )?
+                }
+            },
             _ => true,
         })
     }
@@ -234,6 +304,34 @@ impl Instance for Text<'_> {
     fn elsewhere(&self, _: &Walk<'_>, _: usize) -> Result<bool, TooDeep> {
         Err(TooDeep)
     }
+}
+
+/// `const` and `enum` on a value's text (of type `bit`; `number` if it is one): a string,
+/// a number or a literal is compared as the value it is, without building one; an array or
+/// an object is read as a `Value`.
+#[inline(never)]
+fn text_values(
+    rules: &Rules,
+    text: &Text<'_>,
+    bit: u8,
+    number: Option<&Number>,
+) -> Result<bool, TooDeep> {
+    let value = match (bit, number) {
+        (STRING, _) => {
+            let s = text.string()?;
+            let is = |v: &Value| v.as_str() == Some(&*s);
+            return Ok(rules.constant.as_ref().is_none_or(is)
+                && rules
+                    .one_of_values
+                    .as_ref()
+                    .is_none_or(|vs| vs.iter().any(is)));
+        }
+        (_, Some(n)) => Value::Number(n.clone()),
+        (NULL, _) => Value::Null,
+        (BOOLEAN, _) => Value::Bool(text.text == "true"),
+        _ => serde_json::from_str(text.text).map_err(|_| TooDeep)?,
+    };
+    Ok(values(rules, &value))
 }
 
 impl Walk<'_> {
@@ -251,7 +349,7 @@ impl Walk<'_> {
         if let Some(part) = rules.items {
             let mut items = Items::of(text).ok_or(TooDeep)?;
             for item in items.by_ref() {
-                if !self.valid(part, &Text(item), depth)? {
+                if !self.valid(part, &Text::of(item), depth)? {
                     return Ok(false);
                 }
             }
@@ -281,13 +379,17 @@ impl Walk<'_> {
             }
         }
         let (mut seen, mut next) = (0_u64, 0);
-        for member in members.iter() {
+        for (at, member) in members.iter().enumerate() {
             let name = member.key_str(text).ok_or(TooDeep)?;
             let Some(part) = rules.part_of(name, &mut seen, &mut next) else {
                 continue;
             };
-            let value = member.value_str(text).ok_or(TooDeep)?;
-            if !self.valid(part, &Text(value), depth)? {
+            let value = Text {
+                text: member.value_str(text).ok_or(TooDeep)?,
+                unescaped: member.unescaped(),
+                inner: members.inner(at).map(|members| Listed { text, members }),
+            };
+            if !self.valid(part, &value, depth)? {
                 return Ok(false);
             }
         }
@@ -300,25 +402,36 @@ impl Walk<'_> {
 /// first byte that cannot be in one, an array or object at its matching bracket, strings
 /// skipped), into `members`; `Err` on a key with an escape, or on text that does not read
 /// so.
-pub(super) fn list(text: &str, members: &mut Members) -> Result<(), TooDeep> {
+pub(super) fn list(bytes: &[u8], members: &mut Members) -> Result<(), TooDeep> {
+    list_at(bytes, space(bytes, 0), members, false).map(drop)
+}
+
+/// [`list`] of the object at `at` in `bytes`, its members' places those of `bytes`; with
+/// `inner`, the members of the first member whose value is an object too
+/// ([`Members::inner`]). The end of the object.
+fn list_at(
+    bytes: &[u8],
+    mut at: usize,
+    members: &mut Members,
+    inner: bool,
+) -> Result<usize, TooDeep> {
     members.clear();
-    let bytes = text.as_bytes();
-    if u32::try_from(bytes.len()).is_err() {
+    if bytes.len() >= UNESCAPED as usize {
         return Err(TooDeep);
     }
-    let mut at = space(bytes, 0);
     if bytes.get(at) != Some(&b'{') {
         return Err(TooDeep);
     }
     at = space(bytes, at + 1);
     if bytes.get(at) == Some(&b'}') {
-        return Ok(());
+        return Ok(at + 1);
     }
     loop {
         if bytes.get(at) != Some(&b'"') {
             return Err(TooDeep);
         }
         let key = at + 1;
+        // Keys are short: looked through a byte at a time.
         let close = bytes
             .get(key..)
             .and_then(|rest| rest.iter().position(|&b| b == b'"' || b == b'\\'))
@@ -332,17 +445,30 @@ pub(super) fn list(text: &str, members: &mut Members) -> Result<(), TooDeep> {
             return Err(TooDeep);
         }
         let start = space(bytes, at + 1);
-        let end = value_end(bytes, start)?;
-        // Within `text`, whose length fits a `u32`.
+        let (end, unescaped) = match bytes.get(start) {
+            Some(b'"') => {
+                let (close, escaped) = string_close(bytes, start + 1)?;
+                (close + 1, !escaped)
+            }
+            Some(b'{') if inner && members.inner.is_none() => {
+                let mut listed = Box::<Members>::default();
+                let end = list_at(bytes, start, &mut listed, false)?;
+                members.inner = Some((members.len(), listed));
+                (end, false)
+            }
+            _ => (value_end(bytes, start)?, false),
+        };
+        // Within `text`, shorter than `UNESCAPED`.
         let place = |at: usize| at as u32;
+        let flag = if unescaped { UNESCAPED } else { 0 };
         members.push(Member {
             key: (place(key), place(close)),
-            value: (place(start), place(end)),
+            value: (place(start), place(end) | flag),
         });
         at = space(bytes, end);
         match bytes.get(at) {
             Some(b',') => at = space(bytes, at + 1),
-            Some(b'}') => return Ok(()),
+            Some(b'}') => return Ok(at + 1),
             _ => return Err(TooDeep),
         }
     }
@@ -393,18 +519,59 @@ fn value_end(bytes: &[u8], at: usize) -> Result<usize, TooDeep> {
 }
 
 /// The closing quote of the string whose text starts at `at`, in valid JSON text.
-fn string_end(bytes: &[u8], mut at: usize) -> Result<usize, TooDeep> {
+fn string_end(bytes: &[u8], at: usize) -> Result<usize, TooDeep> {
+    string_close(bytes, at).map(|(close, _)| close)
+}
+
+/// The closing quote of the string whose text starts at `at`, in valid JSON text, and
+/// whether the string has an escape.
+fn string_close(bytes: &[u8], mut at: usize) -> Result<(usize, bool), TooDeep> {
+    let mut escaped = false;
     loop {
-        let rest = bytes.get(at..).ok_or(TooDeep)?;
-        at += rest
-            .iter()
-            .position(|&b| b == b'"' || b == b'\\')
-            .ok_or(TooDeep)?;
+        at = quote_or_backslash(bytes, at).ok_or(TooDeep)?;
         match bytes.get(at) {
-            Some(b'"') => return Ok(at),
-            _ => at += 2,
+            Some(b'"') => return Ok((at, escaped)),
+            _ => (at, escaped) = (at + 2, true),
         }
     }
+}
+
+/// The place of the first `"` or `\` at or after `at`: eight bytes at a time, each word
+/// tested for either byte at once (a byte equal to it is a zero in the word xor its byte
+/// repeated; the lowest zero byte is found exactly).
+pub(super) fn quote_or_backslash(bytes: &[u8], at: usize) -> Option<usize> {
+    const ONES: u64 = u64::from_ne_bytes([1; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    const QUOTES: u64 = u64::from_ne_bytes([b'"'; 8]);
+    const BACKSLASHES: u64 = u64::from_ne_bytes([b'\\'; 8]);
+    let zero = |w: u64| w.wrapping_sub(ONES) & !w & HIGHS;
+    let rest = bytes.get(at..)?;
+    let mut words = rest.chunks_exact(8);
+    let mut done = at;
+    for word in words.by_ref() {
+        let w = u64::from_le_bytes(word.try_into().ok()?);
+        let found = zero(w ^ QUOTES) | zero(w ^ BACKSLASHES);
+        if found != 0 {
+            return Some(done + (found.trailing_zeros() / 8) as usize);
+        }
+        done += 8;
+    }
+    words
+        .remainder()
+        .iter()
+        .position(|&b| b == b'"' || b == b'\\')
+        .map(|n| done + n)
+}
+
+/// Whether the keys of `listed` (members of `bytes`) are distinct: `Err` on one given twice.
+fn distinct(bytes: &[u8], listed: &[Member]) -> Result<(), TooDeep> {
+    for (at, member) in listed.iter().enumerate() {
+        let key = member.key(bytes);
+        if listed[..at].iter().any(|other| other.key(bytes) == key) {
+            return Err(TooDeep);
+        }
+    }
+    Ok(())
 }
 
 /// A number's text as serde_json reads it into a `Value`: a plain run of digits (at most
@@ -464,6 +631,19 @@ fn string(text: &str) -> Result<Cow<'_, str>, TooDeep> {
         .map_err(|_| TooDeep)
 }
 
+/// [`plain`] of an object (at `depth`) whose `members` (in places of `text`) are found: its
+/// keys distinct and at most [`MEMBERS`], its values plain.
+fn plain_members(text: &str, members: &Members, depth: u32) -> Result<(), TooDeep> {
+    if members.len() > MEMBERS {
+        return Err(TooDeep);
+    }
+    distinct(text.as_bytes(), members.as_slice())?;
+    for member in members.iter().filter(|m| !m.unescaped()) {
+        plain(member.value_str(text).ok_or(TooDeep)?, depth + 1)?;
+    }
+    Ok(())
+}
+
 /// Checks that reading `text`'s parts on their own gives what reading it whole as a `Value`
 /// gives, at every depth: `Err` on a key with an escape or given twice, a float with no
 /// fraction, a string serde_json refuses, nesting deeper than [`DEPTH`].
@@ -473,18 +653,9 @@ fn plain(text: &str, depth: u32) -> Result<(), TooDeep> {
             if depth >= DEPTH {
                 return Err(TooDeep);
             }
-            let mut walk = Object::line(text).ok_or(TooDeep)?;
-            let mut seen = Keys::default();
-            while let Some(key) = walk.key() {
-                if key.escaped || !seen.first(key.text)? {
-                    return Err(TooDeep);
-                }
-                plain(walk.value().ok_or(TooDeep)?.get(), depth + 1)?;
-            }
-            match walk.broken() {
-                true => Err(TooDeep),
-                false => Ok(()),
-            }
+            let mut members = Members::default();
+            list(text.as_bytes(), &mut members)?;
+            plain_members(text, &members, depth)
         }
         Some(b'[') => {
             if depth >= DEPTH {
@@ -511,33 +682,5 @@ fn plain(text: &str, depth: u32) -> Result<(), TooDeep> {
             }
         }
         None => Err(TooDeep),
-    }
-}
-
-/// The keys of one object seen so far: the first eight kept in place (no allocation for
-/// the objects calls have), the rest in a list.
-#[derive(Default)]
-struct Keys<'a> {
-    few: [&'a str; 8],
-    len: usize,
-    more: Vec<&'a str>,
-}
-
-impl<'a> Keys<'a> {
-    /// Adds `key`: `Ok(false)` if it was seen already, `Err` past [`MEMBERS`] keys.
-    fn first(&mut self, key: &'a str) -> Result<bool, TooDeep> {
-        let few = &self.few[..self.len.min(8)];
-        if few.contains(&key) || self.more.contains(&key) {
-            return Ok(false);
-        }
-        if self.len >= MEMBERS {
-            return Err(TooDeep);
-        }
-        match self.few.get_mut(self.len) {
-            Some(slot) => *slot = key,
-            None => self.more.push(key),
-        }
-        self.len += 1;
-        Ok(true)
     }
 }

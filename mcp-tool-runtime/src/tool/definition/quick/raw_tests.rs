@@ -226,11 +226,14 @@ fn members_are_listed_as_serde_json_reads_them() {
     ] {
         let expected: serde_json::Map<String, Value> = serde_json::from_str(text).unwrap();
         let mut members = super::Members::default();
-        super::raw::list(text, &mut members).expect("listed");
+        super::raw::list(text.as_bytes(), &mut members).expect("listed");
         assert_eq!(members.len(), expected.len(), "{text}");
         assert_eq!(members.iter().count(), expected.len(), "{text}");
         for (at, member) in members.iter().enumerate() {
             assert_eq!(members.get(at), Some(member));
+            let value = member.value_str(text).unwrap();
+            let unescaped = value.starts_with('"') && !value.contains('\\');
+            assert_eq!(member.unescaped(), unescaped, "{value} in {text}");
             let value: Value = serde_json::from_str(member.value_str(text).unwrap()).unwrap();
             assert_eq!(expected[member.key_str(text).unwrap()], value, "{text}");
         }
@@ -244,7 +247,7 @@ fn members_are_listed_as_serde_json_reads_them() {
         r#"{"a" 1}"#,
     ] {
         assert!(
-            super::raw::list(text, &mut super::Members::default()).is_err(),
+            super::raw::list(text.as_bytes(), &mut super::Members::default()).is_err(),
             "{text}"
         );
     }
@@ -271,5 +274,174 @@ fn numbers_are_read_as_serde_json_reads_them() {
         let json: serde_json::Number = serde_json::from_str(text).unwrap();
         assert_eq!(number, json, "{text}");
         assert_eq!(number.is_f64(), json.is_f64(), "{text}");
+    }
+}
+
+#[test]
+fn values_on_text_are_the_values_verdicts() {
+    let quick = quick(&json!({
+        "type": "object",
+        "properties": {
+            "e": {"enum": ["a", 1, null, true, [1], {"k": "v"}, "\u{e4}", 2.5, "\"", -3]},
+            "c": {"const": "x"},
+            "n": {"const": 1},
+            "r": {"allOf": [{"type": "string", "enum": ["user", "admin", "moderator"]}]}
+        }
+    }));
+    let mut valid = 0;
+    for member in [
+        r#""e":"a""#,
+        r#""e":"b""#,
+        r#""e":"A""#,
+        r#""e":1"#,
+        r#""e":2"#,
+        r#""e":2.5"#,
+        r#""e":-3"#,
+        r#""e":3"#,
+        r#""e":null"#,
+        r#""e":true"#,
+        r#""e":false"#,
+        r#""e":[1]"#,
+        r#""e":[2]"#,
+        r#""e":{"k":"v"}"#,
+        r#""e":{"k":"w"}"#,
+        r#""e":"ä""#,
+        r#""e":"\u00e4""#,
+        r#""e":"\"""#,
+        r#""e":"1""#,
+        r#""c":"x""#,
+        r#""c":"\u0078""#,
+        r#""c":"y""#,
+        r#""c":"x ""#,
+        r#""n":1"#,
+        r#""n":2"#,
+        r#""n":"1""#,
+        r#""r":"admin""#,
+        r#""r":"moderator""#,
+        r#""r":"admins""#,
+        r#""r":"""#,
+        r#""r":null"#,
+    ] {
+        let text = format!("{{{member}}}");
+        let here = quick._valid(&text);
+        valid += usize::from(here);
+        assert_eq!(Some(here), value_verdict(&quick, &text), "{text}");
+    }
+    assert_eq!(valid, 16);
+}
+
+#[test]
+fn quotes_and_backslashes_are_found_eight_bytes_at_a_time() {
+    let naive = |bytes: &[u8], at: usize| {
+        bytes
+            .get(at..)?
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\')
+            .map(|n| at + n)
+    };
+    for len in 0..40 {
+        for special in [None, Some(b'"'), Some(b'\\')] {
+            for place in 0..len.max(1) {
+                // Bytes near both (`!`, `#`, `[`, `]`) and high ones, which a word's
+                // arithmetic could mistake for them.
+                let mut bytes: Vec<u8> = (0..len)
+                    .map(|i| [b'!', b'#', b'[', b']', 0x80, 0xa2, 0xdc, b'a'][i % 8])
+                    .collect();
+                if let (Some(b), Some(slot)) = (special, bytes.get_mut(place)) {
+                    *slot = b;
+                }
+                for at in 0..=len + 1 {
+                    assert_eq!(
+                        super::raw::quote_or_backslash(&bytes, at),
+                        naive(&bytes, at),
+                        "{bytes:?} from {at}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn names_alike_are_told_apart() {
+    // Names alike (of one length, first and last byte), and many names.
+    let alike = quick(&json!({
+        "type": "object",
+        "properties": {"axb": {"type": "string"}, "ayb": {"type": "integer"}, "b": {"type": "null"}},
+        "additionalProperties": false
+    }));
+    let many: serde_json::Map<String, Value> = (0..20)
+        .map(|i| (format!("p{i}"), json!({"type": "integer", "maximum": i})))
+        .collect();
+    let many = quick(&json!({"type": "object", "properties": many, "additionalProperties": false}));
+    for (quick, text, valid) in [
+        (&alike, r#"{"axb":"s","ayb":1,"b":null}"#, true),
+        (&alike, r#"{"ayb":1,"axb":"s"}"#, true),
+        (&alike, r#"{"axb":1}"#, false),
+        (&alike, r#"{"ayb":"s"}"#, false),
+        (&alike, r#"{"azb":"s"}"#, false),
+        (&alike, r#"{"b":1}"#, false),
+        (&many, r#"{"p3":3,"p19":19,"p0":0}"#, true),
+        (&many, r#"{"p3":4}"#, false),
+        (&many, r#"{"p20":0}"#, false),
+    ] {
+        assert_eq!(quick._valid(text), valid, "{text}");
+        assert_eq!(value_verdict(quick, text), Some(valid), "{text}");
+    }
+}
+
+#[test]
+fn an_object_member_is_listed_with_the_arguments() {
+    let any = quick(&json!({}));
+    for text in [
+        r#"{"a":1,"m":{"k":"v","j":[1,{"x":2}]},"n":{"z":1}}"#,
+        r#"{ "m" : { } , "b" : "x" }"#,
+        r#"{"a":[{"k":1}],"m":{"k":{"l":null}}}"#,
+    ] {
+        let mut members = super::Members::default();
+        assert!(any.valid_text(text, &mut members), "{text}");
+        let at = members
+            .iter()
+            .position(|m| m.key_str(text) == Some("m"))
+            .expect("m");
+        let inner = members.inner(at).expect("m's members");
+        let value: Value =
+            serde_json::from_str(members.get(at).unwrap().value_str(text).unwrap()).unwrap();
+        let value = value.as_object().unwrap();
+        assert_eq!(inner.len(), value.len(), "{text}");
+        for member in inner.iter() {
+            let found: Value = serde_json::from_str(member.value_str(text).unwrap()).unwrap();
+            assert_eq!(value[member.key_str(text).unwrap()], found, "{text}");
+        }
+        // Only the first object member's are.
+        assert!(
+            (0..members.len())
+                .filter(|&at| members.inner(at).is_some())
+                .count()
+                == 1
+        );
+    }
+    // An inner object's key given twice, or with an escape, is left to the value.
+    for text in [
+        r#"{"m":{"k":1,"k":2}}"#,
+        r#"{"m":{"k\n":1}}"#,
+        r#"{"m":{"k":1.0}}"#,
+    ] {
+        assert!(!any._valid(text), "{text}");
+    }
+    // The rules of the inner object's part are checked on its members.
+    let typed = quick(&json!({
+        "type": "object",
+        "properties": {"m": {"type": "object", "additionalProperties": {"type": "string"}, "maxProperties": 2}}
+    }));
+    for (text, valid) in [
+        (r#"{"m":{"k":"v","j":"w"}}"#, true),
+        (r#"{"m":{"k":"v","j":1}}"#, false),
+        (r#"{"m":{"k":"v","j":"w","i":"x"}}"#, false),
+        (r#"{"m":null}"#, false),
+        (r#"{"m":{}}"#, true),
+    ] {
+        assert_eq!(typed._valid(text), valid, "{text}");
+        assert_eq!(value_verdict(&typed, text), Some(valid), "{text}");
     }
 }
