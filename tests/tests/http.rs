@@ -2559,6 +2559,69 @@ async fn a_connection_that_dribbles_its_head_is_closed() {
     task.abort();
 }
 
+/// Reads one bodiless answer's head from `stream` (as much as came with it).
+async fn read_head(stream: &mut tokio::net::TcpStream) -> String {
+    use tokio::io::AsyncReadExt;
+    let mut got = Vec::new();
+    while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+        let mut buf = [0u8; 1024];
+        let n = tokio::time::timeout(WAIT, stream.read(&mut buf))
+            .await
+            .expect("an answer")
+            .unwrap();
+        assert!(
+            n > 0,
+            "closed before an answer: {}",
+            String::from_utf8_lossy(&got)
+        );
+        got.extend_from_slice(&buf[..n]);
+    }
+    String::from_utf8_lossy(&got).into_owned()
+}
+
+#[tokio::test]
+async fn each_head_on_a_kept_connection_has_its_own_deadline() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let core = core(&["hello"]);
+    let mut config = HttpConfig::default();
+    config.header_timeout = Duration::from_millis(400);
+    let (port, task) = serve_real(&core, config).await;
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
+    let ask = b"GET /nothing-here HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    // Heads that come in time, past the first head's deadline: the connection stays.
+    for _ in 0..3 {
+        stream.write_all(ask).await.unwrap();
+        let head = read_head(&mut stream).await;
+        assert!(head.starts_with("HTTP/1.1 404"), "{head}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // A head that never ends is cut off at its own deadline: 400 ms after the last answer,
+    // not at an earlier head's.
+    stream.write_all(ask).await.unwrap();
+    read_head(&mut stream).await;
+    let answered = Instant::now();
+    stream
+        .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        .await
+        .unwrap();
+    let mut rest = Vec::new();
+    let read = tokio::time::timeout(WAIT, stream.read_to_end(&mut rest)).await;
+    assert!(read.is_ok(), "the connection stayed open");
+    let waited = answered.elapsed();
+    assert!(
+        waited >= Duration::from_millis(300),
+        "cut off after {waited:?}"
+    );
+    let text = String::from_utf8_lossy(&rest);
+    assert!(
+        text.is_empty() || text.starts_with("HTTP/1.1 408"),
+        "{text}"
+    );
+    task.abort();
+}
+
 #[tokio::test]
 async fn connections_beyond_the_cap_wait_their_turn() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};

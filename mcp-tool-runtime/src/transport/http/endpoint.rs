@@ -28,7 +28,9 @@ use crate::transport::http::head::Source;
 pub(super) use crate::transport::http::head::{SESSION_HEADER, accepts_sse};
 use crate::transport::http::origin::check_origin;
 use crate::transport::http::refusal::{Refusal, refuse, rpc_error};
+use crate::transport::http::session_id::{SessionIds, new_session_id};
 use crate::transport::http::streams::resume::{self, Streams, Tap};
+use crate::transport::http::streams::sse::Held;
 
 /// One session of the HTTP transport: the protocol session and where its messages go.
 pub(super) struct HttpSession {
@@ -84,7 +86,7 @@ pub(super) struct Routes {
 pub(super) enum RequestRoute {
     /// Kept here until its POST handler takes them, right after the request is dispatched:
     /// a call answered at once (most are) is answered without a channel.
-    Held(Vec<Outgoing>),
+    Held(Held),
     /// The stream its POST handler answers from.
     Open(mpsc::UnboundedSender<Outgoing>),
 }
@@ -114,7 +116,8 @@ impl Routes {
 pub(super) struct Endpoint {
     pub(super) server: ServerHandle,
     pub(super) config: HttpConfig,
-    pub(super) sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
+    /// By id (hashed by [`SessionIds`]: every id in the map is random).
+    pub(super) sessions: Mutex<HashMap<String, Arc<HttpSession>, SessionIds>>,
     pub(super) shutting_down: AtomicBool,
     pub(super) shutdown: watch::Sender<bool>,
     /// The resumable SSE streams.
@@ -129,7 +132,7 @@ impl Endpoint {
         let endpoint = Arc::new(Endpoint {
             server,
             config: config.clone(),
-            sessions: Mutex::new(HashMap::new()),
+            sessions: Mutex::new(HashMap::default()),
             shutting_down: AtomicBool::new(false),
             shutdown,
             streams: Arc::new(Streams::new(config.event_store.clone(), config.sse_retry)),
@@ -591,14 +594,6 @@ pub(super) fn split_url(url: &str) -> (&str, &str) {
         Some(i) => url.split_at(after_scheme + i),
         None => (url, ""),
     }
-}
-
-/// 32 random bytes, hex: visible ASCII, unguessable. `None` without system randomness (a
-/// guessable id is never handed out).
-fn new_session_id() -> Option<String> {
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).ok()?;
-    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// Whether a session opened with `opened`'s credentials belongs to the principal of a

@@ -48,6 +48,7 @@ mod refusal;
 mod rest;
 mod router;
 mod serve;
+mod session_id;
 mod stateless;
 pub(crate) mod streams;
 

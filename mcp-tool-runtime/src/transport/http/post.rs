@@ -29,7 +29,7 @@ use crate::transport::http::head::{Head, SESSION_HEADER, Source, accepts_sse_val
 use crate::transport::http::refusal::{Refusal, refuse, rpc_error};
 use crate::transport::http::stateless::{sessionless_post, stateless_request};
 use crate::transport::http::streams::resume;
-use crate::transport::http::streams::sse::{self, Messages};
+use crate::transport::http::streams::sse::{self, Held, Messages};
 
 /// The protocol version a request's header names: `None` without the header, `Some(None)` for
 /// one no version of which is supported.
@@ -216,7 +216,8 @@ where
 }
 
 /// A body whole, or `Err` past `limit` bytes or when it breaks off. Read frame by frame: a
-/// body that comes in one frame (a small request's does) is that frame's bytes, not a copy.
+/// body that comes in one frame (a small request's does) is that frame's bytes, not a copy,
+/// and once its declared length came, no frame is asked for to learn that none follows.
 async fn body_bytes<B>(body: B, limit: usize) -> Result<Bytes, ()>
 where
     B: HttpBody<Data = Bytes>,
@@ -242,6 +243,9 @@ where
                 }
                 more.extend_from_slice(&data);
             }
+        }
+        if body.is_end_stream() {
+            break;
         }
     }
     Ok(match whole {
@@ -298,7 +302,7 @@ async fn session_post(
             );
         }
         Entry::Vacant(route) => {
-            route.insert(RequestRoute::Held(Vec::new()));
+            route.insert(RequestRoute::Held(Held::default()));
         }
     }
     // Granted what the request's own token grants: the session is its principal's, and a
@@ -338,9 +342,9 @@ fn messages_of(http: &HttpSession, id: &Arc<str>) -> Messages {
     let held = match routes.requests.remove(id) {
         Some(RequestRoute::Held(held)) => held,
         // The session ended (DELETE) as the request ran: its answer says so.
-        Some(RequestRoute::Open(_)) | None => return Messages::new(Vec::new(), None),
+        Some(RequestRoute::Open(_)) | None => return Messages::new(Held::default(), None),
     };
-    if held.last().is_some_and(|m| m.is_response) {
+    if held.ends_with_response() {
         return Messages::new(held, None);
     }
     let (tx, rx) = mpsc::unbounded_channel();

@@ -11,13 +11,15 @@ use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::response::Response;
-use futures_util::future::Either;
+use futures_util::FutureExt as _;
+use futures_util::future::{Either, NeverError};
 use hyper::body::Incoming;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
@@ -155,20 +157,28 @@ pub(super) struct Direct {
 /// same request to the same handler, after matching its path, boxing its body and going
 /// through three boxed services of its own. Served to hyper as its own service: one for the
 /// connection, called by reference (tower's adapter clones the service for each request).
-struct WithPeer {
+///
+/// The handler (`post`, the function `P` is) is a type parameter so that its future can be
+/// named: hyper keeps each request's future in one allocation of the connection's, where a
+/// boxed one would be allocated (a few kilobytes) and freed for every request.
+struct WithPeer<P> {
     router: Router,
     peer: Option<Peer>,
     trusted: Arc<TrustedProxies>,
     direct: Option<Direct>,
+    post: P,
 }
 
 type RouterFuture = <Router as tower_service::Service<axum::http::Request<Incoming>>>::Future;
-type PostFuture = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
 
-impl hyper::service::Service<axum::http::Request<Incoming>> for WithPeer {
+impl<P, F> hyper::service::Service<axum::http::Request<Incoming>> for WithPeer<P>
+where
+    P: Fn(Arc<Endpoint>, axum::http::Request<Incoming>, Option<Source>) -> F,
+    F: Future<Output = Response>,
+{
     type Response = Response;
     type Error = Infallible;
-    type Future = Either<RouterFuture, PostFuture>;
+    type Future = Either<RouterFuture, NeverError<F>>;
 
     fn call(&self, mut request: axum::http::Request<Incoming>) -> Self::Future {
         // Only a Unix socket's connections come without an address.
@@ -182,9 +192,7 @@ impl hyper::service::Service<axum::http::Request<Incoming>> for WithPeer {
         {
             // Marked by the handler, if it needs to know: most requests do not.
             let endpoint = direct.endpoint.clone();
-            return Either::Right(Box::pin(async move {
-                Ok(post(endpoint, request, Some(source)).await)
-            }));
+            return Either::Right((self.post)(endpoint, request, Some(source)).never_error());
         }
         source.mark(request.extensions_mut());
         // axum's router is always ready (its `poll_ready` returns at once): no readiness to
@@ -195,6 +203,86 @@ impl hyper::service::Service<axum::http::Request<Incoming>> for WithPeer {
         ))
     }
 }
+
+/// The clock hyper times a connection's request heads with (its `header_read_timeout`): one
+/// deadline per head, from when hyper starts waiting for it, as tokio's own timer gives; but
+/// one tokio timer for the whole connection, an alarm set once and moved only when it rings
+/// before the deadline of the head then awaited. A head that comes in time (most come within
+/// a millisecond) costs a look at the alarm, not a timer registered and taken out again.
+#[derive(Clone, Default)]
+struct HeadClock(Arc<Mutex<Alarm>>);
+
+/// A connection's one alarm.
+#[derive(Default)]
+struct Alarm {
+    /// The timer, once a head was awaited, and when it rings (not moved since).
+    timer: Option<(Pin<Box<tokio::time::Sleep>>, Instant)>,
+    /// Who the timer wakes (the connection's task).
+    wakes: Option<Waker>,
+}
+
+/// The deadline of one request's head.
+struct HeadDeadline {
+    alarm: Arc<Mutex<Alarm>>,
+    deadline: Instant,
+}
+
+impl hyper::rt::Timer for HeadClock {
+    fn sleep(&self, duration: Duration) -> Pin<Box<dyn hyper::rt::Sleep>> {
+        self.sleep_until(self.now() + duration)
+    }
+
+    fn sleep_until(&self, deadline: Instant) -> Pin<Box<dyn hyper::rt::Sleep>> {
+        Box::pin(HeadDeadline {
+            alarm: self.0.clone(),
+            deadline,
+        })
+    }
+
+    fn now(&self) -> Instant {
+        tokio::time::Instant::now().into_std()
+    }
+}
+
+impl Future for HeadDeadline {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let deadline = self.deadline;
+        let mut alarm = lock(&self.alarm);
+        let Alarm { timer, wakes } = &mut *alarm;
+        if let Some((sleep, rings)) = timer
+            && *rings <= deadline
+            && !sleep.is_elapsed()
+            && wakes.as_ref().is_some_and(|w| w.will_wake(cx.waker()))
+        {
+            // It will wake this task no later than the deadline: looked at again then.
+            return Poll::Pending;
+        }
+        loop {
+            let (sleep, rings) = timer.get_or_insert_with(|| {
+                (
+                    Box::pin(tokio::time::sleep_until(deadline.into())),
+                    deadline,
+                )
+            });
+            if sleep.is_elapsed() || *rings > deadline {
+                if tokio::time::Instant::now().into_std() >= deadline {
+                    return Poll::Ready(());
+                }
+                // Rung for an earlier head's deadline (or set for a later one): moved to this one.
+                sleep.as_mut().reset(deadline.into());
+                *rings = deadline;
+            }
+            if sleep.as_mut().poll(cx).is_pending() {
+                *wakes = Some(cx.waker().clone());
+                return Poll::Pending;
+            }
+        }
+    }
+}
+
+impl hyper::rt::Sleep for HeadDeadline {}
 
 /// Serves `router` on `listener` until `stop` says so; then stops accepting and waits (at most
 /// `grace`) for the connections to finish their requests.
@@ -207,7 +295,6 @@ pub(super) async fn accept_loop<L: Listen>(
 ) -> io::Result<()> {
     let mut http1 = hyper::server::conn::http1::Builder::new();
     http1
-        .timer(TokioTimer::new())
         .header_read_timeout(bounds.header_timeout)
         .keep_alive(true)
         // An answer's head and body go out in one write, the body copied after the head
@@ -295,8 +382,13 @@ pub(super) async fn accept_loop<L: Listen>(
             peer: peer.map(Peer),
             trusted: bounds.trusted.clone(),
             direct: direct.clone(),
+            post: post::<Incoming>,
         };
-        let connection = http1.serve_connection(io, service);
+        // Each connection its own clock for its heads' deadlines.
+        let connection = http1
+            .clone()
+            .timer(HeadClock::default())
+            .serve_connection(io, service);
         let connection = graceful.watch(connection);
         let served = async move {
             if let Err(e) = connection.await {

@@ -18,24 +18,56 @@ use crate::server::core::session::Outgoing;
 /// so that proxies keep it open and a client that left is noticed.
 pub(crate) const KEEP_ALIVE: Duration = Duration::from_secs(25);
 
+/// The messages of a request kept until its handler takes them: most often its response
+/// alone, kept without an allocation of its own.
+#[derive(Default)]
+pub(crate) struct Held {
+    first: Option<Outgoing>,
+    rest: Vec<Outgoing>,
+}
+
+impl Held {
+    /// Keeps `message` after those kept before.
+    pub(crate) fn push(&mut self, message: Outgoing) {
+        if self.first.is_none() {
+            self.first = Some(message);
+        } else {
+            self.rest.push(message);
+        }
+    }
+
+    /// Whether the last message kept is the response.
+    pub(crate) fn ends_with_response(&self) -> bool {
+        self.rest
+            .last()
+            .or(self.first.as_ref())
+            .is_some_and(|m| m.is_response)
+    }
+}
+
 /// The messages of one request's answer: those that came before its handler took them
 /// (often the response itself: then there is no channel), then whatever its channel brings.
 pub(crate) struct Messages {
+    first: Option<Outgoing>,
     held: std::vec::IntoIter<Outgoing>,
     rx: Option<mpsc::UnboundedReceiver<Outgoing>>,
 }
 
 impl Messages {
     /// `held`, then the messages `rx` brings (none without it).
-    pub(crate) fn new(held: Vec<Outgoing>, rx: Option<mpsc::UnboundedReceiver<Outgoing>>) -> Self {
+    pub(crate) fn new(held: Held, rx: Option<mpsc::UnboundedReceiver<Outgoing>>) -> Self {
         Messages {
-            held: held.into_iter(),
+            first: held.first,
+            held: held.rest.into_iter(),
             rx,
         }
     }
 
     /// The next message; `None` once they ended.
     pub(crate) async fn recv(&mut self) -> Option<Outgoing> {
+        if let Some(message) = self.first.take() {
+            return Some(message);
+        }
         if let Some(message) = self.held.next() {
             return Some(message);
         }
@@ -48,7 +80,7 @@ impl Messages {
 
 impl From<mpsc::UnboundedReceiver<Outgoing>> for Messages {
     fn from(rx: mpsc::UnboundedReceiver<Outgoing>) -> Self {
-        Messages::new(Vec::new(), Some(rx))
+        Messages::new(Held::default(), Some(rx))
     }
 }
 
