@@ -303,7 +303,8 @@ enum Op {
     Publish(String),
     Save(Arc<str>, String),
     Touch(Arc<str>),
-    End(Arc<str>),
+    /// The session's record deleted; then `done` told (after every change queued before it).
+    End(Arc<str>, tokio::sync::oneshot::Sender<()>),
     Put(String, String, Duration),
 }
 
@@ -374,11 +375,14 @@ impl Replicas {
                     Op::Publish(text) => writer.publish(text).await,
                     Op::Save(id, record) => writer.save_session(id, record, ttl).await,
                     Op::Touch(id) => writer.touch_session(id, ttl).await,
-                    Op::End(id) => writer.end_session(id).await,
+                    Op::End(id, _) => writer.end_session(id).await,
                     Op::Put(key, value, ttl) => writer.put(key, value, *ttl).await,
                 };
                 if let Err(e) = done {
                     tracing::warn!(error = %e, "the shared state did not take a change");
+                }
+                if let Op::End(_, ended) = op {
+                    let _ = ended.send(());
                 }
             }
         });
@@ -473,13 +477,20 @@ impl Replicas {
         self.send(Op::Touch(id.clone()));
     }
 
-    /// Forgets a session, here (the caller closed it), in the store, and on every replica.
+    /// Forgets a session in the store and on every replica (the caller closed it). Returns
+    /// once its record is gone from the store (at most [`STORE_TIMEOUT`]), after every change
+    /// this replica queued before: no replica, this one included, can take the session up
+    /// again from a record still there, or one a queued write would put back.
     #[cfg_attr(not(feature = "http"), allow(dead_code))] // HTTP sessions are shared
-    pub(crate) fn end(&self, id: &Arc<str>) {
-        self.send(Op::End(id.clone()));
+    pub(crate) async fn end(&self, id: &Arc<str>) {
+        let (ended, gone) = tokio::sync::oneshot::channel();
+        self.send(Op::End(id.clone(), ended));
         self.publish(Event::SessionEnded {
             session: id.to_string(),
         });
+        if self.queue.get().is_some() && tokio::time::timeout(STORE_TIMEOUT, gone).await.is_err() {
+            tracing::warn!("the shared state did not forget an ended session within 5 s");
+        }
     }
 }
 
@@ -631,5 +642,22 @@ mod tests {
         );
         a.put("k", "v", ttl).await.unwrap();
         assert_eq!(b.take("k").await.unwrap().as_deref(), Some("v"));
+    }
+
+    #[tokio::test]
+    async fn an_ended_session_is_gone_from_the_store_when_its_end_returns() {
+        let store: Arc<dyn ReplicaStore> = Arc::new(MemoryReplicaStore::default());
+        let replicas = Replicas::new(Some(store.clone()));
+        let ttl = Duration::from_secs(60);
+        replicas.start(ttl, |_| true);
+        let id: Arc<str> = "s1".into();
+        replicas.save(&id, "{}".into());
+        while store.load_session(&id, ttl).await.unwrap().is_none() {
+            tokio::task::yield_now().await;
+        }
+        // A write queued just before the end does not put the record back after it.
+        replicas.save(&id, "{\"again\":1}".into());
+        replicas.end(&id).await;
+        assert_eq!(store.load_session(&id, ttl).await.unwrap(), None);
     }
 }

@@ -24,11 +24,13 @@ pub(super) async fn handle_delete(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_owned();
+    // Forgotten by the shared state first: once it is gone here, a request naming it finds no
+    // record to take it up from.
+    if let Some(name) = http.session.shared_name() {
+        endpoint.server.shared.replicas.end(name).await;
+    }
     lock(&endpoint.sessions).remove(&id);
     http.session.finish();
-    if let Some(name) = http.session.shared_name() {
-        endpoint.server.shared.replicas.end(name);
-    }
     let mut routes = lock(&http.routes);
     routes.standalone = None;
     routes.standalone_tap = None;
