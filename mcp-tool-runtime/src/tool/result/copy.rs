@@ -69,6 +69,15 @@ impl Both {
         self.copy.push_str(s);
     }
 
+    /// A `,` before a member or an element, unless it is the `first`.
+    #[inline]
+    fn comma_unless(&mut self, first: bool) -> io::Result<()> {
+        if !first {
+            self.byte(',');
+        }
+        Ok(())
+    }
+
     /// A byte that needs no escape in a string (`{`, `:`…): the same in both.
     #[inline]
     fn byte(&mut self, c: char) {
@@ -179,10 +188,7 @@ impl Formatter for &mut Both {
         _: &mut W,
         first: bool,
     ) -> io::Result<()> {
-        if !first {
-            self.byte(',');
-        }
-        Ok(())
+        self.comma_unless(first)
     }
 
     fn begin_object<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
@@ -200,10 +206,7 @@ impl Formatter for &mut Both {
         _: &mut W,
         first: bool,
     ) -> io::Result<()> {
-        if !first {
-            self.byte(',');
-        }
-        Ok(())
+        self.comma_unless(first)
     }
 
     fn begin_object_value<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
