@@ -76,6 +76,16 @@ impl<'de> Value<'de> {
     }
 }
 
+/// `Value`'s methods that serde_json reads as it would (`json`), with their arguments.
+macro_rules! to_json {
+    ($($(#[$doc:meta])* $method:ident($($arg:ident: $ty:ty),*))*) => {$(
+        $(#[$doc])*
+        fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, Error> {
+            json(self.0, |de| de.$method($($arg,)* visitor))
+        }
+    )*};
+}
+
 impl<'de> Deserializer<'de> for Value<'de> {
     type Error = Error;
 
@@ -110,60 +120,6 @@ impl<'de> Deserializer<'de> for Value<'de> {
             b"null" => visitor.visit_unit(),
             text => json(text, |de| de.deserialize_unit(visitor)),
         }
-    }
-
-    /// serde_json skips a number without reading it (`1e400` included).
-    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        json(self.0, |de| de.deserialize_ignored_any(visitor))
-    }
-
-    fn deserialize_i128<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        json(self.0, |de| de.deserialize_i128(visitor))
-    }
-
-    fn deserialize_u128<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        json(self.0, |de| de.deserialize_u128(visitor))
-    }
-
-    fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        json(self.0, |de| de.deserialize_bytes(visitor))
-    }
-
-    fn deserialize_byte_buf<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        json(self.0, |de| de.deserialize_byte_buf(visitor))
-    }
-
-    fn deserialize_unit_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, Error> {
-        json(self.0, |de| de.deserialize_unit_struct(name, visitor))
-    }
-
-    fn deserialize_newtype_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, Error> {
-        json(self.0, |de| de.deserialize_newtype_struct(name, visitor))
-    }
-
-    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        json(self.0, |de| de.deserialize_seq(visitor))
-    }
-
-    fn deserialize_tuple<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value, Error> {
-        json(self.0, |de| de.deserialize_tuple(len, visitor))
-    }
-
-    fn deserialize_tuple_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        len: usize,
-        visitor: V,
-    ) -> Result<V::Value, Error> {
-        json(self.0, |de| de.deserialize_tuple_struct(name, len, visitor))
     }
 
     /// An object whose keys have no escape is read member by member, as the arguments are.
@@ -210,15 +166,18 @@ impl<'de> Deserializer<'de> for Value<'de> {
         }
     }
 
-    /// A float is serde_json's to read whole: how it reads one for an `f32` hangs on its
-    /// features (`float_roundtrip` refuses a number past `f32::MAX`, the default makes it
-    /// infinite), which another crate of the build may turn on.
-    fn deserialize_f32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        json(self.0, |de| de.deserialize_f32(visitor))
-    }
-
-    fn deserialize_f64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        json(self.0, |de| de.deserialize_f64(visitor))
+    to_json! {
+        /// serde_json skips a number without reading it (`1e400` included).
+        deserialize_ignored_any()
+        deserialize_i128() deserialize_u128() deserialize_bytes() deserialize_byte_buf()
+        deserialize_unit_struct(name: &'static str)
+        deserialize_newtype_struct(name: &'static str)
+        deserialize_seq() deserialize_tuple(len: usize)
+        deserialize_tuple_struct(name: &'static str, len: usize)
+        /// A float is serde_json's to read whole: how it reads one for an `f32` hangs on its
+        /// features (`float_roundtrip` refuses a number past `f32::MAX`, the default makes it
+        /// infinite), which another crate of the build may turn on.
+        deserialize_f32() deserialize_f64()
     }
 
     serde::forward_to_deserialize_any! {
