@@ -96,11 +96,14 @@ impl Runtimes {
                 thread.stopped
             })
             .collect();
+        // Each thread stops its runtime within `grace` of being told, all at once; a little
+        // more for the threads themselves. One deadline for all: threads held by a stuck
+        // tool are left behind together, not one after another.
+        let deadline = std::time::Instant::now() + grace + std::time::Duration::from_millis(500);
         main.shutdown_timeout(grace);
         for stopped in waits {
-            // Each thread stops its runtime within `grace` of being told; a little more for
-            // the thread itself.
-            let _ = stopped.recv_timeout(grace + std::time::Duration::from_millis(500));
+            let _ =
+                stopped.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now()));
         }
     }
 }
