@@ -154,6 +154,8 @@ impl ServerHandle {
         let grace = config.shutdown_grace;
         let bounds = serve::Bounds {
             header_timeout: config.header_timeout,
+            body_timeout: config.body_timeout,
+            max_body: config.body_limit.min(serve::MAX_WHOLE_BODY),
             max_connections: config.max_connections,
             max_per_address: config.max_connections_per_address,
             trusted: Arc::new(config.trusted_proxies.clone()),

@@ -1,7 +1,8 @@
 //! The accept loop of [`ServerHandle::serve_http`](crate::server::ServerHandle::serve_http):
-//! HTTP/1.1 connections served by hyper with a deadline for each request's head (which also
-//! closes a kept-alive connection idle between requests), bounded in number and per address;
-//! then a graceful shutdown. The listener is a TCP one, or (Unix) a socket file for hosts on
+//! HTTP/1.1 connections (served by [`wire`], and by hyper from the first request of an
+//! uncommon shape) with a deadline for each request's head (which also closes a kept-alive
+//! connection idle between requests), bounded in number and per address; then a graceful
+//! shutdown. The listener is a TCP one, or (Unix) a socket file for hosts on
 //! the same machine, whose connections have no address to share by.
 
 use std::collections::HashMap;
@@ -20,7 +21,6 @@ use futures_util::FutureExt as _;
 use futures_util::future::{Either, NeverError};
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
-use hyper_util::server::graceful::GracefulShutdown;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::runtime::Handle;
@@ -32,9 +32,19 @@ use crate::transport::http::endpoint::Endpoint;
 use crate::transport::http::head::{Peer, Source};
 use crate::transport::http::post::post;
 
+mod wire;
+
+/// The longest request body read whole before its handler is called, at most (a longer one,
+/// or one longer than the endpoint's limit, streams to its handler through hyper, which can
+/// refuse it before it comes).
+pub(super) const MAX_WHOLE_BODY: usize = 256 * 1024;
+
 /// What the accept loop needs from the configuration.
 pub(super) struct Bounds {
     pub(super) header_timeout: Duration,
+    pub(super) body_timeout: Duration,
+    /// The longest request body read whole before its handler runs (a longer one streams).
+    pub(super) max_body: usize,
     pub(super) max_connections: usize,
     pub(super) max_per_address: usize,
     /// The proxies whose forwarding headers name the client (their own connections are not
@@ -171,16 +181,22 @@ struct WithPeer<P> {
 
 type RouterFuture = <Router as tower_service::Service<axum::http::Request<Incoming>>>::Future;
 
-impl<P, F> hyper::service::Service<axum::http::Request<Incoming>> for WithPeer<P>
+impl<P, F, B> hyper::service::Service<axum::http::Request<B>> for WithPeer<P>
 where
-    P: Fn(Arc<Endpoint>, axum::http::Request<Incoming>, Option<Source>) -> F,
+    P: Fn(Arc<Endpoint>, axum::http::Request<B>, Option<Source>) -> F,
     F: Future<Output = Response>,
+    Router: tower_service::Service<
+            axum::http::Request<B>,
+            Response = Response,
+            Error = Infallible,
+            Future = RouterFuture,
+        >,
 {
     type Response = Response;
     type Error = Infallible;
     type Future = Either<RouterFuture, NeverError<F>>;
 
-    fn call(&self, mut request: axum::http::Request<Incoming>) -> Self::Future {
+    fn call(&self, mut request: axum::http::Request<B>) -> Self::Future {
         // Only a Unix socket's connections come without an address.
         let source = match self.peer {
             Some(Peer(peer)) => Source::Peer(Peer(self.trusted.client(peer, request.headers()))),
@@ -300,7 +316,11 @@ pub(super) async fn accept_loop<L: Listen>(
         // An answer's head and body go out in one write, the body copied after the head
         // (a small JSON answer's is): not queued as a buffer of its own for a vectored write.
         .writev(false);
-    let graceful = GracefulShutdown::new();
+    let wire = wire::Bounds {
+        header_timeout: bounds.header_timeout,
+        body_timeout: bounds.body_timeout,
+        max_body: bounds.max_body,
+    };
     let slots = Arc::new(Semaphore::new(bounds.max_connections.max(1)));
     let per_address = Arc::new(PerAddress::default());
     let mut full_said = false;
@@ -375,25 +395,44 @@ pub(super) async fn accept_loop<L: Listen>(
             },
             None => stream,
         };
-        let io = TokioIo::new(stream);
-        // Each request knows the address it comes from (per-client shares).
+        // Each request knows the address it comes from (per-client shares): served here, or
+        // by hyper once a request of an uncommon shape comes.
         let service = WithPeer {
+            router: router.clone(),
+            peer: peer.map(Peer),
+            trusted: bounds.trusted.clone(),
+            direct: direct.clone(),
+            post: post::<wire::Whole>,
+        };
+        let hyper_service = WithPeer {
             router: router.clone(),
             peer: peer.map(Peer),
             trusted: bounds.trusted.clone(),
             direct: direct.clone(),
             post: post::<Incoming>,
         };
-        // Each connection its own clock for its heads' deadlines.
-        let connection = http1
-            .clone()
-            .timer(HeadClock::default())
-            .serve_connection(io, service);
-        let connection = graceful.watch(connection);
-        let served = async move {
-            if let Err(e) = connection.await {
+        let mut http1 = http1.clone();
+        let mut hyper_stop = stop.clone();
+        let hand_off = |io| async move {
+            // Each connection its own clock for its heads' deadlines.
+            let connection = http1
+                .timer(HeadClock::default())
+                .serve_connection(TokioIo::new(io), hyper_service);
+            let mut connection = std::pin::pin!(connection);
+            let served = tokio::select! {
+                served = connection.as_mut() => served,
+                () = async { drop(hyper_stop.wait_for(|s| *s).await) } => {
+                    connection.as_mut().graceful_shutdown();
+                    connection.await
+                }
+            };
+            if let Err(e) = served {
                 tracing::debug!(error = %e, "connection ended with an error");
             }
+        };
+        let served = wire::serve(stream, service, hand_off, wire, stop.clone());
+        let served = async move {
+            served.await;
             drop(address_slot);
             drop(permit);
         };
@@ -403,7 +442,9 @@ pub(super) async fn accept_loop<L: Listen>(
         }
     }
     drop(listener);
-    if tokio::time::timeout(grace, graceful.shutdown())
+    // Every connection holds a slot until it ends: all of them back, all ended.
+    let all = u32::try_from(bounds.max_connections.max(1)).unwrap_or(u32::MAX);
+    if tokio::time::timeout(grace, slots.acquire_many(all))
         .await
         .is_err()
     {

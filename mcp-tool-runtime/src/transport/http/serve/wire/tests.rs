@@ -1,0 +1,306 @@
+//! A connection served here, driven through an in-memory pipe with a service of the test's own.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use axum::body::Body;
+use futures_util::StreamExt as _;
+use tokio::io::{AsyncReadExt as _, DuplexStream};
+
+use super::*;
+
+const WAIT: Duration = Duration::from_secs(10);
+
+fn bounds() -> Bounds {
+    Bounds {
+        header_timeout: Duration::from_secs(10),
+        body_timeout: Duration::from_secs(10),
+        max_body: 1024,
+    }
+}
+
+/// Answers each request with its method, path and body.
+async fn echo(request: Request<Whole>) -> Result<Response, Infallible> {
+    let (parts, body) = request.into_parts();
+    let body = match body.0 {
+        Some(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        None => String::new(),
+    };
+    let text = format!("{} {} {body}", parts.method, parts.uri.path());
+    Ok(Response::new(Body::from(text)))
+}
+
+/// Serves one end of a pipe with `service`; a hand-off answers `handed: ` and what it was given.
+fn served<S>(
+    service: S,
+    bounds: Bounds,
+) -> (
+    DuplexStream,
+    watch::Sender<bool>,
+    tokio::task::JoinHandle<()>,
+)
+where
+    S: hyper::service::Service<Request<Whole>, Response = Response, Error = Infallible>
+        + Send
+        + 'static,
+    S::Future: Send,
+{
+    let (client, server) = tokio::io::duplex(1 << 20);
+    let (stop_tx, stop) = watch::channel(false);
+    let hand_off = |mut io: Rewind<DuplexStream>| async move {
+        let mut got = vec![0u8; 4096];
+        let n = io.read(&mut got).await.unwrap();
+        let mut said = b"handed: ".to_vec();
+        said.extend_from_slice(&got[..n]);
+        io.write_all(&said).await.unwrap();
+        io.shutdown().await.unwrap();
+    };
+    let task = tokio::spawn(serve(server, service, hand_off, bounds, stop));
+    (client, stop_tx, task)
+}
+
+/// Everything the server writes until it closes the connection.
+async fn rest(client: &mut DuplexStream) -> String {
+    let mut got = Vec::new();
+    tokio::time::timeout(WAIT, client.read_to_end(&mut got))
+        .await
+        .expect("the server closes the connection")
+        .unwrap();
+    String::from_utf8(got).unwrap()
+}
+
+/// The answers in `text`, each without its `date` line.
+fn answers(text: &str) -> Vec<String> {
+    text.split("HTTP/1.1 ")
+        .filter(|a| !a.is_empty())
+        .map(|a| {
+            a.lines()
+                .filter(|l| !l.starts_with("date: "))
+                .collect::<Vec<_>>()
+                .join("|")
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn requests_sent_ahead_are_answered_in_order() {
+    let (mut client, _stop, task) = served(hyper::service::service_fn(echo), bounds());
+    client
+        .write_all(
+            b"GET /a HTTP/1.1\r\nHost: x\r\n\r\n\
+              POST /b HTTP/1.1\r\nContent-Length: 3\r\n\r\nxyz\
+              GET /c HTTP/1.1\r\nConnection: close\r\n\r\n",
+        )
+        .await
+        .unwrap();
+    let text = rest(&mut client).await;
+    assert_eq!(
+        answers(&text),
+        [
+            "200 OK|content-length: 7||GET /a ",
+            "200 OK|content-length: 11||POST /b xyz",
+            "200 OK|content-length: 7|connection: close||GET /c ",
+        ],
+        "{text}"
+    );
+    task.await.unwrap();
+}
+
+#[tokio::test]
+async fn a_request_of_another_shape_hands_the_connection_over_with_its_bytes() {
+    let (mut client, _stop, task) = served(hyper::service::service_fn(echo), bounds());
+    let chunked = "POST /d HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n";
+    client
+        .write_all(format!("GET /a HTTP/1.1\r\n\r\n{chunked}").as_bytes())
+        .await
+        .unwrap();
+    let text = rest(&mut client).await;
+    let (first, handed) = text.split_once("handed: ").expect("handed over");
+    assert_eq!(answers(first), ["200 OK|content-length: 7||GET /a "]);
+    assert_eq!(handed, chunked);
+    task.await.unwrap();
+}
+
+#[tokio::test]
+async fn a_head_answer_has_its_length_and_no_body() {
+    let (mut client, _stop, task) = served(hyper::service::service_fn(echo), bounds());
+    client
+        .write_all(b"HEAD /h HTTP/1.1\r\n\r\nGET /g HTTP/1.1\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let text = rest(&mut client).await;
+    assert_eq!(
+        answers(&text),
+        [
+            "200 OK|content-length: 8|",
+            "200 OK|content-length: 7|connection: close||GET /g "
+        ],
+        "{text}"
+    );
+    task.await.unwrap();
+}
+
+#[tokio::test]
+async fn a_stream_is_sent_in_chunks_as_it_comes() {
+    let (second_tx, second_rx) = tokio::sync::oneshot::channel::<()>();
+    let second = Arc::new(std::sync::Mutex::new(Some(second_rx)));
+    let service = hyper::service::service_fn(move |_request: Request<Whole>| {
+        let second = second.lock().unwrap().take().unwrap();
+        async move {
+            let first =
+                futures_util::stream::once(async { Ok::<_, Infallible>(Bytes::from("one")) });
+            let later = futures_util::stream::once(async move {
+                second.await.unwrap();
+                Ok(Bytes::from("second"))
+            });
+            Ok::<_, Infallible>(Response::new(Body::from_stream(first.chain(later))))
+        }
+    });
+    let (mut client, _stop, task) = served(service, bounds());
+    client
+        .write_all(b"GET /s HTTP/1.1\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    // The first chunk comes before the second is made.
+    let mut got = Vec::new();
+    while !got.ends_with(b"3\r\none\r\n") {
+        let mut buf = [0u8; 1024];
+        let n = tokio::time::timeout(WAIT, client.read(&mut buf))
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(n > 0, "{}", String::from_utf8_lossy(&got));
+        got.extend_from_slice(&buf[..n]);
+    }
+    second_tx.send(()).unwrap();
+    let text = String::from_utf8(got).unwrap() + &rest(&mut client).await;
+    assert_eq!(
+        answers(&text),
+        ["200 OK|transfer-encoding: chunked|connection: close||3|one|6|second|0|"],
+        "{text}"
+    );
+    task.await.unwrap();
+}
+
+#[tokio::test]
+async fn a_body_that_stops_coming_is_answered_408() {
+    let mut bounds = bounds();
+    bounds.body_timeout = Duration::from_millis(100);
+    let (mut client, _stop, task) = served(hyper::service::service_fn(echo), bounds);
+    client
+        .write_all(b"POST /b HTTP/1.1\r\nContent-Length: 10\r\n\r\nab")
+        .await
+        .unwrap();
+    let text = rest(&mut client).await;
+    assert!(
+        text.starts_with("HTTP/1.1 408 Request Timeout\r\n"),
+        "{text}"
+    );
+    assert!(text.contains("connection: close\r\n"), "{text}");
+    assert!(
+        text.contains("the body did not arrive within 0 s"),
+        "{text}"
+    );
+    task.await.unwrap();
+}
+
+#[tokio::test]
+async fn a_half_sent_head_is_answered_408_and_an_idle_connection_closed() {
+    let mut bounds = bounds();
+    bounds.header_timeout = Duration::from_millis(100);
+    let (mut client, _stop, task) = served(hyper::service::service_fn(echo), bounds);
+    client.write_all(b"GET /a HTTP/1.1\r\nHost").await.unwrap();
+    let text = rest(&mut client).await;
+    assert!(
+        text.starts_with("HTTP/1.1 408 Request Timeout\r\n"),
+        "{text}"
+    );
+    task.await.unwrap();
+
+    let (mut client, _stop, task) = served(hyper::service::service_fn(echo), bounds);
+    assert_eq!(rest(&mut client).await, "");
+    task.await.unwrap();
+}
+
+#[tokio::test]
+async fn a_client_that_closes_its_side_ends_the_work_for_it() {
+    struct Dropped(Arc<AtomicBool>);
+    impl Drop for Dropped {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+    let dropped = Arc::new(AtomicBool::new(false));
+    let flag = dropped.clone();
+    let service = hyper::service::service_fn(move |_request: Request<Whole>| {
+        let guard = Dropped(flag.clone());
+        async move {
+            let _guard = guard;
+            std::future::pending::<()>().await;
+            Ok::<_, Infallible>(Response::new(Body::empty()))
+        }
+    });
+    let (mut client, _stop, task) = served(service, bounds());
+    client.write_all(b"GET /w HTTP/1.1\r\n\r\n").await.unwrap();
+    client.shutdown().await.unwrap();
+    tokio::time::timeout(WAIT, task).await.unwrap().unwrap();
+    assert!(dropped.load(Ordering::SeqCst));
+}
+
+#[tokio::test]
+async fn a_stopping_server_closes_an_idle_connection_and_ends_a_busy_one_after_its_answer() {
+    let (mut client, stop, task) = served(hyper::service::service_fn(echo), bounds());
+    client.write_all(b"GET /a HTTP/1.1\r\n\r\n").await.unwrap();
+    let mut buf = [0u8; 1024];
+    let n = tokio::time::timeout(WAIT, client.read(&mut buf))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(buf[..n].starts_with(b"HTTP/1.1 200 OK"));
+    stop.send(true).unwrap();
+    assert_eq!(rest(&mut client).await, "");
+    tokio::time::timeout(WAIT, task).await.unwrap().unwrap();
+
+    let (release_tx, release_rx) = tokio::sync::oneshot::channel::<()>();
+    let release = Arc::new(std::sync::Mutex::new(Some(release_rx)));
+    let service = hyper::service::service_fn(move |_request: Request<Whole>| {
+        let release = release.lock().unwrap().take();
+        async move {
+            if let Some(release) = release {
+                let _ = release.await;
+            }
+            Ok::<_, Infallible>(Response::new(Body::from("done")))
+        }
+    });
+    let (mut client, stop, task) = served(service, bounds());
+    client.write_all(b"GET /b HTTP/1.1\r\n\r\n").await.unwrap();
+    tokio::task::yield_now().await;
+    stop.send(true).unwrap();
+    release_tx.send(()).unwrap();
+    let text = rest(&mut client).await;
+    assert_eq!(
+        answers(&text),
+        ["200 OK|content-length: 4|connection: close||done"],
+        "{text}"
+    );
+    task.await.unwrap();
+}
+
+#[tokio::test]
+async fn a_body_longer_than_its_stated_length_ends_the_connection() {
+    let service = hyper::service::service_fn(|_request: Request<Whole>| async {
+        let mut response = Response::new(Body::from("abcdef"));
+        response
+            .headers_mut()
+            .insert(header::CONTENT_LENGTH, HeaderValue::from_static("3"));
+        Ok::<_, Infallible>(response)
+    });
+    let (mut client, _stop, task) = served(service, bounds());
+    client
+        .write_all(b"GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\n\r\n")
+        .await
+        .unwrap();
+    let text = rest(&mut client).await;
+    assert_eq!(answers(&text), ["200 OK|content-length: 3||abc"], "{text}");
+    task.await.unwrap();
+}
