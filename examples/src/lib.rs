@@ -49,8 +49,10 @@ pub fn days_today() -> i64 {
 /// The current time as an RFC 3339 timestamp in UTC (second precision).
 #[must_use]
 pub fn now_rfc3339() -> String {
+    // One reading of the clock: the date and the time of day from the same second (two
+    // readings a moment apart could put a time just after midnight on the day before).
     let secs = unix_seconds();
-    let (year, month, day) = civil_from_days(days_today());
+    let (year, month, day) = civil_from_days(i64::try_from(secs / 86_400).unwrap_or(0));
     let rem = secs % 86_400;
     format!(
         "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",

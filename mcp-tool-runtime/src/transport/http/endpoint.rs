@@ -28,7 +28,7 @@ use crate::transport::http::head::Source;
 pub(super) use crate::transport::http::head::{SESSION_HEADER, accepts_sse};
 use crate::transport::http::origin::check_origin;
 use crate::transport::http::refusal::{Refusal, refuse, rpc_error};
-use crate::transport::http::session_id::{SessionIds, new_session_id};
+use crate::transport::http::session_id::{RequestIds, SessionIds, new_session_id};
 use crate::transport::http::streams::resume::{self, Streams, Tap};
 use crate::transport::http::streams::sse::Held;
 
@@ -75,7 +75,7 @@ pub(super) fn peer_address(parts: &Parts) -> Option<std::net::IpAddr> {
 #[derive(Default)]
 pub(super) struct Routes {
     /// Where the messages of each request in flight go, by request id (JSON text).
-    pub(super) requests: HashMap<Arc<str>, RequestRoute>,
+    pub(super) requests: HashMap<Arc<str>, RequestRoute, RequestIds>,
     /// The GET stream, for messages that belong to no request.
     pub(super) standalone: Option<mpsc::UnboundedSender<Outgoing>>,
     /// The GET stream's writer, when it is resumable.

@@ -1,7 +1,9 @@
 //! Session ids: made of system randomness, and hashed in the endpoint's map of sessions by a
-//! hash that need not be keyed, since no key of that map is chosen by a client.
+//! hash that need not be keyed, since no key of that map is chosen by a client. Request ids,
+//! which clients choose, are hashed the same way under a key of the process's.
 
 use std::hash::{BuildHasher, Hasher};
+use std::sync::OnceLock;
 
 /// 32 random bytes, hex: visible ASCII, unguessable. `None` without system randomness (a
 /// guessable id is never handed out).
@@ -23,12 +25,43 @@ impl BuildHasher for SessionIds {
     type Hasher = SessionIdHasher;
 
     fn build_hasher(&self) -> SessionIdHasher {
-        SessionIdHasher(0)
+        SessionIdHasher(0, SPREAD)
     }
 }
 
-/// [`SessionIds`]'s hasher: each 8 bytes multiplied in, folded (both halves of the product).
-pub(super) struct SessionIdHasher(u64);
+/// The hasher of a session's map of requests in flight, by request id. A client chooses the
+/// ids it adds there, so the hash is keyed, by a random key of the process's (as std's
+/// `RandomState` is) that starts the state and changes the multiplier; the map is small (the
+/// requests one session has in flight) and its ids short, where SipHash took about 200
+/// instructions for each insert, lookup and removal.
+#[derive(Clone, Copy)]
+pub(super) struct RequestIds(u64);
+
+impl Default for RequestIds {
+    fn default() -> Self {
+        static KEY: OnceLock<u64> = OnceLock::new();
+        RequestIds(*KEY.get_or_init(|| {
+            let mut key = [0u8; 8];
+            match getrandom::fill(&mut key) {
+                Ok(()) => u64::from_le_bytes(key),
+                // Without system randomness, std's own keys.
+                Err(_) => std::hash::RandomState::new().hash_one(SPREAD),
+            }
+        }))
+    }
+}
+
+impl BuildHasher for RequestIds {
+    type Hasher = SessionIdHasher;
+
+    fn build_hasher(&self) -> SessionIdHasher {
+        SessionIdHasher(self.0, (SPREAD ^ self.0.rotate_left(32)) | 1)
+    }
+}
+
+/// [`SessionIds`]'s and [`RequestIds`]' hasher: each 8 bytes multiplied in (by the second
+/// field), folded (both halves of the product).
+pub(super) struct SessionIdHasher(u64, u64);
 
 /// An odd constant with its bits well spread (the fractional part of the golden ratio).
 const SPREAD: u64 = 0x9e37_79b9_7f4a_7c15;
@@ -43,13 +76,13 @@ impl Hasher for SessionIdHasher {
         let (words, rest) = bytes.as_chunks::<8>();
         let mut h = self.0;
         for word in words {
-            h = fold(h ^ u64::from_le_bytes(*word), SPREAD);
+            h = fold(h ^ u64::from_le_bytes(*word), self.1);
         }
         if !rest.is_empty() {
             let mut last = [0u8; 8];
             last[..rest.len()].copy_from_slice(rest);
             // The length tells `ab` from `ab\0`.
-            h = fold(h ^ u64::from_le_bytes(last), SPREAD ^ rest.len() as u64);
+            h = fold(h ^ u64::from_le_bytes(last), self.1 ^ rest.len() as u64);
         }
         self.0 = h;
     }
@@ -64,7 +97,7 @@ mod tests {
     use std::collections::HashSet;
     use std::hash::BuildHasher;
 
-    use super::{SessionIds, new_session_id};
+    use super::{RequestIds, SessionIds, new_session_id};
 
     #[test]
     fn ids_are_64_hex_digits_and_differ() {
@@ -93,5 +126,17 @@ mod tests {
         let other = String::from_utf8(other).unwrap();
         assert_ne!(SessionIds.hash_one(id), SessionIds.hash_one(&other));
         assert_ne!(SessionIds.hash_one("ab"), SessionIds.hash_one("ab\0"));
+    }
+
+    #[test]
+    fn request_ids_spread_and_are_keyed() {
+        let ids: Vec<String> = (0..4096).map(|n| n.to_string()).collect();
+        let keyed = RequestIds::default();
+        let low: HashSet<u64> = ids.iter().map(|id| keyed.hash_one(id) & 0xfff).collect();
+        assert!(low.len() > 2400, "{} of 4096 buckets", low.len());
+        // Another key, other hashes.
+        let other = RequestIds(keyed.0 ^ 1);
+        assert_ne!(keyed.hash_one("\"1\""), other.hash_one("\"1\""));
+        assert_ne!(keyed.hash_one("1"), keyed.hash_one("\"1\""));
     }
 }

@@ -31,6 +31,7 @@ use tokio::time::{Instant, Sleep};
 
 use crate::protocol::code;
 use crate::transport::http::refusal::rpc_error;
+use crate::transport::http::streams::sse;
 
 use answer::Framing;
 use request::NotYet;
@@ -267,8 +268,12 @@ impl<IO: AsyncRead + AsyncWrite + Unpin> Conn<IO> {
     /// body broke off or disagreed with its length).
     async fn answer(&mut self, response: Response, method: &Method, close: bool) -> bool {
         self.out.clear();
-        let (framing, closes) = answer::head(&response, method, close, &mut self.out);
-        let mut body = pin!(response.into_body());
+        let (parts, body) = response.into_parts();
+        let length = body.size_hint().exact();
+        let (framing, closes) = answer::head(&parts, length, method, close, &mut self.out);
+        // The map's allocation goes to the next request read on this thread.
+        sse::recycle(parts.headers);
+        let mut body = pin!(body);
         let mut left = match framing {
             Framing::Length(n) => n,
             Framing::None | Framing::Chunked => 0,

@@ -213,14 +213,14 @@ pub(crate) fn json_response(status: StatusCode, body: String) -> Response {
 const SPARE_CAPACITY: usize = 64;
 
 thread_local! {
-    /// A request's header map, emptied, whose allocation the next answer made on this thread
-    /// takes (hyper then keeps that answer's map to read its connection's next request into):
-    /// one a thread, of at most [`SPARE_CAPACITY`] headers.
+    /// A header map done with, emptied, whose allocation the next map made on this thread
+    /// takes: a request's goes to its answer, and an answer's, once written, to the next
+    /// request read. One a thread, of at most [`SPARE_CAPACITY`] headers.
     static SPARE: Cell<Option<HeaderMap>> = const { Cell::new(None) };
 }
 
-/// Keeps `headers` (a request's, done with) emptied for the next answer made on this thread,
-/// unless it has room for more than [`SPARE_CAPACITY`] headers.
+/// Keeps `headers` (a request's or an answer's, done with) emptied for the next map made on
+/// this thread, unless it has room for more than [`SPARE_CAPACITY`] headers.
 pub(crate) fn recycle(mut headers: HeaderMap) {
     if headers.capacity() > SPARE_CAPACITY {
         return;
@@ -230,7 +230,7 @@ pub(crate) fn recycle(mut headers: HeaderMap) {
 }
 
 /// An empty header map: the one kept by [`recycle`], if any (no allocation), else a new one.
-fn spare_headers() -> HeaderMap {
+pub(crate) fn spare_headers() -> HeaderMap {
     SPARE.take().unwrap_or_default()
 }
 

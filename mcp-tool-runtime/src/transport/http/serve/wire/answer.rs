@@ -5,9 +5,8 @@
 use std::cell::RefCell;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use axum::body::HttpBody;
+use axum::http::response::Parts;
 use axum::http::{Method, StatusCode, header};
-use axum::response::Response;
 
 /// How an answer's body is framed on the wire.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,21 +19,22 @@ pub(super) enum Framing {
     Chunked,
 }
 
-/// Writes the head of `response` to `out`; gives how its body goes and whether the handler
-/// asked for the connection to close.
+/// Writes the head of an answer (`parts`, and its body's length when known) to `out`; gives
+/// how its body goes and whether the handler asked for the connection to close.
 pub(super) fn head(
-    response: &Response,
+    parts: &Parts,
+    body_length: Option<u64>,
     method: &Method,
     close: bool,
     out: &mut Vec<u8>,
 ) -> (Framing, bool) {
-    let status = response.status();
+    let status = parts.status;
     out.extend_from_slice(b"HTTP/1.1 ");
     out.extend_from_slice(status.as_str().as_bytes());
     out.push(b' ');
     out.extend_from_slice(status.canonical_reason().unwrap_or("").as_bytes());
     out.extend_from_slice(b"\r\n");
-    let headers = response.headers();
+    let headers = &parts.headers;
     let mut length: Option<u64> = None;
     let mut dated = false;
     let mut closes = false;
@@ -65,7 +65,7 @@ pub(super) fn head(
     let framing = if bodiless {
         Framing::None
     } else {
-        let length = length.or_else(|| response.body().size_hint().exact());
+        let length = length.or(body_length);
         match length {
             Some(n) => {
                 if !headers.contains_key(header::CONTENT_LENGTH) {
@@ -138,12 +138,15 @@ fn number(mut n: u64, radix: u64, out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use axum::body::Body;
+    use axum::body::{Body, HttpBody};
     use axum::http::HeaderValue;
+    use axum::response::Response;
 
-    fn written(response: &Response, method: &Method, close: bool) -> (String, Framing, bool) {
+    fn written(response: Response, method: &Method, close: bool) -> (String, Framing, bool) {
         let mut out = Vec::new();
-        let (framing, closes) = head(response, method, close, &mut out);
+        let length = response.body().size_hint().exact();
+        let (parts, _) = response.into_parts();
+        let (framing, closes) = head(&parts, length, method, close, &mut out);
         (String::from_utf8(out).unwrap(), framing, closes)
     }
 
@@ -154,7 +157,7 @@ mod tests {
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         );
-        let (text, framing, closes) = written(&response, &Method::POST, false);
+        let (text, framing, closes) = written(response, &Method::POST, false);
         assert!(
             text.starts_with(
                 "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\ndate: "
@@ -167,7 +170,7 @@ mod tests {
         let stream =
             futures_util::stream::iter([Ok::<_, std::io::Error>(axum::body::Bytes::from("x"))]);
         let response = Response::new(Body::from_stream(stream));
-        let (text, framing, _) = written(&response, &Method::GET, true);
+        let (text, framing, _) = written(response, &Method::GET, true);
         assert!(text.contains("transfer-encoding: chunked\r\n"), "{text}");
         assert!(text.ends_with("connection: close\r\n\r\n"), "{text}");
         assert_eq!(framing, Framing::Chunked);
@@ -177,12 +180,12 @@ mod tests {
     fn bodiless_answers_have_no_framing_but_a_head_keeps_its_length() {
         let mut response = Response::new(Body::empty());
         *response.status_mut() = StatusCode::NO_CONTENT;
-        let (text, framing, _) = written(&response, &Method::DELETE, false);
+        let (text, framing, _) = written(response, &Method::DELETE, false);
         assert!(!text.contains("content-length"), "{text}");
         assert_eq!(framing, Framing::None);
 
         let response = Response::new(Body::from("abc"));
-        let (text, framing, _) = written(&response, &Method::HEAD, false);
+        let (text, framing, _) = written(response, &Method::HEAD, false);
         assert!(text.contains("content-length: 3\r\n"), "{text}");
         assert_eq!(framing, Framing::None);
     }
@@ -195,7 +198,7 @@ mod tests {
         headers.insert(header::TRANSFER_ENCODING, HeaderValue::from_static("gzip"));
         headers.insert(header::CONNECTION, HeaderValue::from_static("Close"));
         headers.insert(header::DATE, HeaderValue::from_static("then"));
-        let (text, framing, closes) = written(&response, &Method::GET, true);
+        let (text, framing, closes) = written(response, &Method::GET, true);
         assert_eq!(text.matches("content-length").count(), 1, "{text}");
         assert!(
             !text.contains("gzip") && !text.contains("connection: close"),

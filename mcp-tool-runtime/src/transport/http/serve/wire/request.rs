@@ -9,8 +9,10 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use axum::body::{Bytes, HttpBody};
-use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Uri, Version};
+use axum::http::{HeaderName, HeaderValue, Method, Request, Uri, Version};
 use http_body::{Frame, SizeHint};
+
+use crate::transport::http::streams::sse;
 
 /// The most headers a request of the common shape has (more: hyper reads it).
 const MAX_HEADERS: usize = 64;
@@ -106,7 +108,9 @@ pub(super) fn read(
     let Ok(uri) = Uri::from_maybe_shared(at(path.as_bytes())) else {
         return Err(NotYet::HandOff);
     };
-    let mut map = HeaderMap::with_capacity(parsed.headers.len());
+    // The last answer's map, emptied, when there is one: no allocation.
+    let mut map = sse::spare_headers();
+    map.reserve(parsed.headers.len());
     for h in parsed.headers.iter() {
         let Some(name) = name_of(h.name.as_bytes()) else {
             return Err(NotYet::HandOff);
