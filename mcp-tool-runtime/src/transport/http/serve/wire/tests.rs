@@ -82,18 +82,24 @@ fn answers(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// What an echo server within `bounds` writes, to its close, to a client that sends `sent`.
+async fn answered(bounds: Bounds, sent: &[u8]) -> String {
+    let (mut client, _stop, task) = served(hyper::service::service_fn(echo), bounds);
+    client.write_all(sent).await.unwrap();
+    let text = rest(&mut client).await;
+    task.await.unwrap();
+    text
+}
+
 #[tokio::test]
 async fn requests_sent_ahead_are_answered_in_order() {
-    let (mut client, _stop, task) = served(hyper::service::service_fn(echo), bounds());
-    client
-        .write_all(
-            b"GET /a HTTP/1.1\r\nHost: x\r\n\r\n\
-              POST /b HTTP/1.1\r\nContent-Length: 3\r\n\r\nxyz\
-              GET /c HTTP/1.1\r\nConnection: close\r\n\r\n",
-        )
-        .await
-        .unwrap();
-    let text = rest(&mut client).await;
+    let text = answered(
+        bounds(),
+        b"GET /a HTTP/1.1\r\nHost: x\r\n\r\n\
+          POST /b HTTP/1.1\r\nContent-Length: 3\r\n\r\nxyz\
+          GET /c HTTP/1.1\r\nConnection: close\r\n\r\n",
+    )
+    .await;
     assert_eq!(
         answers(&text),
         [
@@ -103,32 +109,28 @@ async fn requests_sent_ahead_are_answered_in_order() {
         ],
         "{text}"
     );
-    task.await.unwrap();
 }
 
 #[tokio::test]
 async fn a_request_of_another_shape_hands_the_connection_over_with_its_bytes() {
-    let (mut client, _stop, task) = served(hyper::service::service_fn(echo), bounds());
     let chunked = "POST /d HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n";
-    client
-        .write_all(format!("GET /a HTTP/1.1\r\n\r\n{chunked}").as_bytes())
-        .await
-        .unwrap();
-    let text = rest(&mut client).await;
+    let text = answered(
+        bounds(),
+        format!("GET /a HTTP/1.1\r\n\r\n{chunked}").as_bytes(),
+    )
+    .await;
     let (first, handed) = text.split_once("handed: ").expect("handed over");
     assert_eq!(answers(first), ["200 OK|content-length: 7||GET /a "]);
     assert_eq!(handed, chunked);
-    task.await.unwrap();
 }
 
 #[tokio::test]
 async fn a_head_answer_has_its_length_and_no_body() {
-    let (mut client, _stop, task) = served(hyper::service::service_fn(echo), bounds());
-    client
-        .write_all(b"HEAD /h HTTP/1.1\r\n\r\nGET /g HTTP/1.1\r\nConnection: close\r\n\r\n")
-        .await
-        .unwrap();
-    let text = rest(&mut client).await;
+    let text = answered(
+        bounds(),
+        b"HEAD /h HTTP/1.1\r\n\r\nGET /g HTTP/1.1\r\nConnection: close\r\n\r\n",
+    )
+    .await;
     assert_eq!(
         answers(&text),
         [
@@ -137,7 +139,6 @@ async fn a_head_answer_has_its_length_and_no_body() {
         ],
         "{text}"
     );
-    task.await.unwrap();
 }
 
 #[tokio::test]
@@ -182,44 +183,36 @@ async fn a_stream_is_sent_in_chunks_as_it_comes() {
     task.await.unwrap();
 }
 
-#[tokio::test]
-async fn a_body_that_stops_coming_is_answered_408() {
-    let mut bounds = bounds();
-    bounds.body_timeout = Duration::from_millis(100);
-    let (mut client, _stop, task) = served(hyper::service::service_fn(echo), bounds);
-    client
-        .write_all(b"POST /b HTTP/1.1\r\nContent-Length: 10\r\n\r\nab")
-        .await
-        .unwrap();
-    let text = rest(&mut client).await;
-    assert!(
-        text.starts_with("HTTP/1.1 408 Request Timeout\r\n"),
-        "{text}"
-    );
-    assert!(text.contains("connection: close\r\n"), "{text}");
-    assert!(
-        text.contains("the body did not arrive within 0 s"),
-        "{text}"
-    );
-    task.await.unwrap();
+/// The bounds, with head and body deadlines as given.
+fn deadlines(header_timeout: Duration, body_timeout: Duration) -> Bounds {
+    Bounds {
+        header_timeout,
+        body_timeout,
+        ..bounds()
+    }
 }
 
 #[tokio::test]
-async fn a_half_sent_head_is_answered_408_and_an_idle_connection_closed() {
-    let mut bounds = bounds();
-    bounds.header_timeout = Duration::from_millis(100);
-    let (mut client, _stop, task) = served(hyper::service::service_fn(echo), bounds);
-    client.write_all(b"GET /a HTTP/1.1\r\nHost").await.unwrap();
-    let text = rest(&mut client).await;
+async fn late_requests_are_answered_408_and_an_idle_connection_closed() {
+    let short = Duration::from_millis(100);
+    let body = answered(
+        deadlines(WAIT, short),
+        b"POST /b HTTP/1.1\r\nContent-Length: 10\r\n\r\nab",
+    )
+    .await;
+    let head = answered(deadlines(short, WAIT), b"GET /a HTTP/1.1\r\nHost").await;
+    for text in [&body, &head] {
+        assert!(
+            text.starts_with("HTTP/1.1 408 Request Timeout\r\n"),
+            "{text}"
+        );
+        assert!(text.contains("connection: close\r\n"), "{text}");
+    }
     assert!(
-        text.starts_with("HTTP/1.1 408 Request Timeout\r\n"),
-        "{text}"
+        body.contains("the body did not arrive within 0 s"),
+        "{body}"
     );
-    task.await.unwrap();
-
-    let (mut client, _stop, task) = served(hyper::service::service_fn(echo), bounds);
-    assert_eq!(rest(&mut client).await, "");
-    task.await.unwrap();
+    assert_eq!(answered(deadlines(short, WAIT), b"").await, "");
 }
 
 #[tokio::test]
