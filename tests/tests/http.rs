@@ -2533,29 +2533,42 @@ async fn serve_real(core: &ServerHandle, config: HttpConfig) -> (u16, tokio::tas
     (port, task)
 }
 
-#[tokio::test]
-async fn a_connection_that_dribbles_its_head_is_closed() {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+/// A connection to `serve_real` with heads due within `header_timeout`.
+async fn connect_with_head_deadline(
+    header_timeout: Duration,
+) -> (tokio::net::TcpStream, tokio::task::JoinHandle<()>) {
     let core = core(&["hello"]);
     let mut config = HttpConfig::default();
-    config.header_timeout = Duration::from_millis(300);
+    config.header_timeout = header_timeout;
     let (port, task) = serve_real(&core, config).await;
-    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+    let stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
         .await
         .unwrap();
+    (stream, task)
+}
+
+/// Sends the start of a head whose rest never comes, and waits for the server to close the
+/// connection (answering 408, or nothing).
+async fn send_half_a_head_and_wait_for_the_close(stream: &mut tokio::net::TcpStream) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     stream
         .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
         .await
         .unwrap();
-    // The rest of the head never comes: the server closes the connection (or answers 408).
-    let mut buf = Vec::new();
-    let read = tokio::time::timeout(WAIT, stream.read_to_end(&mut buf)).await;
+    let mut rest = Vec::new();
+    let read = tokio::time::timeout(WAIT, stream.read_to_end(&mut rest)).await;
     assert!(read.is_ok(), "the connection stayed open");
-    let text = String::from_utf8_lossy(&buf);
+    let text = String::from_utf8_lossy(&rest);
     assert!(
         text.is_empty() || text.starts_with("HTTP/1.1 408"),
         "{text}"
     );
+}
+
+#[tokio::test]
+async fn a_connection_that_dribbles_its_head_is_closed() {
+    let (mut stream, task) = connect_with_head_deadline(Duration::from_millis(300)).await;
+    send_half_a_head_and_wait_for_the_close(&mut stream).await;
     task.abort();
 }
 
@@ -2581,14 +2594,8 @@ async fn read_head(stream: &mut tokio::net::TcpStream) -> String {
 
 #[tokio::test]
 async fn each_head_on_a_kept_connection_has_its_own_deadline() {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let core = core(&["hello"]);
-    let mut config = HttpConfig::default();
-    config.header_timeout = Duration::from_millis(400);
-    let (port, task) = serve_real(&core, config).await;
-    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .unwrap();
+    use tokio::io::AsyncWriteExt;
+    let (mut stream, task) = connect_with_head_deadline(Duration::from_millis(400)).await;
     let ask = b"GET /nothing-here HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
     // Heads that come in time, past the first head's deadline: the connection stays.
     for _ in 0..3 {
@@ -2602,22 +2609,11 @@ async fn each_head_on_a_kept_connection_has_its_own_deadline() {
     stream.write_all(ask).await.unwrap();
     read_head(&mut stream).await;
     let answered = Instant::now();
-    stream
-        .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
-        .await
-        .unwrap();
-    let mut rest = Vec::new();
-    let read = tokio::time::timeout(WAIT, stream.read_to_end(&mut rest)).await;
-    assert!(read.is_ok(), "the connection stayed open");
+    send_half_a_head_and_wait_for_the_close(&mut stream).await;
     let waited = answered.elapsed();
     assert!(
         waited >= Duration::from_millis(300),
         "cut off after {waited:?}"
-    );
-    let text = String::from_utf8_lossy(&rest);
-    assert!(
-        text.is_empty() || text.starts_with("HTTP/1.1 408"),
-        "{text}"
     );
     task.abort();
 }

@@ -72,17 +72,15 @@ impl Both {
     /// A `,` before a member or an element, unless it is the `first`.
     #[inline]
     fn comma_unless(&mut self, first: bool) -> io::Result<()> {
-        if !first {
-            self.byte(',');
-        }
-        Ok(())
+        if first { Ok(()) } else { self.byte(',') }
     }
 
     /// A byte that needs no escape in a string (`{`, `:`…): the same in both.
     #[inline]
-    fn byte(&mut self, c: char) {
+    fn byte(&mut self, c: char) -> io::Result<()> {
         self.json.push(c);
         self.copy.push(c);
+        Ok(())
     }
 
     /// A quote: escaped in the copy.
@@ -174,13 +172,11 @@ impl Formatter for &mut Both {
     }
 
     fn begin_array<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
-        self.byte('[');
-        Ok(())
+        self.byte('[')
     }
 
     fn end_array<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
-        self.byte(']');
-        Ok(())
+        self.byte(']')
     }
 
     fn begin_array_value<W: ?Sized + io::Write>(
@@ -192,13 +188,11 @@ impl Formatter for &mut Both {
     }
 
     fn begin_object<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
-        self.byte('{');
-        Ok(())
+        self.byte('{')
     }
 
     fn end_object<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
-        self.byte('}');
-        Ok(())
+        self.byte('}')
     }
 
     fn begin_object_key<W: ?Sized + io::Write>(
@@ -210,8 +204,7 @@ impl Formatter for &mut Both {
     }
 
     fn begin_object_value<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
-        self.byte(':');
-        Ok(())
+        self.byte(':')
     }
 
     fn write_raw_fragment<W: ?Sized + io::Write>(

@@ -179,6 +179,19 @@ struct WithPeer<P> {
     post: P,
 }
 
+impl<P> WithPeer<P> {
+    /// The same service, its endpoint's POSTs handled by `post`.
+    fn with_post<Q>(&self, post: Q) -> WithPeer<Q> {
+        WithPeer {
+            router: self.router.clone(),
+            peer: self.peer,
+            trusted: self.trusted.clone(),
+            direct: self.direct.clone(),
+            post,
+        }
+    }
+}
+
 type RouterFuture = <Router as tower_service::Service<axum::http::Request<Incoming>>>::Future;
 
 impl<P, F, B> hyper::service::Service<axum::http::Request<B>> for WithPeer<P>
@@ -404,13 +417,7 @@ pub(super) async fn accept_loop<L: Listen>(
             direct: direct.clone(),
             post: post::<wire::Whole>,
         };
-        let hyper_service = WithPeer {
-            router: router.clone(),
-            peer: peer.map(Peer),
-            trusted: bounds.trusted.clone(),
-            direct: direct.clone(),
-            post: post::<Incoming>,
-        };
+        let hyper_service = service.with_post(post::<Incoming>);
         let mut http1 = http1.clone();
         let mut hyper_stop = stop.clone();
         let hand_off = |io| async move {

@@ -214,8 +214,16 @@ impl<IO: AsyncRead + AsyncWrite + Unpin> Conn<IO> {
         // `wants` is bounded by the head's and the body's bounds.
         self.room(wants, usize::MAX);
         poll_fn(|cx| {
-            if let Poll::Ready(more) = self.poll_more(cx) {
-                return Poll::Ready(if more { Fill::Read } else { Fill::Closed });
+            // A body that comes in parts is read whole before the request is read again.
+            loop {
+                match self.poll_more(cx) {
+                    Poll::Ready(false) => return Poll::Ready(Fill::Closed),
+                    Poll::Ready(true) if self.end - self.start >= wants => {
+                        return Poll::Ready(Fill::Read);
+                    }
+                    Poll::Ready(true) => {}
+                    Poll::Pending => break,
+                }
             }
             if !self.stopped && self.stopping.as_mut().poll(cx).is_ready() {
                 self.stopped = true;

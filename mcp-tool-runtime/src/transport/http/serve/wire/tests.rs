@@ -45,7 +45,8 @@ where
         + 'static,
     S::Future: Send,
 {
-    let (client, server) = tokio::io::duplex(1 << 20);
+    // A pipe of 16 KiB: a side that is not read stops the writer, as a socket's would.
+    let (client, server) = tokio::io::duplex(16 * 1024);
     let (stop_tx, stop) = watch::channel(false);
     let hand_off = |mut io: Rewind<DuplexStream>| async move {
         let mut got = vec![0u8; 4096];
@@ -296,4 +297,37 @@ async fn a_body_longer_than_its_stated_length_ends_the_connection() {
     let text = rest(&mut client).await;
     assert_eq!(answers(&text), ["200 OK|content-length: 3||abc"], "{text}");
     task.await.unwrap();
+}
+
+#[tokio::test]
+async fn a_body_that_comes_in_parts_is_read_whole() {
+    let (mut client, _stop, task) = served(hyper::service::service_fn(echo), bounds());
+    for part in [
+        &b"POST /b HTTP/1.1\r\nConnection: close\r\nContent-Length: 10\r\n\r\nab"[..],
+        b"cdef",
+        b"ghij",
+    ] {
+        client.write_all(part).await.unwrap();
+        tokio::task::yield_now().await;
+    }
+    let text = rest(&mut client).await;
+    assert_eq!(
+        answers(&text),
+        ["200 OK|content-length: 18|connection: close||POST /b abcdefghij"],
+        "{text}"
+    );
+    task.await.unwrap();
+}
+
+#[tokio::test]
+async fn requests_sent_ahead_are_read_no_further_than_the_bound() {
+    let service = hyper::service::service_fn(|_request: Request<Whole>| async {
+        std::future::pending::<()>().await;
+        Ok::<_, Infallible>(Response::new(Body::empty()))
+    });
+    let (mut client, _stop, _task) = served(service, bounds());
+    // Twice the bound: the server holds at most the bound, the pipe 16 KiB more.
+    let ahead = b"GET /a HTTP/1.1\r\n\r\n".repeat(2 * READ_AHEAD / 18);
+    let wrote = tokio::time::timeout(Duration::from_millis(500), client.write_all(&ahead)).await;
+    assert!(wrote.is_err(), "the server read past its bound");
 }
