@@ -127,7 +127,7 @@ impl Mount {
             async move { mount.forward(&remote, args, approval).await }
         });
         let hint = |key: &str| def["annotations"][key].as_bool();
-        tool = tool.annotations(Annotations {
+        tool = tool.forwarded().annotations(Annotations {
             read_only: hint("readOnlyHint"),
             destructive: hint("destructiveHint"),
             idempotent: hint("idempotentHint"),

@@ -195,6 +195,7 @@ pub struct DynamicTool {
     meta: Option<Map<String, Value>>,
     hidden: bool,
     deferred: bool,
+    forwarded: bool,
     rest: bool,
     always_visible: bool,
     task_support: TaskSupport,
@@ -235,6 +236,7 @@ impl DynamicTool {
             meta: None,
             hidden: false,
             deferred: false,
+            forwarded: false,
             rest: true,
             always_visible: false,
             task_support: TaskSupport::Forbidden,
@@ -330,6 +332,15 @@ impl DynamicTool {
         self
     }
 
+    /// Another server's tool (a mount's, an OpenAPI operation's), which checks its own
+    /// arguments: what the validator's own rules cannot check is left to it.
+    #[must_use]
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    pub(crate) fn forwarded(mut self) -> Self {
+        self.forwarded = true;
+        self
+    }
+
     /// Left out of the REST API (and its OpenAPI document) when the server serves one; MCP
     /// clients still call it: `rest = false`.
     #[must_use]
@@ -412,6 +423,7 @@ impl DynamicTool {
             .annotations(self.annotations.clone())
             .hidden(self.hidden)
             .defer_loading(self.deferred)
+            .forwarded(self.forwarded)
             .rest(self.rest)
             .always_visible(self.always_visible)
             .task_support(self.task_support)
@@ -461,5 +473,34 @@ impl DynamicTool {
         let mut def = def.finish()?;
         def.audience = self.audience.clone();
         Ok((def, Call::Dynamic(self.handler.clone())))
+    }
+}
+
+#[cfg(all(test, not(feature = "full-schema")))]
+mod tests {
+    use serde_json::json;
+
+    use super::DynamicTool;
+
+    #[test]
+    fn another_servers_tool_takes_a_schema_the_rules_check_only_in_part() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"list": {"type": "array", "contains": {"const": 1}}}
+        });
+        let tool = |forwarded: bool| {
+            let tool = DynamicTool::new("t", "d", |_| async { "ok" }).input_schema(schema.clone());
+            if forwarded { tool.forwarded() } else { tool }
+                .define("s")
+                .map(|_| ())
+        };
+        assert!(tool(true).is_ok());
+        let problems = tool(false).unwrap_err();
+        assert!(
+            problems[0].contains(
+                "`contains` at #/properties/list is checked only by the full JSON Schema validator"
+            ),
+            "{problems:?}"
+        );
     }
 }

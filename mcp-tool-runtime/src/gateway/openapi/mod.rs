@@ -441,7 +441,8 @@ impl ApiMount {
             }
         })
         .annotations(hints)
-        .input_schema(op.input_schema);
+        .input_schema(op.input_schema)
+        .forwarded();
         if let Some(title) = op.title {
             tool = tool.title(title);
         }

@@ -55,6 +55,9 @@ pub struct DefBuilder {
     hidden: bool,
     always_visible: bool,
     deferred: bool,
+    /// Whether another server owns the tool and checks its arguments
+    /// ([`Validator::compile_forwarded`]).
+    forwarded: bool,
     rest: bool,
     timeout: Option<Duration>,
     states: Vec<(TypeId, &'static str)>,
@@ -91,6 +94,7 @@ impl DefBuilder {
             hidden: false,
             always_visible: false,
             deferred: false,
+            forwarded: false,
             rest: true,
             timeout: None,
             states: Vec::new(),
@@ -208,6 +212,13 @@ impl DefBuilder {
     /// client (`defer_loading`), which then lists it to that client; callable all along.
     pub fn defer_loading(&mut self, deferred: bool) -> &mut Self {
         self.deferred = deferred;
+        self
+    }
+
+    /// The tool is another server's, which checks its own arguments: what the validator's
+    /// own rules cannot check is left to it ([`Validator::compile_forwarded`]).
+    pub(crate) fn forwarded(&mut self, forwarded: bool) -> &mut Self {
+        self.forwarded = forwarded;
         self
     }
 
@@ -406,7 +417,12 @@ impl DefBuilder {
                 s
             }
         });
-        let validator = match Validator::compile(&input_schema) {
+        let compile = if self.forwarded {
+            Validator::compile_forwarded
+        } else {
+            Validator::compile
+        };
+        let validator = match compile(&input_schema) {
             Ok(v) => Some(v),
             Err(e) => {
                 self.problems
@@ -488,7 +504,7 @@ impl DefBuilder {
         );
         let output_validator = match &output_schema {
             None => None,
-            Some(schema) => match Validator::compile(schema) {
+            Some(schema) => match compile(schema) {
                 Ok(v) => Some(v),
                 Err(e) => {
                     return Err(vec![format!(

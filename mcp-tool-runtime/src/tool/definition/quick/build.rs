@@ -6,6 +6,8 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
+use super::formats::{Format, Known};
+use super::pattern::Pattern;
 use super::{ARRAY, BOOLEAN, Bound, INTEGER, NULL, NUMBER, OBJECT, Part, Rules, STRING};
 use crate::tool::definition::integers;
 
@@ -13,7 +15,6 @@ use crate::tool::definition::integers;
 /// the full validator's alone.
 const WHOLE_SCHEMA: &[&str] = &[
     "$id",
-    "$anchor",
     "$dynamicRef",
     "$dynamicAnchor",
     "$recursiveRef",
@@ -26,25 +27,19 @@ const WHOLE_SCHEMA: &[&str] = &[
 /// Keywords the full validator asserts that are not checked here: a part with any of them is
 /// the full validator's.
 const ELSEWHERE: &[&str] = &[
-    "pattern",
     "patternProperties",
     "propertyNames",
     "dependencies",
     "dependentRequired",
     "dependentSchemas",
-    "prefixItems",
     "additionalItems",
     "contains",
     "minContains",
     "maxContains",
-    "uniqueItems",
     "contentEncoding",
     "contentMediaType",
     "contentSchema",
 ];
-
-/// Formats boon does not assert (schemars writes them for floats): annotations only.
-const UNASSERTED_FORMATS: &[&str] = &["double", "float"];
 
 /// The draft every schema is compiled as when it does not name one.
 const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
@@ -124,11 +119,14 @@ pub(super) fn parts(
     elsewhere: &mut dyn FnMut(&str) -> Option<usize>,
 ) -> Result<Vec<Part>, Refusal> {
     whole_schema(schema, true, "")?;
+    let mut anchors = HashMap::new();
+    collect_anchors(schema, "", &mut anchors)?;
     let mut builder = Builder {
         root: schema,
         elsewhere,
         parts: Vec::new(),
         at: HashMap::new(),
+        anchors,
     };
     builder.part("")?;
     let parts = builder.parts;
@@ -149,6 +147,8 @@ struct Builder<'a> {
     parts: Vec<Part>,
     /// The part built for each JSON pointer.
     at: HashMap<String, usize>,
+    /// The pointer of each `$anchor`'s part, by the anchor's name.
+    anchors: HashMap<String, String>,
 }
 
 impl Builder<'_> {
@@ -227,11 +227,31 @@ impl Builder<'_> {
                         rules.integer_range = integers::range(name);
                         rules.integer_format = Some(name.to_owned());
                     }
-                    Some(name) if UNASSERTED_FORMATS.contains(&name) => {}
-                    Some("email") => rules.email = true,
-                    Some(name) => return Ok(Err(format!("`format: {name}`"))),
+                    Some(name) => match Format::of(name) {
+                        Known::Asserted(format) => rules.format = Some(format),
+                        Known::Elsewhere => return Ok(Err(format!("`format: {name}`"))),
+                        Known::Annotation => {}
+                    },
                     None => return Err(invalid()),
                 },
+                "pattern" => {
+                    let source = value.as_str().ok_or_else(invalid)?;
+                    match Pattern::compile(source) {
+                        Ok(pattern) => rules.pattern = Some(pattern),
+                        Err(why) => return Ok(Err(format!("`pattern` {value} ({why})"))),
+                    }
+                }
+                "uniqueItems" => rules.unique_items = value.as_bool().ok_or_else(invalid)?,
+                "prefixItems" => {
+                    let list = value
+                        .as_array()
+                        .filter(|list| !list.is_empty())
+                        .ok_or_else(invalid)?;
+                    let base = here();
+                    rules.prefix_items = (0..list.len())
+                        .map(|i| self.part(&format!("{base}/{i}")))
+                        .collect::<Result<_, _>>()?;
+                }
                 "minimum" => rules.minimum = Some(bound(value).ok_or_else(invalid)?),
                 "maximum" => rules.maximum = Some(bound(value).ok_or_else(invalid)?),
                 "exclusiveMinimum" => {
@@ -301,6 +321,16 @@ impl Builder<'_> {
                         None => None,
                     };
                     rules.condition = Some((self.part(&here())?, then, otherwise));
+                }
+                "$ref"
+                    if value
+                        .as_str()
+                        .and_then(|r| r.strip_prefix('#'))
+                        .is_some_and(anchor_name) =>
+                {
+                    let name = &value.as_str().unwrap_or_default()[1..];
+                    let target = self.anchors.get(name).cloned().ok_or_else(invalid)?;
+                    rules.reference = Some(self.part(&target)?);
                 }
                 "$ref" => match value.as_str().map(|r| (r, local_pointer(r))) {
                     // A fragment with a character no URI holds is no URI reference.
@@ -388,6 +418,87 @@ fn looping(parts: &[Part]) -> Option<usize> {
     }
     let mut state = vec![0; parts.len()];
     (0..parts.len()).find_map(|index| visit(parts, index, &mut state))
+}
+
+/// The keywords whose values are subschemas (each, a map of them, a list of them), where an
+/// `$anchor` names a part.
+const ONE_SCHEMA: &[&str] = &[
+    "items",
+    "additionalProperties",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "additionalItems",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "contentSchema",
+];
+const SCHEMA_MAPS: &[&str] = &[
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+];
+const SCHEMA_LISTS: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems"];
+
+/// The `$anchor`s of the parts of `schema` (at `pointer`), each name once and a name as JSON
+/// Schema 2020-12 writes one.
+fn collect_anchors(
+    schema: &Value,
+    pointer: &str,
+    anchors: &mut HashMap<String, String>,
+) -> Result<(), Refusal> {
+    let Value::Object(map) = schema else {
+        return Ok(());
+    };
+    if let Some(anchor) = map.get("$anchor") {
+        let invalid = || Refusal::Invalid {
+            keyword: "$anchor".to_owned(),
+            at: pointer.to_owned(),
+        };
+        let name = anchor
+            .as_str()
+            .filter(|n| anchor_name(n))
+            .ok_or_else(invalid)?;
+        if anchors
+            .insert(name.to_owned(), pointer.to_owned())
+            .is_some()
+        {
+            return Err(invalid());
+        }
+    }
+    for (key, value) in map {
+        let here = format!("{pointer}/{}", escape(key));
+        if ONE_SCHEMA.contains(&key.as_str()) {
+            collect_anchors(value, &here, anchors)?;
+        } else if SCHEMA_MAPS.contains(&key.as_str())
+            && let Value::Object(schemas) = value
+        {
+            for (name, schema) in schemas {
+                collect_anchors(schema, &format!("{here}/{}", escape(name)), anchors)?;
+            }
+        } else if SCHEMA_LISTS.contains(&key.as_str())
+            && let Value::Array(schemas) = value
+        {
+            for (i, schema) in schemas.iter().enumerate() {
+                collect_anchors(schema, &format!("{here}/{i}"), anchors)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// An anchor's name: a letter or `_`, then letters, digits, `-`, `.` and `_`.
+fn anchor_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_'))
 }
 
 /// The JSON pointer of a reference within the schema itself (`#` or `#/…`, not

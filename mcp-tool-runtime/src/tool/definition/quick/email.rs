@@ -50,7 +50,7 @@ const ATEXT_SYMBOLS: &str = ".!#$%&'*+-/=?^_`{|}~";
 
 /// A host name (RFC 1123): at most 253 bytes without one trailing dot, labels of 1 to 63
 /// letters, digits and hyphens, none starting or ending with a hyphen.
-fn host_name(s: &str) -> bool {
+pub(super) fn host_name(s: &str) -> bool {
     let s = s.strip_suffix('.').unwrap_or(s);
     s.len() <= 253
         && s.split('.').all(|label| {

@@ -8,7 +8,7 @@ use serde_json::{Map, Number, Value};
 
 use super::{
     ARRAY, BOOLEAN, Bound, INTEGER, MAX_DEPTH, NULL, NUMBER, OBJECT, Part, Quick, Rules, STRING,
-    TooDeep, Walk, email, equal, integers, of_type,
+    TooDeep, Walk, duplicate, equal, integers, of_type,
 };
 
 /// A broken rule at a place in the value, or a group of them (`causes`).
@@ -55,8 +55,6 @@ pub(crate) enum Kind {
     ExclusiveMinimum(String),
     ExclusiveMaximum(String),
     MultipleOf(String),
-    /// Made from the full validator's errors only (the rules leave patterns to it).
-    #[cfg_attr(not(feature = "full-schema"), allow(dead_code))]
     Pattern(String),
     MinItems {
         got: usize,
@@ -66,8 +64,7 @@ pub(crate) enum Kind {
         got: usize,
         want: usize,
     },
-    /// The indexes of two equal items; from the full validator's errors only.
-    #[cfg_attr(not(feature = "full-schema"), allow(dead_code))]
+    /// The indexes of two equal items.
     UniqueItems(usize, usize),
     /// Any other rule, worded as the full validator words it.
     Other(String),
@@ -204,10 +201,15 @@ impl Explain<'_> {
 
     fn format(&self, rules: &Rules, value: &Value) -> Option<Failure> {
         match value {
-            Value::String(s) if rules.email && !email::valid(s) => Some(self.fail(Kind::Format {
-                name: "email".to_owned(),
-                range: None,
-            })),
+            Value::String(s) => {
+                let format = rules.format?;
+                (!format.valid(s)).then(|| {
+                    self.fail(Kind::Format {
+                        name: format.name().to_owned(),
+                        range: None,
+                    })
+                })
+            }
             Value::Number(n) => {
                 let range = rules.integer_range?;
                 (!integers::within(n, range)).then(|| {
@@ -296,8 +298,17 @@ impl Explain<'_> {
         {
             errors.push(self.fail(Kind::MaxItems { got, want }));
         }
+        if rules.unique_items
+            && let Some((a, b)) = duplicate(items)
+        {
+            errors.push(self.fail(Kind::UniqueItems(a, b)));
+        }
+        for (i, (&part, item)) in rules.prefix_items.iter().zip(items).enumerate() {
+            errors.extend(self.inner(Token::Item(i), part, item, depth)?);
+        }
         if let Some(part) = rules.items {
-            for (i, item) in items.iter().enumerate() {
+            let after = rules.prefix_items.len();
+            for (i, item) in items.iter().enumerate().skip(after) {
                 errors.extend(self.inner(Token::Item(i), part, item, depth)?);
             }
         }
@@ -305,19 +316,23 @@ impl Explain<'_> {
     }
 
     fn string(&self, rules: &Rules, s: &str, errors: &mut Vec<Failure>) {
-        if rules.min_length.is_none() && rules.max_length.is_none() {
-            return;
+        if rules.min_length.is_some() || rules.max_length.is_some() {
+            let len = s.chars().count();
+            if let Some(want) = rules.min_length
+                && len < want
+            {
+                errors.push(self.fail(Kind::MinLength(want)));
+            }
+            if let Some(want) = rules.max_length
+                && len > want
+            {
+                errors.push(self.fail(Kind::MaxLength(want)));
+            }
         }
-        let len = s.chars().count();
-        if let Some(want) = rules.min_length
-            && len < want
+        if let Some(pattern) = &rules.pattern
+            && !pattern.is_match(s)
         {
-            errors.push(self.fail(Kind::MinLength(want)));
-        }
-        if let Some(want) = rules.max_length
-            && len > want
-        {
-            errors.push(self.fail(Kind::MaxLength(want)));
+            errors.push(self.fail(Kind::Pattern(pattern.source().to_owned())));
         }
     }
 

@@ -1,26 +1,33 @@
-//! The validator's own rules: the keywords derived schemas use, checked straight on the
-//! value, so that a call is judged without a general validator's machinery (an evaluation,
-//! a location and a table of unevaluated properties set up at every level).
+//! The validator's own rules: the keywords derived schemas use, and the common ones besides,
+//! checked straight on the value, so that a call is judged without a general validator's
+//! machinery (an evaluation, a location and a table of unevaluated properties set up at every
+//! level).
 //!
-//! A [`Quick`] answers exactly what the full validator (boon, feature `full-schema`) answers,
-//! never a guess: each rule is checked by its definition in JSON Schema 2020-12 as boon
-//! checks it (the same `type`, number and length comparisons, the same equality for `const`
-//! and `enum`, the same integer formats and `email`), and [`Quick::explain`] reports a broken
-//! rule as boon reports it. The rules are `type`, `const`, `enum`, the number and length bounds,
-//! `required`, `properties`, `additionalProperties`, `items`, local `$ref`, `allOf`, `anyOf`,
-//! `oneOf`, `not`, `if`/`then`/`else`, schemars' integer and float formats and `email`.
+//! A [`Quick`] answers what the full validator (boon, feature `full-schema`) answers, never a
+//! guess: each rule is checked by its definition in JSON Schema 2020-12 as boon checks it (the
+//! same `type`, number and length comparisons, the same equality for `const`, `enum` and
+//! `uniqueItems`, the same integer formats), and [`Quick::explain`] reports a broken rule as
+//! boon reports it. The rules are `type`, `const`, `enum`, the number and length bounds,
+//! `required`, `properties`, `additionalProperties`, `items`, `prefixItems`, `uniqueItems`,
+//! `pattern`, local `$ref` (a JSON pointer or an `$anchor`), `allOf`, `anyOf`, `oneOf`,
+//! `not`, `if`/`then`/`else`, schemars' integer formats and the formats of [`formats`]. Where boon strays from a format's RFC or
+//! from ECMA-262 (a sign in a date's numbers, `.` matching `\r`), the rules keep to the
+//! standard, and an item past `prefixItems` is named by its own index.
 //!
-//! A part of the schema with other keywords (a pattern, `uniqueItems`, another format) is
-//! the full validator's, compiled at that part's location and reached through
-//! [`Quick::check`]'s `elsewhere`; without that validator the schema is refused
-//! ([`Refusal`]). A schema whose keywords depend on more than the part they sit in
-//! (`unevaluated*`, dynamic references, `$id`, `$anchor`, another draft) is refused too, or
-//! checked by the full validator whole; so is one whose references loop without going into
-//! the value. An instance whose walk goes deeper than [`MAX_DEPTH`] parts is [`TooDeep`].
+//! A part of the schema with other keywords (`patternProperties`, `contains`, an
+//! internationalized format, a pattern `regex-lite` cannot run) is the full validator's,
+//! compiled at that part's location and reached through [`Quick::check`]'s `elsewhere`;
+//! without that validator the schema is refused ([`Refusal`]). A schema whose keywords depend
+//! on more than the part they sit in (`unevaluated*`, dynamic references, `$id`, another
+//! draft) is refused too, or checked by the full validator whole; so is one whose
+//! references loop without going into the value. An instance whose walk goes deeper than
+//! [`MAX_DEPTH`] parts is [`TooDeep`].
 
 use serde_json::{Map, Number, Value};
 
 use crate::tool::definition::integers;
+use formats::Format;
+use pattern::Pattern;
 
 pub(crate) use build::Refusal;
 pub(crate) use explain::{Failure, Kind, Token};
@@ -65,8 +72,9 @@ struct Rules {
     integer_range: Option<(i128, i128)>,
     /// The integer format's name, for the message.
     integer_format: Option<String>,
-    /// `format: email`.
-    email: bool,
+    /// A string format asserted here (`email`, `date-time`, `uuid`, …).
+    format: Option<Format>,
+    pattern: Option<Pattern>,
     minimum: Option<Bound>,
     maximum: Option<Bound>,
     exclusive_minimum: Option<Bound>,
@@ -84,6 +92,9 @@ struct Rules {
     min_properties: Option<usize>,
     max_properties: Option<usize>,
     items: Option<usize>,
+    /// `prefixItems`: the parts of the first items; `items` checks those after them.
+    prefix_items: Vec<usize>,
+    unique_items: bool,
     min_items: Option<usize>,
     max_items: Option<usize>,
     reference: Option<usize>,
@@ -141,6 +152,23 @@ impl Quick {
         let parts = build::parts(schema, elsewhere)?;
         let complete = !parts.iter().any(|p| matches!(p, Part::Elsewhere(_)));
         Ok(Quick { parts, complete })
+    }
+
+    /// The rules with every part the full validator would check taken as valid: they then
+    /// decide, and word, every instance themselves.
+    #[cfg_attr(feature = "full-schema", allow(dead_code))]
+    pub(crate) fn assuming_elsewhere_valid(self) -> Quick {
+        Quick {
+            parts: self
+                .parts
+                .into_iter()
+                .map(|part| match part {
+                    Part::Elsewhere(_) => Part::Always(true),
+                    other => other,
+                })
+                .collect(),
+            complete: true,
+        }
     }
 
     /// Whether `instance` is valid (`Some(true)`) or not (`Some(false)`), as boon would say;
@@ -235,7 +263,7 @@ impl Instance for Value {
         }
         Ok(match self {
             Value::Number(n) => number_rules(rules, n),
-            Value::String(s) => string_rules(rules, s) && (!rules.email || email::valid(s)),
+            Value::String(s) => string_rules(rules, s),
             Value::Array(items) => walk.array_rules(rules, items, depth)?,
             Value::Object(map) => walk.object_rules(rules, map, depth)?,
             Value::Null | Value::Bool(_) => true,
@@ -349,8 +377,16 @@ impl Walk<'_> {
         {
             return Ok(false);
         }
+        if rules.unique_items && duplicate(items).is_some() {
+            return Ok(false);
+        }
+        for (&part, item) in rules.prefix_items.iter().zip(items) {
+            if !self.valid(part, item, depth)? {
+                return Ok(false);
+            }
+        }
         if let Some(part) = rules.items {
-            for item in items {
+            for item in items.iter().skip(rules.prefix_items.len()) {
                 if !self.valid(part, item, depth)? {
                     return Ok(false);
                 }
@@ -419,19 +455,88 @@ fn number_rules(rules: &Rules, n: &Number) -> bool {
             .is_some_and(|m| (f / m.at).fract() != 0.0))
 }
 
-/// The length keywords, in characters.
+/// Whether the part has no rule for a string's text (its length, a format, a pattern).
+fn no_string_rules(rules: &Rules) -> bool {
+    rules.min_length.is_none()
+        && rules.max_length.is_none()
+        && rules.format.is_none()
+        && rules.pattern.is_none()
+}
+
+/// The length keywords (in characters), the format and the pattern.
 fn string_rules(rules: &Rules, s: &str) -> bool {
-    if rules.min_length.is_none() && rules.max_length.is_none() {
-        return true;
+    if rules.min_length.is_some() || rules.max_length.is_some() {
+        let len = s.chars().count();
+        if rules.min_length.is_some_and(|min| len < min)
+            || rules.max_length.is_some_and(|max| len > max)
+        {
+            return false;
+        }
     }
-    let len = s.chars().count();
-    !(rules.min_length.is_some_and(|min| len < min)
-        || rules.max_length.is_some_and(|max| len > max))
+    rules.format.is_none_or(|f| f.valid(s)) && rules.pattern.as_ref().is_none_or(|p| p.is_match(s))
+}
+
+/// The first two equal items (JSON Schema's equality), as the full validator finds them:
+/// of up to 20 items, the first pair in order; of more, the first item equal to one before
+/// it, found by a hash that agrees with [`equal`].
+fn duplicate(items: &[Value]) -> Option<(usize, usize)> {
+    if items.len() <= 20 {
+        for (i, a) in items.iter().enumerate() {
+            if let Some(j) = items[i + 1..].iter().position(|b| equal(a, b)) {
+                return Some((i, i + 1 + j));
+            }
+        }
+        return None;
+    }
+    let mut seen: std::collections::HashMap<u64, Vec<usize>> =
+        std::collections::HashMap::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let earlier = seen.entry(hash(item)).or_default();
+        if let Some(&j) = earlier.iter().find(|&&j| equal(&items[j], item)) {
+            return Some((j, i));
+        }
+        earlier.push(i);
+    }
+    None
+}
+
+/// A hash of `value` under which [`equal`] values are equal: numbers by their value as a
+/// float, objects whatever the order of their members.
+fn hash(value: &Value) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::hash::DefaultHasher::new();
+    match value {
+        Value::Null => 0_u8.hash(&mut hasher),
+        Value::Bool(b) => (1_u8, b).hash(&mut hasher),
+        Value::Number(n) => {
+            // `-0.0` is `0.0`.
+            let f = n.as_f64().unwrap_or_default() + 0.0;
+            (2_u8, f.to_bits()).hash(&mut hasher);
+        }
+        Value::String(s) => (3_u8, s).hash(&mut hasher),
+        Value::Array(items) => {
+            4_u8.hash(&mut hasher);
+            for item in items {
+                hash(item).hash(&mut hasher);
+            }
+        }
+        Value::Object(map) => {
+            let members = map.iter().fold(0_u64, |sum, (k, v)| {
+                let mut member = std::hash::DefaultHasher::new();
+                (k, hash(v)).hash(&mut member);
+                sum.wrapping_add(member.finish())
+            });
+            (5_u8, members).hash(&mut hasher);
+        }
+    }
+    hasher.finish()
 }
 
 mod build;
 mod email;
 mod explain;
+mod formats;
+mod pattern;
 mod raw;
 #[cfg(test)]
 mod raw_tests;

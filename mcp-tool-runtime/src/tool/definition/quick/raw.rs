@@ -16,7 +16,7 @@ use serde_json::{Number, Value};
 
 use super::{
     ARRAY, BOOLEAN, INTEGER, Instance, NULL, NUMBER, OBJECT, Quick, Rules, STRING, TooDeep, Walk,
-    email, is_integer, number_rules, string_rules, values,
+    is_integer, no_string_rules, number_rules, string_rules, values,
 };
 use crate::protocol::walk::Items;
 use crate::tool::definition::integers;
@@ -272,14 +272,7 @@ impl Instance for Text<'_> {
         }
         Ok(match (bit, number) {
             (_, Some(n)) => number_rules(rules, &n),
-            (STRING, _) => {
-                if rules.min_length.is_none() && rules.max_length.is_none() && !rules.email {
-                    true
-                } else {
-                    let s = self.string()?;
-                    string_rules(rules, &s) && (!rules.email || email::valid(&s))
-                }
-            }
+            (STRING, _) => no_string_rules(rules) || string_rules(rules, &self.string()?),
             (ARRAY, _) => walk.array_text(rules, text, depth)?,
             (OBJECT, _) => match &self.inner {
                 Some(listed) => walk.object_text(rules, listed, depth)?,
@@ -338,6 +331,10 @@ impl Walk<'_> {
     /// The array rules, on an array's text.
     #[inline(never)]
     fn array_text(&self, rules: &Rules, text: &str, depth: u32) -> Result<bool, TooDeep> {
+        if rules.unique_items || !rules.prefix_items.is_empty() {
+            // Judged on the value.
+            return Err(TooDeep);
+        }
         if rules.min_items.is_some() || rules.max_items.is_some() {
             let len = Items::of(text).ok_or(TooDeep)?.count();
             if rules.min_items.is_some_and(|min| len < min)

@@ -166,6 +166,8 @@ impl Values {
             json!("admin"),
             json!("x@example.com"),
             json!("@"),
+            json!("2020-02-29"),
+            json!("2021-02-29"),
         ];
         match self.next() % 8 {
             0 if depth < 3 => {
@@ -236,6 +238,17 @@ fn random_values_get_boons_verdict() {
             },
             "additionalProperties": {"type": ["string", "boolean"], "format": "email"}
         }),
+        // Sets, tuples (as schemars derives them), patterns and formats.
+        json!({
+            "type": "object",
+            "properties": {
+                "a": {"type": "array", "uniqueItems": true},
+                "b": {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string", "pattern": "^[a-z]+$"}], "minItems": 1, "maxItems": 2},
+                "c": {"type": "string", "pattern": "^.{2}$"},
+                "d": {"type": ["string", "array"], "format": "date", "uniqueItems": false}
+            },
+            "required": ["a"]
+        }),
     ];
     // A valid value of each schema, changed at random below, and names to use.
     let examples = [
@@ -244,13 +257,15 @@ fn random_values_get_boons_verdict() {
         json!({"a": [1]}),
         json!({"email": {}, "name": 1, "c": []}),
         json!({"a": 2, "b": 1.5, "c": "x", "d": [1]}),
+        json!({"a": [1, "a"], "b": [1, "ab"], "c": "äö", "d": "2020-02-29"}),
     ];
-    let names: [&[&str]; 5] = [
+    let names: [&[&str]; 6] = [
         &["a", "b"],
         &["email", "name", "role", "metadata"],
         &["a", "b"],
         &["email", "name", "c"],
         &["a", "b", "c", "d", "e", "f"],
+        &["a", "b", "c", "d"],
     ];
     let mut values = Values(0x9E37_79B9_7F4A_7C15);
     for ((schema, example), names) in schemas.iter().zip(&examples).zip(names) {
@@ -408,7 +423,8 @@ fn a_schema_the_rules_take_whole_is_not_given_to_boon_to_start() {
     // Asked (a value too deep for the rules), boon compiles it then.
     assert!(full.check(&json!({"a": "x"})).unwrap().is_err());
     assert!(matches!(&full, Full::Lazy { compiled, .. } if compiled.get().is_some()));
-    let (full, _) = Full::compile(&json!({"properties": {"a": {"pattern": "^x"}}})).unwrap();
+    let (full, _) =
+        Full::compile(&json!({"properties": {"a": {"patternProperties": {"^x": true}}}})).unwrap();
     assert!(matches!(full, Full::Compiled(_)));
 }
 
@@ -425,4 +441,134 @@ fn what_the_rules_refuse_as_no_schema_boon_refuses_too() {
         );
         assert!(Validator::compile(&invalid).is_err(), "{invalid}");
     }
+}
+
+/// Strings near the valid ones of each format the rules assert, and of a pattern: each
+/// valid example with one, two or three characters changed, dropped or doubled. boon gives
+/// the verdict and the words; where it strays from the format's RFC, `strays` says so.
+#[test]
+fn formats_and_patterns_get_boons_verdict() {
+    let examples: [(&str, &[&str]); 13] = [
+        ("date", &["2020-02-29", "1963-06-19"]),
+        (
+            "time",
+            &["23:59:60Z", "08:30:06.28+01:00", "15:59:60-08:00"],
+        ),
+        (
+            "date-time",
+            &["1963-06-19T08:30:06.283185Z", "1990-12-31t15:59:60-08:00"],
+        ),
+        ("duration", &["P4DT12H30M5S", "P2W", "PT36H"]),
+        ("period", &["1963-06-19T08:30:06Z/P1D"]),
+        ("uuid", &["2eb8aa08-aa98-11ea-b4aa-73b441d16380"]),
+        ("ipv4", &["192.168.0.1"]),
+        ("ipv6", &["fe80::1:2", "::ffff:1.2.3.4"]),
+        ("hostname", &["www.example.com", "a-b.c"]),
+        ("uri", &["http://u@[::1]:80/a/b?q=1#f", "urn:a:b%20c"]),
+        ("uri-reference", &["//h/p?q#f", "../a:b/c"]),
+        ("json-pointer", &["/a~1b/0", ""]),
+        ("relative-json-pointer", &["10/a~0", "0#"]),
+    ];
+    let alphabet = [
+        '0', '1', '2', '5', '9', '-', ':', '.', 'T', 'Z', 'P', 'W', 'D', 'H', 'M', 'Y', 'S', '+',
+        '/', '~', '#', '%', '@', '[', ']', 'a', 'f', 'g', ' ', 'é', '?', '\\',
+    ];
+    let mut values = Values(0x2545_F491_4F6C_DD1D);
+    for (format, valid) in examples {
+        let mut strings: Vec<String> = valid.iter().map(|s| (*s).to_owned()).collect();
+        for _ in 0..3000 {
+            let mut chars: Vec<char> = values.pick(valid).chars().collect();
+            for _ in 0..=values.next() % 3 {
+                let at = usize::try_from(values.next() % (chars.len() as u64 + 1)).unwrap();
+                match values.next() % 3 {
+                    0 if at < chars.len() => chars[at] = *values.pick(&alphabet),
+                    1 if at < chars.len() => {
+                        chars.remove(at);
+                    }
+                    _ => chars.insert(at, *values.pick(&alphabet)),
+                }
+            }
+            strings.push(chars.into_iter().collect());
+        }
+        let strays = |s: &str| strays(format, s);
+        let instances: Vec<Value> = strings
+            .into_iter()
+            .filter(|s| !strays(s))
+            .map(Value::String)
+            .collect();
+        let verdicts = verdicts(&json!({"format": format}), &instances);
+        let accepted = verdicts.iter().filter(|(_, boon)| *boon).count();
+        assert!(accepted > 20, "{accepted} valid {format}s");
+        for (instance, (quick, boon)) in instances.iter().zip(verdicts) {
+            assert_eq!(quick, Some(boon), "{instance} as {format}");
+        }
+    }
+    let instances: Vec<Value> = [
+        "ABC", "AB", "xABCx", "A\u{A0}B", "ab\nc", "a.c", "é", "a_1", "1a", "١x",
+    ]
+    .map(|s| json!(s))
+    .to_vec();
+    agree(json!({"pattern": "^[A-Z]{3}$"}), &instances);
+    // boon words a pattern it translated as translated; the rules, as the schema wrote it.
+    // (boon's `.` also matches `\r`, which ECMA-262's does not: not among these strings.)
+    for pattern in [r"\s", "^a.c$", r"^\w+$", r"^\d\D$"] {
+        let schema = json!({ "pattern": pattern });
+        let (full, _) = Full::compile(&schema).unwrap();
+        let validator = Validator::compile(&schema).unwrap();
+        for i in &instances {
+            let boon = full.check(i).unwrap().is_ok();
+            assert_eq!(validator.check(i).is_ok(), boon, "{i} against {pattern}");
+        }
+    }
+}
+
+/// Where boon's verdict is not the format's RFC's, the rules keep to the RFC: boon reads the
+/// numbers of dates and times with their sign (`+1`) as numbers, where the RFC has digits.
+fn strays(format: &str, s: &str) -> bool {
+    let signed =
+        |i: usize| i == 0 || matches!(s.as_bytes()[i - 1], b'-' | b':' | b'T' | b't' | b'+' | b'/');
+    matches!(format, "date" | "time" | "date-time" | "period")
+        && s.match_indices('+').any(|(i, _)| signed(i))
+}
+
+#[test]
+fn long_arrays_find_their_first_equal_items_as_boon_does() {
+    let schema = json!({"type": "array", "uniqueItems": true});
+    let mut instances = Vec::new();
+    for (a, b) in [(3_u8, 24), (0, 24), (10, 11), (23, 24)] {
+        let mut items: Vec<Value> = (0..25).map(|i| json!({"k": [i, "x"]})).collect();
+        items[b] = json!({"k": [f64::from(a), "x"]});
+        // Another pair, earlier by its first item, later by its second.
+        items[usize::from(a) + 1] = json!(null);
+        items[24 - usize::from(b == 24)] = json!(null);
+        instances.push(Value::Array(items));
+    }
+    instances.push(Value::Array((0..25).map(|i| json!(i)).collect()));
+    agree(schema, &instances);
+}
+
+#[test]
+fn anchors_are_found_as_boon_finds_them() {
+    agree(
+        json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "$defs": {"address": {"$anchor": "addressDef", "type": "object",
+                "properties": {"street": {"type": "string"}}, "required": ["street"]}},
+            "properties": {
+                "a": {"$ref": "#addressDef"},
+                "b": {"items": {"$anchor": "item", "type": "integer"}},
+                "c": {"$ref": "#item"}
+            },
+            "allOf": [{"anyOf": [{"required": ["a"]}, {"required": ["c"]}]}]
+        }),
+        &[
+            json!({"a": {"street": "x"}}),
+            json!({"a": {"street": 1}}),
+            json!({"a": {}}),
+            json!({"c": 1}),
+            json!({"c": "1", "b": [1, "2"]}),
+            json!({"b": []}),
+        ],
+    );
 }

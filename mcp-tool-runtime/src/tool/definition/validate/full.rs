@@ -1,6 +1,6 @@
 //! The full validator (feature `full-schema`): boon, a JSON Schema validator of every draft,
-//! keyword and format. It checks the parts of a schema the [`Quick`] rules leave to it (a
-//! pattern, another format, `uniqueItems`, …) and the schemas they cannot take whole (`$id`,
+//! keyword and format. It checks the parts of a schema the [`Quick`] rules leave to it
+//! (`patternProperties`, `contains`, an internationalized format, …) and the schemas they cannot take whole (`$id`,
 //! `unevaluated*`, other drafts), checking such a schema against JSON Schema itself when it is
 //! compiled, and turns its errors into [`Failure`]s, worded as the rules' own. A schema the
 //! rules take whole is not given to boon unless a value is too deep for them.

@@ -3,12 +3,13 @@
 //! correct its call.
 //!
 //! A schema is compiled once, when a server starts. Its [`Quick`] rules check the keywords
-//! derived schemas use (and that their values are valid JSON Schema) and word what they
-//! refuse. With the feature `full-schema` (a default one), the full validator (`boon`) checks
-//! the parts with other keywords (patterns, other formats, `uniqueItems`, …) and the schemas
-//! the rules cannot take whole, checks such a schema against JSON Schema itself, and words
-//! its errors the same way ([`full`]). Without it, such a schema is refused when compiled,
-//! naming the keyword and the feature.
+//! derived schemas use and the common ones besides (and that their values are valid JSON
+//! Schema) and word what they refuse. With the feature `full-schema`, the full validator
+//! (`boon`) checks the parts with other keywords (`patternProperties`, `contains`, the
+//! internationalized formats, …) and the schemas the rules cannot take whole, checks such a
+//! schema against JSON Schema itself, and words its errors the same way ([`full`]). Without
+//! it, such a schema is refused when compiled, naming the keyword and the feature; a tool
+//! another server owns is checked as far as the rules go ([`Validator::compile_forwarded`]).
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -89,6 +90,37 @@ impl Validator {
             #[cfg(feature = "full-schema")]
             full,
         })
+    }
+
+    /// The validator of a tool another server owns (a mounted server's, an OpenAPI
+    /// operation's): as [`Validator::compile`], except that, without the full validator, what
+    /// the rules cannot check is left to that server, which checks its own arguments. A part
+    /// with other keywords is taken as valid here; a schema the rules cannot take at all
+    /// (`$id`, `unevaluated*`, another draft) checks nothing here. A schema that is not valid
+    /// JSON Schema is refused all the same.
+    pub(crate) fn compile_forwarded(schema: &Value) -> Result<Validator, String> {
+        #[cfg(feature = "full-schema")]
+        return Validator::compile(schema);
+        #[cfg(not(feature = "full-schema"))]
+        {
+            use crate::tool::definition::quick::Refusal;
+            let mut parts = 0;
+            let quick = match Quick::build(schema, &mut |_| {
+                parts += 1;
+                Some(parts - 1)
+            }) {
+                Ok(quick) => quick,
+                Err(refusal @ (Refusal::Invalid { .. } | Refusal::Loop { .. })) => {
+                    return Err(refusal.to_string());
+                }
+                Err(Refusal::Unchecked { .. }) => {
+                    Quick::build(&Value::Bool(true), &mut |_| None).map_err(|r| r.to_string())?
+                }
+            };
+            Ok(Validator {
+                quick: Some(quick.assuming_elsewhere_valid()),
+            })
+        }
     }
 
     /// The validator of `schema`, compiled once per distinct schema and kept by its text (at

@@ -22,6 +22,9 @@ pub(super) fn invalid_schemas() -> Vec<Value> {
         json!({"$defs": {"Unused": {"minimum": "a"}}}),
         json!({"$defs": {"a b": {}}, "$ref": "#/$defs/a b"}),
         json!({"$defs": {"é": {}}, "$ref": "#/$defs/é"}),
+        json!({"$ref": "#nowhere"}),
+        json!({"$defs": {"A": {"$anchor": "a"}, "B": {"$anchor": "a"}}}),
+        json!({"$defs": {"A": {"$anchor": "1a"}}}),
     ]
 }
 
@@ -68,6 +71,74 @@ fn each_broken_rule_names_its_field() {
             "{line:?} missing from:\n{text}"
         );
     }
+}
+
+#[test]
+fn patterns_formats_sets_and_tuples_are_checked_by_the_rules_and_worded() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "code": {"type": "string", "pattern": "^[A-Z]{3}$"},
+            "id": {"type": "string", "format": "uuid"},
+            "at": {"type": "string", "format": "date-time"},
+            "site": {"type": "string", "format": "uri"},
+            "tags": {"type": "array", "uniqueItems": true},
+            "pair": {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}], "items": {"type": "boolean"}}
+        }
+    });
+    let validator = Validator::compile(&schema).unwrap();
+    assert!(
+        validator
+            .check(
+                &json!({"code": "ABC", "id": "2eb8aa08-aa98-11ea-b4aa-73b441d16380",
+                "at": "2026-12-07T10:00:00Z", "site": "https://example.com/a?b#c",
+                "tags": [1, "1", [1]], "pair": [1, "a", true, false]})
+            )
+            .is_ok()
+    );
+    let text = errors(
+        schema,
+        json!({"code": "abc", "id": "2eb8aa08", "at": "2026-02-30T10:00:00Z",
+            "site": "/relative", "tags": [1, 2, 1.0], "pair": ["a", "b", true, 3]}),
+    );
+    for line in [
+        r#"code: "abc" does not match the pattern ^[A-Z]{3}$"#,
+        r#"id: "2eb8aa08" is not a valid uuid"#,
+        r#"at: "2026-02-30T10:00:00Z" is not a valid date-time"#,
+        r#"site: "/relative" is not a valid uri"#,
+        "tags: items 0 and 2 are equal; items must be unique",
+        r#"pair[0]: "a" is not of type integer"#,
+        // The item's own place, past the prefix (boon counts from the prefix's end).
+        "pair[3]: 3 is not of type boolean",
+    ] {
+        assert!(
+            text.lines().any(|l| l == line),
+            "{line:?} missing from:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn a_reference_to_an_anchor_finds_its_part() {
+    let validator = Validator::compile(&json!({
+        "type": "object",
+        "$defs": {"address": {"$anchor": "addressDef", "type": "object",
+            "properties": {"city": {"type": "string"}}}},
+        "properties": {"home": {"$ref": "#addressDef"}, "work": {"$ref": "#/$defs/address"}}
+    }))
+    .unwrap();
+    assert!(
+        validator
+            .check(&json!({"home": {"city": "Kraków"}}))
+            .is_ok()
+    );
+    assert_eq!(
+        validator
+            .check(&json!({"home": {"city": 1}, "work": {"city": 2}}))
+            .unwrap_err()
+            .to_string(),
+        "home.city: 1 is not of type string\nwork.city: 2 is not of type string"
+    );
 }
 
 #[test]
@@ -175,19 +246,26 @@ fn a_schema_without_rules_here_is_refused_by_the_keyword_that_has_none() {
     use crate::tool::definition::quick::{Quick, Refusal};
     let refusal = |schema: Value| Quick::build(&schema, &mut |_| None).err();
     assert_eq!(
-        refusal(json!({"properties": {"code": {"type": "string", "pattern": "^x"}}})),
+        refusal(
+            json!({"properties": {"code": {"type": "object", "propertyNames": {"maxLength": 3}}}})
+        ),
         Some(Refusal::Unchecked {
-            keyword: "`pattern`".to_owned(),
+            keyword: "`propertyNames`".to_owned(),
             at: "/properties/code".to_owned()
         })
     );
     assert_eq!(
-        refusal(json!({"items": {"format": "uuid"}})),
+        refusal(json!({"items": {"format": "iri"}})),
         Some(Refusal::Unchecked {
-            keyword: "`format: uuid`".to_owned(),
+            keyword: "`format: iri`".to_owned(),
             at: "/items".to_owned()
         })
     );
+    // A pattern the rules' regular expressions cannot run (look-around).
+    assert!(matches!(
+        refusal(json!({"pattern": "^(?!x)"})),
+        Some(Refusal::Unchecked { keyword, at }) if keyword.starts_with("`pattern` \"^(?!x)\" (") && at.is_empty()
+    ));
     assert_eq!(
         refusal(json!({"$defs": {"A": {"$id": "urn:a"}}})),
         Some(Refusal::Unchecked {
@@ -216,7 +294,8 @@ fn a_schema_without_rules_here_is_refused_by_the_keyword_that_has_none() {
             at: "/$defs/A".to_owned()
         })
     );
-    // Derived schemas' keywords, annotations and float formats all have rules.
+    // Derived schemas' keywords, annotations and formats (schemars' `ip` is no format JSON
+    // Schema defines: an annotation) all have rules.
     assert_eq!(
         refusal(json!({
             "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -226,6 +305,12 @@ fn a_schema_without_rules_here_is_refused_by_the_keyword_that_has_none() {
                 "n": {"type": "integer", "format": "uint8", "minimum": 0, "maximum": 255},
                 "f": {"type": "number", "format": "double", "description": "x"},
                 "e": {"type": "string", "format": "email", "default": "a@b.c"},
+                "id": {"type": "string", "format": "uuid"},
+                "at": {"type": "string", "format": "date-time"},
+                "ip": {"type": "string", "format": "ip"},
+                "code": {"type": "string", "pattern": "^[A-Z]{3}$"},
+                "set": {"type": "array", "uniqueItems": true, "items": {"type": "string"}},
+                "pair": {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}], "minItems": 2, "maxItems": 2},
                 "o": {"anyOf": [{"$ref": "#/$defs/O"}, {"type": "null"}]},
                 "t": {"type": "array", "items": {"$ref": "#"}}
             },
@@ -241,14 +326,14 @@ fn a_schema_without_rules_here_is_refused_by_the_keyword_that_has_none() {
 #[test]
 fn without_the_full_validator_a_schema_it_would_check_is_refused_naming_the_feature() {
     let error = Validator::compile(&json!({
-        "properties": {"code": {"type": "string", "pattern": "^[A-Z]{3}$"}}
+        "properties": {"code": {"type": "string", "format": "idn-hostname"}}
     }))
     .err()
     .unwrap();
     assert_eq!(
         error,
-        "`pattern` at #/properties/code is checked only by the full JSON Schema validator \
-         (mcp-tool's feature `full-schema`)"
+        "`format: idn-hostname` at #/properties/code is checked only by the full JSON Schema \
+         validator (mcp-tool's feature `full-schema`)"
     );
 }
 
@@ -271,4 +356,39 @@ fn without_the_full_validator_a_value_too_deep_to_check_is_refused() {
     );
     value[0] = json!(1);
     assert!(validator.check(&value).is_err());
+}
+
+#[cfg(not(feature = "full-schema"))]
+#[test]
+fn without_the_full_validator_another_servers_tool_is_checked_as_far_as_the_rules_go() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "n": {"type": "integer"},
+            "list": {"type": "array", "contains": {"const": 1}, "maxItems": 2}
+        },
+        "required": ["n"]
+    });
+    assert!(Validator::compile(&schema).is_err());
+    let validator = Validator::compile_forwarded(&schema).unwrap();
+    // The part with `contains` is the owner's to check; the rest is checked and worded here.
+    assert!(validator.check(&json!({"n": 1, "list": [2, 3, 4]})).is_ok());
+    assert_eq!(
+        validator
+            .check(&json!({"list": [1, 2, 3]}))
+            .unwrap_err()
+            .to_string(),
+        "n: required argument is missing"
+    );
+    assert_eq!(
+        validator.check(&json!({"n": "1"})).unwrap_err().to_string(),
+        "n: \"1\" is not of type integer"
+    );
+    // A schema the rules cannot take at all checks nothing here.
+    let whole =
+        Validator::compile_forwarded(&json!({"type": "object", "unevaluatedProperties": false}))
+            .unwrap();
+    assert!(whole.check(&json!({"anything": 1})).is_ok());
+    // One that is no schema is refused all the same.
+    assert!(Validator::compile_forwarded(&json!({"type": "nonsense"})).is_err());
 }
