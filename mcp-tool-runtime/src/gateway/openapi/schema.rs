@@ -8,32 +8,13 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
+use crate::tool::definition::quick::{ONE_SCHEMA as ONE, SCHEMA_LISTS as LIST, SCHEMA_MAPS as MAP};
+
 /// How deep a schema may nest (objects within objects, through `$ref`s too).
 const MAX_DEPTH: usize = 64;
 
 /// How many definitions one tool's schemas may gather.
 const MAX_DEFS: usize = 512;
-
-/// The keywords whose value is one schema.
-const ONE: &[&str] = &[
-    "additionalProperties",
-    "items",
-    "not",
-    "if",
-    "then",
-    "else",
-    "contains",
-    "propertyNames",
-    "unevaluatedProperties",
-    "unevaluatedItems",
-    "additionalItems",
-];
-
-/// The keywords whose value is a list of schemas.
-const LIST: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems"];
-
-/// The keywords whose value maps names to schemas.
-const MAP: &[&str] = &["properties", "patternProperties", "dependentSchemas"];
 
 /// Keywords of OpenAPI's Schema Object that JSON Schema does not have: left out.
 const OPENAPI_ONLY: &[&str] = &["discriminator", "xml", "externalDocs"];

@@ -420,9 +420,8 @@ fn looping(parts: &[Part]) -> Option<usize> {
     (0..parts.len()).find_map(|index| visit(parts, index, &mut state))
 }
 
-/// The keywords whose values are subschemas (each, a map of them, a list of them), where an
-/// `$anchor` names a part.
-const ONE_SCHEMA: &[&str] = &[
+/// The keywords whose value is one subschema (JSON Schema 2020-12 and the drafts before it).
+pub(crate) const ONE_SCHEMA: &[&str] = &[
     "items",
     "additionalProperties",
     "not",
@@ -436,14 +435,12 @@ const ONE_SCHEMA: &[&str] = &[
     "unevaluatedProperties",
     "contentSchema",
 ];
-const SCHEMA_MAPS: &[&str] = &[
-    "properties",
-    "patternProperties",
-    "$defs",
-    "definitions",
-    "dependentSchemas",
-];
-const SCHEMA_LISTS: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems"];
+
+/// The keywords whose value is a list of subschemas.
+pub(crate) const SCHEMA_LISTS: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems"];
+
+/// The keywords whose value maps names to subschemas (the definitions aside).
+pub(crate) const SCHEMA_MAPS: &[&str] = &["properties", "patternProperties", "dependentSchemas"];
 
 /// The `$anchor`s of the parts of `schema` (at `pointer`), each name once and a name as JSON
 /// Schema 2020-12 writes one.
@@ -475,7 +472,7 @@ fn collect_anchors(
         let here = format!("{pointer}/{}", escape(key));
         if ONE_SCHEMA.contains(&key.as_str()) {
             collect_anchors(value, &here, anchors)?;
-        } else if SCHEMA_MAPS.contains(&key.as_str())
+        } else if (SCHEMA_MAPS.contains(&key.as_str()) || key == "$defs" || key == "definitions")
             && let Value::Object(schemas) = value
         {
             for (name, schema) in schemas {

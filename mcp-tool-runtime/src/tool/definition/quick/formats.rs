@@ -161,28 +161,26 @@ fn time(s: &str) -> bool {
 }
 
 fn full_time(s: &[u8]) -> bool {
-    let Some((hour, s)) = digits(s, 2) else {
-        return false;
-    };
-    let Some(s) = s.strip_prefix(b":") else {
-        return false;
-    };
-    let Some((minute, s)) = digits(s, 2) else {
-        return false;
-    };
-    let Some(s) = s.strip_prefix(b":") else {
-        return false;
-    };
-    let Some((second, mut s)) = digits(s, 2) else {
-        return false;
-    };
+    full_time_of(s).is_some()
+}
+
+/// `dd:dd` at the start of `s`: the two numbers, and the rest.
+fn two(s: &[u8]) -> Option<(u32, u32, &[u8])> {
+    let (a, s) = digits(s, 2)?;
+    let (b, s) = digits(s.strip_prefix(b":")?, 2)?;
+    Some((a, b, s))
+}
+
+fn full_time_of(s: &[u8]) -> Option<()> {
+    let (hour, minute, s) = two(s)?;
+    let (second, mut s) = digits(s.strip_prefix(b":")?, 2)?;
     if hour > 23 || minute > 59 || second > 60 {
-        return false;
+        return None;
     }
     if let Some(fraction) = s.strip_prefix(b".") {
         let count = fraction.iter().take_while(|b| b.is_ascii_digit()).count();
         if count == 0 {
-            return false;
+            return None;
         }
         s = &fraction[count..];
     }
@@ -190,28 +188,20 @@ fn full_time(s: &[u8]) -> bool {
     let offset = match s {
         b"Z" | b"z" => 0,
         [sign @ (b'+' | b'-'), rest @ ..] => {
-            let Some((hours, rest)) = digits(rest, 2) else {
-                return false;
-            };
-            let Some(rest) = rest.strip_prefix(b":") else {
-                return false;
-            };
-            let Some((minutes, rest)) = digits(rest, 2) else {
-                return false;
-            };
+            let (hours, minutes, rest) = two(rest)?;
             if !rest.is_empty() || hours > 23 || minutes > 59 {
-                return false;
+                return None;
             }
             let offset = i64::from(hours * 60 + minutes);
             if *sign == b'+' { offset } else { -offset }
         }
-        _ => return false,
+        _ => return None,
     };
     if second == 60 {
         let utc = (i64::from(hour * 60 + minute) - offset).rem_euclid(24 * 60);
-        return utc == 23 * 60 + 59;
+        return (utc == 23 * 60 + 59).then_some(());
     }
-    true
+    Some(())
 }
 
 /// RFC 3339 `date-time`: a date, `T` (or `t`), a time.

@@ -30,6 +30,8 @@ use formats::Format;
 use pattern::Pattern;
 
 pub(crate) use build::Refusal;
+#[cfg(feature = "client")]
+pub(crate) use build::{ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS};
 pub(crate) use explain::{Failure, Kind, Token};
 pub(crate) use raw::{Integer, Member, Members, integer, members_of};
 

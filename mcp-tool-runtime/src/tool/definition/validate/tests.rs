@@ -36,6 +36,14 @@ fn errors(schema: Value, instance: Value) -> String {
         .to_string()
 }
 
+/// Asserts that `text` has `line` as one of its lines.
+fn has_line(text: &str, line: &str) {
+    assert!(
+        text.lines().any(|l| l == line),
+        "{line:?} missing from:\n{text}"
+    );
+}
+
 #[test]
 fn each_broken_rule_names_its_field() {
     let schema = json!({
@@ -66,10 +74,7 @@ fn each_broken_rule_names_its_field() {
         "count: required argument is missing",
         "extra: unknown argument (not in the input schema)",
     ] {
-        assert!(
-            text.lines().any(|l| l == line),
-            "{line:?} missing from:\n{text}"
-        );
+        has_line(&text, line);
     }
 }
 
@@ -111,10 +116,7 @@ fn patterns_formats_sets_and_tuples_are_checked_by_the_rules_and_worded() {
         // The item's own place, past the prefix (boon counts from the prefix's end).
         "pair[3]: 3 is not of type boolean",
     ] {
-        assert!(
-            text.lines().any(|l| l == line),
-            "{line:?} missing from:\n{text}"
-        );
+        has_line(&text, line);
     }
 }
 
