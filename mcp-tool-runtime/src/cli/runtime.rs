@@ -7,10 +7,12 @@
 //!   that runs `main`, since a second worker could only take turns with the first and every
 //!   hand-off between them costs.
 //! - `--http` on N > 1: N threads, each a current-thread runtime of its own (the one running
-//!   `main` and N − 1 more), the connections shared between them in turn. A connection, and
-//!   the calls it carries, stay on the thread it was given: a short call is read, run and
-//!   answered without a hand-off between threads, which on a multi-thread runtime (a worker
-//!   waking another to steal the connection's task) cost half as much CPU again as the call.
+//!   `main` and N − 1 more), the connections shared between them. A connection, and the
+//!   calls it carries, are served on one thread: a short call is read, run and answered
+//!   without a hand-off between threads, which on a multi-thread runtime (a worker waking
+//!   another to steal the connection's task) cost half as much CPU again as the call. The
+//!   threads in use follow the CPUs other processes leave over (`transport::http::serve`'s
+//!   placement), a connection moving between two requests.
 //! - stdio (and the other commands) on N > 1: a multi-thread runtime with N workers, so that
 //!   the calls of the one connection run on every CPU.
 //!

@@ -130,12 +130,13 @@ impl Default for HttpConfig {
 }
 
 impl HttpConfig {
-    /// Shares the connections `serve_http` accepts, in turn, between the runtime it runs on
-    /// and `runtimes` (each typically a current-thread runtime on a thread of its own, as a
-    /// server binary's `--threads N` makes them): a connection, and the calls it carries, stay
-    /// on the runtime it was given, so that a short call is read, run and answered without a
-    /// hand-off between threads. Empty (the default): every connection on `serve_http`'s
-    /// runtime.
+    /// Shares the connections `serve_http` accepts between the runtime it runs on and
+    /// `runtimes` (each typically a current-thread runtime on a thread of its own, as a server
+    /// binary's `--threads N` makes them): a connection, and the calls it carries, are served on
+    /// one runtime, so that a short call is read, run and answered without a hand-off between
+    /// threads. The runtimes in use follow the CPUs other processes leave over (one fewer while
+    /// they keep a CPU busy), a connection moving between two requests (`mcp-tool`'s guide,
+    /// "Serving"). Empty (the default): every connection on `serve_http`'s runtime.
     #[must_use]
     pub fn with_connection_runtimes(mut self, runtimes: Vec<tokio::runtime::Handle>) -> Self {
         self.connection_runtimes = runtimes;

@@ -159,7 +159,7 @@ impl ServerHandle {
             max_connections: config.max_connections,
             max_per_address: config.max_connections_per_address,
             trusted: Arc::new(config.trusted_proxies.clone()),
-            others: config.connection_runtimes.clone(),
+            placement: serve::Placement::new(config.connection_runtimes.clone()),
         };
         // Without a layer around the routes, the endpoint's POSTs skip the router.
         let path = config.cors_origins.is_none().then(|| config.path.clone());
@@ -169,6 +169,10 @@ impl ServerHandle {
             endpoint: endpoint.clone(),
         });
         let (stop_tx, stop_rx) = watch::channel(false);
+        if bounds.placement.len() > 1 {
+            // The runtimes in use follow the CPUs other processes leave over.
+            tokio::spawn(bounds.placement.clone().follow(stop_rx.clone()));
+        }
         let signal_endpoint = endpoint.clone();
         let server = self.clone();
         tokio::spawn(async move {

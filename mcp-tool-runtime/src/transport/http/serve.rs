@@ -24,7 +24,7 @@ use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::runtime::Handle;
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 
 use crate::sync::lock;
 use crate::transport::http::access::forwarded::TrustedProxies;
@@ -32,7 +32,10 @@ use crate::transport::http::endpoint::Endpoint;
 use crate::transport::http::head::{Peer, Source};
 use crate::transport::http::post::post;
 
+mod placement;
 mod wire;
+
+pub(super) use placement::Placement;
 
 /// The longest request body read whole before its handler is called, at most (a longer one,
 /// or one longer than the endpoint's limit, streams to its handler through hyper, which can
@@ -50,9 +53,9 @@ pub(super) struct Bounds {
     /// The proxies whose forwarding headers name the client (their own connections are not
     /// counted per address: every client behind them shares it).
     pub(super) trusted: Arc<TrustedProxies>,
-    /// Other runtimes the connections are shared with, in turn
-    /// ([`HttpConfig::with_connection_runtimes`](super::HttpConfig::with_connection_runtimes)).
-    pub(super) others: Vec<Handle>,
+    /// The runtimes the connections are shared between: this one and
+    /// [`HttpConfig::with_connection_runtimes`](super::HttpConfig::with_connection_runtimes)'s.
+    pub(super) placement: Arc<Placement>,
 }
 
 /// Where connections come from: a TCP listener, or a Unix socket.
@@ -313,6 +316,72 @@ impl Future for HeadDeadline {
 
 impl hyper::rt::Sleep for HeadDeadline {}
 
+/// What serving one connection takes, wherever it is served: it moves, between two
+/// requests, to the runtime [`Placement`] says, with its slots among the connections.
+struct Connection<P> {
+    /// Its requests' service; `P` is the endpoint's POST handler (`post`), named by its type.
+    service: WithPeer<P>,
+    http1: hyper::server::conn::http1::Builder,
+    wire: wire::Bounds,
+    stop: watch::Receiver<bool>,
+    placement: Arc<Placement>,
+    /// Given back when the connection ends.
+    _slots: (OwnedSemaphorePermit, Option<AddressSlot>),
+}
+
+impl<P, F> Connection<P>
+where
+    P: Fn(Arc<Endpoint>, axum::http::Request<wire::Whole>, Option<Source>) -> F
+        + Copy
+        + Send
+        + Sync
+        + 'static,
+    F: Future<Output = Response> + Send + 'static,
+{
+    /// Serves `io` on the runtime numbered `at` (the one this runs on) until it ends, or
+    /// until it moves to another runtime, where it goes on.
+    fn serve<L: Listen>(self, io: L::Io, at: usize) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+        Box::pin(async move {
+            let hyper_service = self.service.with_post(post::<Incoming>);
+            let mut http1 = self.http1.clone();
+            let mut hyper_stop = self.stop.clone();
+            let hand_off = |io| async move {
+                // Each connection its own clock for its heads' deadlines.
+                let connection = http1
+                    .timer(HeadClock::default())
+                    .serve_connection(TokioIo::new(io), hyper_service);
+                let mut connection = std::pin::pin!(connection);
+                let served = tokio::select! {
+                    served = connection.as_mut() => served,
+                    () = async { drop(hyper_stop.wait_for(|s| *s).await) } => {
+                        connection.as_mut().graceful_shutdown();
+                        connection.await
+                    }
+                };
+                if let Err(e) = served {
+                    tracing::debug!(error = %e, "connection ended with an error");
+                }
+            };
+            let placement = self.placement.clone();
+            let moving = || placement.moving(at);
+            let service = self.service.with_post(self.service.post);
+            let served = wire::serve(io, service, hand_off, self.wire, self.stop.clone(), moving);
+            let Some((io, to)) = served.await else {
+                self.placement.left(at);
+                return;
+            };
+            let home = self.placement.handle(to).clone();
+            match L::rehome(io, &home) {
+                Ok(io) => drop(home.spawn(self.serve::<L>(io, to))),
+                Err(e) => {
+                    self.placement.left(to);
+                    tracing::debug!(error = %e, "a connection could not be moved to another thread");
+                }
+            }
+        })
+    }
+}
+
 /// Serves `router` on `listener` until `stop` says so; then stops accepting and waits (at most
 /// `grace`) for the connections to finish their requests.
 pub(super) async fn accept_loop<L: Listen>(
@@ -337,8 +406,7 @@ pub(super) async fn accept_loop<L: Listen>(
     let slots = Arc::new(Semaphore::new(bounds.max_connections.max(1)));
     let per_address = Arc::new(PerAddress::default());
     let mut full_said = false;
-    // Whose turn it is: 0 this runtime, i > 0 `others[i - 1]`.
-    let mut turn: usize = 0;
+    let placement = bounds.placement.clone();
     let mut address_said: Option<IpAddr> = None;
     loop {
         let permit = match slots.clone().try_acquire_owned() {
@@ -396,56 +464,38 @@ pub(super) async fn accept_loop<L: Listen>(
             None => None,
         };
         L::tune(&stream);
-        let home = bounds.others.get(turn.wrapping_sub(1)).cloned();
-        turn = (turn + 1) % (bounds.others.len() + 1);
-        let stream = match &home {
-            Some(home) => match L::rehome(stream, home) {
+        let at = placement.place();
+        let stream = match at {
+            0 => stream,
+            _ => match L::rehome(stream, placement.handle(at)) {
                 Ok(stream) => stream,
                 Err(e) => {
+                    placement.left(at);
                     tracing::warn!(error = %e, "a connection could not be moved to its thread");
                     continue;
                 }
             },
-            None => stream,
         };
-        // Each request knows the address it comes from (per-client shares): served here, or
-        // by hyper once a request of an uncommon shape comes.
-        let service = WithPeer {
-            router: router.clone(),
-            peer: peer.map(Peer),
-            trusted: bounds.trusted.clone(),
-            direct: direct.clone(),
-            post: post::<wire::Whole>,
+        let connection = Connection {
+            // Each request knows the address it comes from (per-client shares): served
+            // here, or by hyper once a request of an uncommon shape comes.
+            service: WithPeer {
+                router: router.clone(),
+                peer: peer.map(Peer),
+                trusted: bounds.trusted.clone(),
+                direct: direct.clone(),
+                post: post::<wire::Whole>,
+            },
+            http1: http1.clone(),
+            wire,
+            stop: stop.clone(),
+            placement: placement.clone(),
+            _slots: (permit, address_slot),
         };
-        let hyper_service = service.with_post(post::<Incoming>);
-        let mut http1 = http1.clone();
-        let mut hyper_stop = stop.clone();
-        let hand_off = |io| async move {
-            // Each connection its own clock for its heads' deadlines.
-            let connection = http1
-                .timer(HeadClock::default())
-                .serve_connection(TokioIo::new(io), hyper_service);
-            let mut connection = std::pin::pin!(connection);
-            let served = tokio::select! {
-                served = connection.as_mut() => served,
-                () = async { drop(hyper_stop.wait_for(|s| *s).await) } => {
-                    connection.as_mut().graceful_shutdown();
-                    connection.await
-                }
-            };
-            if let Err(e) = served {
-                tracing::debug!(error = %e, "connection ended with an error");
-            }
-        };
-        let served = wire::serve(stream, service, hand_off, wire, stop.clone());
-        let served = async move {
-            served.await;
-            drop(address_slot);
-            drop(permit);
-        };
-        match home {
-            Some(home) => drop(home.spawn(served)),
-            None => drop(tokio::spawn(served)),
+        let served = connection.serve::<L>(stream, at);
+        match at {
+            0 => drop(tokio::spawn(served)),
+            _ => drop(placement.handle(at).spawn(served)),
         }
     }
     drop(listener);
@@ -459,3 +509,6 @@ pub(super) async fn accept_loop<L: Listen>(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

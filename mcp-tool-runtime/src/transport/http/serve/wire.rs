@@ -60,13 +60,18 @@ const WRITE_AHEAD: usize = 64 * 1024;
 
 /// Serves `io`: requests of the common shape by `service`, then, from the first request of
 /// another shape, by `hand_off` (hyper), given the connection and what was read of it.
-pub(super) async fn serve<IO, S, H, HF>(
+/// Between two requests, with nothing of the next one read, `moving` is asked whether the
+/// connection is to be served elsewhere: then the connection is given back, with the answer
+/// `moving` gave (`Some`); `None` when it is over.
+pub(super) async fn serve<IO, S, H, HF, T>(
     io: IO,
     service: S,
     hand_off: H,
     bounds: Bounds,
     stop: watch::Receiver<bool>,
-) where
+    mut moving: impl FnMut() -> Option<T>,
+) -> Option<(IO, T)>
+where
     IO: AsyncRead + AsyncWrite + Unpin,
     S: hyper::service::Service<Request<Whole>, Response = Response, Error = Infallible>,
     H: FnOnce(Rewind<IO>) -> HF,
@@ -101,7 +106,8 @@ pub(super) async fn serve<IO, S, H, HF>(
                 }
                 Err(NotYet::HandOff) => {
                     let read = Bytes::copy_from_slice(&conn.buf[conn.start..conn.end]);
-                    return hand_off(Rewind { io: conn.io, read }).await;
+                    hand_off(Rewind { io: conn.io, read }).await;
+                    return None;
                 }
                 Err(NotYet::More { wants, head_whole }) => {
                     let deadline = match head_whole {
@@ -111,8 +117,11 @@ pub(super) async fn serve<IO, S, H, HF>(
                     };
                     match conn.fill(wants, deadline).await {
                         Fill::Read => {}
-                        Fill::Closed | Fill::Stopped => return,
-                        Fill::Late => return conn.late(head_whole, bounds.body_timeout).await,
+                        Fill::Closed | Fill::Stopped => return None,
+                        Fill::Late => {
+                            conn.late(head_whole, bounds.body_timeout).await;
+                            return None;
+                        }
                     }
                 }
             }
@@ -121,13 +130,18 @@ pub(super) async fn serve<IO, S, H, HF>(
         let work = pin!(service.call(request));
         let Some(response) = conn.watching(work).await else {
             // The client closed its side (or the connection broke): nobody to answer.
-            return;
+            return None;
         };
         let Ok(response) = response;
         let close = close || conn.stopped || *stop.borrow();
         if !conn.answer(response, &method, close).await || close {
             let _ = conn.io.shutdown().await;
-            return;
+            return None;
+        }
+        if conn.start == conn.end
+            && let Some(to) = moving()
+        {
+            return Some((conn.io, to));
         }
     }
 }

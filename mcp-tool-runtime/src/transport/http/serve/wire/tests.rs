@@ -56,7 +56,14 @@ where
         io.write_all(&said).await.unwrap();
         io.shutdown().await.unwrap();
     };
-    let task = tokio::spawn(serve(server, service, hand_off, bounds, stop));
+    let task = tokio::spawn(async move {
+        let never = || None::<()>;
+        assert!(
+            serve(server, service, hand_off, bounds, stop, never)
+                .await
+                .is_none()
+        );
+    });
     (client, stop_tx, task)
 }
 
@@ -330,4 +337,60 @@ async fn requests_sent_ahead_are_read_no_further_than_the_bound() {
     let ahead = b"GET /a HTTP/1.1\r\n\r\n".repeat(2 * READ_AHEAD / 18);
     let wrote = tokio::time::timeout(Duration::from_millis(500), client.write_all(&ahead)).await;
     assert!(wrote.is_err(), "the server read past its bound");
+}
+
+#[tokio::test]
+async fn a_connection_moves_only_between_requests_with_nothing_of_the_next_read() {
+    let (mut client, server) = tokio::io::duplex(16 * 1024);
+    let (_stop_tx, stop) = watch::channel(false);
+    let never_handed =
+        |_: Rewind<DuplexStream>| async { unreachable!("no request of another shape") };
+    // Two requests sent together: the second is read with the first, so no move between them.
+    client
+        .write_all(b"GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\n\r\n")
+        .await
+        .unwrap();
+    let asked = Arc::new(AtomicBool::new(false));
+    let moving = {
+        let asked = asked.clone();
+        move || {
+            asked.store(true, Ordering::Relaxed);
+            Some("elsewhere")
+        }
+    };
+    let service = hyper::service::service_fn(echo);
+    let serving = serve(
+        server,
+        service,
+        never_handed,
+        bounds(),
+        stop.clone(),
+        moving,
+    );
+    let (server, to) = tokio::time::timeout(WAIT, serving)
+        .await
+        .expect("given back after the second answer")
+        .expect("moved, not ended");
+    assert_eq!(to, "elsewhere");
+    assert!(asked.load(Ordering::Relaxed));
+    // Both answered before the move; the connection served on from where it went.
+    let mut got = vec![0u8; 4096];
+    let mut text = String::new();
+    while text.matches("HTTP/1.1 200").count() < 2 {
+        let n = client.read(&mut got).await.unwrap();
+        text.push_str(std::str::from_utf8(&got[..n]).unwrap());
+    }
+    assert!(text.contains("GET /a") && text.contains("GET /b"), "{text}");
+    client
+        .write_all(b"GET /c HTTP/1.1\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let service = hyper::service::service_fn(echo);
+    let again = serve(server, service, never_handed, bounds(), stop, || None::<()>);
+    assert!(again.await.is_none());
+    let last = rest(&mut client).await;
+    assert_eq!(
+        answers(&last),
+        ["200 OK|content-length: 7|connection: close||GET /c "]
+    );
 }
