@@ -12,7 +12,7 @@
 //! between two requests, with nothing of the next one read: a connection on a runtime no longer
 //! in use moves to the least loaded one in use, and one on a runtime holding two more
 //! connections than another in use moves there. New connections go to the least loaded runtime
-//! in use.
+//! in use, runtimes as loaded as each other in turn.
 //!
 //! Where the CPUs' use cannot be read (not Linux, no `/proc`) or is not the server's to judge (a
 //! CPU quota below the CPUs it may run on: the others' use is then the host's, not a share of
@@ -38,6 +38,9 @@ pub(crate) struct Placement {
     in_use: AtomicUsize,
     /// Told when a connection comes to a server that had none.
     opened: Notify,
+    /// Where the next new connection's search starts: runtimes as loaded as each other take
+    /// new connections in turn.
+    turn: AtomicUsize,
 }
 
 impl Placement {
@@ -51,6 +54,7 @@ impl Placement {
             handles,
             counts,
             opened: Notify::new(),
+            turn: AtomicUsize::new(0),
         })
     }
 
@@ -64,9 +68,15 @@ impl Placement {
         &self.handles[at]
     }
 
-    /// The runtime a new connection goes to (counted on it).
+    /// The runtime a new connection goes to (counted on it): the least loaded in use, those
+    /// as loaded as each other in turn.
     pub(super) fn place(&self) -> usize {
-        let at = self.least();
+        let in_use = self.in_use();
+        let start = self.turn.fetch_add(1, Ordering::Relaxed) % in_use;
+        let at = (0..in_use)
+            .map(|i| (start + i) % in_use)
+            .min_by_key(|&i| self.counts[i].load(Ordering::Relaxed))
+            .unwrap_or(0);
         self.counts[at].fetch_add(1, Ordering::Relaxed);
         if self.connections() == 1 {
             self.opened.notify_one();
@@ -103,13 +113,16 @@ impl Placement {
         self.in_use.store(n, Ordering::Relaxed);
     }
 
+    /// How many runtimes are in use (at least one).
+    fn in_use(&self) -> usize {
+        self.in_use
+            .load(Ordering::Relaxed)
+            .clamp(1, self.handles.len())
+    }
+
     /// The runtime in use holding the fewest connections (the first of those).
     fn least(&self) -> usize {
-        let in_use = self
-            .in_use
-            .load(Ordering::Relaxed)
-            .clamp(1, self.handles.len());
-        (0..in_use)
+        (0..self.in_use())
             .min_by_key(|&i| self.counts[i].load(Ordering::Relaxed))
             .unwrap_or(0)
     }
