@@ -174,6 +174,7 @@ pub(super) struct Direct {
 /// The handler (`post`, the function `P` is) is a type parameter so that its future can be
 /// named: hyper keeps each request's future in one allocation of the connection's, where a
 /// boxed one would be allocated (a few kilobytes) and freed for every request.
+#[derive(Clone)]
 struct WithPeer<P> {
     router: Router,
     peer: Option<Peer>,
@@ -364,21 +365,32 @@ where
             };
             let placement = self.placement.clone();
             let moving = || placement.moving(at);
-            let service = self.service.with_post(self.service.post);
+            let service = self.service.clone();
             let served = wire::serve(io, service, hand_off, self.wire, self.stop.clone(), moving);
-            let Some((io, to)) = served.await else {
-                self.placement.left(at);
-                return;
-            };
-            let home = self.placement.handle(to).clone();
-            match L::rehome(io, &home) {
-                Ok(io) => drop(home.spawn(self.serve::<L>(io, to))),
-                Err(e) => {
-                    self.placement.left(to);
-                    tracing::debug!(error = %e, "a connection could not be moved to another thread");
-                }
+            match served.await {
+                Some((io, to)) => self.start::<L>(io, at, to),
+                None => self.placement.left(at),
             }
         })
+    }
+
+    /// Serves `io`, registered with the reactor of the runtime numbered `from` (the accept
+    /// loop's is 0), on the runtime numbered `to` (counted there already): its socket moved to
+    /// that runtime's reactor first when the two differ.
+    fn start<L: Listen>(self, io: L::Io, from: usize, to: usize) {
+        let home = self.placement.handle(to).clone();
+        let io = match from == to {
+            true => io,
+            false => match L::rehome(io, &home) {
+                Ok(io) => io,
+                Err(e) => {
+                    self.placement.left(to);
+                    tracing::warn!(error = %e, "a connection could not be moved to its thread");
+                    return;
+                }
+            },
+        };
+        drop(home.spawn(self.serve::<L>(io, to)));
     }
 }
 
@@ -464,18 +476,6 @@ pub(super) async fn accept_loop<L: Listen>(
             None => None,
         };
         L::tune(&stream);
-        let at = placement.place();
-        let stream = match at {
-            0 => stream,
-            _ => match L::rehome(stream, placement.handle(at)) {
-                Ok(stream) => stream,
-                Err(e) => {
-                    placement.left(at);
-                    tracing::warn!(error = %e, "a connection could not be moved to its thread");
-                    continue;
-                }
-            },
-        };
         let connection = Connection {
             // Each request knows the address it comes from (per-client shares): served
             // here, or by hyper once a request of an uncommon shape comes.
@@ -492,11 +492,7 @@ pub(super) async fn accept_loop<L: Listen>(
             placement: placement.clone(),
             _slots: (permit, address_slot),
         };
-        let served = connection.serve::<L>(stream, at);
-        match at {
-            0 => drop(tokio::spawn(served)),
-            _ => drop(placement.handle(at).spawn(served)),
-        }
+        connection.start::<L>(stream, 0, placement.place());
     }
     drop(listener);
     // Every connection holds a slot until it ends: all of them back, all ended.

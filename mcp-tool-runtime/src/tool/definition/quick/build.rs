@@ -183,6 +183,13 @@ impl Builder<'_> {
         Ok(index)
     }
 
+    /// The parts of the list of `len` subschemas at `pointer`.
+    fn parts_of(&mut self, pointer: &str, len: usize) -> Result<Vec<usize>, Refusal> {
+        (0..len)
+            .map(|i| self.part(&format!("{pointer}/{i}")))
+            .collect()
+    }
+
     /// The rules of the part `map` at `pointer`; `Ok(Err(keyword))` when the part has a
     /// keyword not checked here (named as the refusal names it).
     fn rules(
@@ -247,10 +254,7 @@ impl Builder<'_> {
                         .as_array()
                         .filter(|list| !list.is_empty())
                         .ok_or_else(invalid)?;
-                    let base = here();
-                    rules.prefix_items = (0..list.len())
-                        .map(|i| self.part(&format!("{base}/{i}")))
-                        .collect::<Result<_, _>>()?;
+                    rules.prefix_items = self.parts_of(&here(), list.len())?;
                 }
                 "minimum" => rules.minimum = Some(bound(value).ok_or_else(invalid)?),
                 "maximum" => rules.maximum = Some(bound(value).ok_or_else(invalid)?),
@@ -300,10 +304,7 @@ impl Builder<'_> {
                         .as_array()
                         .filter(|list| !list.is_empty())
                         .ok_or_else(invalid)?;
-                    let base = here();
-                    let parts = (0..list.len())
-                        .map(|i| self.part(&format!("{base}/{i}")))
-                        .collect::<Result<Vec<_>, _>>()?;
+                    let parts = self.parts_of(&here(), list.len())?;
                     match key.as_str() {
                         "allOf" => rules.all_of = parts,
                         "anyOf" => rules.any_of = parts,

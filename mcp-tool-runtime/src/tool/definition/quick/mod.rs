@@ -10,9 +10,10 @@
 //! boon reports it. The rules are `type`, `const`, `enum`, the number and length bounds,
 //! `required`, `properties`, `additionalProperties`, `items`, `prefixItems`, `uniqueItems`,
 //! `pattern`, local `$ref` (a JSON pointer or an `$anchor`), `allOf`, `anyOf`, `oneOf`,
-//! `not`, `if`/`then`/`else`, schemars' integer formats and the formats of [`formats`]. Where boon strays from a format's RFC or
-//! from ECMA-262 (a sign in a date's numbers, `.` matching `\r`), the rules keep to the
-//! standard, and an item past `prefixItems` is named by its own index.
+//! `not`, `if`/`then`/`else`, schemars' integer formats and the formats of [`formats`].
+//! Where boon strays from a format's RFC or from ECMA-262 (a sign in a date's numbers, `.`
+//! matching `\r`), the rules keep to the standard, and an item past `prefixItems` is named by
+//! its own index.
 //!
 //! A part of the schema with other keywords (`patternProperties`, `contains`, an
 //! internationalized format, a pattern `regex-lite` cannot run) is the full validator's,

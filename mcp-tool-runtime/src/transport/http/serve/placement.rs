@@ -71,12 +71,7 @@ impl Placement {
     /// The runtime a new connection goes to (counted on it): the least loaded in use, those
     /// as loaded as each other in turn.
     pub(super) fn place(&self) -> usize {
-        let in_use = self.in_use();
-        let start = self.turn.fetch_add(1, Ordering::Relaxed) % in_use;
-        let at = (0..in_use)
-            .map(|i| (start + i) % in_use)
-            .min_by_key(|&i| self.counts[i].load(Ordering::Relaxed))
-            .unwrap_or(0);
+        let at = self.least_from(self.turn.fetch_add(1, Ordering::Relaxed));
         self.counts[at].fetch_add(1, Ordering::Relaxed);
         if self.connections() == 1 {
             self.opened.notify_one();
@@ -95,10 +90,10 @@ impl Placement {
         if self.handles.len() == 1 {
             return None;
         }
-        let least = self.least();
+        let least = self.least_from(0);
         let here = self.counts[at].load(Ordering::Relaxed);
         let there = self.counts[least].load(Ordering::Relaxed);
-        let go = at >= self.in_use.load(Ordering::Relaxed) || there + 1 < here;
+        let go = at >= self.in_use() || there + 1 < here;
         if !go || least == at {
             return None;
         }
@@ -120,9 +115,12 @@ impl Placement {
             .clamp(1, self.handles.len())
     }
 
-    /// The runtime in use holding the fewest connections (the first of those).
-    fn least(&self) -> usize {
-        (0..self.in_use())
+    /// The runtime in use holding the fewest connections: of those, the first from the one
+    /// numbered `start` (counted round the runtimes in use).
+    fn least_from(&self, start: usize) -> usize {
+        let in_use = self.in_use();
+        (0..in_use)
+            .map(|i| (start + i) % in_use)
             .min_by_key(|&i| self.counts[i].load(Ordering::Relaxed))
             .unwrap_or(0)
     }
@@ -155,13 +153,15 @@ impl Placement {
                 _ = stop.wait_for(|s| *s) => return,
             }
             let Some(now) = cpus.read() else {
+                // No longer readable: every runtime in use again, as where it never was.
+                self.in_use.store(self.len(), Ordering::Relaxed);
                 return;
             };
             let Some(earlier) = last.replace(now) else {
                 continue;
             };
             let others = now.since(&earlier).others(cpus.listed.len());
-            let in_use = self.in_use.load(Ordering::Relaxed);
+            let in_use = self.in_use();
             let step = step(self.len(), in_use, others);
             if step != 0 && step == leaning {
                 let next = in_use
